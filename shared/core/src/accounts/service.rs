@@ -1,0 +1,365 @@
+//! Account use cases: users, sign-in sessions and API keys.
+
+use std::collections::HashSet;
+
+use chrono::{DateTime, Duration, Utc};
+use tracing::{info, instrument};
+
+use super::store::{self, StoredKey};
+use super::{password, ApiKey, Credential, Principal, User, API_KEY_PREFIX};
+use crate::ids::{new_id, random_alphanumeric, sha256_hex};
+use crate::ports::{Condition, Item, Query, StoreError, Update, WriteOp};
+use crate::types::{Email, LanguageCode, Plan, Role, Scope};
+use crate::Ports;
+
+/// How long a sign-in session lasts.
+pub const SESSION_TTL_DAYS: i64 = 30;
+/// `lastUsedAt` is written at most this often per key, so that authentication is not a write on
+/// every request.
+const LAST_USED_GRANULARITY_SECS: i64 = 60;
+/// Characters of the key shown as its `prefix` (the `bt_` part and 8 more).
+const SHOWN_PREFIX_LEN: usize = 11;
+const KEY_SECRET_LEN: usize = 40;
+const MAX_NAME_LEN: usize = 100;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AccountsError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("an account with this email already exists")]
+    EmailTaken,
+    #[error("your plan allows {limit} API keys; revoke one before creating another")]
+    KeyLimitReached { limit: usize },
+    #[error("not found")]
+    NotFound,
+    /// The credential is missing, unknown, revoked or expired; the text says which, safely.
+    #[error("{0}")]
+    Unauthenticated(&'static str),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What is needed to create a user.
+#[derive(Debug, Clone)]
+pub struct NewUser {
+    pub email: Email,
+    pub name: Option<String>,
+    pub password: Option<String>,
+    pub role: Role,
+    pub plan: Plan,
+}
+
+/// A freshly created key: the only time the secret exists outside the caller's hands.
+#[derive(Debug, Clone)]
+pub struct NewKey {
+    pub key: ApiKey,
+    pub secret: String,
+}
+
+#[derive(Clone)]
+pub struct Accounts {
+    ports: Ports,
+}
+
+impl Accounts {
+    pub fn new(ports: Ports) -> Self {
+        Accounts { ports }
+    }
+
+    fn now(&self) -> DateTime<Utc> {
+        self.ports.clock.now()
+    }
+
+    /// Creates a user; the email is claimed by its own item in the same transaction, so two
+    /// sign-ups with one email cannot both succeed.
+    #[instrument(skip(self, new), fields(email = %new.email))]
+    pub async fn create_user(&self, new: NewUser) -> Result<User, AccountsError> {
+        let name = new.name.map(|n| validate_name(&n)).transpose()?;
+        let password_hash = match new.password {
+            Some(p) => Some(validate_and_hash_password(&p).await?),
+            None => None,
+        };
+        let user = User {
+            id: new_id(),
+            name,
+            email: new.email,
+            image: None,
+            role: new.role,
+            plan: new.plan,
+            email_verified: false,
+            two_factor_enabled: false,
+            preferred_language: None,
+            created_at: self.now(),
+        };
+        let claim = Item::new(store::email_pk(&user.email), "EMAIL").with("userId", user.id.clone());
+        let result = self
+            .ports
+            .table
+            .transact(vec![
+                WriteOp::Put { item: claim, condition: Condition::NotExists },
+                WriteOp::Put {
+                    item: store::user_item(&user, password_hash.as_deref()),
+                    condition: Condition::NotExists,
+                },
+            ])
+            .await;
+        match result {
+            Err(StoreError::Conflict) => Err(AccountsError::EmailTaken),
+            other => other.map_err(AccountsError::from),
+        }?;
+        info!(user_id = %user.id, role = %user.role, "user created");
+        Ok(user)
+    }
+
+    /// Creates the first SUPER_ADMIN and a key for it, once per data store: returns None when
+    /// the store was bootstrapped before (by this or any other process).
+    pub async fn bootstrap_admin(&self, email: Email) -> Result<Option<(User, NewKey)>, AccountsError> {
+        let marker = Item::new("SYSTEM", "BOOTSTRAP").with("at", store::time(self.now()));
+        match self.ports.table.put(marker, Condition::NotExists).await {
+            Err(StoreError::Conflict) => return Ok(None),
+            other => other?,
+        }
+        let user = self
+            .create_user(NewUser { email, name: Some("Admin".into()), password: None, role: Role::SuperAdmin, plan: Plan::Business })
+            .await?;
+        let key = self.create_key(&user, "bootstrap", None, None).await?;
+        Ok(Some((user, key)))
+    }
+
+    pub async fn user(&self, user_id: &str) -> Result<User, AccountsError> {
+        let item = self.ports.table.get(&store::user_pk(user_id), store::PROFILE).await?;
+        item.as_ref().map(store::user_from).transpose()?.ok_or(AccountsError::NotFound)
+    }
+
+    /// Changes the caller's own profile fields.
+    pub async fn update_profile(
+        &self,
+        user_id: &str,
+        name: Option<String>,
+        preferred_language: Option<String>,
+    ) -> Result<User, AccountsError> {
+        let mut update = Update::default();
+        if let Some(name) = name {
+            update = update.set("name", validate_name(&name)?);
+        }
+        if let Some(lang) = preferred_language {
+            let lang = LanguageCode::parse(&lang).map_err(|e| AccountsError::Invalid(e.0))?;
+            update = update.set("preferredLanguage", lang.as_str());
+        }
+        update = update.set("updatedAt", store::time(self.now()));
+        let item = self
+            .ports
+            .table
+            .update(&store::user_pk(user_id), store::PROFILE, update, Condition::Always)
+            .await
+            .map_err(not_found_as_domain)?;
+        Ok(store::user_from(&item)?)
+    }
+
+    // --- sessions -------------------------------------------------------------------------
+
+    /// Checks email and password and opens a session; returns the token for the cookie.
+    #[instrument(skip_all)]
+    pub async fn sign_in(&self, email: &str, password: &str) -> Result<(User, String), AccountsError> {
+        const WRONG: AccountsError = AccountsError::Unauthenticated("wrong email or password");
+        let Ok(email) = Email::parse(email) else {
+            password::verify_against_nothing(password);
+            return Err(WRONG);
+        };
+        let Some(claim) = self.ports.table.get(&store::email_pk(&email), "EMAIL").await? else {
+            password::verify_against_nothing(password);
+            return Err(WRONG);
+        };
+        let user_id = store::required_str(&claim, "userId")?;
+        let item = self.ports.table.get(&store::user_pk(user_id), store::PROFILE).await?;
+        let Some(item) = item else { return Err(WRONG) };
+        let Some(hash) = item.str("passwordHash").map(str::to_string) else {
+            // Accounts made by the CLI have no password until one is set.
+            password::verify_against_nothing(password);
+            return Err(WRONG);
+        };
+        let password = password.to_string();
+        let matches = tokio::task::spawn_blocking(move || password::verify(&password, &hash))
+            .await
+            .unwrap_or(false);
+        if !matches {
+            return Err(WRONG);
+        }
+        let user = store::user_from(&item)?;
+        let token = random_alphanumeric(48);
+        let now = self.now();
+        let session = Item::new(store::session_pk(&sha256_hex(&token)), "SESSION")
+            .with("userId", user.id.clone())
+            .with("createdAt", store::time(now))
+            .with("expiresAt", store::time(now + Duration::days(SESSION_TTL_DAYS)));
+        self.ports.table.put(session, Condition::NotExists).await?;
+        info!(user_id = %user.id, "signed in");
+        Ok((user, token))
+    }
+
+    /// Ends the session; unknown tokens are ignored.
+    pub async fn sign_out(&self, token: &str) -> Result<(), AccountsError> {
+        let pk = store::session_pk(&sha256_hex(token));
+        Ok(self.ports.table.delete(&pk, "SESSION", Condition::Always).await?)
+    }
+
+    pub async fn authenticate_session(&self, token: &str) -> Result<Principal, AccountsError> {
+        let pk = store::session_pk(&sha256_hex(token));
+        let Some(item) = self.ports.table.get(&pk, "SESSION").await? else {
+            return Err(AccountsError::Unauthenticated("session is invalid or has ended"));
+        };
+        if store::required_time(&item, "expiresAt")? <= self.now() {
+            return Err(AccountsError::Unauthenticated("session has expired"));
+        }
+        let user = self.user_or_unauthenticated(store::required_str(&item, "userId")?).await?;
+        Ok(Principal { user, scopes: vec![Scope::Read, Scope::Write], credential: Credential::Session })
+    }
+
+    // --- API keys -------------------------------------------------------------------------
+
+    /// Creates a key within the user's plan limit. Scopes default to read and write.
+    #[instrument(skip(self, user), fields(user_id = %user.id))]
+    pub async fn create_key(
+        &self,
+        user: &User,
+        name: &str,
+        scopes: Option<Vec<Scope>>,
+        expires_at: Option<DateTime<Utc>>,
+    ) -> Result<NewKey, AccountsError> {
+        let name = name.trim();
+        if name.is_empty() || name.chars().count() > MAX_NAME_LEN {
+            return Err(AccountsError::Invalid(format!("name must be 1 to {MAX_NAME_LEN} characters")));
+        }
+        let scopes = match scopes {
+            None => vec![Scope::Read, Scope::Write],
+            Some(s) if s.is_empty() => {
+                return Err(AccountsError::Invalid("scopes must name at least one of: read, write".into()))
+            }
+            Some(s) => {
+                let unique: HashSet<Scope> = s.into_iter().collect();
+                Scope::ALL.iter().copied().filter(|s| unique.contains(s)).collect()
+            }
+        };
+        let now = self.now();
+        if expires_at.is_some_and(|t| t <= now) {
+            return Err(AccountsError::Invalid("expiresAt must be in the future".into()));
+        }
+        if let Some(limit) = user.api_key_limit() {
+            // Counted on the index, which may lag a concurrent create by a moment: two racing
+            // creates can exceed the limit by one, which we accept over a global lock.
+            if self.list_keys(&user.id).await?.len() >= limit {
+                return Err(AccountsError::KeyLimitReached { limit });
+            }
+        }
+        let secret = format!("{API_KEY_PREFIX}{}", random_alphanumeric(KEY_SECRET_LEN));
+        let key = ApiKey {
+            id: new_id(),
+            name: name.to_string(),
+            prefix: secret.chars().take(SHOWN_PREFIX_LEN).collect(),
+            scopes,
+            last_used_at: None,
+            expires_at,
+            created_at: now,
+        };
+        let item = store::api_key_item(&sha256_hex(&secret), &user.id, &key);
+        self.ports.table.put(item, Condition::NotExists).await?;
+        info!(key_id = %key.id, "API key created");
+        Ok(NewKey { key, secret })
+    }
+
+    /// The user's keys, newest first.
+    pub async fn list_keys(&self, user_id: &str) -> Result<Vec<ApiKey>, AccountsError> {
+        Ok(self.stored_keys(user_id).await?.into_iter().map(|(_, k)| k.key).collect())
+    }
+
+    async fn stored_keys(&self, user_id: &str) -> Result<Vec<(Item, StoredKey)>, AccountsError> {
+        let items = self
+            .ports
+            .table
+            .query_index(crate::ports::Index::Gsi1, Query::partition(store::user_api_keys(user_id)).descending())
+            .await?;
+        items
+            .into_iter()
+            .map(|item| store::api_key_from(&item).map(|k| (item, k)))
+            .collect::<Result<_, _>>()
+            .map_err(AccountsError::from)
+    }
+
+    /// Revokes a key at once. Another user's key id is NotFound.
+    #[instrument(skip(self))]
+    pub async fn revoke_key(&self, user_id: &str, key_id: &str) -> Result<(), AccountsError> {
+        let keys = self.stored_keys(user_id).await?;
+        let (item, _) = keys.into_iter().find(|(_, k)| k.key.id == key_id).ok_or(AccountsError::NotFound)?;
+        // Guarded on the owner, in case the index lags a re-use of the item.
+        self.ports.table.delete(&item.pk, &item.sk, Condition::equals("userId", user_id)).await?;
+        info!("API key revoked");
+        Ok(())
+    }
+
+    pub async fn authenticate_key(&self, secret: &str) -> Result<Principal, AccountsError> {
+        const INVALID: AccountsError = AccountsError::Unauthenticated("invalid API key");
+        if !secret.starts_with(API_KEY_PREFIX) {
+            return Err(INVALID);
+        }
+        let pk = store::api_key_pk(&sha256_hex(secret));
+        let Some(item) = self.ports.table.get(&pk, "APIKEY").await? else { return Err(INVALID) };
+        let stored = store::api_key_from(&item)?;
+        let now = self.now();
+        if stored.key.expires_at.is_some_and(|t| t <= now) {
+            return Err(AccountsError::Unauthenticated("API key has expired"));
+        }
+        let user = self.user_or_unauthenticated(&stored.user_id).await?;
+        let stale = stored
+            .key
+            .last_used_at
+            .is_none_or(|t| now - t >= Duration::seconds(LAST_USED_GRANULARITY_SECS));
+        if stale {
+            let update = Update::default().set("lastUsedAt", store::time(now));
+            match self.ports.table.update(&pk, "APIKEY", update, Condition::Always).await {
+                // Revoked between the read and this write: the request that raced it may pass.
+                Ok(_) | Err(StoreError::NotFound) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(Principal { user, scopes: stored.key.scopes, credential: Credential::ApiKey { id: stored.key.id } })
+    }
+
+    async fn user_or_unauthenticated(&self, user_id: &str) -> Result<User, AccountsError> {
+        match self.user(user_id).await {
+            Err(AccountsError::NotFound) => Err(AccountsError::Unauthenticated("the account no longer exists")),
+            other => other,
+        }
+    }
+}
+
+fn not_found_as_domain(e: StoreError) -> AccountsError {
+    match e {
+        StoreError::NotFound => AccountsError::NotFound,
+        e => e.into(),
+    }
+}
+
+fn validate_name(name: &str) -> Result<String, AccountsError> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > MAX_NAME_LEN {
+        return Err(AccountsError::Invalid(format!("name must be 1 to {MAX_NAME_LEN} characters")));
+    }
+    Ok(name.to_string())
+}
+
+async fn validate_and_hash_password(password: &str) -> Result<String, AccountsError> {
+    let len = password.chars().count();
+    if !(password::MIN_LEN..=password::MAX_LEN).contains(&len) {
+        return Err(AccountsError::Invalid(format!(
+            "password must be {} to {} characters",
+            password::MIN_LEN,
+            password::MAX_LEN
+        )));
+    }
+    let password = password.to_string();
+    tokio::task::spawn_blocking(move || password::hash(&password))
+        .await
+        .map_err(|e| AccountsError::Store(StoreError::Unavailable(e.to_string())))?
+        .map_err(|e| AccountsError::Store(StoreError::Unavailable(e)))
+}
+

@@ -1,0 +1,159 @@
+//! How accounts map onto table items (the layout is documented in the README's data section):
+//!
+//! | item | pk | sk | gsi1pk / gsi1sk |
+//! |---|---|---|---|
+//! | user | `USER#<id>` | `PROFILE` | |
+//! | email claim | `EMAIL#<email>` | `EMAIL` | |
+//! | API key | `APIKEY#<sha256 of key>` | `APIKEY` | `USER#<id>#APIKEYS` / `<createdAt>#<keyId>` |
+//! | session | `SESSION#<sha256 of token>` | `SESSION` | |
+//!
+//! Keys and sessions are addressed by the hash of their secret so that authentication is one
+//! strongly consistent read and a revocation (a delete) is effective at once.
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use super::{ApiKey, User};
+use crate::ports::{Item, StoreError};
+use crate::types::{Email, Scope};
+
+pub const PROFILE: &str = "PROFILE";
+
+pub fn user_pk(user_id: &str) -> String {
+    format!("USER#{user_id}")
+}
+
+pub fn email_pk(email: &Email) -> String {
+    format!("EMAIL#{email}")
+}
+
+pub fn api_key_pk(key_hash: &str) -> String {
+    format!("APIKEY#{key_hash}")
+}
+
+pub fn user_api_keys(user_id: &str) -> String {
+    format!("USER#{user_id}#APIKEYS")
+}
+
+pub fn session_pk(token_hash: &str) -> String {
+    format!("SESSION#{token_hash}")
+}
+
+/// Timestamps are stored as fixed-width RFC 3339 UTC strings, so they sort as text.
+pub fn time(t: DateTime<Utc>) -> Value {
+    Value::String(time_text(t))
+}
+
+pub fn time_text(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+pub fn opt_time(t: Option<DateTime<Utc>>) -> Value {
+    t.map_or(Value::Null, time)
+}
+
+pub fn parse_time(item: &Item, name: &str) -> Result<Option<DateTime<Utc>>, StoreError> {
+    match item.attrs.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => DateTime::parse_from_rfc3339(s)
+            .map(|t| Some(t.with_timezone(&Utc)))
+            .map_err(|_| corrupt(item, name)),
+        Some(_) => Err(corrupt(item, name)),
+    }
+}
+
+pub fn required_time(item: &Item, name: &str) -> Result<DateTime<Utc>, StoreError> {
+    parse_time(item, name)?.ok_or_else(|| corrupt(item, name))
+}
+
+pub fn required_str<'a>(item: &'a Item, name: &str) -> Result<&'a str, StoreError> {
+    item.str(name).ok_or_else(|| corrupt(item, name))
+}
+
+pub fn parsed<T: std::str::FromStr>(item: &Item, name: &str) -> Result<T, StoreError> {
+    required_str(item, name)?.parse().map_err(|_| corrupt(item, name))
+}
+
+pub fn opt_string(item: &Item, name: &str) -> Option<String> {
+    item.str(name).map(str::to_string)
+}
+
+/// A stored item that does not have the shape the domain wrote: never expected, so reported as a
+/// backend failure (a 5xx that is logged) rather than shown to the caller.
+pub fn corrupt(item: &Item, name: &str) -> StoreError {
+    StoreError::Unavailable(format!("item {}/{} has a missing or invalid '{name}'", item.pk, item.sk))
+}
+
+pub fn user_item(user: &User, password_hash: Option<&str>) -> Item {
+    Item::new(user_pk(&user.id), PROFILE)
+        .with("id", user.id.clone())
+        .with("email", user.email.as_str())
+        .with("name", user.name.clone())
+        .with("image", user.image.clone())
+        .with("role", user.role.as_str())
+        .with("plan", user.plan.as_str())
+        .with("emailVerified", user.email_verified)
+        .with("twoFactorEnabled", user.two_factor_enabled)
+        .with("preferredLanguage", user.preferred_language.clone())
+        .with("passwordHash", password_hash)
+        .with("createdAt", time(user.created_at))
+}
+
+pub fn user_from(item: &Item) -> Result<User, StoreError> {
+    Ok(User {
+        id: required_str(item, "id")?.to_string(),
+        name: opt_string(item, "name"),
+        email: Email::parse(required_str(item, "email")?).map_err(|_| corrupt(item, "email"))?,
+        image: opt_string(item, "image"),
+        role: parsed(item, "role")?,
+        plan: parsed(item, "plan")?,
+        email_verified: item.bool("emailVerified").unwrap_or(false),
+        two_factor_enabled: item.bool("twoFactorEnabled").unwrap_or(false),
+        preferred_language: opt_string(item, "preferredLanguage"),
+        created_at: required_time(item, "createdAt")?,
+    })
+}
+
+pub struct StoredKey {
+    pub key: ApiKey,
+    pub user_id: String,
+}
+
+pub fn api_key_item(key_hash: &str, user_id: &str, key: &ApiKey) -> Item {
+    let scopes: Vec<Value> = key.scopes.iter().map(|s| Value::from(s.as_str())).collect();
+    Item::new(api_key_pk(key_hash), "APIKEY")
+        .with("id", key.id.clone())
+        .with("userId", user_id)
+        .with("name", key.name.clone())
+        .with("prefix", key.prefix.clone())
+        .with("scopes", scopes)
+        .with("lastUsedAt", opt_time(key.last_used_at))
+        .with("expiresAt", opt_time(key.expires_at))
+        .with("createdAt", time(key.created_at))
+        .with("gsi1pk", user_api_keys(user_id))
+        .with("gsi1sk", format!("{}#{}", time_text(key.created_at), key.id))
+}
+
+pub fn api_key_from(item: &Item) -> Result<StoredKey, StoreError> {
+    let scopes = item
+        .attrs
+        .get("scopes")
+        .and_then(Value::as_array)
+        .ok_or_else(|| corrupt(item, "scopes"))?
+        .iter()
+        .map(|v| v.as_str().and_then(|s| s.parse::<Scope>().ok()))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| corrupt(item, "scopes"))?;
+    Ok(StoredKey {
+        user_id: required_str(item, "userId")?.to_string(),
+        key: ApiKey {
+            id: required_str(item, "id")?.to_string(),
+            name: required_str(item, "name")?.to_string(),
+            prefix: required_str(item, "prefix")?.to_string(),
+            scopes,
+            last_used_at: parse_time(item, "lastUsedAt")?,
+            expires_at: parse_time(item, "expiresAt")?,
+            created_at: required_time(item, "createdAt")?,
+        },
+    })
+}

@@ -1,0 +1,171 @@
+//! Which kind of book a file is: decided from its content and checked against its name, so a
+//! renamed file is refused at upload instead of failing later in extraction.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BookFormat {
+    Epub,
+    Pdf,
+    Txt,
+    Docx,
+    Html,
+}
+
+impl BookFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BookFormat::Epub => "epub",
+            BookFormat::Pdf => "pdf",
+            BookFormat::Txt => "txt",
+            BookFormat::Docx => "docx",
+            BookFormat::Html => "html",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "epub" => Some(BookFormat::Epub),
+            "pdf" => Some(BookFormat::Pdf),
+            "txt" => Some(BookFormat::Txt),
+            "docx" => Some(BookFormat::Docx),
+            "html" => Some(BookFormat::Html),
+            _ => None,
+        }
+    }
+
+    fn from_extension(file_name: &str) -> Option<Self> {
+        let ext = file_name.rsplit_once('.')?.1.to_ascii_lowercase();
+        match ext.as_str() {
+            "epub" => Some(BookFormat::Epub),
+            "pdf" => Some(BookFormat::Pdf),
+            "txt" | "text" => Some(BookFormat::Txt),
+            "docx" => Some(BookFormat::Docx),
+            "html" | "htm" | "xhtml" => Some(BookFormat::Html),
+            _ => None,
+        }
+    }
+}
+
+const ACCEPTED: &str = "EPUB (.epub), PDF (.pdf), TXT (.txt), DOCX (.docx) or HTML (.html, .htm)";
+
+/// Decides the format from the first bytes of the file (`head`, at least 8 KiB when the file is
+/// that long) and its name. The two must agree. The error text is shown to the user.
+pub fn sniff(file_name: &str, head: &[u8]) -> Result<BookFormat, String> {
+    let by_name = BookFormat::from_extension(file_name)
+        .ok_or_else(|| format!("'{file_name}' is not a supported book file: upload {ACCEPTED}"))?;
+    let by_content = content_format(head).ok_or_else(|| {
+        format!("the content of '{file_name}' is not a readable {ACCEPTED} file")
+    })?;
+    // A DOCX or EPUB whose zip directory lies beyond the sniffed head looks like an unnamed zip;
+    // the extension decides between the two zip-based formats then.
+    let zip_ok = by_content == ZipUnknown && matches!(by_name, BookFormat::Epub | BookFormat::Docx);
+    match by_content {
+        Known(f) if f == by_name => Ok(f),
+        _ if zip_ok => Ok(by_name),
+        Known(f) => Err(format!(
+            "'{file_name}' is named as {} but its content is {}",
+            by_name.as_str().to_uppercase(),
+            f.as_str().to_uppercase()
+        )),
+        ZipUnknown => Err(format!("'{file_name}' is a zip archive, not a {}", by_name.as_str().to_uppercase())),
+    }
+}
+
+#[derive(Debug, PartialEq)]
+enum Sniffed {
+    Known(BookFormat),
+    ZipUnknown,
+}
+use Sniffed::{Known, ZipUnknown};
+
+fn content_format(head: &[u8]) -> Option<Sniffed> {
+    if head.starts_with(b"PK\x03\x04") {
+        if contains(head, b"mimetypeapplication/epub+zip") || contains(head, b"META-INF/container.xml") {
+            return Some(Known(BookFormat::Epub));
+        }
+        if contains(head, b"word/") {
+            return Some(Known(BookFormat::Docx));
+        }
+        return Some(ZipUnknown);
+    }
+    // PDF readers accept the header anywhere in the first kilobyte.
+    if contains(&head[..head.len().min(1024)], b"%PDF-") {
+        return Some(Known(BookFormat::Pdf));
+    }
+    let text = decode_head(head)?;
+    let lower = text.trim_start().chars().take(2048).collect::<String>().to_lowercase();
+    let looks_html = lower.starts_with("<!doctype html")
+        || lower.starts_with("<html")
+        || (lower.starts_with("<?xml") && lower.contains("<html"))
+        || (lower.starts_with("<!--") && lower.contains("<html"));
+    Some(Known(if looks_html { BookFormat::Html } else { BookFormat::Txt }))
+}
+
+/// The head as text when it is text: UTF-16 with a byte-order mark, or bytes without NULs and
+/// with few control characters (any 8-bit encoding passes; extraction decodes it properly).
+fn decode_head(head: &[u8]) -> Option<String> {
+    if head.starts_with(&[0xFF, 0xFE]) || head.starts_with(&[0xFE, 0xFF]) {
+        let le = head[0] == 0xFF;
+        let units: Vec<u16> = head[2..]
+            .chunks_exact(2)
+            .map(|c| if le { u16::from_le_bytes([c[0], c[1]]) } else { u16::from_be_bytes([c[0], c[1]]) })
+            .collect();
+        return Some(String::from_utf16_lossy(&units));
+    }
+    if head.is_empty() || head.contains(&0) {
+        return None;
+    }
+    let controls = head.iter().filter(|&&b| b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t' | 0x0C)).count();
+    (controls * 100 <= head.len()).then(|| String::from_utf8_lossy(head).into_owned())
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_and_html_are_told_apart_by_content() {
+        assert_eq!(sniff("a.txt", b"Chapter 1\n\nCall me Ishmael."), Ok(BookFormat::Txt));
+        assert_eq!(sniff("a.HTML", b"\n <!DOCTYPE html><html></html>"), Ok(BookFormat::Html));
+        assert!(sniff("a.txt", b"<!doctype html><html>").is_err());
+    }
+
+    #[test]
+    fn binary_content_named_as_text_is_refused() {
+        let err = sniff("book.txt", b"\x00\x01\x02\x03binary").unwrap_err();
+        assert!(err.contains("not a readable"), "{err}");
+        let err = sniff("book.txt", b"%PDF-1.7\n").unwrap_err();
+        assert!(err.contains("content is PDF"), "{err}");
+    }
+
+    #[test]
+    fn unknown_extensions_are_refused() {
+        assert!(sniff("book.mobi", b"hello").unwrap_err().contains("not a supported"));
+        assert!(sniff("book", b"hello").is_err());
+    }
+
+    #[test]
+    fn zip_based_formats_follow_their_markers() {
+        let epub = b"PK\x03\x04xxxxxxxxxxxxxxxxxxxxxxxxxxmimetypeapplication/epub+zip";
+        assert_eq!(sniff("b.epub", epub), Ok(BookFormat::Epub));
+        assert!(sniff("b.docx", epub).is_err());
+        assert_eq!(sniff("b.docx", b"PK\x03\x04....[Content_Types].xml....word/document.xml"), Ok(BookFormat::Docx));
+        assert!(sniff("b.epub", b"PK\x03\x04 just some zip").is_ok());
+        assert!(sniff("b.pdf", b"PK\x03\x04 just some zip").is_err());
+    }
+
+    #[test]
+    fn utf16_text_with_a_bom_is_text() {
+        let mut bytes = vec![0xFF, 0xFE];
+        for u in "Chapter 1".encode_utf16() {
+            bytes.extend(u.to_le_bytes());
+        }
+        assert_eq!(sniff("a.txt", &bytes), Ok(BookFormat::Txt));
+    }
+}

@@ -1,0 +1,58 @@
+//! Books and their chapters: upload, listing, reading, editing and deletion.
+
+mod format;
+pub mod lifecycle;
+mod service;
+pub(crate) mod store;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+pub use format::{sniff, BookFormat};
+pub use service::{Books, BooksError, Upload, MAX_LIST_LIMIT, MAX_UPLOAD_BYTES};
+
+use crate::types::{BookStatus, ChapterStatus};
+
+/// A book as the API shows it (the spec's Book, plus `format`, `fileName`, `fileSize` and
+/// `error`, the reason when status is ERROR).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Book {
+    pub id: String,
+    #[serde(skip)]
+    pub user_id: String,
+    pub title: String,
+    pub author: Option<String>,
+    pub original_lang: String,
+    pub target_lang: String,
+    pub status: BookStatus,
+    pub progress: u8,
+    pub word_count: Option<u64>,
+    pub chapter_count: Option<u32>,
+    pub translation_model: Option<String>,
+    pub format: BookFormat,
+    pub file_name: String,
+    pub file_size: u64,
+    pub error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub completed_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Chapter {
+    pub id: String,
+    pub number: u32,
+    pub title: Option<String>,
+    pub word_count: Option<u64>,
+    pub status: ChapterStatus,
+}
+
+/// The spec's BookDetail: a book with its chapters in reading order.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct BookDetail {
+    #[serde(flatten)]
+    pub book: Book,
+    pub chapters: Vec<Chapter>,
+}

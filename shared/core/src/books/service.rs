@@ -1,0 +1,264 @@
+//! Book use cases for their owner. A book of another user is reported exactly like a missing one.
+
+use bytes::Bytes;
+use serde_json::Value;
+use tracing::{info, instrument, warn};
+
+use super::lifecycle::BookEvent;
+use super::store;
+use super::{sniff, Book, BookDetail, Chapter};
+use crate::ids::new_id;
+use crate::jobs::Job;
+use crate::ports::{blobs, Condition, Index, Query, StoreError, Update};
+use crate::types::{BookStatus, LanguageCode};
+use crate::Ports;
+
+/// The largest file accepted by upload (the spec's 50 MB, read as MiB).
+pub const MAX_UPLOAD_BYTES: u64 = 50 * 1024 * 1024;
+/// The most books one list call returns (a gap in the spec; documented in the README).
+pub const MAX_LIST_LIMIT: usize = 100;
+const DEFAULT_LIST_LIMIT: usize = 50;
+const MAX_TITLE_CHARS: usize = 500;
+/// Used when neither the upload nor the user says which language to translate into.
+const DEFAULT_TARGET_LANGUAGE: &str = "es";
+
+#[derive(Debug, thiserror::Error)]
+pub enum BooksError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{0}")]
+    UnsupportedFile(String),
+    #[error("the file is larger than the {} MB limit", MAX_UPLOAD_BYTES / (1024 * 1024))]
+    TooLarge,
+    #[error("book not found")]
+    NotFound,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A file as received by upload.
+#[derive(Debug, Clone)]
+pub struct Upload {
+    pub file_name: String,
+    pub title: Option<String>,
+    pub target_lang: Option<String>,
+    pub bytes: Bytes,
+}
+
+#[derive(Clone)]
+pub struct Books {
+    ports: Ports,
+}
+
+impl Books {
+    pub fn new(ports: Ports) -> Self {
+        Books { ports }
+    }
+
+    /// Stores the original, creates the book as UPLOADED and queues its extraction.
+    #[instrument(skip(self, upload), fields(file = %upload.file_name, bytes = upload.bytes.len()))]
+    pub async fn upload(&self, user_id: &str, upload: Upload) -> Result<Book, BooksError> {
+        if upload.bytes.is_empty() {
+            return Err(BooksError::Invalid("the file is empty".into()));
+        }
+        if upload.bytes.len() as u64 > MAX_UPLOAD_BYTES {
+            return Err(BooksError::TooLarge);
+        }
+        let head = &upload.bytes[..upload.bytes.len().min(64 * 1024)];
+        let format = sniff(&upload.file_name, head).map_err(BooksError::UnsupportedFile)?;
+        let title = match upload.title.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+            Some(t) => validate_title(t)?,
+            None => title_from_file_name(&upload.file_name),
+        };
+        let target_lang = match upload.target_lang.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+            Some(t) => LanguageCode::parse(t).map_err(|e| BooksError::Invalid(format!("targetLang: {e}")))?,
+            None => LanguageCode::parse(DEFAULT_TARGET_LANGUAGE).map_err(|e| BooksError::Invalid(e.0))?,
+        };
+        let now = self.ports.clock.now();
+        let book = Book {
+            id: new_id(),
+            user_id: user_id.to_string(),
+            title,
+            author: None,
+            original_lang: LanguageCode::undetermined().to_string(),
+            target_lang: target_lang.to_string(),
+            status: BookStatus::Uploaded,
+            progress: 0,
+            word_count: None,
+            chapter_count: None,
+            translation_model: None,
+            format,
+            file_name: upload.file_name.chars().take(255).collect(),
+            file_size: upload.bytes.len() as u64,
+            error: None,
+            created_at: now,
+            updated_at: now,
+            completed_at: None,
+        };
+        // Blob first, then the item, then the job: a crash in between leaves at worst an
+        // unreferenced blob, never a book whose file is missing.
+        self.ports.blobs.put(&store::original_key(&book.id, format)?, upload.bytes).await?;
+        self.ports.table.put(store::book_item(&book), Condition::NotExists).await?;
+        let job = Job::Extract { book_id: book.id.clone() };
+        if let Err(e) = job.enqueue(self.ports.queue.as_ref()).await {
+            warn!(book_id = %book.id, error = %e, "could not queue extraction; undoing the upload");
+            self.remove_everything(&book.id).await?;
+            return Err(e.into());
+        }
+        info!(book_id = %book.id, format = format.as_str(), "book uploaded");
+        Ok(book)
+    }
+
+    /// The user's books, newest first, optionally only those in one status.
+    pub async fn list(
+        &self,
+        user_id: &str,
+        status: Option<BookStatus>,
+        limit: Option<usize>,
+    ) -> Result<Vec<Book>, BooksError> {
+        let limit = limit.unwrap_or(DEFAULT_LIST_LIMIT);
+        if !(1..=MAX_LIST_LIMIT).contains(&limit) {
+            return Err(BooksError::Invalid(format!("limit must be between 1 and {MAX_LIST_LIMIT}")));
+        }
+        let mut query = Query::partition(store::user_books(user_id)).descending();
+        if status.is_none() {
+            query = query.limit(limit);
+        }
+        let items = self.ports.table.query_index(Index::Gsi1, query).await?;
+        let mut books = Vec::with_capacity(limit.min(items.len()));
+        for item in &items {
+            let book = store::book_from(item)?;
+            if status.is_none_or(|s| s == book.status) {
+                books.push(book);
+                if books.len() == limit {
+                    break;
+                }
+            }
+        }
+        Ok(books)
+    }
+
+    /// The book, if it exists and belongs to the user.
+    pub async fn get(&self, user_id: &str, book_id: &str) -> Result<Book, BooksError> {
+        let item = self.ports.table.get(&store::book_pk(book_id), store::BOOK_SK).await?;
+        let book = item.as_ref().map(store::book_from).transpose()?;
+        book.filter(|b| b.user_id == user_id).ok_or(BooksError::NotFound)
+    }
+
+    pub async fn detail(&self, user_id: &str, book_id: &str) -> Result<BookDetail, BooksError> {
+        let book = self.get(user_id, book_id).await?;
+        let chapters = self.chapters(book_id).await?;
+        Ok(BookDetail { book, chapters })
+    }
+
+    /// The chapters in reading order.
+    pub async fn chapters(&self, book_id: &str) -> Result<Vec<Chapter>, BooksError> {
+        let query = Query::partition(store::book_pk(book_id)).prefix(store::CHAPTER_PREFIX);
+        let items = self.ports.table.query(query).await?;
+        Ok(items.iter().map(store::chapter_from).collect::<Result<_, _>>()?)
+    }
+
+    /// Changes title and/or author. An empty author clears it.
+    #[instrument(skip(self))]
+    pub async fn update(
+        &self,
+        user_id: &str,
+        book_id: &str,
+        title: Option<String>,
+        author: Option<String>,
+    ) -> Result<Book, BooksError> {
+        self.get(user_id, book_id).await?;
+        let mut update = Update::default().set("updatedAt", crate::accounts::store::time(self.ports.clock.now()));
+        if let Some(title) = title {
+            update = update.set("title", validate_title(&title)?);
+        }
+        if let Some(author) = author {
+            let author = author.trim();
+            if author.chars().count() > MAX_TITLE_CHARS {
+                return Err(BooksError::Invalid(format!("author must be at most {MAX_TITLE_CHARS} characters")));
+            }
+            update = update.set("author", (!author.is_empty()).then(|| author.to_string()));
+        }
+        let item = self
+            .ports
+            .table
+            .update(&store::book_pk(book_id), store::BOOK_SK, update, Condition::equals("userId", user_id))
+            .await
+            .map_err(|e| match e {
+                StoreError::NotFound | StoreError::Conflict => BooksError::NotFound,
+                e => e.into(),
+            })?;
+        Ok(store::book_from(&item)?)
+    }
+
+    /// Removes the book, its chapters and every blob it owns. Jobs still queued for it find no
+    /// book and are dropped.
+    #[instrument(skip(self))]
+    pub async fn delete(&self, user_id: &str, book_id: &str) -> Result<(), BooksError> {
+        self.get(user_id, book_id).await?;
+        self.remove_everything(book_id).await?;
+        info!("book deleted");
+        Ok(())
+    }
+
+    /// Deletes every item of the book's partition (the book item last, so a crash midway leaves
+    /// a book that can be deleted again) and every blob under its prefix.
+    pub(crate) async fn remove_everything(&self, book_id: &str) -> Result<(), StoreError> {
+        blobs::delete_prefix(self.ports.blobs.as_ref(), &store::blob_prefix(book_id)).await?;
+        let pk = store::book_pk(book_id);
+        let items = self.ports.table.query(Query::partition(pk.clone())).await?;
+        for item in items.iter().filter(|i| i.sk != store::BOOK_SK) {
+            self.ports.table.delete(&item.pk, &item.sk, Condition::Always).await?;
+        }
+        self.ports.table.delete(&pk, store::BOOK_SK, Condition::Always).await
+    }
+
+    /// Moves the book through `event` if its status allows it; returns the book after the
+    /// change, or None when the book is gone or in a status the event does not apply to.
+    pub(crate) async fn transition(
+        &self,
+        book_id: &str,
+        event: BookEvent,
+        extra: Update,
+    ) -> Result<Option<Book>, StoreError> {
+        let allowed: Vec<Value> = event.allowed_from().iter().map(|s| Value::from(s.as_str())).collect();
+        let update = extra
+            .set("status", event.target().as_str())
+            .set("updatedAt", crate::accounts::store::time(self.ports.clock.now()));
+        let result = self
+            .ports
+            .table
+            .update(&store::book_pk(book_id), store::BOOK_SK, update, Condition::In("status".into(), allowed))
+            .await;
+        match result {
+            Ok(item) => Ok(Some(store::book_from(&item)?)),
+            Err(StoreError::NotFound | StoreError::Conflict) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The book by id alone, for workers (which act for the system, not a user).
+    pub(crate) async fn find(&self, book_id: &str) -> Result<Option<Book>, StoreError> {
+        let item = self.ports.table.get(&store::book_pk(book_id), store::BOOK_SK).await?;
+        item.as_ref().map(store::book_from).transpose()
+    }
+}
+
+fn validate_title(title: &str) -> Result<String, BooksError> {
+    let title = title.trim();
+    if title.is_empty() || title.chars().count() > MAX_TITLE_CHARS {
+        return Err(BooksError::Invalid(format!("title must be 1 to {MAX_TITLE_CHARS} characters")));
+    }
+    Ok(title.to_string())
+}
+
+fn title_from_file_name(file_name: &str) -> String {
+    let base = file_name.rsplit(['/', '\\']).next().unwrap_or(file_name);
+    let stem = base.rsplit_once('.').map_or(base, |(stem, _)| stem);
+    let title: String = stem.replace(['_', '-'], " ").trim().chars().take(MAX_TITLE_CHARS).collect();
+    if title.is_empty() {
+        "Untitled".into()
+    } else {
+        title
+    }
+}

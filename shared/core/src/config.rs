@@ -1,0 +1,111 @@
+//! Typed configuration from the environment (`BOOKTR_*`), read once at start. Every name is
+//! documented in the README's configuration table.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use crate::types::Email;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Human-readable, for a terminal.
+    Pretty,
+    /// One JSON object per line, for CloudWatch and log shippers.
+    Json,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `BOOKTR_ADDR`: where `booktr serve` listens.
+    pub addr: SocketAddr,
+    /// `BOOKTR_DATA_DIR`: the embedded database, queue and files.
+    pub data_dir: PathBuf,
+    /// `BOOKTR_PUBLIC_URL`: the address users reach the service at (links, secure cookies).
+    pub public_url: String,
+    /// `BOOKTR_LOG`: a tracing filter such as `info` or `booktr=debug,info`.
+    pub log_filter: String,
+    /// `BOOKTR_LOG_FORMAT`: `pretty` or `json`.
+    pub log_format: LogFormat,
+    /// `BOOKTR_WORKERS`: in-process job workers.
+    pub workers: usize,
+    /// `BOOKTR_ADMIN_EMAIL`: the email of the administrator created on first start.
+    pub admin_email: Email,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("invalid configuration: {name}={value:?}: {reason}")]
+pub struct ConfigError {
+    pub name: &'static str,
+    pub value: String,
+    pub reason: String,
+}
+
+impl Config {
+    pub fn from_env() -> Result<Config, ConfigError> {
+        Config::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads configuration through `lookup` (the environment, or a map in tests).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        let get = |name: &'static str, default: &str| lookup(name).unwrap_or_else(|| default.to_string());
+        let parse_err = |name: &'static str, value: &str, reason: String| ConfigError {
+            name,
+            value: value.to_string(),
+            reason,
+        };
+
+        let addr_raw = get("BOOKTR_ADDR", "127.0.0.1:8080");
+        let addr: SocketAddr = addr_raw.parse().map_err(|e| parse_err("BOOKTR_ADDR", &addr_raw, format!("{e}")))?;
+        let public_url = lookup("BOOKTR_PUBLIC_URL").unwrap_or_else(|| format!("http://{addr}"));
+        if !(public_url.starts_with("http://") || public_url.starts_with("https://")) {
+            return Err(parse_err("BOOKTR_PUBLIC_URL", &public_url, "must start with http:// or https://".into()));
+        }
+        let log_format = match get("BOOKTR_LOG_FORMAT", "pretty").as_str() {
+            "pretty" => LogFormat::Pretty,
+            "json" => LogFormat::Json,
+            other => return Err(parse_err("BOOKTR_LOG_FORMAT", other, "expected pretty or json".into())),
+        };
+        let workers_raw = get("BOOKTR_WORKERS", "2");
+        let workers = match workers_raw.parse::<usize>() {
+            Ok(n) if (1..=64).contains(&n) => n,
+            _ => return Err(parse_err("BOOKTR_WORKERS", &workers_raw, "expected a number from 1 to 64".into())),
+        };
+        let admin_raw = get("BOOKTR_ADMIN_EMAIL", "admin@localhost");
+        let admin_email = Email::parse(&admin_raw).map_err(|e| parse_err("BOOKTR_ADMIN_EMAIL", &admin_raw, e.0))?;
+        Ok(Config {
+            addr,
+            data_dir: PathBuf::from(get("BOOKTR_DATA_DIR", "./data")),
+            public_url: public_url.trim_end_matches('/').to_string(),
+            log_filter: get("BOOKTR_LOG", "info"),
+            log_format,
+            workers,
+            admin_email,
+        })
+    }
+
+    /// Whether users reach the service over TLS (cookies are then marked Secure).
+    pub fn is_https(&self) -> bool {
+        self.public_url.starts_with("https://")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_serve_on_localhost_with_a_local_data_dir() {
+        let config = Config::from_lookup(|_| None).unwrap();
+        assert_eq!(config.addr.to_string(), "127.0.0.1:8080");
+        assert_eq!(config.public_url, "http://127.0.0.1:8080");
+        assert_eq!(config.data_dir, PathBuf::from("./data"));
+        assert!(!config.is_https());
+    }
+
+    #[test]
+    fn invalid_values_name_the_variable() {
+        let err = Config::from_lookup(|n| (n == "BOOKTR_WORKERS").then(|| "zero".into())).unwrap_err();
+        assert_eq!(err.name, "BOOKTR_WORKERS");
+        assert!(Config::from_lookup(|n| (n == "BOOKTR_ADDR").then(|| "nope".into())).is_err());
+    }
+}

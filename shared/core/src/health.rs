@@ -1,0 +1,147 @@
+//! The health check: every backend is asked, timed, and summed up.
+
+use std::future::Future;
+use std::time::Instant;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::ports::{QueueName, QueueStats, StoreError};
+use crate::Ports;
+
+/// The spec's two processing modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QueueMode {
+    /// AWS: SQS FIFO and Lambda workers.
+    ManagedQueue,
+    /// One process: the SQLite queue and in-process workers.
+    WorkerQueue,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Healthy,
+    Degraded,
+    Unhealthy,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckStatus {
+    Up,
+    Down,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub status: CheckStatus,
+    /// Milliseconds the check took.
+    pub latency: u64,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Checks {
+    pub database: Check,
+    pub broker: Check,
+    pub queue: Check,
+    /// Beyond the spec: the blob store (S3 or local files).
+    pub storage: Check,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct QueueCounts {
+    pub active: u64,
+    pub waiting: u64,
+    pub completed: u64,
+    pub failed: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Queues {
+    pub translate: QueueCounts,
+}
+
+/// The spec's Health body.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HealthReport {
+    pub status: Status,
+    pub timestamp: DateTime<Utc>,
+    pub version: &'static str,
+    pub uptime: u64,
+    pub queue_mode: QueueMode,
+    pub checks: Checks,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queues: Option<Queues>,
+}
+
+/// A check slower than this marks the service degraded.
+const SLOW_CHECK_MS: u64 = 1000;
+
+#[derive(Clone)]
+pub struct Health {
+    ports: Ports,
+    mode: QueueMode,
+    started: Instant,
+}
+
+impl Health {
+    pub fn new(ports: Ports, mode: QueueMode) -> Self {
+        Health { ports, mode, started: Instant::now() }
+    }
+
+    /// Asks every backend. Unhealthy when the database, broker or storage is down (nothing can
+    /// be done); degraded when only the queue statistics fail or a check is slow.
+    pub async fn check(&self) -> HealthReport {
+        let (database, broker, storage, (queue, stats)) = tokio::join!(
+            timed(self.ports.table.ping()),
+            timed(self.ports.queue.ping()),
+            timed(self.ports.blobs.ping()),
+            timed_value(self.ports.queue.stats(QueueName::Jobs)),
+        );
+        let checks = Checks { database, broker, queue, storage };
+        let essential = [&checks.database, &checks.broker, &checks.storage];
+        let all = [&checks.database, &checks.broker, &checks.queue, &checks.storage];
+        let status = if essential.iter().any(|c| c.status == CheckStatus::Down) {
+            Status::Unhealthy
+        } else if all.iter().any(|c| c.status == CheckStatus::Down || c.latency > SLOW_CHECK_MS) {
+            Status::Degraded
+        } else {
+            Status::Healthy
+        };
+        let queues = match (self.mode, stats) {
+            (QueueMode::WorkerQueue, Some(s)) => Some(Queues { translate: counts(s) }),
+            _ => None,
+        };
+        HealthReport {
+            status,
+            timestamp: self.ports.clock.now(),
+            version: env!("CARGO_PKG_VERSION"),
+            uptime: self.started.elapsed().as_secs(),
+            queue_mode: self.mode,
+            checks,
+            queues,
+        }
+    }
+}
+
+fn counts(s: QueueStats) -> QueueCounts {
+    QueueCounts { active: s.in_flight, waiting: s.waiting, completed: s.completed.unwrap_or(0), failed: s.dead }
+}
+
+async fn timed(fut: impl Future<Output = Result<(), StoreError>>) -> Check {
+    timed_value(fut).await.0
+}
+
+async fn timed_value<T>(fut: impl Future<Output = Result<T, StoreError>>) -> (Check, Option<T>) {
+    let start = Instant::now();
+    let result = fut.await;
+    let latency = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+    match result {
+        Ok(value) => (Check { status: CheckStatus::Up, latency, error: None }, Some(value)),
+        Err(e) => (Check { status: CheckStatus::Down, latency, error: Some(e.to_string()) }, None),
+    }
+}

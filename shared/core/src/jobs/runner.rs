@@ -1,0 +1,115 @@
+//! The in-process worker loop of `booktr serve` (worker-queue mode): receives jobs from the queue
+//! port and hands them to the [`JobHandler`]. On AWS, the SQS event source does this instead.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tracing::{error, warn};
+
+use super::{Job, JobHandler, Outcome};
+use crate::ports::{Queue, QueueName, Received, StoreError};
+
+/// How a worker polls.
+#[derive(Debug, Clone, Copy)]
+pub struct RunnerConfig {
+    /// Messages taken per receive.
+    pub batch: usize,
+    /// How long a received job stays hidden from other workers; it is redelivered after this if
+    /// the worker dies. Longer than any one job takes.
+    pub visibility: Duration,
+    /// The pause when the queue is empty.
+    pub idle_wait: Duration,
+}
+
+impl Default for RunnerConfig {
+    fn default() -> Self {
+        RunnerConfig { batch: 10, visibility: Duration::from_secs(15 * 60), idle_wait: Duration::from_millis(200) }
+    }
+}
+
+/// The delay before a failed job is tried again: 2, 4, 8 ... seconds, at most a minute.
+fn retry_delay(receive_count: u32) -> Duration {
+    Duration::from_secs(2u64.saturating_pow(receive_count.min(6)).min(60))
+}
+
+/// Receives one batch from `queue` and processes it in order; returns how many messages were
+/// received. After a failure, the rest of that message's group in the batch is put back
+/// untouched, so a book's jobs never overtake each other.
+pub async fn run_once(
+    queue: &dyn Queue,
+    handler: &JobHandler,
+    from: QueueName,
+    config: &RunnerConfig,
+) -> Result<usize, StoreError> {
+    let batch = queue.receive(from, config.batch, config.visibility).await?;
+    let mut failed_groups: Vec<String> = Vec::new();
+    for message in &batch {
+        if failed_groups.contains(&message.group) {
+            queue.release(from, &message.receipt, Duration::ZERO).await?;
+            continue;
+        }
+        match handle(handler, from, message).await {
+            Outcome::Done => queue.ack(from, &message.receipt).await?,
+            Outcome::Retry(reason) => {
+                warn!(message_id = %message.id, receive_count = message.receive_count, %reason, "job will be retried");
+                queue.release(from, &message.receipt, retry_delay(message.receive_count)).await?;
+                failed_groups.push(message.group.clone());
+            }
+        }
+    }
+    Ok(batch.len())
+}
+
+async fn handle(handler: &JobHandler, from: QueueName, message: &Received) -> Outcome {
+    let job: Job = match serde_json::from_str(&message.body) {
+        Ok(job) => job,
+        // Not ours to drop silently: retried, it ends in the dead-letter queue for an operator.
+        Err(e) => return Outcome::Retry(format!("unreadable job message: {e}")),
+    };
+    match from {
+        QueueName::JobsDeadLetter => handler.process_dead_letter(&job).await,
+        QueueName::Jobs => handler.process(&job).await,
+    }
+}
+
+/// Processes both queues until neither has anything due; returns the number of messages seen.
+/// For tests and the CLI, which want every queued job done before they look.
+pub async fn drain(queue: &dyn Queue, handler: &JobHandler) -> Result<usize, StoreError> {
+    let config = RunnerConfig::default();
+    let mut total = 0;
+    loop {
+        let mut seen = 0;
+        for name in [QueueName::Jobs, QueueName::JobsDeadLetter] {
+            seen += run_once(queue, handler, name, &config).await?;
+        }
+        if seen == 0 {
+            return Ok(total);
+        }
+        total += seen;
+    }
+}
+
+/// Runs a worker until `shutdown` turns true; the job in hand is finished first.
+pub async fn run(
+    queue: Arc<dyn Queue>,
+    handler: JobHandler,
+    from: QueueName,
+    config: RunnerConfig,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    while !*shutdown.borrow() {
+        let wait = match run_once(queue.as_ref(), &handler, from, &config).await {
+            Ok(0) => config.idle_wait,
+            Ok(_) => continue,
+            Err(e) => {
+                error!(error = %e, queue = from.as_str(), "worker could not reach the queue");
+                config.idle_wait * 10
+            }
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = shutdown.changed() => {}
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! The domain of the book translation service: newtypes, entities, state machines, use cases and
+//! the ports (traits) every adapter implements. Nothing here knows about AWS, SQLite or HTTP.
+
+pub mod accounts;
+pub mod books;
+pub mod config;
+pub mod health;
+pub mod ids;
+pub mod jobs;
+pub mod ports;
+pub mod services;
+pub mod types;
+
+#[cfg(feature = "conformance")]
+pub mod conformance;
+
+pub use services::{Ports, Services};

@@ -1,0 +1,31 @@
+//! Ports: the traits the domain owns and every adapter implements. Each method documents what an
+//! adapter MUST do; the conformance suites (`crate::conformance`, feature `conformance`) check it
+//! against every adapter (SQLite and local files always, the AWS ones against an emulator).
+
+pub mod blobs;
+pub mod clock;
+pub mod queue;
+pub mod table;
+
+pub use blobs::{BlobKey, Blobs};
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use queue::{Outgoing, Queue, QueueName, QueueStats, Received};
+pub use table::{Attrs, Condition, Index, Item, Query, Table, Update, WriteOp};
+
+/// The one error type of the storage ports. Adapters translate their SDK or driver errors into it.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A write's condition did not hold (DynamoDB's `ConditionalCheckFailed`, a SQLite
+    /// constraint the adapter checks itself). The domain turns this into its own conflict errors.
+    #[error("condition failed")]
+    Conflict,
+    /// An update addressed an item that does not exist.
+    #[error("item not found")]
+    NotFound,
+    /// The request was malformed for this store (an invalid key, too many operations).
+    #[error("invalid request to the store: {0}")]
+    Invalid(String),
+    /// The backend failed or could not be reached; retrying later may succeed.
+    #[error("storage backend unavailable: {0}")]
+    Unavailable(String),
+}

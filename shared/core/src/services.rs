@@ -1,0 +1,38 @@
+//! The bundle of ports one process is wired with, and the use cases built on them.
+
+use std::sync::Arc;
+
+use crate::accounts::Accounts;
+use crate::books::Books;
+use crate::health::{Health, QueueMode};
+use crate::jobs::JobHandler;
+use crate::ports::{Blobs, Clock, Queue, Table};
+
+/// The adapters, chosen once by a binary's wiring function.
+#[derive(Clone)]
+pub struct Ports {
+    pub table: Arc<dyn Table>,
+    pub queue: Arc<dyn Queue>,
+    pub blobs: Arc<dyn Blobs>,
+    pub clock: Arc<dyn Clock>,
+}
+
+/// Every use case, sharing one set of ports. Cheap to clone.
+#[derive(Clone)]
+pub struct Services {
+    pub accounts: Accounts,
+    pub books: Books,
+    pub jobs: JobHandler,
+    pub health: Health,
+}
+
+impl Services {
+    pub fn new(ports: Ports, mode: QueueMode) -> Self {
+        Services {
+            accounts: Accounts::new(ports.clone()),
+            books: Books::new(ports.clone()),
+            jobs: JobHandler::new(ports.clone()),
+            health: Health::new(ports, mode),
+        }
+    }
+}
