@@ -1,0 +1,67 @@
+//! The port conformance suites against the embedded adapters.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use booktr_core::conformance::queue::QueueHarness;
+use booktr_core::conformance::Fixture;
+use booktr_core::ports::{Blobs, Clock, ManualClock, Queue, Table};
+use booktr_local::{LocalBlobs, SqliteQueue, SqliteTable};
+use tempfile::TempDir;
+
+async fn sqlite_table() -> Fixture<dyn Table> {
+    let dir = TempDir::new().unwrap();
+    let table = SqliteTable::open(&dir.path().join("table.db")).unwrap();
+    Fixture { port: Arc::new(table), keep_alive: Box::new(dir) }
+}
+
+async fn local_blobs() -> Fixture<dyn Blobs> {
+    let dir = TempDir::new().unwrap();
+    let blobs = LocalBlobs::open(&dir.path().join("blobs")).unwrap();
+    Fixture { port: Arc::new(blobs), keep_alive: Box::new(dir) }
+}
+
+struct SqliteQueueHarness {
+    dir: TempDir,
+    clock: Arc<ManualClock>,
+    queue: Arc<SqliteQueue>,
+}
+
+async fn sqlite_queue() -> SqliteQueueHarness {
+    let dir = TempDir::new().unwrap();
+    let clock = Arc::new(ManualClock::new(chrono::Utc::now()));
+    let queue = Arc::new(SqliteQueue::open(&dir.path().join("queue.db"), clock.clone()).unwrap());
+    SqliteQueueHarness { dir, clock, queue }
+}
+
+#[async_trait]
+impl QueueHarness for SqliteQueueHarness {
+    fn queue(&self) -> Arc<dyn Queue> {
+        self.queue.clone()
+    }
+
+    async fn pass(&self, by: Duration) {
+        self.clock.advance(chrono::Duration::from_std(by).unwrap());
+    }
+
+    async fn restart(&mut self) {
+        let clock: Arc<dyn Clock> = self.clock.clone();
+        self.queue = Arc::new(SqliteQueue::open(&self.dir.path().join("queue.db"), clock).unwrap());
+    }
+}
+
+mod table {
+    use super::*;
+    booktr_core::table_conformance!(sqlite_table);
+}
+
+mod queue {
+    use super::*;
+    booktr_core::queue_conformance!(sqlite_queue);
+}
+
+mod blobs {
+    use super::*;
+    booktr_core::blobs_conformance!(local_blobs);
+}
