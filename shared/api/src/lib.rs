@@ -1,0 +1,65 @@
+//! The HTTP API: one router per endpoint group, authentication, and the one error model.
+//! `booktr serve` merges every group on one socket; each Lambda serves its own group.
+
+mod auth;
+mod error;
+mod extract;
+mod middleware;
+mod routes;
+
+use std::sync::Arc;
+
+use axum::Router;
+use booktr_core::Services;
+
+pub use auth::Caller;
+pub use error::ApiError;
+pub use routes::{auth_routes, books, health, keys, user};
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    pub services: Services,
+    pub settings: Arc<Settings>,
+}
+
+/// HTTP-level settings, from the process configuration.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Where users reach the service, without a trailing slash.
+    pub public_url: String,
+}
+
+impl Settings {
+    pub fn is_https(&self) -> bool {
+        self.public_url.starts_with("https://")
+    }
+}
+
+impl AppState {
+    pub fn new(services: Services, settings: Settings) -> Self {
+        AppState { services, settings: Arc::new(settings) }
+    }
+}
+
+/// Every endpoint group on one router, with JSON 404/405 answers and request logging.
+pub fn router(state: AppState) -> Router {
+    let groups = Router::new()
+        .merge(health::router())
+        .merge(auth_routes::router())
+        .merge(keys::router())
+        .merge(user::router())
+        .merge(books::router());
+    finish(groups, state)
+}
+
+/// Adds what every served router needs: the fallbacks, the error-catching and logging layers.
+/// Lambda binaries call this on their own group's router.
+pub fn finish(routes: Router<AppState>, state: AppState) -> Router {
+    routes
+        .fallback(error::no_route)
+        .method_not_allowed_fallback(error::method_not_allowed)
+        .layer(axum::middleware::from_fn(middleware::catch_panics))
+        .layer(axum::middleware::from_fn(middleware::trace_requests))
+        .with_state(state)
+}

@@ -7,7 +7,7 @@ pub(crate) mod store;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-pub use service::{Accounts, AccountsError, NewKey, NewUser};
+pub use service::{Accounts, AccountsError, NewKey, NewUser, SESSION_TTL_DAYS};
 
 use crate::types::{Email, Plan, Role, Scope};
 

@@ -2,10 +2,11 @@
 
 use std::sync::Mutex;
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Duration, SubsecRound, Utc};
 
 pub trait Clock: Send + Sync {
-    /// The current time. MUST never go backwards within one process.
+    /// The current time at millisecond precision (what every store keeps). MUST never go
+    /// backwards within one process.
     fn now(&self) -> DateTime<Utc>;
 }
 
@@ -15,7 +16,7 @@ pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn now(&self) -> DateTime<Utc> {
-        Utc::now()
+        Utc::now().trunc_subsecs(3)
     }
 }
 
@@ -25,7 +26,7 @@ pub struct ManualClock(Mutex<DateTime<Utc>>);
 
 impl ManualClock {
     pub fn new(start: DateTime<Utc>) -> Self {
-        ManualClock(Mutex::new(start))
+        ManualClock(Mutex::new(start.trunc_subsecs(3)))
     }
 
     pub fn advance(&self, by: Duration) {

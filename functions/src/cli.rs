@@ -1,0 +1,94 @@
+//! The `booktr` command line.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use booktr_core::accounts::NewUser;
+use booktr_core::config::Config;
+use booktr_core::ports::SystemClock;
+use booktr_core::types::{Email, Plan, Role};
+use clap::{Parser, Subcommand};
+
+use crate::{serve, telemetry, wiring};
+
+#[derive(Parser)]
+#[command(name = "booktr", version, about = "Book translation service: API server and tools")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the HTTP API with in-process workers, on the embedded database and local files.
+    Serve {
+        /// Address to listen on [env: BOOKTR_ADDR, default 127.0.0.1:8080]
+        #[arg(long)]
+        addr: Option<String>,
+        /// Data directory [env: BOOKTR_DATA_DIR, default ./data]
+        #[arg(long)]
+        data: Option<PathBuf>,
+    },
+    /// Manage users.
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum UserCommand {
+    /// Create a user with an API key; prints {"user": ..., "apiKey": "..."} as one JSON line.
+    Create {
+        #[arg(long)]
+        email: String,
+        #[arg(long)]
+        name: Option<String>,
+        /// USER, ADMIN, SUPER_ADMIN or DEV
+        #[arg(long, default_value = "USER")]
+        role: String,
+        /// FREE, PRO or BUSINESS
+        #[arg(long, default_value = "FREE")]
+        plan: String,
+        /// Data directory [env: BOOKTR_DATA_DIR, default ./data]
+        #[arg(long)]
+        data: Option<PathBuf>,
+    },
+}
+
+pub async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let mut config = Config::from_env()?;
+    telemetry::init(&config.log_filter, config.log_format);
+    match cli.command {
+        Command::Serve { addr, data } => {
+            if let Some(addr) = addr {
+                config.addr = addr.parse().with_context(|| format!("--addr {addr} is not host:port"))?;
+                if std::env::var("BOOKTR_PUBLIC_URL").is_err() {
+                    config.public_url = format!("http://{}", config.addr);
+                }
+            }
+            if let Some(data) = data {
+                config.data_dir = data;
+            }
+            serve::run(config).await
+        }
+        Command::User { command: UserCommand::Create { email, name, role, plan, data } } => {
+            let data_dir = data.unwrap_or(config.data_dir);
+            let new = NewUser {
+                email: Email::parse(&email).map_err(|e| anyhow::anyhow!("--email: {e}"))?,
+                name,
+                password: None,
+                role: role.parse::<Role>().map_err(|e| anyhow::anyhow!("--role: {e}"))?,
+                plan: plan.parse::<Plan>().map_err(|e| anyhow::anyhow!("--plan: {e}"))?,
+            };
+            let app = wiring::embedded(&data_dir, Arc::new(SystemClock))?;
+            let accounts = &app.services.accounts;
+            let user = accounts.create_user(new).await?;
+            let key = accounts.create_key(&user, "cli", None, None).await?;
+            println!("{}", serde_json::json!({ "user": user, "apiKey": key.secret }));
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! `booktr serve`: every router on one socket, plus the in-process job workers, until Ctrl-C or
+//! SIGTERM; then the server drains its requests and the workers finish their current job.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use booktr_api::{AppState, Settings};
+use booktr_core::config::Config;
+use booktr_core::jobs::runner::{self, RunnerConfig};
+use booktr_core::ports::{QueueName, SystemClock};
+use booktr_local::DataDirLock;
+use tokio::sync::watch;
+use tracing::{info, warn};
+
+use crate::wiring;
+
+pub async fn run(config: Config) -> anyhow::Result<()> {
+    let _lock = DataDirLock::acquire(&config.data_dir).map_err(anyhow::Error::msg)?;
+    let app = wiring::embedded(&config.data_dir, Arc::new(SystemClock)).context("opening the data directory")?;
+    let recovered = app.queue.release_in_flight().await?;
+    if recovered > 0 {
+        warn!(recovered, "jobs interrupted by the last shutdown will run again");
+    }
+
+    if let Some((user, key)) = app.services.accounts.bootstrap_admin(config.admin_email.clone()).await? {
+        print_first_start_banner(&user.email.to_string(), &key.secret, &config.public_url);
+    }
+
+    let (stop, stopped) = watch::channel(false);
+    let mut workers = Vec::new();
+    let queues = std::iter::repeat_n(QueueName::Jobs, config.workers).chain([QueueName::JobsDeadLetter]);
+    for queue in queues {
+        let handle = tokio::spawn(runner::run(
+            app.ports.queue.clone(),
+            app.services.jobs.clone(),
+            queue,
+            RunnerConfig::default(),
+            stopped.clone(),
+        ));
+        workers.push(handle);
+    }
+
+    let state = AppState::new(app.services.clone(), Settings { public_url: config.public_url.clone() });
+    let listener = tokio::net::TcpListener::bind(config.addr)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.addr))?;
+    info!(addr = %config.addr, data_dir = %config.data_dir.display(), workers = config.workers, "booktr listening");
+    println!("booktr is serving {} (data in {})", config.public_url, config.data_dir.display());
+    axum::serve(listener, booktr_api::router(state)).with_graceful_shutdown(shutdown_signal()).await?;
+
+    info!("shutting down: waiting for workers to finish their current job");
+    let _ = stop.send(true);
+    for worker in workers {
+        let _ = worker.await;
+    }
+    Ok(())
+}
+
+fn print_first_start_banner(email: &str, secret: &str, url: &str) {
+    println!();
+    println!("  First start: created the administrator {email}.");
+    println!("  Its API key (shown only this once, copy it now):");
+    println!();
+    println!("      {secret}");
+    println!();
+    println!("  Try: curl -H 'Authorization: Bearer {secret}' {url}/api/user");
+    println!();
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = terminate => {}
+    }
+}

@@ -1,0 +1,118 @@
+//! The one error model: every failure is `{error, message}` with a stable machine-readable
+//! `error` code. 5xx answers hide internals; the cause is logged.
+
+use axum::http::{Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use booktr_core::accounts::AccountsError;
+use booktr_core::books::BooksError;
+use booktr_core::ports::StoreError;
+use serde_json::json;
+use tracing::error;
+
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    /// Stable, machine-readable (the README lists them all).
+    pub code: &'static str,
+    /// For people; never contains internals.
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError { status, code, message: message.into() }
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, "bad_request", message)
+    }
+
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+    }
+
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::FORBIDDEN, "forbidden", message)
+    }
+
+    pub fn not_found(what: &str) -> Self {
+        ApiError::new(StatusCode::NOT_FOUND, "not_found", format!("{what} not found"))
+    }
+
+    pub fn file_too_large() -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, "file_too_large", BooksError::TooLarge.to_string())
+    }
+
+    /// A failure that is not the caller's: logged with its cause chain, answered without it.
+    pub fn internal(cause: &dyn std::error::Error) -> Self {
+        let mut chain = cause.to_string();
+        let mut source = cause.source();
+        while let Some(s) = source {
+            chain.push_str(": ");
+            chain.push_str(&s.to_string());
+            source = s.source();
+        }
+        error!(cause = %chain, "request failed");
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", "something went wrong on our side; it has been logged")
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = json!({ "error": self.code, "message": self.message });
+        let mut response = (self.status, axum::Json(body)).into_response();
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            response.headers_mut().insert("retry-after", axum::http::HeaderValue::from_static("5"));
+        }
+        response
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Unavailable(_) => {
+                error!(cause = %e, "backend unavailable");
+                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "service_unavailable", "a backend is unavailable; try again shortly")
+            }
+            other => ApiError::internal(&other),
+        }
+    }
+}
+
+impl From<AccountsError> for ApiError {
+    fn from(e: AccountsError) -> Self {
+        match e {
+            AccountsError::Invalid(m) => ApiError::bad_request(m),
+            AccountsError::EmailTaken => ApiError::new(StatusCode::CONFLICT, "email_taken", e.to_string()),
+            AccountsError::KeyLimitReached { .. } => ApiError::new(StatusCode::BAD_REQUEST, "key_limit_reached", e.to_string()),
+            AccountsError::NotFound => ApiError::not_found("resource"),
+            AccountsError::Unauthenticated(m) => ApiError::unauthorized(m),
+            AccountsError::Store(s) => s.into(),
+        }
+    }
+}
+
+impl From<BooksError> for ApiError {
+    fn from(e: BooksError) -> Self {
+        match e {
+            BooksError::Invalid(m) => ApiError::bad_request(m),
+            BooksError::UnsupportedFile(m) => ApiError::new(StatusCode::BAD_REQUEST, "unsupported_file", m),
+            BooksError::TooLarge => ApiError::file_too_large(),
+            BooksError::NotFound => ApiError::not_found("book"),
+            BooksError::Store(s) => s.into(),
+        }
+    }
+}
+
+pub async fn no_route(method: Method, uri: Uri) -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "not_found", format!("no route for {method} {}", uri.path()))
+}
+
+pub async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!("{method} is not allowed on {}", uri.path()),
+    )
+}

@@ -1,0 +1,141 @@
+//! Books and upload: `GET /api/books`, `GET/PATCH/DELETE /api/books/{id}`, `POST /api/upload`.
+
+use axum::extract::multipart::Field;
+use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Path, Request, State};
+use axum::http::header::CONTENT_LENGTH;
+use axum::routing::{get, post};
+use axum::Router;
+use booktr_core::books::{Book, BookDetail, Upload, MAX_UPLOAD_BYTES};
+use booktr_core::types::BookStatus;
+use bytes::{Bytes, BytesMut};
+use serde::{Deserialize, Serialize};
+
+use super::{Success, SUCCESS};
+use crate::error::ApiError;
+use crate::extract::{Json, Query};
+use crate::{AppState, Caller};
+
+/// Room for the multipart framing and the small text fields around a maximal file.
+const MULTIPART_OVERHEAD: u64 = 64 * 1024;
+/// The longest text field (title, targetLang) accepted in an upload.
+const MAX_TEXT_FIELD: usize = 4 * 1024;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/books", get(list))
+        .route("/api/books/{id}", get(detail).patch(update).delete(remove))
+        // The upload reads its body as a stream and enforces its own limit (see `upload`).
+        .route("/api/upload", post(upload).layer(DefaultBodyLimit::disable()))
+}
+
+#[derive(Deserialize)]
+struct ListQuery {
+    status: Option<String>,
+    limit: Option<String>,
+}
+
+#[derive(Serialize)]
+struct BookList {
+    books: Vec<Book>,
+}
+
+async fn list(State(state): State<AppState>, caller: Caller, Query(q): Query<ListQuery>) -> Result<axum::Json<BookList>, ApiError> {
+    let status = q.status.map(|s| s.parse::<BookStatus>()).transpose().map_err(|e| ApiError::bad_request(e.0))?;
+    let limit = q
+        .limit
+        .map(|l| l.parse::<usize>())
+        .transpose()
+        .map_err(|_| ApiError::bad_request("limit must be a whole number"))?;
+    let books = state.services.books.list(caller.user_id(), status, limit).await?;
+    Ok(axum::Json(BookList { books }))
+}
+
+async fn detail(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<axum::Json<BookDetail>, ApiError> {
+    Ok(axum::Json(state.services.books.detail(caller.user_id(), &id).await?))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UpdateBook {
+    title: Option<String>,
+    author: Option<String>,
+}
+
+async fn update(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Json(body): Json<UpdateBook>,
+) -> Result<axum::Json<Book>, ApiError> {
+    Ok(axum::Json(state.services.books.update(caller.user_id(), &id, body.title, body.author).await?))
+}
+
+async fn remove(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<axum::Json<Success>, ApiError> {
+    state.services.books.delete(caller.user_id(), &id).await?;
+    Ok(axum::Json(SUCCESS))
+}
+
+#[derive(Serialize)]
+struct Uploaded {
+    success: bool,
+    book: Book,
+}
+
+/// Reads the multipart body as it arrives. A declared length over the limit is refused before a
+/// byte of the body is read; without one, reading stops at the first chunk past the limit, so
+/// the server never holds more than the limit of any upload.
+async fn upload(State(state): State<AppState>, caller: Caller, request: Request) -> Result<axum::Json<Uploaded>, ApiError> {
+    let declared = request
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD) {
+        return Err(ApiError::file_too_large());
+    }
+    let mut multipart = Multipart::from_request(request, &state).await.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let mut file: Option<(String, Bytes)> = None;
+    let mut title = None;
+    let mut target_lang = None;
+    while let Some(field) = multipart.next_field().await.map_err(|e| ApiError::bad_request(e.body_text()))? {
+        match field.name() {
+            Some("file") => {
+                let name = field
+                    .file_name()
+                    .map(str::to_string)
+                    .filter(|n| !n.trim().is_empty())
+                    .ok_or_else(|| ApiError::bad_request("the 'file' part needs a filename, such as book.epub"))?;
+                let bytes = read_limited(field, MAX_UPLOAD_BYTES as usize).await?.ok_or_else(ApiError::file_too_large)?;
+                file = Some((name, bytes));
+            }
+            Some("title") => title = Some(text_field(field, "title").await?),
+            Some("targetLang") => target_lang = Some(text_field(field, "targetLang").await?),
+            // Unknown parts are read past (and bounded) rather than refused, as browsers add some.
+            _ => {
+                read_limited(field, MAX_TEXT_FIELD).await?;
+            }
+        }
+    }
+    let (file_name, bytes) = file.ok_or_else(|| ApiError::bad_request("the multipart field 'file' is required"))?;
+    let book = state.services.books.upload(caller.user_id(), Upload { file_name, title, target_lang, bytes }).await?;
+    Ok(axum::Json(Uploaded { success: true, book }))
+}
+
+/// The field's bytes, or None as soon as they exceed `limit`.
+async fn read_limited(mut field: Field<'_>, limit: usize) -> Result<Option<Bytes>, ApiError> {
+    let mut buffer = BytesMut::new();
+    while let Some(chunk) = field.chunk().await.map_err(|e| ApiError::bad_request(e.body_text()))? {
+        if buffer.len() + chunk.len() > limit {
+            return Ok(None);
+        }
+        buffer.extend_from_slice(&chunk);
+    }
+    Ok(Some(buffer.freeze()))
+}
+
+async fn text_field(field: Field<'_>, name: &str) -> Result<String, ApiError> {
+    let bytes = read_limited(field, MAX_TEXT_FIELD)
+        .await?
+        .ok_or_else(|| ApiError::bad_request(format!("'{name}' is too long")))?;
+    String::from_utf8(bytes.to_vec()).map_err(|_| ApiError::bad_request(format!("'{name}' must be UTF-8 text")))
+}

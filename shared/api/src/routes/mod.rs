@@ -1,0 +1,17 @@
+//! One module, and one `router()`, per endpoint group of the spec.
+
+pub mod auth_routes;
+pub mod books;
+pub mod health;
+pub mod keys;
+pub mod user;
+
+use serde::Serialize;
+
+/// The `{success: true}` body.
+#[derive(Serialize)]
+pub(crate) struct Success {
+    pub success: bool,
+}
+
+pub(crate) const SUCCESS: Success = Success { success: true };
