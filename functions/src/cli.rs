@@ -13,7 +13,11 @@ use clap::{Parser, Subcommand};
 use crate::{serve, telemetry, wiring};
 
 #[derive(Parser)]
-#[command(name = "booktr", version, about = "Book translation service: API server and tools")]
+#[command(
+    name = "booktr",
+    version,
+    about = "Book translation service: API server and tools"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -64,7 +68,9 @@ pub async fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Serve { addr, data } => {
             if let Some(addr) = addr {
-                config.addr = addr.parse().with_context(|| format!("--addr {addr} is not host:port"))?;
+                config.addr = addr
+                    .parse()
+                    .with_context(|| format!("--addr {addr} is not host:port"))?;
                 if std::env::var("BOOKTR_PUBLIC_URL").is_err() {
                     config.public_url = format!("http://{}", config.addr);
                 }
@@ -74,20 +80,36 @@ pub async fn main() -> anyhow::Result<()> {
             }
             serve::run(config).await
         }
-        Command::User { command: UserCommand::Create { email, name, role, plan, data } } => {
+        Command::User {
+            command:
+                UserCommand::Create {
+                    email,
+                    name,
+                    role,
+                    plan,
+                    data,
+                },
+        } => {
             let data_dir = data.unwrap_or(config.data_dir);
             let new = NewUser {
                 email: Email::parse(&email).map_err(|e| anyhow::anyhow!("--email: {e}"))?,
                 name,
                 password: None,
-                role: role.parse::<Role>().map_err(|e| anyhow::anyhow!("--role: {e}"))?,
-                plan: plan.parse::<Plan>().map_err(|e| anyhow::anyhow!("--plan: {e}"))?,
+                role: role
+                    .parse::<Role>()
+                    .map_err(|e| anyhow::anyhow!("--role: {e}"))?,
+                plan: plan
+                    .parse::<Plan>()
+                    .map_err(|e| anyhow::anyhow!("--plan: {e}"))?,
             };
             let app = wiring::embedded(&data_dir, Arc::new(SystemClock))?;
             let accounts = &app.services.accounts;
             let user = accounts.create_user(new).await?;
             let key = accounts.create_key(&user, "cli", None, None).await?;
-            println!("{}", serde_json::json!({ "user": user, "apiKey": key.secret }));
+            println!(
+                "{}",
+                serde_json::json!({ "user": user, "apiKey": key.secret })
+            );
             Ok(())
         }
     }

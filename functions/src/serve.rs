@@ -16,19 +16,29 @@ use crate::wiring;
 
 pub async fn run(config: Config) -> anyhow::Result<()> {
     let _lock = DataDirLock::acquire(&config.data_dir).map_err(anyhow::Error::msg)?;
-    let app = wiring::embedded(&config.data_dir, Arc::new(SystemClock)).context("opening the data directory")?;
+    let app = wiring::embedded(&config.data_dir, Arc::new(SystemClock))
+        .context("opening the data directory")?;
     let recovered = app.queue.release_in_flight().await?;
     if recovered > 0 {
-        warn!(recovered, "jobs interrupted by the last shutdown will run again");
+        warn!(
+            recovered,
+            "jobs interrupted by the last shutdown will run again"
+        );
     }
 
-    if let Some((user, key)) = app.services.accounts.bootstrap_admin(config.admin_email.clone()).await? {
+    if let Some((user, key)) = app
+        .services
+        .accounts
+        .bootstrap_admin(config.admin_email.clone())
+        .await?
+    {
         print_first_start_banner(&user.email.to_string(), &key.secret, &config.public_url);
     }
 
     let (stop, stopped) = watch::channel(false);
     let mut workers = Vec::new();
-    let queues = std::iter::repeat_n(QueueName::Jobs, config.workers).chain([QueueName::JobsDeadLetter]);
+    let queues =
+        std::iter::repeat_n(QueueName::Jobs, config.workers).chain([QueueName::JobsDeadLetter]);
     for queue in queues {
         let handle = tokio::spawn(runner::run(
             app.ports.queue.clone(),
@@ -40,13 +50,24 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         workers.push(handle);
     }
 
-    let state = AppState::new(app.services.clone(), Settings { public_url: config.public_url.clone() });
+    let state = AppState::new(
+        app.services.clone(),
+        Settings {
+            public_url: config.public_url.clone(),
+        },
+    );
     let listener = tokio::net::TcpListener::bind(config.addr)
         .await
         .with_context(|| format!("cannot listen on {}", config.addr))?;
     info!(addr = %config.addr, data_dir = %config.data_dir.display(), workers = config.workers, "booktr listening");
-    println!("booktr is serving {} (data in {})", config.public_url, config.data_dir.display());
-    axum::serve(listener, booktr_api::router(state)).with_graceful_shutdown(shutdown_signal()).await?;
+    println!(
+        "booktr is serving {} (data in {})",
+        config.public_url,
+        config.data_dir.display()
+    );
+    axum::serve(listener, booktr_api::router(state))
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
 
     info!("shutting down: waiting for workers to finish their current job");
     let _ = stop.send(true);

@@ -19,9 +19,21 @@ pub struct Embedded {
 
 pub fn embedded(data_dir: &Path, clock: Arc<dyn Clock>) -> Result<Embedded, StoreError> {
     let table = Arc::new(SqliteTable::open(&data_dir.join("booktr.db"))?);
-    let queue = Arc::new(SqliteQueue::open(&data_dir.join("queue.db"), clock.clone())?);
+    let queue = Arc::new(SqliteQueue::open(
+        &data_dir.join("queue.db"),
+        clock.clone(),
+    )?);
     let blobs = Arc::new(LocalBlobs::open(&data_dir.join("blobs"))?);
-    let ports = Ports { table, queue: queue.clone(), blobs, clock };
+    let ports = Ports {
+        table,
+        queue: queue.clone(),
+        blobs,
+        clock,
+    };
     let services = Services::new(ports.clone(), QueueMode::WorkerQueue);
-    Ok(Embedded { services, ports, queue })
+    Ok(Embedded {
+        services,
+        ports,
+        queue,
+    })
 }

@@ -23,15 +23,23 @@ impl Caller {
 impl FromRequestParts<AppState> for Caller {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
         let accounts = &state.services.accounts;
         let principal = if let Some(header) = parts.headers.get(AUTHORIZATION) {
             let token = header
                 .to_str()
                 .ok()
-                .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+                .and_then(|v| {
+                    v.strip_prefix("Bearer ")
+                        .or_else(|| v.strip_prefix("bearer "))
+                })
                 .map(str::trim)
-                .ok_or_else(|| ApiError::unauthorized("the Authorization header must be 'Bearer <API key>'"))?;
+                .ok_or_else(|| {
+                    ApiError::unauthorized("the Authorization header must be 'Bearer <API key>'")
+                })?;
             accounts.authenticate_key(token).await?
         } else if let Some(token) = session_token(&parts.headers) {
             accounts.authenticate_session(&token).await?
@@ -40,13 +48,20 @@ impl FromRequestParts<AppState> for Caller {
                 "authentication required: send 'Authorization: Bearer <API key>' or sign in",
             ));
         };
-        let needed = if parts.method == Method::GET || parts.method == Method::HEAD { Scope::Read } else { Scope::Write };
+        let needed = if parts.method == Method::GET || parts.method == Method::HEAD {
+            Scope::Read
+        } else {
+            Scope::Write
+        };
         if !principal.may(needed) {
             let what = match principal.credential {
                 Credential::ApiKey { .. } => "this API key",
                 Credential::Session => "this session",
             };
-            return Err(ApiError::forbidden(format!("{what} lacks the '{needed}' scope needed for {}", parts.method)));
+            return Err(ApiError::forbidden(format!(
+                "{what} lacks the '{needed}' scope needed for {}",
+                parts.method
+            )));
         }
         tracing::Span::current().record("user_id", principal.user.id.as_str());
         Ok(Caller(principal))

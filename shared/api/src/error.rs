@@ -20,7 +20,11 @@ pub struct ApiError {
 
 impl ApiError {
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
-        ApiError { status, code, message: message.into() }
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+        }
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {
@@ -36,11 +40,19 @@ impl ApiError {
     }
 
     pub fn not_found(what: &str) -> Self {
-        ApiError::new(StatusCode::NOT_FOUND, "not_found", format!("{what} not found"))
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("{what} not found"),
+        )
     }
 
     pub fn file_too_large() -> Self {
-        ApiError::new(StatusCode::BAD_REQUEST, "file_too_large", BooksError::TooLarge.to_string())
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "file_too_large",
+            BooksError::TooLarge.to_string(),
+        )
     }
 
     /// A failure that is not the caller's: logged with its cause chain, answered without it.
@@ -53,7 +65,11 @@ impl ApiError {
             source = s.source();
         }
         error!(cause = %chain, "request failed");
-        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", "something went wrong on our side; it has been logged")
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal_error",
+            "something went wrong on our side; it has been logged",
+        )
     }
 }
 
@@ -62,7 +78,9 @@ impl IntoResponse for ApiError {
         let body = json!({ "error": self.code, "message": self.message });
         let mut response = (self.status, axum::Json(body)).into_response();
         if self.status == StatusCode::SERVICE_UNAVAILABLE {
-            response.headers_mut().insert("retry-after", axum::http::HeaderValue::from_static("5"));
+            response
+                .headers_mut()
+                .insert("retry-after", axum::http::HeaderValue::from_static("5"));
         }
         response
     }
@@ -73,7 +91,11 @@ impl From<StoreError> for ApiError {
         match e {
             StoreError::Unavailable(_) => {
                 error!(cause = %e, "backend unavailable");
-                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "service_unavailable", "a backend is unavailable; try again shortly")
+                ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "service_unavailable",
+                    "a backend is unavailable; try again shortly",
+                )
             }
             other => ApiError::internal(&other),
         }
@@ -84,8 +106,12 @@ impl From<AccountsError> for ApiError {
     fn from(e: AccountsError) -> Self {
         match e {
             AccountsError::Invalid(m) => ApiError::bad_request(m),
-            AccountsError::EmailTaken => ApiError::new(StatusCode::CONFLICT, "email_taken", e.to_string()),
-            AccountsError::KeyLimitReached { .. } => ApiError::new(StatusCode::BAD_REQUEST, "key_limit_reached", e.to_string()),
+            AccountsError::EmailTaken => {
+                ApiError::new(StatusCode::CONFLICT, "email_taken", e.to_string())
+            }
+            AccountsError::KeyLimitReached { .. } => {
+                ApiError::new(StatusCode::BAD_REQUEST, "key_limit_reached", e.to_string())
+            }
             AccountsError::NotFound => ApiError::not_found("resource"),
             AccountsError::Unauthenticated(m) => ApiError::unauthorized(m),
             AccountsError::Store(s) => s.into(),
@@ -97,7 +123,9 @@ impl From<BooksError> for ApiError {
     fn from(e: BooksError) -> Self {
         match e {
             BooksError::Invalid(m) => ApiError::bad_request(m),
-            BooksError::UnsupportedFile(m) => ApiError::new(StatusCode::BAD_REQUEST, "unsupported_file", m),
+            BooksError::UnsupportedFile(m) => {
+                ApiError::new(StatusCode::BAD_REQUEST, "unsupported_file", m)
+            }
             BooksError::TooLarge => ApiError::file_too_large(),
             BooksError::NotFound => ApiError::not_found("book"),
             BooksError::Store(s) => s.into(),
@@ -106,7 +134,11 @@ impl From<BooksError> for ApiError {
 }
 
 pub async fn no_route(method: Method, uri: Uri) -> ApiError {
-    ApiError::new(StatusCode::NOT_FOUND, "not_found", format!("no route for {method} {}", uri.path()))
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        format!("no route for {method} {}", uri.path()),
+    )
 }
 
 pub async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {

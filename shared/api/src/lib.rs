@@ -38,7 +38,10 @@ impl Settings {
 
 impl AppState {
     pub fn new(services: Services, settings: Settings) -> Self {
-        AppState { services, settings: Arc::new(settings) }
+        AppState {
+            services,
+            settings: Arc::new(settings),
+        }
     }
 }
 

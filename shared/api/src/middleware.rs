@@ -30,7 +30,13 @@ pub async fn trace_requests(request: Request, next: Next) -> Response {
     let started = Instant::now();
     let mut response = next.run(request).instrument(span.clone()).await;
     let status = response.status().as_u16();
-    span.in_scope(|| info!(status, latency_ms = started.elapsed().as_millis() as u64, "request finished"));
+    span.in_scope(|| {
+        info!(
+            status,
+            latency_ms = started.elapsed().as_millis() as u64,
+            "request finished"
+        )
+    });
     if let Ok(value) = request_id.parse() {
         response.headers_mut().insert("x-request-id", value);
     }

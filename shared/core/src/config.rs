@@ -47,7 +47,8 @@ impl Config {
 
     /// Reads configuration through `lookup` (the environment, or a map in tests).
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
-        let get = |name: &'static str, default: &str| lookup(name).unwrap_or_else(|| default.to_string());
+        let get =
+            |name: &'static str, default: &str| lookup(name).unwrap_or_else(|| default.to_string());
         let parse_err = |name: &'static str, value: &str, reason: String| ConfigError {
             name,
             value: value.to_string(),
@@ -55,23 +56,42 @@ impl Config {
         };
 
         let addr_raw = get("BOOKTR_ADDR", "127.0.0.1:8080");
-        let addr: SocketAddr = addr_raw.parse().map_err(|e| parse_err("BOOKTR_ADDR", &addr_raw, format!("{e}")))?;
+        let addr: SocketAddr = addr_raw
+            .parse()
+            .map_err(|e| parse_err("BOOKTR_ADDR", &addr_raw, format!("{e}")))?;
         let public_url = lookup("BOOKTR_PUBLIC_URL").unwrap_or_else(|| format!("http://{addr}"));
         if !(public_url.starts_with("http://") || public_url.starts_with("https://")) {
-            return Err(parse_err("BOOKTR_PUBLIC_URL", &public_url, "must start with http:// or https://".into()));
+            return Err(parse_err(
+                "BOOKTR_PUBLIC_URL",
+                &public_url,
+                "must start with http:// or https://".into(),
+            ));
         }
         let log_format = match get("BOOKTR_LOG_FORMAT", "pretty").as_str() {
             "pretty" => LogFormat::Pretty,
             "json" => LogFormat::Json,
-            other => return Err(parse_err("BOOKTR_LOG_FORMAT", other, "expected pretty or json".into())),
+            other => {
+                return Err(parse_err(
+                    "BOOKTR_LOG_FORMAT",
+                    other,
+                    "expected pretty or json".into(),
+                ))
+            }
         };
         let workers_raw = get("BOOKTR_WORKERS", "2");
         let workers = match workers_raw.parse::<usize>() {
             Ok(n) if (1..=64).contains(&n) => n,
-            _ => return Err(parse_err("BOOKTR_WORKERS", &workers_raw, "expected a number from 1 to 64".into())),
+            _ => {
+                return Err(parse_err(
+                    "BOOKTR_WORKERS",
+                    &workers_raw,
+                    "expected a number from 1 to 64".into(),
+                ))
+            }
         };
         let admin_raw = get("BOOKTR_ADMIN_EMAIL", "admin@localhost");
-        let admin_email = Email::parse(&admin_raw).map_err(|e| parse_err("BOOKTR_ADMIN_EMAIL", &admin_raw, e.0))?;
+        let admin_email = Email::parse(&admin_raw)
+            .map_err(|e| parse_err("BOOKTR_ADMIN_EMAIL", &admin_raw, e.0))?;
         Ok(Config {
             addr,
             data_dir: PathBuf::from(get("BOOKTR_DATA_DIR", "./data")),
@@ -104,7 +124,8 @@ mod tests {
 
     #[test]
     fn invalid_values_name_the_variable() {
-        let err = Config::from_lookup(|n| (n == "BOOKTR_WORKERS").then(|| "zero".into())).unwrap_err();
+        let err =
+            Config::from_lookup(|n| (n == "BOOKTR_WORKERS").then(|| "zero".into())).unwrap_err();
         assert_eq!(err.name, "BOOKTR_WORKERS");
         assert!(Config::from_lookup(|n| (n == "BOOKTR_ADDR").then(|| "nope".into())).is_err());
     }

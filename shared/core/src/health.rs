@@ -90,7 +90,11 @@ pub struct Health {
 
 impl Health {
     pub fn new(ports: Ports, mode: QueueMode) -> Self {
-        Health { ports, mode, started: Instant::now() }
+        Health {
+            ports,
+            mode,
+            started: Instant::now(),
+        }
     }
 
     /// Asks every backend. Unhealthy when the database, broker or storage is down (nothing can
@@ -102,18 +106,33 @@ impl Health {
             timed(self.ports.blobs.ping()),
             timed_value(self.ports.queue.stats(QueueName::Jobs)),
         );
-        let checks = Checks { database, broker, queue, storage };
+        let checks = Checks {
+            database,
+            broker,
+            queue,
+            storage,
+        };
         let essential = [&checks.database, &checks.broker, &checks.storage];
-        let all = [&checks.database, &checks.broker, &checks.queue, &checks.storage];
+        let all = [
+            &checks.database,
+            &checks.broker,
+            &checks.queue,
+            &checks.storage,
+        ];
         let status = if essential.iter().any(|c| c.status == CheckStatus::Down) {
             Status::Unhealthy
-        } else if all.iter().any(|c| c.status == CheckStatus::Down || c.latency > SLOW_CHECK_MS) {
+        } else if all
+            .iter()
+            .any(|c| c.status == CheckStatus::Down || c.latency > SLOW_CHECK_MS)
+        {
             Status::Degraded
         } else {
             Status::Healthy
         };
         let queues = match (self.mode, stats) {
-            (QueueMode::WorkerQueue, Some(s)) => Some(Queues { translate: counts(s) }),
+            (QueueMode::WorkerQueue, Some(s)) => Some(Queues {
+                translate: counts(s),
+            }),
             _ => None,
         };
         HealthReport {
@@ -129,7 +148,12 @@ impl Health {
 }
 
 fn counts(s: QueueStats) -> QueueCounts {
-    QueueCounts { active: s.in_flight, waiting: s.waiting, completed: s.completed.unwrap_or(0), failed: s.dead }
+    QueueCounts {
+        active: s.in_flight,
+        waiting: s.waiting,
+        completed: s.completed.unwrap_or(0),
+        failed: s.dead,
+    }
 }
 
 async fn timed(fut: impl Future<Output = Result<(), StoreError>>) -> Check {
@@ -141,7 +165,21 @@ async fn timed_value<T>(fut: impl Future<Output = Result<T, StoreError>>) -> (Ch
     let result = fut.await;
     let latency = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
     match result {
-        Ok(value) => (Check { status: CheckStatus::Up, latency, error: None }, Some(value)),
-        Err(e) => (Check { status: CheckStatus::Down, latency, error: Some(e.to_string()) }, None),
+        Ok(value) => (
+            Check {
+                status: CheckStatus::Up,
+                latency,
+                error: None,
+            },
+            Some(value),
+        ),
+        Err(e) => (
+            Check {
+                status: CheckStatus::Down,
+                latency,
+                error: Some(e.to_string()),
+            },
+            None,
+        ),
     }
 }

@@ -150,8 +150,11 @@ pub struct LanguageCode(String);
 impl LanguageCode {
     pub fn parse(raw: &str) -> Result<Self, InvalidValue> {
         let raw = raw.trim();
-        let invalid =
-            || InvalidValue(format!("'{raw}' is not a language code (expected e.g. 'en', 'es', 'pt-BR')"));
+        let invalid = || {
+            InvalidValue(format!(
+                "'{raw}' is not a language code (expected e.g. 'en', 'es', 'pt-BR')"
+            ))
+        };
         let mut parts = raw.split(['-', '_']);
         let primary = parts.next().unwrap_or_default();
         if !(2..=3).contains(&primary.len()) || !primary.chars().all(|c| c.is_ascii_alphabetic()) {
@@ -198,7 +201,10 @@ mod tests {
 
     #[test]
     fn emails_are_normalised_and_checked() {
-        assert_eq!(Email::parse(" Ana@Example.COM ").map(|e| e.0), Ok("ana@example.com".into()));
+        assert_eq!(
+            Email::parse(" Ana@Example.COM ").map(|e| e.0),
+            Ok("ana@example.com".into())
+        );
         assert!(Email::parse("admin@localhost").is_ok());
         for bad in ["", "a", "@b", "a@", "a b@c", "a@b@c", "a@.com"] {
             assert!(Email::parse(bad).is_err(), "{bad} should be rejected");
@@ -207,10 +213,19 @@ mod tests {
 
     #[test]
     fn language_codes_take_the_canonical_case() {
-        assert_eq!(LanguageCode::parse("pt_br").map(|c| c.0), Ok("pt-BR".into()));
-        assert_eq!(LanguageCode::parse("ZH-hant").map(|c| c.0), Ok("zh-Hant".into()));
+        assert_eq!(
+            LanguageCode::parse("pt_br").map(|c| c.0),
+            Ok("pt-BR".into())
+        );
+        assert_eq!(
+            LanguageCode::parse("ZH-hant").map(|c| c.0),
+            Ok("zh-Hant".into())
+        );
         for bad in ["", "e", "english", "e1", "en-", "en-x"] {
-            assert!(LanguageCode::parse(bad).is_err(), "{bad} should be rejected");
+            assert!(
+                LanguageCode::parse(bad).is_err(),
+                "{bad} should be rejected"
+            );
         }
     }
 

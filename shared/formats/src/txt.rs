@@ -24,7 +24,10 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, FormatError> {
         Some(chapters) => chapters,
         None => split_by_size(&text),
     };
-    Ok(Extracted { language: detect_language(&text), chapters })
+    Ok(Extracted {
+        language: detect_language(&text),
+        chapters,
+    })
 }
 
 /// Decodes text in the encodings books are found in. A byte-order mark wins; otherwise valid
@@ -32,7 +35,10 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, FormatError> {
 /// byte decodes in), which is what legacy Western e-texts use.
 pub fn decode(bytes: &[u8]) -> String {
     if let Some((encoding, bom_len)) = Encoding::for_bom(bytes) {
-        return encoding.decode_without_bom_handling(&bytes[bom_len..]).0.into_owned();
+        return encoding
+            .decode_without_bom_handling(&bytes[bom_len..])
+            .0
+            .into_owned();
     }
     // UTF-16 without a BOM: every other byte is NUL in Latin-script text.
     let nuls_even = bytes.iter().step_by(2).filter(|&&b| b == 0).count();
@@ -46,7 +52,10 @@ pub fn decode(bytes: &[u8]) -> String {
     }
     match UTF_8.decode_without_bom_handling_and_without_replacement(bytes) {
         Some(text) => text.into_owned(),
-        None => WINDOWS_1252.decode_without_bom_handling(bytes).0.into_owned(),
+        None => WINDOWS_1252
+            .decode_without_bom_handling(bytes)
+            .0
+            .into_owned(),
     }
 }
 
@@ -77,7 +86,11 @@ fn push_chapter(chapters: &mut Vec<ExtractedChapter>, title: Option<String>, bod
     let text = body.join("\n").trim().to_string();
     let word_count = count_words(&text);
     if word_count > 0 {
-        chapters.push(ExtractedChapter { title, text, word_count });
+        chapters.push(ExtractedChapter {
+            title,
+            text,
+            word_count,
+        });
     }
 }
 
@@ -92,26 +105,78 @@ fn split_by_size(text: &str) -> Vec<ExtractedChapter> {
         current.push_str(paragraph);
         words += count_words(paragraph);
         if words >= WORDS_PER_UNTITLED_CHAPTER {
-            chapters.push(ExtractedChapter { title: None, text: std::mem::take(&mut current), word_count: words });
+            chapters.push(ExtractedChapter {
+                title: None,
+                text: std::mem::take(&mut current),
+                word_count: words,
+            });
             words = 0;
         }
     }
     if words > 0 {
-        chapters.push(ExtractedChapter { title: None, text: current, word_count: words });
+        chapters.push(ExtractedChapter {
+            title: None,
+            text: current,
+            word_count: words,
+        });
     }
     chapters
 }
 
 const CHAPTER_WORDS: &[&str] = &[
-    "chapter", "chap.", "capítulo", "capitulo", "cap.", "chapitre", "kapitel", "capitolo",
-    "hoofdstuk", "rozdział", "kapitola", "глава", "luku", "kapittel", "kapitel.",
+    "chapter",
+    "chap.",
+    "capítulo",
+    "capitulo",
+    "cap.",
+    "chapitre",
+    "kapitel",
+    "capitolo",
+    "hoofdstuk",
+    "rozdział",
+    "kapitola",
+    "глава",
+    "luku",
+    "kapittel",
+    "kapitel.",
 ];
 
 const NUMBER_WORDS: &[&str] = &[
-    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-    "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
-    "twenty", "thirty", "forty", "fifty", "first", "second", "third", "last", "uno", "dos", "tres",
-    "un", "une", "premier", "eins", "erstes",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+    "thirty",
+    "forty",
+    "fifty",
+    "first",
+    "second",
+    "third",
+    "last",
+    "uno",
+    "dos",
+    "tres",
+    "un",
+    "une",
+    "premier",
+    "eins",
+    "erstes",
 ];
 
 fn is_heading(line: &str) -> bool {
@@ -123,21 +188,29 @@ fn is_heading(line: &str) -> bool {
         return true;
     }
     let mut words = line.split_whitespace();
-    let (Some(first), Some(second)) = (words.next(), words.next()) else { return false };
+    let (Some(first), Some(second)) = (words.next(), words.next()) else {
+        return false;
+    };
     if !CHAPTER_WORDS.contains(&first.to_lowercase().as_str()) {
         return false;
     }
-    let number = second.trim_end_matches(['.', ':', ',', '-', '—', '–']).to_lowercase();
+    let number = second
+        .trim_end_matches(['.', ':', ',', '-', '—', '–'])
+        .to_lowercase();
     !number.is_empty()
         && (number.chars().all(|c| c.is_ascii_digit())
             || number.chars().all(|c| "ivxlcdm".contains(c))
             || NUMBER_WORDS.contains(&number.as_str())
-            || NUMBER_WORDS.iter().any(|w| number.starts_with(w) && number.contains('-')))
+            || NUMBER_WORDS
+                .iter()
+                .any(|w| number.starts_with(w) && number.contains('-')))
 }
 
 /// 第一章, 第12章, 第三回 ...
 fn is_cjk_heading(line: &str) -> bool {
-    let Some(rest) = line.strip_prefix('第') else { return false };
+    let Some(rest) = line.strip_prefix('第') else {
+        return false;
+    };
     let digits: String = rest
         .chars()
         .take_while(|c| c.is_ascii_digit() || "一二三四五六七八九十百千零〇两".contains(*c))
@@ -159,7 +232,13 @@ mod tests {
         let book = extract(text.as_bytes()).unwrap();
         assert_eq!(
             titles(&book),
-            vec![None, Some("Chapter 1"), Some("CHAPTER IV. The Storm"), Some("Capítulo 3"), Some("第一章")]
+            vec![
+                None,
+                Some("Chapter 1"),
+                Some("CHAPTER IV. The Storm"),
+                Some("Capítulo 3"),
+                Some("第一章")
+            ]
         );
         assert_eq!(book.chapters[1].text, "One two three.");
         assert_eq!(book.word_count(), 3 + 3 + 2 + 2 + 2);
@@ -169,7 +248,10 @@ mod tests {
     fn a_table_of_contents_does_not_make_empty_chapters() {
         let text = "Contents\n\nChapter 1\n\nChapter 2\n\nChapter 1\n\nText one.\n\nChapter 2\n\nText two.";
         let book = extract(text.as_bytes()).unwrap();
-        assert_eq!(titles(&book), vec![None, Some("Chapter 1"), Some("Chapter 2")]);
+        assert_eq!(
+            titles(&book),
+            vec![None, Some("Chapter 1"), Some("Chapter 2")]
+        );
     }
 
     #[test]
@@ -183,9 +265,15 @@ mod tests {
     #[test]
     fn text_without_headings_is_split_by_size_at_paragraphs() {
         let paragraph = "word ".repeat(1000);
-        let text = vec![paragraph.trim(); 9].join("\n\n");
+        let text = [paragraph.trim(); 9].join("\n\n");
         let book = extract(text.as_bytes()).unwrap();
-        assert_eq!(book.chapters.iter().map(|c| c.word_count).collect::<Vec<_>>(), vec![4000, 4000, 1000]);
+        assert_eq!(
+            book.chapters
+                .iter()
+                .map(|c| c.word_count)
+                .collect::<Vec<_>>(),
+            vec![4000, 4000, 1000]
+        );
     }
 
     #[test]
@@ -195,7 +283,10 @@ mod tests {
         let mut utf16 = vec![0xFF, 0xFE];
         utf16.extend("día".encode_utf16().flat_map(u16::to_le_bytes));
         assert_eq!(decode(&utf16), "día");
-        let bomless: Vec<u8> = "Chapter".encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let bomless: Vec<u8> = "Chapter"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
         assert_eq!(decode(&bomless), "Chapter");
     }
 

@@ -23,7 +23,9 @@ pub struct LocalBlobs {
 impl LocalBlobs {
     pub fn open(root: &Path) -> Result<LocalBlobs, StoreError> {
         std::fs::create_dir_all(root.join(TMP_DIR)).map_err(|e| io(root, e))?;
-        Ok(LocalBlobs { root: root.to_path_buf() })
+        Ok(LocalBlobs {
+            root: root.to_path_buf(),
+        })
     }
 
     fn path(&self, key: &BlobKey) -> PathBuf {
@@ -35,7 +37,9 @@ impl LocalBlobs {
         f: impl FnOnce(PathBuf) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
         let root = self.root.clone();
-        tokio::task::spawn_blocking(move || f(root)).await.map_err(|e| unavailable(format!("blob task failed: {e}")))?
+        tokio::task::spawn_blocking(move || f(root))
+            .await
+            .map_err(|e| unavailable(format!("blob task failed: {e}")))?
     }
 }
 
@@ -72,7 +76,12 @@ fn prune_empty_dirs(root: &Path, mut dir: Option<&Path>) {
     }
 }
 
-fn collect(root: &Path, dir: &Path, prefix: &str, out: &mut Vec<BlobKey>) -> Result<(), StoreError> {
+fn collect(
+    root: &Path,
+    dir: &Path,
+    prefix: &str,
+    out: &mut Vec<BlobKey>,
+) -> Result<(), StoreError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
@@ -103,7 +112,8 @@ fn collect(root: &Path, dir: &Path, prefix: &str, out: &mut Vec<BlobKey>) -> Res
 impl Blobs for LocalBlobs {
     async fn put(&self, key: &BlobKey, bytes: Bytes) -> Result<(), StoreError> {
         let target = self.path(key);
-        self.blocking(move |root| write_atomically(&root, &target, &bytes)).await
+        self.blocking(move |root| write_atomically(&root, &target, &bytes))
+            .await
     }
 
     async fn get(&self, key: &BlobKey) -> Result<Option<Bytes>, StoreError> {
@@ -132,7 +142,13 @@ impl Blobs for LocalBlobs {
         self.blocking(move |root| {
             // Walk only the deepest directory the prefix names whole.
             let start = match prefix.rsplit_once('/') {
-                Some((dir, _)) if !dir.split('/').any(|s| s.is_empty() || s == "." || s == "..") => root.join(dir),
+                Some((dir, _))
+                    if !dir
+                        .split('/')
+                        .any(|s| s.is_empty() || s == "." || s == "..") =>
+                {
+                    root.join(dir)
+                }
                 _ => root.clone(),
             };
             let mut keys = Vec::new();
@@ -144,6 +160,9 @@ impl Blobs for LocalBlobs {
     }
 
     async fn ping(&self) -> Result<(), StoreError> {
-        tokio::fs::metadata(&self.root).await.map(|_| ()).map_err(|e| io(&self.root, e))
+        tokio::fs::metadata(&self.root)
+            .await
+            .map(|_| ())
+            .map_err(|e| io(&self.root, e))
     }
 }

@@ -17,9 +17,11 @@ impl Db {
     /// Opens (creating) the database at `path` in WAL mode with full durability, and runs `schema`.
     pub(crate) fn open(path: &Path, schema: &str) -> Result<Db, StoreError> {
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| unavailable(format!("{}: {e}", parent.display())))?;
+            std::fs::create_dir_all(parent)
+                .map_err(|e| unavailable(format!("{}: {e}", parent.display())))?;
         }
-        let conn = Connection::open(path).map_err(|e| unavailable(format!("{}: {e}", path.display())))?;
+        let conn =
+            Connection::open(path).map_err(|e| unavailable(format!("{}: {e}", path.display())))?;
         // WAL lets readers run beside the writer; synchronous=FULL makes every committed
         // transaction survive a power cut, which matters more here than write speed.
         conn.execute_batch(
@@ -27,7 +29,9 @@ impl Db {
         )
         .map_err(sql)?;
         conn.execute_batch(schema).map_err(sql)?;
-        Ok(Db { conn: Arc::new(Mutex::new(conn)) })
+        Ok(Db {
+            conn: Arc::new(Mutex::new(conn)),
+        })
     }
 
     pub(crate) async fn call<T, F>(&self, f: F) -> Result<T, StoreError>
@@ -61,9 +65,11 @@ pub struct DataDirLock {
 
 impl DataDirLock {
     pub fn acquire(data_dir: &Path) -> Result<DataDirLock, String> {
-        std::fs::create_dir_all(data_dir).map_err(|e| format!("cannot create {}: {e}", data_dir.display()))?;
+        std::fs::create_dir_all(data_dir)
+            .map_err(|e| format!("cannot create {}: {e}", data_dir.display()))?;
         let path = data_dir.join(".lock");
-        let file = File::create(&path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        let file =
+            File::create(&path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
         file.try_lock().map_err(|_| {
             format!("{} is in use by another booktr process; stop it or choose another --data directory", data_dir.display())
         })?;

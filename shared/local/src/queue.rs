@@ -58,7 +58,10 @@ pub struct SqliteQueue {
 
 impl SqliteQueue {
     pub fn open(path: &Path, clock: Arc<dyn Clock>) -> Result<SqliteQueue, StoreError> {
-        Ok(SqliteQueue { db: Db::open(path, SCHEMA)?, clock })
+        Ok(SqliteQueue {
+            db: Db::open(path, SCHEMA)?,
+            clock,
+        })
     }
 
     fn now_ms(&self) -> i64 {
@@ -123,7 +126,12 @@ impl Queue for SqliteQueue {
             .await
     }
 
-    async fn receive(&self, queue: QueueName, max: usize, visibility: Duration) -> Result<Vec<Received>, StoreError> {
+    async fn receive(
+        &self,
+        queue: QueueName,
+        max: usize,
+        visibility: Duration,
+    ) -> Result<Vec<Received>, StoreError> {
         let now = self.now_ms();
         let visible_at = now.saturating_add(millis(visibility));
         let limit = i64::try_from(max).unwrap_or(i64::MAX);
@@ -193,7 +201,12 @@ impl Queue for SqliteQueue {
             .await
     }
 
-    async fn release(&self, queue: QueueName, receipt: &str, delay: Duration) -> Result<(), StoreError> {
+    async fn release(
+        &self,
+        queue: QueueName,
+        receipt: &str,
+        delay: Duration,
+    ) -> Result<(), StoreError> {
         let receipt = receipt.to_string();
         let visible_at = self.now_ms().saturating_add(millis(delay));
         self.db
@@ -214,19 +227,30 @@ impl Queue for SqliteQueue {
             .call(move |conn| {
                 let count = |q: &str, extra: &str| -> Result<u64, StoreError> {
                     let n: i64 = conn
-                        .query_row(&format!("SELECT count(*) FROM messages WHERE queue = ?1 {extra}"), params![q, now], |r| r.get(0))
+                        .query_row(
+                            &format!("SELECT count(*) FROM messages WHERE queue = ?1 {extra}"),
+                            params![q, now],
+                            |r| r.get(0),
+                        )
                         .map_err(sql)?;
                     Ok(u64::try_from(n).unwrap_or(0))
                 };
                 // `?2 = ?2` keeps both parameters bound in the filter-less counts.
-                let in_flight = count(queue.as_str(), "AND receipt IS NOT NULL AND visible_at > ?2")?;
+                let in_flight = count(
+                    queue.as_str(),
+                    "AND receipt IS NOT NULL AND visible_at > ?2",
+                )?;
                 let total = count(queue.as_str(), "AND ?2 = ?2")?;
                 let dead = match queue.dead_letter() {
                     Some(dl) => count(dl.as_str(), "AND ?2 = ?2")?,
                     None => 0,
                 };
                 let completed: i64 = conn
-                    .query_row("SELECT count FROM completed WHERE queue = ?1", params![queue.as_str()], |r| r.get(0))
+                    .query_row(
+                        "SELECT count FROM completed WHERE queue = ?1",
+                        params![queue.as_str()],
+                        |r| r.get(0),
+                    )
                     .optional()
                     .map_err(sql)?
                     .unwrap_or(0);
@@ -241,6 +265,8 @@ impl Queue for SqliteQueue {
     }
 
     async fn ping(&self) -> Result<(), StoreError> {
-        self.db.call(|conn| conn.query_row("SELECT 1", [], |_| Ok(())).map_err(sql)).await
+        self.db
+            .call(|conn| conn.query_row("SELECT 1", [], |_| Ok(())).map_err(sql))
+            .await
     }
 }

@@ -6,7 +6,9 @@ use std::path::Path;
 
 use async_trait::async_trait;
 use booktr_core::ports::table::MAX_TRANSACTION_OPS;
-use booktr_core::ports::{Attrs, Condition, Index, Item, Query, StoreError, Table, Update, WriteOp};
+use booktr_core::ports::{
+    Attrs, Condition, Index, Item, Query, StoreError, Table, Update, WriteOp,
+};
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 
 use crate::db::{sql, Db};
@@ -30,13 +32,19 @@ pub struct SqliteTable {
 
 impl SqliteTable {
     pub fn open(path: &Path) -> Result<SqliteTable, StoreError> {
-        Ok(SqliteTable { db: Db::open(path, SCHEMA)? })
+        Ok(SqliteTable {
+            db: Db::open(path, SCHEMA)?,
+        })
     }
 }
 
 fn read(conn: &Connection, pk: &str, sk: &str) -> Result<Option<Attrs>, StoreError> {
     let text: Option<String> = conn
-        .query_row("SELECT attrs FROM items WHERE pk = ?1 AND sk = ?2", params![pk, sk], |r| r.get(0))
+        .query_row(
+            "SELECT attrs FROM items WHERE pk = ?1 AND sk = ?2",
+            params![pk, sk],
+            |r| r.get(0),
+        )
         .optional()
         .map_err(sql)?;
     text.map(|t| parse_attrs(&t)).transpose()
@@ -51,19 +59,30 @@ fn write(conn: &Connection, pk: &str, sk: &str, attrs: &Attrs) -> Result<(), Sto
     let text = serde_json::to_string(attrs).map_err(|e| StoreError::Invalid(e.to_string()))?;
     conn.execute(
         "INSERT OR REPLACE INTO items (pk, sk, attrs, gsi1pk, gsi1sk) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![pk, sk, text, index_attr(Index::Gsi1.partition_attr()), index_attr(Index::Gsi1.sort_attr())],
+        params![
+            pk,
+            sk,
+            text,
+            index_attr(Index::Gsi1.partition_attr()),
+            index_attr(Index::Gsi1.sort_attr())
+        ],
     )
     .map_err(sql)?;
     Ok(())
 }
 
 fn remove(conn: &Connection, pk: &str, sk: &str) -> Result<(), StoreError> {
-    conn.execute("DELETE FROM items WHERE pk = ?1 AND sk = ?2", params![pk, sk]).map_err(sql)?;
+    conn.execute(
+        "DELETE FROM items WHERE pk = ?1 AND sk = ?2",
+        params![pk, sk],
+    )
+    .map_err(sql)?;
     Ok(())
 }
 
 fn begin(conn: &mut Connection) -> Result<Transaction<'_>, StoreError> {
-    conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)
+    conn.transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(sql)
 }
 
 /// Applies one write inside a transaction; a failed condition is `Conflict`, a missing item
@@ -75,7 +94,12 @@ fn apply(tx: &Transaction<'_>, op: &WriteOp) -> Result<Option<Attrs>, StoreError
             write(tx, &item.pk, &item.sk, &item.attrs)?;
             Ok(None)
         }
-        WriteOp::Update { pk, sk, update, condition } => {
+        WriteOp::Update {
+            pk,
+            sk,
+            update,
+            condition,
+        } => {
             let mut attrs = read(tx, pk, sk)?.ok_or(StoreError::NotFound)?;
             check(condition, Some(&attrs))?;
             update.apply_to(&mut attrs);
@@ -102,7 +126,11 @@ fn check(condition: &Condition, current: Option<&Attrs>) -> Result<(), StoreErro
     }
 }
 
-fn run_query(conn: &Connection, index: Option<Index>, query: &Query) -> Result<Vec<Item>, StoreError> {
+fn run_query(
+    conn: &Connection,
+    index: Option<Index>,
+    query: &Query,
+) -> Result<Vec<Item>, StoreError> {
     let (pk_col, sk_col) = match index {
         None => ("pk", "sk"),
         Some(Index::Gsi1) => ("gsi1pk", "gsi1sk"),
@@ -113,17 +141,27 @@ fn run_query(conn: &Connection, index: Option<Index>, query: &Query) -> Result<V
         "SELECT pk, sk, attrs FROM items WHERE {pk_col} = ?1 AND {sk_col} IS NOT NULL \
          AND (?2 IS NULL OR substr({sk_col}, 1, length(?2)) = ?2) ORDER BY {sk_col} {order}, pk {order} LIMIT ?3"
     );
-    let limit = query.limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
+    let limit = query
+        .limit
+        .map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
     let mut stmt = conn.prepare_cached(&statement).map_err(sql)?;
     let rows = stmt
         .query_map(params![query.partition, query.sort_prefix, limit], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+            ))
         })
         .map_err(sql)?;
     let mut items = Vec::new();
     for row in rows {
         let (pk, sk, attrs) = row.map_err(sql)?;
-        items.push(Item { pk, sk, attrs: parse_attrs(&attrs)? });
+        items.push(Item {
+            pk,
+            sk,
+            attrs: parse_attrs(&attrs)?,
+        });
     }
     Ok(items)
 }
@@ -147,12 +185,23 @@ impl Table for SqliteTable {
             .await
     }
 
-    async fn update(&self, pk: &str, sk: &str, update: Update, condition: Condition) -> Result<Item, StoreError> {
+    async fn update(
+        &self,
+        pk: &str,
+        sk: &str,
+        update: Update,
+        condition: Condition,
+    ) -> Result<Item, StoreError> {
         let (pk, sk) = (pk.to_string(), sk.to_string());
         self.db
             .call(move |conn| {
                 let tx = begin(conn)?;
-                let op = WriteOp::Update { pk: pk.clone(), sk: sk.clone(), update, condition };
+                let op = WriteOp::Update {
+                    pk: pk.clone(),
+                    sk: sk.clone(),
+                    update,
+                    condition,
+                };
                 let attrs = apply(&tx, &op)?.unwrap_or_default();
                 tx.commit().map_err(sql)?;
                 Ok(Item { pk, sk, attrs })
@@ -172,27 +221,35 @@ impl Table for SqliteTable {
     }
 
     async fn query(&self, query: Query) -> Result<Vec<Item>, StoreError> {
-        self.db.call(move |conn| run_query(conn, None, &query)).await
+        self.db
+            .call(move |conn| run_query(conn, None, &query))
+            .await
     }
 
     async fn query_index(&self, index: Index, query: Query) -> Result<Vec<Item>, StoreError> {
-        self.db.call(move |conn| run_query(conn, Some(index), &query)).await
+        self.db
+            .call(move |conn| run_query(conn, Some(index), &query))
+            .await
     }
 
     async fn transact(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
         if ops.len() > MAX_TRANSACTION_OPS {
-            return Err(StoreError::Invalid(format!("a transaction takes at most {MAX_TRANSACTION_OPS} writes")));
+            return Err(StoreError::Invalid(format!(
+                "a transaction takes at most {MAX_TRANSACTION_OPS} writes"
+            )));
         }
         let mut seen = HashSet::new();
         for op in &ops {
             let key = match op {
                 WriteOp::Put { item, .. } => (item.pk.clone(), item.sk.clone()),
-                WriteOp::Update { pk, sk, .. } | WriteOp::Delete { pk, sk, .. } | WriteOp::Check { pk, sk, .. } => {
-                    (pk.clone(), sk.clone())
-                }
+                WriteOp::Update { pk, sk, .. }
+                | WriteOp::Delete { pk, sk, .. }
+                | WriteOp::Check { pk, sk, .. } => (pk.clone(), sk.clone()),
             };
             if !seen.insert(key) {
-                return Err(StoreError::Invalid("a transaction may touch each item only once".into()));
+                return Err(StoreError::Invalid(
+                    "a transaction may touch each item only once".into(),
+                ));
             }
         }
         self.db
@@ -212,6 +269,8 @@ impl Table for SqliteTable {
     }
 
     async fn ping(&self) -> Result<(), StoreError> {
-        self.db.call(|conn| conn.query_row("SELECT 1", [], |_| Ok(())).map_err(sql)).await
+        self.db
+            .call(|conn| conn.query_row("SELECT 1", [], |_| Ok(())).map_err(sql))
+            .await
     }
 }

@@ -1,4 +1,5 @@
 //! The port conformance suites against the embedded adapters.
+#![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,13 +14,19 @@ use tempfile::TempDir;
 async fn sqlite_table() -> Fixture<dyn Table> {
     let dir = TempDir::new().unwrap();
     let table = SqliteTable::open(&dir.path().join("table.db")).unwrap();
-    Fixture { port: Arc::new(table), keep_alive: Box::new(dir) }
+    Fixture {
+        port: Arc::new(table),
+        keep_alive: Box::new(dir),
+    }
 }
 
 async fn local_blobs() -> Fixture<dyn Blobs> {
     let dir = TempDir::new().unwrap();
     let blobs = LocalBlobs::open(&dir.path().join("blobs")).unwrap();
-    Fixture { port: Arc::new(blobs), keep_alive: Box::new(dir) }
+    Fixture {
+        port: Arc::new(blobs),
+        keep_alive: Box::new(dir),
+    }
 }
 
 struct SqliteQueueHarness {

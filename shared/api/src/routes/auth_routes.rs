@@ -7,8 +7,8 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
-use booktr_core::accounts::{NewUser, SESSION_COOKIE};
 use booktr_core::accounts::User;
+use booktr_core::accounts::{NewUser, SESSION_COOKIE};
 use booktr_core::types::{Email, Plan, Role};
 use serde::{Deserialize, Serialize};
 
@@ -48,19 +48,49 @@ struct UserBody {
 }
 
 /// Creates a USER on the FREE plan and signs it in.
-async fn sign_up(State(state): State<AppState>, headers: HeaderMap, Json(body): Json<SignUp>) -> Result<Response, ApiError> {
+async fn sign_up(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Json(body): Json<SignUp>,
+) -> Result<Response, ApiError> {
     let email = Email::parse(&body.email).map_err(|e| ApiError::bad_request(e.0))?;
     let accounts = &state.services.accounts;
     accounts
-        .create_user(NewUser { email: email.clone(), name: body.name, password: Some(body.password.clone()), role: Role::User, plan: Plan::Free })
+        .create_user(NewUser {
+            email: email.clone(),
+            name: body.name,
+            password: Some(body.password.clone()),
+            role: Role::User,
+            plan: Plan::Free,
+        })
         .await?;
     let (user, token) = accounts.sign_in(email.as_str(), &body.password).await?;
-    Ok(with_cookie(&state, &headers, &token, SESSION_MAX_AGE_SECS, (StatusCode::CREATED, axum::Json(UserBody { user }))))
+    Ok(with_cookie(
+        &state,
+        &headers,
+        &token,
+        SESSION_MAX_AGE_SECS,
+        (StatusCode::CREATED, axum::Json(UserBody { user })),
+    ))
 }
 
-async fn sign_in(State(state): State<AppState>, headers: HeaderMap, Json(body): Json<SignIn>) -> Result<Response, ApiError> {
-    let (user, token) = state.services.accounts.sign_in(&body.email, &body.password).await?;
-    Ok(with_cookie(&state, &headers, &token, SESSION_MAX_AGE_SECS, axum::Json(UserBody { user })))
+async fn sign_in(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Json(body): Json<SignIn>,
+) -> Result<Response, ApiError> {
+    let (user, token) = state
+        .services
+        .accounts
+        .sign_in(&body.email, &body.password)
+        .await?;
+    Ok(with_cookie(
+        &state,
+        &headers,
+        &token,
+        SESSION_MAX_AGE_SECS,
+        axum::Json(UserBody { user }),
+    ))
 }
 
 /// Ends the session named by the cookie (if any) and clears the cookie. Always succeeds.
@@ -73,13 +103,25 @@ async fn sign_out(State(state): State<AppState>, headers: HeaderMap) -> Result<R
 
 /// HttpOnly (no script can read it), SameSite=Lax (not sent on cross-site POSTs), and Secure
 /// when the service is reached over https, directly or behind a TLS-terminating proxy.
-fn with_cookie(state: &AppState, headers: &HeaderMap, token: &str, max_age: i64, body: impl IntoResponse) -> Response {
+fn with_cookie(
+    state: &AppState,
+    headers: &HeaderMap,
+    token: &str,
+    max_age: i64,
+    body: impl IntoResponse,
+) -> Response {
     let forwarded_https = headers
         .get("x-forwarded-proto")
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.eq_ignore_ascii_case("https"));
-    let secure = if state.settings.is_https() || forwarded_https { "; Secure" } else { "" };
-    let cookie = format!("{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}");
+    let secure = if state.settings.is_https() || forwarded_https {
+        "; Secure"
+    } else {
+        ""
+    };
+    let cookie = format!(
+        "{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}"
+    );
     let mut response = body.into_response();
     if let Ok(value) = HeaderValue::from_str(&cookie) {
         response.headers_mut().append(SET_COOKIE, value);

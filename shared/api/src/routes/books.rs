@@ -1,8 +1,9 @@
 //! Books and upload: `GET /api/books`, `GET/PATCH/DELETE /api/books/{id}`, `POST /api/upload`.
 
-use axum::extract::multipart::Field;
+use axum::extract::multipart::{Field, MultipartError};
 use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Path, Request, State};
 use axum::http::header::CONTENT_LENGTH;
+use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::Router;
 use booktr_core::books::{Book, BookDetail, Upload, MAX_UPLOAD_BYTES};
@@ -17,6 +18,7 @@ use crate::{AppState, Caller};
 
 /// Room for the multipart framing and the small text fields around a maximal file.
 const MULTIPART_OVERHEAD: u64 = 64 * 1024;
+const UPLOAD_BODY_LIMIT: usize = (MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD) as usize;
 /// The longest text field (title, targetLang) accepted in an upload.
 const MAX_TEXT_FIELD: usize = 4 * 1024;
 
@@ -24,8 +26,12 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/api/books", get(list))
         .route("/api/books/{id}", get(detail).patch(update).delete(remove))
-        // The upload reads its body as a stream and enforces its own limit (see `upload`).
-        .route("/api/upload", post(upload).layer(DefaultBodyLimit::disable()))
+        // The whole body is capped as it streams in: the multipart parser reads ahead as far as
+        // data is available, so the cap (not the per-field check alone) is what bounds memory.
+        .route(
+            "/api/upload",
+            post(upload).layer(DefaultBodyLimit::max(UPLOAD_BODY_LIMIT)),
+        )
 }
 
 #[derive(Deserialize)]
@@ -39,19 +45,37 @@ struct BookList {
     books: Vec<Book>,
 }
 
-async fn list(State(state): State<AppState>, caller: Caller, Query(q): Query<ListQuery>) -> Result<axum::Json<BookList>, ApiError> {
-    let status = q.status.map(|s| s.parse::<BookStatus>()).transpose().map_err(|e| ApiError::bad_request(e.0))?;
+async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(q): Query<ListQuery>,
+) -> Result<axum::Json<BookList>, ApiError> {
+    let status = q
+        .status
+        .map(|s| s.parse::<BookStatus>())
+        .transpose()
+        .map_err(|e| ApiError::bad_request(e.0))?;
     let limit = q
         .limit
         .map(|l| l.parse::<usize>())
         .transpose()
         .map_err(|_| ApiError::bad_request("limit must be a whole number"))?;
-    let books = state.services.books.list(caller.user_id(), status, limit).await?;
+    let books = state
+        .services
+        .books
+        .list(caller.user_id(), status, limit)
+        .await?;
     Ok(axum::Json(BookList { books }))
 }
 
-async fn detail(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<axum::Json<BookDetail>, ApiError> {
-    Ok(axum::Json(state.services.books.detail(caller.user_id(), &id).await?))
+async fn detail(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<axum::Json<BookDetail>, ApiError> {
+    Ok(axum::Json(
+        state.services.books.detail(caller.user_id(), &id).await?,
+    ))
 }
 
 #[derive(Deserialize)]
@@ -67,10 +91,20 @@ async fn update(
     Path(id): Path<String>,
     Json(body): Json<UpdateBook>,
 ) -> Result<axum::Json<Book>, ApiError> {
-    Ok(axum::Json(state.services.books.update(caller.user_id(), &id, body.title, body.author).await?))
+    Ok(axum::Json(
+        state
+            .services
+            .books
+            .update(caller.user_id(), &id, body.title, body.author)
+            .await?,
+    ))
 }
 
-async fn remove(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<axum::Json<Success>, ApiError> {
+async fn remove(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<axum::Json<Success>, ApiError> {
     state.services.books.delete(caller.user_id(), &id).await?;
     Ok(axum::Json(SUCCESS))
 }
@@ -82,9 +116,13 @@ struct Uploaded {
 }
 
 /// Reads the multipart body as it arrives. A declared length over the limit is refused before a
-/// byte of the body is read; without one, reading stops at the first chunk past the limit, so
-/// the server never holds more than the limit of any upload.
-async fn upload(State(state): State<AppState>, caller: Caller, request: Request) -> Result<axum::Json<Uploaded>, ApiError> {
+/// byte of the body is read; without one, reading stops at the first chunk past the cap, so the
+/// server never holds more than the limit of any upload.
+async fn upload(
+    State(state): State<AppState>,
+    caller: Caller,
+    request: Request,
+) -> Result<axum::Json<Uploaded>, ApiError> {
     let declared = request
         .headers()
         .get(CONTENT_LENGTH)
@@ -93,19 +131,25 @@ async fn upload(State(state): State<AppState>, caller: Caller, request: Request)
     if declared.is_some_and(|len| len > MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD) {
         return Err(ApiError::file_too_large());
     }
-    let mut multipart = Multipart::from_request(request, &state).await.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let mut multipart = Multipart::from_request(request, &state)
+        .await
+        .map_err(|e| ApiError::bad_request(e.body_text()))?;
     let mut file: Option<(String, Bytes)> = None;
     let mut title = None;
     let mut target_lang = None;
-    while let Some(field) = multipart.next_field().await.map_err(|e| ApiError::bad_request(e.body_text()))? {
+    while let Some(field) = multipart.next_field().await.map_err(multipart_error)? {
         match field.name() {
             Some("file") => {
                 let name = field
                     .file_name()
                     .map(str::to_string)
                     .filter(|n| !n.trim().is_empty())
-                    .ok_or_else(|| ApiError::bad_request("the 'file' part needs a filename, such as book.epub"))?;
-                let bytes = read_limited(field, MAX_UPLOAD_BYTES as usize).await?.ok_or_else(ApiError::file_too_large)?;
+                    .ok_or_else(|| {
+                        ApiError::bad_request("the 'file' part needs a filename, such as book.epub")
+                    })?;
+                let bytes = read_limited(field, MAX_UPLOAD_BYTES as usize)
+                    .await?
+                    .ok_or_else(ApiError::file_too_large)?;
                 file = Some((name, bytes));
             }
             Some("title") => title = Some(text_field(field, "title").await?),
@@ -116,15 +160,40 @@ async fn upload(State(state): State<AppState>, caller: Caller, request: Request)
             }
         }
     }
-    let (file_name, bytes) = file.ok_or_else(|| ApiError::bad_request("the multipart field 'file' is required"))?;
-    let book = state.services.books.upload(caller.user_id(), Upload { file_name, title, target_lang, bytes }).await?;
-    Ok(axum::Json(Uploaded { success: true, book }))
+    let (file_name, bytes) =
+        file.ok_or_else(|| ApiError::bad_request("the multipart field 'file' is required"))?;
+    let book = state
+        .services
+        .books
+        .upload(
+            caller.user_id(),
+            Upload {
+                file_name,
+                title,
+                target_lang,
+                bytes,
+            },
+        )
+        .await?;
+    Ok(axum::Json(Uploaded {
+        success: true,
+        book,
+    }))
+}
+
+/// A body cut off by the size cap is too large; anything else is a malformed request.
+fn multipart_error(e: MultipartError) -> ApiError {
+    if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::file_too_large()
+    } else {
+        ApiError::bad_request(e.body_text())
+    }
 }
 
 /// The field's bytes, or None as soon as they exceed `limit`.
 async fn read_limited(mut field: Field<'_>, limit: usize) -> Result<Option<Bytes>, ApiError> {
     let mut buffer = BytesMut::new();
-    while let Some(chunk) = field.chunk().await.map_err(|e| ApiError::bad_request(e.body_text()))? {
+    while let Some(chunk) = field.chunk().await.map_err(multipart_error)? {
         if buffer.len() + chunk.len() > limit {
             return Ok(None);
         }
@@ -137,5 +206,6 @@ async fn text_field(field: Field<'_>, name: &str) -> Result<String, ApiError> {
     let bytes = read_limited(field, MAX_TEXT_FIELD)
         .await?
         .ok_or_else(|| ApiError::bad_request(format!("'{name}' is too long")))?;
-    String::from_utf8(bytes.to_vec()).map_err(|_| ApiError::bad_request(format!("'{name}' must be UTF-8 text")))
+    String::from_utf8(bytes.to_vec())
+        .map_err(|_| ApiError::bad_request(format!("'{name}' must be UTF-8 text")))
 }

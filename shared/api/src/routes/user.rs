@@ -25,7 +25,15 @@ async fn profile(caller: Caller) -> axum::Json<User> {
     axum::Json(caller.0.user)
 }
 
-async fn update(State(state): State<AppState>, caller: Caller, Json(body): Json<UpdateProfile>) -> Result<axum::Json<User>, ApiError> {
-    let user = state.services.accounts.update_profile(caller.user_id(), body.name, body.preferred_language).await?;
+async fn update(
+    State(state): State<AppState>,
+    caller: Caller,
+    Json(body): Json<UpdateProfile>,
+) -> Result<axum::Json<User>, ApiError> {
+    let user = state
+        .services
+        .accounts
+        .update_profile(caller.user_id(), body.name, body.preferred_language)
+        .await?;
     Ok(axum::Json(user))
 }

@@ -91,12 +91,16 @@ impl Accounts {
             preferred_language: None,
             created_at: self.now(),
         };
-        let claim = Item::new(store::email_pk(&user.email), "EMAIL").with("userId", user.id.clone());
+        let claim =
+            Item::new(store::email_pk(&user.email), "EMAIL").with("userId", user.id.clone());
         let result = self
             .ports
             .table
             .transact(vec![
-                WriteOp::Put { item: claim, condition: Condition::NotExists },
+                WriteOp::Put {
+                    item: claim,
+                    condition: Condition::NotExists,
+                },
                 WriteOp::Put {
                     item: store::user_item(&user, password_hash.as_deref()),
                     condition: Condition::NotExists,
@@ -113,22 +117,38 @@ impl Accounts {
 
     /// Creates the first SUPER_ADMIN and a key for it, once per data store: returns None when
     /// the store was bootstrapped before (by this or any other process).
-    pub async fn bootstrap_admin(&self, email: Email) -> Result<Option<(User, NewKey)>, AccountsError> {
+    pub async fn bootstrap_admin(
+        &self,
+        email: Email,
+    ) -> Result<Option<(User, NewKey)>, AccountsError> {
         let marker = Item::new("SYSTEM", "BOOTSTRAP").with("at", store::time(self.now()));
         match self.ports.table.put(marker, Condition::NotExists).await {
             Err(StoreError::Conflict) => return Ok(None),
             other => other?,
         }
         let user = self
-            .create_user(NewUser { email, name: Some("Admin".into()), password: None, role: Role::SuperAdmin, plan: Plan::Business })
+            .create_user(NewUser {
+                email,
+                name: Some("Admin".into()),
+                password: None,
+                role: Role::SuperAdmin,
+                plan: Plan::Business,
+            })
             .await?;
         let key = self.create_key(&user, "bootstrap", None, None).await?;
         Ok(Some((user, key)))
     }
 
     pub async fn user(&self, user_id: &str) -> Result<User, AccountsError> {
-        let item = self.ports.table.get(&store::user_pk(user_id), store::PROFILE).await?;
-        item.as_ref().map(store::user_from).transpose()?.ok_or(AccountsError::NotFound)
+        let item = self
+            .ports
+            .table
+            .get(&store::user_pk(user_id), store::PROFILE)
+            .await?;
+        item.as_ref()
+            .map(store::user_from)
+            .transpose()?
+            .ok_or(AccountsError::NotFound)
     }
 
     /// Changes the caller's own profile fields.
@@ -150,7 +170,12 @@ impl Accounts {
         let item = self
             .ports
             .table
-            .update(&store::user_pk(user_id), store::PROFILE, update, Condition::Always)
+            .update(
+                &store::user_pk(user_id),
+                store::PROFILE,
+                update,
+                Condition::Always,
+            )
             .await
             .map_err(not_found_as_domain)?;
         Ok(store::user_from(&item)?)
@@ -160,18 +185,31 @@ impl Accounts {
 
     /// Checks email and password and opens a session; returns the token for the cookie.
     #[instrument(skip_all)]
-    pub async fn sign_in(&self, email: &str, password: &str) -> Result<(User, String), AccountsError> {
+    pub async fn sign_in(
+        &self,
+        email: &str,
+        password: &str,
+    ) -> Result<(User, String), AccountsError> {
         const WRONG: AccountsError = AccountsError::Unauthenticated("wrong email or password");
         let Ok(email) = Email::parse(email) else {
             password::verify_against_nothing(password);
             return Err(WRONG);
         };
-        let Some(claim) = self.ports.table.get(&store::email_pk(&email), "EMAIL").await? else {
+        let Some(claim) = self
+            .ports
+            .table
+            .get(&store::email_pk(&email), "EMAIL")
+            .await?
+        else {
             password::verify_against_nothing(password);
             return Err(WRONG);
         };
         let user_id = store::required_str(&claim, "userId")?;
-        let item = self.ports.table.get(&store::user_pk(user_id), store::PROFILE).await?;
+        let item = self
+            .ports
+            .table
+            .get(&store::user_pk(user_id), store::PROFILE)
+            .await?;
         let Some(item) = item else { return Err(WRONG) };
         let Some(hash) = item.str("passwordHash").map(str::to_string) else {
             // Accounts made by the CLI have no password until one is set.
@@ -191,7 +229,10 @@ impl Accounts {
         let session = Item::new(store::session_pk(&sha256_hex(&token)), "SESSION")
             .with("userId", user.id.clone())
             .with("createdAt", store::time(now))
-            .with("expiresAt", store::time(now + Duration::days(SESSION_TTL_DAYS)));
+            .with(
+                "expiresAt",
+                store::time(now + Duration::days(SESSION_TTL_DAYS)),
+            );
         self.ports.table.put(session, Condition::NotExists).await?;
         info!(user_id = %user.id, "signed in");
         Ok((user, token))
@@ -200,19 +241,31 @@ impl Accounts {
     /// Ends the session; unknown tokens are ignored.
     pub async fn sign_out(&self, token: &str) -> Result<(), AccountsError> {
         let pk = store::session_pk(&sha256_hex(token));
-        Ok(self.ports.table.delete(&pk, "SESSION", Condition::Always).await?)
+        Ok(self
+            .ports
+            .table
+            .delete(&pk, "SESSION", Condition::Always)
+            .await?)
     }
 
     pub async fn authenticate_session(&self, token: &str) -> Result<Principal, AccountsError> {
         let pk = store::session_pk(&sha256_hex(token));
         let Some(item) = self.ports.table.get(&pk, "SESSION").await? else {
-            return Err(AccountsError::Unauthenticated("session is invalid or has ended"));
+            return Err(AccountsError::Unauthenticated(
+                "session is invalid or has ended",
+            ));
         };
         if store::required_time(&item, "expiresAt")? <= self.now() {
             return Err(AccountsError::Unauthenticated("session has expired"));
         }
-        let user = self.user_or_unauthenticated(store::required_str(&item, "userId")?).await?;
-        Ok(Principal { user, scopes: vec![Scope::Read, Scope::Write], credential: Credential::Session })
+        let user = self
+            .user_or_unauthenticated(store::required_str(&item, "userId")?)
+            .await?;
+        Ok(Principal {
+            user,
+            scopes: vec![Scope::Read, Scope::Write],
+            credential: Credential::Session,
+        })
     }
 
     // --- API keys -------------------------------------------------------------------------
@@ -228,21 +281,31 @@ impl Accounts {
     ) -> Result<NewKey, AccountsError> {
         let name = name.trim();
         if name.is_empty() || name.chars().count() > MAX_NAME_LEN {
-            return Err(AccountsError::Invalid(format!("name must be 1 to {MAX_NAME_LEN} characters")));
+            return Err(AccountsError::Invalid(format!(
+                "name must be 1 to {MAX_NAME_LEN} characters"
+            )));
         }
         let scopes = match scopes {
             None => vec![Scope::Read, Scope::Write],
             Some(s) if s.is_empty() => {
-                return Err(AccountsError::Invalid("scopes must name at least one of: read, write".into()))
+                return Err(AccountsError::Invalid(
+                    "scopes must name at least one of: read, write".into(),
+                ))
             }
             Some(s) => {
                 let unique: HashSet<Scope> = s.into_iter().collect();
-                Scope::ALL.iter().copied().filter(|s| unique.contains(s)).collect()
+                Scope::ALL
+                    .iter()
+                    .copied()
+                    .filter(|s| unique.contains(s))
+                    .collect()
             }
         };
         let now = self.now();
         if expires_at.is_some_and(|t| t <= now) {
-            return Err(AccountsError::Invalid("expiresAt must be in the future".into()));
+            return Err(AccountsError::Invalid(
+                "expiresAt must be in the future".into(),
+            ));
         }
         if let Some(limit) = user.api_key_limit() {
             // Counted on the index, which may lag a concurrent create by a moment: two racing
@@ -269,14 +332,22 @@ impl Accounts {
 
     /// The user's keys, newest first.
     pub async fn list_keys(&self, user_id: &str) -> Result<Vec<ApiKey>, AccountsError> {
-        Ok(self.stored_keys(user_id).await?.into_iter().map(|(_, k)| k.key).collect())
+        Ok(self
+            .stored_keys(user_id)
+            .await?
+            .into_iter()
+            .map(|(_, k)| k.key)
+            .collect())
     }
 
     async fn stored_keys(&self, user_id: &str) -> Result<Vec<(Item, StoredKey)>, AccountsError> {
         let items = self
             .ports
             .table
-            .query_index(crate::ports::Index::Gsi1, Query::partition(store::user_api_keys(user_id)).descending())
+            .query_index(
+                crate::ports::Index::Gsi1,
+                Query::partition(store::user_api_keys(user_id)).descending(),
+            )
             .await?;
         items
             .into_iter()
@@ -289,9 +360,15 @@ impl Accounts {
     #[instrument(skip(self))]
     pub async fn revoke_key(&self, user_id: &str, key_id: &str) -> Result<(), AccountsError> {
         let keys = self.stored_keys(user_id).await?;
-        let (item, _) = keys.into_iter().find(|(_, k)| k.key.id == key_id).ok_or(AccountsError::NotFound)?;
+        let (item, _) = keys
+            .into_iter()
+            .find(|(_, k)| k.key.id == key_id)
+            .ok_or(AccountsError::NotFound)?;
         // Guarded on the owner, in case the index lags a re-use of the item.
-        self.ports.table.delete(&item.pk, &item.sk, Condition::equals("userId", user_id)).await?;
+        self.ports
+            .table
+            .delete(&item.pk, &item.sk, Condition::equals("userId", user_id))
+            .await?;
         info!("API key revoked");
         Ok(())
     }
@@ -302,7 +379,9 @@ impl Accounts {
             return Err(INVALID);
         }
         let pk = store::api_key_pk(&sha256_hex(secret));
-        let Some(item) = self.ports.table.get(&pk, "APIKEY").await? else { return Err(INVALID) };
+        let Some(item) = self.ports.table.get(&pk, "APIKEY").await? else {
+            return Err(INVALID);
+        };
         let stored = store::api_key_from(&item)?;
         let now = self.now();
         if stored.key.expires_at.is_some_and(|t| t <= now) {
@@ -315,18 +394,29 @@ impl Accounts {
             .is_none_or(|t| now - t >= Duration::seconds(LAST_USED_GRANULARITY_SECS));
         if stale {
             let update = Update::default().set("lastUsedAt", store::time(now));
-            match self.ports.table.update(&pk, "APIKEY", update, Condition::Always).await {
+            match self
+                .ports
+                .table
+                .update(&pk, "APIKEY", update, Condition::Always)
+                .await
+            {
                 // Revoked between the read and this write: the request that raced it may pass.
                 Ok(_) | Err(StoreError::NotFound) => {}
                 Err(e) => return Err(e.into()),
             }
         }
-        Ok(Principal { user, scopes: stored.key.scopes, credential: Credential::ApiKey { id: stored.key.id } })
+        Ok(Principal {
+            user,
+            scopes: stored.key.scopes,
+            credential: Credential::ApiKey { id: stored.key.id },
+        })
     }
 
     async fn user_or_unauthenticated(&self, user_id: &str) -> Result<User, AccountsError> {
         match self.user(user_id).await {
-            Err(AccountsError::NotFound) => Err(AccountsError::Unauthenticated("the account no longer exists")),
+            Err(AccountsError::NotFound) => Err(AccountsError::Unauthenticated(
+                "the account no longer exists",
+            )),
             other => other,
         }
     }
@@ -342,7 +432,9 @@ fn not_found_as_domain(e: StoreError) -> AccountsError {
 fn validate_name(name: &str) -> Result<String, AccountsError> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > MAX_NAME_LEN {
-        return Err(AccountsError::Invalid(format!("name must be 1 to {MAX_NAME_LEN} characters")));
+        return Err(AccountsError::Invalid(format!(
+            "name must be 1 to {MAX_NAME_LEN} characters"
+        )));
     }
     Ok(name.to_string())
 }
@@ -362,4 +454,3 @@ async fn validate_and_hash_password(password: &str) -> Result<String, AccountsEr
         .map_err(|e| AccountsError::Store(StoreError::Unavailable(e.to_string())))?
         .map_err(|e| AccountsError::Store(StoreError::Unavailable(e)))
 }
-

@@ -71,7 +71,9 @@ pub fn required_str<'a>(item: &'a Item, name: &str) -> Result<&'a str, StoreErro
 }
 
 pub fn parsed<T: std::str::FromStr>(item: &Item, name: &str) -> Result<T, StoreError> {
-    required_str(item, name)?.parse().map_err(|_| corrupt(item, name))
+    required_str(item, name)?
+        .parse()
+        .map_err(|_| corrupt(item, name))
 }
 
 pub fn opt_string(item: &Item, name: &str) -> Option<String> {
@@ -81,7 +83,10 @@ pub fn opt_string(item: &Item, name: &str) -> Option<String> {
 /// A stored item that does not have the shape the domain wrote: never expected, so reported as a
 /// backend failure (a 5xx that is logged) rather than shown to the caller.
 pub fn corrupt(item: &Item, name: &str) -> StoreError {
-    StoreError::Unavailable(format!("item {}/{} has a missing or invalid '{name}'", item.pk, item.sk))
+    StoreError::Unavailable(format!(
+        "item {}/{} has a missing or invalid '{name}'",
+        item.pk, item.sk
+    ))
 }
 
 pub fn user_item(user: &User, password_hash: Option<&str>) -> Item {
@@ -131,7 +136,10 @@ pub fn api_key_item(key_hash: &str, user_id: &str, key: &ApiKey) -> Item {
         .with("expiresAt", opt_time(key.expires_at))
         .with("createdAt", time(key.created_at))
         .with("gsi1pk", user_api_keys(user_id))
-        .with("gsi1sk", format!("{}#{}", time_text(key.created_at), key.id))
+        .with(
+            "gsi1sk",
+            format!("{}#{}", time_text(key.created_at), key.id),
+        )
 }
 
 pub fn api_key_from(item: &Item) -> Result<StoredKey, StoreError> {

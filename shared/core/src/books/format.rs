@@ -55,9 +55,8 @@ const ACCEPTED: &str = "EPUB (.epub), PDF (.pdf), TXT (.txt), DOCX (.docx) or HT
 pub fn sniff(file_name: &str, head: &[u8]) -> Result<BookFormat, String> {
     let by_name = BookFormat::from_extension(file_name)
         .ok_or_else(|| format!("'{file_name}' is not a supported book file: upload {ACCEPTED}"))?;
-    let by_content = content_format(head).ok_or_else(|| {
-        format!("the content of '{file_name}' is not a readable {ACCEPTED} file")
-    })?;
+    let by_content = content_format(head)
+        .ok_or_else(|| format!("the content of '{file_name}' is not a readable {ACCEPTED} file"))?;
     // A DOCX or EPUB whose zip directory lies beyond the sniffed head looks like an unnamed zip;
     // the extension decides between the two zip-based formats then.
     let zip_ok = by_content == ZipUnknown && matches!(by_name, BookFormat::Epub | BookFormat::Docx);
@@ -69,7 +68,10 @@ pub fn sniff(file_name: &str, head: &[u8]) -> Result<BookFormat, String> {
             by_name.as_str().to_uppercase(),
             f.as_str().to_uppercase()
         )),
-        ZipUnknown => Err(format!("'{file_name}' is a zip archive, not a {}", by_name.as_str().to_uppercase())),
+        ZipUnknown => Err(format!(
+            "'{file_name}' is a zip archive, not a {}",
+            by_name.as_str().to_uppercase()
+        )),
     }
 }
 
@@ -82,7 +84,9 @@ use Sniffed::{Known, ZipUnknown};
 
 fn content_format(head: &[u8]) -> Option<Sniffed> {
     if head.starts_with(b"PK\x03\x04") {
-        if contains(head, b"mimetypeapplication/epub+zip") || contains(head, b"META-INF/container.xml") {
+        if contains(head, b"mimetypeapplication/epub+zip")
+            || contains(head, b"META-INF/container.xml")
+        {
             return Some(Known(BookFormat::Epub));
         }
         if contains(head, b"word/") {
@@ -95,12 +99,21 @@ fn content_format(head: &[u8]) -> Option<Sniffed> {
         return Some(Known(BookFormat::Pdf));
     }
     let text = decode_head(head)?;
-    let lower = text.trim_start().chars().take(2048).collect::<String>().to_lowercase();
+    let lower = text
+        .trim_start()
+        .chars()
+        .take(2048)
+        .collect::<String>()
+        .to_lowercase();
     let looks_html = lower.starts_with("<!doctype html")
         || lower.starts_with("<html")
         || (lower.starts_with("<?xml") && lower.contains("<html"))
         || (lower.starts_with("<!--") && lower.contains("<html"));
-    Some(Known(if looks_html { BookFormat::Html } else { BookFormat::Txt }))
+    Some(Known(if looks_html {
+        BookFormat::Html
+    } else {
+        BookFormat::Txt
+    }))
 }
 
 /// The head as text when it is text: UTF-16 with a byte-order mark, or bytes without NULs and
@@ -110,14 +123,23 @@ fn decode_head(head: &[u8]) -> Option<String> {
         let le = head[0] == 0xFF;
         let units: Vec<u16> = head[2..]
             .chunks_exact(2)
-            .map(|c| if le { u16::from_le_bytes([c[0], c[1]]) } else { u16::from_be_bytes([c[0], c[1]]) })
+            .map(|c| {
+                if le {
+                    u16::from_le_bytes([c[0], c[1]])
+                } else {
+                    u16::from_be_bytes([c[0], c[1]])
+                }
+            })
             .collect();
         return Some(String::from_utf16_lossy(&units));
     }
     if head.is_empty() || head.contains(&0) {
         return None;
     }
-    let controls = head.iter().filter(|&&b| b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t' | 0x0C)).count();
+    let controls = head
+        .iter()
+        .filter(|&&b| b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t' | 0x0C))
+        .count();
     (controls * 100 <= head.len()).then(|| String::from_utf8_lossy(head).into_owned())
 }
 
@@ -131,8 +153,14 @@ mod tests {
 
     #[test]
     fn text_and_html_are_told_apart_by_content() {
-        assert_eq!(sniff("a.txt", b"Chapter 1\n\nCall me Ishmael."), Ok(BookFormat::Txt));
-        assert_eq!(sniff("a.HTML", b"\n <!DOCTYPE html><html></html>"), Ok(BookFormat::Html));
+        assert_eq!(
+            sniff("a.txt", b"Chapter 1\n\nCall me Ishmael."),
+            Ok(BookFormat::Txt)
+        );
+        assert_eq!(
+            sniff("a.HTML", b"\n <!DOCTYPE html><html></html>"),
+            Ok(BookFormat::Html)
+        );
         assert!(sniff("a.txt", b"<!doctype html><html>").is_err());
     }
 
@@ -146,7 +174,9 @@ mod tests {
 
     #[test]
     fn unknown_extensions_are_refused() {
-        assert!(sniff("book.mobi", b"hello").unwrap_err().contains("not a supported"));
+        assert!(sniff("book.mobi", b"hello")
+            .unwrap_err()
+            .contains("not a supported"));
         assert!(sniff("book", b"hello").is_err());
     }
 
@@ -155,7 +185,13 @@ mod tests {
         let epub = b"PK\x03\x04xxxxxxxxxxxxxxxxxxxxxxxxxxmimetypeapplication/epub+zip";
         assert_eq!(sniff("b.epub", epub), Ok(BookFormat::Epub));
         assert!(sniff("b.docx", epub).is_err());
-        assert_eq!(sniff("b.docx", b"PK\x03\x04....[Content_Types].xml....word/document.xml"), Ok(BookFormat::Docx));
+        assert_eq!(
+            sniff(
+                "b.docx",
+                b"PK\x03\x04....[Content_Types].xml....word/document.xml"
+            ),
+            Ok(BookFormat::Docx)
+        );
         assert!(sniff("b.epub", b"PK\x03\x04 just some zip").is_ok());
         assert!(sniff("b.pdf", b"PK\x03\x04 just some zip").is_err());
     }

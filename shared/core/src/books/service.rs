@@ -66,13 +66,25 @@ impl Books {
         }
         let head = &upload.bytes[..upload.bytes.len().min(64 * 1024)];
         let format = sniff(&upload.file_name, head).map_err(BooksError::UnsupportedFile)?;
-        let title = match upload.title.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+        let title = match upload
+            .title
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+        {
             Some(t) => validate_title(t)?,
             None => title_from_file_name(&upload.file_name),
         };
-        let target_lang = match upload.target_lang.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
-            Some(t) => LanguageCode::parse(t).map_err(|e| BooksError::Invalid(format!("targetLang: {e}")))?,
-            None => LanguageCode::parse(DEFAULT_TARGET_LANGUAGE).map_err(|e| BooksError::Invalid(e.0))?,
+        let target_lang = match upload
+            .target_lang
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+        {
+            Some(t) => LanguageCode::parse(t)
+                .map_err(|e| BooksError::Invalid(format!("targetLang: {e}")))?,
+            None => LanguageCode::parse(DEFAULT_TARGET_LANGUAGE)
+                .map_err(|e| BooksError::Invalid(e.0))?,
         };
         let now = self.ports.clock.now();
         let book = Book {
@@ -97,9 +109,17 @@ impl Books {
         };
         // Blob first, then the item, then the job: a crash in between leaves at worst an
         // unreferenced blob, never a book whose file is missing.
-        self.ports.blobs.put(&store::original_key(&book.id, format)?, upload.bytes).await?;
-        self.ports.table.put(store::book_item(&book), Condition::NotExists).await?;
-        let job = Job::Extract { book_id: book.id.clone() };
+        self.ports
+            .blobs
+            .put(&store::original_key(&book.id, format)?, upload.bytes)
+            .await?;
+        self.ports
+            .table
+            .put(store::book_item(&book), Condition::NotExists)
+            .await?;
+        let job = Job::Extract {
+            book_id: book.id.clone(),
+        };
         if let Err(e) = job.enqueue(self.ports.queue.as_ref()).await {
             warn!(book_id = %book.id, error = %e, "could not queue extraction; undoing the upload");
             self.remove_everything(&book.id).await?;
@@ -118,7 +138,9 @@ impl Books {
     ) -> Result<Vec<Book>, BooksError> {
         let limit = limit.unwrap_or(DEFAULT_LIST_LIMIT);
         if !(1..=MAX_LIST_LIMIT).contains(&limit) {
-            return Err(BooksError::Invalid(format!("limit must be between 1 and {MAX_LIST_LIMIT}")));
+            return Err(BooksError::Invalid(format!(
+                "limit must be between 1 and {MAX_LIST_LIMIT}"
+            )));
         }
         let mut query = Query::partition(store::user_books(user_id)).descending();
         if status.is_none() {
@@ -140,9 +162,14 @@ impl Books {
 
     /// The book, if it exists and belongs to the user.
     pub async fn get(&self, user_id: &str, book_id: &str) -> Result<Book, BooksError> {
-        let item = self.ports.table.get(&store::book_pk(book_id), store::BOOK_SK).await?;
+        let item = self
+            .ports
+            .table
+            .get(&store::book_pk(book_id), store::BOOK_SK)
+            .await?;
         let book = item.as_ref().map(store::book_from).transpose()?;
-        book.filter(|b| b.user_id == user_id).ok_or(BooksError::NotFound)
+        book.filter(|b| b.user_id == user_id)
+            .ok_or(BooksError::NotFound)
     }
 
     pub async fn detail(&self, user_id: &str, book_id: &str) -> Result<BookDetail, BooksError> {
@@ -155,7 +182,10 @@ impl Books {
     pub async fn chapters(&self, book_id: &str) -> Result<Vec<Chapter>, BooksError> {
         let query = Query::partition(store::book_pk(book_id)).prefix(store::CHAPTER_PREFIX);
         let items = self.ports.table.query(query).await?;
-        Ok(items.iter().map(store::chapter_from).collect::<Result<_, _>>()?)
+        Ok(items
+            .iter()
+            .map(store::chapter_from)
+            .collect::<Result<_, _>>()?)
     }
 
     /// Changes title and/or author. An empty author clears it.
@@ -168,21 +198,31 @@ impl Books {
         author: Option<String>,
     ) -> Result<Book, BooksError> {
         self.get(user_id, book_id).await?;
-        let mut update = Update::default().set("updatedAt", crate::accounts::store::time(self.ports.clock.now()));
+        let mut update = Update::default().set(
+            "updatedAt",
+            crate::accounts::store::time(self.ports.clock.now()),
+        );
         if let Some(title) = title {
             update = update.set("title", validate_title(&title)?);
         }
         if let Some(author) = author {
             let author = author.trim();
             if author.chars().count() > MAX_TITLE_CHARS {
-                return Err(BooksError::Invalid(format!("author must be at most {MAX_TITLE_CHARS} characters")));
+                return Err(BooksError::Invalid(format!(
+                    "author must be at most {MAX_TITLE_CHARS} characters"
+                )));
             }
             update = update.set("author", (!author.is_empty()).then(|| author.to_string()));
         }
         let item = self
             .ports
             .table
-            .update(&store::book_pk(book_id), store::BOOK_SK, update, Condition::equals("userId", user_id))
+            .update(
+                &store::book_pk(book_id),
+                store::BOOK_SK,
+                update,
+                Condition::equals("userId", user_id),
+            )
             .await
             .map_err(|e| match e {
                 StoreError::NotFound | StoreError::Conflict => BooksError::NotFound,
@@ -208,9 +248,15 @@ impl Books {
         let pk = store::book_pk(book_id);
         let items = self.ports.table.query(Query::partition(pk.clone())).await?;
         for item in items.iter().filter(|i| i.sk != store::BOOK_SK) {
-            self.ports.table.delete(&item.pk, &item.sk, Condition::Always).await?;
+            self.ports
+                .table
+                .delete(&item.pk, &item.sk, Condition::Always)
+                .await?;
         }
-        self.ports.table.delete(&pk, store::BOOK_SK, Condition::Always).await
+        self.ports
+            .table
+            .delete(&pk, store::BOOK_SK, Condition::Always)
+            .await
     }
 
     /// Moves the book through `event` if its status allows it; returns the book after the
@@ -221,14 +267,24 @@ impl Books {
         event: BookEvent,
         extra: Update,
     ) -> Result<Option<Book>, StoreError> {
-        let allowed: Vec<Value> = event.allowed_from().iter().map(|s| Value::from(s.as_str())).collect();
-        let update = extra
-            .set("status", event.target().as_str())
-            .set("updatedAt", crate::accounts::store::time(self.ports.clock.now()));
+        let allowed: Vec<Value> = event
+            .allowed_from()
+            .iter()
+            .map(|s| Value::from(s.as_str()))
+            .collect();
+        let update = extra.set("status", event.target().as_str()).set(
+            "updatedAt",
+            crate::accounts::store::time(self.ports.clock.now()),
+        );
         let result = self
             .ports
             .table
-            .update(&store::book_pk(book_id), store::BOOK_SK, update, Condition::In("status".into(), allowed))
+            .update(
+                &store::book_pk(book_id),
+                store::BOOK_SK,
+                update,
+                Condition::In("status".into(), allowed),
+            )
             .await;
         match result {
             Ok(item) => Ok(Some(store::book_from(&item)?)),
@@ -239,7 +295,11 @@ impl Books {
 
     /// The book by id alone, for workers (which act for the system, not a user).
     pub(crate) async fn find(&self, book_id: &str) -> Result<Option<Book>, StoreError> {
-        let item = self.ports.table.get(&store::book_pk(book_id), store::BOOK_SK).await?;
+        let item = self
+            .ports
+            .table
+            .get(&store::book_pk(book_id), store::BOOK_SK)
+            .await?;
         item.as_ref().map(store::book_from).transpose()
     }
 }
@@ -247,7 +307,9 @@ impl Books {
 fn validate_title(title: &str) -> Result<String, BooksError> {
     let title = title.trim();
     if title.is_empty() || title.chars().count() > MAX_TITLE_CHARS {
-        return Err(BooksError::Invalid(format!("title must be 1 to {MAX_TITLE_CHARS} characters")));
+        return Err(BooksError::Invalid(format!(
+            "title must be 1 to {MAX_TITLE_CHARS} characters"
+        )));
     }
     Ok(title.to_string())
 }
@@ -255,7 +317,12 @@ fn validate_title(title: &str) -> Result<String, BooksError> {
 fn title_from_file_name(file_name: &str) -> String {
     let base = file_name.rsplit(['/', '\\']).next().unwrap_or(file_name);
     let stem = base.rsplit_once('.').map_or(base, |(stem, _)| stem);
-    let title: String = stem.replace(['_', '-'], " ").trim().chars().take(MAX_TITLE_CHARS).collect();
+    let title: String = stem
+        .replace(['_', '-'], " ")
+        .trim()
+        .chars()
+        .take(MAX_TITLE_CHARS)
+        .collect();
     if title.is_empty() {
         "Untitled".into()
     } else {

@@ -8,7 +8,9 @@
 //! Blobs: `books/<id>/original.<ext>`, `books/<id>/chapters/<number>.txt`. Everything a book
 //! owns sits under its partition and its blob prefix, which is how deletion finds it all.
 
-use crate::accounts::store::{corrupt, opt_string, opt_time, parse_time, parsed, required_str, required_time, time, time_text};
+use crate::accounts::store::{
+    corrupt, opt_string, opt_time, parse_time, parsed, required_str, required_time, time, time_text,
+};
 use crate::books::{Book, BookFormat, Chapter};
 use crate::ports::{BlobKey, Item, StoreError};
 
@@ -60,7 +62,10 @@ pub fn book_item(book: &Book) -> Item {
         .with("updatedAt", time(book.updated_at))
         .with("completedAt", opt_time(book.completed_at))
         .with("gsi1pk", user_books(&book.user_id))
-        .with("gsi1sk", format!("{}#{}", time_text(book.created_at), book.id))
+        .with(
+            "gsi1sk",
+            format!("{}#{}", time_text(book.created_at), book.id),
+        )
 }
 
 pub fn book_from(item: &Item) -> Result<Book, StoreError> {
@@ -73,13 +78,19 @@ pub fn book_from(item: &Item) -> Result<Book, StoreError> {
         original_lang: required_str(item, "originalLang")?.to_string(),
         target_lang: required_str(item, "targetLang")?.to_string(),
         status: parsed(item, "status")?,
-        progress: item.i64("progress").and_then(|p| u8::try_from(p).ok()).unwrap_or(0),
+        progress: item
+            .i64("progress")
+            .and_then(|p| u8::try_from(p).ok())
+            .unwrap_or(0),
         word_count: item.i64("wordCount").and_then(|n| u64::try_from(n).ok()),
         chapter_count: item.i64("chapterCount").and_then(|n| u32::try_from(n).ok()),
         translation_model: opt_string(item, "translationModel"),
         format: BookFormat::parse(format).ok_or_else(|| corrupt(item, "format"))?,
         file_name: required_str(item, "fileName")?.to_string(),
-        file_size: item.i64("fileSize").and_then(|n| u64::try_from(n).ok()).unwrap_or(0),
+        file_size: item
+            .i64("fileSize")
+            .and_then(|n| u64::try_from(n).ok())
+            .unwrap_or(0),
         error: opt_string(item, "error"),
         created_at: required_time(item, "createdAt")?,
         updated_at: required_time(item, "updatedAt")?,
@@ -99,7 +110,10 @@ pub fn chapter_item(book_id: &str, chapter: &Chapter) -> Item {
 pub fn chapter_from(item: &Item) -> Result<Chapter, StoreError> {
     Ok(Chapter {
         id: required_str(item, "id")?.to_string(),
-        number: item.i64("number").and_then(|n| u32::try_from(n).ok()).ok_or_else(|| corrupt(item, "number"))?,
+        number: item
+            .i64("number")
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or_else(|| corrupt(item, "number"))?,
         title: opt_string(item, "title"),
         word_count: item.i64("wordCount").and_then(|n| u64::try_from(n).ok()),
         status: parsed(item, "status")?,

@@ -23,17 +23,22 @@ pub trait QueueHarness: Send {
 #[macro_export]
 macro_rules! queue_conformance {
     ($make:path) => {
-        $crate::__conformance_cases!(queue, $make, harness, [
-            messages_of_a_group_come_in_send_order_one_at_a_time,
-            groups_do_not_wait_for_each_other,
-            an_unacknowledged_message_returns_after_its_visibility_timeout,
-            a_message_moves_to_the_dead_letter_queue_after_four_receives,
-            acknowledged_messages_are_gone_and_acks_are_idempotent,
-            a_released_message_is_delivered_again_with_its_count_kept,
-            a_repeated_deduplication_id_is_enqueued_once,
-            nothing_is_lost_across_a_restart,
-            stats_count_waiting_and_in_flight_messages,
-        ]);
+        $crate::__conformance_cases!(
+            queue,
+            $make,
+            harness,
+            [
+                messages_of_a_group_come_in_send_order_one_at_a_time,
+                groups_do_not_wait_for_each_other,
+                an_unacknowledged_message_returns_after_its_visibility_timeout,
+                a_message_moves_to_the_dead_letter_queue_after_four_receives,
+                acknowledged_messages_are_gone_and_acks_are_idempotent,
+                a_released_message_is_delivered_again_with_its_count_kept,
+                a_repeated_deduplication_id_is_enqueued_once,
+                nothing_is_lost_across_a_restart,
+                stats_count_waiting_and_in_flight_messages,
+            ]
+        );
     };
 }
 
@@ -41,7 +46,11 @@ const VISIBILITY: Duration = Duration::from_secs(2);
 const JOBS: QueueName = QueueName::Jobs;
 
 async fn send(queue: &dyn Queue, group: &str, body: &str) {
-    let message = Outgoing { group: group.into(), dedup_id: unique("dedup"), body: body.into() };
+    let message = Outgoing {
+        group: group.into(),
+        dedup_id: unique("dedup"),
+        body: body.into(),
+    };
     queue.send(JOBS, message).await.unwrap();
 }
 
@@ -60,10 +69,17 @@ pub async fn messages_of_a_group_come_in_send_order_one_at_a_time<H: QueueHarnes
     }
     let first = receive(q.as_ref(), 1).await;
     assert_eq!(bodies(&first), ["a1"]);
-    assert!(receive(q.as_ref(), 10).await.is_empty(), "a2 must wait while a1 is in flight");
+    assert!(
+        receive(q.as_ref(), 10).await.is_empty(),
+        "a2 must wait while a1 is in flight"
+    );
     q.ack(JOBS, &first[0].receipt).await.unwrap();
     let rest = receive(q.as_ref(), 10).await;
-    assert_eq!(bodies(&rest), ["a2", "a3"], "a batch keeps the group's order");
+    assert_eq!(
+        bodies(&rest),
+        ["a2", "a3"],
+        "a batch keeps the group's order"
+    );
 }
 
 pub async fn groups_do_not_wait_for_each_other<H: QueueHarness>(h: &mut H) {
@@ -74,24 +90,41 @@ pub async fn groups_do_not_wait_for_each_other<H: QueueHarness>(h: &mut H) {
     let a = receive(q.as_ref(), 1).await;
     assert_eq!(bodies(&a), ["a1"]);
     let b = receive(q.as_ref(), 10).await;
-    assert_eq!(bodies(&b), ["b1"], "book-b is not held up by book-a's message in flight");
+    assert_eq!(
+        bodies(&b),
+        ["b1"],
+        "book-b is not held up by book-a's message in flight"
+    );
 }
 
-pub async fn an_unacknowledged_message_returns_after_its_visibility_timeout<H: QueueHarness>(h: &mut H) {
+pub async fn an_unacknowledged_message_returns_after_its_visibility_timeout<H: QueueHarness>(
+    h: &mut H,
+) {
     let q = h.queue();
     send(q.as_ref(), "g", "m").await;
     let first = receive(q.as_ref(), 1).await;
     assert_eq!(first[0].receive_count, 1);
-    assert!(receive(q.as_ref(), 1).await.is_empty(), "hidden while in flight");
+    assert!(
+        receive(q.as_ref(), 1).await.is_empty(),
+        "hidden while in flight"
+    );
     h.pass(VISIBILITY + Duration::from_secs(1)).await;
     let again = receive(q.as_ref(), 1).await;
     assert_eq!(bodies(&again), ["m"]);
-    assert_eq!(again[0].id, first[0].id, "the same message, delivered again");
+    assert_eq!(
+        again[0].id, first[0].id,
+        "the same message, delivered again"
+    );
     assert_eq!(again[0].receive_count, 2);
-    assert_ne!(again[0].receipt, first[0].receipt, "each delivery has its own receipt");
+    assert_ne!(
+        again[0].receipt, first[0].receipt,
+        "each delivery has its own receipt"
+    );
 }
 
-pub async fn a_message_moves_to_the_dead_letter_queue_after_four_receives<H: QueueHarness>(h: &mut H) {
+pub async fn a_message_moves_to_the_dead_letter_queue_after_four_receives<H: QueueHarness>(
+    h: &mut H,
+) {
     let q = h.queue();
     send(q.as_ref(), "g", "poison").await;
     send(q.as_ref(), "g", "next").await;
@@ -102,10 +135,20 @@ pub async fn a_message_moves_to_the_dead_letter_queue_after_four_receives<H: Que
         h.pass(VISIBILITY + Duration::from_secs(1)).await;
     }
     let after = receive(q.as_ref(), 1).await;
-    assert_eq!(bodies(&after), ["next"], "the fifth receive moves the poison message out of the way");
-    let dead = q.receive(QueueName::JobsDeadLetter, 10, VISIBILITY).await.unwrap();
+    assert_eq!(
+        bodies(&after),
+        ["next"],
+        "the fifth receive moves the poison message out of the way"
+    );
+    let dead = q
+        .receive(QueueName::JobsDeadLetter, 10, VISIBILITY)
+        .await
+        .unwrap();
     assert_eq!(bodies(&dead), ["poison"]);
-    assert_eq!(dead[0].receive_count, 1, "the dead-letter queue counts its own receives");
+    assert_eq!(
+        dead[0].receive_count, 1,
+        "the dead-letter queue counts its own receives"
+    );
 }
 
 pub async fn acknowledged_messages_are_gone_and_acks_are_idempotent<H: QueueHarness>(h: &mut H) {
@@ -123,7 +166,9 @@ pub async fn a_released_message_is_delivered_again_with_its_count_kept<H: QueueH
     let q = h.queue();
     send(q.as_ref(), "g", "m").await;
     let got = receive(q.as_ref(), 1).await;
-    q.release(JOBS, &got[0].receipt, Duration::ZERO).await.unwrap();
+    q.release(JOBS, &got[0].receipt, Duration::ZERO)
+        .await
+        .unwrap();
     let again = receive(q.as_ref(), 1).await;
     assert_eq!(bodies(&again), ["m"]);
     assert_eq!(again[0].receive_count, 2);
@@ -133,7 +178,11 @@ pub async fn a_repeated_deduplication_id_is_enqueued_once<H: QueueHarness>(h: &m
     let q = h.queue();
     let dedup_id = unique("dedup");
     for body in ["first", "second"] {
-        let message = Outgoing { group: "g".into(), dedup_id: dedup_id.clone(), body: body.into() };
+        let message = Outgoing {
+            group: "g".into(),
+            dedup_id: dedup_id.clone(),
+            body: body.into(),
+        };
         q.send(JOBS, message).await.unwrap();
     }
     let got = receive(q.as_ref(), 10).await;
@@ -152,7 +201,11 @@ pub async fn nothing_is_lost_across_a_restart<H: QueueHarness>(h: &mut H) {
     h.pass(VISIBILITY + Duration::from_secs(1)).await;
     let q = h.queue();
     let got = receive(q.as_ref(), 10).await;
-    assert_eq!(bodies(&got), ["m1", "m2"], "the unacknowledged and the waiting message both survive");
+    assert_eq!(
+        bodies(&got),
+        ["m1", "m2"],
+        "the unacknowledged and the waiting message both survive"
+    );
     assert_eq!(got[0].receive_count, 2);
 }
 

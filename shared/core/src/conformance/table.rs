@@ -11,22 +11,27 @@ use crate::ports::{Condition, Index, Item, Query, StoreError, Table, Update, Wri
 #[macro_export]
 macro_rules! table_conformance {
     ($make:path) => {
-        $crate::__conformance_cases!(table, $make, port, [
-            get_returns_none_for_a_missing_item,
-            put_then_get_returns_every_json_kind,
-            put_if_absent_conflicts_and_keeps_the_first_item,
-            put_with_an_equality_condition_checks_the_stored_value,
-            update_of_a_missing_item_is_not_found,
-            update_sets_removes_and_adds_then_returns_the_new_item,
-            update_whose_condition_fails_writes_nothing,
-            concurrent_counter_adds_are_atomic,
-            delete_of_a_missing_item_succeeds_and_conditions_guard_deletes,
-            query_orders_by_sort_key_with_prefix_direction_and_limit,
-            index_query_sees_only_items_with_both_index_attributes,
-            transaction_applies_all_writes_or_none,
-            transaction_update_of_a_missing_item_is_a_conflict,
-            transaction_rejects_too_many_or_repeated_items,
-        ]);
+        $crate::__conformance_cases!(
+            table,
+            $make,
+            port,
+            [
+                get_returns_none_for_a_missing_item,
+                put_then_get_returns_every_json_kind,
+                put_if_absent_conflicts_and_keeps_the_first_item,
+                put_with_an_equality_condition_checks_the_stored_value,
+                update_of_a_missing_item_is_not_found,
+                update_sets_removes_and_adds_then_returns_the_new_item,
+                update_whose_condition_fails_writes_nothing,
+                concurrent_counter_adds_are_atomic,
+                delete_of_a_missing_item_succeeds_and_conditions_guard_deletes,
+                query_orders_by_sort_key_with_prefix_direction_and_limit,
+                index_query_sees_only_items_with_both_index_attributes,
+                transaction_applies_all_writes_or_none,
+                transaction_update_of_a_missing_item_is_a_conflict,
+                transaction_rejects_too_many_or_repeated_items,
+            ]
+        );
     };
 }
 
@@ -51,16 +56,30 @@ pub async fn put_then_get_returns_every_json_kind(table: &dyn Table) {
     table.put(stored.clone(), Condition::Always).await.unwrap();
     assert_eq!(table.get(&pk, "A").await.unwrap(), Some(stored));
     // A put replaces the whole item, not just the attributes it names.
-    table.put(item(&pk, "A").with("only", 1), Condition::Always).await.unwrap();
-    assert_eq!(table.get(&pk, "A").await.unwrap(), Some(item(&pk, "A").with("only", 1)));
+    table
+        .put(item(&pk, "A").with("only", 1), Condition::Always)
+        .await
+        .unwrap();
+    assert_eq!(
+        table.get(&pk, "A").await.unwrap(),
+        Some(item(&pk, "A").with("only", 1))
+    );
 }
 
 pub async fn put_if_absent_conflicts_and_keeps_the_first_item(table: &dyn Table) {
     let pk = unique("pk");
-    table.put(item(&pk, "A").with("v", 1), Condition::NotExists).await.unwrap();
-    let second = table.put(item(&pk, "A").with("v", 2), Condition::NotExists).await;
+    table
+        .put(item(&pk, "A").with("v", 1), Condition::NotExists)
+        .await
+        .unwrap();
+    let second = table
+        .put(item(&pk, "A").with("v", 2), Condition::NotExists)
+        .await;
     assert!(matches!(second, Err(StoreError::Conflict)), "{second:?}");
-    assert_eq!(table.get(&pk, "A").await.unwrap().unwrap().i64("v"), Some(1));
+    assert_eq!(
+        table.get(&pk, "A").await.unwrap().unwrap().i64("v"),
+        Some(1)
+    );
     let exists = table.put(item(&pk, "B"), Condition::Exists).await;
     assert!(matches!(exists, Err(StoreError::Conflict)), "{exists:?}");
     assert_eq!(table.get(&pk, "B").await.unwrap(), None);
@@ -68,59 +87,134 @@ pub async fn put_if_absent_conflicts_and_keeps_the_first_item(table: &dyn Table)
 
 pub async fn put_with_an_equality_condition_checks_the_stored_value(table: &dyn Table) {
     let pk = unique("pk");
-    table.put(item(&pk, "A").with("status", "OLD"), Condition::Always).await.unwrap();
-    let wrong = table.put(item(&pk, "A").with("status", "NEW"), Condition::equals("status", "OTHER")).await;
+    table
+        .put(item(&pk, "A").with("status", "OLD"), Condition::Always)
+        .await
+        .unwrap();
+    let wrong = table
+        .put(
+            item(&pk, "A").with("status", "NEW"),
+            Condition::equals("status", "OTHER"),
+        )
+        .await;
     assert!(matches!(wrong, Err(StoreError::Conflict)));
-    table.put(item(&pk, "A").with("status", "NEW"), Condition::equals("status", "OLD")).await.unwrap();
+    table
+        .put(
+            item(&pk, "A").with("status", "NEW"),
+            Condition::equals("status", "OLD"),
+        )
+        .await
+        .unwrap();
     let any_of = Condition::In("status".into(), vec![json!("X"), json!("NEW")]);
-    table.put(item(&pk, "A").with("status", "NEWER"), any_of).await.unwrap();
-    assert_eq!(table.get(&pk, "A").await.unwrap().unwrap().str("status"), Some("NEWER"));
+    table
+        .put(item(&pk, "A").with("status", "NEWER"), any_of)
+        .await
+        .unwrap();
+    assert_eq!(
+        table.get(&pk, "A").await.unwrap().unwrap().str("status"),
+        Some("NEWER")
+    );
 }
 
 pub async fn update_of_a_missing_item_is_not_found(table: &dyn Table) {
     let pk = unique("pk");
-    let result = table.update(&pk, "A", Update::default().set("x", 1), Condition::Always).await;
+    let result = table
+        .update(&pk, "A", Update::default().set("x", 1), Condition::Always)
+        .await;
     assert!(matches!(result, Err(StoreError::NotFound)), "{result:?}");
-    assert_eq!(table.get(&pk, "A").await.unwrap(), None, "an update must not create the item");
+    assert_eq!(
+        table.get(&pk, "A").await.unwrap(),
+        None,
+        "an update must not create the item"
+    );
 }
 
 pub async fn update_sets_removes_and_adds_then_returns_the_new_item(table: &dyn Table) {
     let pk = unique("pk");
-    table.put(item(&pk, "A").with("keep", "k").with("gone", 1).with("count", 5), Condition::Always).await.unwrap();
-    let update = Update::default().set("new", "n").remove("gone").add("count", 3).add("fresh", 2);
-    let after = table.update(&pk, "A", update, Condition::Exists).await.unwrap();
-    let expected = item(&pk, "A").with("keep", "k").with("count", 8).with("new", "n").with("fresh", 2);
+    table
+        .put(
+            item(&pk, "A")
+                .with("keep", "k")
+                .with("gone", 1)
+                .with("count", 5),
+            Condition::Always,
+        )
+        .await
+        .unwrap();
+    let update = Update::default()
+        .set("new", "n")
+        .remove("gone")
+        .add("count", 3)
+        .add("fresh", 2);
+    let after = table
+        .update(&pk, "A", update, Condition::Exists)
+        .await
+        .unwrap();
+    let expected = item(&pk, "A")
+        .with("keep", "k")
+        .with("count", 8)
+        .with("new", "n")
+        .with("fresh", 2);
     assert_eq!(after, expected);
     assert_eq!(table.get(&pk, "A").await.unwrap(), Some(expected));
 }
 
 pub async fn update_whose_condition_fails_writes_nothing(table: &dyn Table) {
     let pk = unique("pk");
-    table.put(item(&pk, "A").with("status", "A").with("n", 1), Condition::Always).await.unwrap();
+    table
+        .put(
+            item(&pk, "A").with("status", "A").with("n", 1),
+            Condition::Always,
+        )
+        .await
+        .unwrap();
     let update = Update::default().set("status", "B").add("n", 1);
-    let result = table.update(&pk, "A", update, Condition::equals("status", "Z")).await;
+    let result = table
+        .update(&pk, "A", update, Condition::equals("status", "Z"))
+        .await;
     assert!(matches!(result, Err(StoreError::Conflict)), "{result:?}");
-    assert_eq!(table.get(&pk, "A").await.unwrap(), Some(item(&pk, "A").with("status", "A").with("n", 1)));
+    assert_eq!(
+        table.get(&pk, "A").await.unwrap(),
+        Some(item(&pk, "A").with("status", "A").with("n", 1))
+    );
 }
 
 pub async fn concurrent_counter_adds_are_atomic(table: &dyn Table) {
     let pk = unique("pk");
-    table.put(item(&pk, "C").with("n", 0), Condition::Always).await.unwrap();
-    let adds = (0..20).map(|_| table.update(&pk, "C", Update::default().add("n", 1), Condition::Always));
+    table
+        .put(item(&pk, "C").with("n", 0), Condition::Always)
+        .await
+        .unwrap();
+    let adds =
+        (0..20).map(|_| table.update(&pk, "C", Update::default().add("n", 1), Condition::Always));
     for result in futures::future::join_all(adds).await {
         result.unwrap();
     }
-    assert_eq!(table.get(&pk, "C").await.unwrap().unwrap().i64("n"), Some(20));
+    assert_eq!(
+        table.get(&pk, "C").await.unwrap().unwrap().i64("n"),
+        Some(20)
+    );
 }
 
 pub async fn delete_of_a_missing_item_succeeds_and_conditions_guard_deletes(table: &dyn Table) {
     let pk = unique("pk");
-    table.delete(&pk, "nothing", Condition::Always).await.unwrap();
-    table.put(item(&pk, "A").with("owner", "u1"), Condition::Always).await.unwrap();
-    let wrong = table.delete(&pk, "A", Condition::equals("owner", "u2")).await;
+    table
+        .delete(&pk, "nothing", Condition::Always)
+        .await
+        .unwrap();
+    table
+        .put(item(&pk, "A").with("owner", "u1"), Condition::Always)
+        .await
+        .unwrap();
+    let wrong = table
+        .delete(&pk, "A", Condition::equals("owner", "u2"))
+        .await;
     assert!(matches!(wrong, Err(StoreError::Conflict)));
     assert!(table.get(&pk, "A").await.unwrap().is_some());
-    table.delete(&pk, "A", Condition::equals("owner", "u1")).await.unwrap();
+    table
+        .delete(&pk, "A", Condition::equals("owner", "u1"))
+        .await
+        .unwrap();
     assert_eq!(table.get(&pk, "A").await.unwrap(), None);
 }
 
@@ -129,18 +223,50 @@ pub async fn query_orders_by_sort_key_with_prefix_direction_and_limit(table: &dy
     for sk in ["CHAPTER#00002", "BOOK", "CHAPTER#00010", "CHAPTER#00001"] {
         table.put(item(&pk, sk), Condition::Always).await.unwrap();
     }
-    table.put(item(&unique("other"), "CHAPTER#00001"), Condition::Always).await.unwrap();
+    table
+        .put(item(&unique("other"), "CHAPTER#00001"), Condition::Always)
+        .await
+        .unwrap();
     let sks = |items: Vec<Item>| items.into_iter().map(|i| i.sk).collect::<Vec<_>>();
     let all = table.query(Query::partition(&pk)).await.unwrap();
-    assert_eq!(sks(all), ["BOOK", "CHAPTER#00001", "CHAPTER#00002", "CHAPTER#00010"]);
-    let chapters = table.query(Query::partition(&pk).prefix("CHAPTER#")).await.unwrap();
-    assert_eq!(sks(chapters), ["CHAPTER#00001", "CHAPTER#00002", "CHAPTER#00010"]);
-    let last_two = table.query(Query::partition(&pk).prefix("CHAPTER#").descending().limit(2)).await.unwrap();
+    assert_eq!(
+        sks(all),
+        ["BOOK", "CHAPTER#00001", "CHAPTER#00002", "CHAPTER#00010"]
+    );
+    let chapters = table
+        .query(Query::partition(&pk).prefix("CHAPTER#"))
+        .await
+        .unwrap();
+    assert_eq!(
+        sks(chapters),
+        ["CHAPTER#00001", "CHAPTER#00002", "CHAPTER#00010"]
+    );
+    let last_two = table
+        .query(
+            Query::partition(&pk)
+                .prefix("CHAPTER#")
+                .descending()
+                .limit(2),
+        )
+        .await
+        .unwrap();
     assert_eq!(sks(last_two), ["CHAPTER#00010", "CHAPTER#00002"]);
     // Prefixes are literal, even with characters that are special in LIKE or glob patterns.
-    table.put(item(&pk, "a%b_c"), Condition::Always).await.unwrap();
-    table.put(item(&pk, "axbyc"), Condition::Always).await.unwrap();
-    assert_eq!(sks(table.query(Query::partition(&pk).prefix("a%b_")).await.unwrap()), ["a%b_c"]);
+    table
+        .put(item(&pk, "a%b_c"), Condition::Always)
+        .await
+        .unwrap();
+    table
+        .put(item(&pk, "axbyc"), Condition::Always)
+        .await
+        .unwrap();
+    assert_eq!(
+        sks(table
+            .query(Query::partition(&pk).prefix("a%b_"))
+            .await
+            .unwrap()),
+        ["a%b_c"]
+    );
 }
 
 pub async fn index_query_sees_only_items_with_both_index_attributes(table: &dyn Table) {
@@ -156,44 +282,104 @@ pub async fn index_query_sees_only_items_with_both_index_attributes(table: &dyn 
     put(unique("b"), Some("2024-01-01")).await.unwrap();
     put(unique("c"), Some("2024-01-03")).await.unwrap();
     put(unique("sparse"), None).await.unwrap();
-    let newest_first = table.query_index(Index::Gsi1, Query::partition(&owner).descending().limit(2)).await.unwrap();
-    let sort_keys: Vec<_> = newest_first.iter().map(|i| i.str("gsi1sk").unwrap().to_string()).collect();
+    let newest_first = table
+        .query_index(Index::Gsi1, Query::partition(&owner).descending().limit(2))
+        .await
+        .unwrap();
+    let sort_keys: Vec<_> = newest_first
+        .iter()
+        .map(|i| i.str("gsi1sk").unwrap().to_string())
+        .collect();
     assert_eq!(sort_keys, ["2024-01-03", "2024-01-02"]);
-    let all = table.query_index(Index::Gsi1, Query::partition(&owner)).await.unwrap();
-    assert_eq!(all.len(), 3, "an item without the sort attribute is not indexed");
+    let all = table
+        .query_index(Index::Gsi1, Query::partition(&owner))
+        .await
+        .unwrap();
+    assert_eq!(
+        all.len(),
+        3,
+        "an item without the sort attribute is not indexed"
+    );
 }
 
 pub async fn transaction_applies_all_writes_or_none(table: &dyn Table) {
     let pk = unique("pk");
-    table.put(item(&pk, "EXISTING").with("n", 1), Condition::Always).await.unwrap();
+    table
+        .put(item(&pk, "EXISTING").with("n", 1), Condition::Always)
+        .await
+        .unwrap();
     // The last op's condition fails, so the first two must not be applied either.
     let failing = vec![
-        WriteOp::Put { item: item(&pk, "NEW"), condition: Condition::NotExists },
-        WriteOp::Update { pk: pk.clone(), sk: "EXISTING".into(), update: Update::default().add("n", 1), condition: Condition::Always },
-        WriteOp::Check { pk: pk.clone(), sk: "MISSING".into(), condition: Condition::Exists },
+        WriteOp::Put {
+            item: item(&pk, "NEW"),
+            condition: Condition::NotExists,
+        },
+        WriteOp::Update {
+            pk: pk.clone(),
+            sk: "EXISTING".into(),
+            update: Update::default().add("n", 1),
+            condition: Condition::Always,
+        },
+        WriteOp::Check {
+            pk: pk.clone(),
+            sk: "MISSING".into(),
+            condition: Condition::Exists,
+        },
     ];
     let result = table.transact(failing).await;
     assert!(matches!(result, Err(StoreError::Conflict)), "{result:?}");
     assert_eq!(table.get(&pk, "NEW").await.unwrap(), None);
-    assert_eq!(table.get(&pk, "EXISTING").await.unwrap().unwrap().i64("n"), Some(1));
+    assert_eq!(
+        table.get(&pk, "EXISTING").await.unwrap().unwrap().i64("n"),
+        Some(1)
+    );
 
-    table.put(item(&pk, "DOOMED"), Condition::Always).await.unwrap();
+    table
+        .put(item(&pk, "DOOMED"), Condition::Always)
+        .await
+        .unwrap();
     let succeeding = vec![
-        WriteOp::Put { item: item(&pk, "NEW").with("v", "x"), condition: Condition::NotExists },
-        WriteOp::Update { pk: pk.clone(), sk: "EXISTING".into(), update: Update::default().add("n", 1), condition: Condition::equals("n", 1) },
-        WriteOp::Delete { pk: pk.clone(), sk: "DOOMED".into(), condition: Condition::Exists },
+        WriteOp::Put {
+            item: item(&pk, "NEW").with("v", "x"),
+            condition: Condition::NotExists,
+        },
+        WriteOp::Update {
+            pk: pk.clone(),
+            sk: "EXISTING".into(),
+            update: Update::default().add("n", 1),
+            condition: Condition::equals("n", 1),
+        },
+        WriteOp::Delete {
+            pk: pk.clone(),
+            sk: "DOOMED".into(),
+            condition: Condition::Exists,
+        },
     ];
     table.transact(succeeding).await.unwrap();
-    assert_eq!(table.get(&pk, "NEW").await.unwrap().unwrap().str("v"), Some("x"));
-    assert_eq!(table.get(&pk, "EXISTING").await.unwrap().unwrap().i64("n"), Some(2));
+    assert_eq!(
+        table.get(&pk, "NEW").await.unwrap().unwrap().str("v"),
+        Some("x")
+    );
+    assert_eq!(
+        table.get(&pk, "EXISTING").await.unwrap().unwrap().i64("n"),
+        Some(2)
+    );
     assert_eq!(table.get(&pk, "DOOMED").await.unwrap(), None);
 }
 
 pub async fn transaction_update_of_a_missing_item_is_a_conflict(table: &dyn Table) {
     let pk = unique("pk");
     let ops = vec![
-        WriteOp::Put { item: item(&pk, "A"), condition: Condition::Always },
-        WriteOp::Update { pk: pk.clone(), sk: "MISSING".into(), update: Update::default().set("x", 1), condition: Condition::Always },
+        WriteOp::Put {
+            item: item(&pk, "A"),
+            condition: Condition::Always,
+        },
+        WriteOp::Update {
+            pk: pk.clone(),
+            sk: "MISSING".into(),
+            update: Update::default().set("x", 1),
+            condition: Condition::Always,
+        },
     ];
     let result = table.transact(ops).await;
     assert!(matches!(result, Err(StoreError::Conflict)), "{result:?}");
@@ -204,13 +390,29 @@ pub async fn transaction_update_of_a_missing_item_is_a_conflict(table: &dyn Tabl
 pub async fn transaction_rejects_too_many_or_repeated_items(table: &dyn Table) {
     let pk = unique("pk");
     let too_many = (0..=MAX_TRANSACTION_OPS)
-        .map(|i| WriteOp::Put { item: item(&pk, &format!("{i:04}")), condition: Condition::Always })
+        .map(|i| WriteOp::Put {
+            item: item(&pk, &format!("{i:04}")),
+            condition: Condition::Always,
+        })
         .collect();
-    assert!(matches!(table.transact(too_many).await, Err(StoreError::Invalid(_))));
+    assert!(matches!(
+        table.transact(too_many).await,
+        Err(StoreError::Invalid(_))
+    ));
     let repeated = vec![
-        WriteOp::Put { item: item(&pk, "A"), condition: Condition::Always },
-        WriteOp::Delete { pk: pk.clone(), sk: "A".into(), condition: Condition::Always },
+        WriteOp::Put {
+            item: item(&pk, "A"),
+            condition: Condition::Always,
+        },
+        WriteOp::Delete {
+            pk: pk.clone(),
+            sk: "A".into(),
+            condition: Condition::Always,
+        },
     ];
-    assert!(matches!(table.transact(repeated).await, Err(StoreError::Invalid(_))));
+    assert!(matches!(
+        table.transact(repeated).await,
+        Err(StoreError::Invalid(_))
+    ));
     assert!(table.query(Query::partition(&pk)).await.unwrap().is_empty());
 }

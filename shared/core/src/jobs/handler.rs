@@ -27,7 +27,10 @@ pub struct JobHandler {
 
 impl JobHandler {
     pub fn new(ports: Ports) -> Self {
-        JobHandler { books: Books::new(ports.clone()), ports }
+        JobHandler {
+            books: Books::new(ports.clone()),
+            ports,
+        }
     }
 
     /// Runs a job from the jobs queue. Idempotent: a redelivered job finds its work done or
@@ -62,7 +65,15 @@ impl JobHandler {
             last.unwrap_or_else(|| "unknown error".into())
         );
         error!(book_id, %reason, "job dead-lettered");
-        match self.books.transition(book_id, BookEvent::ExtractionFailed, Update::default().set("error", reason)).await {
+        match self
+            .books
+            .transition(
+                book_id,
+                BookEvent::ExtractionFailed,
+                Update::default().set("error", reason),
+            )
+            .await
+        {
             Ok(_) => Outcome::Done,
             Err(e) => Outcome::Retry(e.to_string()),
         }
@@ -72,7 +83,17 @@ impl JobHandler {
     async fn note_last_error(&self, job: &Job, e: &StoreError) {
         let update = Update::default().set("error", e.to_string());
         let pk = crate::books::store::book_pk(job.book_id());
-        if let Err(err) = self.ports.table.update(&pk, crate::books::store::BOOK_SK, update, crate::ports::Condition::Always).await {
+        if let Err(err) = self
+            .ports
+            .table
+            .update(
+                &pk,
+                crate::books::store::BOOK_SK,
+                update,
+                crate::ports::Condition::Always,
+            )
+            .await
+        {
             warn!(error = %err, "could not record the job's failure on the book");
         }
     }

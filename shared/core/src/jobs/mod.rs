@@ -38,7 +38,11 @@ impl Job {
     /// Sends the job to the jobs queue, in its book's message group so a book's jobs run in order.
     pub async fn enqueue(&self, queue: &dyn Queue) -> Result<String, StoreError> {
         let body = serde_json::to_string(self).map_err(|e| StoreError::Invalid(e.to_string()))?;
-        let message = Outgoing { group: self.book_id().to_string(), dedup_id: self.dedup_id(), body };
+        let message = Outgoing {
+            group: self.book_id().to_string(),
+            dedup_id: self.dedup_id(),
+            body,
+        };
         queue.send(QueueName::Jobs, message).await
     }
 }

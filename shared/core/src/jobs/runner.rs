@@ -24,7 +24,11 @@ pub struct RunnerConfig {
 
 impl Default for RunnerConfig {
     fn default() -> Self {
-        RunnerConfig { batch: 10, visibility: Duration::from_secs(15 * 60), idle_wait: Duration::from_millis(200) }
+        RunnerConfig {
+            batch: 10,
+            visibility: Duration::from_secs(15 * 60),
+            idle_wait: Duration::from_millis(200),
+        }
     }
 }
 
@@ -46,14 +50,18 @@ pub async fn run_once(
     let mut failed_groups: Vec<String> = Vec::new();
     for message in &batch {
         if failed_groups.contains(&message.group) {
-            queue.release(from, &message.receipt, Duration::ZERO).await?;
+            queue
+                .release(from, &message.receipt, Duration::ZERO)
+                .await?;
             continue;
         }
         match handle(handler, from, message).await {
             Outcome::Done => queue.ack(from, &message.receipt).await?,
             Outcome::Retry(reason) => {
                 warn!(message_id = %message.id, receive_count = message.receive_count, %reason, "job will be retried");
-                queue.release(from, &message.receipt, retry_delay(message.receive_count)).await?;
+                queue
+                    .release(from, &message.receipt, retry_delay(message.receive_count))
+                    .await?;
                 failed_groups.push(message.group.clone());
             }
         }

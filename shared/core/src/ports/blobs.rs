@@ -18,10 +18,13 @@ impl BlobKey {
             !s.is_empty()
                 && s != "."
                 && s != ".."
-                && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
         };
         if raw.len() > 512 || !raw.split('/').all(valid_segment) {
-            return Err(StoreError::Invalid(format!("'{raw}' is not a valid blob key")));
+            return Err(StoreError::Invalid(format!(
+                "'{raw}' is not a valid blob key"
+            )));
         }
         Ok(BlobKey(raw.to_string()))
     }

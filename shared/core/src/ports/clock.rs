@@ -30,13 +30,19 @@ impl ManualClock {
     }
 
     pub fn advance(&self, by: Duration) {
-        let mut now = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut now = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         *now += by;
     }
 }
 
 impl Clock for ManualClock {
     fn now(&self) -> DateTime<Utc> {
-        *self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }

@@ -105,8 +105,12 @@ pub trait Queue: Send + Sync {
 
     /// Makes the delivered message visible again after `delay` (zero: now) instead of at the end
     /// of its visibility timeout. Its receive count is kept. Unknown receipts MUST succeed.
-    async fn release(&self, queue: QueueName, receipt: &str, delay: Duration)
-        -> Result<(), StoreError>;
+    async fn release(
+        &self,
+        queue: QueueName,
+        receipt: &str,
+        delay: Duration,
+    ) -> Result<(), StoreError>;
 
     /// Current counts. MAY be approximate on backends that only report estimates (SQS).
     async fn stats(&self, queue: QueueName) -> Result<QueueStats, StoreError>;

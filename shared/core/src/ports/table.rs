@@ -22,7 +22,11 @@ pub struct Item {
 
 impl Item {
     pub fn new(pk: impl Into<String>, sk: impl Into<String>) -> Self {
-        Item { pk: pk.into(), sk: sk.into(), attrs: Attrs::new() }
+        Item {
+            pk: pk.into(),
+            sk: sk.into(),
+            attrs: Attrs::new(),
+        }
     }
 
     pub fn with(mut self, name: &str, value: impl Into<Value>) -> Self {
@@ -125,11 +129,27 @@ impl Update {
 /// One write of a transaction.
 #[derive(Debug, Clone, PartialEq)]
 pub enum WriteOp {
-    Put { item: Item, condition: Condition },
-    Update { pk: String, sk: String, update: Update, condition: Condition },
-    Delete { pk: String, sk: String, condition: Condition },
+    Put {
+        item: Item,
+        condition: Condition,
+    },
+    Update {
+        pk: String,
+        sk: String,
+        update: Update,
+        condition: Condition,
+    },
+    Delete {
+        pk: String,
+        sk: String,
+        condition: Condition,
+    },
     /// Only checks a condition on another item; writes nothing.
-    Check { pk: String, sk: String, condition: Condition },
+    Check {
+        pk: String,
+        sk: String,
+        condition: Condition,
+    },
 }
 
 /// A query over one partition (of the table, or of an index).
@@ -147,7 +167,12 @@ pub struct Query {
 
 impl Query {
     pub fn partition(partition: impl Into<String>) -> Self {
-        Query { partition: partition.into(), sort_prefix: None, descending: false, limit: None }
+        Query {
+            partition: partition.into(),
+            sort_prefix: None,
+            descending: false,
+            limit: None,
+        }
     }
 
     pub fn prefix(mut self, prefix: impl Into<String>) -> Self {

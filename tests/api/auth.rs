@@ -1,0 +1,276 @@
+use chrono::{Duration, Utc};
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::helpers::{assert_error, spawn_app};
+
+#[tokio::test]
+async fn a_request_without_a_credential_is_401_with_an_error_body() {
+    let app = spawn_app().await;
+    let response = app
+        .client
+        .get(format!("{}/api/books", app.url))
+        .send()
+        .await
+        .unwrap();
+    assert_error(response, 401, "unauthorized").await;
+}
+
+#[tokio::test]
+async fn an_unknown_or_malformed_api_key_is_401() {
+    let app = spawn_app().await;
+    for key in ["bt_notARealKeyAtAll", "sk_wrongprefix", ""] {
+        assert_error(app.get("/api/user", key).await, 401, "unauthorized").await;
+    }
+    let basic = app
+        .client
+        .get(format!("{}/api/user", app.url))
+        .header("authorization", "Basic Zm9vOmJhcg==");
+    assert_error(basic.send().await.unwrap(), 401, "unauthorized").await;
+}
+
+#[tokio::test]
+async fn a_revoked_key_stops_working_at_once() {
+    let app = spawn_app().await;
+    let user = app.user().await;
+    let created: Value = app
+        .send_json(Method::POST, "/api/keys", &user.key, json!({"name": "ci"}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let secret = created["secretKey"].as_str().unwrap();
+    assert_eq!(app.get("/api/user", secret).await.status(), 200);
+    let id = created["key"]["id"].as_str().unwrap();
+    let revoked = app
+        .request(Method::DELETE, &format!("/api/keys/{id}"), &user.key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(revoked.status(), 200);
+    assert_error(app.get("/api/user", secret).await, 401, "unauthorized").await;
+}
+
+#[tokio::test]
+async fn an_expired_key_is_401() {
+    let app = spawn_app().await;
+    let user = app.user().await;
+    let expires = (Utc::now() + Duration::hours(1)).to_rfc3339();
+    let body = json!({"name": "short-lived", "expiresAt": expires});
+    let created: Value = app
+        .send_json(Method::POST, "/api/keys", &user.key, body)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let secret = created["secretKey"].as_str().unwrap();
+    assert_eq!(app.get("/api/user", secret).await.status(), 200);
+    app.clock.advance(Duration::hours(2));
+    let body = assert_error(app.get("/api/user", secret).await, 401, "unauthorized").await;
+    assert!(body["message"].as_str().unwrap().contains("expired"));
+}
+
+#[tokio::test]
+async fn a_read_only_key_may_read_but_not_write() {
+    let app = spawn_app().await;
+    let user = app
+        .user_with(
+            booktr_core::types::Plan::Pro,
+            booktr_core::types::Role::User,
+        )
+        .await;
+    let body = json!({"name": "dashboard", "scopes": ["read"]});
+    let created: Value = app
+        .send_json(Method::POST, "/api/keys", &user.key, body)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(created["key"]["scopes"], json!(["read"]));
+    let read_only = created["secretKey"].as_str().unwrap();
+    assert_eq!(app.get("/api/books", read_only).await.status(), 200);
+    let head = app
+        .request(Method::HEAD, "/api/books", read_only)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(head.status(), 200);
+    let write = app
+        .send_json(Method::PATCH, "/api/user", read_only, json!({"name": "x"}))
+        .await;
+    assert_error(write, 403, "forbidden").await;
+    let upload = app
+        .upload(read_only, "a.txt", b"Chapter 1\n\nText".to_vec())
+        .await;
+    assert_error(upload, 403, "forbidden").await;
+}
+
+async fn sign_up(app: &crate::helpers::TestApp, email: &str) -> reqwest::Response {
+    let body = json!({"email": email, "password": "correct horse battery", "name": "Ana"});
+    app.client
+        .post(format!("{}/api/auth/signup", app.url))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+fn session_cookie(response: &reqwest::Response) -> String {
+    let header = response
+        .headers()
+        .get("set-cookie")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(header.starts_with("auth.session-token="), "{header}");
+    header
+}
+
+#[tokio::test]
+async fn sign_up_sets_an_http_only_lax_session_cookie_that_authenticates() {
+    let app = spawn_app().await;
+    let response = sign_up(&app, "ana@example.com").await;
+    assert_eq!(response.status(), 201);
+    let cookie = session_cookie(&response);
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax") && cookie.contains("Path=/"),
+        "{cookie}"
+    );
+    assert!(
+        !cookie.contains("Secure"),
+        "plain http must not set Secure: {cookie}"
+    );
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["user"]["email"], "ana@example.com");
+    assert_eq!(body["user"]["role"], "USER");
+    assert!(body["user"].get("passwordHash").is_none());
+
+    let pair = cookie.split(';').next().unwrap();
+    let me = app
+        .client
+        .get(format!("{}/api/user", app.url))
+        .header("cookie", pair)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(me.status(), 200);
+    // A session may write too.
+    let patched = app
+        .client
+        .patch(format!("{}/api/user", app.url))
+        .header("cookie", pair)
+        .json(&json!({"name": "Ana B"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(patched.status(), 200);
+}
+
+#[tokio::test]
+async fn sign_in_checks_the_password_and_sign_out_ends_the_session() {
+    let app = spawn_app().await;
+    sign_up(&app, "bo@example.com").await;
+    let wrong = json!({"email": "bo@example.com", "password": "not the password"});
+    let response = app
+        .client
+        .post(format!("{}/api/auth/signin", app.url))
+        .json(&wrong)
+        .send()
+        .await
+        .unwrap();
+    assert_error(response, 401, "unauthorized").await;
+    let unknown = json!({"email": "nobody@example.com", "password": "whatever123"});
+    let response = app
+        .client
+        .post(format!("{}/api/auth/signin", app.url))
+        .json(&unknown)
+        .send()
+        .await
+        .unwrap();
+    assert_error(response, 401, "unauthorized").await;
+
+    let right = json!({"email": "BO@example.com", "password": "correct horse battery"});
+    let response = app
+        .client
+        .post(format!("{}/api/auth/signin", app.url))
+        .json(&right)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let pair = session_cookie(&response)
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    let out = app
+        .client
+        .post(format!("{}/api/auth/signout", app.url))
+        .header("cookie", &pair)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.status(), 200);
+    assert!(session_cookie(&out).contains("Max-Age=0"));
+    let me = app
+        .client
+        .get(format!("{}/api/user", app.url))
+        .header("cookie", &pair)
+        .send()
+        .await
+        .unwrap();
+    assert_error(me, 401, "unauthorized").await;
+}
+
+#[tokio::test]
+async fn sessions_expire_after_thirty_days() {
+    let app = spawn_app().await;
+    let response = sign_up(&app, "cy@example.com").await;
+    let pair = session_cookie(&response)
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    app.clock.advance(Duration::days(31));
+    let me = app
+        .client
+        .get(format!("{}/api/user", app.url))
+        .header("cookie", &pair)
+        .send()
+        .await
+        .unwrap();
+    assert_error(me, 401, "unauthorized").await;
+}
+
+#[tokio::test]
+async fn the_cookie_is_secure_behind_an_https_proxy() {
+    let app = spawn_app().await;
+    let body = json!({"email": "di@example.com", "password": "correct horse battery"});
+    let response = app
+        .client
+        .post(format!("{}/api/auth/signup", app.url))
+        .header("x-forwarded-proto", "https")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert!(session_cookie(&response).contains("; Secure"));
+}
+
+#[tokio::test]
+async fn sign_up_refuses_a_taken_email_a_bad_email_and_a_short_password() {
+    let app = spawn_app().await;
+    assert_eq!(sign_up(&app, "ed@example.com").await.status(), 201);
+    assert_error(sign_up(&app, "Ed@Example.com").await, 409, "email_taken").await;
+    assert_error(sign_up(&app, "not-an-email").await, 400, "bad_request").await;
+    let short = json!({"email": "fi@example.com", "password": "short"});
+    let response = app
+        .client
+        .post(format!("{}/api/auth/signup", app.url))
+        .json(&short)
+        .send()
+        .await
+        .unwrap();
+    assert_error(response, 400, "bad_request").await;
+}

@@ -1,0 +1,145 @@
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+
+use crate::helpers::spawn_app;
+
+const BOOKTR: &str = env!("CARGO_BIN_EXE_booktr");
+
+#[tokio::test]
+async fn user_create_prints_the_user_and_a_key_that_works() {
+    let app = spawn_app().await;
+    let output = Command::new(BOOKTR)
+        .args([
+            "user",
+            "create",
+            "--email",
+            "Writer@Example.com",
+            "--name",
+            "Writer",
+            "--role",
+            "DEV",
+            "--plan",
+            "PRO",
+            "--data",
+        ])
+        .arg(app.data.path())
+        .env("BOOKTR_LOG", "warn")
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(printed["user"]["email"], "writer@example.com");
+    assert_eq!(
+        (
+            printed["user"]["role"].as_str(),
+            printed["user"]["plan"].as_str()
+        ),
+        (Some("DEV"), Some("PRO"))
+    );
+    let key = printed["apiKey"].as_str().unwrap();
+    let me: Value = app.get("/api/user", key).await.json().await.unwrap();
+    assert_eq!(me["id"], printed["user"]["id"]);
+}
+
+#[tokio::test]
+async fn user_create_refuses_bad_arguments_with_a_message() {
+    let data = tempfile::TempDir::new().unwrap();
+    let output = Command::new(BOOKTR)
+        .args([
+            "user", "create", "--email", "x@y.z", "--role", "KING", "--data",
+        ])
+        .arg(data.path())
+        .output()
+        .await
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--role"));
+}
+
+/// The README's first command: `booktr serve` on an empty directory creates an administrator,
+/// prints its key once, serves the API with it, and prints no key on the next start.
+#[tokio::test]
+async fn serve_prints_an_admin_key_on_first_start_only() {
+    let data = tempfile::TempDir::new().unwrap();
+    for first in [true, false] {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut child = Command::new(BOOKTR)
+            .args(["serve", "--addr", &format!("127.0.0.1:{port}"), "--data"])
+            .arg(data.path())
+            .env("BOOKTR_LOG", "warn")
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut key = None;
+        let ready = tokio::time::timeout(Duration::from_secs(20), async {
+            while let Some(line) = lines.next_line().await.unwrap() {
+                if let Some(k) = line.split_whitespace().find(|w| w.starts_with("bt_")) {
+                    key.get_or_insert_with(|| k.trim_matches('\'').to_string());
+                }
+                if line.starts_with("booktr is serving") {
+                    return;
+                }
+            }
+        })
+        .await;
+        assert!(ready.is_ok(), "booktr serve did not report readiness");
+        let url = format!("http://127.0.0.1:{port}");
+        if first {
+            let key = key.expect("a key on the first start");
+            let me: Value = reqwest::Client::new()
+                .get(format!("{url}/api/user"))
+                .bearer_auth(&key)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            assert_eq!(me["role"], "SUPER_ADMIN");
+        } else {
+            assert!(key.is_none(), "the key is shown only once");
+            let health = reqwest::get(format!("{url}/api/health")).await.unwrap();
+            assert_eq!(health.status(), 200);
+        }
+        // SIGTERM: the server shuts down gracefully and releases the data directory.
+        let pid = child.id().unwrap();
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .unwrap();
+        let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(status.success(), "graceful shutdown exits 0: {status}");
+    }
+}
+
+#[tokio::test]
+async fn a_second_server_on_the_same_data_directory_refuses_to_start() {
+    let data = tempfile::TempDir::new().unwrap();
+    let _lock = booktr_local::DataDirLock::acquire(data.path()).unwrap();
+    let output = Command::new(BOOKTR)
+        .args(["serve", "--addr", "127.0.0.1:0", "--data"])
+        .arg(data.path())
+        .output()
+        .await
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("in use by another booktr process"));
+}

@@ -1,0 +1,192 @@
+//! `spawn_app`: the whole service on a random local port, with its workers, on a temporary
+//! data directory and a clock the test controls.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use booktr_api::{AppState, Settings};
+use booktr_core::accounts::NewUser;
+use booktr_core::jobs::runner::{self, RunnerConfig};
+use booktr_core::ports::{Clock, ManualClock, QueueName};
+use booktr_core::types::{Email, Plan, Role};
+use booktr_core::{Ports, Services};
+use booktr_functions::wiring;
+use reqwest::multipart::{Form, Part};
+use reqwest::{Method, RequestBuilder, Response};
+use serde_json::Value;
+use tempfile::TempDir;
+use tokio::sync::watch;
+
+pub struct TestApp {
+    pub url: String,
+    pub client: reqwest::Client,
+    pub clock: Arc<ManualClock>,
+    pub services: Services,
+    pub ports: Ports,
+    pub data: TempDir,
+    pub router: axum::Router,
+    _stop: watch::Sender<bool>,
+}
+
+pub struct TestUser {
+    pub id: String,
+    pub key: String,
+}
+
+pub async fn spawn_app() -> TestApp {
+    let data = TempDir::new().unwrap();
+    let clock = Arc::new(ManualClock::new(chrono::Utc::now()));
+    let dyn_clock: Arc<dyn Clock> = clock.clone();
+    let app = wiring::embedded(data.path(), dyn_clock).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let state = AppState::new(
+        app.services.clone(),
+        Settings {
+            public_url: url.clone(),
+        },
+    );
+    let router = booktr_api::router(state);
+    tokio::spawn(std::future::IntoFuture::into_future(axum::serve(
+        listener,
+        router.clone(),
+    )));
+
+    let (stop, stopped) = watch::channel(false);
+    let config = RunnerConfig {
+        idle_wait: Duration::from_millis(20),
+        ..RunnerConfig::default()
+    };
+    for queue in [QueueName::Jobs, QueueName::JobsDeadLetter] {
+        tokio::spawn(runner::run(
+            app.ports.queue.clone(),
+            app.services.jobs.clone(),
+            queue,
+            config,
+            stopped.clone(),
+        ));
+    }
+    TestApp {
+        url,
+        client: reqwest::Client::new(),
+        clock,
+        services: app.services,
+        ports: app.ports,
+        data,
+        router,
+        _stop: stop,
+    }
+}
+
+impl TestApp {
+    /// A user with one API key (read and write), created as `booktr user create` does.
+    pub async fn user_with(&self, plan: Plan, role: Role) -> TestUser {
+        let email = Email::parse(&format!("{}@example.com", booktr_core::ids::new_id())).unwrap();
+        let accounts = &self.services.accounts;
+        let user = accounts
+            .create_user(NewUser {
+                email,
+                name: Some("Test".into()),
+                password: None,
+                role,
+                plan,
+            })
+            .await
+            .unwrap();
+        let key = accounts
+            .create_key(&user, "test", None, None)
+            .await
+            .unwrap();
+        TestUser {
+            id: user.id,
+            key: key.secret,
+        }
+    }
+
+    pub async fn user(&self) -> TestUser {
+        self.user_with(Plan::Free, Role::User).await
+    }
+
+    pub fn request(&self, method: Method, path: &str, key: &str) -> RequestBuilder {
+        self.client
+            .request(method, format!("{}{path}", self.url))
+            .bearer_auth(key)
+    }
+
+    pub async fn get(&self, path: &str, key: &str) -> Response {
+        self.request(Method::GET, path, key).send().await.unwrap()
+    }
+
+    pub async fn send_json(&self, method: Method, path: &str, key: &str, body: Value) -> Response {
+        self.request(method, path, key)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    pub async fn upload(&self, key: &str, file_name: &str, bytes: Vec<u8>) -> Response {
+        let form = Form::new().part("file", Part::bytes(bytes).file_name(file_name.to_string()));
+        self.request(Method::POST, "/api/upload", key)
+            .multipart(form)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// Uploads and returns the new book's id, asserting success.
+    pub async fn upload_ok(&self, key: &str, file_name: &str, bytes: Vec<u8>) -> String {
+        let response = self.upload(key, file_name, bytes).await;
+        assert_eq!(response.status(), 200);
+        let body: Value = response.json().await.unwrap();
+        body["book"]["id"].as_str().unwrap().to_string()
+    }
+
+    /// Polls the book until it reaches `status` (the workers run in the background).
+    pub async fn wait_for_status(&self, key: &str, book_id: &str, status: &str) -> Value {
+        let mut last = Value::Null;
+        for _ in 0..500 {
+            last = self
+                .get(&format!("/api/books/{book_id}"), key)
+                .await
+                .json()
+                .await
+                .unwrap();
+            if last["status"] == status {
+                return last;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("book {book_id} never reached {status}; last seen: {last}");
+    }
+}
+
+/// Asserts the status and the `{error, message}` shape; returns the body.
+pub async fn assert_error(response: Response, status: u16, code: &str) -> Value {
+    assert_eq!(response.status(), status);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"], code, "{body}");
+    assert!(
+        body["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "{body}"
+    );
+    body
+}
+
+/// A small plain-text book with a preface and three chapters.
+pub fn sample_txt() -> Vec<u8> {
+    "The Voyage\n\nA preface of seven words stands here.\n\n\
+     CHAPTER I. Loomings\n\nCall me Ishmael. Some years ago I went to sea.\n\n\
+     CHAPTER II. The Carpet-Bag\n\nI stuffed a shirt or two into my old carpet-bag.\n\n\
+     CHAPTER III. The Spouter-Inn\n\nEntering that gable-ended Spouter-Inn, you found yourself in a wide, low entry.\n"
+        .as_bytes()
+        .to_vec()
+}
+
+/// The shared test corpus (../shared/corpus beside this repository).
+pub fn corpus(name: &str) -> Vec<u8> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/corpus")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}

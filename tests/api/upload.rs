@@ -1,0 +1,232 @@
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use axum::body::Body;
+use bytes::Bytes;
+use reqwest::multipart::{Form, Part};
+use reqwest::Method;
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tower::ServiceExt;
+
+use crate::helpers::{assert_error, corpus, sample_txt, spawn_app};
+
+const MB: u64 = 1024 * 1024;
+
+#[tokio::test]
+async fn a_txt_upload_reaches_extracted_with_chapters_and_word_counts() {
+    let app = spawn_app().await;
+    let user = app.user().await;
+    let form = Form::new()
+        .part("file", Part::bytes(sample_txt()).file_name("voyage.txt"))
+        .text("title", "The Voyage")
+        .text("targetLang", "fr");
+    let response = app
+        .request(Method::POST, "/api/upload", &user.key)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["success"], true);
+    let book = &body["book"];
+    assert_eq!(
+        (book["status"].as_str(), book["title"].as_str()),
+        (Some("UPLOADED"), Some("The Voyage"))
+    );
+    assert_eq!(book["targetLang"], "fr");
+
+    let detail = app
+        .wait_for_status(&user.key, book["id"].as_str().unwrap(), "EXTRACTED")
+        .await;
+    let chapters = detail["chapters"].as_array().unwrap();
+    let titles: Vec<Value> = chapters.iter().map(|c| c["title"].clone()).collect();
+    assert_eq!(
+        titles,
+        [
+            Value::Null,
+            "CHAPTER I. Loomings".into(),
+            "CHAPTER II. The Carpet-Bag".into(),
+            "CHAPTER III. The Spouter-Inn".into()
+        ]
+    );
+    let words: Vec<u64> = chapters
+        .iter()
+        .map(|c| c["wordCount"].as_u64().unwrap())
+        .collect();
+    assert_eq!(words, [9, 10, 10, 12]);
+    assert_eq!(detail["wordCount"], 41);
+    assert_eq!(detail["chapterCount"], 4);
+    assert_eq!(detail["originalLang"], "en");
+    assert!(chapters.iter().all(|c| c["status"] == "PENDING"));
+    let numbers: Vec<u64> = chapters
+        .iter()
+        .map(|c| c["number"].as_u64().unwrap())
+        .collect();
+    assert_eq!(numbers, [1, 2, 3, 4]);
+}
+
+#[tokio::test]
+async fn an_empty_file_is_400() {
+    let app = spawn_app().await;
+    let user = app.user().await;
+    assert_error(
+        app.upload(&user.key, "empty.txt", Vec::new()).await,
+        400,
+        "bad_request",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn files_of_the_wrong_type_are_400() {
+    let app = spawn_app().await;
+    let user = app.user().await;
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("tool.exe", b"MZ\x90\x00\x03\x00\x00\x00".to_vec()),
+        ("book.mobi", b"BOOKMOBI".to_vec()),
+        ("noextension", b"Chapter 1\n\nText".to_vec()),
+        ("binary.txt", vec![0u8, 159, 146, 150, 0, 1, 2]),
+        ("moby-dick.pdf", corpus("moby-dick.epub")),
+        (
+            "page.txt",
+            b"<!DOCTYPE html><html><body>hi</body></html>".to_vec(),
+        ),
+    ];
+    for (name, bytes) in cases {
+        let body = assert_error(
+            app.upload(&user.key, name, bytes).await,
+            400,
+            "unsupported_file",
+        )
+        .await;
+        assert!(
+            body["message"].as_str().unwrap().contains(name),
+            "{name}: {body}"
+        );
+    }
+    let listed: Value = app.get("/api/books", &user.key).await.json().await.unwrap();
+    assert_eq!(
+        listed["books"].as_array().unwrap().len(),
+        0,
+        "nothing was stored"
+    );
+}
+
+#[tokio::test]
+async fn a_request_without_a_file_part_or_not_multipart_is_400() {
+    let app = spawn_app().await;
+    let user = app.user().await;
+    let no_file = Form::new().text("title", "x");
+    let response = app
+        .request(Method::POST, "/api/upload", &user.key)
+        .multipart(no_file)
+        .send()
+        .await
+        .unwrap();
+    assert_error(response, 400, "bad_request").await;
+    let json = app
+        .send_json(
+            Method::POST,
+            "/api/upload",
+            &user.key,
+            serde_json::json!({"file": "x"}),
+        )
+        .await;
+    assert_error(json, 400, "bad_request").await;
+    let nameless = Form::new().part("file", Part::bytes(b"Chapter 1\n\ntext".to_vec()));
+    let response = app
+        .request(Method::POST, "/api/upload", &user.key)
+        .multipart(nameless)
+        .send()
+        .await
+        .unwrap();
+    assert_error(response, 400, "bad_request").await;
+}
+
+#[tokio::test]
+async fn an_epub_is_accepted_and_fails_extraction_with_a_clear_message_until_epub_support_lands() {
+    let app = spawn_app().await;
+    let user = app.user().await;
+    let book = app
+        .upload_ok(&user.key, "moby-dick.epub", corpus("moby-dick.epub"))
+        .await;
+    let detail = app.wait_for_status(&user.key, &book, "ERROR").await;
+    assert!(
+        detail["error"]
+            .as_str()
+            .unwrap()
+            .contains("EPUB books cannot be read by this server yet"),
+        "{detail}"
+    );
+}
+
+/// A declared length over the limit is refused from the headers alone: the test sends no body
+/// at all and still gets its answer.
+#[tokio::test]
+async fn an_upload_declaring_51_mb_is_refused_before_its_body_is_sent() {
+    let app = spawn_app().await;
+    let user = app.user().await;
+    let addr = app.url.trim_start_matches("http://");
+    let mut socket = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /api/upload HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: multipart/form-data; boundary=XYZ\r\nContent-Length: {}\r\n\r\n",
+        user.key,
+        51 * MB
+    );
+    socket.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = vec![0u8; 4096];
+    let n = tokio::time::timeout(std::time::Duration::from_secs(10), socket.read(&mut answer))
+        .await
+        .unwrap()
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..n]);
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains("file_too_large"), "{answer}");
+}
+
+/// Without a declared length, the server reads until the file passes 50 MB and stops there: the
+/// body stream is pulled only about as far as the limit, never to its 51 MB end.
+#[tokio::test]
+async fn a_streamed_51_mb_upload_is_refused_after_reading_no_more_than_the_limit() {
+    let app = spawn_app().await;
+    let user = app.user().await;
+    let pulled = Arc::new(AtomicU64::new(0));
+    let counter = pulled.clone();
+    let chunk = Bytes::from(vec![b'a'; 64 * 1024]);
+    let head = Bytes::from_static(
+        b"--XYZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.txt\"\r\nContent-Type: text/plain\r\n\r\n",
+    );
+    let chunks = (51 * MB / chunk.len() as u64) as usize;
+    let body = futures::stream::iter(
+        std::iter::once(head).chain(std::iter::repeat_n(chunk, chunks)),
+    )
+    .map(move |c| {
+        counter.fetch_add(c.len() as u64, Ordering::SeqCst);
+        Ok::<_, std::io::Error>(c)
+    });
+    let request = axum::http::Request::builder()
+        .method("POST")
+        .uri("/api/upload")
+        .header("authorization", format!("Bearer {}", user.key))
+        .header("content-type", "multipart/form-data; boundary=XYZ")
+        .body(Body::from_stream(body))
+        .unwrap();
+    let response = app.router.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), 400);
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 16)
+        .await
+        .unwrap();
+    let body: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(body["error"], "file_too_large", "{body}");
+    let read = pulled.load(Ordering::SeqCst);
+    assert!(
+        read <= 50 * MB + 256 * 1024,
+        "the server pulled {read} bytes of a 51 MB body"
+    );
+    assert!(read > 49 * MB, "it did read up to the limit ({read} bytes)");
+}
+
+use futures::StreamExt;
