@@ -34,6 +34,16 @@ pub struct TestUser {
 }
 
 pub async fn spawn_app() -> TestApp {
+    spawn(true).await
+}
+
+/// The service without its background workers: the test drives the queues itself
+/// (`runner::drain`), so retries and timeouts happen exactly when it says.
+pub async fn spawn_app_without_workers() -> TestApp {
+    spawn(false).await
+}
+
+async fn spawn(with_workers: bool) -> TestApp {
     let data = TempDir::new().unwrap();
     let clock = Arc::new(ManualClock::new(chrono::Utc::now()));
     let dyn_clock: Arc<dyn Clock> = clock.clone();
@@ -57,7 +67,10 @@ pub async fn spawn_app() -> TestApp {
         idle_wait: Duration::from_millis(20),
         ..RunnerConfig::default()
     };
-    for queue in [QueueName::Jobs, QueueName::JobsDeadLetter] {
+    for queue in [QueueName::Jobs, QueueName::JobsDeadLetter]
+        .into_iter()
+        .filter(|_| with_workers)
+    {
         tokio::spawn(runner::run(
             app.ports.queue.clone(),
             app.services.jobs.clone(),

@@ -230,3 +230,72 @@ async fn a_streamed_51_mb_upload_is_refused_after_reading_no_more_than_the_limit
 }
 
 use futures::StreamExt;
+
+/// A backend failure is retried with backoff; after four receives the job moves to the
+/// dead-letter queue, whose handler puts the book in ERROR with the last failure.
+#[tokio::test]
+async fn an_extraction_that_keeps_failing_ends_in_error_through_the_dead_letter_queue() {
+    use booktr_core::jobs::runner;
+
+    let app = crate::helpers::spawn_app_without_workers().await;
+    let user = app.user().await;
+    let book = app.upload_ok(&user.key, "voyage.txt", sample_txt()).await;
+    // The stored original becomes unreadable: a directory where the file was.
+    let original = app
+        .data
+        .path()
+        .join(format!("blobs/books/{book}/original.txt"));
+    std::fs::remove_file(&original).unwrap();
+    std::fs::create_dir(&original).unwrap();
+
+    for attempt in 1..=4 {
+        let seen = runner::drain(app.ports.queue.as_ref(), &app.services.jobs)
+            .await
+            .unwrap();
+        assert_eq!(seen, 1, "attempt {attempt} ran once");
+        let detail: Value = app
+            .get(&format!("/api/books/{book}"), &user.key)
+            .await
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(
+            detail["status"], "EXTRACTING",
+            "still retrying after attempt {attempt}"
+        );
+        assert!(
+            detail["error"].as_str().unwrap().contains("unavailable"),
+            "{detail}"
+        );
+        app.clock.advance(chrono::Duration::minutes(1));
+    }
+    runner::drain(app.ports.queue.as_ref(), &app.services.jobs)
+        .await
+        .unwrap();
+    let detail: Value = app
+        .get(&format!("/api/books/{book}"), &user.key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(detail["status"], "ERROR");
+    assert!(
+        detail["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("extraction failed after 4 attempts"),
+        "{detail}"
+    );
+
+    let health: Value = app
+        .client
+        .get(format!("{}/api/health", app.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(health["queues"]["translate"]["failed"], 1);
+    assert_eq!(health["queues"]["translate"]["waiting"], 0);
+}

@@ -100,11 +100,16 @@ impl Health {
     /// Asks every backend. Unhealthy when the database, broker or storage is down (nothing can
     /// be done); degraded when only the queue statistics fail or a check is slow.
     pub async fn check(&self) -> HealthReport {
+        let both_stats = async {
+            let jobs = self.ports.queue.stats(QueueName::Jobs).await?;
+            let dead_letters = self.ports.queue.stats(QueueName::JobsDeadLetter).await?;
+            Ok((jobs, dead_letters))
+        };
         let (database, broker, storage, (queue, stats)) = tokio::join!(
             timed(self.ports.table.ping()),
             timed(self.ports.queue.ping()),
             timed(self.ports.blobs.ping()),
-            timed_value(self.ports.queue.stats(QueueName::Jobs)),
+            timed_value(both_stats),
         );
         let checks = Checks {
             database,
@@ -130,8 +135,8 @@ impl Health {
             Status::Healthy
         };
         let queues = match (self.mode, stats) {
-            (QueueMode::WorkerQueue, Some(s)) => Some(Queues {
-                translate: counts(s),
+            (QueueMode::WorkerQueue, Some((jobs, dead_letters))) => Some(Queues {
+                translate: counts(jobs, dead_letters),
             }),
             _ => None,
         };
@@ -147,12 +152,14 @@ impl Health {
     }
 }
 
-fn counts(s: QueueStats) -> QueueCounts {
+/// `failed` counts every job that ran out of retries: those waiting in the dead-letter queue and
+/// those its handler has already dealt with.
+fn counts(jobs: QueueStats, dead_letters: QueueStats) -> QueueCounts {
     QueueCounts {
-        active: s.in_flight,
-        waiting: s.waiting,
-        completed: s.completed.unwrap_or(0),
-        failed: s.dead,
+        active: jobs.in_flight,
+        waiting: jobs.waiting,
+        completed: jobs.completed.unwrap_or(0),
+        failed: jobs.dead + dead_letters.completed.unwrap_or(0),
     }
 }
 
