@@ -7,12 +7,7 @@ use crate::helpers::{assert_error, spawn_app};
 #[tokio::test]
 async fn a_request_without_a_credential_is_401_with_an_error_body() {
     let app = spawn_app().await;
-    let response = app
-        .client
-        .get(format!("{}/api/books", app.url))
-        .send()
-        .await
-        .unwrap();
+    let response = app.get_anonymous("/api/books").await;
     assert_error(response, 401, "unauthorized").await;
 }
 
@@ -23,8 +18,7 @@ async fn an_unknown_or_malformed_api_key_is_401() {
         assert_error(app.get("/api/user", key).await, 401, "unauthorized").await;
     }
     let basic = app
-        .client
-        .get(format!("{}/api/user", app.url))
+        .anonymous(Method::GET, "/api/user")
         .header("authorization", "Basic Zm9vOmJhcg==");
     assert_error(basic.send().await.unwrap(), 401, "unauthorized").await;
 }
@@ -107,12 +101,7 @@ async fn a_read_only_key_may_read_but_not_write() {
 
 async fn sign_up(app: &crate::helpers::TestApp, email: &str) -> reqwest::Response {
     let body = json!({"email": email, "password": "correct horse battery", "name": "Ana"});
-    app.client
-        .post(format!("{}/api/auth/signup", app.url))
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
+    app.post_anonymous("/api/auth/signup", &body).await
 }
 
 fn session_cookie(response: &reqwest::Response) -> String {
@@ -148,8 +137,7 @@ async fn sign_up_sets_an_http_only_lax_session_cookie_that_authenticates() {
 
     let pair = cookie.split(';').next().unwrap();
     let me = app
-        .client
-        .get(format!("{}/api/user", app.url))
+        .anonymous(Method::GET, "/api/user")
         .header("cookie", pair)
         .send()
         .await
@@ -157,8 +145,7 @@ async fn sign_up_sets_an_http_only_lax_session_cookie_that_authenticates() {
     assert_eq!(me.status(), 200);
     // A session may write too.
     let patched = app
-        .client
-        .patch(format!("{}/api/user", app.url))
+        .anonymous(Method::PATCH, "/api/user")
         .header("cookie", pair)
         .json(&json!({"name": "Ana B"}))
         .send()
@@ -172,32 +159,14 @@ async fn sign_in_checks_the_password_and_sign_out_ends_the_session() {
     let app = spawn_app().await;
     sign_up(&app, "bo@example.com").await;
     let wrong = json!({"email": "bo@example.com", "password": "not the password"});
-    let response = app
-        .client
-        .post(format!("{}/api/auth/signin", app.url))
-        .json(&wrong)
-        .send()
-        .await
-        .unwrap();
+    let response = app.post_anonymous("/api/auth/signin", &wrong).await;
     assert_error(response, 401, "unauthorized").await;
     let unknown = json!({"email": "nobody@example.com", "password": "whatever123"});
-    let response = app
-        .client
-        .post(format!("{}/api/auth/signin", app.url))
-        .json(&unknown)
-        .send()
-        .await
-        .unwrap();
+    let response = app.post_anonymous("/api/auth/signin", &unknown).await;
     assert_error(response, 401, "unauthorized").await;
 
     let right = json!({"email": "BO@example.com", "password": "correct horse battery"});
-    let response = app
-        .client
-        .post(format!("{}/api/auth/signin", app.url))
-        .json(&right)
-        .send()
-        .await
-        .unwrap();
+    let response = app.post_anonymous("/api/auth/signin", &right).await;
     assert_eq!(response.status(), 200);
     let pair = session_cookie(&response)
         .split(';')
@@ -205,8 +174,7 @@ async fn sign_in_checks_the_password_and_sign_out_ends_the_session() {
         .unwrap()
         .to_string();
     let out = app
-        .client
-        .post(format!("{}/api/auth/signout", app.url))
+        .anonymous(Method::POST, "/api/auth/signout")
         .header("cookie", &pair)
         .send()
         .await
@@ -214,8 +182,7 @@ async fn sign_in_checks_the_password_and_sign_out_ends_the_session() {
     assert_eq!(out.status(), 200);
     assert!(session_cookie(&out).contains("Max-Age=0"));
     let me = app
-        .client
-        .get(format!("{}/api/user", app.url))
+        .anonymous(Method::GET, "/api/user")
         .header("cookie", &pair)
         .send()
         .await
@@ -234,8 +201,7 @@ async fn sessions_expire_after_thirty_days() {
         .to_string();
     app.clock.advance(Duration::days(31));
     let me = app
-        .client
-        .get(format!("{}/api/user", app.url))
+        .anonymous(Method::GET, "/api/user")
         .header("cookie", &pair)
         .send()
         .await
@@ -248,8 +214,7 @@ async fn the_cookie_is_secure_behind_an_https_proxy() {
     let app = spawn_app().await;
     let body = json!({"email": "di@example.com", "password": "correct horse battery"});
     let response = app
-        .client
-        .post(format!("{}/api/auth/signup", app.url))
+        .anonymous(Method::POST, "/api/auth/signup")
         .header("x-forwarded-proto", "https")
         .json(&body)
         .send()
@@ -265,12 +230,6 @@ async fn sign_up_refuses_a_taken_email_a_bad_email_and_a_short_password() {
     assert_error(sign_up(&app, "Ed@Example.com").await, 409, "email_taken").await;
     assert_error(sign_up(&app, "not-an-email").await, 400, "bad_request").await;
     let short = json!({"email": "fi@example.com", "password": "short"});
-    let response = app
-        .client
-        .post(format!("{}/api/auth/signup", app.url))
-        .json(&short)
-        .send()
-        .await
-        .unwrap();
+    let response = app.post_anonymous("/api/auth/signup", &short).await;
     assert_error(response, 400, "bad_request").await;
 }

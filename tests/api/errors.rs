@@ -5,12 +5,7 @@ use crate::helpers::{assert_error, spawn_app};
 #[tokio::test]
 async fn an_unknown_route_is_a_json_404() {
     let app = spawn_app().await;
-    let response = app
-        .client
-        .get(format!("{}/api/nothing-here", app.url))
-        .send()
-        .await
-        .unwrap();
+    let response = app.get_anonymous("/api/nothing-here").await;
     assert_error(response, 404, "not_found").await;
 }
 
@@ -18,8 +13,7 @@ async fn an_unknown_route_is_a_json_404() {
 async fn a_wrong_method_is_a_json_405() {
     let app = spawn_app().await;
     let response = app
-        .client
-        .put(format!("{}/api/health", app.url))
+        .anonymous(Method::PUT, "/api/health")
         .send()
         .await
         .unwrap();
@@ -58,18 +52,12 @@ async fn malformed_json_and_wrong_content_types_are_400_with_the_error_shape() {
 async fn every_response_carries_a_request_id() {
     let app = spawn_app().await;
     let response = app
-        .client
-        .get(format!("{}/api/health", app.url))
+        .anonymous(Method::GET, "/api/health")
         .header("x-request-id", "trace-me")
         .send()
         .await
         .unwrap();
     assert_eq!(response.headers()["x-request-id"], "trace-me");
-    let response = app
-        .client
-        .get(format!("{}/api/health", app.url))
-        .send()
-        .await
-        .unwrap();
+    let response = app.get_anonymous("/api/health").await;
     assert!(!response.headers()["x-request-id"].is_empty());
 }

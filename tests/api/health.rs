@@ -5,12 +5,7 @@ use crate::helpers::{sample_txt, spawn_app};
 #[tokio::test]
 async fn health_reports_worker_queue_mode_with_counts_from_the_real_queue() {
     let app = spawn_app().await;
-    let response = app
-        .client
-        .get(format!("{}/api/health", app.url))
-        .send()
-        .await
-        .unwrap();
+    let response = app.get_anonymous("/api/health").await;
     assert_eq!(response.status(), 200);
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["status"], "healthy");
@@ -27,15 +22,7 @@ async fn health_reports_worker_queue_mode_with_counts_from_the_real_queue() {
     let user = app.user().await;
     let book = app.upload_ok(&user.key, "voyage.txt", sample_txt()).await;
     app.wait_for_status(&user.key, &book, "EXTRACTED").await;
-    let body: Value = app
-        .client
-        .get(format!("{}/api/health", app.url))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let body: Value = app.get_anonymous("/api/health").await.json().await.unwrap();
     let counts = &body["queues"]["translate"];
     assert_eq!(
         counts["completed"], 1,
@@ -57,12 +44,7 @@ async fn health_is_503_with_the_same_body_when_storage_is_gone() {
     // Make the data directory unusable under the running service.
     let blobs = app.data.path().join("blobs");
     std::fs::remove_dir_all(&blobs).unwrap();
-    let response = app
-        .client
-        .get(format!("{}/api/health", app.url))
-        .send()
-        .await
-        .unwrap();
+    let response = app.get_anonymous("/api/health").await;
     assert_eq!(response.status(), 503);
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["status"], "unhealthy");

@@ -120,6 +120,23 @@ impl TestApp {
         self.user_with(Plan::Free, Role::User).await
     }
 
+    /// A request with no credential.
+    pub fn anonymous(&self, method: Method, path: &str) -> RequestBuilder {
+        self.client.request(method, format!("{}{path}", self.url))
+    }
+
+    pub async fn get_anonymous(&self, path: &str) -> Response {
+        self.anonymous(Method::GET, path).send().await.unwrap()
+    }
+
+    pub async fn post_anonymous(&self, path: &str, body: &Value) -> Response {
+        self.anonymous(Method::POST, path)
+            .json(body)
+            .send()
+            .await
+            .unwrap()
+    }
+
     pub fn request(&self, method: Method, path: &str, key: &str) -> RequestBuilder {
         self.client
             .request(method, format!("{}{path}", self.url))

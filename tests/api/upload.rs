@@ -287,15 +287,7 @@ async fn an_extraction_that_keeps_failing_ends_in_error_through_the_dead_letter_
         "{detail}"
     );
 
-    let health: Value = app
-        .client
-        .get(format!("{}/api/health", app.url))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let health: Value = app.get_anonymous("/api/health").await.json().await.unwrap();
     assert_eq!(health["queues"]["translate"]["failed"], 1);
     assert_eq!(health["queues"]["translate"]["waiting"], 0);
 }

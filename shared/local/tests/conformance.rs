@@ -1,4 +1,4 @@
-//! The port conformance suites against the embedded adapters.
+//! The port conformance suites against the embedded adapters (and both clocks).
 #![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;
@@ -7,7 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use booktr_core::conformance::queue::QueueHarness;
 use booktr_core::conformance::Fixture;
-use booktr_core::ports::{Blobs, Clock, ManualClock, Queue, Table};
+use booktr_core::ports::{Blobs, Clock, ManualClock, Queue, SystemClock, Table};
 use booktr_local::{LocalBlobs, SqliteQueue, SqliteTable};
 use tempfile::TempDir;
 
@@ -26,6 +26,21 @@ async fn local_blobs() -> Fixture<dyn Blobs> {
     Fixture {
         port: Arc::new(blobs),
         keep_alive: Box::new(dir),
+    }
+}
+
+async fn system_clock() -> Fixture<dyn Clock> {
+    Fixture {
+        port: Arc::new(SystemClock),
+        keep_alive: Box::new(()),
+    }
+}
+
+async fn manual_clock() -> Fixture<dyn Clock> {
+    let clock = ManualClock::new(chrono::Utc::now());
+    Fixture {
+        port: Arc::new(clock),
+        keep_alive: Box::new(()),
     }
 }
 
@@ -71,4 +86,14 @@ mod queue {
 mod blobs {
     use super::*;
     booktr_core::blobs_conformance!(local_blobs);
+}
+
+mod system_clock {
+    use super::*;
+    booktr_core::clock_conformance!(system_clock);
+}
+
+mod manual_clock {
+    use super::*;
+    booktr_core::clock_conformance!(manual_clock);
 }

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 use chrono::{DateTime, Duration, Utc};
-use tracing::{info, instrument};
+use tracing::{info, instrument, warn};
 
 use super::store::{self, StoredKey};
 use super::{password, ApiKey, Credential, Principal, User, API_KEY_PREFIX};
@@ -74,6 +74,12 @@ impl Accounts {
     /// sign-ups with one email cannot both succeed.
     #[instrument(skip(self, new), fields(email = %new.email))]
     pub async fn create_user(&self, new: NewUser) -> Result<User, AccountsError> {
+        self.insert_user(new, Vec::new()).await
+    }
+
+    /// Creates the user together with `also` in one transaction. A failed condition anywhere
+    /// is reported as `EmailTaken`, so `also` should only hold writes that conflict rarely.
+    async fn insert_user(&self, new: NewUser, also: Vec<WriteOp>) -> Result<User, AccountsError> {
         let name = new.name.map(|n| validate_name(&n)).transpose()?;
         let password_hash = match new.password {
             Some(p) => Some(validate_and_hash_password(&p).await?),
@@ -93,20 +99,18 @@ impl Accounts {
         };
         let claim =
             Item::new(store::email_pk(&user.email), "EMAIL").with("userId", user.id.clone());
-        let result = self
-            .ports
-            .table
-            .transact(vec![
-                WriteOp::Put {
-                    item: claim,
-                    condition: Condition::NotExists,
-                },
-                WriteOp::Put {
-                    item: store::user_item(&user, password_hash.as_deref()),
-                    condition: Condition::NotExists,
-                },
-            ])
-            .await;
+        let mut ops = vec![
+            WriteOp::Put {
+                item: claim,
+                condition: Condition::NotExists,
+            },
+            WriteOp::Put {
+                item: store::user_item(&user, password_hash.as_deref()),
+                condition: Condition::NotExists,
+            },
+        ];
+        ops.extend(also);
+        let result = self.ports.table.transact(ops).await;
         match result {
             Err(StoreError::Conflict) => Err(AccountsError::EmailTaken),
             other => other.map_err(AccountsError::from),
@@ -116,25 +120,34 @@ impl Accounts {
     }
 
     /// Creates the first SUPER_ADMIN and a key for it, once per data store: returns None when
-    /// the store was bootstrapped before (by this or any other process).
+    /// the store was bootstrapped before. The bootstrap marker is written in the same
+    /// transaction as the user, so a crash cannot leave one without the other.
     pub async fn bootstrap_admin(
         &self,
         email: Email,
     ) -> Result<Option<(User, NewKey)>, AccountsError> {
-        let marker = Item::new("SYSTEM", "BOOTSTRAP").with("at", store::time(self.now()));
-        match self.ports.table.put(marker, Condition::NotExists).await {
-            Err(StoreError::Conflict) => return Ok(None),
-            other => other?,
+        if self.ports.table.get("SYSTEM", "BOOTSTRAP").await?.is_some() {
+            return Ok(None);
         }
-        let user = self
-            .create_user(NewUser {
-                email,
-                name: Some("Admin".into()),
-                password: None,
-                role: Role::SuperAdmin,
-                plan: Plan::Business,
-            })
-            .await?;
+        let marker = Item::new("SYSTEM", "BOOTSTRAP").with("at", store::time(self.now()));
+        let admin = NewUser {
+            email,
+            name: Some("Admin".into()),
+            password: None,
+            role: Role::SuperAdmin,
+            plan: Plan::Business,
+        };
+        let also = vec![WriteOp::Put {
+            item: marker,
+            condition: Condition::NotExists,
+        }];
+        let user = match self.insert_user(admin, also).await {
+            Err(AccountsError::EmailTaken) => {
+                warn!("no administrator created: the store was bootstrapped concurrently or the admin email is taken");
+                return Ok(None);
+            }
+            other => other?,
+        };
         let key = self.create_key(&user, "bootstrap", None, None).await?;
         Ok(Some((user, key)))
     }

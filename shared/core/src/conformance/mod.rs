@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod blobs;
+pub mod clock;
 pub mod queue;
 pub mod table;
 

@@ -36,7 +36,7 @@ impl JobHandler {
     /// Runs a job from the jobs queue. Idempotent: a redelivered job finds its work done or
     /// redoes it with the same result.
     pub async fn process(&self, job: &Job) -> Outcome {
-        let span = info_span!("job", kind = "extract", book_id = %job.book_id());
+        let span = info_span!("job", kind = job.kind(), book_id = %job.book_id());
         let result = match job {
             Job::Extract { book_id } => extract::run(self, book_id).instrument(span.clone()).await,
         };

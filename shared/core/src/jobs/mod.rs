@@ -21,6 +21,13 @@ pub enum Job {
 }
 
 impl Job {
+    /// The job's name in logs and metrics.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Job::Extract { .. } => "extract",
+        }
+    }
+
     pub fn book_id(&self) -> &str {
         match self {
             Job::Extract { book_id } => book_id,
