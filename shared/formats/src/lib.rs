@@ -4,7 +4,10 @@
 //! Today only plain text is read; EPUB, PDF, DOCX and HTML follow (see the README's roadmap).
 
 mod language;
+pub mod manuscript;
+pub mod markup;
 pub mod txt;
+pub mod xhtml;
 
 pub use language::detect_language;
 
@@ -38,6 +41,15 @@ pub enum FormatError {
     Empty,
     #[error("the file contains no readable text")]
     NoText,
+    /// The file is damaged or not what it claims to be; the text says where.
+    #[error("the file is damaged or malformed: {0}")]
+    Malformed(String),
+    /// DRM: the book's content is encrypted.
+    #[error("the book is encrypted (DRM) and cannot be read; upload a DRM-free copy")]
+    Encrypted,
+    /// A limit that protects the service was exceeded (a zip bomb, too many entries ...).
+    #[error("the file exceeds a safety limit: {0}")]
+    TooLarge(String),
 }
 
 /// Words as `wc -w` counts them: runs of non-whitespace.

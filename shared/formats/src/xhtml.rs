@@ -1,0 +1,552 @@
+//! (X)HTML content to blocks: the shared walker behind the EPUB and HTML extractors.
+//!
+//! Any element that directly holds text becomes a block, whatever its name, so `<div>`-only
+//! sections are kept as well as `<p>`s. Inline elements become markup tags, footnote references
+//! become `<ref id>`, and every element id is remembered as an anchor of the next block so that
+//! in-book links and navigation can find their target.
+//!
+//! The parser is lenient enough for real-world HTML (void elements without a slash, unmatched end
+//! tags, HTML named entities) and never expands entities declared in a DTD.
+
+use quick_xml::escape::{resolve_html5_entity, unescape_with};
+use quick_xml::events::{BytesStart, Event};
+use quick_xml::Reader;
+
+use crate::manuscript::{Block, BlockKind};
+use crate::markup::MarkupBuilder;
+use crate::FormatError;
+
+/// Deeper nesting than this is hostile or broken, not a book.
+const MAX_DEPTH: usize = 256;
+
+/// A parsed document.
+#[derive(Debug, Default)]
+pub struct Document {
+    pub blocks: Vec<Block>,
+    /// `<title>` of the document.
+    pub title: Option<String>,
+    /// `lang` / `xml:lang` of the root element.
+    pub language: Option<String>,
+}
+
+/// How to resolve the references a document makes.
+pub struct Context<'a> {
+    /// The document's own path (in an EPUB, inside the archive), for relative links and images.
+    pub path: &'a str,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Starts and ends a block; text directly inside it is block text.
+    Block,
+    /// A mark: i, b, sup, sub, a.
+    Inline(&'static str),
+    /// A footnote reference: its text is the marker, replaced by `<ref id>`.
+    NoteRef,
+    /// A link back from a note to its reference: dropped (renderers make their own).
+    BackLink,
+    /// Not content at all (head, script, style, nav ...): skipped with everything inside.
+    Skip,
+    /// Transparent (span, font, ...).
+    Plain,
+}
+
+struct Open {
+    name: String,
+    role: Role,
+    /// For list items: ordered; for notes: the id; for tables: position.
+    class: String,
+    id: Option<String>,
+    epub_type: String,
+}
+
+struct Walker<'a> {
+    ctx: &'a Context<'a>,
+    stack: Vec<Open>,
+    text: MarkupBuilder,
+    anchors: Vec<String>,
+    doc: Document,
+    skip_depth: usize,
+    tables: u32,
+    row: u32,
+    col: u32,
+    in_title: bool,
+    title: String,
+}
+
+pub fn parse(source: &str, ctx: &Context<'_>) -> Result<Document, FormatError> {
+    let mut reader = Reader::from_str(source);
+    let config = reader.config_mut();
+    config.check_end_names = false;
+    config.allow_unmatched_ends = true;
+    config.expand_empty_elements = false;
+    let mut walker = Walker {
+        ctx,
+        stack: Vec::new(),
+        text: MarkupBuilder::default(),
+        anchors: Vec::new(),
+        doc: Document::default(),
+        skip_depth: 0,
+        tables: 0,
+        row: 0,
+        col: 0,
+        in_title: false,
+        title: String::new(),
+    };
+    loop {
+        let event = reader.read_event().map_err(|e| {
+            FormatError::Malformed(format!("{}: {e} at byte {}", ctx.path, reader.buffer_position()))
+        })?;
+        match event {
+            Event::Start(e) => walker.start(&e, false)?,
+            Event::Empty(e) => walker.start(&e, true)?,
+            Event::End(e) => {
+                let name = String::from_utf8_lossy(e.local_name().as_ref()).to_ascii_lowercase();
+                walker.end(&name);
+            }
+            Event::Text(e) => {
+                let raw = String::from_utf8_lossy(e.as_ref());
+                walker.text(&unescape_lenient(&raw));
+            }
+            Event::CData(e) => walker.text(&String::from_utf8_lossy(e.as_ref())),
+            Event::Eof => break,
+            // Comments, processing instructions and the DOCTYPE (with any entity declarations,
+            // which are never expanded) carry no content.
+            _ => {}
+        }
+    }
+    walker.flush();
+    let title = walker.title.split_whitespace().collect::<Vec<_>>().join(" ");
+    walker.doc.title = (!title.is_empty()).then_some(title);
+    Ok(walker.doc)
+}
+
+/// Unescapes XML and HTML named entities; an unknown entity is kept as written.
+fn unescape_lenient(raw: &str) -> String {
+    match unescape_with(raw, resolve_html5_entity) {
+        Ok(text) => text.into_owned(),
+        Err(_) => raw
+            .split('&')
+            .enumerate()
+            .map(|(i, part)| {
+                if i == 0 {
+                    return part.to_string();
+                }
+                match part.split_once(';') {
+                    Some((entity, rest)) => match unescape_with(&format!("&{entity};"), resolve_html5_entity) {
+                        Ok(resolved) => format!("{resolved}{rest}"),
+                        Err(_) => format!("&{part}"),
+                    },
+                    None => format!("&{part}"),
+                }
+            })
+            .collect(),
+    }
+}
+
+const VOID: &[&str] = &["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"];
+
+const BLOCKS: &[&str] = &[
+    "p", "div", "h1", "h2", "h3", "h4", "h5", "h6", "li", "dt", "dd", "blockquote", "pre", "td", "th",
+    "tr", "table", "thead", "tbody", "tfoot", "caption", "ul", "ol", "dl", "section", "article", "aside",
+    "header", "footer", "main", "figure", "figcaption", "address", "body", "hr", "center", "details",
+    "summary",
+];
+
+fn attr(e: &BytesStart<'_>, name: &str) -> Option<String> {
+    e.html_attributes().flatten().find_map(|a| {
+        let key = a.key.as_ref();
+        let local = key.rsplit(|b| *b == b':').next().unwrap_or(key);
+        let matches = key.eq_ignore_ascii_case(name.as_bytes())
+            || (name == "epub:type" && key.ends_with(b":type"))
+            || (name == "lang" && local.eq_ignore_ascii_case(b"lang"));
+        matches.then(|| unescape_lenient(&String::from_utf8_lossy(&a.value)))
+    })
+}
+
+fn role_of(name: &str, e: &BytesStart<'_>) -> Role {
+    let epub_type = attr(e, "epub:type").unwrap_or_default();
+    let aria = attr(e, "role").unwrap_or_default();
+    let class = attr(e, "class").unwrap_or_default();
+    match name {
+        "head" | "script" | "style" | "nav" | "svg" | "math" | "noscript" | "template" | "iframe" | "object" => Role::Skip,
+        "a" if epub_type.contains("noteref") || aria == "doc-noteref" || class.contains("footnote-ref") || class.contains("noteref") => {
+            Role::NoteRef
+        }
+        "a" if aria == "doc-backlink" || class.contains("footnote-back") => Role::BackLink,
+        "a" if attr(e, "href").is_some() => Role::Inline("a"),
+        "em" | "i" | "cite" | "dfn" | "var" => Role::Inline("i"),
+        "strong" | "b" => Role::Inline("b"),
+        "sup" => Role::Inline("sup"),
+        "sub" => Role::Inline("sub"),
+        _ if BLOCKS.contains(&name) => Role::Block,
+        _ => Role::Plain,
+    }
+}
+
+impl Walker<'_> {
+    fn start(&mut self, e: &BytesStart<'_>, empty: bool) -> Result<(), FormatError> {
+        let name = String::from_utf8_lossy(e.local_name().as_ref()).to_ascii_lowercase();
+        if self.skip_depth > 0 {
+            if !empty && !VOID.contains(&name.as_str()) {
+                self.skip_depth += 1;
+            }
+            return Ok(());
+        }
+        if name == "title" && self.stack.iter().any(|o| o.name == "head") {
+            self.in_title = !empty;
+        }
+        if name == "html" {
+            self.doc.language = attr(e, "lang");
+        }
+        if let Some(id) = attr(e, "id").or_else(|| if name == "a" { attr(e, "name") } else { None }) {
+            self.anchors.push(id);
+        }
+        let role = role_of(&name, e);
+        match name.as_str() {
+            "br" => {
+                self.text.line_break();
+                return Ok(());
+            }
+            "img" | "image" => {
+                self.flush();
+                let src = attr(e, "src").or_else(|| attr(e, "href")).unwrap_or_default();
+                let alt = attr(e, "alt").unwrap_or_default();
+                if !src.is_empty() && !src.starts_with("data:") {
+                    let mut alt_text = MarkupBuilder::default();
+                    alt_text.text(&alt);
+                    let asset = resolve(self.ctx.path, &src);
+                    self.push_block(BlockKind::Image { asset }, alt_text.take());
+                }
+                return Ok(());
+            }
+            _ => {}
+        }
+        if empty || VOID.contains(&name.as_str()) {
+            if role == Role::Block {
+                self.flush();
+            }
+            return Ok(());
+        }
+        if self.stack.len() >= MAX_DEPTH {
+            return Err(FormatError::Malformed(format!("{}: markup nested deeper than {MAX_DEPTH} levels", self.ctx.path)));
+        }
+        match role {
+            Role::Skip => {
+                self.skip_depth = 1;
+                // `head` holds the title we want; everything else in it is skipped.
+                if name == "head" {
+                    self.skip_depth = 0;
+                    self.stack.push(self.open(name, Role::Plain, e));
+                }
+                return Ok(());
+            }
+            Role::Block => {
+                self.flush();
+                match name.as_str() {
+                    "table" => {
+                        self.tables += 1;
+                        self.row = 0;
+                    }
+                    "tr" => {
+                        self.row += 1;
+                        self.col = 0;
+                    }
+                    "td" | "th" => self.col += 1,
+                    _ => {}
+                }
+            }
+            Role::Inline(tag) => {
+                let href = if tag == "a" { attr(e, "href").map(|h| link_target(self.ctx.path, &h)) } else { None };
+                self.text.open(tag, href.as_deref());
+            }
+            Role::NoteRef => {
+                if let Some(href) = attr(e, "href") {
+                    let target = link_target(self.ctx.path, &href);
+                    self.text.note_ref(target.trim_start_matches('#'));
+                }
+            }
+            Role::BackLink | Role::Plain => {}
+        }
+        let open = self.open(name, role, e);
+        self.stack.push(open);
+        Ok(())
+    }
+
+    fn open(&self, name: String, role: Role, e: &BytesStart<'_>) -> Open {
+        Open {
+            name,
+            role,
+            class: attr(e, "class").unwrap_or_default().to_ascii_lowercase(),
+            id: attr(e, "id"),
+            epub_type: format!("{} {}", attr(e, "epub:type").unwrap_or_default(), attr(e, "role").unwrap_or_default()),
+        }
+    }
+
+    fn end(&mut self, name: &str) {
+        if self.skip_depth > 0 {
+            self.skip_depth -= 1;
+            return;
+        }
+        if VOID.contains(&name) {
+            return;
+        }
+        // Close up to the matching element; an end tag that matches nothing is ignored.
+        let Some(pos) = self.stack.iter().rposition(|o| o.name == name) else { return };
+        while self.stack.len() > pos {
+            let Some((role, is_title)) = self.stack.last().map(|o| (o.role, o.name == "title")) else { break };
+            match role {
+                Role::Block => self.flush(),
+                Role::Inline(tag) => self.text.close(tag),
+                _ => {}
+            }
+            if is_title {
+                self.in_title = false;
+            }
+            self.stack.pop();
+        }
+    }
+
+    fn text(&mut self, text: &str) {
+        if self.skip_depth > 0 {
+            return;
+        }
+        if self.in_title {
+            self.title.push_str(text);
+            return;
+        }
+        if self.stack.iter().any(|o| o.name == "head") {
+            return;
+        }
+        if self.stack.iter().any(|o| matches!(o.role, Role::NoteRef | Role::BackLink)) {
+            return;
+        }
+        if self.stack.iter().any(|o| o.name == "pre") {
+            for (i, line) in text.split('\n').enumerate() {
+                if i > 0 {
+                    self.text.line_break();
+                }
+                self.text.text(line);
+            }
+        } else {
+            self.text.text(text);
+        }
+    }
+
+    /// Ends the current block (if it has any text) with the kind its ancestors give it.
+    fn flush(&mut self) {
+        if self.text.is_blank() {
+            // Keep open inline tags for the next block; drop only the whitespace.
+            let _ = self.text.take();
+            return;
+        }
+        let text = self.text.take();
+        let kind = self.kind();
+        self.push_block(kind, text);
+    }
+
+    fn push_block(&mut self, kind: BlockKind, text: String) {
+        let mut block = Block::new(kind, text);
+        block.anchors = std::mem::take(&mut self.anchors);
+        self.doc.blocks.push(block);
+    }
+
+    fn kind(&self) -> BlockKind {
+        let mut kind: Option<BlockKind> = None;
+        for (i, open) in self.stack.iter().enumerate().rev() {
+            let note = ["footnote", "endnote", "rearnote", "doc-footnote", "doc-endnote"]
+                .iter()
+                .any(|t| open.epub_type.split_whitespace().any(|w| w == *t));
+            if note {
+                if let Some(id) = &open.id {
+                    return BlockKind::Footnote { id: id.clone() };
+                }
+            }
+            // An `li` inside an endnotes list (pandoc's HTML) is a note.
+            if open.name == "li" {
+                let in_endnotes = self.stack[..i].iter().any(|o| o.epub_type.contains("endnotes") || o.class.contains("footnotes"));
+                if let (true, Some(id)) = (in_endnotes, &open.id) {
+                    return BlockKind::Footnote { id: id.clone() };
+                }
+            }
+            if kind.is_none() {
+                kind = match open.name.as_str() {
+                    "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
+                        Some(BlockKind::Heading { level: open.name[1..].parse().unwrap_or(1) })
+                    }
+                    "pre" => Some(BlockKind::Preformatted),
+                    "td" | "th" => Some(BlockKind::TableCell {
+                        table: self.tables,
+                        row: self.row,
+                        col: self.col,
+                        header: open.name == "th",
+                    }),
+                    "li" | "dd" | "dt" => {
+                        let depth = self.stack.iter().filter(|o| matches!(o.name.as_str(), "ul" | "ol" | "dl")).count().min(9) as u8;
+                        let ordered = self.stack[..i].iter().rev().find(|o| matches!(o.name.as_str(), "ul" | "ol" | "dl")).is_some_and(|o| o.name == "ol");
+                        Some(BlockKind::ListItem { ordered, depth: depth.max(1) })
+                    }
+                    "div" | "p" | "span" if is_verse(open, &self.stack[..i]) => Some(BlockKind::Line),
+                    _ => None,
+                };
+            }
+            if open.name == "blockquote" && kind.is_none() {
+                kind = Some(BlockKind::Quote);
+            }
+        }
+        kind.unwrap_or(BlockKind::Paragraph)
+    }
+}
+
+/// A verse line: its own class says so, or it sits in a line group, stanza or poem.
+fn is_verse(open: &Open, ancestors: &[Open]) -> bool {
+    const MARKERS: &[&str] = &["line", "verse", "stanza", "poem", "linegroup"];
+    let marked = |class: &str| class.split_whitespace().any(|c| MARKERS.iter().any(|m| c.starts_with(m)));
+    marked(&open.class) || ancestors.last().is_some_and(|parent| marked(&parent.class))
+}
+
+/// Resolves `href` against the directory of `base` (both archive paths), dropping any fragment.
+pub fn resolve(base: &str, href: &str) -> String {
+    let href = href.split('#').next().unwrap_or_default();
+    let href = percent_decode(href);
+    let mut parts: Vec<&str> = match base.rsplit_once('/') {
+        Some((dir, _)) if !href.starts_with('/') => dir.split('/').collect(),
+        _ => Vec::new(),
+    };
+    for segment in href.trim_start_matches('/').split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            s => parts.push(s),
+        }
+    }
+    parts.join("/")
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Where a link goes: external URLs unchanged; in-book links become `#anchor`, where the anchor
+/// is the fragment, or for a whole document [`document_anchor`] of its path.
+pub fn link_target(base: &str, href: &str) -> String {
+    let href = href.trim();
+    let external = href.contains("://") || href.starts_with("mailto:") || href.starts_with("tel:");
+    if external {
+        return href.to_string();
+    }
+    match href.split_once('#') {
+        Some((_, fragment)) if !fragment.is_empty() => format!("#{}", percent_decode(fragment)),
+        _ => format!("#{}", document_anchor(&resolve(base, href))),
+    }
+}
+
+/// The anchor that stands for the start of a whole document.
+pub fn document_anchor(path: &str) -> String {
+    let cleaned: String = path.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    format!("doc-{cleaned}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blocks(html: &str) -> Vec<Block> {
+        parse(html, &Context { path: "OPS/text/ch1.xhtml" }).unwrap().blocks
+    }
+
+    #[test]
+    fn paragraphs_headings_and_marks_become_blocks() {
+        let b = blocks(
+            r##"<html lang="en"><head><title>T</title><style>p{}</style></head><body>
+            <h1 id="c1">Chapter 1. <em>Loomings</em></h1>
+            <p>Call me <i>Ishmael</i>. Some years ago&mdash;never mind&#8230;</p>
+            <p>See <a href="ch2.xhtml#x">there</a> and <a href="http://e.org">here</a>.</p>
+            <script>alert(1)</script></body></html>"##,
+        );
+        assert_eq!(b.len(), 3);
+        assert_eq!(b[0].kind, BlockKind::Heading { level: 1 });
+        assert_eq!(b[0].text, "Chapter 1. <i>Loomings</i>");
+        assert_eq!(b[0].anchors, ["c1"]);
+        assert_eq!(b[1].text, "Call me <i>Ishmael</i>. Some years ago—never mind…");
+        assert_eq!(b[2].text, r##"See <a href="#x">there</a> and <a href="http://e.org">here</a>."##);
+    }
+
+    #[test]
+    fn div_only_text_and_verse_lines_are_kept() {
+        let b = blocks(
+            r##"<body><section><div class="linegroup"><div>April is the cruellest month,</div>
+            <div id="ln2">Lilacs<a epub:type="noteref" href="#note-1">*</a></div></div>
+            <div>Loose text in a div</div></section>
+            <div epub:type="rearnote" id="note-1"><p><a href="#ln2">Line 2.</a> Cf. Ezekiel.</p></div></body>"##,
+        );
+        let kinds: Vec<_> = b.iter().map(|b| b.kind.clone()).collect();
+        assert_eq!(
+            kinds,
+            [BlockKind::Line, BlockKind::Line, BlockKind::Paragraph, BlockKind::Footnote { id: "note-1".into() }]
+        );
+        assert_eq!(b[1].text, r#"Lilacs<ref id="note-1"/>"#);
+        assert_eq!(b[3].text, r##"<a href="#ln2">Line 2.</a> Cf. Ezekiel."##);
+    }
+
+    #[test]
+    fn lists_tables_images_and_preformatted_text() {
+        let b = blocks(
+            r#"<body><ol><li>one</li><li>two<ul><li>inner</li></ul></li></ol>
+            <table><tr><th>h</th><td>c</td></tr></table>
+            <p>before<img src="../images/a%20b.png" alt="A whale">after</p>
+            <pre>line 1
+line 2</pre></body>"#,
+        );
+        assert_eq!(b[0].kind, BlockKind::ListItem { ordered: true, depth: 1 });
+        assert_eq!(b[2].kind, BlockKind::ListItem { ordered: false, depth: 2 });
+        assert_eq!(b[3].kind, BlockKind::TableCell { table: 1, row: 1, col: 1, header: true });
+        assert_eq!(b[6].kind, BlockKind::Image { asset: "OPS/images/a b.png".into() });
+        assert_eq!(b[6].text, "A whale");
+        assert_eq!((b[5].text.as_str(), b[7].text.as_str()), ("before", "after"));
+        assert_eq!(b[8].text, "line 1<br/>line 2");
+    }
+
+    #[test]
+    fn sloppy_html_is_read_leniently() {
+        let b = blocks("<html><body><p>One<br>two &nbsp;&copy; &bogus; <b>bold</p><p>next</i></p></body></html>");
+        assert_eq!(b[0].text, "One<br/>two \u{a0}© &amp;bogus; <b>bold</b>");
+        assert_eq!(b[1].text, "next");
+    }
+
+    #[test]
+    fn entity_declarations_are_never_expanded() {
+        let bomb = r#"<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;">]><html><body><p>&lol2;</p></body></html>"#;
+        let b = blocks(bomb);
+        assert_eq!(b[0].text, "&amp;lol2;");
+    }
+
+    #[test]
+    fn absurdly_deep_nesting_is_an_error() {
+        let deep = format!("<body>{}</body>", "<div>".repeat(MAX_DEPTH + 10));
+        assert!(matches!(parse(&deep, &Context { path: "x.html" }), Err(FormatError::Malformed(_))));
+    }
+
+    #[test]
+    fn relative_paths_resolve_inside_the_archive() {
+        assert_eq!(resolve("OPS/text/ch1.xhtml", "../img/a.png"), "OPS/img/a.png");
+        assert_eq!(resolve("ch1.xhtml", "img/a.png#x"), "img/a.png");
+        assert_eq!(link_target("OPS/ch1.xhtml", "ch2.xhtml"), "#doc-OPS-ch2-xhtml");
+    }
+}
