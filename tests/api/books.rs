@@ -63,11 +63,7 @@ async fn books_are_listed_newest_first_with_status_filter_and_limit() {
         app.clock.advance(chrono::Duration::seconds(1));
     }
     let failed = app
-        .upload_ok(
-            &user.key,
-            "other.html",
-            b"<!doctype html><html><body><h1>A</h1></body></html>".to_vec(),
-        )
+        .upload_ok(&user.key, "other.pdf", b"%PDF-1.4\n%EOF\n".to_vec())
         .await;
     app.wait_for_status(&user.key, &failed, "ERROR").await;
     for id in &ids {

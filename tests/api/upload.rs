@@ -146,18 +146,72 @@ async fn a_request_without_a_file_part_or_not_multipart_is_400() {
 }
 
 #[tokio::test]
-async fn an_epub_is_accepted_and_fails_extraction_with_a_clear_message_until_epub_support_lands() {
+async fn an_epub_upload_reaches_extracted_with_the_books_own_title_author_and_chapters() {
     let app = spawn_app().await;
     let user = app.user().await;
     let book = app
         .upload_ok(&user.key, "moby-dick.epub", corpus("moby-dick.epub"))
+        .await;
+    let detail = app.wait_for_status(&user.key, &book, "EXTRACTED").await;
+    assert_eq!(
+        detail["title"], "Moby-Dick",
+        "the file's title replaces the file name"
+    );
+    assert_eq!(detail["author"], "Herman Melville");
+    assert_eq!(detail["originalLang"], "en-US");
+    let chapters = detail["chapters"].as_array().unwrap();
+    assert_eq!(detail["chapterCount"].as_u64(), Some(chapters.len() as u64));
+    let loomings = chapters
+        .iter()
+        .find(|c| c["title"] == "Chapter 1. Loomings.")
+        .unwrap();
+    assert!(loomings["wordCount"].as_u64().unwrap() > 2000);
+    let cover = app
+        .ports
+        .blobs
+        .list(&format!("books/{book}/assets/"))
+        .await
+        .unwrap();
+    assert!(!cover.is_empty(), "images are kept");
+}
+
+#[tokio::test]
+async fn a_user_title_is_kept_over_the_files_own() {
+    let app = spawn_app().await;
+    let user = app.user().await;
+    let form = Form::new()
+        .part(
+            "file",
+            Part::bytes(corpus("wasteland.epub")).file_name("wasteland.epub"),
+        )
+        .text("title", "My Waste Land");
+    let response = app
+        .request(Method::POST, "/api/upload", &user.key)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    let book: Value = response.json().await.unwrap();
+    let detail = app
+        .wait_for_status(&user.key, book["book"]["id"].as_str().unwrap(), "EXTRACTED")
+        .await;
+    assert_eq!(detail["title"], "My Waste Land");
+    assert_eq!(detail["author"], "T.S. Eliot");
+}
+
+#[tokio::test]
+async fn a_pdf_is_accepted_and_fails_extraction_with_a_clear_message_until_pdf_support_lands() {
+    let app = spawn_app().await;
+    let user = app.user().await;
+    let book = app
+        .upload_ok(&user.key, "book.pdf", b"%PDF-1.4\n%EOF\n".to_vec())
         .await;
     let detail = app.wait_for_status(&user.key, &book, "ERROR").await;
     assert!(
         detail["error"]
             .as_str()
             .unwrap()
-            .contains("EPUB books cannot be read by this server yet"),
+            .contains("PDF books cannot be read by this server yet"),
         "{detail}"
     );
 }

@@ -1,8 +1,12 @@
 //! Book formats: pure functions from a file's bytes to its chapters. No I/O, no async, so every
 //! extractor can be fuzzed and tested on its own.
 //!
-//! Today only plain text is read; EPUB, PDF, DOCX and HTML follow (see the README's roadmap).
+//! Extractors: EPUB, HTML and TXT into a [`manuscript::Manuscript`]; PDF and DOCX follow.
 
+mod archive;
+mod dom;
+pub mod epub;
+pub mod html;
 mod language;
 pub mod manuscript;
 pub mod markup;
@@ -10,29 +14,6 @@ pub mod txt;
 pub mod xhtml;
 
 pub use language::detect_language;
-
-/// One chapter as extracted: its heading (when the source has one) and its text, paragraphs
-/// separated by blank lines.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExtractedChapter {
-    pub title: Option<String>,
-    pub text: String,
-    pub word_count: u64,
-}
-
-/// A whole extracted book.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Extracted {
-    pub chapters: Vec<ExtractedChapter>,
-    /// ISO 639-1 code (or 639-3 where there is none) when the language could be told.
-    pub language: Option<String>,
-}
-
-impl Extracted {
-    pub fn word_count(&self) -> u64 {
-        self.chapters.iter().map(|c| c.word_count).sum()
-    }
-}
 
 /// Why a file could not be read. The text is shown to the user as the book's error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -41,19 +41,33 @@ pub struct Block {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum BlockKind {
-    Heading { level: u8 },
+    Heading {
+        level: u8,
+    },
     Paragraph,
     Quote,
-    ListItem { ordered: bool, depth: u8 },
+    ListItem {
+        ordered: bool,
+        depth: u8,
+    },
     /// Preformatted text: line breaks are `<br/>` and spacing matters.
     Preformatted,
     /// A line of verse.
     Line,
-    TableCell { table: u32, row: u32, col: u32, header: bool },
-    Image { asset: String },
+    TableCell {
+        table: u32,
+        row: u32,
+        col: u32,
+        header: bool,
+    },
+    Image {
+        asset: String,
+    },
     /// A note's text; `<ref id>` in other blocks points at it.
     #[serde(rename_all = "camelCase")]
-    Footnote { id: String },
+    Footnote {
+        id: String,
+    },
 }
 
 /// An image carried over from the source.
@@ -71,7 +85,11 @@ pub struct Asset {
 
 impl Block {
     pub fn new(kind: BlockKind, text: String) -> Self {
-        Block { kind, text, anchors: Vec::new() }
+        Block {
+            kind,
+            text,
+            anchors: Vec::new(),
+        }
     }
 
     pub fn plain_text(&self) -> String {
@@ -94,7 +112,12 @@ impl Chapter {
 
     /// The chapter as plain text, blocks separated by blank lines.
     pub fn plain_text(&self) -> String {
-        self.blocks.iter().map(Block::plain_text).filter(|t| !t.trim().is_empty()).collect::<Vec<_>>().join("\n\n")
+        self.blocks
+            .iter()
+            .map(Block::plain_text)
+            .filter(|t| !t.trim().is_empty())
+            .collect::<Vec<_>>()
+            .join("\n\n")
     }
 }
 

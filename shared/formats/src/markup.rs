@@ -18,9 +18,15 @@ use std::fmt::Write;
 /// One tag of a block's markup, as the checker compares them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Tag {
-    Open { name: &'static str, attr: Option<String> },
+    Open {
+        name: &'static str,
+        attr: Option<String>,
+    },
     Close(&'static str),
-    Empty { name: &'static str, attr: Option<String> },
+    Empty {
+        name: &'static str,
+        attr: Option<String>,
+    },
 }
 
 /// Markup that is not well-formed, with where it goes wrong.
@@ -52,7 +58,10 @@ pub fn escape_attr(value: &str) -> String {
 }
 
 fn unescape(text: &str) -> String {
-    text.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&amp;", "&")
+    text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&")
 }
 
 /// A piece of parsed markup.
@@ -79,8 +88,14 @@ pub fn parse(markup: &str) -> Result<Vec<Piece>, MarkupError> {
             check_text(&rest[..lt], offset)?;
             pieces.push(Piece::Text(unescape(&rest[..lt])));
         }
-        let err = |reason: &str| MarkupError { at: offset + lt, reason: reason.to_string() };
-        let gt = rest[lt..].find('>').ok_or_else(|| err("unterminated tag"))? + lt;
+        let err = |reason: &str| MarkupError {
+            at: offset + lt,
+            reason: reason.to_string(),
+        };
+        let gt = rest[lt..]
+            .find('>')
+            .ok_or_else(|| err("unterminated tag"))?
+            + lt;
         let tag = parse_tag(&rest[lt + 1..gt]).ok_or_else(|| err("unknown or malformed tag"))?;
         match &tag {
             Tag::Open { name, .. } => open.push(name),
@@ -96,20 +111,32 @@ pub fn parse(markup: &str) -> Result<Vec<Piece>, MarkupError> {
         rest = &rest[gt + 1..];
     }
     if let Some(name) = open.pop() {
-        return Err(MarkupError { at: markup.len(), reason: format!("<{name}> is never closed") });
+        return Err(MarkupError {
+            at: markup.len(),
+            reason: format!("<{name}> is never closed"),
+        });
     }
     Ok(pieces)
 }
 
 fn check_text(text: &str, offset: usize) -> Result<(), MarkupError> {
     if text.contains('>') {
-        return Err(MarkupError { at: offset, reason: "a bare '>' in text".into() });
+        return Err(MarkupError {
+            at: offset,
+            reason: "a bare '>' in text".into(),
+        });
     }
     let mut rest = text;
     while let Some(amp) = rest.find('&') {
         let entity = &rest[amp..];
-        if !["&amp;", "&lt;", "&gt;", "&quot;"].iter().any(|e| entity.starts_with(e)) {
-            return Err(MarkupError { at: offset, reason: "a bare '&' or unknown entity in text".into() });
+        if !["&amp;", "&lt;", "&gt;", "&quot;"]
+            .iter()
+            .any(|e| entity.starts_with(e))
+        {
+            return Err(MarkupError {
+                at: offset,
+                reason: "a bare '&' or unknown entity in text".into(),
+            });
         }
         rest = &rest[amp + 1..];
     }
@@ -124,9 +151,14 @@ fn parse_tag(inner: &str) -> Option<Tag> {
         Some(i) => (i.trim_end(), true),
         None => (inner, false),
     };
-    let (name, attrs) = inner.split_once(' ').map_or((inner, ""), |(n, a)| (n, a.trim()));
+    let (name, attrs) = inner
+        .split_once(' ')
+        .map_or((inner, ""), |(n, a)| (n, a.trim()));
     let attr = |expected: &str| -> Option<Option<String>> {
-        let value = attrs.strip_prefix(expected)?.strip_prefix("=\"")?.strip_suffix('"')?;
+        let value = attrs
+            .strip_prefix(expected)?
+            .strip_prefix("=\"")?
+            .strip_suffix('"')?;
         (!value.contains('"')).then(|| Some(unescape(value)))
     };
     let known = |list: &[&'static str]| list.iter().copied().find(|n| *n == name);
@@ -151,7 +183,10 @@ fn parse_tag(inner: &str) -> Option<Tag> {
 
 /// The tags of the markup in order: what a faithful translation must reproduce.
 pub fn tags(markup: &str) -> Result<Vec<Tag>, MarkupError> {
-    Ok(parse(markup)?.into_iter().filter_map(|p| if let Piece::Tag(t) = p { Some(t) } else { None }).collect())
+    Ok(parse(markup)?
+        .into_iter()
+        .filter_map(|p| if let Piece::Tag(t) = p { Some(t) } else { None })
+        .collect())
 }
 
 /// The text without marks; line breaks become newlines.
@@ -279,7 +314,10 @@ mod tests {
         b.close("a");
         b.text(" end ");
         let m = b.take();
-        assert_eq!(m, r#"1 &lt; 2 &amp; <a href="https://x.org/?a=1&amp;b=&quot;2&quot;"><i>link</i></a> end"#);
+        assert_eq!(
+            m,
+            r#"1 &lt; 2 &amp; <a href="https://x.org/?a=1&amp;b=&quot;2&quot;"><i>link</i></a> end"#
+        );
         assert!(parse(&m).is_ok());
         assert_eq!(plain_text(&m), "1 < 2 & link end");
     }

@@ -2,7 +2,15 @@
 
 use encoding_rs::{Encoding, UTF_16BE, UTF_16LE, UTF_8, WINDOWS_1252};
 
-use crate::{count_words, detect_language, Extracted, ExtractedChapter, FormatError};
+use crate::manuscript::{Block, BlockKind, Chapter, Manuscript};
+use crate::markup::escape_text;
+use crate::{count_words, detect_language, FormatError};
+
+/// A chapter as found in the text, before it becomes blocks.
+struct TxtChapter {
+    title: Option<String>,
+    text: String,
+}
 
 /// Without headings, a text is cut into chapters of about this many words, at paragraph ends.
 const WORDS_PER_UNTITLED_CHAPTER: u64 = 4000;
@@ -12,7 +20,7 @@ const MAX_HEADING_CHARS: usize = 80;
 /// Reads a plain-text book: decodes it (UTF-8, UTF-16 with a byte-order mark, else
 /// Windows-1252), then splits it at chapter headings ("Chapter 1", "CHAPTER IV", "Capítulo 3",
 /// "Chapitre 2", "Kapitel 5", "第一章", ...), or by size when it has none.
-pub fn extract(bytes: &[u8]) -> Result<Extracted, FormatError> {
+pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
     if bytes.is_empty() {
         return Err(FormatError::Empty);
     }
@@ -24,10 +32,40 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, FormatError> {
         Some(chapters) => chapters,
         None => split_by_size(&text),
     };
-    Ok(Extracted {
+    Ok(Manuscript {
         language: detect_language(&text),
-        chapters,
+        chapters: chapters.into_iter().map(into_blocks).collect(),
+        ..Manuscript::default()
     })
+}
+
+/// Paragraphs are separated by blank lines; line breaks inside one are kept as `<br/>` only for
+/// short lines (verse, addresses), and folded for prose wrapped at a fixed width.
+fn into_blocks(chapter: TxtChapter) -> Chapter {
+    let blocks = chapter
+        .text
+        .split("\n\n")
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|paragraph| {
+            let lines: Vec<&str> = paragraph.lines().map(str::trim).collect();
+            let verse = lines.len() > 1 && lines.iter().all(|l| l.chars().count() < 45);
+            let text = if verse {
+                lines
+                    .iter()
+                    .map(|l| escape_text(l))
+                    .collect::<Vec<_>>()
+                    .join("<br/>")
+            } else {
+                escape_text(&lines.join(" "))
+            };
+            Block::new(BlockKind::Paragraph, text)
+        })
+        .collect();
+    Chapter {
+        title: chapter.title,
+        blocks,
+    }
 }
 
 /// Decodes text in the encodings books are found in. A byte-order mark wins; otherwise valid
@@ -59,7 +97,7 @@ pub fn decode(bytes: &[u8]) -> String {
     }
 }
 
-fn split_at_headings(text: &str) -> Option<Vec<ExtractedChapter>> {
+fn split_at_headings(text: &str) -> Option<Vec<TxtChapter>> {
     let lines: Vec<&str> = text.lines().collect();
     let mut chapters = Vec::new();
     let mut title: Option<String> = None;
@@ -82,19 +120,15 @@ fn split_at_headings(text: &str) -> Option<Vec<ExtractedChapter>> {
 
 /// Adds a chapter unless it has no text: the entries of a table of contents are headings with
 /// nothing under them, and are not chapters.
-fn push_chapter(chapters: &mut Vec<ExtractedChapter>, title: Option<String>, body: &[&str]) {
+fn push_chapter(chapters: &mut Vec<TxtChapter>, title: Option<String>, body: &[&str]) {
     let text = body.join("\n").trim().to_string();
     let word_count = count_words(&text);
     if word_count > 0 {
-        chapters.push(ExtractedChapter {
-            title,
-            text,
-            word_count,
-        });
+        chapters.push(TxtChapter { title, text });
     }
 }
 
-fn split_by_size(text: &str) -> Vec<ExtractedChapter> {
+fn split_by_size(text: &str) -> Vec<TxtChapter> {
     let mut chapters = Vec::new();
     let mut current = String::new();
     let mut words = 0;
@@ -105,19 +139,17 @@ fn split_by_size(text: &str) -> Vec<ExtractedChapter> {
         current.push_str(paragraph);
         words += count_words(paragraph);
         if words >= WORDS_PER_UNTITLED_CHAPTER {
-            chapters.push(ExtractedChapter {
+            chapters.push(TxtChapter {
                 title: None,
                 text: std::mem::take(&mut current),
-                word_count: words,
             });
             words = 0;
         }
     }
     if words > 0 {
-        chapters.push(ExtractedChapter {
+        chapters.push(TxtChapter {
             title: None,
             text: current,
-            word_count: words,
         });
     }
     chapters
@@ -222,7 +254,7 @@ fn is_cjk_heading(line: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn titles(e: &Extracted) -> Vec<Option<&str>> {
+    fn titles(e: &Manuscript) -> Vec<Option<&str>> {
         e.chapters.iter().map(|c| c.title.as_deref()).collect()
     }
 
@@ -240,7 +272,7 @@ mod tests {
                 Some("第一章")
             ]
         );
-        assert_eq!(book.chapters[1].text, "One two three.");
+        assert_eq!(book.chapters[1].plain_text(), "One two three.");
         assert_eq!(book.word_count(), 3 + 3 + 2 + 2 + 2);
     }
 
@@ -270,7 +302,7 @@ mod tests {
         assert_eq!(
             book.chapters
                 .iter()
-                .map(|c| c.word_count)
+                .map(|c| c.word_count())
                 .collect::<Vec<_>>(),
             vec![4000, 4000, 1000]
         );

@@ -95,7 +95,11 @@ pub fn parse(source: &str, ctx: &Context<'_>) -> Result<Document, FormatError> {
     };
     loop {
         let event = reader.read_event().map_err(|e| {
-            FormatError::Malformed(format!("{}: {e} at byte {}", ctx.path, reader.buffer_position()))
+            FormatError::Malformed(format!(
+                "{}: {e} at byte {}",
+                ctx.path,
+                reader.buffer_position()
+            ))
         })?;
         match event {
             Event::Start(e) => walker.start(&e, false)?,
@@ -116,7 +120,11 @@ pub fn parse(source: &str, ctx: &Context<'_>) -> Result<Document, FormatError> {
         }
     }
     walker.flush();
-    let title = walker.title.split_whitespace().collect::<Vec<_>>().join(" ");
+    let title = walker
+        .title
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     walker.doc.title = (!title.is_empty()).then_some(title);
     Ok(walker.doc)
 }
@@ -133,10 +141,12 @@ fn unescape_lenient(raw: &str) -> String {
                     return part.to_string();
                 }
                 match part.split_once(';') {
-                    Some((entity, rest)) => match unescape_with(&format!("&{entity};"), resolve_html5_entity) {
-                        Ok(resolved) => format!("{resolved}{rest}"),
-                        Err(_) => format!("&{part}"),
-                    },
+                    Some((entity, rest)) => {
+                        match unescape_with(&format!("&{entity};"), resolve_html5_entity) {
+                            Ok(resolved) => format!("{resolved}{rest}"),
+                            Err(_) => format!("&{part}"),
+                        }
+                    }
                     None => format!("&{part}"),
                 }
             })
@@ -144,12 +154,49 @@ fn unescape_lenient(raw: &str) -> String {
     }
 }
 
-const VOID: &[&str] = &["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"];
+const VOID: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
+    "wbr",
+];
 
 const BLOCKS: &[&str] = &[
-    "p", "div", "h1", "h2", "h3", "h4", "h5", "h6", "li", "dt", "dd", "blockquote", "pre", "td", "th",
-    "tr", "table", "thead", "tbody", "tfoot", "caption", "ul", "ol", "dl", "section", "article", "aside",
-    "header", "footer", "main", "figure", "figcaption", "address", "body", "hr", "center", "details",
+    "p",
+    "div",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "li",
+    "dt",
+    "dd",
+    "blockquote",
+    "pre",
+    "td",
+    "th",
+    "tr",
+    "table",
+    "thead",
+    "tbody",
+    "tfoot",
+    "caption",
+    "ul",
+    "ol",
+    "dl",
+    "section",
+    "article",
+    "aside",
+    "header",
+    "footer",
+    "main",
+    "figure",
+    "figcaption",
+    "address",
+    "body",
+    "hr",
+    "center",
+    "details",
     "summary",
 ];
 
@@ -168,9 +215,18 @@ fn role_of(name: &str, e: &BytesStart<'_>) -> Role {
     let epub_type = attr(e, "epub:type").unwrap_or_default();
     let aria = attr(e, "role").unwrap_or_default();
     let class = attr(e, "class").unwrap_or_default();
+    // Print page numbers are position markers, not text (their ids still become anchors).
+    if epub_type.split_whitespace().any(|t| t == "pagebreak") || aria == "doc-pagebreak" {
+        return Role::Skip;
+    }
     match name {
-        "head" | "script" | "style" | "nav" | "svg" | "math" | "noscript" | "template" | "iframe" | "object" => Role::Skip,
-        "a" if epub_type.contains("noteref") || aria == "doc-noteref" || class.contains("footnote-ref") || class.contains("noteref") => {
+        "head" | "script" | "style" | "nav" | "svg" | "math" | "noscript" | "template"
+        | "iframe" | "object" => Role::Skip,
+        "a" if epub_type.contains("noteref")
+            || aria == "doc-noteref"
+            || class.contains("footnote-ref")
+            || class.contains("noteref") =>
+        {
             Role::NoteRef
         }
         "a" if aria == "doc-backlink" || class.contains("footnote-back") => Role::BackLink,
@@ -199,7 +255,8 @@ impl Walker<'_> {
         if name == "html" {
             self.doc.language = attr(e, "lang");
         }
-        if let Some(id) = attr(e, "id").or_else(|| if name == "a" { attr(e, "name") } else { None }) {
+        if let Some(id) = attr(e, "id").or_else(|| if name == "a" { attr(e, "name") } else { None })
+        {
             self.anchors.push(id);
         }
         let role = role_of(&name, e);
@@ -210,7 +267,9 @@ impl Walker<'_> {
             }
             "img" | "image" => {
                 self.flush();
-                let src = attr(e, "src").or_else(|| attr(e, "href")).unwrap_or_default();
+                let src = attr(e, "src")
+                    .or_else(|| attr(e, "href"))
+                    .unwrap_or_default();
                 let alt = attr(e, "alt").unwrap_or_default();
                 if !src.is_empty() && !src.starts_with("data:") {
                     let mut alt_text = MarkupBuilder::default();
@@ -229,7 +288,10 @@ impl Walker<'_> {
             return Ok(());
         }
         if self.stack.len() >= MAX_DEPTH {
-            return Err(FormatError::Malformed(format!("{}: markup nested deeper than {MAX_DEPTH} levels", self.ctx.path)));
+            return Err(FormatError::Malformed(format!(
+                "{}: markup nested deeper than {MAX_DEPTH} levels",
+                self.ctx.path
+            )));
         }
         match role {
             Role::Skip => {
@@ -257,7 +319,11 @@ impl Walker<'_> {
                 }
             }
             Role::Inline(tag) => {
-                let href = if tag == "a" { attr(e, "href").map(|h| link_target(self.ctx.path, &h)) } else { None };
+                let href = if tag == "a" {
+                    attr(e, "href").map(|h| link_target(self.ctx.path, &h))
+                } else {
+                    None
+                };
                 self.text.open(tag, href.as_deref());
             }
             Role::NoteRef => {
@@ -279,7 +345,11 @@ impl Walker<'_> {
             role,
             class: attr(e, "class").unwrap_or_default().to_ascii_lowercase(),
             id: attr(e, "id"),
-            epub_type: format!("{} {}", attr(e, "epub:type").unwrap_or_default(), attr(e, "role").unwrap_or_default()),
+            epub_type: format!(
+                "{} {}",
+                attr(e, "epub:type").unwrap_or_default(),
+                attr(e, "role").unwrap_or_default()
+            ),
         }
     }
 
@@ -292,9 +362,14 @@ impl Walker<'_> {
             return;
         }
         // Close up to the matching element; an end tag that matches nothing is ignored.
-        let Some(pos) = self.stack.iter().rposition(|o| o.name == name) else { return };
+        let Some(pos) = self.stack.iter().rposition(|o| o.name == name) else {
+            return;
+        };
         while self.stack.len() > pos {
-            let Some((role, is_title)) = self.stack.last().map(|o| (o.role, o.name == "title")) else { break };
+            let Some((role, is_title)) = self.stack.last().map(|o| (o.role, o.name == "title"))
+            else {
+                break;
+            };
             match role {
                 Role::Block => self.flush(),
                 Role::Inline(tag) => self.text.close(tag),
@@ -318,7 +393,11 @@ impl Walker<'_> {
         if self.stack.iter().any(|o| o.name == "head") {
             return;
         }
-        if self.stack.iter().any(|o| matches!(o.role, Role::NoteRef | Role::BackLink)) {
+        if self
+            .stack
+            .iter()
+            .any(|o| matches!(o.role, Role::NoteRef | Role::BackLink))
+        {
             return;
         }
         if self.stack.iter().any(|o| o.name == "pre") {
@@ -354,9 +433,15 @@ impl Walker<'_> {
     fn kind(&self) -> BlockKind {
         let mut kind: Option<BlockKind> = None;
         for (i, open) in self.stack.iter().enumerate().rev() {
-            let note = ["footnote", "endnote", "rearnote", "doc-footnote", "doc-endnote"]
-                .iter()
-                .any(|t| open.epub_type.split_whitespace().any(|w| w == *t));
+            let note = [
+                "footnote",
+                "endnote",
+                "rearnote",
+                "doc-footnote",
+                "doc-endnote",
+            ]
+            .iter()
+            .any(|t| open.epub_type.split_whitespace().any(|w| w == *t));
             if note {
                 if let Some(id) = &open.id {
                     return BlockKind::Footnote { id: id.clone() };
@@ -364,16 +449,18 @@ impl Walker<'_> {
             }
             // An `li` inside an endnotes list (pandoc's HTML) is a note.
             if open.name == "li" {
-                let in_endnotes = self.stack[..i].iter().any(|o| o.epub_type.contains("endnotes") || o.class.contains("footnotes"));
+                let in_endnotes = self.stack[..i]
+                    .iter()
+                    .any(|o| o.epub_type.contains("endnotes") || o.class.contains("footnotes"));
                 if let (true, Some(id)) = (in_endnotes, &open.id) {
                     return BlockKind::Footnote { id: id.clone() };
                 }
             }
             if kind.is_none() {
                 kind = match open.name.as_str() {
-                    "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
-                        Some(BlockKind::Heading { level: open.name[1..].parse().unwrap_or(1) })
-                    }
+                    "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => Some(BlockKind::Heading {
+                        level: open.name[1..].parse().unwrap_or(1),
+                    }),
                     "pre" => Some(BlockKind::Preformatted),
                     "td" | "th" => Some(BlockKind::TableCell {
                         table: self.tables,
@@ -382,11 +469,25 @@ impl Walker<'_> {
                         header: open.name == "th",
                     }),
                     "li" | "dd" | "dt" => {
-                        let depth = self.stack.iter().filter(|o| matches!(o.name.as_str(), "ul" | "ol" | "dl")).count().min(9) as u8;
-                        let ordered = self.stack[..i].iter().rev().find(|o| matches!(o.name.as_str(), "ul" | "ol" | "dl")).is_some_and(|o| o.name == "ol");
-                        Some(BlockKind::ListItem { ordered, depth: depth.max(1) })
+                        let depth = self
+                            .stack
+                            .iter()
+                            .filter(|o| matches!(o.name.as_str(), "ul" | "ol" | "dl"))
+                            .count()
+                            .min(9) as u8;
+                        let ordered = self.stack[..i]
+                            .iter()
+                            .rev()
+                            .find(|o| matches!(o.name.as_str(), "ul" | "ol" | "dl"))
+                            .is_some_and(|o| o.name == "ol");
+                        Some(BlockKind::ListItem {
+                            ordered,
+                            depth: depth.max(1),
+                        })
                     }
-                    "div" | "p" | "span" if is_verse(open, &self.stack[..i]) => Some(BlockKind::Line),
+                    "div" | "p" | "span" if is_verse(open, &self.stack[..i]) => {
+                        Some(BlockKind::Line)
+                    }
                     _ => None,
                 };
             }
@@ -401,7 +502,11 @@ impl Walker<'_> {
 /// A verse line: its own class says so, or it sits in a line group, stanza or poem.
 fn is_verse(open: &Open, ancestors: &[Open]) -> bool {
     const MARKERS: &[&str] = &["line", "verse", "stanza", "poem", "linegroup"];
-    let marked = |class: &str| class.split_whitespace().any(|c| MARKERS.iter().any(|m| c.starts_with(m)));
+    let marked = |class: &str| {
+        class
+            .split_whitespace()
+            .any(|c| MARKERS.iter().any(|m| c.starts_with(m)))
+    };
     marked(&open.class) || ancestors.last().is_some_and(|parent| marked(&parent.class))
 }
 
@@ -459,7 +564,10 @@ pub fn link_target(base: &str, href: &str) -> String {
 
 /// The anchor that stands for the start of a whole document.
 pub fn document_anchor(path: &str) -> String {
-    let cleaned: String = path.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    let cleaned: String = path
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
     format!("doc-{cleaned}")
 }
 
@@ -468,7 +576,14 @@ mod tests {
     use super::*;
 
     fn blocks(html: &str) -> Vec<Block> {
-        parse(html, &Context { path: "OPS/text/ch1.xhtml" }).unwrap().blocks
+        parse(
+            html,
+            &Context {
+                path: "OPS/text/ch1.xhtml",
+            },
+        )
+        .unwrap()
+        .blocks
     }
 
     #[test]
@@ -484,8 +599,14 @@ mod tests {
         assert_eq!(b[0].kind, BlockKind::Heading { level: 1 });
         assert_eq!(b[0].text, "Chapter 1. <i>Loomings</i>");
         assert_eq!(b[0].anchors, ["c1"]);
-        assert_eq!(b[1].text, "Call me <i>Ishmael</i>. Some years ago—never mind…");
-        assert_eq!(b[2].text, r##"See <a href="#x">there</a> and <a href="http://e.org">here</a>."##);
+        assert_eq!(
+            b[1].text,
+            "Call me <i>Ishmael</i>. Some years ago—never mind…"
+        );
+        assert_eq!(
+            b[2].text,
+            r##"See <a href="#x">there</a> and <a href="http://e.org">here</a>."##
+        );
     }
 
     #[test]
@@ -499,7 +620,14 @@ mod tests {
         let kinds: Vec<_> = b.iter().map(|b| b.kind.clone()).collect();
         assert_eq!(
             kinds,
-            [BlockKind::Line, BlockKind::Line, BlockKind::Paragraph, BlockKind::Footnote { id: "note-1".into() }]
+            [
+                BlockKind::Line,
+                BlockKind::Line,
+                BlockKind::Paragraph,
+                BlockKind::Footnote {
+                    id: "note-1".into()
+                }
+            ]
         );
         assert_eq!(b[1].text, r#"Lilacs<ref id="note-1"/>"#);
         assert_eq!(b[3].text, r##"<a href="#ln2">Line 2.</a> Cf. Ezekiel."##);
@@ -514,12 +642,40 @@ mod tests {
             <pre>line 1
 line 2</pre></body>"#,
         );
-        assert_eq!(b[0].kind, BlockKind::ListItem { ordered: true, depth: 1 });
-        assert_eq!(b[2].kind, BlockKind::ListItem { ordered: false, depth: 2 });
-        assert_eq!(b[3].kind, BlockKind::TableCell { table: 1, row: 1, col: 1, header: true });
-        assert_eq!(b[6].kind, BlockKind::Image { asset: "OPS/images/a b.png".into() });
+        assert_eq!(
+            b[0].kind,
+            BlockKind::ListItem {
+                ordered: true,
+                depth: 1
+            }
+        );
+        assert_eq!(
+            b[2].kind,
+            BlockKind::ListItem {
+                ordered: false,
+                depth: 2
+            }
+        );
+        assert_eq!(
+            b[3].kind,
+            BlockKind::TableCell {
+                table: 1,
+                row: 1,
+                col: 1,
+                header: true
+            }
+        );
+        assert_eq!(
+            b[6].kind,
+            BlockKind::Image {
+                asset: "OPS/images/a b.png".into()
+            }
+        );
         assert_eq!(b[6].text, "A whale");
-        assert_eq!((b[5].text.as_str(), b[7].text.as_str()), ("before", "after"));
+        assert_eq!(
+            (b[5].text.as_str(), b[7].text.as_str()),
+            ("before", "after")
+        );
         assert_eq!(b[8].text, "line 1<br/>line 2");
     }
 
@@ -540,13 +696,22 @@ line 2</pre></body>"#,
     #[test]
     fn absurdly_deep_nesting_is_an_error() {
         let deep = format!("<body>{}</body>", "<div>".repeat(MAX_DEPTH + 10));
-        assert!(matches!(parse(&deep, &Context { path: "x.html" }), Err(FormatError::Malformed(_))));
+        assert!(matches!(
+            parse(&deep, &Context { path: "x.html" }),
+            Err(FormatError::Malformed(_))
+        ));
     }
 
     #[test]
     fn relative_paths_resolve_inside_the_archive() {
-        assert_eq!(resolve("OPS/text/ch1.xhtml", "../img/a.png"), "OPS/img/a.png");
+        assert_eq!(
+            resolve("OPS/text/ch1.xhtml", "../img/a.png"),
+            "OPS/img/a.png"
+        );
         assert_eq!(resolve("ch1.xhtml", "img/a.png#x"), "img/a.png");
-        assert_eq!(link_target("OPS/ch1.xhtml", "ch2.xhtml"), "#doc-OPS-ch2-xhtml");
+        assert_eq!(
+            link_target("OPS/ch1.xhtml", "ch2.xhtml"),
+            "#doc-OPS-ch2-xhtml"
+        );
     }
 }

@@ -22,6 +22,9 @@ pub struct Book {
     #[serde(skip)]
     pub user_id: String,
     pub title: String,
+    /// Whether the user named the book (then the file's own title does not replace it).
+    #[serde(skip)]
+    pub title_from_user: bool,
     pub author: Option<String>,
     pub original_lang: String,
     pub target_lang: String,

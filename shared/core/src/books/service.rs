@@ -66,12 +66,12 @@ impl Books {
         }
         let head = &upload.bytes[..upload.bytes.len().min(64 * 1024)];
         let format = sniff(&upload.file_name, head).map_err(BooksError::UnsupportedFile)?;
-        let title = match upload
+        let user_title = upload
             .title
             .as_deref()
             .map(str::trim)
-            .filter(|t| !t.is_empty())
-        {
+            .filter(|t| !t.is_empty());
+        let title = match user_title {
             Some(t) => validate_title(t)?,
             None => title_from_file_name(&upload.file_name),
         };
@@ -91,6 +91,7 @@ impl Books {
             id: new_id(),
             user_id: user_id.to_string(),
             title,
+            title_from_user: user_title.is_some(),
             author: None,
             original_lang: LanguageCode::undetermined().to_string(),
             target_lang: target_lang.to_string(),
@@ -203,7 +204,9 @@ impl Books {
             crate::accounts::store::time(self.ports.clock.now()),
         );
         if let Some(title) = title {
-            update = update.set("title", validate_title(&title)?);
+            update = update
+                .set("title", validate_title(&title)?)
+                .set("titleFromUser", true);
         }
         if let Some(author) = author {
             let author = author.trim();

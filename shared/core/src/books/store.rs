@@ -5,8 +5,10 @@
 //! | book | `BOOK#<id>` | `BOOK` | `USER#<userId>#BOOKS` / `<createdAt>#<id>` |
 //! | chapter | `BOOK#<id>` | `CHAPTER#<number, 5 digits>` | |
 //!
-//! Blobs: `books/<id>/original.<ext>`, `books/<id>/chapters/<number>.txt`. Everything a book
-//! owns sits under its partition and its blob prefix, which is how deletion finds it all.
+//! Blobs: `books/<id>/original.<ext>`; the extracted manuscript as `books/<id>/manuscript.json`
+//! (metadata and the list of images), `books/<id>/chapters/<number>.json` (one chapter's blocks)
+//! and `books/<id>/assets/<file>` (images). Everything a book owns sits under its partition and
+//! its blob prefix, which is how deletion finds it all.
 
 use crate::accounts::store::{
     corrupt, opt_string, opt_time, parse_time, parsed, required_str, required_time, time, time_text,
@@ -37,8 +39,16 @@ pub fn original_key(book_id: &str, format: BookFormat) -> Result<BlobKey, StoreE
     BlobKey::parse(&format!("books/{book_id}/original.{}", format.as_str()))
 }
 
-pub fn chapter_text_key(book_id: &str, number: u32) -> Result<BlobKey, StoreError> {
-    BlobKey::parse(&format!("books/{book_id}/chapters/{number:05}.txt"))
+pub fn chapter_key(book_id: &str, number: u32) -> Result<BlobKey, StoreError> {
+    BlobKey::parse(&format!("books/{book_id}/chapters/{number:05}.json"))
+}
+
+pub fn manuscript_key(book_id: &str) -> Result<BlobKey, StoreError> {
+    BlobKey::parse(&format!("books/{book_id}/manuscript.json"))
+}
+
+pub fn asset_key(book_id: &str, file_name: &str) -> Result<BlobKey, StoreError> {
+    BlobKey::parse(&format!("books/{book_id}/assets/{file_name}"))
 }
 
 pub fn book_item(book: &Book) -> Item {
@@ -46,6 +56,7 @@ pub fn book_item(book: &Book) -> Item {
         .with("id", book.id.clone())
         .with("userId", book.user_id.clone())
         .with("title", book.title.clone())
+        .with("titleFromUser", book.title_from_user)
         .with("author", book.author.clone())
         .with("originalLang", book.original_lang.clone())
         .with("targetLang", book.target_lang.clone())
@@ -74,6 +85,7 @@ pub fn book_from(item: &Item) -> Result<Book, StoreError> {
         id: required_str(item, "id")?.to_string(),
         user_id: required_str(item, "userId")?.to_string(),
         title: required_str(item, "title")?.to_string(),
+        title_from_user: item.bool("titleFromUser").unwrap_or(false),
         author: opt_string(item, "author"),
         original_lang: required_str(item, "originalLang")?.to_string(),
         target_lang: required_str(item, "targetLang")?.to_string(),

@@ -1,12 +1,15 @@
 //! The extract job: UPLOADED -> EXTRACTING -> EXTRACTED (or ERROR with the reason).
 
+use booktr_formats::manuscript::Manuscript;
+use booktr_formats::FormatError;
+use serde_json::Value;
 use tracing::{info, warn};
 
 use super::JobHandler;
 use crate::books::lifecycle::BookEvent;
 use crate::books::{store, BookFormat, Chapter};
 use crate::ports::{Condition, StoreError, Update};
-use crate::types::ChapterStatus;
+use crate::types::{ChapterStatus, LanguageCode};
 
 pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), StoreError> {
     let books = &handler.books;
@@ -30,60 +33,92 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), Store
         )
         .await;
     };
-    let extracted = match book.format {
-        BookFormat::Txt => booktr_formats::txt::extract(&bytes),
-        other => {
-            let message = format!(
-                "{} books cannot be read by this server yet; only TXT is supported for now",
-                other.as_str().to_uppercase()
-            );
-            return fail(handler, book_id, message).await;
+    let format = book.format;
+    // Parsing is CPU work: off the async threads. A panic in a parser is a bug, reported as an
+    // unreadable file rather than taking the worker down.
+    let parsed = tokio::task::spawn_blocking(move || parse(format, &bytes)).await;
+    let mut manuscript = match parsed {
+        Ok(Ok(manuscript)) => manuscript,
+        Ok(Err(message)) => return fail(handler, book_id, message).await,
+        Err(_) => {
+            return fail(
+                handler,
+                book_id,
+                "the file could not be read (the reader failed on it)".into(),
+            )
+            .await
         }
     };
-    let extracted = match extracted {
-        Ok(e) => e,
-        Err(e) => return fail(handler, book_id, format!("the file could not be read: {e}")).await,
-    };
 
-    // Chapters are written before the book moves on, with fixed keys, so a retry after a crash
-    // overwrites the same chapters rather than adding more.
-    for (index, extracted_chapter) in extracted.chapters.iter().enumerate() {
-        let number = u32::try_from(index + 1)
-            .map_err(|_| StoreError::Invalid("too many chapters".into()))?;
-        let key = store::chapter_text_key(book_id, number)?;
+    // Everything is written under fixed keys before the book moves on, so a retry after a crash
+    // overwrites the same blobs and items rather than adding more.
+    for asset in &manuscript.assets {
+        let key = store::asset_key(book_id, &asset.file_name)?;
         handler
             .ports
             .blobs
-            .put(&key, extracted_chapter.text.clone().into())
+            .put(&key, asset.bytes.clone().into())
             .await?;
-        let chapter = Chapter {
+    }
+    for (index, chapter) in manuscript.chapters.iter().enumerate() {
+        let number = u32::try_from(index + 1)
+            .map_err(|_| StoreError::Invalid("too many chapters".into()))?;
+        handler
+            .ports
+            .blobs
+            .put(
+                &store::chapter_key(book_id, number)?,
+                to_json(chapter)?.into(),
+            )
+            .await?;
+        let item = Chapter {
             id: format!("{book_id}-{number}"),
             number,
-            title: extracted_chapter.title.clone(),
-            word_count: Some(extracted_chapter.word_count),
+            title: chapter.title.clone(),
+            word_count: Some(chapter.word_count()),
             status: ChapterStatus::Pending,
         };
         handler
             .ports
             .table
-            .put(store::chapter_item(book_id, &chapter), Condition::Always)
+            .put(store::chapter_item(book_id, &item), Condition::Always)
             .await?;
     }
+    let word_count = manuscript.word_count();
+    let chapter_count = manuscript.chapters.len();
+    let chapters = std::mem::take(&mut manuscript.chapters);
+    handler
+        .ports
+        .blobs
+        .put(
+            &store::manuscript_key(book_id)?,
+            to_json(&manuscript)?.into(),
+        )
+        .await?;
 
+    let language = manuscript
+        .language
+        .as_deref()
+        .and_then(|l| LanguageCode::parse(l).ok())
+        .unwrap_or_else(LanguageCode::undetermined);
     let mut update = Update::default()
-        .set("wordCount", extracted.word_count())
-        .set("chapterCount", extracted.chapters.len())
-        .set("error", serde_json::Value::Null);
-    if let Some(lang) = &extracted.language {
-        update = update.set("originalLang", lang.clone());
+        .set("wordCount", word_count)
+        .set("chapterCount", chapter_count)
+        .set("originalLang", language.as_str())
+        .set("error", Value::Null);
+    if let (false, Some(title)) = (book.title_from_user, manuscript.title.as_deref()) {
+        update = update.set("title", title.chars().take(500).collect::<String>());
+    }
+    if let (None, Some(author)) = (&book.author, manuscript.author.as_deref()) {
+        update = update.set("author", author.chars().take(500).collect::<String>());
     }
     match books
         .transition(book_id, BookEvent::ExtractionSucceeded, update)
         .await?
     {
         Some(_) => info!(
-            chapters = extracted.chapters.len(),
-            words = extracted.word_count(),
+            chapters = chapters.len(),
+            words = word_count,
             "book extracted"
         ),
         None => {
@@ -93,6 +128,27 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), Store
         }
     }
     Ok(())
+}
+
+/// Reads the file into a manuscript; the error is the message the user sees.
+fn parse(format: BookFormat, bytes: &[u8]) -> Result<Manuscript, String> {
+    let result = match format {
+        BookFormat::Txt => booktr_formats::txt::extract(bytes),
+        BookFormat::Epub => booktr_formats::epub::extract(bytes),
+        BookFormat::Html => booktr_formats::html::extract(bytes),
+        BookFormat::Pdf | BookFormat::Docx => {
+            return Err(format!(
+            "{} books cannot be read by this server yet; EPUB, HTML and TXT are supported for now",
+            format.as_str().to_uppercase()
+        ))
+        }
+    };
+    result.map_err(|e: FormatError| format!("the file could not be read: {e}"))
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, StoreError> {
+    serde_json::to_vec(value)
+        .map_err(|e| StoreError::Invalid(format!("serializing the manuscript: {e}")))
 }
 
 /// A failure no retry can fix: the book goes to ERROR with a message for the user.

@@ -1,0 +1,107 @@
+//! Reading zip containers (EPUB, DOCX) without trusting them: entry count, per-entry and total
+//! inflated sizes are capped while inflating (declared sizes are not believed), encrypted
+//! entries are refused, and names are only ever looked up, never used as file-system paths.
+
+use std::io::{Cursor, Read};
+
+use zip::ZipArchive;
+
+use crate::FormatError;
+
+/// Limits for one archive. The total cap scales with the file so memory stays proportional to
+/// what was uploaded.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_entries: usize,
+    pub max_entry_bytes: u64,
+    pub max_total_bytes: u64,
+}
+
+impl Limits {
+    /// 10,000 entries; 64 MiB per entry; in total 20x the file (at least 16 MiB, at most 1 GiB).
+    pub fn for_file(len: usize) -> Limits {
+        let total = (len as u64).saturating_mul(20).clamp(16 << 20, 1 << 30);
+        Limits {
+            max_entries: 10_000,
+            max_entry_bytes: 64 << 20,
+            max_total_bytes: total,
+        }
+    }
+}
+
+pub struct Archive<'a> {
+    zip: ZipArchive<Cursor<&'a [u8]>>,
+    limits: Limits,
+    inflated: u64,
+}
+
+impl<'a> Archive<'a> {
+    pub fn open(bytes: &'a [u8], limits: Limits) -> Result<Archive<'a>, FormatError> {
+        let zip = ZipArchive::new(Cursor::new(bytes))
+            .map_err(|e| FormatError::Malformed(format!("not a readable zip archive ({e})")))?;
+        if zip.len() > limits.max_entries {
+            return Err(FormatError::TooLarge(format!(
+                "{} entries (at most {})",
+                zip.len(),
+                limits.max_entries
+            )));
+        }
+        Ok(Archive {
+            zip,
+            limits,
+            inflated: 0,
+        })
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.zip.index_for_name(name).is_some()
+    }
+
+    /// The entry's bytes, or None when there is no such entry.
+    pub fn read(&mut self, name: &str) -> Result<Option<Vec<u8>>, FormatError> {
+        let Some(index) = self.zip.index_for_name(name) else {
+            return Ok(None);
+        };
+        let mut entry = match self.zip.by_index(index) {
+            Ok(entry) => entry,
+            Err(zip::result::ZipError::UnsupportedArchive(m))
+                if m == zip::result::ZipError::PASSWORD_REQUIRED =>
+            {
+                return Err(FormatError::Encrypted)
+            }
+            Err(e) => return Err(FormatError::Malformed(format!("{name}: {e}"))),
+        };
+        if entry.encrypted() {
+            return Err(FormatError::Encrypted);
+        }
+        let remaining = self.limits.max_total_bytes.saturating_sub(self.inflated);
+        let cap = self.limits.max_entry_bytes.min(remaining);
+        let mut bytes = Vec::new();
+        (&mut entry)
+            .take(cap + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| FormatError::Malformed(format!("{name}: {e}")))?;
+        if bytes.len() as u64 > cap {
+            return Err(FormatError::TooLarge(format!(
+                "'{name}' inflates past the limit (a zip bomb?); at most {} MiB per entry and {} MiB in all",
+                self.limits.max_entry_bytes >> 20,
+                self.limits.max_total_bytes >> 20
+            )));
+        }
+        self.inflated += bytes.len() as u64;
+        Ok(Some(bytes))
+    }
+
+    /// The entry as UTF-8 text (a BOM is dropped), or None when there is no such entry.
+    pub fn read_text(&mut self, name: &str) -> Result<Option<String>, FormatError> {
+        let Some(bytes) = self.read(name)? else {
+            return Ok(None);
+        };
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Ok(Some(text.to_string())),
+            // XML may declare another encoding; UTF-16 and Latin-1 cover what books use.
+            Err(_) => Ok(Some(crate::txt::decode(bytes))),
+        }
+    }
+}

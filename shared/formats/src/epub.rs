@@ -1,0 +1,590 @@
+//! EPUB 2 and 3: container, package document (metadata, manifest, spine), navigation (the EPUB 3
+//! navigation document, else the NCX), XHTML content and images.
+//!
+//! Chapters follow the book's own table of contents: each entry starts a chapter where its link
+//! points, even inside a document (an anthology in one file is split at its entries). Text before
+//! the first entry is kept as an untitled chapter; nothing is dropped.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::archive::{Archive, Limits};
+use crate::dom::{self, Element};
+use crate::manuscript::{Asset, Block, BlockKind, Chapter, Manuscript};
+use crate::xhtml::{self, document_anchor, resolve};
+use crate::FormatError;
+
+/// Font obfuscation is not DRM: fonts scrambled this way are still readable content-wise.
+const FONT_OBFUSCATION: &[&str] = &[
+    "http://www.idpf.org/2008/embedding",
+    "http://ns.adobe.com/pdf/enc#RC",
+];
+
+struct ManifestItem {
+    href: String,
+    media_type: String,
+    properties: String,
+}
+
+struct NavPoint {
+    path: String,
+    fragment: Option<String>,
+    title: String,
+}
+
+pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
+    if bytes.is_empty() {
+        return Err(FormatError::Empty);
+    }
+    let mut zip = Archive::open(bytes, Limits::for_file(bytes.len()))?;
+    refuse_drm(&mut zip)?;
+
+    let container = zip.read_text("META-INF/container.xml")?.ok_or_else(|| {
+        FormatError::Malformed("META-INF/container.xml is missing: not an EPUB".into())
+    })?;
+    let container = dom::parse(&container, "container.xml")?;
+    let opf_path = container
+        .descendants("rootfile")
+        .into_iter()
+        .find(|r| {
+            r.attr("media-type")
+                .is_none_or(|m| m == "application/oebps-package+xml")
+        })
+        .and_then(|r| r.attr("full-path"))
+        .map(|p| resolve("", p))
+        .ok_or_else(|| FormatError::Malformed("container.xml names no package document".into()))?;
+    let opf_text = zip
+        .read_text(&opf_path)?
+        .ok_or_else(|| FormatError::Malformed(format!("{opf_path} is missing")))?;
+    let opf = dom::parse(&opf_text, &opf_path)?;
+
+    let manifest: HashMap<String, ManifestItem> = opf
+        .descendants("item")
+        .into_iter()
+        .filter_map(|item| {
+            let id = item.attr("id")?.to_string();
+            let href = inside(&opf_path, item.attr("href")?)?;
+            Some((
+                id,
+                ManifestItem {
+                    href,
+                    media_type: item.attr("media-type").unwrap_or_default().to_string(),
+                    properties: item.attr("properties").unwrap_or_default().to_string(),
+                },
+            ))
+        })
+        .collect();
+
+    let mut manuscript = Manuscript {
+        title: opf
+            .first("title")
+            .map(Element::text)
+            .filter(|t| !t.is_empty()),
+        author: opf
+            .first("creator")
+            .map(Element::text)
+            .filter(|t| !t.is_empty()),
+        language: opf
+            .first("language")
+            .map(Element::text)
+            .filter(|t| !t.is_empty()),
+        ..Manuscript::default()
+    };
+
+    let nav_item = manifest
+        .values()
+        .find(|i| i.properties.split_whitespace().any(|p| p == "nav"));
+    let spine: Vec<&ManifestItem> = opf
+        .descendants("itemref")
+        .into_iter()
+        .filter(|r| r.attr("linear") != Some("no"))
+        .filter_map(|r| manifest.get(r.attr("idref")?))
+        .filter(|i| {
+            i.media_type.contains("html") || i.href.ends_with("html") || i.href.ends_with(".htm")
+        })
+        .filter(|i| nav_item.is_none_or(|nav| nav.href != i.href))
+        .collect();
+    if spine.is_empty() {
+        return Err(FormatError::Malformed(
+            "the package document's spine lists no content".into(),
+        ));
+    }
+
+    let nav_points = match nav_item {
+        Some(nav) => read_nav(&mut zip, &nav.href)?,
+        None => Vec::new(),
+    };
+    let nav_points = if nav_points.is_empty() {
+        let ncx = opf
+            .first("spine")
+            .and_then(|s| s.attr("toc"))
+            .and_then(|id| manifest.get(id))
+            .or_else(|| {
+                manifest
+                    .values()
+                    .find(|i| i.media_type == "application/x-dtbncx+xml")
+            });
+        match ncx {
+            Some(ncx) => read_ncx(&mut zip, &ncx.href)?,
+            None => Vec::new(),
+        }
+    } else {
+        nav_points
+    };
+
+    // Every spine document's blocks, the first one carrying the document's own anchor.
+    let mut documents: Vec<(String, Vec<Block>, Option<String>)> = Vec::new();
+    for item in &spine {
+        let Some(source) = zip.read_text(&item.href)? else {
+            continue;
+        };
+        let doc = xhtml::parse(&source, &xhtml::Context { path: &item.href })?;
+        let mut blocks = doc.blocks;
+        if let Some(first) = blocks.first_mut() {
+            first.anchors.insert(0, document_anchor(&item.href));
+        }
+        if manuscript.language.is_none() {
+            manuscript.language = doc.language;
+        }
+        documents.push((item.href.clone(), blocks, doc.title));
+    }
+
+    manuscript.chapters = split_into_chapters(documents, &nav_points);
+    if manuscript.chapters.iter().all(|c| c.word_count() == 0) {
+        return Err(FormatError::NoText);
+    }
+    let cover_path = cover_path(&opf, &manifest);
+    collect_assets(&mut zip, &mut manuscript, &manifest, cover_path.as_deref())?;
+    prune_anchors(&mut manuscript);
+    manuscript.detect_language_if_missing();
+    Ok(manuscript)
+}
+
+/// A manifest or navigation href, resolved against `base`; None when it leaves the archive's
+/// root (a path-traversal attempt) or is external.
+fn inside(base: &str, href: &str) -> Option<String> {
+    if href.contains("://") {
+        return None;
+    }
+    let dir_depth = base.matches('/').count();
+    let ups = href.split('/').filter(|s| *s == "..").count();
+    (ups <= dir_depth).then(|| resolve(base, href))
+}
+
+fn refuse_drm(zip: &mut Archive<'_>) -> Result<(), FormatError> {
+    if zip.contains("META-INF/rights.xml") {
+        return Err(FormatError::Encrypted);
+    }
+    let Some(encryption) = zip.read_text("META-INF/encryption.xml")? else {
+        return Ok(());
+    };
+    let encryption = dom::parse(&encryption, "encryption.xml")?;
+    let drm = encryption
+        .descendants("encryptionmethod")
+        .into_iter()
+        .filter_map(|m| m.attr("algorithm"))
+        .any(|algorithm| !FONT_OBFUSCATION.contains(&algorithm));
+    if drm {
+        return Err(FormatError::Encrypted);
+    }
+    Ok(())
+}
+
+fn read_nav(zip: &mut Archive<'_>, path: &str) -> Result<Vec<NavPoint>, FormatError> {
+    let Some(source) = zip.read_text(path)? else {
+        return Ok(Vec::new());
+    };
+    let root = dom::parse(&source, path)?;
+    let navs = root.descendants("nav");
+    let toc = navs
+        .iter()
+        .find(|n| {
+            n.attr("type")
+                .is_some_and(|t| t.split_whitespace().any(|w| w == "toc"))
+        })
+        .or_else(|| navs.first());
+    let Some(toc) = toc else {
+        return Ok(Vec::new());
+    };
+    Ok(toc
+        .descendants("a")
+        .into_iter()
+        .filter_map(|a| nav_point(path, a.attr("href")?, a.text()))
+        .collect())
+}
+
+fn read_ncx(zip: &mut Archive<'_>, path: &str) -> Result<Vec<NavPoint>, FormatError> {
+    let Some(source) = zip.read_text(path)? else {
+        return Ok(Vec::new());
+    };
+    let root = dom::parse(&source, path)?;
+    Ok(root
+        .descendants("navpoint")
+        .into_iter()
+        .filter_map(|point| {
+            let src = point
+                .elements()
+                .find(|e| e.name == "content")?
+                .attr("src")?;
+            let title = point
+                .elements()
+                .find(|e| e.name == "navlabel")
+                .map(Element::text)
+                .unwrap_or_default();
+            nav_point(path, src, title)
+        })
+        .collect())
+}
+
+fn nav_point(base: &str, href: &str, title: String) -> Option<NavPoint> {
+    let (file, fragment) = match href.split_once('#') {
+        Some((file, fragment)) => (file, Some(fragment.to_string()).filter(|f| !f.is_empty())),
+        None => (href, None),
+    };
+    let path = if file.is_empty() {
+        base.to_string()
+    } else {
+        inside(base, file)?
+    };
+    Some(NavPoint {
+        path,
+        fragment,
+        title,
+    })
+}
+
+/// Cuts the documents' blocks into chapters at the navigation points.
+fn split_into_chapters(
+    documents: Vec<(String, Vec<Block>, Option<String>)>,
+    nav: &[NavPoint],
+) -> Vec<Chapter> {
+    // Where each navigation point starts: (document index, block index).
+    let mut starts: Vec<((usize, usize), &str)> = Vec::new();
+    let mut seen = HashSet::new();
+    for point in nav {
+        let Some(doc) = documents
+            .iter()
+            .position(|(path, _, _)| *path == point.path)
+        else {
+            continue;
+        };
+        let block = match &point.fragment {
+            None => 0,
+            Some(fragment) => {
+                let blocks = &documents[doc].1;
+                // An anchor on an element that holds no text of its own lands on the next block.
+                match blocks
+                    .iter()
+                    .position(|b| b.anchors.iter().any(|a| a == fragment))
+                {
+                    Some(i) => i,
+                    None => continue,
+                }
+            }
+        };
+        if seen.insert((doc, block)) {
+            starts.push(((doc, block), point.title.as_str()));
+        }
+    }
+    starts.sort_by_key(|(position, _)| *position);
+
+    let mut chapters: Vec<Chapter> = Vec::new();
+    let mut next_start = starts.iter().peekable();
+    let mut current = Chapter::default();
+    for (doc_index, (_, blocks, doc_title)) in documents.into_iter().enumerate() {
+        for (block_index, block) in blocks.into_iter().enumerate() {
+            // `<=`: a point on a document with no blocks takes effect at the next block.
+            while let Some(&&(position, title)) = next_start.peek() {
+                if position > (doc_index, block_index) {
+                    break;
+                }
+                let finished = std::mem::replace(
+                    &mut current,
+                    Chapter {
+                        title: Some(title.to_string()).filter(|t| !t.trim().is_empty()),
+                        blocks: Vec::new(),
+                    },
+                );
+                push_if_content(&mut chapters, finished);
+                next_start.next();
+            }
+            current.blocks.push(block);
+        }
+        // Without navigation, every document is a chapter titled by its first heading or title.
+        if starts.is_empty() {
+            let finished = std::mem::take(&mut current);
+            push_if_content(&mut chapters, titled(finished, doc_title));
+        }
+    }
+    push_if_content(&mut chapters, current);
+    chapters
+}
+
+fn titled(mut chapter: Chapter, doc_title: Option<String>) -> Chapter {
+    if chapter.title.is_none() {
+        chapter.title = chapter
+            .blocks
+            .iter()
+            .find(|b| matches!(b.kind, BlockKind::Heading { .. }))
+            .map(Block::plain_text)
+            .or(doc_title);
+    }
+    chapter
+}
+
+/// Keeps a chapter that has text or images; an empty one (a cover page's wrapper) is dropped.
+fn push_if_content(chapters: &mut Vec<Chapter>, chapter: Chapter) {
+    if !chapter.blocks.is_empty() {
+        chapters.push(chapter);
+    }
+}
+
+fn cover_path(opf: &Element, manifest: &HashMap<String, ManifestItem>) -> Option<String> {
+    if let Some(item) = manifest
+        .values()
+        .find(|i| i.properties.split_whitespace().any(|p| p == "cover-image"))
+    {
+        return Some(item.href.clone());
+    }
+    let id = opf
+        .descendants("meta")
+        .into_iter()
+        .find(|m| m.attr("name") == Some("cover"))?
+        .attr("content")?;
+    manifest.get(id).map(|i| i.href.clone())
+}
+
+/// Loads every image the blocks use (and the cover) as assets with simple unique file names,
+/// and points the image blocks at them.
+fn collect_assets(
+    zip: &mut Archive<'_>,
+    manuscript: &mut Manuscript,
+    manifest: &HashMap<String, ManifestItem>,
+    cover: Option<&str>,
+) -> Result<(), FormatError> {
+    let media_types: HashMap<&str, &str> = manifest
+        .values()
+        .map(|i| (i.href.as_str(), i.media_type.as_str()))
+        .collect();
+    let mut by_path: HashMap<String, String> = HashMap::new();
+    let mut wanted: Vec<String> = cover.map(str::to_string).into_iter().collect();
+    for chapter in &manuscript.chapters {
+        for block in &chapter.blocks {
+            if let BlockKind::Image { asset } = &block.kind {
+                wanted.push(asset.clone());
+            }
+        }
+    }
+    for path in wanted {
+        if by_path.contains_key(&path) {
+            continue;
+        }
+        let Some(bytes) = zip.read(&path)? else {
+            continue;
+        };
+        let media_type = media_types
+            .get(path.as_str())
+            .map(|m| m.to_string())
+            .unwrap_or_else(|| media_type_of(&path));
+        if !media_type.starts_with("image/") {
+            continue;
+        }
+        let id = format!("img{:04}", manuscript.assets.len() + 1);
+        let extension = path
+            .rsplit_once('.')
+            .map(|(_, e)| e.to_ascii_lowercase())
+            .unwrap_or_else(|| "bin".into());
+        manuscript.assets.push(Asset {
+            id: id.clone(),
+            media_type,
+            file_name: format!("{id}.{extension}"),
+            bytes,
+        });
+        by_path.insert(path, id);
+    }
+    manuscript.cover = cover.and_then(|c| by_path.get(c).cloned());
+    // A chapter that is only the cover picture (the cover page) is not a chapter: the cover is
+    // kept as the book's cover.
+    if let Some(cover_path) = cover {
+        manuscript.chapters.retain(|chapter| {
+            let only_cover = chapter.word_count() == 0
+                && chapter
+                    .blocks
+                    .iter()
+                    .all(|b| matches!(&b.kind, BlockKind::Image { asset } if asset == cover_path));
+            !only_cover
+        });
+    }
+    for chapter in &mut manuscript.chapters {
+        chapter.blocks.retain_mut(|block| match &mut block.kind {
+            BlockKind::Image { asset } => match by_path.get(asset.as_str()) {
+                Some(id) => {
+                    *asset = id.clone();
+                    true
+                }
+                // A missing image keeps its alternative text as a paragraph; text is never lost.
+                None => {
+                    block.kind = BlockKind::Paragraph;
+                    !block.text.is_empty()
+                }
+            },
+            _ => true,
+        });
+    }
+    Ok(())
+}
+
+pub(crate) fn media_type_of(path: &str) -> String {
+    let ext = path
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    match ext.as_str() {
+        "jpg" | "jpeg" => "image/jpeg",
+        "png" => "image/png",
+        "gif" => "image/gif",
+        "svg" => "image/svg+xml",
+        "webp" => "image/webp",
+        _ => "application/octet-stream",
+    }
+    .to_string()
+}
+
+/// Keeps only anchors something links to: sources put ids on every sentence, and carrying them
+/// all through translation and rendering would only add noise.
+pub(crate) fn prune_anchors(manuscript: &mut Manuscript) {
+    let mut targets: HashSet<String> = HashSet::new();
+    for block in manuscript.chapters.iter().flat_map(|c| &c.blocks) {
+        if let Ok(tags) = crate::markup::tags(&block.text) {
+            for tag in tags {
+                if let crate::markup::Tag::Open {
+                    name: "a",
+                    attr: Some(href),
+                } = &tag
+                {
+                    if let Some(anchor) = href.strip_prefix('#') {
+                        targets.insert(anchor.to_string());
+                    }
+                }
+                if let crate::markup::Tag::Empty {
+                    name: "ref",
+                    attr: Some(id),
+                } = &tag
+                {
+                    targets.insert(id.clone());
+                }
+            }
+        }
+    }
+    for block in manuscript.chapters.iter_mut().flat_map(|c| &mut c.blocks) {
+        block.anchors.retain(|a| targets.contains(a));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn corpus(name: &str) -> Vec<u8> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/corpus")
+            .join(name);
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    fn titles(m: &Manuscript) -> Vec<String> {
+        m.chapters
+            .iter()
+            .map(|c| c.title.clone().unwrap_or_default())
+            .collect()
+    }
+
+    #[test]
+    fn moby_dick_has_its_chapters_in_order_with_metadata_and_cover() {
+        let m = extract(&corpus("moby-dick.epub")).unwrap();
+        assert_eq!(m.title.as_deref(), Some("Moby-Dick"));
+        assert_eq!(m.author.as_deref(), Some("Herman Melville"));
+        assert_eq!(m.language.as_deref(), Some("en-US"));
+        let t = titles(&m);
+        assert!(t.contains(&"Chapter 1. Loomings.".to_string()), "{t:?}");
+        assert!(
+            t.contains(&"Chapter 135. The Chase.—Third Day.".to_string()),
+            "{t:?}"
+        );
+        let first = m
+            .chapters
+            .iter()
+            .find(|c| c.title.as_deref() == Some("Chapter 1. Loomings."))
+            .unwrap();
+        assert!(first.plain_text().contains("Call me Ishmael."));
+        assert!(m.cover.is_some());
+        assert!(m.word_count() > 200_000, "{}", m.word_count());
+    }
+
+    #[test]
+    fn an_anthology_in_one_file_is_split_at_its_navigation_entries() {
+        let m = extract(&corpus("childrens-literature.epub")).unwrap();
+        let t = titles(&m);
+        assert_eq!(
+            t.len(),
+            22,
+            "one chapter per entry of the book's table of contents: {t:?}"
+        );
+        assert_eq!(t[0], "SECTION IV FAIRY STORIES—MODERN FANTASTIC TALES");
+        assert_eq!(t[5], "II. Friendship", "nested entries count too");
+        assert_eq!(
+            t[21],
+            "204 THE KING OF THE GOLDEN RIVER OR THE BLACK BROTHERS"
+        );
+        let duckling = m
+            .chapters
+            .iter()
+            .find(|c| c.title.as_deref() == Some("198 THE UGLY DUCKLING"))
+            .unwrap();
+        assert!(duckling.word_count() > 3000, "{}", duckling.word_count());
+    }
+
+    #[test]
+    fn poetry_keeps_lines_and_note_links() {
+        let m = extract(&corpus("wasteland.epub")).unwrap();
+        let t = titles(&m);
+        assert!(
+            t.contains(&"I. THE BURIAL OF THE DEAD".to_string()),
+            "{t:?}"
+        );
+        let burial = m
+            .chapters
+            .iter()
+            .find(|c| c.title.as_deref() == Some("I. THE BURIAL OF THE DEAD"))
+            .unwrap();
+        assert!(
+            burial
+                .blocks
+                .iter()
+                .filter(|b| b.kind == BlockKind::Line)
+                .count()
+                > 50
+        );
+        assert!(burial
+            .blocks
+            .iter()
+            .any(|b| b.text.contains(r#"<ref id="note-1"/>"#)));
+        let notes: Vec<_> = m
+            .chapters
+            .iter()
+            .flat_map(|c| &c.blocks)
+            .filter(|b| matches!(b.kind, BlockKind::Footnote { .. }))
+            .collect();
+        assert!(notes.len() > 20, "{}", notes.len());
+    }
+
+    #[test]
+    fn the_arabic_book_declares_its_language() {
+        let m = extract(&corpus("regime-anticancer-arabic.epub")).unwrap();
+        assert!(
+            m.language.as_deref().is_some_and(|l| l.starts_with("ar")),
+            "{:?}",
+            m.language
+        );
+        assert!(m.word_count() > 1000);
+    }
+}
