@@ -10,6 +10,7 @@ pub mod html;
 mod language;
 pub mod manuscript;
 pub mod markup;
+pub mod render;
 pub mod txt;
 pub mod xhtml;
 

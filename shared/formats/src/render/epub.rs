@@ -1,0 +1,497 @@
+//! EPUB 3 output that passes epubcheck: package document with the (target) language, navigation
+//! document, one XHTML file per chapter, images and cover, right-to-left page progression for
+//! right-to-left languages, working in-book links and footnotes.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+use std::io::{Cursor, Write};
+
+use zip::write::SimpleFileOptions;
+use zip::{CompressionMethod, ZipWriter};
+
+use super::{chapter_title, is_rtl, RenderOptions};
+use crate::manuscript::{Block, BlockKind, Manuscript};
+use crate::markup::{self, escape_attr, escape_text, Piece, Tag};
+use crate::FormatError;
+
+const CSS: &str = "body { font-family: serif; line-height: 1.5; margin: 0 5%; }
+h1, h2, h3, h4, h5, h6 { line-height: 1.2; page-break-after: avoid; }
+p { margin: 0 0 0.6em 0; text-align: justify; }
+p.line { margin: 0; text-align: start; }
+blockquote { margin: 0.6em 2em; }
+pre { white-space: pre-wrap; font-family: monospace; }
+figure { margin: 1em 0; text-align: center; }
+figure img { max-width: 100%; }
+table { border-collapse: collapse; margin: 1em 0; }
+td, th { border: 1px solid #999; padding: 0.2em 0.4em; vertical-align: top; }
+aside.footnote { font-size: 0.9em; border-top: 1px solid #ccc; margin-top: 1em; padding-top: 0.3em; }
+.depth-2 { margin-left: 1.5em; } .depth-3 { margin-left: 3em; } .depth-4 { margin-left: 4.5em; }
+";
+
+/// Renders the manuscript as an EPUB 3 file. Asset bytes must be loaded.
+pub fn render(manuscript: &Manuscript, options: &RenderOptions) -> Result<Vec<u8>, FormatError> {
+    let book = Book::prepare(manuscript);
+    let lang = &options.language;
+    let rtl = is_rtl(lang);
+    let title = options
+        .title
+        .clone()
+        .or_else(|| manuscript.title.clone())
+        .unwrap_or_else(|| "Untitled".into());
+
+    let mut zip = ZipWriter::new(Cursor::new(Vec::new()));
+    let deflated = SimpleFileOptions::default().compression_method(CompressionMethod::Deflated);
+    let stored = SimpleFileOptions::default().compression_method(CompressionMethod::Stored);
+    let mut add =
+        |name: &str, bytes: &[u8], options: SimpleFileOptions| -> Result<(), FormatError> {
+            zip.start_file(name, options).map_err(write_error)?;
+            zip.write_all(bytes).map_err(|e| write_error(e.into()))
+        };
+    // The mimetype entry first and uncompressed, as the container format requires.
+    add("mimetype", b"application/epub+zip", stored)?;
+    add("META-INF/container.xml", CONTAINER.as_bytes(), deflated)?;
+    add("OEBPS/style.css", CSS.as_bytes(), deflated)?;
+
+    let mut manifest = String::new();
+    let mut spine = String::new();
+    let cover = manuscript
+        .cover
+        .as_ref()
+        .and_then(|id| manuscript.assets.iter().find(|a| &a.id == id));
+    for asset in &manuscript.assets {
+        add(
+            &format!("OEBPS/images/{}", asset.file_name),
+            &asset.bytes,
+            stored,
+        )?;
+        let properties = if cover.is_some_and(|c| c.id == asset.id) {
+            r#" properties="cover-image""#
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            manifest,
+            r#"    <item id="{}" href="images/{}" media-type="{}"{properties}/>"#,
+            escape_attr(&asset.id),
+            escape_attr(&asset.file_name),
+            escape_attr(&asset.media_type)
+        );
+    }
+    if let Some(cover) = cover {
+        let page = page(
+            lang,
+            rtl,
+            &title,
+            &format!(
+                r#"<section epub:type="cover"><figure><img src="images/{}" alt="{}"/></figure></section>"#,
+                escape_attr(&cover.file_name),
+                escape_attr(&title)
+            ),
+        );
+        add("OEBPS/cover.xhtml", page.as_bytes(), deflated)?;
+        manifest.push_str("    <item id=\"cover-page\" href=\"cover.xhtml\" media-type=\"application/xhtml+xml\"/>\n");
+        spine.push_str("    <itemref idref=\"cover-page\" linear=\"no\"/>\n");
+    }
+
+    let mut nav_items = String::new();
+    for (index, chapter) in manuscript.chapters.iter().enumerate() {
+        let file = chapter_file(index);
+        let heading = chapter_title(chapter, index);
+        let body = book.chapter_body(index, &chapter.blocks);
+        add(
+            &format!("OEBPS/{file}"),
+            page(lang, rtl, &heading, &body).as_bytes(),
+            deflated,
+        )?;
+        let id = format!("ch{:04}", index + 1);
+        let _ = writeln!(
+            manifest,
+            r#"    <item id="{id}" href="{file}" media-type="application/xhtml+xml"/>"#
+        );
+        let _ = writeln!(spine, r#"    <itemref idref="{id}"/>"#);
+        let _ = writeln!(
+            nav_items,
+            r#"      <li><a href="{file}">{}</a></li>"#,
+            escape_text(&heading)
+        );
+    }
+    let nav = page(
+        lang,
+        rtl,
+        &title,
+        &format!("<nav epub:type=\"toc\" id=\"toc\">\n    <h1>{}</h1>\n    <ol>\n{nav_items}    </ol>\n  </nav>", escape_text(&title)),
+    );
+    add("OEBPS/nav.xhtml", nav.as_bytes(), deflated)?;
+
+    let mut metadata = String::new();
+    let _ = writeln!(
+        metadata,
+        r#"    <dc:identifier id="book-id">{}</dc:identifier>"#,
+        escape_text(&options.identifier)
+    );
+    let _ = writeln!(metadata, "    <dc:title>{}</dc:title>", escape_text(&title));
+    let _ = writeln!(
+        metadata,
+        "    <dc:language>{}</dc:language>",
+        escape_text(lang)
+    );
+    if let Some(author) = options.author.as_ref().or(manuscript.author.as_ref()) {
+        let _ = writeln!(
+            metadata,
+            "    <dc:creator>{}</dc:creator>",
+            escape_text(author)
+        );
+    }
+    let _ = writeln!(
+        metadata,
+        r#"    <meta property="dcterms:modified">{}</meta>"#,
+        escape_text(&options.modified)
+    );
+    if let Some(cover) = cover {
+        let _ = writeln!(
+            metadata,
+            r#"    <meta name="cover" content="{}"/>"#,
+            escape_attr(&cover.id)
+        );
+    }
+    let direction = if rtl {
+        r#" page-progression-direction="rtl""#
+    } else {
+        ""
+    };
+    let opf = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<package xmlns="http://www.idpf.org/2007/opf" version="3.0" unique-identifier="book-id" xml:lang="{lang}">
+  <metadata xmlns:dc="http://purl.org/dc/elements/1.1/">
+{metadata}  </metadata>
+  <manifest>
+    <item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>
+    <item id="css" href="style.css" media-type="text/css"/>
+{manifest}  </manifest>
+  <spine{direction}>
+{spine}  </spine>
+</package>
+"#,
+        lang = escape_attr(lang)
+    );
+    add("OEBPS/content.opf", opf.as_bytes(), deflated)?;
+    let cursor = zip.finish().map_err(write_error)?;
+    Ok(cursor.into_inner())
+}
+
+const CONTAINER: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">
+  <rootfiles>
+    <rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/>
+  </rootfiles>
+</container>
+"#;
+
+fn write_error(e: zip::result::ZipError) -> FormatError {
+    FormatError::Malformed(format!("writing the EPUB failed: {e}"))
+}
+
+fn chapter_file(index: usize) -> String {
+    format!("ch{:04}.xhtml", index + 1)
+}
+
+fn page(lang: &str, rtl: bool, title: &str, body: &str) -> String {
+    let dir = if rtl { r#" dir="rtl""# } else { "" };
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE html>
+<html xmlns="http://www.w3.org/1999/xhtml" xmlns:epub="http://www.idpf.org/2007/ops" lang="{lang}" xml:lang="{lang}"{dir}>
+<head>
+  <meta charset="utf-8"/>
+  <title>{title}</title>
+  <link rel="stylesheet" type="text/css" href="style.css"/>
+</head>
+<body>
+  {body}
+</body>
+</html>
+"#,
+        lang = escape_attr(lang),
+        title = escape_text(title)
+    )
+}
+
+/// Book-wide facts the chapter files need: where each anchor lives and how notes are numbered.
+struct Book {
+    /// Anchor (as written in the manuscript) -> (chapter index, XML id used in the output).
+    anchors: HashMap<String, (usize, String)>,
+    /// Footnote id -> its number, in order of first reference.
+    note_numbers: HashMap<String, usize>,
+    /// Asset id -> the file name it is stored under.
+    asset_files: HashMap<String, String>,
+}
+
+impl Book {
+    fn prepare(manuscript: &Manuscript) -> Book {
+        let mut anchors = HashMap::new();
+        let mut used: HashSet<String> = HashSet::new();
+        for (index, chapter) in manuscript.chapters.iter().enumerate() {
+            for block in &chapter.blocks {
+                let own = match &block.kind {
+                    BlockKind::Footnote { id } => Some(id),
+                    _ => None,
+                };
+                for anchor in block.anchors.iter().chain(own) {
+                    if anchors.contains_key(anchor) {
+                        continue;
+                    }
+                    let id = unique_id(&xml_id(anchor), &mut used);
+                    anchors.insert(anchor.clone(), (index, id));
+                }
+            }
+        }
+        let mut note_numbers = HashMap::new();
+        for block in manuscript.chapters.iter().flat_map(|c| &c.blocks) {
+            for tag in markup::tags(&block.text).unwrap_or_default() {
+                if let Tag::Empty {
+                    name: "ref",
+                    attr: Some(id),
+                } = tag
+                {
+                    let next = note_numbers.len() + 1;
+                    note_numbers.entry(id).or_insert(next);
+                }
+            }
+        }
+        let asset_files = manuscript
+            .assets
+            .iter()
+            .map(|a| (a.id.clone(), a.file_name.clone()))
+            .collect();
+        Book {
+            anchors,
+            note_numbers,
+            asset_files,
+        }
+    }
+
+    fn href(&self, from: usize, anchor: &str) -> Option<String> {
+        let (chapter, id) = self.anchors.get(anchor)?;
+        Some(if *chapter == from {
+            format!("#{id}")
+        } else {
+            format!("{}#{id}", chapter_file(*chapter))
+        })
+    }
+
+    fn chapter_body(&self, index: usize, blocks: &[Block]) -> String {
+        let mut out = String::new();
+        let mut ids_written: HashSet<String> = HashSet::new();
+        let mut i = 0;
+        while i < blocks.len() {
+            let block = &blocks[i];
+            match &block.kind {
+                BlockKind::ListItem { ordered, depth } => {
+                    let tag = if *ordered { "ol" } else { "ul" };
+                    let _ = write!(out, "<{tag} class=\"depth-{depth}\">");
+                    while let Some(item) = blocks.get(i).filter(|b| b.kind == block.kind) {
+                        let _ = write!(
+                            out,
+                            "<li{}>{}</li>",
+                            self.id_attr(item, &mut ids_written),
+                            self.inline(index, item)
+                        );
+                        i += 1;
+                    }
+                    let _ = writeln!(out, "</{tag}>");
+                    continue;
+                }
+                BlockKind::TableCell { table, .. } => {
+                    out.push_str("<table>");
+                    let mut row = None;
+                    while let Some(cell) = blocks.get(i) {
+                        let BlockKind::TableCell {
+                            table: t,
+                            row: r,
+                            header,
+                            ..
+                        } = &cell.kind
+                        else {
+                            break;
+                        };
+                        if t != table {
+                            break;
+                        }
+                        if row != Some(*r) {
+                            if row.is_some() {
+                                out.push_str("</tr>");
+                            }
+                            out.push_str("<tr>");
+                            row = Some(*r);
+                        }
+                        let tag = if *header { "th" } else { "td" };
+                        let _ = write!(
+                            out,
+                            "<{tag}{}>{}</{tag}>",
+                            self.id_attr(cell, &mut ids_written),
+                            self.inline(index, cell)
+                        );
+                        i += 1;
+                    }
+                    if row.is_some() {
+                        out.push_str("</tr>");
+                    } else {
+                        out.push_str("<tr><td></td></tr>");
+                    }
+                    out.push_str("</table>\n");
+                    continue;
+                }
+                _ => {}
+            }
+            let id = self.id_attr(block, &mut ids_written);
+            let text = self.inline(index, block);
+            let _ = match &block.kind {
+                BlockKind::Heading { level } => {
+                    let level = (*level).clamp(1, 6);
+                    writeln!(out, "<h{level}{id}>{text}</h{level}>")
+                }
+                BlockKind::Paragraph => writeln!(out, "<p{id}>{text}</p>"),
+                BlockKind::Quote => writeln!(out, "<blockquote{id}><p>{text}</p></blockquote>"),
+                BlockKind::Line => writeln!(out, "<p class=\"line\"{id}>{text}</p>"),
+                BlockKind::Preformatted => {
+                    writeln!(out, "<pre{id}>{}</pre>", text.replace("<br/>", "\n"))
+                }
+                BlockKind::Image { asset } => match self.asset_files.get(asset) {
+                    Some(file) => writeln!(
+                        out,
+                        "<figure{id}><img src=\"images/{}\" alt=\"{}\"/></figure>",
+                        escape_attr(file),
+                        escape_attr(&block.plain_text())
+                    ),
+                    // The image is gone; its description is not.
+                    None => writeln!(out, "<p{id}>{text}</p>"),
+                },
+                BlockKind::Footnote { .. } => {
+                    writeln!(out, "<aside epub:type=\"footnote\" class=\"footnote\"{id}><p>{text}</p></aside>")
+                }
+                BlockKind::ListItem { .. } | BlockKind::TableCell { .. } => Ok(()),
+            };
+            i += 1;
+        }
+        out
+    }
+
+    /// The block's first anchor as its id (others become empty anchors inside it), once per file.
+    fn id_attr(&self, block: &Block, written: &mut HashSet<String>) -> String {
+        let own = match &block.kind {
+            BlockKind::Footnote { id } => Some(id),
+            _ => None,
+        };
+        let ids: Vec<&String> = own
+            .into_iter()
+            .chain(&block.anchors)
+            .filter_map(|a| self.anchors.get(a).map(|(_, id)| id))
+            .filter(|id| written.insert((*id).clone()))
+            .collect();
+        ids.first()
+            .map(|id| format!(" id=\"{}\"", escape_attr(id)))
+            .unwrap_or_default()
+    }
+
+    /// The block's markup as XHTML phrasing content.
+    fn inline(&self, chapter: usize, block: &Block) -> String {
+        let pieces = match markup::parse(&block.text) {
+            Ok(pieces) => pieces,
+            Err(_) => return escape_text(&block.plain_text()),
+        };
+        let mut out = String::with_capacity(block.text.len() + 16);
+        // Closing tags for open links: a link to a missing target renders as plain text.
+        let mut links: Vec<bool> = Vec::new();
+        for piece in pieces {
+            match piece {
+                Piece::Text(t) => out.push_str(&escape_text(&t)),
+                Piece::Tag(Tag::Open { name: "a", attr }) => {
+                    let href = attr.as_deref().and_then(|h| match h.strip_prefix('#') {
+                        Some(anchor) => self.href(chapter, anchor),
+                        None => Some(h.to_string()),
+                    });
+                    // No links inside links: the inner one becomes text.
+                    match href.filter(|_| !links.contains(&true)) {
+                        Some(href) => {
+                            let _ = write!(out, "<a href=\"{}\">", escape_attr(&href));
+                            links.push(true);
+                        }
+                        None => links.push(false),
+                    }
+                }
+                Piece::Tag(Tag::Close("a")) => {
+                    if links.pop() == Some(true) {
+                        out.push_str("</a>");
+                    }
+                }
+                Piece::Tag(Tag::Open { name, .. }) => {
+                    let _ = write!(out, "<{}>", html_name(name));
+                }
+                Piece::Tag(Tag::Close(name)) => {
+                    let _ = write!(out, "</{}>", html_name(name));
+                }
+                Piece::Tag(Tag::Empty { name: "br", .. }) => out.push_str("<br/>"),
+                Piece::Tag(Tag::Empty {
+                    name: "ref",
+                    attr: Some(id),
+                }) => {
+                    let number = self.note_numbers.get(&id).copied().unwrap_or(0);
+                    match self.href(chapter, &id).filter(|_| !links.contains(&true)) {
+                        Some(href) => {
+                            let _ = write!(
+                                out,
+                                "<sup><a epub:type=\"noteref\" href=\"{}\">{number}</a></sup>",
+                                escape_attr(&href)
+                            );
+                        }
+                        None => {
+                            let _ = write!(out, "<sup>{number}</sup>");
+                        }
+                    }
+                }
+                Piece::Tag(Tag::Empty { .. }) => {}
+            }
+        }
+        out
+    }
+}
+
+fn html_name(tag: &str) -> &str {
+    match tag {
+        "i" => "em",
+        "b" => "strong",
+        other => other,
+    }
+}
+
+/// A valid XML id from any anchor text.
+fn xml_id(anchor: &str) -> String {
+    let mut id: String = anchor
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    if !id
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+    {
+        id.insert(0, 'a');
+    }
+    id
+}
+
+fn unique_id(base: &str, used: &mut HashSet<String>) -> String {
+    let mut id = base.to_string();
+    let mut n = 1;
+    while !used.insert(id.clone()) {
+        n += 1;
+        id = format!("{base}-{n}");
+    }
+    id
+}

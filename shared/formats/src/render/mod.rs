@@ -1,0 +1,51 @@
+//! Renderers: a (translated) manuscript to a file readers accept.
+
+pub mod epub;
+
+use crate::manuscript::{BlockKind, Chapter};
+
+/// What a renderer needs beyond the manuscript.
+#[derive(Debug, Clone)]
+pub struct RenderOptions {
+    /// The language of the text being rendered (the target language after translation).
+    pub language: String,
+    /// Overrides the manuscript's title (the user may have renamed the book).
+    pub title: Option<String>,
+    pub author: Option<String>,
+    /// A stable unique identifier of the book, such as `urn:booktr:<id>`.
+    pub identifier: String,
+    /// When the file was made, `YYYY-MM-DDThh:mm:ssZ` (EPUB's `dcterms:modified`).
+    pub modified: String,
+}
+
+/// Languages written right to left.
+pub fn is_rtl(language: &str) -> bool {
+    let primary = language
+        .split(['-', '_'])
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    matches!(
+        primary.as_str(),
+        "ar" | "he" | "iw" | "fa" | "ur" | "yi" | "ps" | "sd" | "ug" | "dv" | "ckb" | "syr"
+    )
+}
+
+/// The chapter's title, else its first heading, else "Chapter N".
+pub fn chapter_title(chapter: &Chapter, index: usize) -> String {
+    chapter
+        .title
+        .clone()
+        .or_else(|| {
+            chapter
+                .blocks
+                .iter()
+                .find(|b| matches!(b.kind, BlockKind::Heading { .. }))
+                .map(|b| b.plain_text())
+        })
+        .filter(|t| !t.trim().is_empty())
+        .unwrap_or_else(|| format!("Chapter {}", index + 1))
+}
+
+#[cfg(test)]
+mod tests;

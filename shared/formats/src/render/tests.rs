@@ -1,0 +1,100 @@
+//! Round trips through the renderers, checked by the tools readers' software relies on.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::RenderOptions;
+use crate::epub;
+
+pub(crate) fn corpus(name: &str) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/corpus")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+pub(crate) fn options(language: &str) -> RenderOptions {
+    RenderOptions {
+        language: language.into(),
+        title: None,
+        author: None,
+        identifier: "urn:booktr:test".into(),
+        modified: "2026-01-01T00:00:00Z".into(),
+    }
+}
+
+pub(crate) fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("booktr-render-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// Runs epubcheck (Debian package `epubcheck`; `scripts/test.sh` installs it) and returns its
+/// report when it finds errors.
+pub(crate) fn epubcheck(path: &Path) -> Result<(), String> {
+    let jar = "/usr/share/java/epubcheck.jar";
+    assert!(
+        Path::new(jar).exists(),
+        "epubcheck is not installed: run scripts/test.sh, which installs it"
+    );
+    let out = Command::new("java")
+        .args(["-jar", jar, "-q"])
+        .arg(path)
+        .output()
+        .unwrap();
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+#[test]
+fn every_corpus_book_round_trips_to_an_epub_that_epubcheck_accepts() {
+    for (name, lang) in [
+        ("moby-dick.epub", "en"),
+        ("wasteland.epub", "en"),
+        ("childrens-literature.epub", "en"),
+        ("regime-anticancer-arabic.epub", "ar"),
+    ] {
+        let manuscript = epub::extract(&corpus(name)).unwrap();
+        let rendered = super::epub::render(&manuscript, &options(lang)).unwrap();
+        let path = temp_file(name, &rendered);
+        if let Err(report) = epubcheck(&path) {
+            panic!("{name}: epubcheck found errors:\n{report}");
+        }
+        // And it reads back as the same book.
+        let again = epub::extract(&rendered).unwrap();
+        assert_eq!(again.chapters.len(), manuscript.chapters.len(), "{name}");
+        let (before, after) = (manuscript.word_count(), again.word_count());
+        assert!(
+            after.abs_diff(before) * 100 <= before,
+            "{name}: {before} words became {after}"
+        );
+    }
+}
+
+#[test]
+fn the_arabic_book_is_right_to_left() {
+    let manuscript = epub::extract(&corpus("regime-anticancer-arabic.epub")).unwrap();
+    let rendered = super::epub::render(&manuscript, &options("ar")).unwrap();
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(rendered)).unwrap();
+    let mut opf = String::new();
+    std::io::Read::read_to_string(&mut zip.by_name("OEBPS/content.opf").unwrap(), &mut opf)
+        .unwrap();
+    assert!(opf.contains(r#"page-progression-direction="rtl""#), "{opf}");
+    assert!(opf.contains("<dc:language>ar</dc:language>"));
+    let mut chapter = String::new();
+    std::io::Read::read_to_string(
+        &mut zip.by_name("OEBPS/ch0001.xhtml").unwrap(),
+        &mut chapter,
+    )
+    .unwrap();
+    assert!(chapter.contains(r#"dir="rtl""#));
+}
