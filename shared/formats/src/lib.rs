@@ -4,6 +4,7 @@
 //! Extractors: EPUB, HTML and TXT into a [`manuscript::Manuscript`]; PDF and DOCX follow.
 
 mod archive;
+pub mod docx;
 mod dom;
 pub mod epub;
 pub mod html;
@@ -13,6 +14,9 @@ pub mod markup;
 pub mod render;
 pub mod txt;
 pub mod xhtml;
+
+#[cfg(test)]
+mod corpus_tests;
 
 pub use language::detect_language;
 

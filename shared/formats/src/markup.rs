@@ -244,6 +244,11 @@ impl MarkupBuilder {
         }
     }
 
+    /// Appends markup that is already well-formed (made by another builder).
+    pub fn raw(&mut self, markup: &str) {
+        self.out.push_str(markup);
+    }
+
     pub fn line_break(&mut self) {
         self.out.push_str("<br/>");
     }

@@ -216,7 +216,7 @@ fn is_heading(line: &str) -> bool {
     if line.is_empty() || line.chars().count() > MAX_HEADING_CHARS {
         return false;
     }
-    if is_cjk_heading(line) {
+    if is_cjk_heading(line) || is_numbered_caps_heading(line) {
         return true;
     }
     let mut words = line.split_whitespace();
@@ -236,6 +236,20 @@ fn is_heading(line: &str) -> bool {
             || NUMBER_WORDS
                 .iter()
                 .any(|w| number.starts_with(w) && number.contains('-')))
+}
+
+/// "IV. DEATH BY WATER", "12 THE NIGHTINGALE": a number or roman numeral, then a title in
+/// capitals (at least two letters, no lower case).
+fn is_numbered_caps_heading(line: &str) -> bool {
+    let Some((number, title)) = line.split_once(' ') else {
+        return false;
+    };
+    let number = number.trim_end_matches(['.', ':']);
+    let numeric = !number.is_empty()
+        && (number.chars().all(|c| c.is_ascii_digit())
+            || number.chars().all(|c| "IVXLCDM".contains(c)));
+    let letters = title.chars().filter(|c| c.is_alphabetic()).count();
+    numeric && letters >= 2 && !title.chars().any(char::is_lowercase)
 }
 
 /// 第一章, 第12章, 第三回 ...

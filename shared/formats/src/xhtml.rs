@@ -253,7 +253,7 @@ impl Walker<'_> {
             self.in_title = !empty;
         }
         if name == "html" {
-            self.doc.language = attr(e, "lang");
+            self.doc.language = attr(e, "lang").filter(|l| !l.trim().is_empty());
         }
         if let Some(id) = attr(e, "id").or_else(|| if name == "a" { attr(e, "name") } else { None })
         {
