@@ -1,6 +1,7 @@
 //! Renderers: a (translated) manuscript to a file readers accept.
 
 pub mod epub;
+pub mod pdf;
 
 use crate::manuscript::{BlockKind, Chapter};
 

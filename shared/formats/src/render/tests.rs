@@ -98,3 +98,85 @@ fn the_arabic_book_is_right_to_left() {
     .unwrap();
     assert!(chapter.contains(r#"dir="rtl""#));
 }
+
+/// Text of a PDF as poppler's pdftotext gives it (Debian package `poppler-utils`), whitespace folded.
+pub(crate) fn pdftotext(path: &Path) -> String {
+    let out = Command::new("pdftotext").arg(path).arg("-").output();
+    let out = out.unwrap_or_else(|e| {
+        panic!("pdftotext is not installed ({e}): run scripts/test.sh, which installs it")
+    });
+    assert!(
+        out.status.success(),
+        "pdftotext failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The first sentence of a chapter's first paragraph (or its first 12 words).
+fn first_sentence(chapter: &crate::manuscript::Chapter) -> Option<String> {
+    let text = chapter
+        .blocks
+        .iter()
+        .find(|b| b.kind == crate::manuscript::BlockKind::Paragraph && b.word_count() > 3)?
+        .plain_text();
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let mut sentence = Vec::new();
+    for word in words.iter().take(12) {
+        sentence.push(*word);
+        if word.ends_with(['.', '!', '?']) {
+            break;
+        }
+    }
+    Some(sentence.join(" "))
+}
+
+#[test]
+fn moby_dick_renders_to_a_pdf_that_gives_back_every_chapters_first_sentence() {
+    let manuscript = epub::extract(&corpus("moby-dick.epub")).unwrap();
+    let pdf = super::pdf::render(&manuscript, &options("en"), &[]).unwrap();
+    let path = temp_file("moby-dick.pdf", &pdf);
+    let text = pdftotext(&path);
+    let mut checked = 0;
+    for chapter in &manuscript.chapters {
+        if let Some(sentence) = first_sentence(chapter) {
+            // Footnote markers are printed as [n]; compare the words only.
+            assert!(
+                text.contains(&sentence),
+                "missing from the PDF: {sentence:?} ({:?})",
+                chapter.title
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 130, "{checked} chapters checked");
+    // One bookmark per chapter.
+    let doc = pdf_extract::Document::load_mem(&pdf).unwrap();
+    let toc = doc.get_toc().unwrap();
+    assert_eq!(toc.toc.len(), manuscript.chapters.len());
+    assert!(text.contains("Contents"), "a table of contents");
+}
+
+#[test]
+fn the_arabic_book_renders_to_a_pdf_with_its_arabic_text() {
+    let manuscript = epub::extract(&corpus("regime-anticancer-arabic.epub")).unwrap();
+    let pdf = super::pdf::render(&manuscript, &options("ar"), &[]).unwrap();
+    let path = temp_file("arabic.pdf", &pdf);
+    let text = pdftotext(&path);
+    let words: Vec<String> = manuscript.chapters[0]
+        .plain_text()
+        .split_whitespace()
+        .take(40)
+        .map(str::to_string)
+        .collect();
+    let found = words.iter().filter(|w| text.contains(w.as_str())).count();
+    assert!(
+        found * 10 >= words.len() * 9,
+        "{found} of {} Arabic words found in: {}",
+        words.len(),
+        &text[..text.len().min(400)]
+    );
+}

@@ -1,0 +1,575 @@
+//! PDF output with printpdf: embedded Unicode fonts (DejaVu Sans covers Latin, Greek, Cyrillic,
+//! Arabic and Hebrew; further fonts, such as a CJK one, can be passed as fallbacks), text shaped
+//! with rustybuzz (so Arabic letters join), greedy line breaking with ragged margins (right for
+//! left-to-right text, left for right-to-left), a title page, a table of contents with page
+//! numbers, one PDF bookmark per chapter, page numbers and images.
+//!
+//! Inline marks are not drawn (the text is), footnotes follow their chapter in a smaller size.
+
+use std::collections::HashMap;
+
+use printpdf::{
+    Codepoint, FontId, Mm, Op, ParsedFont, PdfDocument, PdfFontHandle, PdfPage, PdfSaveOptions, Pt,
+    RawImage, TextItem, TextMatrix, XObjectId, XObjectTransform,
+};
+
+use super::{chapter_title, is_rtl, RenderOptions};
+use crate::manuscript::{Block, BlockKind, Manuscript};
+use crate::markup::{self, Piece, Tag};
+use crate::FormatError;
+
+static REGULAR: &[u8] = include_bytes!("../../fonts/DejaVuSans.ttf");
+static BOLD: &[u8] = include_bytes!("../../fonts/DejaVuSans-Bold.ttf");
+
+// A5 portrait, in points.
+const PAGE_W: f32 = 419.53;
+const PAGE_H: f32 = 595.28;
+const MARGIN_X: f32 = 48.0;
+const MARGIN_TOP: f32 = 56.0;
+const MARGIN_BOTTOM: f32 = 62.0;
+const CONTENT_W: f32 = PAGE_W - 2.0 * MARGIN_X;
+
+const BODY: f32 = 10.5;
+const NOTE: f32 = 8.5;
+
+/// A font as the layout uses it: shaping face, PDF resource, and its units.
+struct Font<'a> {
+    face: rustybuzz::Face<'a>,
+    parsed: ParsedFont,
+    id: FontId,
+    units_per_em: f32,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Weight {
+    Regular,
+    Bold,
+}
+
+/// A word shaped in one font: its glyphs and width in em.
+struct Shaped {
+    font: usize,
+    glyphs: Vec<Codepoint>,
+    width_em: f32,
+}
+
+struct Layout<'a> {
+    fonts: Vec<Font<'a>>,
+    /// Indexes into `fonts`: the regular face first, then fallbacks; and the bold face.
+    regular: Vec<usize>,
+    bold: usize,
+    cache: HashMap<(Weight, String), std::rc::Rc<Shaped>>,
+    pages: Vec<Vec<Op>>,
+    y: f32,
+}
+
+/// Renders the manuscript as a PDF. `fallback_fonts` are tried, in order, for words the
+/// embedded font cannot show (such as CJK).
+pub fn render(
+    manuscript: &Manuscript,
+    options: &RenderOptions,
+    fallback_fonts: &[Vec<u8>],
+) -> Result<Vec<u8>, FormatError> {
+    let title = options
+        .title
+        .clone()
+        .or_else(|| manuscript.title.clone())
+        .unwrap_or_else(|| "Untitled".into());
+    let mut doc = PdfDocument::new(&title);
+    let mut fonts = Vec::new();
+    let regular = load_font(&mut doc, REGULAR, &mut fonts)?;
+    let bold = load_font(&mut doc, BOLD, &mut fonts)?;
+    let mut regular_chain = vec![regular];
+    for bytes in fallback_fonts {
+        regular_chain.push(load_font(&mut doc, bytes, &mut fonts)?);
+    }
+    let rtl_book = is_rtl(&options.language);
+    let mut layout = Layout {
+        fonts,
+        regular: regular_chain,
+        bold,
+        cache: HashMap::new(),
+        pages: Vec::new(),
+        y: 0.0,
+    };
+
+    // Title page.
+    layout.new_page();
+    layout.y = PAGE_H * 0.62;
+    layout.paragraph(&title, 22.0, Weight::Bold, Align::Center, rtl_book);
+    if let Some(author) = options.author.as_ref().or(manuscript.author.as_ref()) {
+        layout.y -= 12.0;
+        layout.paragraph(author, 13.0, Weight::Regular, Align::Center, rtl_book);
+    }
+    let title_pages = std::mem::take(&mut layout.pages);
+
+    // Chapters, each from a new page; the contents need to know where each begins.
+    let note_numbers = note_numbers(manuscript);
+    let images = load_images(&mut doc, manuscript);
+    let mut chapter_starts = Vec::new();
+    for (index, chapter) in manuscript.chapters.iter().enumerate() {
+        layout.new_page();
+        chapter_starts.push(layout.pages.len() - 1);
+        let heading = chapter_title(chapter, index);
+        let repeats_heading = chapter.blocks.first().is_some_and(|first| {
+            matches!(first.kind, BlockKind::Heading { .. })
+                && first.plain_text().trim() == heading.trim()
+        });
+        let chapter_rtl = chapter_direction(chapter).unwrap_or(rtl_book);
+        layout.y -= 20.0;
+        layout.paragraph(&heading, 17.0, Weight::Bold, Align::Start, chapter_rtl);
+        layout.y -= 8.0;
+        let skip = usize::from(repeats_heading);
+        for block in chapter.blocks.iter().skip(skip) {
+            layout.block(block, &note_numbers, &images, chapter_rtl);
+        }
+    }
+    let chapter_pages = std::mem::take(&mut layout.pages);
+
+    // The contents: its own length moves the chapters, so lay it out until the count settles.
+    let mut toc_len = 1;
+    let toc_pages = loop {
+        let first_chapter_page = title_pages.len() + toc_len;
+        layout.new_page();
+        layout.paragraph(
+            &contents_word(&options.language),
+            17.0,
+            Weight::Bold,
+            Align::Start,
+            rtl_book,
+        );
+        layout.y -= 8.0;
+        for (index, chapter) in manuscript.chapters.iter().enumerate() {
+            let page = first_chapter_page + chapter_starts[index] + 1;
+            layout.paragraph(
+                &format!("{}  {page}", chapter_title(chapter, index)),
+                BODY,
+                Weight::Regular,
+                Align::Start,
+                rtl_book,
+            );
+        }
+        let pages = std::mem::take(&mut layout.pages);
+        if pages.len() == toc_len || toc_len > 64 {
+            break pages;
+        }
+        toc_len = pages.len();
+    };
+    let first_chapter_page = title_pages.len() + toc_pages.len();
+    let numbered_from = title_pages.len();
+
+    let mut pdf_pages = Vec::new();
+    let all = title_pages
+        .into_iter()
+        .chain(toc_pages)
+        .chain(chapter_pages);
+    for (index, mut ops) in all.enumerate() {
+        if index >= numbered_from {
+            layout.page_number(&mut ops, index + 1);
+        }
+        pdf_pages.push(PdfPage::new(
+            Mm::from(Pt(PAGE_W)),
+            Mm::from(Pt(PAGE_H)),
+            ops,
+        ));
+    }
+    for (index, chapter) in manuscript.chapters.iter().enumerate() {
+        doc.add_bookmark(
+            &chapter_title(chapter, index),
+            first_chapter_page + chapter_starts[index] + 1,
+        );
+    }
+    let mut warnings = Vec::new();
+    // Whole fonts are embedded: subsetting needs printpdf's layout feature, a much larger build.
+    let save = PdfSaveOptions {
+        subset_fonts: false,
+        ..PdfSaveOptions::default()
+    };
+    Ok(doc.with_pages(pdf_pages).save(&save, &mut warnings))
+}
+
+fn load_font<'a>(
+    doc: &mut PdfDocument,
+    bytes: &'a [u8],
+    fonts: &mut Vec<Font<'a>>,
+) -> Result<usize, FormatError> {
+    let broken = || FormatError::Malformed("a font for the PDF could not be read".into());
+    let face = rustybuzz::Face::from_slice(bytes, 0).ok_or_else(broken)?;
+    let parsed = ParsedFont::from_bytes(bytes, 0, &mut Vec::new()).ok_or_else(broken)?;
+    let id = doc.add_font(&parsed);
+    let units_per_em = f32::from(face.units_per_em().max(1) as u16);
+    fonts.push(Font {
+        face,
+        parsed,
+        id,
+        units_per_em,
+    });
+    Ok(fonts.len() - 1)
+}
+
+fn contents_word(language: &str) -> String {
+    match language.split('-').next().unwrap_or_default() {
+        "es" => "Índice",
+        "fr" => "Table des matières",
+        "de" => "Inhalt",
+        "it" => "Indice",
+        "pt" => "Índice",
+        "ar" => "المحتويات",
+        _ => "Contents",
+    }
+    .to_string()
+}
+
+/// Right-to-left when the chapter's first strong character is Arabic or Hebrew.
+fn chapter_direction(chapter: &crate::manuscript::Chapter) -> Option<bool> {
+    chapter
+        .blocks
+        .iter()
+        .find_map(|b| text_direction(&b.plain_text()))
+}
+
+fn text_direction(text: &str) -> Option<bool> {
+    text.chars().find_map(|c| {
+        if is_rtl_char(c) {
+            Some(true)
+        } else if c.is_alphabetic() {
+            Some(false)
+        } else {
+            None
+        }
+    })
+}
+
+fn is_rtl_char(c: char) -> bool {
+    matches!(c as u32, 0x0590..=0x08FF | 0xFB1D..=0xFDFF | 0xFE70..=0xFEFF)
+}
+
+fn note_numbers(manuscript: &Manuscript) -> HashMap<String, usize> {
+    let mut numbers = HashMap::new();
+    for block in manuscript.chapters.iter().flat_map(|c| &c.blocks) {
+        for tag in markup::tags(&block.text).unwrap_or_default() {
+            if let Tag::Empty {
+                name: "ref",
+                attr: Some(id),
+            } = tag
+            {
+                let next = numbers.len() + 1;
+                numbers.entry(id).or_insert(next);
+            }
+        }
+    }
+    numbers
+}
+
+/// Decoded images by asset id, with their pixel size. An image that cannot be decoded is
+/// skipped (its alternative text is still printed).
+fn load_images(
+    doc: &mut PdfDocument,
+    manuscript: &Manuscript,
+) -> HashMap<String, (XObjectId, f32, f32)> {
+    let mut images = HashMap::new();
+    for asset in &manuscript.assets {
+        let mut warnings = Vec::new();
+        if let Ok(raw) = RawImage::decode_from_bytes(&asset.bytes, &mut warnings) {
+            let (w, h) = (raw.width as f32, raw.height as f32);
+            if w > 0.0 && h > 0.0 {
+                images.insert(asset.id.clone(), (doc.add_image(&raw), w, h));
+            }
+        }
+    }
+    images
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Align {
+    Start,
+    Center,
+}
+
+impl Layout<'_> {
+    fn new_page(&mut self) {
+        self.pages.push(Vec::new());
+        self.y = PAGE_H - MARGIN_TOP;
+    }
+
+    fn ensure(&mut self, height: f32) {
+        if self.pages.is_empty() || self.y - height < MARGIN_BOTTOM {
+            self.new_page();
+        }
+    }
+
+    fn shape(&mut self, word: &str, weight: Weight) -> std::rc::Rc<Shaped> {
+        let key = (weight, word.to_string());
+        if let Some(hit) = self.cache.get(&key) {
+            return hit.clone();
+        }
+        let chain: Vec<usize> = match weight {
+            Weight::Regular => self.regular.clone(),
+            Weight::Bold => std::iter::once(self.bold)
+                .chain(self.regular.iter().copied())
+                .collect(),
+        };
+        // The first font that has every character; else the first of the chain.
+        let font = chain
+            .iter()
+            .copied()
+            .find(|&f| {
+                word.chars()
+                    .all(|c| c.is_whitespace() || self.fonts[f].face.glyph_index(c).is_some())
+            })
+            .unwrap_or(chain[0]);
+        let shaped = std::rc::Rc::new(shape_with(&self.fonts[font], font, word));
+        self.cache.insert(key, shaped.clone());
+        shaped
+    }
+
+    fn space_em(&mut self) -> f32 {
+        self.shape(" ", Weight::Regular).width_em.max(0.25)
+    }
+
+    /// Lays out text as wrapped lines; returns nothing, moves `y` down.
+    fn paragraph(
+        &mut self,
+        text: &str,
+        size: f32,
+        weight: Weight,
+        align: Align,
+        rtl_default: bool,
+    ) {
+        self.paragraph_indented(text, size, weight, align, rtl_default, 0.0);
+    }
+
+    fn paragraph_indented(
+        &mut self,
+        text: &str,
+        size: f32,
+        weight: Weight,
+        align: Align,
+        rtl_default: bool,
+        indent: f32,
+    ) {
+        let rtl = text_direction(text).unwrap_or(rtl_default);
+        let leading = size * 1.45;
+        for hard_line in text.split('\n') {
+            let words: Vec<std::rc::Rc<Shaped>> = hard_line
+                .split_whitespace()
+                .map(|w| self.shape(w, weight))
+                .collect();
+            let space = self.space_em() * size;
+            let width = CONTENT_W - indent;
+            let mut line: Vec<std::rc::Rc<Shaped>> = Vec::new();
+            let mut line_w = 0.0;
+            let mut lines = Vec::new();
+            for word in words {
+                let w = word.width_em * size;
+                if !line.is_empty() && line_w + space + w > width {
+                    lines.push(std::mem::take(&mut line));
+                    line_w = 0.0;
+                }
+                line_w += if line.is_empty() { w } else { space + w };
+                line.push(word);
+            }
+            if !line.is_empty() || lines.is_empty() {
+                lines.push(line);
+            }
+            for line in lines {
+                self.ensure(leading);
+                self.y -= leading;
+                let line_w: f32 = line.iter().map(|w| w.width_em * size).sum::<f32>()
+                    + space * line.len().saturating_sub(1) as f32;
+                let start = match (align, rtl) {
+                    (Align::Center, _) => MARGIN_X + (CONTENT_W - line_w) / 2.0,
+                    (Align::Start, false) => MARGIN_X + indent,
+                    (Align::Start, true) => PAGE_W - MARGIN_X - indent - line_w,
+                };
+                // Right-to-left lines run from the right: words are placed in reverse.
+                let ordered: Vec<&std::rc::Rc<Shaped>> = if rtl {
+                    line.iter().rev().collect()
+                } else {
+                    line.iter().collect()
+                };
+                let mut x = start;
+                let y = self.y;
+                let mut ops = Vec::with_capacity(ordered.len() * 3 + 2);
+                ops.push(Op::StartTextSection);
+                let mut current_font = None;
+                for word in ordered {
+                    if current_font != Some(word.font) {
+                        ops.push(Op::SetFont {
+                            font: PdfFontHandle::External(self.fonts[word.font].id.clone()),
+                            size: Pt(size),
+                        });
+                        current_font = Some(word.font);
+                    }
+                    ops.push(Op::SetTextMatrix {
+                        matrix: TextMatrix::Translate(Pt(x), Pt(y)),
+                    });
+                    ops.push(Op::ShowText {
+                        items: vec![TextItem::GlyphIds(word.glyphs.clone())],
+                    });
+                    x += word.width_em * size + space;
+                }
+                ops.push(Op::EndTextSection);
+                if let Some(page) = self.pages.last_mut() {
+                    page.extend(ops);
+                }
+            }
+        }
+    }
+
+    fn block(
+        &mut self,
+        block: &Block,
+        notes: &HashMap<String, usize>,
+        images: &HashMap<String, (XObjectId, f32, f32)>,
+        rtl: bool,
+    ) {
+        let text = printable(&block.text, notes);
+        match &block.kind {
+            BlockKind::Heading { level } => {
+                let size = match level {
+                    1 => 15.0,
+                    2 => 13.5,
+                    _ => 12.0,
+                };
+                self.y -= size * 0.6;
+                self.ensure(size * 3.0);
+                self.paragraph(&text, size, Weight::Bold, Align::Start, rtl);
+                self.y -= 3.0;
+            }
+            BlockKind::Line => {
+                self.paragraph_indented(&text, BODY, Weight::Regular, Align::Start, rtl, 8.0)
+            }
+            BlockKind::Quote => {
+                self.paragraph_indented(&text, BODY, Weight::Regular, Align::Start, rtl, 18.0);
+                self.y -= 4.0;
+            }
+            BlockKind::ListItem { ordered: _, depth } => {
+                let indent = 12.0 * f32::from(*depth);
+                self.paragraph_indented(
+                    &format!("• {text}"),
+                    BODY,
+                    Weight::Regular,
+                    Align::Start,
+                    rtl,
+                    indent,
+                );
+            }
+            BlockKind::Footnote { id } => {
+                let number = notes.get(id).map(|n| format!("{n}. ")).unwrap_or_default();
+                self.paragraph(
+                    &format!("{number}{text}"),
+                    NOTE,
+                    Weight::Regular,
+                    Align::Start,
+                    rtl,
+                );
+                self.y -= 2.0;
+            }
+            BlockKind::Image { asset } => match images.get(asset) {
+                Some((id, w, h)) => self.image(id, *w, *h, &text),
+                None => self.paragraph(&text, NOTE, Weight::Regular, Align::Center, rtl),
+            },
+            BlockKind::TableCell { .. } | BlockKind::Preformatted | BlockKind::Paragraph => {
+                self.paragraph(&text, BODY, Weight::Regular, Align::Start, rtl);
+                self.y -= 4.0;
+            }
+        }
+    }
+
+    fn image(&mut self, id: &XObjectId, px_w: f32, px_h: f32, caption: &str) {
+        let max_h = (PAGE_H - MARGIN_TOP - MARGIN_BOTTOM) * 0.7;
+        let scale = (CONTENT_W / px_w).min(max_h / px_h);
+        let (w, h) = (px_w * scale, px_h * scale);
+        self.ensure(h + 8.0);
+        self.y -= h + 4.0;
+        let x = MARGIN_X + (CONTENT_W - w) / 2.0;
+        // At `dpi`, one pixel is 72/dpi points: choose it so the image is `w` points wide.
+        let dpi = px_w * 72.0 / w;
+        if let Some(page) = self.pages.last_mut() {
+            page.push(Op::UseXobject {
+                id: id.clone(),
+                transform: XObjectTransform {
+                    translate_x: Some(Pt(x)),
+                    translate_y: Some(Pt(self.y)),
+                    dpi: Some(dpi),
+                    ..Default::default()
+                },
+            });
+        }
+        if !caption.trim().is_empty() {
+            self.paragraph(caption, NOTE, Weight::Regular, Align::Center, false);
+        }
+        self.y -= 6.0;
+    }
+
+    fn page_number(&mut self, ops: &mut Vec<Op>, number: usize) {
+        let shaped = self.shape(&number.to_string(), Weight::Regular);
+        let size = 9.0;
+        let x = (PAGE_W - shaped.width_em * size) / 2.0;
+        ops.push(Op::StartTextSection);
+        ops.push(Op::SetFont {
+            font: PdfFontHandle::External(self.fonts[shaped.font].id.clone()),
+            size: Pt(size),
+        });
+        ops.push(Op::SetTextMatrix {
+            matrix: TextMatrix::Translate(Pt(x), Pt(MARGIN_BOTTOM / 2.0)),
+        });
+        ops.push(Op::ShowText {
+            items: vec![TextItem::GlyphIds(shaped.glyphs.clone())],
+        });
+        ops.push(Op::EndTextSection);
+    }
+}
+
+/// The block's text as printed: marks dropped, footnote references as bracketed numbers.
+fn printable(text: &str, notes: &HashMap<String, usize>) -> String {
+    match markup::parse(text) {
+        Ok(pieces) => pieces
+            .into_iter()
+            .map(|p| match p {
+                Piece::Text(t) => t,
+                Piece::Tag(Tag::Empty { name: "br", .. }) => "\n".into(),
+                Piece::Tag(Tag::Empty {
+                    name: "ref",
+                    attr: Some(id),
+                }) => notes.get(&id).map(|n| format!("[{n}]")).unwrap_or_default(),
+                Piece::Tag(_) => String::new(),
+            })
+            .collect(),
+        Err(_) => markup::plain_text(text),
+    }
+}
+
+/// Shapes one word. The glyphs carry their source text so text extraction (and copy and paste)
+/// gives back the words, in logical order.
+fn shape_with(font: &Font<'_>, index: usize, word: &str) -> Shaped {
+    let mut buffer = rustybuzz::UnicodeBuffer::new();
+    buffer.push_str(word);
+    buffer.guess_segment_properties();
+    let output = rustybuzz::shape(&font.face, &[], buffer);
+    let infos = output.glyph_infos();
+    let mut glyphs = Vec::with_capacity(infos.len());
+    let mut width = 0i32;
+    for (info, pos) in infos.iter().zip(output.glyph_positions()) {
+        let gid = u16::try_from(info.glyph_id).unwrap_or(0);
+        let advance = i32::from(font.parsed.get_glyph_width(gid).unwrap_or(0));
+        // The PDF advances by the font's width; correct it to the shaped advance.
+        let offset = (advance - pos.x_advance) as f32 * 1000.0 / font.units_per_em;
+        let start = info.cluster as usize;
+        let end = infos
+            .iter()
+            .map(|g| g.cluster as usize)
+            .filter(|&c| c > start)
+            .min()
+            .unwrap_or(word.len());
+        let cid = word.get(start..end).map(str::to_string);
+        glyphs.push(Codepoint { gid, offset, cid });
+        width += pos.x_advance;
+    }
+    Shaped {
+        font: index,
+        glyphs,
+        width_em: width as f32 / font.units_per_em,
+    }
+}
