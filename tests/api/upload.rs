@@ -176,6 +176,25 @@ async fn an_epub_upload_reaches_extracted_with_the_books_own_title_author_and_ch
 }
 
 #[tokio::test]
+async fn docx_pdf_and_html_uploads_reach_extracted_with_their_chapters() {
+    let app = spawn_app().await;
+    let user = app.user().await;
+    for name in ["wasteland.docx", "wasteland.pdf", "wasteland.html"] {
+        let book = app
+            .upload_ok(&user.key, name, crate::helpers::fixture(name))
+            .await;
+        let detail = app.wait_for_status(&user.key, &book, "EXTRACTED").await;
+        let titles: Vec<&str> = detail["chapters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| c["title"].as_str())
+            .collect();
+        assert!(titles.contains(&"IV. DEATH BY WATER"), "{name}: {titles:?}");
+    }
+}
+
+#[tokio::test]
 async fn a_user_title_is_kept_over_the_files_own() {
     let app = spawn_app().await;
     let user = app.user().await;
@@ -200,20 +219,19 @@ async fn a_user_title_is_kept_over_the_files_own() {
 }
 
 #[tokio::test]
-async fn a_pdf_is_accepted_and_fails_extraction_with_a_clear_message_until_pdf_support_lands() {
+async fn a_broken_pdf_is_accepted_and_fails_extraction_with_a_clear_message() {
     let app = spawn_app().await;
     let user = app.user().await;
     let book = app
         .upload_ok(&user.key, "book.pdf", b"%PDF-1.4\n%EOF\n".to_vec())
         .await;
     let detail = app.wait_for_status(&user.key, &book, "ERROR").await;
+    let error = detail["error"].as_str().unwrap();
     assert!(
-        detail["error"]
-            .as_str()
-            .unwrap()
-            .contains("PDF books cannot be read by this server yet"),
+        error.starts_with("the file could not be read: "),
         "{detail}"
     );
+    assert!(error.contains("not a readable PDF"), "{detail}");
 }
 
 /// A declared length over the limit is refused from the headers alone: the test sends no body

@@ -11,6 +11,7 @@ pub mod html;
 mod language;
 pub mod manuscript;
 pub mod markup;
+pub mod pdf;
 pub mod render;
 pub mod txt;
 pub mod xhtml;
@@ -30,6 +31,11 @@ pub enum FormatError {
     /// The file is damaged or not what it claims to be; the text says where.
     #[error("the file is damaged or malformed: {0}")]
     Malformed(String),
+    /// A PDF of page images: there is no text to translate.
+    #[error(
+        "this PDF has no text layer (it looks like a scan); run OCR on it and upload the result"
+    )]
+    NoTextLayer,
     /// DRM: the book's content is encrypted.
     #[error("the book is encrypted (DRM) and cannot be read; upload a DRM-free copy")]
     Encrypted,

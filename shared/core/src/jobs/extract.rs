@@ -11,6 +11,9 @@ use crate::books::{store, BookFormat, Chapter};
 use crate::ports::{Condition, StoreError, Update};
 use crate::types::{ChapterStatus, LanguageCode};
 
+/// The longest a book may take to parse.
+const PARSE_TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(300);
+
 pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), StoreError> {
     let books = &handler.books;
     let Some(book) = books
@@ -36,18 +39,17 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), Store
     let format = book.format;
     // Parsing is CPU work: off the async threads. A panic in a parser is a bug, reported as an
     // unreadable file rather than taking the worker down.
-    let parsed = tokio::task::spawn_blocking(move || parse(format, &bytes)).await;
-    let mut manuscript = match parsed {
-        Ok(Ok(manuscript)) => manuscript,
-        Ok(Err(message)) => return fail(handler, book_id, message).await,
-        Err(_) => {
-            return fail(
-                handler,
-                book_id,
-                "the file could not be read (the reader failed on it)".into(),
-            )
-            .await
+    // The readers bound their own work; this is the backstop for one that does not return (its
+    // thread is then abandoned, and the book fails instead of the worker hanging).
+    let reading = tokio::task::spawn_blocking(move || parse(format, &bytes));
+    let mut manuscript = match tokio::time::timeout(PARSE_TIME_LIMIT, reading).await {
+        Ok(Ok(Ok(manuscript))) => manuscript,
+        Ok(Ok(Err(message))) => return fail(handler, book_id, message).await,
+        Ok(Err(_)) => {
+            let message = "the file could not be read (the reader failed on it)".to_string();
+            return fail(handler, book_id, message).await;
         }
+        Err(_) => return fail(handler, book_id, "the file takes too long to read".into()).await,
     };
 
     // Everything is written under fixed keys before the book moves on, so a retry after a crash
@@ -136,12 +138,8 @@ fn parse(format: BookFormat, bytes: &[u8]) -> Result<Manuscript, String> {
         BookFormat::Txt => booktr_formats::txt::extract(bytes),
         BookFormat::Epub => booktr_formats::epub::extract(bytes),
         BookFormat::Html => booktr_formats::html::extract(bytes),
-        BookFormat::Pdf | BookFormat::Docx => {
-            return Err(format!(
-            "{} books cannot be read by this server yet; EPUB, HTML and TXT are supported for now",
-            format.as_str().to_uppercase()
-        ))
-        }
+        BookFormat::Docx => booktr_formats::docx::extract(bytes),
+        BookFormat::Pdf => booktr_formats::pdf::extract(bytes),
     };
     result.map_err(|e: FormatError| format!("the file could not be read: {e}"))
 }
