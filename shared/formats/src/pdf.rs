@@ -265,7 +265,8 @@ fn remove_running_lines(pages: Vec<String>) -> Vec<String> {
             page.lines()
                 .filter(|l| {
                     let t = l.trim();
-                    !(t.chars().all(|c| c.is_ascii_digit()) && !t.is_empty()) && !running(t)
+                    let page_number = !t.is_empty() && t.chars().all(|c| c.is_ascii_digit());
+                    !page_number && !running(t)
                 })
                 .collect::<Vec<_>>()
                 .join("\n")
