@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Fuzzes every extractor for SECONDS (default 60) each, seeded with the test corpus.
+# Needs cargo-fuzz (`cargo install cargo-fuzz`); RUSTC_BOOTSTRAP lets the stable toolchain take
+# the sanitizer flags libFuzzer builds use.
+set -euo pipefail
+cd "$(dirname "$0")/../shared/formats"
+seconds=${1:-60}
+command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
+export RUSTC_BOOTSTRAP=1
+for target in epub docx pdf html txt; do
+  seeds="fuzz/corpus/$target"
+  mkdir -p "$seeds"
+  case $target in
+    epub) cp ../../../shared/corpus/wasteland.epub "$seeds/" ;;
+    *) cp "../../tests/fixtures/wasteland.$target" "$seeds/" ;;
+  esac
+  echo "== fuzzing $target for ${seconds}s"
+  cargo fuzz run "$target" "$seeds" -- -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=20
+done
+echo "all fuzz targets ran ${seconds}s without a crash"

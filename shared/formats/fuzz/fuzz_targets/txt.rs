@@ -1,0 +1,6 @@
+//! Any bytes into the txt extractor: it may refuse them, never panic, hang or exhaust memory.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let _ = booktr_formats::txt::extract(data);
+});
