@@ -7,7 +7,8 @@ cd "$(dirname "$0")/../shared/formats"
 seconds=${1:-60}
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 export RUSTC_BOOTSTRAP=1
-for target in epub docx pdf html txt; do
+targets=${FUZZ_TARGETS:-epub docx pdf html txt}
+for target in $targets; do
   seeds="fuzz/corpus/$target"
   mkdir -p "$seeds"
   case $target in

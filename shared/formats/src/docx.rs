@@ -11,8 +11,8 @@ use quick_xml::Reader;
 
 use crate::archive::{Archive, Limits};
 use crate::dom;
-use crate::epub::{media_type_of, prune_anchors};
-use crate::manuscript::{Asset, Block, BlockKind, Chapter, Manuscript};
+use crate::manuscript::media_type_of;
+use crate::manuscript::{Block, BlockKind, Chapter, Manuscript};
 use crate::markup::MarkupBuilder;
 use crate::xhtml::resolve;
 use crate::FormatError;
@@ -71,7 +71,7 @@ pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
         return Err(FormatError::NoText);
     }
     load_images(&mut zip, &mut manuscript)?;
-    prune_anchors(&mut manuscript);
+    manuscript.prune_anchors();
     manuscript.detect_language_if_missing();
     Ok(manuscript)
 }
@@ -544,37 +544,36 @@ fn split_at_headings(blocks: Vec<Block>, notes: Vec<Block>) -> Vec<Chapter> {
 }
 
 fn load_images(zip: &mut Archive<'_>, manuscript: &mut Manuscript) -> Result<(), FormatError> {
+    let paths: Vec<String> = manuscript
+        .chapters
+        .iter()
+        .flat_map(|c| &c.blocks)
+        .filter_map(|b| match &b.kind {
+            BlockKind::Image { asset } => Some(asset.clone()),
+            _ => None,
+        })
+        .collect();
     let mut by_path: HashMap<String, String> = HashMap::new();
+    for path in paths {
+        let media_type = media_type_of(&path);
+        if by_path.contains_key(&path) || !media_type.starts_with("image/") {
+            continue;
+        }
+        if let Some(bytes) = zip.read(&path)? {
+            let id = manuscript.add_asset(&path, media_type, bytes);
+            by_path.insert(path, id);
+        }
+    }
     for chapter in &mut manuscript.chapters {
         for block in &mut chapter.blocks {
             let BlockKind::Image { asset } = &mut block.kind else {
                 continue;
             };
-            if let Some(id) = by_path.get(asset.as_str()) {
-                *asset = id.clone();
-                continue;
+            match by_path.get(asset.as_str()) {
+                Some(id) => *asset = id.clone(),
+                // The picture is missing from the file; its description is kept as text.
+                None => block.kind = BlockKind::Paragraph,
             }
-            let media_type = media_type_of(asset);
-            let Some(bytes) = zip
-                .read(asset)?
-                .filter(|_| media_type.starts_with("image/"))
-            else {
-                block.kind = BlockKind::Paragraph;
-                continue;
-            };
-            let id = format!("img{:04}", manuscript.assets.len() + 1);
-            let extension = asset
-                .rsplit_once('.')
-                .map(|(_, e)| e.to_ascii_lowercase())
-                .unwrap_or_default();
-            manuscript.assets.push(Asset {
-                id: id.clone(),
-                media_type,
-                file_name: format!("{id}.{extension}"),
-                bytes,
-            });
-            by_path.insert(asset.clone(), id.clone());
-            *asset = id;
         }
         chapter
             .blocks

@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::archive::{Archive, Limits};
 use crate::dom::{self, Element};
-use crate::manuscript::{Asset, Block, BlockKind, Chapter, Manuscript};
+use crate::manuscript::{Block, BlockKind, Chapter, Manuscript};
 use crate::xhtml::{self, document_anchor, resolve};
 use crate::FormatError;
 
@@ -154,7 +154,7 @@ pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
     }
     let cover_path = cover_path(&opf, &manifest);
     collect_assets(&mut zip, &mut manuscript, &manifest, cover_path.as_deref())?;
-    prune_anchors(&mut manuscript);
+    manuscript.prune_anchors();
     manuscript.detect_language_if_missing();
     Ok(manuscript)
 }
@@ -384,21 +384,11 @@ fn collect_assets(
         let media_type = media_types
             .get(path.as_str())
             .map(|m| m.to_string())
-            .unwrap_or_else(|| media_type_of(&path));
+            .unwrap_or_else(|| crate::manuscript::media_type_of(&path));
         if !media_type.starts_with("image/") {
             continue;
         }
-        let id = format!("img{:04}", manuscript.assets.len() + 1);
-        let extension = path
-            .rsplit_once('.')
-            .map(|(_, e)| e.to_ascii_lowercase())
-            .unwrap_or_else(|| "bin".into());
-        manuscript.assets.push(Asset {
-            id: id.clone(),
-            media_type,
-            file_name: format!("{id}.{extension}"),
-            bytes,
-        });
+        let id = manuscript.add_asset(&path, media_type, bytes);
         by_path.insert(path, id);
     }
     manuscript.cover = cover.and_then(|c| by_path.get(c).cloned());
@@ -431,53 +421,6 @@ fn collect_assets(
         });
     }
     Ok(())
-}
-
-pub(crate) fn media_type_of(path: &str) -> String {
-    let ext = path
-        .rsplit_once('.')
-        .map(|(_, e)| e.to_ascii_lowercase())
-        .unwrap_or_default();
-    match ext.as_str() {
-        "jpg" | "jpeg" => "image/jpeg",
-        "png" => "image/png",
-        "gif" => "image/gif",
-        "svg" => "image/svg+xml",
-        "webp" => "image/webp",
-        _ => "application/octet-stream",
-    }
-    .to_string()
-}
-
-/// Keeps only anchors something links to: sources put ids on every sentence, and carrying them
-/// all through translation and rendering would only add noise.
-pub(crate) fn prune_anchors(manuscript: &mut Manuscript) {
-    let mut targets: HashSet<String> = HashSet::new();
-    for block in manuscript.chapters.iter().flat_map(|c| &c.blocks) {
-        if let Ok(tags) = crate::markup::tags(&block.text) {
-            for tag in tags {
-                if let crate::markup::Tag::Open {
-                    name: "a",
-                    attr: Some(href),
-                } = &tag
-                {
-                    if let Some(anchor) = href.strip_prefix('#') {
-                        targets.insert(anchor.to_string());
-                    }
-                }
-                if let crate::markup::Tag::Empty {
-                    name: "ref",
-                    attr: Some(id),
-                } = &tag
-                {
-                    targets.insert(id.clone());
-                }
-            }
-        }
-    }
-    for block in manuscript.chapters.iter_mut().flat_map(|c| &mut c.blocks) {
-        block.anchors.retain(|a| targets.contains(a));
-    }
 }
 
 #[cfg(test)]

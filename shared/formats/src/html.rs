@@ -2,7 +2,6 @@
 //! navigation are dropped. Images outside the file cannot be fetched, so they keep their
 //! alternative text.
 
-use crate::epub::prune_anchors;
 use crate::manuscript::{Block, BlockKind, Chapter, Manuscript};
 use crate::xhtml::{self, Context};
 use crate::FormatError;
@@ -45,7 +44,7 @@ pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
     if manuscript.word_count() == 0 {
         return Err(FormatError::NoText);
     }
-    prune_anchors(&mut manuscript);
+    manuscript.prune_anchors();
     manuscript.detect_language_if_missing();
     Ok(manuscript)
 }

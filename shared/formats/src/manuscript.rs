@@ -2,9 +2,11 @@
 //! Metadata, chapters in reading order, each a sequence of blocks whose text carries inline
 //! marks (see [`crate::markup`]), and the images the blocks refer to.
 
+use std::collections::{HashMap, HashSet};
+
 use serde::{Deserialize, Serialize};
 
-use crate::markup;
+use crate::markup::{self, Tag};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -122,6 +124,70 @@ impl Chapter {
 }
 
 impl Manuscript {
+    /// Adds an image read from `source_path` (its extension is kept) and returns its new id.
+    pub fn add_asset(&mut self, source_path: &str, media_type: String, bytes: Vec<u8>) -> String {
+        let id = format!("img{:04}", self.assets.len() + 1);
+        let extension = source_path
+            .rsplit_once('.')
+            .map(|(_, e)| e.to_ascii_lowercase())
+            .unwrap_or_else(|| "bin".into());
+        self.assets.push(Asset {
+            id: id.clone(),
+            media_type,
+            file_name: format!("{id}.{extension}"),
+            bytes,
+        });
+        id
+    }
+
+    /// Footnote numbers by note id, in order of first reference: what renderers print.
+    pub fn note_numbers(&self) -> HashMap<String, usize> {
+        let mut numbers = HashMap::new();
+        for block in self.chapters.iter().flat_map(|c| &c.blocks) {
+            for tag in markup::tags(&block.text).unwrap_or_default() {
+                if let Tag::Empty {
+                    name: "ref",
+                    attr: Some(id),
+                } = tag
+                {
+                    let next = numbers.len() + 1;
+                    numbers.entry(id).or_insert(next);
+                }
+            }
+        }
+        numbers
+    }
+
+    /// Keeps only anchors something links to: sources put ids on every sentence, and carrying
+    /// them all through translation and rendering would only add noise.
+    pub fn prune_anchors(&mut self) {
+        let mut targets: HashSet<String> = HashSet::new();
+        for block in self.chapters.iter().flat_map(|c| &c.blocks) {
+            for tag in markup::tags(&block.text).unwrap_or_default() {
+                match tag {
+                    Tag::Open {
+                        name: "a",
+                        attr: Some(href),
+                    } => {
+                        if let Some(anchor) = href.strip_prefix('#') {
+                            targets.insert(anchor.to_string());
+                        }
+                    }
+                    Tag::Empty {
+                        name: "ref",
+                        attr: Some(id),
+                    } => {
+                        targets.insert(id);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for block in self.chapters.iter_mut().flat_map(|c| &mut c.blocks) {
+            block.anchors.retain(|a| targets.contains(a));
+        }
+    }
+
     pub fn word_count(&self) -> u64 {
         self.chapters.iter().map(Chapter::word_count).sum()
     }
@@ -140,4 +206,21 @@ impl Manuscript {
             self.language = crate::detect_language(&sample);
         }
     }
+}
+
+/// The media type of an image file, from its extension.
+pub fn media_type_of(path: &str) -> String {
+    let ext = path
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    match ext.as_str() {
+        "jpg" | "jpeg" => "image/jpeg",
+        "png" => "image/png",
+        "gif" => "image/gif",
+        "svg" => "image/svg+xml",
+        "webp" => "image/webp",
+        _ => "application/octet-stream",
+    }
+    .to_string()
 }

@@ -537,6 +537,15 @@ mod tests {
         assert!(m.chapters.len() <= 2, "each bookmark counted once");
     }
 
+    /// Found by the fuzzer: the reader underneath panics on a page whose inherited resources
+    /// point at a missing object. The page is read as empty; nothing escapes.
+    #[test]
+    fn a_page_the_reader_panics_on_does_not_take_the_extraction_down() {
+        let bytes = fixture("hostile/pdf-missing-inherited-object.pdf");
+        let outcome = std::panic::catch_unwind(|| extract(&bytes));
+        assert!(outcome.is_ok(), "the panic escaped");
+    }
+
     #[test]
     fn a_pdf_whose_page_tree_loops_is_refused() {
         assert!(matches!(

@@ -245,19 +245,7 @@ impl Book {
                 }
             }
         }
-        let mut note_numbers = HashMap::new();
-        for block in manuscript.chapters.iter().flat_map(|c| &c.blocks) {
-            for tag in markup::tags(&block.text).unwrap_or_default() {
-                if let Tag::Empty {
-                    name: "ref",
-                    attr: Some(id),
-                } = tag
-                {
-                    let next = note_numbers.len() + 1;
-                    note_numbers.entry(id).or_insert(next);
-                }
-            }
-        }
+        let note_numbers = manuscript.note_numbers();
         let asset_files = manuscript
             .assets
             .iter()

@@ -104,7 +104,7 @@ pub fn render(
     let title_pages = std::mem::take(&mut layout.pages);
 
     // Chapters, each from a new page; the contents need to know where each begins.
-    let note_numbers = note_numbers(manuscript);
+    let note_numbers = manuscript.note_numbers();
     let images = load_images(&mut doc, manuscript);
     let mut chapter_starts = Vec::new();
     for (index, chapter) in manuscript.chapters.iter().enumerate() {
@@ -242,23 +242,6 @@ fn text_direction(text: &str) -> Option<bool> {
 
 fn is_rtl_char(c: char) -> bool {
     matches!(c as u32, 0x0590..=0x08FF | 0xFB1D..=0xFDFF | 0xFE70..=0xFEFF)
-}
-
-fn note_numbers(manuscript: &Manuscript) -> HashMap<String, usize> {
-    let mut numbers = HashMap::new();
-    for block in manuscript.chapters.iter().flat_map(|c| &c.blocks) {
-        for tag in markup::tags(&block.text).unwrap_or_default() {
-            if let Tag::Empty {
-                name: "ref",
-                attr: Some(id),
-            } = tag
-            {
-                let next = numbers.len() + 1;
-                numbers.entry(id).or_insert(next);
-            }
-        }
-    }
-    numbers
 }
 
 /// Decoded images by asset id, with their pixel size. An image that cannot be decoded is
