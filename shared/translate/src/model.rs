@@ -1,0 +1,50 @@
+//! The `ChatModel` port: one request, one answer, with token usage. Implemented by the provider
+//! clients (OpenAI, Anthropic, Gemini) and by the offline engine.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatRequest {
+    pub system: String,
+    pub user: String,
+    /// The most tokens the answer may have.
+    pub max_output_tokens: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatResponse {
+    pub text: String,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChatError {
+    /// Worth trying again (rate limit, overload, timeout, 5xx), after `retry_after` if given.
+    #[error("temporary model failure: {message}")]
+    Retryable {
+        message: String,
+        retry_after: Option<Duration>,
+    },
+    /// Trying again will not help (bad key, unknown model, refused request).
+    #[error("model failure: {0}")]
+    Fatal(String),
+}
+
+#[async_trait]
+pub trait ChatModel: Send + Sync {
+    /// Sends one request. MUST report token usage as the provider counts it (or an estimate,
+    /// flagged in `name`, where the provider does not). MUST classify failures as retryable or
+    /// not; it MAY retry internally, but then returns only the final outcome.
+    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError>;
+
+    /// The model identifier, as shown to users and in usage records.
+    fn name(&self) -> &str;
+}
+
+/// A rough token count (4 characters a token), for budgets and estimates only.
+pub fn estimate_tokens(text: &str) -> u64 {
+    (text.chars().count() as u64).div_ceil(4)
+}

@@ -1,0 +1,198 @@
+//! The offline engine: a `ChatModel` that needs no network and no key. It is a stand-in, not a
+//! translator: its "translation" is a pseudo-translation (vowels accented: "Call me Ishmael" ->
+//! "Càll mé Ìshmàél") so that output is visibly not real, while it keeps every block, every
+//! inline mark and applies the glossary, so the whole pipeline can be seen working end to end.
+//! It reads the prompts this crate writes (see `protocol`).
+
+use async_trait::async_trait;
+
+use crate::glossary::find_term;
+use crate::model::{estimate_tokens, ChatError, ChatModel, ChatRequest, ChatResponse};
+use crate::protocol::{parse_answer, quote};
+
+pub const NAME: &str = "offline-pseudo";
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct OfflineEngine;
+
+#[async_trait]
+impl ChatModel for OfflineEngine {
+    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
+        let text = answer(&request.user);
+        Ok(ChatResponse {
+            input_tokens: estimate_tokens(&request.system) + estimate_tokens(&request.user),
+            output_tokens: estimate_tokens(&text),
+            text,
+        })
+    }
+
+    fn name(&self) -> &str {
+        NAME
+    }
+}
+
+fn section<'a>(user: &'a str, name: &str) -> &'a str {
+    let Some(start) = user.find(&format!("{name}:\n")) else {
+        return "";
+    };
+    let body = &user[start + name.len() + 2..];
+    // Sections end where the next upper-case header line begins.
+    let end = body
+        .lines()
+        .scan(0, |offset, line| {
+            let at = *offset;
+            *offset += line.len() + 1;
+            Some((at, line))
+        })
+        .find(|(_, line)| {
+            line.ends_with(':')
+                && line
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c == ' ' || c == ':')
+        })
+        .map_or(body.len(), |(at, _)| at);
+    &body[..end]
+}
+
+fn glossary(user: &str) -> Vec<(String, String)> {
+    section(user, "GLOSSARY")
+        .lines()
+        .filter_map(|line| {
+            let line = line.strip_prefix("- ")?;
+            let line = line.split(" // ").next()?;
+            let (source, target) = line.split_once(" => ")?;
+            Some((
+                serde_json::from_str(source).ok()?,
+                serde_json::from_str(target).ok()?,
+            ))
+        })
+        .collect()
+}
+
+fn answer(user: &str) -> String {
+    let task = user
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("TASK: "))
+        .unwrap_or("translate");
+    let glossary = glossary(user);
+    let mut out = String::new();
+    match task {
+        "translate" => {
+            for (id, text) in parse_answer(section(user, "BLOCKS")).blocks {
+                out.push_str(&format!("[[{id}]] {}\n", pseudo(&text, &glossary)));
+            }
+        }
+        _ => {
+            // Review and polish: the draft already uses the glossary; the review also reports
+            // the glossary terms it used, as a real reviewer would report names and terms.
+            // Blocks the prompt says miss a glossary term are translated again from the source,
+            // which applies the glossary.
+            let to_fix: Vec<usize> = section(user, "FIX")
+                .lines()
+                .filter_map(|l| l.strip_prefix("- [[")?.split_once("]]")?.0.parse().ok())
+                .collect();
+            let sources = parse_answer(section(user, "SOURCE")).blocks;
+            let drafts = parse_answer(section(user, "DRAFT")).blocks;
+            for (id, text) in &drafts {
+                let text = match sources.get(id).filter(|_| to_fix.contains(id)) {
+                    Some(source) => pseudo(source, &glossary),
+                    None => text.clone(),
+                };
+                out.push_str(&format!("[[{id}]] {text}\n"));
+            }
+            if task == "review" {
+                for (source, target) in &glossary {
+                    out.push_str(&format!("TERM: {} => {}\n", quote(source), quote(target)));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Pseudo-translates markup: text outside tags is accented, glossary terms become their targets;
+/// tags and entities are kept as they are.
+pub fn pseudo(markup: &str, glossary: &[(String, String)]) -> String {
+    let mut out = String::with_capacity(markup.len() + 16);
+    let mut rest = markup;
+    while let Some(lt) = rest.find('<') {
+        out.push_str(&pseudo_text(&rest[..lt], glossary));
+        let Some(gt) = rest[lt..].find('>') else {
+            out.push_str(&rest[lt..]);
+            return out;
+        };
+        out.push_str(&rest[lt..lt + gt + 1]);
+        rest = &rest[lt + gt + 1..];
+    }
+    out.push_str(&pseudo_text(rest, glossary));
+    out
+}
+
+fn pseudo_text(text: &str, glossary: &[(String, String)]) -> String {
+    // The earliest glossary term in the text is replaced; what precedes it is accented.
+    let earliest = glossary
+        .iter()
+        .filter_map(|(source, target)| find_term(text, source).map(|(s, e)| (s, e, target)))
+        .min_by_key(|(s, _, _)| *s);
+    match earliest {
+        Some((start, end, target)) => {
+            format!(
+                "{}{}{}",
+                accent(&text[..start]),
+                target,
+                pseudo_text(&text[end..], glossary)
+            )
+        }
+        None => accent(text),
+    }
+}
+
+fn accent(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut in_entity = false;
+    for c in text.chars() {
+        if c == '&' {
+            in_entity = true;
+        }
+        out.push(if in_entity {
+            c
+        } else {
+            match c {
+                'a' => 'à',
+                'e' => 'é',
+                'i' => 'ì',
+                'o' => 'ö',
+                'u' => 'ü',
+                'A' => 'À',
+                'E' => 'É',
+                'I' => 'Ì',
+                'O' => 'Ö',
+                'U' => 'Ü',
+                other => other,
+            }
+        });
+        if c == ';' {
+            in_entity = false;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pseudo_translation_keeps_marks_and_entities_and_applies_the_glossary() {
+        let glossary = vec![("whale".to_string(), "ballena".to_string())];
+        let out = pseudo(
+            r##"Call me <i>Ishmael</i> &amp; the <a href="#n1">White Whale</a>."##,
+            &glossary,
+        );
+        assert_eq!(
+            out,
+            r##"Càll mé <i>Ìshmàél</i> &amp; thé <a href="#n1">Whìté ballena</a>."##
+        );
+    }
+}

@@ -1,0 +1,597 @@
+//! One chapter through the three passes. Chunks of a pass run in parallel (bounded); an answer
+//! block that is missing, mangles inline marks or (in the first pass) echoes the source is asked
+//! for again, alone, up to `max_attempts` times, then kept as it was and flagged in the quality
+//! record: never silently accepted.
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::Duration;
+
+use booktr_formats::manuscript::Block;
+use futures::stream::{self, StreamExt};
+use serde::Serialize;
+use tracing::{debug, warn};
+
+use crate::glossary::{contains_term, matching, GlossaryEntry};
+use crate::model::{ChatError, ChatModel};
+use crate::protocol::{
+    self, build_request, check, chunk, glossary_violations, Pass, Problem, PromptContext, Unit,
+};
+
+#[derive(Debug, Clone, Copy)]
+pub struct PipelineConfig {
+    /// Estimated source tokens per chunk.
+    pub chunk_tokens: u64,
+    /// Chunks of one pass in flight at once.
+    pub concurrency: usize,
+    /// Tries per block and pass before it is flagged.
+    pub max_attempts: u32,
+    /// Tries per request on retryable model errors (rate limits, overload).
+    pub max_model_retries: u32,
+}
+
+impl Default for PipelineConfig {
+    fn default() -> Self {
+        PipelineConfig {
+            chunk_tokens: 1200,
+            concurrency: 4,
+            max_attempts: 3,
+            max_model_retries: 5,
+        }
+    }
+}
+
+/// Tokens one pass used.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PassUsage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub requests: u32,
+}
+
+/// What the user is shown about a chapter's translation.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Quality {
+    /// Glossary uses checked after the last pass, and how many used the glossary's target.
+    pub glossary_checked: u32,
+    pub glossary_satisfied: u32,
+    /// (block index, source term, expected target) still missing after the last pass.
+    pub glossary_violations: Vec<(usize, String, String)>,
+    /// Blocks whose text is still the source's.
+    pub untranslated_blocks: Vec<usize>,
+    /// Blocks the model did not return in some pass, after every retry (the text from before
+    /// that pass was kept: the source, in the first pass). Flagged even if a later pass
+    /// recovered them, so nothing that happened is hidden.
+    pub missing_blocks: Vec<usize>,
+    /// Blocks whose inline marks the model kept breaking in some pass (the text from before that
+    /// pass was kept).
+    pub broken_marks_blocks: Vec<usize>,
+    /// Answer lines for blocks that were not asked for (ignored).
+    pub extra_blocks: u32,
+    /// Blocks asked for again after a rejected answer.
+    pub retries: u32,
+    pub translate: PassUsage,
+    pub review: PassUsage,
+    pub polish: PassUsage,
+}
+
+impl Quality {
+    /// Glossary compliance in percent (100 when nothing was checked).
+    pub fn glossary_compliance(&self) -> f64 {
+        if self.glossary_checked == 0 {
+            100.0
+        } else {
+            f64::from(self.glossary_satisfied) * 100.0 / f64::from(self.glossary_checked)
+        }
+    }
+
+    fn usage_mut(&mut self, pass: Pass) -> &mut PassUsage {
+        match pass {
+            Pass::Translate => &mut self.translate,
+            Pass::Review => &mut self.review,
+            Pass::Polish => &mut self.polish,
+        }
+    }
+}
+
+pub struct ChapterInput<'a> {
+    pub blocks: &'a [Block],
+    pub source_lang: &'a str,
+    pub target_lang: &'a str,
+    pub glossary: &'a [GlossaryEntry],
+    /// Names and terms chosen in earlier chapters: source -> translation.
+    pub ledger: &'a HashMap<String, String>,
+}
+
+pub struct ChapterOutput {
+    pub blocks: Vec<Block>,
+    pub quality: Quality,
+    /// Terms the review reported, for the book's ledger.
+    pub terms: Vec<(String, String)>,
+}
+
+/// The failures the quality record lists by block (an echo is reported from the final text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum ProblemKind {
+    Missing,
+    BrokenMarks,
+}
+
+impl ProblemKind {
+    fn of(problem: &Problem) -> Option<ProblemKind> {
+        match problem {
+            Problem::Missing => Some(ProblemKind::Missing),
+            Problem::BrokenMarks => Some(ProblemKind::BrokenMarks),
+            Problem::Untranslated => None,
+        }
+    }
+}
+
+/// The result of one chunk of one pass.
+struct ChunkDone {
+    texts: HashMap<usize, String>,
+    failed: HashMap<usize, Problem>,
+    usage: PassUsage,
+    retries: u32,
+    extra: u32,
+    terms: Vec<(String, String)>,
+}
+
+pub async fn translate_chapter(
+    model: &dyn ChatModel,
+    input: &ChapterInput<'_>,
+    config: &PipelineConfig,
+) -> Result<ChapterOutput, ChatError> {
+    let sources: Vec<(usize, &str)> = input
+        .blocks
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| !b.text.trim().is_empty())
+        .map(|(i, b)| (i, b.text.as_str()))
+        .collect();
+    let mut current: HashMap<usize, String> =
+        sources.iter().map(|(i, s)| (*i, s.to_string())).collect();
+    let mut quality = Quality::default();
+    let mut terms = Vec::new();
+    let mut violations: Vec<(usize, String, String)> = Vec::new();
+    let mut failures: BTreeSet<(usize, ProblemKind)> = BTreeSet::new();
+    let change_expected = input.source_lang != input.target_lang;
+
+    for pass in Pass::ALL {
+        let units: Vec<Unit> = sources
+            .iter()
+            .map(|(id, source)| Unit {
+                id: *id,
+                source: source.to_string(),
+                draft: (pass != Pass::Translate).then(|| current[id].clone()),
+            })
+            .collect();
+        let chunks = chunk(units, config.chunk_tokens);
+        let pass_violations = &violations;
+        let results: Vec<Result<ChunkDone, ChatError>> = stream::iter(chunks)
+            .map(|units| {
+                run_chunk(
+                    model,
+                    input,
+                    config,
+                    pass,
+                    units,
+                    pass_violations,
+                    change_expected,
+                )
+            })
+            .buffer_unordered(config.concurrency.max(1))
+            .collect()
+            .await;
+        for result in results {
+            let done = result?;
+            current.extend(done.texts);
+            failures.extend(
+                done.failed
+                    .into_iter()
+                    .filter_map(|(id, p)| ProblemKind::of(&p).map(|k| (id, k))),
+            );
+            let usage = quality.usage_mut(pass);
+            usage.input_tokens += done.usage.input_tokens;
+            usage.output_tokens += done.usage.output_tokens;
+            usage.requests += done.usage.requests;
+            quality.retries += done.retries;
+            quality.extra_blocks += done.extra;
+            terms.extend(done.terms);
+        }
+        violations = sources
+            .iter()
+            .flat_map(|(id, source)| {
+                glossary_violations(input.glossary, source, &current[id])
+                    .into_iter()
+                    .map(|e| (*id, e.source.clone(), e.target.clone()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        debug!(
+            pass = pass.task(),
+            violations = violations.len(),
+            failures = failures.len(),
+            "pass done"
+        );
+    }
+
+    // The quality record describes the final text.
+    for (id, source) in &sources {
+        let plain = booktr_formats::markup::plain_text(source);
+        for entry in input
+            .glossary
+            .iter()
+            .filter(|e| contains_term(&plain, &e.source))
+        {
+            quality.glossary_checked += 1;
+            let translated = booktr_formats::markup::plain_text(&current[id]);
+            if contains_term(&translated, &entry.target) {
+                quality.glossary_satisfied += 1;
+            }
+        }
+    }
+    quality.glossary_violations = violations;
+    for (id, kind) in failures {
+        match kind {
+            ProblemKind::Missing => quality.missing_blocks.push(id),
+            ProblemKind::BrokenMarks => quality.broken_marks_blocks.push(id),
+        }
+    }
+    if change_expected {
+        quality.untranslated_blocks = sources
+            .iter()
+            .filter(|(id, source)| {
+                check(source, Some(&current[id]), true) == Err(Problem::Untranslated)
+            })
+            .map(|(id, _)| *id)
+            .collect();
+    }
+    let blocks = input
+        .blocks
+        .iter()
+        .enumerate()
+        .map(|(i, block)| Block {
+            text: current
+                .get(&i)
+                .cloned()
+                .unwrap_or_else(|| block.text.clone()),
+            ..block.clone()
+        })
+        .collect();
+    Ok(ChapterOutput {
+        blocks,
+        quality,
+        terms,
+    })
+}
+
+async fn run_chunk(
+    model: &dyn ChatModel,
+    input: &ChapterInput<'_>,
+    config: &PipelineConfig,
+    pass: Pass,
+    units: Vec<Unit>,
+    violations: &[(usize, String, String)],
+    change_expected: bool,
+) -> Result<ChunkDone, ChatError> {
+    let mut done = ChunkDone {
+        texts: HashMap::new(),
+        failed: HashMap::new(),
+        usage: PassUsage::default(),
+        retries: 0,
+        extra: 0,
+        terms: Vec::new(),
+    };
+    let mut pending = units;
+    for attempt in 1..=config.max_attempts.max(1) {
+        let text: String = pending
+            .iter()
+            .map(|u| u.source.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let ids: BTreeSet<usize> = pending.iter().map(|u| u.id).collect();
+        let ctx = PromptContext {
+            source_lang: input.source_lang,
+            target_lang: input.target_lang,
+            glossary: matching(input.glossary, &booktr_formats::markup::plain_text(&text)),
+            ledger: input
+                .ledger
+                .iter()
+                .filter(|(source, _)| pass == Pass::Review && contains_term(&text, source))
+                .map(|(s, t)| (s.clone(), t.clone()))
+                .collect(),
+            violations: violations
+                .iter()
+                .filter(|(id, _, _)| ids.contains(id))
+                .cloned()
+                .collect(),
+        };
+        let max_output = (crate::model::estimate_tokens(&text) * 3 + 256).min(16_000) as u32;
+        let request = build_request(pass, &ctx, &pending, max_output);
+        let response = complete_with_retries(model, request, config.max_model_retries).await?;
+        done.usage.input_tokens += response.input_tokens;
+        done.usage.output_tokens += response.output_tokens;
+        done.usage.requests += 1;
+        let answer = protocol::parse_answer(&response.text);
+        done.extra += answer.blocks.keys().filter(|id| !ids.contains(id)).count() as u32;
+        done.terms.extend(answer.terms);
+        let mut still = Vec::new();
+        for unit in pending {
+            // In the first pass an echo is a failure; later passes may legitimately keep a block.
+            let expect_change = change_expected && pass == Pass::Translate;
+            match check(
+                &unit.source,
+                answer.blocks.get(&unit.id).map(String::as_str),
+                expect_change,
+            ) {
+                Ok(text) => {
+                    done.failed.remove(&unit.id);
+                    done.texts.insert(unit.id, text);
+                }
+                Err(Problem::Untranslated) if attempt == config.max_attempts.max(1) => {
+                    // Kept (it is well-formed) and reported by the quality record.
+                    if let Some(text) = answer.blocks.get(&unit.id) {
+                        done.texts.insert(unit.id, text.clone());
+                    }
+                }
+                Err(problem) => {
+                    done.failed.insert(unit.id, problem);
+                    still.push(unit);
+                }
+            }
+        }
+        if still.is_empty() {
+            break;
+        }
+        if attempt < config.max_attempts.max(1) {
+            done.retries += still.len() as u32;
+            warn!(
+                pass = pass.task(),
+                blocks = still.len(),
+                attempt,
+                "answer rejected; asking again for those blocks"
+            );
+        }
+        pending = still;
+    }
+    Ok(done)
+}
+
+async fn complete_with_retries(
+    model: &dyn ChatModel,
+    request: crate::model::ChatRequest,
+    max_retries: u32,
+) -> Result<crate::model::ChatResponse, ChatError> {
+    let mut attempt = 0;
+    loop {
+        match model.complete(request.clone()).await {
+            Err(ChatError::Retryable {
+                message,
+                retry_after,
+            }) if attempt < max_retries => {
+                attempt += 1;
+                let wait = retry_after
+                    .unwrap_or(Duration::from_millis(500 * 2u64.pow(attempt)))
+                    .min(Duration::from_secs(60));
+                warn!(%message, attempt, wait_ms = wait.as_millis() as u64, "model busy; retrying");
+                tokio::time::sleep(wait).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use async_trait::async_trait;
+    use booktr_formats::manuscript::BlockKind;
+
+    use super::*;
+    use crate::model::{ChatRequest, ChatResponse};
+    use crate::offline::OfflineEngine;
+
+    /// A stand-in model that misbehaves in one way on its first `bad_answers` answers to the
+    /// translate pass (or on all of them), then behaves like the offline engine.
+    struct Flaky {
+        fault: Fault,
+        bad_answers: u32,
+        seen: AtomicU32,
+    }
+
+    #[derive(Clone, Copy)]
+    enum Fault {
+        DropsFirstBlock,
+        EchoesSource,
+        StripsMarks,
+        IgnoresGlossaryUntilTold,
+        IgnoresGlossaryAlways,
+    }
+
+    impl Flaky {
+        fn new(fault: Fault, bad_answers: u32) -> Self {
+            Flaky {
+                fault,
+                bad_answers,
+                seen: AtomicU32::new(0),
+            }
+        }
+    }
+
+    #[async_trait]
+    impl ChatModel for Flaky {
+        async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
+            let mut response = OfflineEngine.complete(request.clone()).await?;
+            let translating = request.user.starts_with("TASK: translate");
+            let told_to_fix = request.user.contains("\nFIX:\n");
+            let misbehave = match self.fault {
+                Fault::IgnoresGlossaryUntilTold => translating && !told_to_fix,
+                Fault::IgnoresGlossaryAlways => true,
+                _ => translating && self.seen.fetch_add(1, Ordering::SeqCst) < self.bad_answers,
+            };
+            if misbehave {
+                response.text = match self.fault {
+                    Fault::DropsFirstBlock => {
+                        response.text.lines().skip(1).collect::<Vec<_>>().join("\n")
+                    }
+                    Fault::EchoesSource => {
+                        let blocks = request.user.split("BLOCKS:\n").nth(1).unwrap_or_default();
+                        blocks.to_string()
+                    }
+                    Fault::StripsMarks => response.text.replace("<i>", "").replace("</i>", ""),
+                    Fault::IgnoresGlossaryUntilTold | Fault::IgnoresGlossaryAlways => {
+                        response.text.replace("ballena", "cachalote")
+                    }
+                };
+            }
+            Ok(response)
+        }
+
+        fn name(&self) -> &str {
+            "flaky"
+        }
+    }
+
+    fn chapter() -> Vec<Block> {
+        vec![
+            Block::new(
+                BlockKind::Heading { level: 1 },
+                "Chapter 1. Loomings.".into(),
+            ),
+            Block::new(
+                BlockKind::Paragraph,
+                "Call me <i>Ishmael</i>. The whale is white and old.".into(),
+            ),
+            Block::new(
+                BlockKind::Paragraph,
+                "Some years ago, never mind how long precisely, I went to sea.".into(),
+            ),
+        ]
+    }
+
+    fn glossary() -> Vec<GlossaryEntry> {
+        vec![GlossaryEntry {
+            source: "whale".into(),
+            target: "ballena".into(),
+            context: None,
+        }]
+    }
+
+    async fn run(model: &dyn ChatModel) -> ChapterOutput {
+        let blocks = chapter();
+        let glossary = glossary();
+        let ledger = HashMap::new();
+        let input = ChapterInput {
+            blocks: &blocks,
+            source_lang: "en",
+            target_lang: "es",
+            glossary: &glossary,
+            ledger: &ledger,
+        };
+        translate_chapter(
+            model,
+            &input,
+            &PipelineConfig {
+                max_attempts: 3,
+                ..PipelineConfig::default()
+            },
+        )
+        .await
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_offline_engine_goes_through_all_passes_cleanly() {
+        let out = run(&OfflineEngine).await;
+        assert_eq!(
+            out.blocks[1].text,
+            "Càll mé <i>Ìshmàél</i>. Thé ballena ìs whìté ànd öld."
+        );
+        let q = &out.quality;
+        assert_eq!((q.glossary_checked, q.glossary_satisfied), (1, 1));
+        assert!(
+            q.missing_blocks.is_empty()
+                && q.broken_marks_blocks.is_empty()
+                && q.untranslated_blocks.is_empty()
+        );
+        assert_eq!(
+            (q.translate.requests, q.review.requests, q.polish.requests),
+            (1, 1, 1)
+        );
+        assert!(q.translate.input_tokens > 0 && q.polish.output_tokens > 0);
+        assert_eq!(out.terms, [("whale".to_string(), "ballena".to_string())]);
+    }
+
+    #[tokio::test]
+    async fn a_dropped_paragraph_is_asked_for_again() {
+        let out = run(&Flaky::new(Fault::DropsFirstBlock, 1)).await;
+        assert_eq!(out.quality.retries, 1);
+        assert!(out.quality.missing_blocks.is_empty());
+        assert!(out.blocks[0].text.starts_with("Chàptér"));
+    }
+
+    #[tokio::test]
+    async fn a_paragraph_never_returned_is_flagged_and_keeps_its_source() {
+        let out = run(&Flaky::new(Fault::DropsFirstBlock, u32::MAX)).await;
+        assert_eq!(out.quality.missing_blocks, [0]);
+        assert_eq!(out.blocks[0].text, "Chapter 1. Loomings.");
+        assert_eq!(out.quality.retries, 2);
+    }
+
+    #[tokio::test]
+    async fn an_echoed_source_is_retried_then_flagged_as_untranslated() {
+        let fixed = run(&Flaky::new(Fault::EchoesSource, 1)).await;
+        assert!(fixed.quality.untranslated_blocks.is_empty());
+        assert!(
+            fixed.quality.retries >= 2,
+            "both long paragraphs were echoed: {}",
+            fixed.quality.retries
+        );
+        let stuck = run(&Flaky::new(Fault::EchoesSource, u32::MAX)).await;
+        // Block 1 was re-translated by the review pass, told that it lacked a glossary term;
+        // block 2 stays the source and is reported.
+        assert_eq!(stuck.quality.untranslated_blocks, [2]);
+    }
+
+    #[tokio::test]
+    async fn mangled_inline_marks_are_retried_then_flagged() {
+        let fixed = run(&Flaky::new(Fault::StripsMarks, 1)).await;
+        assert!(fixed.quality.broken_marks_blocks.is_empty());
+        assert!(fixed.blocks[1].text.contains("<i>Ìshmàél</i>"));
+        let stuck = run(&Flaky::new(Fault::StripsMarks, u32::MAX)).await;
+        assert_eq!(
+            stuck.quality.broken_marks_blocks,
+            [1],
+            "flagged, though the review recovered it"
+        );
+        let tags = |t: &str| booktr_formats::markup::tags(t).unwrap();
+        assert_eq!(
+            tags(&stuck.blocks[1].text),
+            tags(&chapter()[1].text),
+            "a mangled answer is never kept"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_ignored_glossary_term_is_fixed_by_the_review_pass_when_told() {
+        let out = run(&Flaky::new(Fault::IgnoresGlossaryUntilTold, 0)).await;
+        assert_eq!(
+            (out.quality.glossary_checked, out.quality.glossary_satisfied),
+            (1, 1)
+        );
+        assert!(out.blocks[1].text.contains("ballena"));
+    }
+
+    #[tokio::test]
+    async fn a_glossary_term_never_used_is_reported() {
+        let out = run(&Flaky::new(Fault::IgnoresGlossaryAlways, 0)).await;
+        assert_eq!(
+            out.quality.glossary_violations,
+            [(1, "whale".to_string(), "ballena".to_string())]
+        );
+        assert_eq!(out.quality.glossary_compliance(), 0.0);
+    }
+}
