@@ -359,7 +359,7 @@ async fn run_chunk(
     Ok(done)
 }
 
-async fn complete_with_retries(
+pub(crate) async fn complete_with_retries(
     model: &dyn ChatModel,
     request: crate::model::ChatRequest,
     max_retries: u32,

@@ -1,0 +1,489 @@
+//! Clients for the three provider families, each speaking its real wire format over reqwest:
+//! OpenAI Chat Completions, Anthropic Messages, Google Gemini generateContent. Base URLs are
+//! configurable (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`, `GEMINI_BASE_URL`) so tests use local
+//! stand-ins and users can point at any compatible server.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+use crate::model::{ChatError, ChatModel, ChatRequest, ChatResponse};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    OpenAi,
+    Anthropic,
+    Gemini,
+}
+
+impl Family {
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            Family::OpenAi => "https://api.openai.com/v1",
+            Family::Anthropic => "https://api.anthropic.com",
+            Family::Gemini => "https://generativelanguage.googleapis.com",
+        }
+    }
+
+    /// The environment variables for this family's server key and base URL.
+    pub fn env_names(self) -> (&'static str, &'static str) {
+        match self {
+            Family::OpenAi => ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+            Family::Anthropic => ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+            Family::Gemini => ("GEMINI_API_KEY", "GEMINI_BASE_URL"),
+        }
+    }
+}
+
+/// The six models of the spec: (the API's name, family, the provider's model id).
+pub const MODELS: &[(&str, Family, &str)] = &[
+    ("gpt-4o-mini", Family::OpenAi, "gpt-4o-mini"),
+    ("gpt-4o", Family::OpenAi, "gpt-4o"),
+    (
+        "claude-3-haiku",
+        Family::Anthropic,
+        "claude-3-haiku-20240307",
+    ),
+    (
+        "claude-sonnet-4-20250514",
+        Family::Anthropic,
+        "claude-sonnet-4-20250514",
+    ),
+    ("gemini-2.0-flash", Family::Gemini, "gemini-2.0-flash"),
+    ("gemini-1.5-pro", Family::Gemini, "gemini-1.5-pro"),
+];
+
+pub fn lookup(model: &str) -> Option<(Family, &'static str)> {
+    MODELS
+        .iter()
+        .find(|(name, _, _)| *name == model)
+        .map(|(_, family, id)| (*family, *id))
+}
+
+/// A provider model reached over HTTP.
+pub struct HttpModel {
+    family: Family,
+    /// The API's model name (what users chose).
+    name: String,
+    /// The provider's model id.
+    model_id: String,
+    base_url: String,
+    api_key: String,
+    client: reqwest::Client,
+}
+
+impl HttpModel {
+    /// `model` is one of [`MODELS`]' names; `base_url` None means the provider's own.
+    pub fn new(
+        model: &str,
+        api_key: String,
+        base_url: Option<String>,
+        timeout: Duration,
+    ) -> Result<HttpModel, ChatError> {
+        let (family, model_id) =
+            lookup(model).ok_or_else(|| ChatError::Fatal(format!("unknown model '{model}'")))?;
+        let client = reqwest::Client::builder()
+            .timeout(timeout)
+            .build()
+            .map_err(|e| ChatError::Fatal(format!("HTTP client: {e}")))?;
+        let base_url = base_url
+            .unwrap_or_else(|| family.default_base_url().to_string())
+            .trim_end_matches('/')
+            .to_string();
+        Ok(HttpModel {
+            family,
+            name: model.to_string(),
+            model_id: model_id.to_string(),
+            base_url,
+            api_key,
+            client,
+        })
+    }
+
+    fn request(&self, request: &ChatRequest) -> reqwest::RequestBuilder {
+        match self.family {
+            Family::OpenAi => self
+                .client
+                .post(format!("{}/chat/completions", self.base_url))
+                .bearer_auth(&self.api_key)
+                .json(&json!({
+                    "model": self.model_id,
+                    "messages": [
+                        {"role": "system", "content": request.system},
+                        {"role": "user", "content": request.user},
+                    ],
+                    "max_tokens": request.max_output_tokens,
+                    "temperature": 0.3,
+                })),
+            Family::Anthropic => self
+                .client
+                .post(format!("{}/v1/messages", self.base_url))
+                .header("x-api-key", &self.api_key)
+                .header("anthropic-version", "2023-06-01")
+                .json(&json!({
+                    "model": self.model_id,
+                    "max_tokens": request.max_output_tokens,
+                    "system": request.system,
+                    "messages": [{"role": "user", "content": request.user}],
+                    "temperature": 0.3,
+                })),
+            Family::Gemini => self
+                .client
+                .post(format!("{}/v1beta/models/{}:generateContent", self.base_url, self.model_id))
+                .header("x-goog-api-key", &self.api_key)
+                .json(&json!({
+                    "systemInstruction": {"parts": [{"text": request.system}]},
+                    "contents": [{"role": "user", "parts": [{"text": request.user}]}],
+                    "generationConfig": {"maxOutputTokens": request.max_output_tokens, "temperature": 0.3},
+                })),
+        }
+    }
+
+    fn parse(&self, body: &Value) -> Option<ChatResponse> {
+        let tokens = |v: &Value| v.as_u64().unwrap_or(0);
+        match self.family {
+            Family::OpenAi => Some(ChatResponse {
+                text: body["choices"][0]["message"]["content"]
+                    .as_str()?
+                    .to_string(),
+                input_tokens: tokens(&body["usage"]["prompt_tokens"]),
+                output_tokens: tokens(&body["usage"]["completion_tokens"]),
+            }),
+            Family::Anthropic => Some(ChatResponse {
+                text: body["content"]
+                    .as_array()?
+                    .iter()
+                    .filter(|part| part["type"] == "text")
+                    .filter_map(|part| part["text"].as_str())
+                    .collect(),
+                input_tokens: tokens(&body["usage"]["input_tokens"]),
+                output_tokens: tokens(&body["usage"]["output_tokens"]),
+            }),
+            Family::Gemini => Some(ChatResponse {
+                text: body["candidates"][0]["content"]["parts"]
+                    .as_array()?
+                    .iter()
+                    .filter_map(|part| part["text"].as_str())
+                    .collect(),
+                input_tokens: tokens(&body["usageMetadata"]["promptTokenCount"]),
+                output_tokens: tokens(&body["usageMetadata"]["candidatesTokenCount"]),
+            }),
+        }
+    }
+}
+
+/// The provider's own error message, wherever its format puts it.
+fn error_message(body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    parsed
+        .as_ref()
+        .and_then(|v| {
+            v["error"]["message"]
+                .as_str()
+                .or_else(|| v["error"].as_str())
+                .or_else(|| v["message"].as_str())
+        })
+        .map(str::to_string)
+        .unwrap_or_else(|| body.chars().take(300).collect())
+}
+
+#[async_trait]
+impl ChatModel for HttpModel {
+    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
+        let response = self
+            .request(&request)
+            .send()
+            .await
+            .map_err(|e| ChatError::Retryable {
+                message: format!("{} unreachable: {e}", self.name),
+                retry_after: None,
+            })?;
+        let status = response.status();
+        let retry_after = response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let body = response.text().await.map_err(|e| ChatError::Retryable {
+            message: format!("{}: reading the answer failed: {e}", self.name),
+            retry_after: None,
+        })?;
+        if !status.is_success() {
+            let message = format!(
+                "{} answered {}: {}",
+                self.name,
+                status.as_u16(),
+                error_message(&body)
+            );
+            // Rate limits, overload (Anthropic's 529) and server errors pass; the rest will not.
+            let retryable =
+                status.as_u16() == 429 || status.as_u16() == 408 || status.is_server_error();
+            return Err(if retryable {
+                ChatError::Retryable {
+                    message,
+                    retry_after,
+                }
+            } else {
+                ChatError::Fatal(message)
+            });
+        }
+        let value: Value = serde_json::from_str(&body).map_err(|e| ChatError::Retryable {
+            message: format!("{}: unreadable answer: {e}", self.name),
+            retry_after: None,
+        })?;
+        self.parse(&value).ok_or_else(|| ChatError::Retryable {
+            message: format!("{}: the answer has no text", self.name),
+            retry_after: None,
+        })
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use axum::extract::{Request, State};
+    use axum::http::{HeaderMap, StatusCode};
+    use axum::response::IntoResponse;
+
+    use super::*;
+
+    #[derive(Debug, Clone)]
+    struct Seen {
+        path: String,
+        headers: HeaderMap,
+        body: Value,
+    }
+
+    #[derive(Clone)]
+    struct StandIn {
+        seen: Arc<Mutex<Vec<Seen>>>,
+        answers: Arc<Mutex<Vec<(u16, Option<&'static str>, Value)>>>,
+    }
+
+    /// A local server that records each request and gives the next canned answer.
+    async fn stand_in(answers: Vec<(u16, Option<&'static str>, Value)>) -> (String, StandIn) {
+        let state = StandIn {
+            seen: Arc::default(),
+            answers: Arc::new(Mutex::new(answers)),
+        };
+        async fn handle(State(state): State<StandIn>, request: Request) -> impl IntoResponse {
+            let path = request.uri().path().to_string();
+            let headers = request.headers().clone();
+            let bytes = axum::body::to_bytes(request.into_body(), 1 << 20)
+                .await
+                .unwrap_or_default();
+            let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+            state.seen.lock().unwrap().push(Seen {
+                path,
+                headers,
+                body,
+            });
+            let (status, retry_after, answer) = state.answers.lock().unwrap().remove(0);
+            let mut response =
+                (StatusCode::from_u16(status).unwrap(), axum::Json(answer)).into_response();
+            if let Some(seconds) = retry_after {
+                response
+                    .headers_mut()
+                    .insert("retry-after", seconds.parse().unwrap());
+            }
+            response
+        }
+        let app = axum::Router::new()
+            .fallback(handle)
+            .with_state(state.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        (url, state)
+    }
+
+    fn request() -> ChatRequest {
+        ChatRequest {
+            system: "be a translator".into(),
+            user: "[[1]] Hello".into(),
+            max_output_tokens: 500,
+        }
+    }
+
+    fn model(name: &str, url: &str) -> HttpModel {
+        HttpModel::new(
+            name,
+            "sk-test".into(),
+            Some(url.to_string()),
+            Duration::from_secs(5),
+        )
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn openai_chat_completions_request_and_answer() {
+        let answer = json!({"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": "[[1]] Hola"}, "finish_reason": "stop"}],
+                            "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}});
+        let (url, stand_in) = stand_in(vec![(200, None, answer)]).await;
+        let response = model("gpt-4o-mini", &format!("{url}/v1"))
+            .complete(request())
+            .await
+            .unwrap();
+        assert_eq!(
+            response,
+            ChatResponse {
+                text: "[[1]] Hola".into(),
+                input_tokens: 12,
+                output_tokens: 3
+            }
+        );
+        let seen = stand_in.seen.lock().unwrap()[0].clone();
+        assert_eq!(seen.path, "/v1/chat/completions");
+        assert_eq!(seen.headers["authorization"], "Bearer sk-test");
+        assert_eq!(seen.body["model"], "gpt-4o-mini");
+        assert_eq!(
+            seen.body["messages"][0],
+            json!({"role": "system", "content": "be a translator"})
+        );
+        assert_eq!(
+            seen.body["messages"][1],
+            json!({"role": "user", "content": "[[1]] Hello"})
+        );
+        assert_eq!(seen.body["max_tokens"], 500);
+    }
+
+    #[tokio::test]
+    async fn anthropic_messages_request_and_answer() {
+        let answer = json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-3-haiku-20240307",
+                            "content": [{"type": "text", "text": "[[1]] Hola"}], "stop_reason": "end_turn",
+                            "usage": {"input_tokens": 20, "output_tokens": 4}});
+        let (url, stand_in) = stand_in(vec![(200, None, answer)]).await;
+        let response = model("claude-3-haiku", &url)
+            .complete(request())
+            .await
+            .unwrap();
+        assert_eq!(
+            response,
+            ChatResponse {
+                text: "[[1]] Hola".into(),
+                input_tokens: 20,
+                output_tokens: 4
+            }
+        );
+        let seen = stand_in.seen.lock().unwrap()[0].clone();
+        assert_eq!(seen.path, "/v1/messages");
+        assert_eq!(seen.headers["x-api-key"], "sk-test");
+        assert_eq!(seen.headers["anthropic-version"], "2023-06-01");
+        assert!(seen.headers.get("authorization").is_none());
+        assert_eq!(seen.body["model"], "claude-3-haiku-20240307");
+        assert_eq!(seen.body["system"], "be a translator");
+        assert_eq!(
+            seen.body["messages"],
+            json!([{"role": "user", "content": "[[1]] Hello"}])
+        );
+        assert_eq!(seen.body["max_tokens"], 500);
+    }
+
+    #[tokio::test]
+    async fn gemini_generate_content_request_and_answer() {
+        let answer = json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "[[1]] "}, {"text": "Hola"}]}, "finishReason": "STOP"}],
+                            "usageMetadata": {"promptTokenCount": 9, "candidatesTokenCount": 2, "totalTokenCount": 11}});
+        let (url, stand_in) = stand_in(vec![(200, None, answer)]).await;
+        let response = model("gemini-2.0-flash", &url)
+            .complete(request())
+            .await
+            .unwrap();
+        assert_eq!(
+            response,
+            ChatResponse {
+                text: "[[1]] Hola".into(),
+                input_tokens: 9,
+                output_tokens: 2
+            }
+        );
+        let seen = stand_in.seen.lock().unwrap()[0].clone();
+        assert_eq!(seen.path, "/v1beta/models/gemini-2.0-flash:generateContent");
+        assert_eq!(seen.headers["x-goog-api-key"], "sk-test");
+        assert_eq!(
+            seen.body["systemInstruction"],
+            json!({"parts": [{"text": "be a translator"}]})
+        );
+        assert_eq!(
+            seen.body["contents"],
+            json!([{"role": "user", "parts": [{"text": "[[1]] Hello"}]}])
+        );
+        assert_eq!(seen.body["generationConfig"]["maxOutputTokens"], 500);
+    }
+
+    #[tokio::test]
+    async fn rate_limits_are_retryable_with_their_retry_after() {
+        let limited = json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}});
+        let (url, _) = stand_in(vec![(429, Some("7"), limited)]).await;
+        let error = model("gpt-4o", &url).complete(request()).await.unwrap_err();
+        assert_eq!(
+            error,
+            ChatError::Retryable {
+                message: "gpt-4o answered 429: Rate limit reached".into(),
+                retry_after: Some(Duration::from_secs(7))
+            }
+        );
+        let overloaded = json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
+        let (url, _) = stand_in(vec![(529, None, overloaded)]).await;
+        let error = model("claude-sonnet-4-20250514", &url)
+            .complete(request())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(error, ChatError::Retryable { ref message, retry_after: None } if message.contains("Overloaded")),
+            "{error:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn bad_keys_and_bad_requests_are_not_retried() {
+        let denied = json!({"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.", "status": "INVALID_ARGUMENT"}});
+        let (url, _) = stand_in(vec![(400, None, denied)]).await;
+        let error = model("gemini-1.5-pro", &url)
+            .complete(request())
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error,
+            ChatError::Fatal(
+                "gemini-1.5-pro answered 400: API key not valid. Please pass a valid API key."
+                    .into()
+            )
+        );
+        let unauthorized = json!({"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}});
+        let (url, _) = stand_in(vec![(401, None, unauthorized)]).await;
+        assert!(matches!(
+            model("claude-3-haiku", &url).complete(request()).await,
+            Err(ChatError::Fatal(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn the_pipeline_waits_out_a_rate_limit_and_carries_on() {
+        let limited = json!({"error": {"message": "slow down"}});
+        let ok = json!({"choices": [{"message": {"content": "[[1]] Hola"}}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}});
+        let (url, stand_in) = stand_in(vec![(429, Some("1"), limited), (200, None, ok)]).await;
+        let started = std::time::Instant::now();
+        let response =
+            crate::pipeline::complete_with_retries(&model("gpt-4o-mini", &url), request(), 3)
+                .await
+                .unwrap();
+        assert_eq!(response.text, "[[1]] Hola");
+        assert!(
+            started.elapsed() >= Duration::from_secs(1),
+            "Retry-After was honoured"
+        );
+        assert_eq!(stand_in.seen.lock().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn unknown_models_are_refused() {
+        assert!(HttpModel::new("gpt-5-ultra", "k".into(), None, Duration::from_secs(1)).is_err());
+    }
+}
