@@ -261,14 +261,17 @@ mod tests {
         body: Value,
     }
 
+    /// Status, Retry-After seconds, JSON body.
+    type Canned = (u16, Option<&'static str>, Value);
+
     #[derive(Clone)]
     struct StandIn {
         seen: Arc<Mutex<Vec<Seen>>>,
-        answers: Arc<Mutex<Vec<(u16, Option<&'static str>, Value)>>>,
+        answers: Arc<Mutex<Vec<Canned>>>,
     }
 
     /// A local server that records each request and gives the next canned answer.
-    async fn stand_in(answers: Vec<(u16, Option<&'static str>, Value)>) -> (String, StandIn) {
+    async fn stand_in(answers: Vec<Canned>) -> (String, StandIn) {
         let state = StandIn {
             seen: Arc::default(),
             answers: Arc::new(Mutex::new(answers)),
