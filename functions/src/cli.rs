@@ -34,6 +34,30 @@ enum Command {
         #[arg(long)]
         data: Option<PathBuf>,
     },
+    /// Translate a book on this machine, no server needed (the offline engine unless a provider
+    /// key such as OPENAI_API_KEY is set), and write it as EPUB or PDF.
+    Translate {
+        /// The book: EPUB, PDF, DOCX, HTML or TXT
+        file: PathBuf,
+        /// Target language code, e.g. es, fr, pt-BR
+        #[arg(long)]
+        to: String,
+        /// Source language code (default: from the file, else detected)
+        #[arg(long)]
+        from: Option<String>,
+        /// gpt-4o-mini, gpt-4o, claude-3-haiku, claude-sonnet-4-20250514, gemini-2.0-flash, gemini-1.5-pro
+        #[arg(long, default_value = "gpt-4o-mini")]
+        model: String,
+        /// Glossary CSV: source,target[,context]
+        #[arg(long)]
+        glossary: Option<PathBuf>,
+        /// epub or pdf
+        #[arg(long, default_value = "epub")]
+        format: String,
+        /// Output file (default: <name>.<lang>.<format> here)
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Manage users.
     User {
         #[command(subcommand)]
@@ -79,6 +103,26 @@ pub async fn main() -> anyhow::Result<()> {
                 config.data_dir = data;
             }
             serve::run(config).await
+        }
+        Command::Translate {
+            file,
+            to,
+            from,
+            model,
+            glossary,
+            format,
+            out,
+        } => {
+            let args = crate::translate_cmd::TranslateArgs {
+                file,
+                to,
+                from,
+                model,
+                glossary,
+                format,
+                out,
+            };
+            crate::translate_cmd::run(args).await
         }
         Command::User {
             command:

@@ -4,4 +4,5 @@
 pub mod cli;
 pub mod serve;
 pub mod telemetry;
+pub mod translate_cmd;
 pub mod wiring;

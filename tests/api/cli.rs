@@ -143,3 +143,54 @@ async fn a_second_server_on_the_same_data_directory_refuses_to_start() {
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("in use by another booktr process"));
 }
+
+/// The README's translate command, offline: a translated EPUB that epubcheck accepts, with the
+/// glossary applied and the cost and quality summary printed.
+#[tokio::test]
+async fn translate_writes_an_epub_that_epubcheck_accepts_with_the_glossary_applied() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let glossary = dir.path().join("glossary.csv");
+    std::fs::write(&glossary, "source,target\nApril,Abril\n").unwrap();
+    let out = dir.path().join("wasteland.es.epub");
+    let corpus =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/wasteland.epub");
+    let output = Command::new(BOOKTR)
+        .args(["translate"])
+        .arg(&corpus)
+        .args(["--to", "es", "--glossary"])
+        .arg(&glossary)
+        .arg("--out")
+        .arg(&out)
+        .env_remove("OPENAI_API_KEY")
+        .env("BOOKTR_LOG", "warn")
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("offline pseudo-translation"), "{stdout}");
+    assert!(
+        stdout.contains("Glossary: 1 of 1 uses follow the glossary (100.0%)"),
+        "{stdout}"
+    );
+    let check = std::process::Command::new("java")
+        .args(["-jar", "/usr/share/java/epubcheck.jar", "-q"])
+        .arg(&out)
+        .output()
+        .expect("epubcheck is installed by scripts/test.sh");
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+    let translated = booktr_formats::epub::extract(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(translated.language.as_deref(), Some("es"));
+    assert!(translated
+        .chapters
+        .iter()
+        .any(|c| c.plain_text().contains("Abril")));
+}

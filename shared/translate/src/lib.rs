@@ -6,6 +6,7 @@
 //! engine and the chapter pipeline are here; the glossaries API, model selection from
 //! configuration, the chunk-parallelism benchmark and `booktr translate` are not yet.
 
+pub mod book;
 pub mod glossary;
 pub mod model;
 pub mod offline;

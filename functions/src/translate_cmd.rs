@@ -1,0 +1,293 @@
+//! `booktr translate FILE --to LANG`: the whole job on one machine with no server: read the book,
+//! translate it in three passes (offline engine unless a provider key is configured), render it,
+//! and print what it cost and how it went.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context};
+use booktr_core::books::{sniff, BookFormat};
+use booktr_core::types::LanguageCode;
+use booktr_formats::manuscript::Manuscript;
+use booktr_formats::render::{self, RenderOptions};
+use booktr_translate::book::{choose_model, cost, translate_book};
+use booktr_translate::glossary::GlossaryEntry;
+use booktr_translate::pipeline::{PassUsage, PipelineConfig, Quality};
+use indicatif::{ProgressBar, ProgressStyle};
+
+pub struct TranslateArgs {
+    pub file: PathBuf,
+    pub to: String,
+    pub from: Option<String>,
+    pub model: String,
+    pub glossary: Option<PathBuf>,
+    pub format: String,
+    pub out: Option<PathBuf>,
+}
+
+pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
+    let to = LanguageCode::parse(&args.to).map_err(|e| anyhow!("--to: {e}"))?;
+    let from = args
+        .from
+        .as_deref()
+        .map(LanguageCode::parse)
+        .transpose()
+        .map_err(|e| anyhow!("--from: {e}"))?;
+    let output_format = match args.format.as_str() {
+        "epub" | "pdf" => args.format.clone(),
+        other => bail!("--format: '{other}' is not epub or pdf"),
+    };
+    let bytes =
+        std::fs::read(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
+    let name = args
+        .file
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("book");
+    let format = sniff(name, &bytes[..bytes.len().min(64 * 1024)]).map_err(anyhow::Error::msg)?;
+    let manuscript = extract(format, &bytes)?;
+    let source = from
+        .map(|l| l.to_string())
+        .or_else(|| manuscript.language.clone())
+        .unwrap_or_else(|| "und".into());
+    let glossary = match &args.glossary {
+        Some(path) => read_glossary(path)?,
+        None => Vec::new(),
+    };
+    let model = choose_model(&args.model, None, |name| std::env::var(name).ok())
+        .map_err(|e| anyhow!("{e}"))?;
+    let offline = model.name() == booktr_translate::offline::NAME;
+    if offline {
+        eprintln!(
+            "No {} key is configured: using the offline engine, which writes a visibly fake \
+             pseudo-translation (accented vowels) so the whole pipeline can be tried without a key.",
+            args.model
+        );
+    }
+
+    let bar = ProgressBar::new(manuscript.chapters.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{bar:40}] {pos}/{len} chapters · 3 passes each · {msg} ({eta})",
+        )
+        .map_err(|e| anyhow!("{e}"))?
+        .progress_chars("=> "),
+    );
+    let titles: Vec<String> = manuscript
+        .chapters
+        .iter()
+        .enumerate()
+        .map(|(i, c)| render::chapter_title(c, i))
+        .collect();
+    bar.set_message(titles.first().cloned().unwrap_or_default());
+    let done = translate_book(
+        model.as_ref(),
+        &manuscript,
+        &source,
+        to.as_str(),
+        &glossary,
+        &PipelineConfig::default(),
+        |i, _| {
+            bar.inc(1);
+            bar.set_message(titles.get(i + 1).cloned().unwrap_or_default());
+        },
+    )
+    .await
+    .map_err(|e| anyhow!("{e}"))?;
+    bar.finish_and_clear();
+
+    let options = RenderOptions {
+        language: to.to_string(),
+        title: None,
+        author: None,
+        identifier: format!("urn:booktr:{}", booktr_core::ids::new_id()),
+        modified: chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+    };
+    let rendered = match output_format.as_str() {
+        "pdf" => render::pdf::render(&done.manuscript, &options, &[]),
+        _ => render::epub::render(&done.manuscript, &options),
+    }
+    .map_err(|e| anyhow!("rendering: {e}"))?;
+    let out = args
+        .out
+        .unwrap_or_else(|| default_output(&args.file, to.as_str(), &output_format));
+    std::fs::write(&out, rendered).with_context(|| format!("writing {}", out.display()))?;
+
+    print_summary(&args.model, offline, &manuscript, &done.qualities, &out);
+    Ok(())
+}
+
+fn extract(format: BookFormat, bytes: &[u8]) -> anyhow::Result<Manuscript> {
+    let result = match format {
+        BookFormat::Epub => booktr_formats::epub::extract(bytes),
+        BookFormat::Pdf => booktr_formats::pdf::extract(bytes),
+        BookFormat::Docx => booktr_formats::docx::extract(bytes),
+        BookFormat::Html => booktr_formats::html::extract(bytes),
+        BookFormat::Txt => booktr_formats::txt::extract(bytes),
+    };
+    result.map_err(|e| anyhow!("the file could not be read: {e}"))
+}
+
+fn default_output(input: &Path, lang: &str, format: &str) -> PathBuf {
+    let stem = input.file_stem().and_then(|s| s.to_str()).unwrap_or("book");
+    PathBuf::from(format!("{stem}.{lang}.{format}"))
+}
+
+/// A glossary CSV: `source,target[,context]` per line, optional header, quotes as in RFC 4180.
+pub fn read_glossary(path: &Path) -> anyhow::Result<Vec<GlossaryEntry>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut entries = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let fields = csv_fields(line);
+        if number == 0
+            && fields
+                .first()
+                .is_some_and(|f| f.eq_ignore_ascii_case("source"))
+        {
+            continue;
+        }
+        let (Some(source), Some(target)) = (fields.first(), fields.get(1)) else {
+            bail!(
+                "{}:{}: expected source,target[,context]",
+                path.display(),
+                number + 1
+            );
+        };
+        if source.trim().is_empty() || target.trim().is_empty() {
+            bail!("{}:{}: empty source or target", path.display(), number + 1);
+        }
+        if entries
+            .iter()
+            .any(|e: &GlossaryEntry| e.source.eq_ignore_ascii_case(source.trim()))
+        {
+            bail!(
+                "{}:{}: '{}' is already in the glossary",
+                path.display(),
+                number + 1,
+                source.trim()
+            );
+        }
+        entries.push(GlossaryEntry {
+            source: source.trim().to_string(),
+            target: target.trim().to_string(),
+            context: fields
+                .get(2)
+                .map(|c| c.trim().to_string())
+                .filter(|c| !c.is_empty()),
+        });
+    }
+    Ok(entries)
+}
+
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut fields = Vec::new();
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => fields.push(std::mem::take(&mut field)),
+            (c, _) => field.push(c),
+        }
+    }
+    fields.push(field);
+    fields
+}
+
+fn print_summary(
+    model: &str,
+    offline: bool,
+    manuscript: &Manuscript,
+    qualities: &[Quality],
+    out: &Path,
+) {
+    let sum = |f: fn(&Quality) -> PassUsage| {
+        qualities
+            .iter()
+            .map(f)
+            .fold(PassUsage::default(), |a, b| PassUsage {
+                input_tokens: a.input_tokens + b.input_tokens,
+                output_tokens: a.output_tokens + b.output_tokens,
+                requests: a.requests + b.requests,
+            })
+    };
+    let passes = [
+        ("translate", sum(|q| q.translate)),
+        ("review", sum(|q| q.review)),
+        ("polish", sum(|q| q.polish)),
+    ];
+    let (input, output): (u64, u64) = passes.iter().fold((0, 0), |(i, o), (_, p)| {
+        (i + p.input_tokens, o + p.output_tokens)
+    });
+    let checked: u32 = qualities.iter().map(|q| q.glossary_checked).sum();
+    let satisfied: u32 = qualities.iter().map(|q| q.glossary_satisfied).sum();
+    let count = |f: fn(&Quality) -> usize| qualities.iter().map(f).sum::<usize>();
+    println!("Wrote {}", out.display());
+    println!(
+        "{} chapters, {} words, model {}",
+        manuscript.chapters.len(),
+        manuscript.word_count(),
+        if offline {
+            "offline pseudo-translation"
+        } else {
+            model
+        }
+    );
+    for (name, usage) in passes {
+        println!(
+            "  {name:<9} {:>5} requests  {:>9} tokens in  {:>9} tokens out",
+            usage.requests, usage.input_tokens, usage.output_tokens
+        );
+    }
+    let price = if offline {
+        0.0
+    } else {
+        cost(model, input, output)
+    };
+    println!("Estimated cost: ${price:.2} ({input} tokens in, {output} out)");
+    if checked > 0 {
+        println!(
+            "Glossary: {satisfied} of {checked} uses follow the glossary ({:.1}%)",
+            f64::from(satisfied) * 100.0 / f64::from(checked)
+        );
+    }
+    println!(
+        "Flagged blocks: {} untranslated, {} missing, {} with broken marks; {} blocks asked for again",
+        count(|q| q.untranslated_blocks.len()),
+        count(|q| q.missing_blocks.len()),
+        count(|q| q.broken_marks_blocks.len()),
+        qualities.iter().map(|q| q.retries as usize).sum::<usize>()
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glossary_csv_takes_quotes_headers_and_context() {
+        let dir = std::env::temp_dir().join(format!("booktr-glossary-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("g.csv");
+        std::fs::write(&path, "source,target,context\nwhale,ballena,the animal\n\"Captain Ahab\",\"Capitán \"\"Acab\"\"\",\n").unwrap();
+        let entries = read_glossary(&path).unwrap();
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0].context.as_deref(), Some("the animal"));
+        assert_eq!(entries[1].target, "Capitán \"Acab\"");
+        std::fs::write(&path, "whale,ballena\nWhale,cachalote\n").unwrap();
+        assert!(read_glossary(&path)
+            .unwrap_err()
+            .to_string()
+            .contains("already in the glossary"));
+        std::fs::write(&path, "whale,\n").unwrap();
+        assert!(read_glossary(&path).is_err());
+    }
+}
