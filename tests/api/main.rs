@@ -6,6 +6,7 @@ mod auth;
 mod books;
 mod cli;
 mod errors;
+mod glossary;
 mod health;
 mod helpers;
 mod keys;

@@ -14,7 +14,7 @@ use booktr_core::Services;
 
 pub use auth::Caller;
 pub use error::ApiError;
-pub use routes::{auth_routes, books, health, keys, user};
+pub use routes::{auth_routes, books, glossary, health, keys, user};
 
 /// What every handler shares.
 #[derive(Clone)]
@@ -52,7 +52,8 @@ pub fn router(state: AppState) -> Router {
         .merge(auth_routes::router())
         .merge(keys::router())
         .merge(user::router())
-        .merge(books::router());
+        .merge(books::router())
+        .merge(glossary::router());
     finish(groups, state)
 }
 

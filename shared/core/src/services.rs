@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use crate::accounts::Accounts;
 use crate::books::Books;
+use crate::glossaries::Glossaries;
 use crate::health::{Health, QueueMode};
 use crate::jobs::JobHandler;
 use crate::ports::{Blobs, Clock, Queue, Table};
@@ -22,6 +23,7 @@ pub struct Ports {
 pub struct Services {
     pub accounts: Accounts,
     pub books: Books,
+    pub glossaries: Glossaries,
     pub jobs: JobHandler,
     pub health: Health,
 }
@@ -31,6 +33,7 @@ impl Services {
         Services {
             accounts: Accounts::new(ports.clone()),
             books: Books::new(ports.clone()),
+            glossaries: Glossaries::new(ports.clone()),
             jobs: JobHandler::new(ports.clone()),
             health: Health::new(ports, mode),
         }

@@ -2,6 +2,7 @@
 
 pub mod auth_routes;
 pub mod books;
+pub mod glossary;
 pub mod health;
 pub mod keys;
 pub mod user;

@@ -1,0 +1,305 @@
+//! Glossaries: a user's term lists, applied in every pass of a translation.
+//!
+//! Layout: one item per glossary, `GLOSSARY#<id>` / `GLOSSARY`, entries inside it (at most
+//! [`MAX_ENTRIES`], which keeps the item well under DynamoDB's 400 KB), listed per user through
+//! `gsi1`: `USER#<id>#GLOSSARIES` / `<createdAt>#<id>`.
+
+use std::collections::HashSet;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tracing::info;
+
+use crate::accounts::store::{parse_time, required_str, required_time, time, time_text};
+use crate::ids::new_id;
+use crate::ports::{Condition, Index, Item, Query, StoreError, Update};
+use crate::Ports;
+
+pub const MAX_ENTRIES: usize = 2000;
+const MAX_NAME: usize = 200;
+const MAX_TERM: usize = 500;
+const MAX_CONTEXT: usize = 1000;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Glossary {
+    pub id: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub entry_count: usize,
+    pub entries: Vec<Entry>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    pub id: String,
+    pub source: String,
+    pub target: String,
+    pub context: Option<String>,
+}
+
+/// An entry as a request gives it: on update, `id` names an existing entry and omitted fields
+/// keep their values.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EntryInput {
+    pub id: Option<String>,
+    pub source: Option<String>,
+    pub target: Option<String>,
+    pub context: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GlossaryError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("glossary not found")]
+    NotFound,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+#[derive(Clone)]
+pub struct Glossaries {
+    ports: Ports,
+}
+
+fn pk(id: &str) -> String {
+    format!("GLOSSARY#{id}")
+}
+
+fn user_glossaries(user_id: &str) -> String {
+    format!("USER#{user_id}#GLOSSARIES")
+}
+
+impl Glossaries {
+    pub fn new(ports: Ports) -> Self {
+        Glossaries { ports }
+    }
+
+    pub async fn list(&self, user_id: &str) -> Result<Vec<Glossary>, GlossaryError> {
+        let query = Query::partition(user_glossaries(user_id)).descending();
+        let items = self.ports.table.query_index(Index::Gsi1, query).await?;
+        Ok(items.iter().map(from_item).collect::<Result<_, _>>()?)
+    }
+
+    pub async fn get(&self, user_id: &str, id: &str) -> Result<Glossary, GlossaryError> {
+        let item = self.ports.table.get(&pk(id), "GLOSSARY").await?;
+        match item {
+            Some(item) if item.str("userId") == Some(user_id) => Ok(from_item(&item)?),
+            _ => Err(GlossaryError::NotFound),
+        }
+    }
+
+    pub async fn create(
+        &self,
+        user_id: &str,
+        name: &str,
+        description: Option<String>,
+        entries: Vec<EntryInput>,
+    ) -> Result<Glossary, GlossaryError> {
+        let now = self.ports.clock.now();
+        let glossary = Glossary {
+            id: new_id(),
+            name: valid_name(name)?,
+            description: valid_description(description)?,
+            entry_count: 0,
+            entries: merge_entries(&[], entries)?,
+            created_at: now,
+            updated_at: now,
+        };
+        let item = to_item(user_id, &glossary)?;
+        self.ports.table.put(item, Condition::NotExists).await?;
+        info!(glossary_id = %glossary.id, entries = glossary.entries.len(), "glossary created");
+        Ok(Glossary {
+            entry_count: glossary.entries.len(),
+            ..glossary
+        })
+    }
+
+    /// Changes what is given; `entries`, when given, becomes the whole list.
+    pub async fn update(
+        &self,
+        user_id: &str,
+        id: &str,
+        name: Option<String>,
+        description: Option<Option<String>>,
+        entries: Option<Vec<EntryInput>>,
+    ) -> Result<Glossary, GlossaryError> {
+        let current = self.get(user_id, id).await?;
+        let mut update = Update::default().set("updatedAt", time(self.ports.clock.now()));
+        if let Some(name) = name {
+            update = update.set("name", valid_name(&name)?);
+        }
+        if let Some(description) = description {
+            update = update.set("description", valid_description(description)?);
+        }
+        if let Some(entries) = entries {
+            let merged = merge_entries(&current.entries, entries)?;
+            update = update.set(
+                "entries",
+                serde_json::to_value(&merged).map_err(|e| StoreError::Invalid(e.to_string()))?,
+            );
+        }
+        let item = self
+            .ports
+            .table
+            .update(
+                &pk(id),
+                "GLOSSARY",
+                update,
+                Condition::equals("userId", user_id),
+            )
+            .await
+            .map_err(|e| match e {
+                StoreError::NotFound | StoreError::Conflict => GlossaryError::NotFound,
+                e => e.into(),
+            })?;
+        Ok(from_item(&item)?)
+    }
+
+    /// Removes the glossary and its terms. Missing, or another user's: NotFound (the owner
+    /// condition fails either way).
+    pub async fn delete(&self, user_id: &str, id: &str) -> Result<(), GlossaryError> {
+        match self
+            .ports
+            .table
+            .delete(&pk(id), "GLOSSARY", Condition::equals("userId", user_id))
+            .await
+        {
+            Ok(()) => Ok(()),
+            Err(StoreError::Conflict) => Err(GlossaryError::NotFound),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+fn valid_name(name: &str) -> Result<String, GlossaryError> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > MAX_NAME {
+        return Err(GlossaryError::Invalid(format!(
+            "name must be 1 to {MAX_NAME} characters"
+        )));
+    }
+    Ok(name.to_string())
+}
+
+fn valid_description(description: Option<String>) -> Result<Option<String>, GlossaryError> {
+    let description = description
+        .map(|d| d.trim().to_string())
+        .filter(|d| !d.is_empty());
+    if description
+        .as_ref()
+        .is_some_and(|d| d.chars().count() > MAX_CONTEXT)
+    {
+        return Err(GlossaryError::Invalid(format!(
+            "description must be at most {MAX_CONTEXT} characters"
+        )));
+    }
+    Ok(description)
+}
+
+/// The new entry list: inputs with an existing `id` update that entry, others are new. Sources
+/// and targets must be non-empty, sources unique (ignoring case).
+fn merge_entries(current: &[Entry], inputs: Vec<EntryInput>) -> Result<Vec<Entry>, GlossaryError> {
+    if inputs.len() > MAX_ENTRIES {
+        return Err(GlossaryError::Invalid(format!(
+            "a glossary holds at most {MAX_ENTRIES} entries"
+        )));
+    }
+    let mut seen = HashSet::new();
+    let mut entries = Vec::with_capacity(inputs.len());
+    for (index, input) in inputs.into_iter().enumerate() {
+        let existing = input
+            .id
+            .as_deref()
+            .and_then(|id| current.iter().find(|e| e.id == id));
+        let position = index + 1;
+        let field = |given: Option<String>,
+                     kept: Option<&String>,
+                     name: &str|
+         -> Result<String, GlossaryError> {
+            let value = given
+                .or_else(|| kept.cloned())
+                .map(|v| v.trim().to_string())
+                .unwrap_or_default();
+            if value.is_empty() {
+                return Err(GlossaryError::Invalid(format!(
+                    "entry {position}: {name} must not be empty"
+                )));
+            }
+            if value.chars().count() > MAX_TERM {
+                return Err(GlossaryError::Invalid(format!(
+                    "entry {position}: {name} is longer than {MAX_TERM} characters"
+                )));
+            }
+            Ok(value)
+        };
+        let source = field(input.source, existing.map(|e| &e.source), "source")?;
+        let target = field(input.target, existing.map(|e| &e.target), "target")?;
+        let context = input
+            .context
+            .or_else(|| existing.and_then(|e| e.context.clone()))
+            .map(|c| c.trim().to_string());
+        let context = context.filter(|c| !c.is_empty());
+        if context
+            .as_ref()
+            .is_some_and(|c| c.chars().count() > MAX_CONTEXT)
+        {
+            return Err(GlossaryError::Invalid(format!(
+                "entry {position}: context is longer than {MAX_CONTEXT} characters"
+            )));
+        }
+        if !seen.insert(source.to_lowercase()) {
+            return Err(GlossaryError::Invalid(format!(
+                "entry {position}: '{source}' appears more than once"
+            )));
+        }
+        let id = existing.map_or_else(new_id, |e| e.id.clone());
+        entries.push(Entry {
+            id,
+            source,
+            target,
+            context,
+        });
+    }
+    Ok(entries)
+}
+
+fn to_item(user_id: &str, g: &Glossary) -> Result<Item, StoreError> {
+    Ok(Item::new(pk(&g.id), "GLOSSARY")
+        .with("id", g.id.clone())
+        .with("userId", user_id)
+        .with("name", g.name.clone())
+        .with("description", g.description.clone())
+        .with(
+            "entries",
+            serde_json::to_value(&g.entries).map_err(|e| StoreError::Invalid(e.to_string()))?,
+        )
+        .with("createdAt", time(g.created_at))
+        .with("updatedAt", time(g.updated_at))
+        .with("gsi1pk", user_glossaries(user_id))
+        .with("gsi1sk", format!("{}#{}", time_text(g.created_at), g.id)))
+}
+
+fn from_item(item: &Item) -> Result<Glossary, StoreError> {
+    let entries: Vec<Entry> = serde_json::from_value(
+        item.attrs
+            .get("entries")
+            .cloned()
+            .unwrap_or(Value::Array(Vec::new())),
+    )
+    .map_err(|_| crate::accounts::store::corrupt(item, "entries"))?;
+    Ok(Glossary {
+        id: required_str(item, "id")?.to_string(),
+        name: required_str(item, "name")?.to_string(),
+        description: item.str("description").map(str::to_string),
+        entry_count: entries.len(),
+        entries,
+        created_at: required_time(item, "createdAt")?,
+        updated_at: parse_time(item, "updatedAt")?.unwrap_or(required_time(item, "createdAt")?),
+    })
+}
