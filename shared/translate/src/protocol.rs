@@ -74,7 +74,7 @@ pub fn build_request(
         Pass::Review => format!(
             "You are reviewing a translation from {from} to {to} for consistency. Make names, terms and style \
              consistent with the glossary and with the terms this book already uses; fix every listed glossary \
-             problem. Keep every tag ({MARKS}) exactly as written. Answer with every DRAFT block, revised, one line \
+             problem (the SOURCE of those blocks is given). Keep every tag ({MARKS}) exactly as written. Answer with every DRAFT block, revised, one line \
              per block starting with its marker [[n]]; then, one per line, the names and key terms you used as \
              TERM: \"source\" => \"translation\"."
         ),
@@ -127,9 +127,17 @@ pub fn build_request(
             }
         }
         Pass::Review | Pass::Polish => {
-            user.push_str("SOURCE:\n");
-            for unit in units {
-                let _ = writeln!(user, "[[{}]] {}", unit.id, one_line(&unit.source));
+            // The source goes along only for blocks that need fixing against it: sending every
+            // block twice would nearly double what the later passes cost.
+            let to_fix: Vec<&Unit> = units
+                .iter()
+                .filter(|u| ctx.violations.iter().any(|(id, _, _)| *id == u.id))
+                .collect();
+            if !to_fix.is_empty() {
+                user.push_str("SOURCE:\n");
+                for unit in to_fix {
+                    let _ = writeln!(user, "[[{}]] {}", unit.id, one_line(&unit.source));
+                }
             }
             user.push_str("DRAFT:\n");
             for unit in units {
@@ -398,5 +406,14 @@ mod tests {
         assert!(request
             .user
             .contains("SOURCE:\n[[2]] The whale.\nDRAFT:\n[[2]] El cachalote."));
+        let clean = PromptContext {
+            violations: Vec::new(),
+            ..ctx
+        };
+        let request = build_request(Pass::Polish, &clean, &units, 1000);
+        assert!(
+            !request.user.contains("SOURCE:"),
+            "no source without something to fix against it"
+        );
     }
 }
