@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context};
-use booktr_core::books::{sniff, BookFormat};
+use booktr_core::books::sniff;
 use booktr_core::types::LanguageCode;
 use booktr_formats::manuscript::Manuscript;
 use booktr_formats::render::{self, RenderOptions};
@@ -44,7 +44,8 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         .and_then(|n| n.to_str())
         .unwrap_or("book");
     let format = sniff(name, &bytes[..bytes.len().min(64 * 1024)]).map_err(anyhow::Error::msg)?;
-    let manuscript = extract(format, &bytes)?;
+    let manuscript = booktr_formats::extract(format.reader(), &bytes)
+        .map_err(|e| anyhow!("the file could not be read: {e}"))?;
     let source = from
         .map(|l| l.to_string())
         .or_else(|| manuscript.language.clone())
@@ -114,17 +115,6 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
 
     print_summary(&args.model, offline, &manuscript, &done.qualities, &out);
     Ok(())
-}
-
-fn extract(format: BookFormat, bytes: &[u8]) -> anyhow::Result<Manuscript> {
-    let result = match format {
-        BookFormat::Epub => booktr_formats::epub::extract(bytes),
-        BookFormat::Pdf => booktr_formats::pdf::extract(bytes),
-        BookFormat::Docx => booktr_formats::docx::extract(bytes),
-        BookFormat::Html => booktr_formats::html::extract(bytes),
-        BookFormat::Txt => booktr_formats::txt::extract(bytes),
-    };
-    result.map_err(|e| anyhow!("the file could not be read: {e}"))
 }
 
 fn default_output(input: &Path, lang: &str, format: &str) -> PathBuf {

@@ -7,6 +7,7 @@ pub mod config;
 pub mod glossaries;
 pub mod health;
 pub mod ids;
+pub mod items;
 pub mod jobs;
 pub mod ports;
 pub mod services;

@@ -21,6 +21,27 @@ mod corpus_tests;
 
 pub use language::detect_language;
 
+/// The kinds of file the extractors read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Epub,
+    Pdf,
+    Docx,
+    Html,
+    Txt,
+}
+
+/// Reads a file of the given kind into a manuscript.
+pub fn extract(format: Format, bytes: &[u8]) -> Result<manuscript::Manuscript, FormatError> {
+    match format {
+        Format::Epub => epub::extract(bytes),
+        Format::Pdf => pdf::extract(bytes),
+        Format::Docx => docx::extract(bytes),
+        Format::Html => html::extract(bytes),
+        Format::Txt => txt::extract(bytes),
+    }
+}
+
 /// Why a file could not be read. The text is shown to the user as the book's error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FormatError {

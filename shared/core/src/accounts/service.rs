@@ -8,6 +8,7 @@ use tracing::{info, instrument, warn};
 use super::store::{self, StoredKey};
 use super::{password, ApiKey, Credential, Principal, User, API_KEY_PREFIX};
 use crate::ids::{new_id, random_alphanumeric, sha256_hex};
+use crate::items;
 use crate::ports::{Condition, Item, Query, StoreError, Update, WriteOp};
 use crate::types::{Email, LanguageCode, Plan, Role, Scope};
 use crate::Ports;
@@ -129,7 +130,7 @@ impl Accounts {
         if self.ports.table.get("SYSTEM", "BOOTSTRAP").await?.is_some() {
             return Ok(None);
         }
-        let marker = Item::new("SYSTEM", "BOOTSTRAP").with("at", store::time(self.now()));
+        let marker = Item::new("SYSTEM", "BOOTSTRAP").with("at", items::time(self.now()));
         let admin = NewUser {
             email,
             name: Some("Admin".into()),
@@ -179,7 +180,7 @@ impl Accounts {
             let lang = LanguageCode::parse(&lang).map_err(|e| AccountsError::Invalid(e.0))?;
             update = update.set("preferredLanguage", lang.as_str());
         }
-        update = update.set("updatedAt", store::time(self.now()));
+        update = update.set("updatedAt", items::time(self.now()));
         let item = self
             .ports
             .table
@@ -217,7 +218,7 @@ impl Accounts {
             password::verify_against_nothing(password);
             return Err(WRONG);
         };
-        let user_id = store::required_str(&claim, "userId")?;
+        let user_id = items::required_str(&claim, "userId")?;
         let item = self
             .ports
             .table
@@ -241,10 +242,10 @@ impl Accounts {
         let now = self.now();
         let session = Item::new(store::session_pk(&sha256_hex(&token)), "SESSION")
             .with("userId", user.id.clone())
-            .with("createdAt", store::time(now))
+            .with("createdAt", items::time(now))
             .with(
                 "expiresAt",
-                store::time(now + Duration::days(SESSION_TTL_DAYS)),
+                items::time(now + Duration::days(SESSION_TTL_DAYS)),
             );
         self.ports.table.put(session, Condition::NotExists).await?;
         info!(user_id = %user.id, "signed in");
@@ -268,11 +269,11 @@ impl Accounts {
                 "session is invalid or has ended",
             ));
         };
-        if store::required_time(&item, "expiresAt")? <= self.now() {
+        if items::required_time(&item, "expiresAt")? <= self.now() {
             return Err(AccountsError::Unauthenticated("session has expired"));
         }
         let user = self
-            .user_or_unauthenticated(store::required_str(&item, "userId")?)
+            .user_or_unauthenticated(items::required_str(&item, "userId")?)
             .await?;
         Ok(Principal {
             user,
@@ -406,7 +407,7 @@ impl Accounts {
             .last_used_at
             .is_none_or(|t| now - t >= Duration::seconds(LAST_USED_GRANULARITY_SECS));
         if stale {
-            let update = Update::default().set("lastUsedAt", store::time(now));
+            let update = Update::default().set("lastUsedAt", items::time(now));
             match self
                 .ports
                 .table

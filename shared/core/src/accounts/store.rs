@@ -10,10 +10,12 @@
 //! Keys and sessions are addressed by the hash of their secret so that authentication is one
 //! strongly consistent read and a revocation (a delete) is effective at once.
 
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::{ApiKey, User};
+pub use crate::items::{
+    corrupt, opt_string, opt_time, parse_time, parsed, required_str, required_time, time, time_text,
+};
 use crate::ports::{Item, StoreError};
 use crate::types::{Email, Scope};
 
@@ -37,56 +39,6 @@ pub fn user_api_keys(user_id: &str) -> String {
 
 pub fn session_pk(token_hash: &str) -> String {
     format!("SESSION#{token_hash}")
-}
-
-/// Timestamps are stored as fixed-width RFC 3339 UTC strings, so they sort as text.
-pub fn time(t: DateTime<Utc>) -> Value {
-    Value::String(time_text(t))
-}
-
-pub fn time_text(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-pub fn opt_time(t: Option<DateTime<Utc>>) -> Value {
-    t.map_or(Value::Null, time)
-}
-
-pub fn parse_time(item: &Item, name: &str) -> Result<Option<DateTime<Utc>>, StoreError> {
-    match item.attrs.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => DateTime::parse_from_rfc3339(s)
-            .map(|t| Some(t.with_timezone(&Utc)))
-            .map_err(|_| corrupt(item, name)),
-        Some(_) => Err(corrupt(item, name)),
-    }
-}
-
-pub fn required_time(item: &Item, name: &str) -> Result<DateTime<Utc>, StoreError> {
-    parse_time(item, name)?.ok_or_else(|| corrupt(item, name))
-}
-
-pub fn required_str<'a>(item: &'a Item, name: &str) -> Result<&'a str, StoreError> {
-    item.str(name).ok_or_else(|| corrupt(item, name))
-}
-
-pub fn parsed<T: std::str::FromStr>(item: &Item, name: &str) -> Result<T, StoreError> {
-    required_str(item, name)?
-        .parse()
-        .map_err(|_| corrupt(item, name))
-}
-
-pub fn opt_string(item: &Item, name: &str) -> Option<String> {
-    item.str(name).map(str::to_string)
-}
-
-/// A stored item that does not have the shape the domain wrote: never expected, so reported as a
-/// backend failure (a 5xx that is logged) rather than shown to the caller.
-pub fn corrupt(item: &Item, name: &str) -> StoreError {
-    StoreError::Unavailable(format!(
-        "item {}/{} has a missing or invalid '{name}'",
-        item.pk, item.sk
-    ))
 }
 
 pub fn user_item(user: &User, password_hash: Option<&str>) -> Item {

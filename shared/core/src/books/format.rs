@@ -24,6 +24,17 @@ impl BookFormat {
         }
     }
 
+    /// The extractor that reads this kind of book.
+    pub fn reader(self) -> booktr_formats::Format {
+        match self {
+            BookFormat::Epub => booktr_formats::Format::Epub,
+            BookFormat::Pdf => booktr_formats::Format::Pdf,
+            BookFormat::Txt => booktr_formats::Format::Txt,
+            BookFormat::Docx => booktr_formats::Format::Docx,
+            BookFormat::Html => booktr_formats::Format::Html,
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "epub" => Some(BookFormat::Epub),

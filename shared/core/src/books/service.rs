@@ -199,10 +199,8 @@ impl Books {
         author: Option<String>,
     ) -> Result<Book, BooksError> {
         self.get(user_id, book_id).await?;
-        let mut update = Update::default().set(
-            "updatedAt",
-            crate::accounts::store::time(self.ports.clock.now()),
-        );
+        let mut update =
+            Update::default().set("updatedAt", crate::items::time(self.ports.clock.now()));
         if let Some(title) = title {
             update = update
                 .set("title", validate_title(&title)?)
@@ -275,10 +273,9 @@ impl Books {
             .iter()
             .map(|s| Value::from(s.as_str()))
             .collect();
-        let update = extra.set("status", event.target().as_str()).set(
-            "updatedAt",
-            crate::accounts::store::time(self.ports.clock.now()),
-        );
+        let update = extra
+            .set("status", event.target().as_str())
+            .set("updatedAt", crate::items::time(self.ports.clock.now()));
         let result = self
             .ports
             .table

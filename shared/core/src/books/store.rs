@@ -10,10 +10,10 @@
 //! and `books/<id>/assets/<file>` (images). Everything a book owns sits under its partition and
 //! its blob prefix, which is how deletion finds it all.
 
-use crate::accounts::store::{
+use crate::books::{Book, BookFormat, Chapter};
+use crate::items::{
     corrupt, opt_string, opt_time, parse_time, parsed, required_str, required_time, time, time_text,
 };
-use crate::books::{Book, BookFormat, Chapter};
 use crate::ports::{BlobKey, Item, StoreError};
 
 pub const BOOK_SK: &str = "BOOK";

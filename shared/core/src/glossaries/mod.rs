@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tracing::info;
 
-use crate::accounts::store::{parse_time, required_str, required_time, time, time_text};
 use crate::ids::new_id;
+use crate::items::{parse_time, required_str, required_time, time, time_text};
 use crate::ports::{Condition, Index, Item, Query, StoreError, Update};
 use crate::Ports;
 
@@ -292,7 +292,7 @@ fn from_item(item: &Item) -> Result<Glossary, StoreError> {
             .cloned()
             .unwrap_or(Value::Array(Vec::new())),
     )
-    .map_err(|_| crate::accounts::store::corrupt(item, "entries"))?;
+    .map_err(|_| crate::items::corrupt(item, "entries"))?;
     Ok(Glossary {
         id: required_str(item, "id")?.to_string(),
         name: required_str(item, "name")?.to_string(),

@@ -134,14 +134,8 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), Store
 
 /// Reads the file into a manuscript; the error is the message the user sees.
 fn parse(format: BookFormat, bytes: &[u8]) -> Result<Manuscript, String> {
-    let result = match format {
-        BookFormat::Txt => booktr_formats::txt::extract(bytes),
-        BookFormat::Epub => booktr_formats::epub::extract(bytes),
-        BookFormat::Html => booktr_formats::html::extract(bytes),
-        BookFormat::Docx => booktr_formats::docx::extract(bytes),
-        BookFormat::Pdf => booktr_formats::pdf::extract(bytes),
-    };
-    result.map_err(|e: FormatError| format!("the file could not be read: {e}"))
+    booktr_formats::extract(format.reader(), bytes)
+        .map_err(|e: FormatError| format!("the file could not be read: {e}"))
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, StoreError> {

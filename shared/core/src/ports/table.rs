@@ -1,5 +1,6 @@
 //! The data port: a small DynamoDB-shaped table. The domain maps its entities onto items once
-//! (see `crate::accounts::store` and `crate::books::store`); each backend implements only this.
+//! (see `crate::accounts::store`, `crate::books::store`, `crate::glossaries`); each backend
+//! implements only this.
 //!
 //! Items live under a partition key (`pk`) and a sort key (`sk`). Attributes are JSON values.
 //! One sparse secondary index, [`Index::Gsi1`], indexes items that carry both `gsi1pk` and

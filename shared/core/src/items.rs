@@ -1,0 +1,58 @@
+//! Reading and writing the attribute values every entity's item uses, written once: timestamps
+//! as fixed-width RFC 3339 text (so they sort), and errors for items that lack what the domain
+//! wrote into them.
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use crate::ports::{Item, StoreError};
+
+/// Timestamps are stored as fixed-width RFC 3339 UTC strings, so they sort as text.
+pub fn time(t: DateTime<Utc>) -> Value {
+    Value::String(time_text(t))
+}
+
+pub fn time_text(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+pub fn opt_time(t: Option<DateTime<Utc>>) -> Value {
+    t.map_or(Value::Null, time)
+}
+
+pub fn parse_time(item: &Item, name: &str) -> Result<Option<DateTime<Utc>>, StoreError> {
+    match item.attrs.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => DateTime::parse_from_rfc3339(s)
+            .map(|t| Some(t.with_timezone(&Utc)))
+            .map_err(|_| corrupt(item, name)),
+        Some(_) => Err(corrupt(item, name)),
+    }
+}
+
+pub fn required_time(item: &Item, name: &str) -> Result<DateTime<Utc>, StoreError> {
+    parse_time(item, name)?.ok_or_else(|| corrupt(item, name))
+}
+
+pub fn required_str<'a>(item: &'a Item, name: &str) -> Result<&'a str, StoreError> {
+    item.str(name).ok_or_else(|| corrupt(item, name))
+}
+
+pub fn parsed<T: std::str::FromStr>(item: &Item, name: &str) -> Result<T, StoreError> {
+    required_str(item, name)?
+        .parse()
+        .map_err(|_| corrupt(item, name))
+}
+
+pub fn opt_string(item: &Item, name: &str) -> Option<String> {
+    item.str(name).map(str::to_string)
+}
+
+/// A stored item that does not have the shape the domain wrote: never expected, so reported as a
+/// backend failure (a 5xx that is logged) rather than shown to the caller.
+pub fn corrupt(item: &Item, name: &str) -> StoreError {
+    StoreError::Unavailable(format!(
+        "item {}/{} has a missing or invalid '{name}'",
+        item.pk, item.sk
+    ))
+}
