@@ -9,7 +9,7 @@ use booktr_core::books::sniff;
 use booktr_core::types::LanguageCode;
 use booktr_formats::manuscript::Manuscript;
 use booktr_formats::render::{self, RenderOptions};
-use booktr_translate::book::{choose_model, cost, translate_book};
+use booktr_translate::book::{choose_model, cost, translate_book, Event};
 use booktr_translate::glossary::GlossaryEntry;
 use booktr_translate::pipeline::{PassUsage, PipelineConfig, Quality};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -65,13 +65,12 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         );
     }
 
-    let bar = ProgressBar::new(manuscript.chapters.len() as u64);
+    // One step per pass of every chapter.
+    let bar = ProgressBar::new(3 * manuscript.chapters.len() as u64);
     bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} [{bar:40}] {pos}/{len} chapters · 3 passes each · {msg} ({eta})",
-        )
-        .map_err(|e| anyhow!("{e}"))?
-        .progress_chars("=> "),
+        ProgressStyle::with_template("{spinner} [{bar:40}] {pos}/{len} passes · {msg} ({eta})")
+            .map_err(|e| anyhow!("{e}"))?
+            .progress_chars("=> "),
     );
     let titles: Vec<String> = manuscript
         .chapters
@@ -79,7 +78,18 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         .enumerate()
         .map(|(i, c)| render::chapter_title(c, i))
         .collect();
-    bar.set_message(titles.first().cloned().unwrap_or_default());
+    let total = titles.len();
+    let on_event = |event: Event<'_>| {
+        if let Event::PassDone { chapter, pass } = event {
+            bar.inc(1);
+            let title = titles.get(chapter).map(String::as_str).unwrap_or_default();
+            bar.set_message(format!(
+                "chapter {}/{total} {title}: {} done",
+                chapter + 1,
+                pass.task()
+            ));
+        }
+    };
     let done = translate_book(
         model.as_ref(),
         &manuscript,
@@ -87,10 +97,7 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         to.as_str(),
         &glossary,
         &PipelineConfig::default(),
-        |i, _| {
-            bar.inc(1);
-            bar.set_message(titles.get(i + 1).cloned().unwrap_or_default());
-        },
+        &on_event,
     )
     .await
     .map_err(|e| anyhow!("{e}"))?;

@@ -9,7 +9,8 @@ use booktr_formats::manuscript::Manuscript;
 use crate::glossary::GlossaryEntry;
 use crate::model::{ChatError, ChatModel};
 use crate::offline::OfflineEngine;
-use crate::pipeline::{translate_chapter, ChapterInput, PipelineConfig, Quality};
+use crate::pipeline::{translate_chapter_reporting, ChapterInput, PipelineConfig, Quality};
+use crate::protocol::Pass;
 use crate::providers::{lookup, HttpModel};
 
 /// The model for a run: the provider's when a key for its family is configured (the user's own,
@@ -61,7 +62,19 @@ pub struct BookTranslation {
     pub ledger: HashMap<String, String>,
 }
 
-/// Translates every chapter in order; `on_chapter(index, quality)` is told as each one ends.
+/// Progress of a book's translation.
+pub enum Event<'a> {
+    PassDone {
+        chapter: usize,
+        pass: Pass,
+    },
+    ChapterDone {
+        chapter: usize,
+        quality: &'a Quality,
+    },
+}
+
+/// Translates every chapter in order; `on_event` is told as each pass and each chapter ends.
 pub async fn translate_book(
     model: &dyn ChatModel,
     manuscript: &Manuscript,
@@ -69,7 +82,7 @@ pub async fn translate_book(
     target_lang: &str,
     glossary: &[GlossaryEntry],
     config: &PipelineConfig,
-    mut on_chapter: impl FnMut(usize, &Quality),
+    on_event: &(dyn Fn(Event<'_>) + Sync),
 ) -> Result<BookTranslation, ChatError> {
     let mut translated = manuscript.clone();
     let mut ledger: HashMap<String, String> = glossary
@@ -85,7 +98,13 @@ pub async fn translate_book(
             glossary,
             ledger: &ledger,
         };
-        let output = translate_chapter(model, &input, config).await?;
+        let on_pass = |pass| {
+            on_event(Event::PassDone {
+                chapter: index,
+                pass,
+            })
+        };
+        let output = translate_chapter_reporting(model, &input, config, &on_pass).await?;
         // The glossary's choices are fixed; other terms keep their first translation.
         for (source, target) in output.terms {
             ledger.entry(source).or_insert(target);
@@ -103,7 +122,10 @@ pub async fn translate_book(
             target_chapter.title = Some(output.blocks[position].plain_text().trim().to_string());
         }
         target_chapter.blocks = output.blocks;
-        on_chapter(index, &output.quality);
+        on_event(Event::ChapterDone {
+            chapter: index,
+            quality: &output.quality,
+        });
         qualities.push(output.quality);
     }
     translated.language = Some(target_lang.to_string());
@@ -149,7 +171,14 @@ mod tests {
             target: "Abril".into(),
             context: None,
         }];
-        let mut seen = 0;
+        let events = std::sync::Mutex::new((0, 0));
+        let count = |event: Event<'_>| {
+            let mut seen = events.lock().unwrap();
+            match event {
+                Event::PassDone { .. } => seen.0 += 1,
+                Event::ChapterDone { .. } => seen.1 += 1,
+            }
+        };
         let done = translate_book(
             &OfflineEngine,
             &manuscript,
@@ -157,11 +186,12 @@ mod tests {
             "es",
             &glossary,
             &PipelineConfig::default(),
-            |_, _| seen += 1,
+            &count,
         )
         .await
         .unwrap();
-        assert_eq!(seen, manuscript.chapters.len());
+        let chapters = manuscript.chapters.len();
+        assert_eq!(*events.lock().unwrap(), (3 * chapters, chapters));
         assert_eq!(done.manuscript.chapters.len(), manuscript.chapters.len());
         let burial = done
             .manuscript

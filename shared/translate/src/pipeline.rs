@@ -145,6 +145,16 @@ pub async fn translate_chapter(
     input: &ChapterInput<'_>,
     config: &PipelineConfig,
 ) -> Result<ChapterOutput, ChatError> {
+    translate_chapter_reporting(model, input, config, &|_| {}).await
+}
+
+/// Like [`translate_chapter`], telling `on_pass` as each pass ends (for progress displays).
+pub async fn translate_chapter_reporting(
+    model: &dyn ChatModel,
+    input: &ChapterInput<'_>,
+    config: &PipelineConfig,
+    on_pass: &(dyn Fn(Pass) + Sync),
+) -> Result<ChapterOutput, ChatError> {
     let sources: Vec<(usize, &str)> = input
         .blocks
         .iter()
@@ -217,6 +227,7 @@ pub async fn translate_chapter(
             failures = failures.len(),
             "pass done"
         );
+        on_pass(pass);
     }
 
     // The quality record describes the final text.
