@@ -2,7 +2,7 @@ use booktr_core::ports::{Query, Table};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, sample_txt, spawn_app};
+use crate::helpers::{assert_error, assert_hidden_from, sample_txt, spawn_app};
 
 #[tokio::test]
 async fn another_users_book_is_404_on_every_book_route() {
@@ -13,23 +13,7 @@ async fn another_users_book_is_404_on_every_book_route() {
     app.wait_for_status(&alice.key, &book, "EXTRACTED").await;
     let path = format!("/api/books/{book}");
 
-    assert_error(app.get(&path, &bob.key).await, 404, "not_found").await;
-    assert_error(
-        app.send_json(Method::PATCH, &path, &bob.key, json!({"title": "mine"}))
-            .await,
-        404,
-        "not_found",
-    )
-    .await;
-    assert_error(
-        app.request(Method::DELETE, &path, &bob.key)
-            .send()
-            .await
-            .unwrap(),
-        404,
-        "not_found",
-    )
-    .await;
+    assert_hidden_from(&app, &path, &bob.key, json!({"title": "mine"})).await;
     let bobs: Value = app.get("/api/books", &bob.key).await.json().await.unwrap();
     assert_eq!(bobs["books"], json!([]));
 

@@ -1,7 +1,7 @@
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, spawn_app};
+use crate::helpers::{assert_error, assert_hidden_from, spawn_app};
 
 fn whale_glossary() -> Value {
     json!({"name": "Moby-Dick", "description": "Names and sea terms", "entries": [
@@ -126,23 +126,7 @@ async fn another_users_glossary_is_404_on_every_route() {
         "/api/glossary/{}",
         created["glossary"]["id"].as_str().unwrap()
     );
-    assert_error(app.get(&path, &bob.key).await, 404, "not_found").await;
-    assert_error(
-        app.send_json(Method::PATCH, &path, &bob.key, json!({"name": "mine"}))
-            .await,
-        404,
-        "not_found",
-    )
-    .await;
-    assert_error(
-        app.request(Method::DELETE, &path, &bob.key)
-            .send()
-            .await
-            .unwrap(),
-        404,
-        "not_found",
-    )
-    .await;
+    assert_hidden_from(&app, &path, &bob.key, json!({"name": "mine"})).await;
     let bobs: Value = app
         .get("/api/glossary", &bob.key)
         .await

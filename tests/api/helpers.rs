@@ -191,6 +191,24 @@ impl TestApp {
     }
 }
 
+/// Asserts that `key`'s owner gets 404 on GET, PATCH (with `patch`) and DELETE of `path`: another
+/// tenant's resource is invisible, not forbidden.
+pub async fn assert_hidden_from(app: &TestApp, path: &str, key: &str, patch: Value) {
+    assert_error(app.get(path, key).await, 404, "not_found").await;
+    assert_error(
+        app.send_json(Method::PATCH, path, key, patch).await,
+        404,
+        "not_found",
+    )
+    .await;
+    assert_error(
+        app.request(Method::DELETE, path, key).send().await.unwrap(),
+        404,
+        "not_found",
+    )
+    .await;
+}
+
 /// Asserts the status and the `{error, message}` shape; returns the body.
 pub async fn assert_error(response: Response, status: u16, code: &str) -> Value {
     assert_eq!(response.status(), status);

@@ -81,11 +81,18 @@ async fn the_free_plan_allows_two_keys_and_dev_has_no_limit() {
 async fn last_used_at_is_recorded_when_a_key_is_used() {
     let app = spawn_app().await;
     let user = app.user().await;
-    let before: Value = app.get("/api/keys", &user.key).await.json().await.unwrap();
-    // The listing call itself used the key, so by now it carries a time.
-    let after: Value = app.get("/api/keys", &user.key).await.json().await.unwrap();
-    assert!(before["keys"][0]["lastUsedAt"].is_string());
-    assert!(after["keys"][0]["lastUsedAt"].is_string());
+    let stored = app.services.accounts.list_keys(&user.id).await.unwrap();
+    assert_eq!(stored[0].last_used_at, None, "a new key has not been used");
+    // The listing authenticates with the key, so it already shows the use.
+    let first: Value = app.get("/api/keys", &user.key).await.json().await.unwrap();
+    let first_use = first["keys"][0]["lastUsedAt"].as_str().unwrap().to_string();
+    // Written at most once a minute: a request soon after leaves it, a later one moves it.
+    app.clock.advance(chrono::Duration::seconds(10));
+    let soon: Value = app.get("/api/keys", &user.key).await.json().await.unwrap();
+    assert_eq!(soon["keys"][0]["lastUsedAt"], first_use.as_str());
+    app.clock.advance(chrono::Duration::minutes(2));
+    let later: Value = app.get("/api/keys", &user.key).await.json().await.unwrap();
+    assert_ne!(later["keys"][0]["lastUsedAt"], first_use.as_str());
 }
 
 #[tokio::test]

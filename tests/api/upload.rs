@@ -3,6 +3,7 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use bytes::Bytes;
+use futures::StreamExt;
 use reqwest::multipart::{Form, Part};
 use reqwest::Method;
 use serde_json::Value;
@@ -300,8 +301,6 @@ async fn a_streamed_51_mb_upload_is_refused_after_reading_no_more_than_the_limit
     );
     assert!(read > 49 * MB, "it did read up to the limit ({read} bytes)");
 }
-
-use futures::StreamExt;
 
 /// A backend failure is retried with backoff; after four receives the job moves to the
 /// dead-letter queue, whose handler puts the book in ERROR with the last failure.

@@ -225,24 +225,21 @@ impl Queue for SqliteQueue {
         let now = self.now_ms();
         self.db
             .call(move |conn| {
-                let count = |q: &str, extra: &str| -> Result<u64, StoreError> {
-                    let n: i64 = conn
+                // Messages of the queue, and of those how many are in flight now.
+                let count = |q: &str| -> Result<(u64, u64), StoreError> {
+                    let (total, in_flight): (i64, i64) = conn
                         .query_row(
-                            &format!("SELECT count(*) FROM messages WHERE queue = ?1 {extra}"),
+                            "SELECT count(*), count(CASE WHEN receipt IS NOT NULL AND visible_at > ?2 THEN 1 END) \
+                             FROM messages WHERE queue = ?1",
                             params![q, now],
-                            |r| r.get(0),
+                            |r| Ok((r.get(0)?, r.get(1)?)),
                         )
                         .map_err(sql)?;
-                    Ok(u64::try_from(n).unwrap_or(0))
+                    Ok((u64::try_from(total).unwrap_or(0), u64::try_from(in_flight).unwrap_or(0)))
                 };
-                // `?2 = ?2` keeps both parameters bound in the filter-less counts.
-                let in_flight = count(
-                    queue.as_str(),
-                    "AND receipt IS NOT NULL AND visible_at > ?2",
-                )?;
-                let total = count(queue.as_str(), "AND ?2 = ?2")?;
+                let (total, in_flight) = count(queue.as_str())?;
                 let dead = match queue.dead_letter() {
-                    Some(dl) => count(dl.as_str(), "AND ?2 = ?2")?,
+                    Some(dl) => count(dl.as_str())?.0,
                     None => 0,
                 };
                 let completed: i64 = conn
