@@ -12,6 +12,26 @@ pub enum BookEvent {
     ExtractionSucceeded,
     /// The file cannot be read, or extraction failed on every retry.
     ExtractionFailed,
+    /// `POST /api/translate`: a new run starts (chapters already translated with the same model,
+    /// glossary and languages are kept).
+    TranslationStarted,
+    /// `POST /api/translate/pause`: queued chapter jobs are dropped as they come up; the chapter
+    /// in hand finishes and is kept.
+    Paused,
+    /// `POST /api/translate/resume`: a new run re-queues the chapters not yet completed.
+    Resumed,
+    /// `POST /api/translate/stop`: the run is cancelled, the book is ready to start again.
+    Stopped,
+    /// A chapter failed for good (fatal model error, or its job reached the dead-letter queue).
+    TranslationFailed,
+    /// The last chapter was completed.
+    AllChaptersTranslated,
+    /// A generate job started rendering a file.
+    GenerationStarted,
+    /// The file is stored and can be downloaded.
+    GenerationSucceeded,
+    /// Rendering failed on every retry; the translation is kept.
+    GenerationFailed,
 }
 
 impl BookEvent {
@@ -21,6 +41,15 @@ impl BookEvent {
             BookEvent::ExtractionStarted => &[Uploaded, Extracting],
             BookEvent::ExtractionSucceeded => &[Extracting],
             BookEvent::ExtractionFailed => &[Uploaded, Extracting],
+            BookEvent::TranslationStarted => &[Extracted],
+            BookEvent::Paused => &[Translating],
+            BookEvent::Resumed => &[Error, Paused, Translating],
+            BookEvent::Stopped => &[Translating, Paused, Error],
+            BookEvent::TranslationFailed => &[Translating, Paused],
+            BookEvent::AllChaptersTranslated => &[Translating],
+            BookEvent::GenerationStarted => &[Translated, Generating, Completed],
+            BookEvent::GenerationSucceeded => &[Generating],
+            BookEvent::GenerationFailed => &[Generating],
         }
     }
 
@@ -30,10 +59,70 @@ impl BookEvent {
             BookEvent::ExtractionStarted => Extracting,
             BookEvent::ExtractionSucceeded => Extracted,
             BookEvent::ExtractionFailed => Error,
+            BookEvent::TranslationStarted => Translating,
+            BookEvent::Paused => Paused,
+            BookEvent::Resumed => Translating,
+            BookEvent::Stopped => Extracted,
+            BookEvent::TranslationFailed => Error,
+            BookEvent::AllChaptersTranslated => Translated,
+            BookEvent::GenerationStarted => Generating,
+            BookEvent::GenerationSucceeded => Completed,
+            BookEvent::GenerationFailed => Error,
         }
     }
 
     pub fn applies_to(self, status: BookStatus) -> bool {
         self.allowed_from().contains(&status)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_book_that_failed_extraction_can_neither_resume_nor_stop_into_extracted() {
+        // Resume and stop from ERROR are further guarded by the translation service: only a
+        // book that has started a run (run > 0) may take them.
+        assert!(BookEvent::Resumed.applies_to(Error));
+        assert!(!BookEvent::TranslationStarted.applies_to(Error));
+    }
+
+    #[test]
+    fn every_status_but_uploaded_and_extracting_is_reached_by_some_event() {
+        let all = [
+            Uploaded,
+            Extracting,
+            Extracted,
+            Translating,
+            Paused,
+            Translated,
+            Generating,
+            Completed,
+            Error,
+        ];
+        let events = [
+            BookEvent::ExtractionStarted,
+            BookEvent::ExtractionSucceeded,
+            BookEvent::ExtractionFailed,
+            BookEvent::TranslationStarted,
+            BookEvent::Paused,
+            BookEvent::Resumed,
+            BookEvent::Stopped,
+            BookEvent::TranslationFailed,
+            BookEvent::AllChaptersTranslated,
+            BookEvent::GenerationStarted,
+            BookEvent::GenerationSucceeded,
+            BookEvent::GenerationFailed,
+        ];
+        for status in all.into_iter().filter(|s| *s != Uploaded) {
+            assert!(
+                events.iter().any(|e| e.target() == status),
+                "{status} is unreachable"
+            );
+        }
+        for event in events {
+            assert!(!event.allowed_from().is_empty());
+        }
     }
 }

@@ -3,12 +3,14 @@
 mod format;
 pub mod lifecycle;
 mod service;
+mod share;
 pub(crate) mod store;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 pub use format::{sniff, BookFormat};
+pub use share::{Share, MAX_EXPIRES_IN_DAYS};
 pub use service::{Books, BooksError, Upload, MAX_LIST_LIMIT, MAX_UPLOAD_BYTES};
 
 use crate::types::{BookStatus, ChapterStatus};
@@ -37,6 +39,18 @@ pub struct Book {
     pub file_name: String,
     pub file_size: u64,
     pub error: Option<String>,
+    /// The glossary the current or last translation run uses.
+    pub glossary_id: Option<String>,
+    /// The translation run: moves on at every start, resume and stop, so chapter jobs queued
+    /// for an earlier run are dropped (how stop "cleans the queue" on SQS too). 0: never started.
+    #[serde(skip)]
+    pub run: u32,
+    /// The fingerprint of the run's model, languages and glossary (see `crate::translation`).
+    #[serde(skip)]
+    pub translation_key: Option<String>,
+    /// The public share link's token, while the book is shared.
+    #[serde(skip)]
+    pub share_token: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub completed_at: Option<DateTime<Utc>>,
@@ -50,6 +64,11 @@ pub struct Chapter {
     pub title: Option<String>,
     pub word_count: Option<u64>,
     pub status: ChapterStatus,
+    /// Passes (of 3) finished in the current translation, for progress.
+    pub passes_done: u8,
+    /// Why the chapter is in ERROR.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// The spec's BookDetail: a book with its chapters in reading order.

@@ -19,8 +19,6 @@ pub const MAX_UPLOAD_BYTES: u64 = 50 * 1024 * 1024;
 pub const MAX_LIST_LIMIT: usize = 100;
 const DEFAULT_LIST_LIMIT: usize = 50;
 const MAX_TITLE_CHARS: usize = 500;
-/// Used when neither the upload nor the user says which language to translate into.
-const DEFAULT_TARGET_LANGUAGE: &str = "es";
 
 #[derive(Debug, thiserror::Error)]
 pub enum BooksError {
@@ -47,7 +45,7 @@ pub struct Upload {
 
 #[derive(Clone)]
 pub struct Books {
-    ports: Ports,
+    pub(super) ports: Ports,
 }
 
 impl Books {
@@ -83,8 +81,12 @@ impl Books {
         {
             Some(t) => LanguageCode::parse(t)
                 .map_err(|e| BooksError::Invalid(format!("targetLang: {e}")))?,
-            None => LanguageCode::parse(DEFAULT_TARGET_LANGUAGE)
-                .map_err(|e| BooksError::Invalid(e.0))?,
+            None => {
+                let preferred = crate::preferences::get(&self.ports, user_id)
+                    .await?
+                    .default_target_language;
+                LanguageCode::parse(&preferred).map_err(|e| BooksError::Invalid(e.0))?
+            }
         };
         let now = self.ports.clock.now();
         let book = Book {
@@ -104,6 +106,10 @@ impl Books {
             file_name: upload.file_name.chars().take(255).collect(),
             file_size: upload.bytes.len() as u64,
             error: None,
+            glossary_id: None,
+            run: 0,
+            translation_key: None,
+            share_token: None,
             created_at: now,
             updated_at: now,
             completed_at: None,
@@ -245,6 +251,9 @@ impl Books {
     /// Deletes every item of the book's partition (the book item last, so a crash midway leaves
     /// a book that can be deleted again) and every blob under its prefix.
     pub(crate) async fn remove_everything(&self, book_id: &str) -> Result<(), StoreError> {
+        if let Some(book) = self.find(book_id).await? {
+            self.revoke_share(&book).await?;
+        }
         blobs::delete_prefix(self.ports.blobs.as_ref(), &store::blob_prefix(book_id)).await?;
         let pk = store::book_pk(book_id);
         let items = self.ports.table.query(Query::partition(pk.clone())).await?;

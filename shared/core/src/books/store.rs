@@ -11,6 +11,7 @@
 //! its blob prefix, which is how deletion finds it all.
 
 use crate::books::{Book, BookFormat, Chapter};
+use crate::jobs::OutputFormat;
 use crate::items::{
     corrupt, opt_string, opt_time, parse_time, parsed, required_str, required_time, time, time_text,
 };
@@ -69,6 +70,9 @@ pub fn book_item(book: &Book) -> Item {
         .with("fileName", book.file_name.clone())
         .with("fileSize", book.file_size)
         .with("error", book.error.clone())
+        .with("glossaryId", book.glossary_id.clone())
+        .with("run", book.run)
+        .with("translationKey", book.translation_key.clone())
         .with("createdAt", time(book.created_at))
         .with("updatedAt", time(book.updated_at))
         .with("completedAt", opt_time(book.completed_at))
@@ -104,6 +108,10 @@ pub fn book_from(item: &Item) -> Result<Book, StoreError> {
             .and_then(|n| u64::try_from(n).ok())
             .unwrap_or(0),
         error: opt_string(item, "error"),
+        glossary_id: opt_string(item, "glossaryId"),
+        run: item.i64("run").and_then(|n| u32::try_from(n).ok()).unwrap_or(0),
+        translation_key: opt_string(item, "translationKey"),
+        share_token: opt_string(item, "shareToken"),
         created_at: required_time(item, "createdAt")?,
         updated_at: required_time(item, "updatedAt")?,
         completed_at: parse_time(item, "completedAt")?,
@@ -117,6 +125,8 @@ pub fn chapter_item(book_id: &str, chapter: &Chapter) -> Item {
         .with("title", chapter.title.clone())
         .with("wordCount", chapter.word_count)
         .with("status", chapter.status.as_str())
+        .with("passesDone", chapter.passes_done)
+        .with("error", chapter.error.clone())
 }
 
 pub fn chapter_from(item: &Item) -> Result<Chapter, StoreError> {
@@ -129,5 +139,48 @@ pub fn chapter_from(item: &Item) -> Result<Chapter, StoreError> {
         title: opt_string(item, "title"),
         word_count: item.i64("wordCount").and_then(|n| u64::try_from(n).ok()),
         status: parsed(item, "status")?,
+        passes_done: item
+            .i64("passesDone")
+            .and_then(|n| u8::try_from(n).ok())
+            .unwrap_or(0),
+        error: opt_string(item, "error"),
     })
 }
+
+/// One chapter's finished translation ([`crate::translation::StoredChapter`]).
+pub fn translation_key(book_id: &str, number: u32) -> Result<BlobKey, StoreError> {
+    BlobKey::parse(&format!("books/{book_id}/translations/{number:05}.json"))
+}
+
+/// The glossary entries a run translates with, copied at start so edits during a run do not
+/// make its chapters disagree.
+pub fn glossary_snapshot_key(book_id: &str) -> Result<BlobKey, StoreError> {
+    BlobKey::parse(&format!("books/{book_id}/run/glossary.json"))
+}
+
+/// The book-wide term ledger, carried from chapter to chapter.
+pub fn ledger_key(book_id: &str) -> Result<BlobKey, StoreError> {
+    BlobKey::parse(&format!("books/{book_id}/run/ledger.json"))
+}
+
+pub fn outputs_prefix(book_id: &str) -> String {
+    format!("books/{book_id}/output/")
+}
+
+/// The generated file of a translated book.
+pub fn output_key(book_id: &str, format: OutputFormat) -> Result<BlobKey, StoreError> {
+    BlobKey::parse(&format!("books/{book_id}/output/book.{}", format.as_str()))
+}
+
+/// A file of the chapters finished so far, rendered on request while a book is unfinished.
+pub fn partial_key(book_id: &str, format: OutputFormat) -> Result<BlobKey, StoreError> {
+    BlobKey::parse(&format!("books/{book_id}/output/partial.{}", format.as_str()))
+}
+
+/// The public share link: `SHARE#<token>` / `SHARE`, read by token without credentials. Kept
+/// outside the book's partition so a revoked token is gone at once (an index may lag).
+pub fn share_pk(token: &str) -> String {
+    format!("SHARE#{token}")
+}
+
+pub const SHARE_SK: &str = "SHARE";

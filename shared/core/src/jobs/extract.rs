@@ -79,6 +79,8 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), Store
             title: chapter.title.clone(),
             word_count: Some(chapter.word_count()),
             status: ChapterStatus::Pending,
+            passes_done: 0,
+            error: None,
         };
         handler
             .ports

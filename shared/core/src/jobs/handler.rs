@@ -3,10 +3,13 @@
 
 use tracing::{error, info_span, warn, Instrument};
 
-use super::{extract, Job};
+use super::{chapter, extract, generate, Job};
 use crate::books::lifecycle::BookEvent;
-use crate::books::Books;
+use crate::books::{Book, Books};
+use crate::events::{EventKind, Events, Occurrence};
+use crate::translation::Translations;
 use crate::ports::{StoreError, Update};
+use booktr_translate::pipeline::PipelineConfig;
 use crate::Ports;
 
 /// What became of a job.
@@ -23,12 +26,19 @@ pub enum Outcome {
 pub struct JobHandler {
     pub(crate) ports: Ports,
     pub(crate) books: Books,
+    pub(crate) translations: Translations,
+    pub(crate) events: Events,
+    /// Chunking, parallelism and retries of the translation pipeline.
+    pub(crate) pipeline: PipelineConfig,
 }
 
 impl JobHandler {
     pub fn new(ports: Ports) -> Self {
         JobHandler {
             books: Books::new(ports.clone()),
+            translations: Translations::new(ports.clone()),
+            events: Events::new(ports.clone()),
+            pipeline: PipelineConfig::default(),
             ports,
         }
     }
@@ -39,6 +49,23 @@ impl JobHandler {
         let span = info_span!("job", kind = job.kind(), book_id = %job.book_id());
         let result = match job {
             Job::Extract { book_id } => extract::run(self, book_id).instrument(span.clone()).await,
+            Job::Chapter {
+                book_id,
+                number,
+                run,
+            } => {
+                let span = info_span!(parent: &span, "chapter", number, run);
+                chapter::run(self, book_id, *number, *run)
+                    .instrument(span)
+                    .await
+            }
+            Job::Generate {
+                book_id,
+                format,
+                requested,
+            } => generate::run(self, book_id, *format, *requested)
+                .instrument(span.clone())
+                .await,
         };
         match result {
             Ok(()) => Outcome::Done,
@@ -50,33 +77,73 @@ impl JobHandler {
         }
     }
 
-    /// Runs a job that exhausted its retries (from the dead-letter queue): marks the book ERROR
-    /// with the last failure, so the user sees why.
+    /// Runs a job that exhausted its retries (from the dead-letter queue): marks the book (and
+    /// a chapter, for a chapter job) ERROR with the last failure, so the user sees why, and tells
+    /// them.
     pub async fn process_dead_letter(&self, job: &Job) -> Outcome {
         let book_id = job.book_id();
-        let last = match self.books.find(book_id).await {
-            Ok(Some(book)) => book.error,
+        let book = match self.books.find(book_id).await {
+            Ok(Some(book)) => book,
             Ok(None) => return Outcome::Done,
             Err(e) => return Outcome::Retry(e.to_string()),
         };
         let reason = format!(
-            "extraction failed after {} attempts: {}",
+            "{} failed after {} attempts: {}",
+            match job {
+                Job::Extract { .. } => "extraction",
+                Job::Chapter { .. } => "translation",
+                Job::Generate { .. } => "generating the file",
+            },
             crate::ports::queue::MAX_RECEIVES,
-            last.unwrap_or_else(|| "unknown error".into())
+            book.error.clone().unwrap_or_else(|| "unknown error".into())
         );
         error!(book_id, %reason, "job dead-lettered");
-        match self
-            .books
-            .transition(
-                book_id,
-                BookEvent::ExtractionFailed,
-                Update::default().set("error", reason),
-            )
-            .await
-        {
-            Ok(_) => Outcome::Done,
+        let result = match job {
+            Job::Extract { .. } => self
+                .books
+                .transition(
+                    book_id,
+                    BookEvent::ExtractionFailed,
+                    Update::default().set("error", reason),
+                )
+                .await
+                .map(|_| ()),
+            // A job of a run that has moved on failed for nobody: the new run has its own.
+            Job::Chapter { run, .. } if *run != book.run => Ok(()),
+            Job::Chapter { number, .. } => {
+                chapter::fail_chapter(self, &book, *number, &reason).await
+            }
+            Job::Generate { .. } => self.fail_generation(&book, reason).await,
+        };
+        match result {
+            Ok(()) => Outcome::Done,
             Err(e) => Outcome::Retry(e.to_string()),
         }
+    }
+
+    /// A file that cannot be rendered: the book goes to ERROR; its translation is kept (resume
+    /// or a partial download still reach it).
+    async fn fail_generation(&self, book: &Book, reason: String) -> Result<(), StoreError> {
+        let update = Update::default().set("error", reason.clone());
+        let Some(failed) = self
+            .books
+            .transition(&book.id, BookEvent::GenerationFailed, update)
+            .await?
+        else {
+            return Ok(());
+        };
+        let occurrence = Occurrence {
+            key: format!("translation.error:{}:{}:generate", book.id, book.run),
+            user_id: failed.user_id.clone(),
+            book_id: failed.id.clone(),
+            title: failed.title.clone(),
+            status: failed.status.as_str().to_string(),
+            kind: EventKind::TranslationError {
+                error: reason,
+                chapter_index: 0,
+            },
+        };
+        self.events.emit(&occurrence).await
     }
 
     /// Keeps the latest failure on the book (status unchanged) for the dead-letter handler.

@@ -1,7 +1,9 @@
 //! Background jobs: what is queued, and how a worker processes it. The same handler runs in the
 //! local worker loop (`runner`) and, later, in the SQS-triggered Lambda.
 
+mod chapter;
 mod extract;
+mod generate;
 mod handler;
 pub mod runner;
 
@@ -18,6 +20,54 @@ pub enum Job {
     /// Read the uploaded file into chapters.
     #[serde(rename_all = "camelCase")]
     Extract { book_id: String },
+    /// Translate one chapter in three passes, for the book's run `run` (dropped when the book
+    /// has moved on to another run: paused, resumed, stopped or restarted since).
+    #[serde(rename_all = "camelCase")]
+    Chapter {
+        book_id: String,
+        number: u32,
+        run: u32,
+    },
+    /// Render the translated book as `format` (`epub` or `pdf`). `requested` (ms since the
+    /// epoch) tells two requests for the same file apart for the queue's deduplication.
+    #[serde(rename_all = "camelCase")]
+    Generate {
+        book_id: String,
+        format: OutputFormat,
+        requested: i64,
+    },
+}
+
+/// The files a translated book can be rendered as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputFormat {
+    Epub,
+    Pdf,
+}
+
+impl OutputFormat {
+    pub fn parse(raw: &str) -> Option<OutputFormat> {
+        match raw {
+            "epub" => Some(OutputFormat::Epub),
+            "pdf" => Some(OutputFormat::Pdf),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutputFormat::Epub => "epub",
+            OutputFormat::Pdf => "pdf",
+        }
+    }
+
+    pub fn media_type(self) -> &'static str {
+        match self {
+            OutputFormat::Epub => "application/epub+zip",
+            OutputFormat::Pdf => "application/pdf",
+        }
+    }
 }
 
 impl Job {
@@ -25,12 +75,16 @@ impl Job {
     pub fn kind(&self) -> &'static str {
         match self {
             Job::Extract { .. } => "extract",
+            Job::Chapter { .. } => "chapter",
+            Job::Generate { .. } => "generate",
         }
     }
 
     pub fn book_id(&self) -> &str {
         match self {
-            Job::Extract { book_id } => book_id,
+            Job::Extract { book_id }
+            | Job::Chapter { book_id, .. }
+            | Job::Generate { book_id, .. } => book_id,
         }
     }
 
@@ -39,6 +93,16 @@ impl Job {
     pub fn dedup_id(&self) -> String {
         match self {
             Job::Extract { book_id } => format!("extract-{book_id}"),
+            Job::Chapter {
+                book_id,
+                number,
+                run,
+            } => format!("chapter-{book_id}-{run}-{number}"),
+            Job::Generate {
+                book_id,
+                format,
+                requested,
+            } => format!("generate-{book_id}-{}-{requested}", format.as_str()),
         }
     }
 

@@ -1,0 +1,117 @@
+//! Public share links: an unguessable token that shows a translated book to anyone, until it is
+//! revoked or expires.
+
+use chrono::{DateTime, Duration, Utc};
+use serde_json::Value;
+use tracing::info;
+
+use super::{store, Book, Books, BooksError};
+use crate::ids::random_alphanumeric;
+use crate::items::{opt_time, parse_time};
+use crate::ports::{Condition, Item, StoreError, Update};
+use crate::types::BookStatus;
+
+/// 32 characters of 62: about 190 bits, far beyond guessing.
+const TOKEN_LENGTH: usize = 32;
+/// The longest expiry a share may ask for (a gap in the spec): ten years; null means never.
+pub const MAX_EXPIRES_IN_DAYS: i64 = 3650;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Share {
+    pub token: String,
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+impl Books {
+    /// Shares a translated book (TRANSLATED, GENERATING or COMPLETED). Sharing again replaces
+    /// the link: the old token stops working.
+    pub async fn share(
+        &self,
+        user_id: &str,
+        book_id: &str,
+        expires_in_days: Option<i64>,
+    ) -> Result<Share, BooksError> {
+        let book = self.get(user_id, book_id).await?;
+        if !matches!(
+            book.status,
+            BookStatus::Translated | BookStatus::Generating | BookStatus::Completed
+        ) {
+            return Err(BooksError::Invalid(format!(
+                "the book is {}; only a translated book can be shared",
+                book.status
+            )));
+        }
+        let expires_at = match expires_in_days {
+            None => None,
+            Some(days) if (1..=MAX_EXPIRES_IN_DAYS).contains(&days) => {
+                Some(self.ports.clock.now() + Duration::days(days))
+            }
+            Some(_) => {
+                return Err(BooksError::Invalid(format!(
+                    "expiresIn must be a number of days from 1 to {MAX_EXPIRES_IN_DAYS}, or null"
+                )))
+            }
+        };
+        self.revoke_share(&book).await?;
+        let token = random_alphanumeric(TOKEN_LENGTH);
+        let item = Item::new(store::share_pk(&token), store::SHARE_SK)
+            .with("bookId", book.id.clone())
+            .with("expiresAt", opt_time(expires_at));
+        self.ports.table.put(item, Condition::NotExists).await?;
+        let update = Update::default()
+            .set("shareToken", token.clone())
+            .set("shareExpiresAt", opt_time(expires_at));
+        self.ports
+            .table
+            .update(&store::book_pk(book_id), store::BOOK_SK, update, Condition::Exists)
+            .await?;
+        info!(book_id, "book shared");
+        Ok(Share { token, expires_at })
+    }
+
+    /// Revokes the book's share link, if it has one.
+    pub async fn unshare(&self, user_id: &str, book_id: &str) -> Result<(), BooksError> {
+        let book = self.get(user_id, book_id).await?;
+        self.revoke_share(&book).await?;
+        let update = Update::default()
+            .set("shareToken", Value::Null)
+            .set("shareExpiresAt", Value::Null);
+        self.ports
+            .table
+            .update(&store::book_pk(book_id), store::BOOK_SK, update, Condition::Exists)
+            .await?;
+        Ok(())
+    }
+
+    /// The book behind a share token, while the link is valid; None for an unknown, revoked or
+    /// expired token (all answered 404, so nothing is learnt by trying).
+    pub async fn shared(&self, token: &str) -> Result<Option<Book>, StoreError> {
+        if token.len() != TOKEN_LENGTH || !token.chars().all(|c| c.is_ascii_alphanumeric()) {
+            return Ok(None);
+        }
+        let Some(item) = self.ports.table.get(&store::share_pk(token), store::SHARE_SK).await?
+        else {
+            return Ok(None);
+        };
+        if parse_time(&item, "expiresAt")?.is_some_and(|at| at <= self.ports.clock.now()) {
+            return Ok(None);
+        }
+        let Some(book_id) = item.str("bookId") else {
+            return Ok(None);
+        };
+        Ok(self
+            .find(book_id)
+            .await?
+            .filter(|book| book.share_token.as_deref() == Some(token)))
+    }
+
+    pub(crate) async fn revoke_share(&self, book: &Book) -> Result<(), StoreError> {
+        if let Some(token) = &book.share_token {
+            self.ports
+                .table
+                .delete(&store::share_pk(token), store::SHARE_SK, Condition::Always)
+                .await?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,311 @@
+//! The chapter job: one chapter through the three passes, stored under the run's translation
+//! key. Idempotent: a chapter already translated under the key is marked completed without a
+//! model call, whatever the redelivery.
+
+use booktr_formats::manuscript::Chapter as SourceChapter;
+use booktr_translate::glossary::GlossaryEntry;
+use booktr_translate::model::ChatError;
+use booktr_translate::pipeline::{translate_chapter_reporting, ChapterInput};
+use booktr_translate::protocol::Pass;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tracing::{info, warn};
+
+use super::JobHandler;
+use crate::books::lifecycle::BookEvent;
+use crate::books::{store, Book};
+use crate::events::{EventKind, Occurrence};
+use crate::ports::{BlobKey, Condition, StoreError, Update, WriteOp};
+use crate::translation::{Ledger, StoredChapter};
+use crate::types::{BookStatus, ChapterStatus};
+
+pub(super) async fn run(
+    handler: &JobHandler,
+    book_id: &str,
+    number: u32,
+    run: u32,
+) -> Result<(), StoreError> {
+    let Some(book) = handler.books.find(book_id).await? else {
+        info!("book deleted; dropping the job");
+        return Ok(());
+    };
+    if book.run != run || book.status != BookStatus::Translating {
+        info!(book_run = book.run, status = %book.status, "the run has moved on; dropping the job");
+        return Ok(());
+    }
+    let Some(key) = book.translation_key.clone() else {
+        return Err(StoreError::Unavailable("a translating book has no translation key".into()));
+    };
+    let translations = &handler.translations;
+    if translations
+        .stored_chapter(book_id, number)
+        .await?
+        .is_some_and(|stored| stored.key == key)
+    {
+        info!("chapter already translated under this key; no model call");
+        mark_completed(handler, &book, number, &key, None, 0).await?;
+        return translations.finish_if_translated(book_id).await;
+    }
+
+    let source: SourceChapter = handler.translations.read_json(&store::chapter_key(book_id, number)?)
+        .await?
+        .ok_or_else(|| StoreError::Unavailable(format!("chapter {number} text is missing")))?;
+    let glossary: Vec<GlossaryEntry> =
+        handler.translations.read_json(&store::glossary_snapshot_key(book_id)?)
+            .await?
+            .unwrap_or_default();
+    let ledger = handler.translations.read_json::<Ledger>(&store::ledger_key(book_id)?)
+        .await?
+        .filter(|l| l.key == key)
+        // A new ledger starts from the glossary, whose choices are fixed.
+        .unwrap_or_else(|| Ledger {
+            key: key.clone(),
+            terms: glossary
+                .iter()
+                .map(|e| (e.source.clone(), e.target.clone()))
+                .collect(),
+        });
+    let title = booktr_formats::render::chapter_title(&source, number as usize - 1);
+    handler
+        .ports
+        .table
+        .update(
+            &store::book_pk(book_id),
+            store::BOOK_SK,
+            Update::default().set("currentChapter", title),
+            Condition::Exists,
+        )
+        .await?;
+    update_chapter(handler, book_id, number, Update::default().set("status", ChapterStatus::Translating.as_str())).await?;
+
+    let model_name = book.translation_model.clone().unwrap_or_default();
+    let model = match handler.ports.models.model(&model_name, None) {
+        Ok(model) => model,
+        Err(e) => return fail_chapter(handler, &book, number, &e.to_string()).await,
+    };
+    let input = ChapterInput {
+        blocks: &source.blocks,
+        source_lang: &book.original_lang,
+        target_lang: &book.target_lang,
+        glossary: &glossary,
+        ledger: &ledger.terms,
+    };
+    // Passes are recorded as they end (for progress) while the pipeline goes on.
+    let (passes_tx, mut passes_rx) = mpsc::unbounded_channel::<Pass>();
+    let on_pass = move |pass: Pass| {
+        let _ = passes_tx.send(pass);
+    };
+    let translating = async move {
+        let result =
+            translate_chapter_reporting(model.as_ref(), &input, &handler.pipeline, &on_pass).await;
+        drop(on_pass);
+        result
+    };
+    let recording = async {
+        let mut done: u8 = 0;
+        while passes_rx.recv().await.is_some() {
+            done += 1;
+            record_passes(handler, book_id, number, done).await;
+        }
+    };
+    let (result, ()) = tokio::join!(translating, recording);
+    let output = match result {
+        Ok(output) => output,
+        Err(ChatError::Retryable { message, .. }) => {
+            return Err(StoreError::Unavailable(format!("the model is unavailable: {message}")))
+        }
+        Err(ChatError::Fatal(message)) => {
+            return fail_chapter(handler, &book, number, &format!("the model refused: {message}"))
+                .await
+        }
+    };
+
+    // The chapter's title follows the block that carries the same words, translated.
+    let title = source.title.as_deref().map(|t| {
+        source
+            .blocks
+            .iter()
+            .position(|b| b.plain_text().trim() == t.trim())
+            .map_or_else(|| t.to_string(), |i| output.blocks[i].plain_text().trim().to_string())
+    });
+    let stored = StoredChapter {
+        key: key.clone(),
+        title,
+        blocks: output.blocks,
+        quality: output.quality,
+        terms: output.terms,
+    };
+    let mut ledger = ledger;
+    for (source_term, target_term) in &stored.terms {
+        ledger
+            .terms
+            .entry(source_term.clone())
+            .or_insert_with(|| target_term.clone());
+    }
+    write_json(handler, &store::ledger_key(book_id)?, &ledger).await?;
+    write_json(handler, &store::translation_key(book_id, number)?, &stored).await?;
+    let quality = serde_json::to_value(&stored.quality).unwrap_or(Value::Null);
+    let words = source.word_count();
+    mark_completed(handler, &book, number, &key, Some(quality), words).await?;
+    info!(
+        words,
+        glossary = format!("{}/{}", stored.quality.glossary_satisfied, stored.quality.glossary_checked),
+        "chapter translated"
+    );
+    handler.translations.finish_if_translated(book_id).await
+}
+
+/// COMPLETED, but only while the book still translates under `key`: a job of a stopped run that
+/// finishes after a restart with another model keeps its text for later without claiming the
+/// chapter for the new run.
+async fn mark_completed(
+    handler: &JobHandler,
+    book: &Book,
+    number: u32,
+    key: &str,
+    quality: Option<Value>,
+    words: u64,
+) -> Result<(), StoreError> {
+    let pk = store::book_pk(&book.id);
+    let mut chapter = Update::default()
+        .set("status", ChapterStatus::Completed.as_str())
+        .set("passesDone", 3)
+        .set("error", Value::Null);
+    if let Some(quality) = quality {
+        chapter = chapter.set("quality", quality);
+    }
+    let mut book_update = Update::default().set("updatedAt", crate::items::time(handler.ports.clock.now()));
+    if words > 0 {
+        book_update = book_update.add("runWords", words as i64);
+    }
+    let result = handler
+        .ports
+        .table
+        .transact(vec![
+            WriteOp::Update {
+                pk: pk.clone(),
+                sk: store::chapter_sk(number),
+                update: chapter,
+                condition: Condition::Exists,
+            },
+            WriteOp::Update {
+                pk,
+                sk: store::BOOK_SK.into(),
+                update: book_update,
+                condition: Condition::equals("translationKey", key),
+            },
+        ])
+        .await;
+    match result {
+        Ok(()) => {}
+        Err(StoreError::Conflict) => {
+            info!("the book moved on to another translation; the text is kept for later");
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    }
+    let chapters = handler.books.chapters(&book.id).await.map_err(|e| StoreError::Unavailable(e.to_string()))?;
+    let progress = crate::translation::progress_of(&chapters);
+    handler
+        .ports
+        .table
+        .update(
+            &store::book_pk(&book.id),
+            store::BOOK_SK,
+            Update::default().set("progress", progress),
+            Condition::Exists,
+        )
+        .await?;
+    Ok(())
+}
+
+/// A failure no retry fixes (or the last one): the chapter and the book go to ERROR and the
+/// user is told (notification, webhook, email).
+pub(super) async fn fail_chapter(
+    handler: &JobHandler,
+    book: &Book,
+    number: u32,
+    reason: &str,
+) -> Result<(), StoreError> {
+    warn!(number, reason, "chapter failed");
+    update_chapter(
+        handler,
+        &book.id,
+        number,
+        Update::default()
+            .set("status", ChapterStatus::Error.as_str())
+            .set("error", reason),
+    )
+    .await?;
+    let message = format!("chapter {number} could not be translated: {reason}");
+    let update = Update::default()
+        .set("error", message.clone())
+        .set("currentChapter", Value::Null);
+    let failed = handler
+        .books
+        .transition(&book.id, BookEvent::TranslationFailed, update)
+        .await?;
+    if let Some(failed) = failed {
+        let occurrence = Occurrence {
+            key: format!("translation.error:{}:{}:{number}", book.id, failed.run),
+            user_id: book.user_id.clone(),
+            book_id: book.id.clone(),
+            title: failed.title.clone(),
+            status: failed.status.as_str().to_string(),
+            kind: EventKind::TranslationError {
+                error: message,
+                chapter_index: number,
+            },
+        };
+        handler.events.emit(&occurrence).await?;
+    }
+    Ok(())
+}
+
+/// Passes done only ever grow, so progress never goes back when a chapter interrupted by a
+/// crash starts its passes again.
+async fn record_passes(handler: &JobHandler, book_id: &str, number: u32, done: u8) {
+    let smaller: Vec<Value> = (0..done).map(Value::from).collect();
+    let result = handler
+        .ports
+        .table
+        .update(
+            &store::book_pk(book_id),
+            &store::chapter_sk(number),
+            Update::default().set("passesDone", done),
+            Condition::In("passesDone".into(), smaller),
+        )
+        .await;
+    match result {
+        Ok(_) | Err(StoreError::Conflict) => {}
+        Err(e) => warn!(error = %e, "could not record a finished pass"),
+    }
+}
+
+async fn update_chapter(
+    handler: &JobHandler,
+    book_id: &str,
+    number: u32,
+    update: Update,
+) -> Result<(), StoreError> {
+    handler
+        .ports
+        .table
+        .update(
+            &store::book_pk(book_id),
+            &store::chapter_sk(number),
+            update,
+            Condition::Exists,
+        )
+        .await?;
+    Ok(())
+}
+
+async fn write_json<T: serde::Serialize>(
+    handler: &JobHandler,
+    key: &BlobKey,
+    value: &T,
+) -> Result<(), StoreError> {
+    let bytes = serde_json::to_vec(value).map_err(|e| StoreError::Invalid(e.to_string()))?;
+    handler.ports.blobs.put(key, bytes.into()).await
+}

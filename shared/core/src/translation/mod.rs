@@ -1,0 +1,528 @@
+//! Translation runs of a book: start, pause, resume, stop and status. The chapter work itself is
+//! the chapter job (`crate::jobs`); this module decides what is queued and reports progress.
+//!
+//! A run has a number (`run` on the book). Every start, resume and stop moves it on, and a
+//! chapter job carries the run it was queued for: a job of an older run is dropped when it comes
+//! up. A run also has a *translation key*, the fingerprint of what decides a chapter's text
+//! (model, languages, glossary entries): a chapter translated under the same key is never
+//! translated (or paid for) again, whatever happened to the run it was done in.
+
+mod download;
+mod render;
+mod status;
+
+use std::collections::HashMap;
+
+use booktr_formats::manuscript::Block;
+use booktr_translate::glossary::GlossaryEntry;
+use booktr_translate::pipeline::Quality;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use tracing::{info, instrument};
+
+pub use download::{Download, SideBySide, LINK_LIFETIME};
+pub use render::Completeness;
+pub use status::{ChapterProgress, PassCounts, TranslationStatus};
+
+use crate::accounts::User;
+use crate::books::lifecycle::BookEvent;
+use crate::books::{store, Book, Books, BooksError, Chapter};
+use crate::glossaries::{Glossaries, GlossaryError};
+use crate::items::time;
+use crate::jobs::{Job, OutputFormat};
+use crate::ports::{blobs, Condition, StoreError, Update};
+use crate::types::{BookStatus, ChapterStatus, LanguageCode, Role};
+use crate::Ports;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TranslationError {
+    /// The request cannot be done in the book's state, or names a model, glossary or language
+    /// that is not allowed: 400.
+    #[error("{0}")]
+    Invalid(String),
+    #[error("book not found")]
+    NotFound,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<BooksError> for TranslationError {
+    fn from(e: BooksError) -> Self {
+        match e {
+            BooksError::NotFound => TranslationError::NotFound,
+            BooksError::Store(s) => TranslationError::Store(s),
+            other => TranslationError::Invalid(other.to_string()),
+        }
+    }
+}
+
+/// `POST /api/translate`.
+#[derive(Debug, Clone, Default)]
+pub struct StartRequest {
+    pub book_id: String,
+    pub model: Option<String>,
+    pub glossary_id: Option<String>,
+    pub target_lang: Option<String>,
+}
+
+/// One chapter's finished translation, as stored.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredChapter {
+    /// The translation key it was made under.
+    pub key: String,
+    pub title: Option<String>,
+    pub blocks: Vec<Block>,
+    pub quality: Quality,
+    /// Terms the review reported, for the book's ledger.
+    pub terms: Vec<(String, String)>,
+}
+
+/// The book-wide term ledger of one translation key.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Ledger {
+    pub key: String,
+    pub terms: HashMap<String, String>,
+}
+
+#[derive(Clone)]
+pub struct Translations {
+    ports: Ports,
+    books: Books,
+    glossaries: Glossaries,
+}
+
+impl Translations {
+    pub fn new(ports: Ports) -> Self {
+        Translations {
+            books: Books::new(ports.clone()),
+            glossaries: Glossaries::new(ports.clone()),
+            ports,
+        }
+    }
+
+    /// Starts a run: EXTRACTED -> TRANSLATING, one job per chapter not already translated under
+    /// the same key. Returns how many jobs were queued.
+    #[instrument(skip(self, user, request), fields(user_id = %user.id, book_id = %request.book_id))]
+    pub async fn start(&self, user: &User, request: StartRequest) -> Result<u32, TranslationError> {
+        let book = self.books.get(&user.id, &request.book_id).await?;
+        if book.status != BookStatus::Extracted {
+            return Err(TranslationError::Invalid(format!(
+                "the book is {}; a translation can start when it is EXTRACTED",
+                book.status
+            )));
+        }
+        let preferences = crate::preferences::get(&self.ports, &user.id).await?;
+        let model = request.model.unwrap_or(preferences.default_model);
+        check_model(user, &model)?;
+        let target = match request.target_lang {
+            Some(t) => LanguageCode::parse(&t)
+                .map_err(|e| TranslationError::Invalid(format!("targetLang: {e}")))?
+                .to_string(),
+            None => book.target_lang.clone(),
+        };
+        let glossary_id = match request.glossary_id {
+            Some(id) => Some(id),
+            // A default glossary deleted since it was chosen is no reason to refuse a start.
+            None => match preferences.default_glossary_id {
+                Some(id) if self.glossaries.get(&user.id, &id).await.is_ok() => Some(id),
+                _ => None,
+            },
+        };
+        let entries = match &glossary_id {
+            Some(id) => match self.glossaries.get(&user.id, id).await {
+                Ok(glossary) => glossary
+                    .entries
+                    .into_iter()
+                    .map(|e| GlossaryEntry {
+                        source: e.source,
+                        target: e.target,
+                        context: e.context,
+                    })
+                    .collect(),
+                Err(GlossaryError::NotFound) => {
+                    return Err(TranslationError::Invalid(format!(
+                        "glossaryId: there is no glossary '{id}'"
+                    )))
+                }
+                Err(GlossaryError::Store(e)) => return Err(e.into()),
+                Err(GlossaryError::Invalid(m)) => return Err(TranslationError::Invalid(m)),
+            },
+            None => Vec::new(),
+        };
+        let key = translation_key(&model, &book.original_lang, &target, &entries);
+        self.put_json(&store::glossary_snapshot_key(&book.id)?, &entries)
+            .await?;
+
+        // Chapters first, then the book: a crash in between leaves an EXTRACTED book whose
+        // chapters say what is already translated, and a retried start finds the same.
+        let chapters = self.books.chapters(&book.id).await?;
+        let mut pending = Vec::new();
+        for chapter in &chapters {
+            let reusable = self
+                .stored_chapter(&book.id, chapter.number)
+                .await?
+                .is_some_and(|stored| stored.key == key);
+            let (status, passes) = if reusable {
+                (ChapterStatus::Completed, 3)
+            } else {
+                pending.push(chapter.number);
+                (ChapterStatus::Pending, 0)
+            };
+            self.set_chapter(&book.id, chapter.number, status, passes)
+                .await?;
+        }
+        let update = Update::default()
+            .add("run", 1)
+            .set("translationModel", model.clone())
+            .set("glossaryId", glossary_id.clone())
+            .set("targetLang", target.clone())
+            .set("translationKey", key)
+            .set("completedAt", Value::Null)
+            .set("error", Value::Null)
+            .set("progress", progress_of(&chapters_after(&chapters, &pending)));
+        let update = self.new_run(update);
+        let Some(book) = self
+            .books
+            .transition(&book.id, BookEvent::TranslationStarted, update)
+            .await?
+        else {
+            return Err(TranslationError::Invalid(
+                "the book changed meanwhile; look at its status and try again".into(),
+            ));
+        };
+        // Files of an earlier translation no longer match the text.
+        blobs::delete_prefix(
+            self.ports.blobs.as_ref(),
+            &store::outputs_prefix(&book.id),
+        )
+        .await?;
+        let queued = self.queue_chapters(&book, &pending).await?;
+        info!(run = book.run, model, target, queued, reused = chapters.len() - pending.len(), "translation started");
+        Ok(queued)
+    }
+
+    /// TRANSLATING -> PAUSED. Jobs already queued are dropped as they come up (the status no
+    /// longer lets them run); the chapter in progress finishes and is kept.
+    #[instrument(skip(self))]
+    pub async fn pause(&self, user_id: &str, book_id: &str) -> Result<(), TranslationError> {
+        let book = self.books.get(user_id, book_id).await?;
+        let paused = self
+            .books
+            .transition(book_id, BookEvent::Paused, Update::default())
+            .await?;
+        if paused.is_none() {
+            return Err(TranslationError::Invalid(format!(
+                "the book is {}; only a TRANSLATING book can be paused",
+                book.status
+            )));
+        }
+        info!("translation paused");
+        Ok(())
+    }
+
+    /// ERROR, PAUSED or TRANSLATING -> TRANSLATING in a new run that re-queues only the chapters
+    /// not completed. Returns (re-queued, total chapters).
+    #[instrument(skip(self))]
+    pub async fn resume(&self, user_id: &str, book_id: &str) -> Result<(u32, u32), TranslationError> {
+        let book = self.books.get(user_id, book_id).await?;
+        // A book in ERROR because its file could not be read has no run to resume.
+        if !BookEvent::Resumed.applies_to(book.status) || book.run == 0 {
+            return Err(TranslationError::Invalid(format!(
+                "the book is {}; only a book that is translating, paused or failed during \
+                 translation can be resumed",
+                book.status
+            )));
+        }
+        let chapters = self.books.chapters(book_id).await?;
+        let mut pending = Vec::new();
+        for chapter in chapters.iter().filter(|c| c.status != ChapterStatus::Completed) {
+            if chapter.status == ChapterStatus::Error {
+                self.set_chapter(book_id, chapter.number, ChapterStatus::Pending, chapter.passes_done)
+                    .await?;
+            }
+            pending.push(chapter.number);
+        }
+        let update = self.new_run(Update::default().add("run", 1).set("error", Value::Null));
+        let Some(book) = self
+            .books
+            .transition(book_id, BookEvent::Resumed, update)
+            .await?
+        else {
+            return Err(TranslationError::Invalid(
+                "the book changed meanwhile; look at its status and try again".into(),
+            ));
+        };
+        let queued = self.queue_chapters(&book, &pending).await?;
+        info!(run = book.run, queued, "translation resumed");
+        Ok((queued, chapters.len() as u32))
+    }
+
+    /// Cancels the run: TRANSLATING, PAUSED or ERROR -> EXTRACTED, and the run moves on so its
+    /// queued jobs are dropped. Completed chapters are kept for a later start with the same key.
+    #[instrument(skip(self))]
+    pub async fn stop(&self, user_id: &str, book_id: &str) -> Result<(), TranslationError> {
+        let book = self.books.get(user_id, book_id).await?;
+        if !BookEvent::Stopped.applies_to(book.status) || book.run == 0 {
+            return Err(TranslationError::Invalid(format!(
+                "the book is {}; there is no translation to stop",
+                book.status
+            )));
+        }
+        let update = Update::default()
+            .add("run", 1)
+            .set("currentChapter", Value::Null)
+            .set("error", Value::Null);
+        if self
+            .books
+            .transition(book_id, BookEvent::Stopped, update)
+            .await?
+            .is_none()
+        {
+            return Err(TranslationError::Invalid(
+                "the book changed meanwhile; look at its status and try again".into(),
+            ));
+        }
+        info!("translation stopped");
+        Ok(())
+    }
+
+    /// Queues generation of the file: TRANSLATED or COMPLETED books only.
+    #[instrument(skip(self))]
+    pub async fn generate(
+        &self,
+        user_id: &str,
+        book_id: &str,
+        format: OutputFormat,
+    ) -> Result<(), TranslationError> {
+        let book = self.books.get(user_id, book_id).await?;
+        if !matches!(
+            book.status,
+            BookStatus::Translated | BookStatus::Completed | BookStatus::Generating
+        ) {
+            return Err(TranslationError::Invalid(format!(
+                "the book is {}; a file can be generated once it is translated",
+                book.status
+            )));
+        }
+        let job = Job::Generate {
+            book_id: book_id.to_string(),
+            format,
+            requested: self.ports.clock.now().timestamp_millis(),
+        };
+        job.enqueue(self.ports.queue.as_ref()).await?;
+        Ok(())
+    }
+
+    /// A finished chapter's stored translation, if any.
+    pub async fn stored_chapter(
+        &self,
+        book_id: &str,
+        number: u32,
+    ) -> Result<Option<StoredChapter>, StoreError> {
+        self.read_json(&store::translation_key(book_id, number)?).await
+    }
+
+    /// Moves a TRANSLATING book whose chapters are all completed on to TRANSLATED and queues its
+    /// EPUB. Safe to call from any number of jobs: only the first transition queues.
+    pub(crate) async fn finish_if_translated(&self, book_id: &str) -> Result<(), StoreError> {
+        let chapters = self.books.chapters(book_id).await.map_err(into_store)?;
+        if chapters.iter().any(|c| c.status != ChapterStatus::Completed) {
+            return Ok(());
+        }
+        let update = Update::default()
+            .set("progress", 100)
+            .set("currentChapter", Value::Null);
+        if let Some(book) = self
+            .books
+            .transition(book_id, BookEvent::AllChaptersTranslated, update)
+            .await?
+        {
+            info!(book_id, "every chapter translated; generating the EPUB");
+            let job = Job::Generate {
+                book_id: book.id,
+                format: OutputFormat::Epub,
+                requested: i64::from(book.run),
+            };
+            job.enqueue(self.ports.queue.as_ref()).await?;
+        }
+        Ok(())
+    }
+
+    /// Sets the run-start fields every new run (start and resume) resets.
+    fn new_run(&self, update: Update) -> Update {
+        update
+            .set("runStartedAt", time(self.ports.clock.now()))
+            .set("runWords", 0)
+            .set("currentChapter", Value::Null)
+    }
+
+    async fn queue_chapters(&self, book: &Book, pending: &[u32]) -> Result<u32, StoreError> {
+        for &number in pending {
+            let job = Job::Chapter {
+                book_id: book.id.clone(),
+                number,
+                run: book.run,
+            };
+            job.enqueue(self.ports.queue.as_ref()).await?;
+        }
+        if pending.is_empty() {
+            // Every chapter was already translated under this key.
+            self.finish_if_translated(&book.id).await?;
+        }
+        Ok(pending.len() as u32)
+    }
+
+    async fn set_chapter(
+        &self,
+        book_id: &str,
+        number: u32,
+        status: ChapterStatus,
+        passes: u8,
+    ) -> Result<(), StoreError> {
+        let update = Update::default()
+            .set("status", status.as_str())
+            .set("passesDone", passes)
+            .set("error", Value::Null);
+        self.ports
+            .table
+            .update(
+                &store::book_pk(book_id),
+                &store::chapter_sk(number),
+                update,
+                Condition::Exists,
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn put_json<T: Serialize>(
+        &self,
+        key: &crate::ports::BlobKey,
+        value: &T,
+    ) -> Result<(), StoreError> {
+        let bytes = serde_json::to_vec(value).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        self.ports.blobs.put(key, bytes.into()).await
+    }
+}
+
+/// 400 unless the model is one of the six and the user's plan (or role DEV) allows it.
+fn check_model(user: &User, model: &str) -> Result<(), TranslationError> {
+    if booktr_translate::providers::lookup(model).is_none() {
+        return Err(TranslationError::Invalid(format!(
+            "model: '{model}' is not one of gpt-4o-mini, gpt-4o, claude-3-haiku, \
+             claude-sonnet-4-20250514, gemini-2.0-flash, gemini-1.5-pro"
+        )));
+    }
+    if user.role != Role::Dev && !user.plan.allowed_models().contains(&model) {
+        return Err(TranslationError::Invalid(format!(
+            "model: '{model}' is not included in the {} plan (it allows {})",
+            user.plan.display_name(),
+            user.plan.allowed_models().join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// The fingerprint of everything that decides a chapter's translated text.
+pub fn translation_key(model: &str, source: &str, target: &str, glossary: &[GlossaryEntry]) -> String {
+    let mut hash = Sha256::new();
+    for part in [model, source, target] {
+        hash.update((part.len() as u64).to_be_bytes());
+        hash.update(part.as_bytes());
+    }
+    for entry in glossary {
+        for part in [&entry.source, &entry.target, entry.context.as_deref().unwrap_or("")] {
+            hash.update((part.len() as u64).to_be_bytes());
+            hash.update(part.as_bytes());
+        }
+    }
+    hex::encode(hash.finalize())
+}
+
+/// The chapters as they will be once `pending` are reset and the others reused.
+fn chapters_after(chapters: &[Chapter], pending: &[u32]) -> Vec<Chapter> {
+    chapters
+        .iter()
+        .map(|c| {
+            let done = !pending.contains(&c.number);
+            Chapter {
+                status: if done { ChapterStatus::Completed } else { ChapterStatus::Pending },
+                passes_done: if done { 3 } else { 0 },
+                ..c.clone()
+            }
+        })
+        .collect()
+}
+
+/// Progress 0-100 from finished work: each chapter weighs its words, and counts a third for each
+/// pass done (a completed chapter counts whole).
+pub fn progress_of(chapters: &[Chapter]) -> u8 {
+    let weight = |c: &Chapter| c.word_count.unwrap_or(0).max(1);
+    let total: u64 = chapters.iter().map(weight).sum();
+    if total == 0 {
+        return 0;
+    }
+    let done: u64 = chapters
+        .iter()
+        .map(|c| {
+            let passes = if c.status == ChapterStatus::Completed { 3 } else { u64::from(c.passes_done.min(3)) };
+            weight(c) * passes
+        })
+        .sum();
+    // Rounded down, so 100 means every chapter is done.
+    u8::try_from(done * 100 / (total * 3)).unwrap_or(100)
+}
+
+fn into_store(e: BooksError) -> StoreError {
+    match e {
+        BooksError::Store(s) => s,
+        other => StoreError::Invalid(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chapter(number: u32, words: u64, status: ChapterStatus, passes: u8) -> Chapter {
+        Chapter {
+            id: format!("b-{number}"),
+            number,
+            title: None,
+            word_count: Some(words),
+            status,
+            passes_done: passes,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn progress_weighs_chapters_by_words_and_passes() {
+        let chapters = [
+            chapter(1, 300, ChapterStatus::Completed, 3),
+            chapter(2, 600, ChapterStatus::Translating, 1),
+            chapter(3, 100, ChapterStatus::Pending, 0),
+        ];
+        // (300*3 + 600*1) / (1000*3) = 50%
+        assert_eq!(progress_of(&chapters), 50);
+        assert_eq!(progress_of(&[]), 0);
+        assert_eq!(progress_of(&[chapter(1, 0, ChapterStatus::Completed, 3)]), 100);
+    }
+
+    #[test]
+    fn the_translation_key_changes_with_model_languages_and_glossary() {
+        let entry = |t: &str| GlossaryEntry {
+            source: "whale".into(),
+            target: t.into(),
+            context: None,
+        };
+        let base = translation_key("gpt-4o-mini", "en", "es", &[entry("ballena")]);
+        assert_eq!(base, translation_key("gpt-4o-mini", "en", "es", &[entry("ballena")]));
+        assert_ne!(base, translation_key("gpt-4o", "en", "es", &[entry("ballena")]));
+        assert_ne!(base, translation_key("gpt-4o-mini", "en", "fr", &[entry("ballena")]));
+        assert_ne!(base, translation_key("gpt-4o-mini", "en", "es", &[entry("cachalote")]));
+        assert_ne!(base, translation_key("gpt-4o-mini", "en", "es", &[]));
+    }
+}

@@ -1,0 +1,93 @@
+//! A translated book as a file: the manuscript's metadata and images with the stored chapter
+//! translations, through the EPUB or PDF renderer.
+
+use booktr_formats::manuscript::{Chapter as SourceChapter, Manuscript};
+use booktr_formats::render::{self, RenderOptions};
+
+use super::Translations;
+use crate::books::{store, Book};
+use crate::jobs::OutputFormat;
+use crate::ports::StoreError;
+
+/// Which chapters a rendition holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completeness {
+    /// Every chapter, translated under the book's key; missing ones are an error.
+    Whole,
+    /// Only the chapters translated so far (a partial download); None when there are none.
+    FinishedSoFar,
+}
+
+impl Translations {
+    /// Renders the book; None when `FinishedSoFar` finds no translated chapter.
+    pub async fn render(
+        &self,
+        book: &Book,
+        format: OutputFormat,
+        completeness: Completeness,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        let key = book.translation_key.clone().unwrap_or_default();
+        let mut manuscript: Manuscript = self
+            .read_json(&store::manuscript_key(&book.id)?)
+            .await?
+            .ok_or_else(|| StoreError::Unavailable("the manuscript is missing".into()))?;
+        let chapters = self.books.chapters(&book.id).await.map_err(super::into_store)?;
+        for chapter in &chapters {
+            match self.stored_chapter(&book.id, chapter.number).await? {
+                Some(stored) if stored.key == key => manuscript.chapters.push(SourceChapter {
+                    title: stored.title,
+                    blocks: stored.blocks,
+                }),
+                _ if completeness == Completeness::FinishedSoFar => {}
+                _ => {
+                    return Err(StoreError::Unavailable(format!(
+                        "chapter {} has no translation to render",
+                        chapter.number
+                    )))
+                }
+            }
+        }
+        if manuscript.chapters.is_empty() {
+            return Ok(None);
+        }
+        for asset in &mut manuscript.assets {
+            if let Some(bytes) = self
+                .ports
+                .blobs
+                .get(&store::asset_key(&book.id, &asset.file_name)?)
+                .await?
+            {
+                asset.bytes = bytes.to_vec();
+            }
+        }
+        manuscript.language = Some(book.target_lang.clone());
+        let options = RenderOptions {
+            language: book.target_lang.clone(),
+            title: Some(book.title.clone()),
+            author: book.author.clone(),
+            identifier: format!("urn:booktr:{}", book.id),
+            modified: self.ports.clock.now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        };
+        // Rendering is CPU work (seconds for a long PDF): off the async threads.
+        let rendered = tokio::task::spawn_blocking(move || match format {
+            OutputFormat::Epub => render::epub::render(&manuscript, &options),
+            OutputFormat::Pdf => render::pdf::render(&manuscript, &options, &[]),
+        })
+        .await
+        .map_err(|e| StoreError::Unavailable(format!("the renderer failed: {e}")))?
+        .map_err(|e| StoreError::Unavailable(format!("rendering the {} failed: {e}", format.as_str())))?;
+        Ok(Some(rendered))
+    }
+
+    pub(crate) async fn read_json<T: serde::de::DeserializeOwned>(
+        &self,
+        key: &crate::ports::BlobKey,
+    ) -> Result<Option<T>, StoreError> {
+        match self.ports.blobs.get(key).await? {
+            None => Ok(None),
+            Some(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| StoreError::Unavailable(format!("{key} is unreadable: {e}"))),
+        }
+    }
+}

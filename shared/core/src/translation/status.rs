@@ -1,0 +1,149 @@
+//! `GET /api/translate/status`: what the run has done, measured, never guessed.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{progress_of, TranslationError, Translations};
+use crate::books::{store, Chapter};
+use crate::items::parse_time;
+use crate::ports::Query;
+use crate::types::{BookStatus, ChapterStatus};
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TranslationStatus {
+    pub status: BookStatus,
+    pub progress: u8,
+    pub chapters_total: u32,
+    pub chapters_completed: u32,
+    /// The title of the chapter being translated.
+    pub current_chapter: Option<String>,
+    /// Seconds, from the words per second this run has achieved; null until a chapter of this
+    /// run has been translated, and when nothing is translating.
+    pub estimated_time_remaining: Option<u64>,
+    pub errors: Vec<ChapterErrorReport>,
+    /// Beyond the spec: the model, and how many chapters are through each pass.
+    pub model: Option<String>,
+    pub passes: PassCounts,
+    /// Beyond the spec: every chapter with its passes and, once translated, its quality record.
+    pub chapters: Vec<ChapterProgress>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChapterErrorReport {
+    pub chapter_id: String,
+    pub error: String,
+}
+
+/// Chapters that have finished each pass.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct PassCounts {
+    pub translate: u32,
+    pub review: u32,
+    pub polish: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChapterProgress {
+    #[serde(flatten)]
+    pub chapter: Chapter,
+    /// The quality record of the chapter's translation (glossary compliance, untranslated,
+    /// missing or broken blocks, tokens per pass).
+    pub quality: Option<Value>,
+}
+
+impl Translations {
+    pub async fn status(
+        &self,
+        user_id: &str,
+        book_id: &str,
+    ) -> Result<TranslationStatus, TranslationError> {
+        let book = self.books.get(user_id, book_id).await?;
+        let book_item = self
+            .ports
+            .table
+            .get(&store::book_pk(book_id), store::BOOK_SK)
+            .await?
+            .ok_or(TranslationError::NotFound)?;
+        let items = self
+            .ports
+            .table
+            .query(Query::partition(store::book_pk(book_id)).prefix(store::CHAPTER_PREFIX))
+            .await?;
+        let mut chapters = Vec::with_capacity(items.len());
+        for item in &items {
+            chapters.push(ChapterProgress {
+                chapter: store::chapter_from(item)?,
+                quality: item.attrs.get("quality").filter(|q| !q.is_null()).cloned(),
+            });
+        }
+        let plain: Vec<Chapter> = chapters.iter().map(|c| c.chapter.clone()).collect();
+        let completed = plain
+            .iter()
+            .filter(|c| c.status == ChapterStatus::Completed)
+            .count() as u32;
+        let mut passes = PassCounts::default();
+        for chapter in &plain {
+            let done = if chapter.status == ChapterStatus::Completed {
+                3
+            } else {
+                chapter.passes_done
+            };
+            passes.translate += u32::from(done >= 1);
+            passes.review += u32::from(done >= 2);
+            passes.polish += u32::from(done >= 3);
+        }
+        let errors = plain
+            .iter()
+            .filter(|c| c.status == ChapterStatus::Error)
+            .map(|c| ChapterErrorReport {
+                chapter_id: c.id.clone(),
+                error: c.error.clone().unwrap_or_else(|| "translation failed".into()),
+            })
+            .collect();
+        let estimated_time_remaining = if book.status == BookStatus::Translating {
+            self.remaining_seconds(&book_item, &plain)?
+        } else {
+            None
+        };
+        // Before any run the stored progress is 0; during and after one it is measured here.
+        let progress = if book.run == 0 { 0 } else { progress_of(&plain) };
+        Ok(TranslationStatus {
+            status: book.status,
+            progress,
+            chapters_total: plain.len() as u32,
+            chapters_completed: completed,
+            current_chapter: book_item.str("currentChapter").map(str::to_string),
+            estimated_time_remaining,
+            errors,
+            model: book.translation_model,
+            passes,
+            chapters,
+        })
+    }
+
+    /// Words still to translate over the words per second achieved since the run started.
+    fn remaining_seconds(
+        &self,
+        book_item: &crate::ports::Item,
+        chapters: &[Chapter],
+    ) -> Result<Option<u64>, TranslationError> {
+        let done_words = book_item.i64("runWords").unwrap_or(0);
+        let Some(started) = parse_time(book_item, "runStartedAt")? else {
+            return Ok(None);
+        };
+        let elapsed = (self.ports.clock.now() - started).num_milliseconds();
+        if done_words <= 0 || elapsed <= 0 {
+            return Ok(None);
+        }
+        let remaining_words: u64 = chapters
+            .iter()
+            .filter(|c| c.status != ChapterStatus::Completed)
+            .map(|c| c.word_count.unwrap_or(0) * u64::from(3 - c.passes_done.min(3)) / 3)
+            .sum();
+        let seconds = remaining_words as f64 * elapsed as f64 / done_words as f64 / 1000.0;
+        Ok(Some(seconds.ceil() as u64))
+    }
+}

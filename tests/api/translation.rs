@@ -1,0 +1,481 @@
+//! Book jobs end to end: translate, pause, resume, stop, status, generate, download, share.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use booktr_core::jobs::runner;
+use reqwest::Method;
+use serde_json::{json, Value};
+use tokio::sync::Semaphore;
+
+use crate::helpers::{
+    assert_error, corpus, sample_txt, spawn_app, spawn_app_without_workers, spawn_with_models,
+    TestApp,
+};
+use crate::stand_ins::StandIn;
+
+async fn post(app: &TestApp, path: &str, key: &str, body: Value) -> reqwest::Response {
+    app.send_json(Method::POST, path, key, body).await
+}
+
+async fn status(app: &TestApp, key: &str, book_id: &str) -> Value {
+    let response = app
+        .get(&format!("/api/translate/status?bookId={book_id}"), key)
+        .await;
+    assert_eq!(response.status(), 200);
+    response.json().await.unwrap()
+}
+
+/// Runs every due job (no background workers), moving the clock past retry delays.
+async fn drain(app: &TestApp) {
+    runner::drain(app.ports.queue.as_ref(), &app.services.jobs)
+        .await
+        .unwrap();
+}
+
+/// An extracted sample book (a preface and three chapters) and its owner's key.
+async fn extracted_book(app: &TestApp) -> (String, String) {
+    let user = app.user().await;
+    let id = app.upload_ok(&user.key, "voyage.txt", sample_txt()).await;
+    drain(app).await;
+    let book: Value = app
+        .get(&format!("/api/books/{id}"), &user.key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(book["status"], "EXTRACTED", "{book}");
+    (user.key, id)
+}
+
+/// Fetches a link without credentials.
+async fn fetch(url: &str) -> reqwest::Response {
+    reqwest::get(url).await.unwrap()
+}
+
+fn epubcheck(bytes: &[u8]) {
+    let dir = tempfile::TempDir::new().unwrap();
+    let path = dir.path().join("book.epub");
+    std::fs::write(&path, bytes).unwrap();
+    let check = std::process::Command::new("java")
+        .args(["-jar", "/usr/share/java/epubcheck.jar", "-q"])
+        .arg(&path)
+        .output()
+        .expect("epubcheck is installed by scripts/test.sh");
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+}
+
+/// The whole journey over HTTP with background workers and the offline engine.
+#[tokio::test]
+async fn a_book_is_translated_downloaded_generated_as_pdf_and_shared_publicly() {
+    let app = spawn_app().await;
+    let user = app.user().await;
+    let key = &user.key;
+    let id = app.upload_ok(key, "wasteland.epub", corpus("wasteland.epub")).await;
+    let book = app.wait_for_status(key, &id, "EXTRACTED").await;
+    let glossary: Value = post(
+        &app,
+        "/api/glossary",
+        key,
+        json!({"name": "Eliot", "entries": [{"source": "April", "target": "Abril"}]}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    let glossary_id = glossary["glossary"]["id"].as_str().unwrap();
+
+    let started = post(
+        &app,
+        "/api/translate",
+        key,
+        json!({"bookId": id, "glossaryId": glossary_id}),
+    )
+    .await;
+    assert_eq!(started.status(), 200);
+    let started: Value = started.json().await.unwrap();
+    assert_eq!(started["success"], true);
+    assert_eq!(started["jobsCreated"], book["chapterCount"]);
+
+    // Progress only grows, and ends at 100 with every chapter completed.
+    let mut last_progress = 0;
+    let mut seen = Value::Null;
+    for _ in 0..1500 {
+        seen = status(&app, key, &id).await;
+        let progress = seen["progress"].as_u64().unwrap();
+        assert!(progress >= last_progress, "progress went down: {seen}");
+        last_progress = progress;
+        if seen["status"] == "COMPLETED" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(seen["status"], "COMPLETED", "{seen}");
+    assert_eq!(seen["progress"], 100);
+    assert_eq!(seen["chaptersCompleted"], seen["chaptersTotal"]);
+    assert_eq!(seen["errors"], json!([]));
+    assert_eq!(seen["passes"]["polish"], seen["chaptersTotal"]);
+    assert!(seen["chapters"][1]["quality"]["glossaryChecked"].is_number());
+    let detail: Value = app
+        .get(&format!("/api/books/{id}"), key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(detail["completedAt"].is_string());
+    assert_eq!(detail["glossaryId"], glossary_id);
+
+    // The EPUB: a signed link anyone holding it can use, for an hour, that passes epubcheck.
+    let link: Value = app
+        .get(&format!("/api/download/{id}?format=epub"), key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(link["complete"], true);
+    let url = link["url"].as_str().unwrap();
+    let file = fetch(url).await;
+    assert_eq!(file.status(), 200);
+    assert_eq!(file.headers()["content-type"], "application/epub+zip");
+    let epub = file.bytes().await.unwrap();
+    epubcheck(&epub);
+    let translated = booktr_formats::epub::extract(&epub).unwrap();
+    assert_eq!(translated.language.as_deref(), Some("es"));
+    assert!(translated.plain_text_contains("Abril"));
+
+    // A tampered or expired link is refused.
+    let tampered = url.replace("signature=", "signature=00");
+    assert_error(fetch(&tampered).await, 403, "forbidden").await;
+    let other_book = url.replace(&id, "0000");
+    assert_error(fetch(&other_book).await, 403, "forbidden").await;
+    app.clock.advance(chrono::Duration::minutes(61));
+    assert_error(fetch(url).await, 403, "forbidden").await;
+
+    // The PDF, generated on request.
+    let generated = post(&app, "/api/generate", key, json!({"bookId": id, "format": "pdf"})).await;
+    assert_eq!(generated.status(), 200);
+    let pdf_key = format!("books/{id}/output/book.pdf");
+    for _ in 0..1500 {
+        let generated = !app.ports.blobs.list(&pdf_key).await.unwrap().is_empty();
+        if generated && status(&app, key, &id).await["status"] == "COMPLETED" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!app.ports.blobs.list(&pdf_key).await.unwrap().is_empty());
+    let link: Value = app
+        .get(&format!("/api/download/{id}?format=pdf"), key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let pdf = fetch(link["url"].as_str().unwrap()).await;
+    assert_eq!(pdf.headers()["content-type"], "application/pdf");
+    assert!(pdf.bytes().await.unwrap().starts_with(b"%PDF-"));
+
+    // Shared: a public page with the chapters side by side and download links, until revoked.
+    let shared = post(&app, &format!("/api/books/{id}/share"), key, json!({"expiresIn": 7})).await;
+    assert_eq!(shared.status(), 200);
+    let shared: Value = shared.json().await.unwrap();
+    let share_url = shared["shareUrl"].as_str().unwrap();
+    assert!(shared["shareToken"].as_str().unwrap().len() >= 22);
+    assert!(shared["expiresAt"].is_string());
+    let page = fetch(&format!("{share_url}?chapter=2")).await;
+    assert_eq!(page.status(), 200);
+    let html = page.text().await.unwrap();
+    assert!(html.contains("April is the cruellest month"), "{html}");
+    assert!(html.contains("Abril"));
+    assert!(html.contains("/download?format=epub"));
+    let redirect = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+        .get(format!("{share_url}/download?format=epub"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(redirect.status(), 302);
+    assert_eq!(
+        fetch(redirect.headers()["location"].to_str().unwrap())
+            .await
+            .status(),
+        200
+    );
+    let revoked = app
+        .request(Method::DELETE, &format!("/api/books/{id}/share"), key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(revoked.status(), 200);
+    assert_error(fetch(share_url).await, 404, "not_found").await;
+
+    // Another tenant sees none of it.
+    let stranger = app.user().await;
+    assert_error(
+        app.get(&format!("/api/translate/status?bookId={id}"), &stranger.key)
+            .await,
+        404,
+        "not_found",
+    )
+    .await;
+    assert_error(
+        app.get(&format!("/api/download/{id}?format=epub"), &stranger.key)
+            .await,
+        404,
+        "not_found",
+    )
+    .await;
+    assert_error(
+        post(&app, &format!("/api/books/{id}/share"), &stranger.key, json!({})).await,
+        404,
+        "not_found",
+    )
+    .await;
+    assert_error(
+        post(&app, "/api/translate/stop", &stranger.key, json!({"bookId": id})).await,
+        404,
+        "not_found",
+    )
+    .await;
+}
+
+trait PlainText {
+    fn plain_text_contains(&self, needle: &str) -> bool;
+}
+
+impl PlainText for booktr_formats::manuscript::Manuscript {
+    fn plain_text_contains(&self, needle: &str) -> bool {
+        self.chapters.iter().any(|c| c.plain_text().contains(needle))
+    }
+}
+
+#[tokio::test]
+async fn pause_resume_and_stop_are_refused_where_the_state_table_says() {
+    let app = spawn_app_without_workers().await;
+    let user = app.user().await;
+    let id = app.upload_ok(&user.key, "voyage.txt", sample_txt()).await;
+    let key = &user.key;
+    let body = json!({ "bookId": id });
+    // Not extracted yet.
+    assert_error(post(&app, "/api/translate", key, body.clone()).await, 400, "bad_request").await;
+    drain(&app).await;
+    // Never started: nothing to pause, resume or stop.
+    for action in ["pause", "resume", "stop"] {
+        let path = format!("/api/translate/{action}");
+        assert_error(post(&app, &path, key, body.clone()).await, 400, "bad_request").await;
+    }
+    // Unknown and not-allowed models, a glossary that does not exist, a bad language.
+    for (field, value) in [
+        ("model", "gpt-9"),
+        ("model", "gpt-4o"),
+        ("glossaryId", "nope"),
+        ("targetLang", "not a language"),
+    ] {
+        let mut request = body.clone();
+        request[field] = json!(value);
+        let refused = assert_error(post(&app, "/api/translate", key, request).await, 400, "bad_request").await;
+        assert!(refused["message"].as_str().unwrap().contains(field), "{refused}");
+    }
+    assert_error(
+        post(&app, "/api/translate", key, json!({"bookId": id, "extra": 1})).await,
+        400,
+        "bad_request",
+    )
+    .await;
+    assert_error(app.get("/api/translate/status", key).await, 400, "bad_request").await;
+
+    let started = post(&app, "/api/translate", key, body.clone()).await;
+    assert_eq!(started.status(), 200);
+    // Started twice: refused.
+    assert_error(post(&app, "/api/translate", key, body.clone()).await, 400, "bad_request").await;
+    assert_eq!(post(&app, "/api/translate/pause", key, body.clone()).await.status(), 200);
+    assert_eq!(status(&app, key, &id).await["status"], "PAUSED");
+    assert_error(post(&app, "/api/translate/pause", key, body.clone()).await, 400, "bad_request").await;
+    // Queued jobs of a paused book are dropped: nothing is translated.
+    drain(&app).await;
+    let paused = status(&app, key, &id).await;
+    assert_eq!((paused["status"].as_str(), paused["chaptersCompleted"].as_u64()), (Some("PAUSED"), Some(0)));
+
+    let resumed: Value = post(&app, "/api/translate/resume", key, body.clone())
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!((resumed["resumed"].as_u64(), resumed["total"].as_u64()), (Some(4), Some(4)));
+    drain(&app).await;
+    let done = status(&app, key, &id).await;
+    assert_eq!(done["status"], "COMPLETED", "{done}");
+    // A finished book can be neither resumed nor stopped, nor started again.
+    for action in ["translate/resume", "translate/stop", "translate/pause", "translate"] {
+        let path = format!("/api/{action}");
+        assert_error(post(&app, &path, key, body.clone()).await, 400, "bad_request").await;
+    }
+}
+
+/// Stop while a chapter is being translated: the chapter finishes and is kept, the rest of the
+/// run is dropped, and a new start with the same model and glossary pays only for the others.
+#[tokio::test]
+async fn stop_during_a_chapter_keeps_it_and_a_new_start_reuses_the_completed_chapters() {
+    let gate = Arc::new(Semaphore::new(0));
+    let entered = Arc::new(Semaphore::new(0));
+    let model = StandIn {
+        gate: Some(gate.clone()),
+        entered: Some(entered.clone()),
+        ..StandIn::default()
+    };
+    let calls = model.calls.clone();
+    let app = spawn_with_models(false, Arc::new(model)).await;
+    let (key, id) = extracted_book(&app).await;
+    let body = json!({ "bookId": id });
+    assert_eq!(post(&app, "/api/translate", &key, body.clone()).await.status(), 200);
+
+    // The first chapter's job runs until its first model call, where it is held.
+    let worker = {
+        let queue = app.ports.queue.clone();
+        let jobs = app.services.jobs.clone();
+        tokio::spawn(async move {
+            runner::run_once(
+                queue.as_ref(),
+                &jobs,
+                booktr_core::ports::QueueName::Jobs,
+                &runner::RunnerConfig::default(),
+            )
+            .await
+            .unwrap()
+        })
+    };
+    entered.acquire().await.unwrap().forget();
+    let during = status(&app, &key, &id).await;
+    assert_eq!(during["chapters"][0]["status"], "TRANSLATING", "{during}");
+    assert!(during["currentChapter"].is_string());
+    assert_eq!(post(&app, "/api/translate/stop", &key, body.clone()).await.status(), 200);
+    assert_eq!(status(&app, &key, &id).await["status"], "EXTRACTED");
+    gate.add_permits(1000);
+    worker.await.unwrap();
+    drain(&app).await;
+
+    let stopped = status(&app, &key, &id).await;
+    assert_eq!(stopped["status"], "EXTRACTED");
+    assert_eq!(stopped["chapters"][0]["status"], "COMPLETED", "{stopped}");
+    assert_eq!(stopped["chaptersCompleted"], 1, "the stopped run's other jobs were dropped");
+    let preface_calls = calls.translate_calls_with("A preface of seven words");
+    assert_eq!(preface_calls, 1);
+
+    let again: Value = post(&app, "/api/translate", &key, body.clone())
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(again["jobsCreated"], 3, "the completed chapter is not queued again");
+    drain(&app).await;
+    assert_eq!(status(&app, &key, &id).await["status"], "COMPLETED");
+    assert_eq!(
+        calls.translate_calls_with("A preface of seven words"),
+        preface_calls,
+        "no second model call for a completed chapter"
+    );
+    assert_eq!(calls.translate_calls_with("Call me Ishmael"), 1);
+
+    let stopped_again = post(&app, "/api/translate/stop", &key, body.clone()).await;
+    assert_eq!(stopped_again.status(), 400, "a completed book has nothing to stop");
+}
+
+/// A chapter whose model calls always fail: four attempts, then ERROR with the reason, then a
+/// resume (the model healthy again) re-queues only the failed and pending chapters.
+#[tokio::test]
+async fn a_chapter_that_always_fails_ends_in_error_and_resume_finishes_the_book() {
+    let model = StandIn::default().failing_on("carpet-bag");
+    let app = spawn_with_models(false, Arc::new(model.clone())).await;
+    let (key, id) = extracted_book(&app).await;
+    let body = json!({ "bookId": id });
+    assert_eq!(post(&app, "/api/translate", &key, body.clone()).await.status(), 200);
+    for _ in 0..6 {
+        drain(&app).await;
+        // Past the queue's retry delay.
+        app.clock.advance(chrono::Duration::minutes(2));
+    }
+    let failed = status(&app, &key, &id).await;
+    assert_eq!(failed["status"], "ERROR", "{failed}");
+    assert_eq!(failed["chaptersCompleted"], 2, "the chapters before it are done");
+    let errors = failed["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{failed}");
+    assert_eq!(errors[0]["chapterId"], format!("{id}-3"));
+    assert!(errors[0]["error"].as_str().unwrap().contains("4 attempts"), "{failed}");
+    // Every attempt went through the model's own retries (1 + 5) before the job failed.
+    assert_eq!(model.calls.translate_calls_with("carpet-bag"), 4 * 6);
+    let book: Value = app.get(&format!("/api/books/{id}"), &key).await.json().await.unwrap();
+    assert!(book["error"].as_str().unwrap().contains("chapter 3"), "{book}");
+
+    model.heal();
+    let resumed: Value = post(&app, "/api/translate/resume", &key, body.clone())
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!((resumed["resumed"].as_u64(), resumed["total"].as_u64()), (Some(2), Some(4)));
+    drain(&app).await;
+    let done = status(&app, &key, &id).await;
+    assert_eq!(done["status"], "COMPLETED", "{done}");
+    assert_eq!(done["errors"], json!([]));
+    assert_eq!(model.calls.translate_calls_with("Call me Ishmael"), 1);
+}
+
+/// While a book is translating, the chapters finished so far can be downloaded.
+#[tokio::test]
+async fn a_partial_download_holds_the_chapters_finished_so_far() {
+    let app = spawn_app_without_workers().await;
+    let (key, id) = extracted_book(&app).await;
+    assert_error(
+        app.get(&format!("/api/download/{id}?format=epub"), &key).await,
+        404,
+        "not_found",
+    )
+    .await;
+    assert_error(
+        app.get(&format!("/api/download/{id}?format=doc"), &key).await,
+        400,
+        "bad_request",
+    )
+    .await;
+    assert_eq!(post(&app, "/api/translate", &key, json!({"bookId": id})).await.status(), 200);
+    // One chapter job, then pause.
+    runner::run_once(
+        app.ports.queue.as_ref(),
+        &app.services.jobs,
+        booktr_core::ports::QueueName::Jobs,
+        &runner::RunnerConfig { batch: 1, ..runner::RunnerConfig::default() },
+    )
+    .await
+    .unwrap();
+    assert_eq!(post(&app, "/api/translate/pause", &key, json!({"bookId": id})).await.status(), 200);
+    let link: Value = app
+        .get(&format!("/api/download/{id}?format=epub"), &key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(link["complete"], false);
+    let url = link["url"].as_str().unwrap();
+    assert!(url.contains(".partial.epub"), "{url}");
+    let epub = fetch(url).await.bytes().await.unwrap();
+    epubcheck(&epub);
+    let partial = booktr_formats::epub::extract(&epub).unwrap();
+    assert_eq!(partial.chapters.len(), 1);
+    // Generating needs a translated book.
+    assert_error(
+        post(&app, "/api/generate", &key, json!({"bookId": id, "format": "epub"})).await,
+        400,
+        "bad_request",
+    )
+    .await;
+    assert_error(
+        post(&app, &format!("/api/books/{id}/share"), &key, json!({})).await,
+        400,
+        "bad_request",
+    )
+    .await;
+}
