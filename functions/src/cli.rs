@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use booktr_core::accounts::NewUser;
 use booktr_core::config::Config;
-use booktr_core::ports::SystemClock;
+use booktr_core::ports::{EnvModels, SystemClock};
 use booktr_core::types::{Email, Plan, Role};
 use clap::{Parser, Subcommand};
 
@@ -134,7 +134,10 @@ pub async fn main() -> anyhow::Result<()> {
                     data,
                 },
         } => {
-            let data_dir = data.unwrap_or(config.data_dir);
+            let config = Config {
+                data_dir: data.unwrap_or(config.data_dir),
+                ..config
+            };
             let new = NewUser {
                 email: Email::parse(&email).map_err(|e| anyhow::anyhow!("--email: {e}"))?,
                 name,
@@ -146,7 +149,11 @@ pub async fn main() -> anyhow::Result<()> {
                     .parse::<Plan>()
                     .map_err(|e| anyhow::anyhow!("--plan: {e}"))?,
             };
-            let app = wiring::embedded(&data_dir, Arc::new(SystemClock))?;
+            let app = wiring::embedded(
+                &config,
+                Arc::new(SystemClock),
+                Arc::new(EnvModels::from_env()),
+            )?;
             let accounts = &app.services.accounts;
             let user = accounts.create_user(new).await?;
             let key = accounts.create_key(&user, "cli", None, None).await?;

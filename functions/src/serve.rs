@@ -7,7 +7,7 @@ use anyhow::Context;
 use booktr_api::{AppState, Settings};
 use booktr_core::config::Config;
 use booktr_core::jobs::runner::{self, RunnerConfig};
-use booktr_core::ports::{QueueName, SystemClock};
+use booktr_core::ports::{EnvModels, QueueName, SystemClock};
 use booktr_local::DataDirLock;
 use tokio::sync::watch;
 use tracing::{info, warn};
@@ -16,7 +16,8 @@ use crate::wiring;
 
 pub async fn run(config: Config) -> anyhow::Result<()> {
     let _lock = DataDirLock::acquire(&config.data_dir).map_err(anyhow::Error::msg)?;
-    let app = wiring::embedded(&config.data_dir, Arc::new(SystemClock))
+    let models = Arc::new(EnvModels::from_env());
+    let app = wiring::embedded(&config, Arc::new(SystemClock), models)
         .context("opening the data directory")?;
     let recovered = app.queue.release_in_flight().await?;
     if recovered > 0 {

@@ -3,8 +3,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use booktr_core::config::Config;
 use booktr_core::health::QueueMode;
-use booktr_core::ports::{Clock, StoreError};
+use booktr_core::ports::{Clock, Models, SignedLinks, StoreError};
 use booktr_core::{Ports, Services};
 use booktr_local::{LocalBlobs, SqliteQueue, SqliteTable};
 
@@ -17,7 +18,14 @@ pub struct Embedded {
     pub queue: Arc<SqliteQueue>,
 }
 
-pub fn embedded(data_dir: &Path, clock: Arc<dyn Clock>) -> Result<Embedded, StoreError> {
+/// `models` is [`booktr_core::ports::EnvModels`] in production; tests hand in stand-ins.
+pub fn embedded(
+    config: &Config,
+    clock: Arc<dyn Clock>,
+    models: Arc<dyn Models>,
+) -> Result<Embedded, StoreError> {
+    let data_dir = config.data_dir.as_path();
+    let links = SignedLinks::new(&config.public_url, link_secret(data_dir)?, clock.clone());
     let table = Arc::new(SqliteTable::open(&data_dir.join("booktr.db"))?);
     let queue = Arc::new(SqliteQueue::open(
         &data_dir.join("queue.db"),
@@ -29,6 +37,8 @@ pub fn embedded(data_dir: &Path, clock: Arc<dyn Clock>) -> Result<Embedded, Stor
         queue: queue.clone(),
         blobs,
         clock,
+        models,
+        links: Arc::new(links),
     };
     let services = Services::new(ports.clone(), QueueMode::WorkerQueue);
     Ok(Embedded {
@@ -36,4 +46,28 @@ pub fn embedded(data_dir: &Path, clock: Arc<dyn Clock>) -> Result<Embedded, Stor
         ports,
         queue,
     })
+}
+
+/// The key download links are signed with: made once per data directory, kept in `link.key`
+/// (readable by the owner only), so links stay valid across restarts.
+fn link_secret(data_dir: &Path) -> Result<Vec<u8>, StoreError> {
+    let path = data_dir.join("link.key");
+    let failed = |e: std::io::Error| StoreError::Unavailable(format!("{}: {e}", path.display()));
+    match std::fs::read(&path) {
+        Ok(secret) if secret.len() >= 32 => return Ok(secret),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(failed(e)),
+    }
+    std::fs::create_dir_all(data_dir).map_err(failed)?;
+    let secret = booktr_core::ids::random_hex(32).into_bytes();
+    let temporary = data_dir.join("link.key.tmp");
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    std::io::Write::write_all(&mut options.open(&temporary).map_err(failed)?, &secret)
+        .map_err(failed)?;
+    std::fs::rename(&temporary, &path).map_err(failed)?;
+    Ok(secret)
 }

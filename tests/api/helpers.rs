@@ -7,7 +7,8 @@ use std::time::Duration;
 use booktr_api::{AppState, Settings};
 use booktr_core::accounts::NewUser;
 use booktr_core::jobs::runner::{self, RunnerConfig};
-use booktr_core::ports::{Clock, ManualClock, QueueName};
+use booktr_core::config::Config;
+use booktr_core::ports::{Clock, EnvModels, ManualClock, Models, QueueName};
 use booktr_core::types::{Email, Plan, Role};
 use booktr_core::{Ports, Services};
 use booktr_functions::wiring;
@@ -43,13 +44,28 @@ pub async fn spawn_app_without_workers() -> TestApp {
     spawn(false).await
 }
 
+/// With the offline engine for every model (tests never reach a real provider).
 async fn spawn(with_workers: bool) -> TestApp {
+    spawn_with_models(with_workers, Arc::new(EnvModels::from_vars(Vec::new()))).await
+}
+
+/// With the given models, e.g. a stand-in that counts calls or fails on purpose.
+pub async fn spawn_with_models(with_workers: bool, models: Arc<dyn Models>) -> TestApp {
     let data = TempDir::new().unwrap();
     let clock = Arc::new(ManualClock::new(chrono::Utc::now()));
     let dyn_clock: Arc<dyn Clock> = clock.clone();
-    let app = wiring::embedded(data.path(), dyn_clock).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
+    let data_dir = data.path().to_string_lossy().to_string();
+    let config = Config::from_lookup(|name| match name {
+        "BOOKTR_DATA_DIR" => Some(data_dir.clone()),
+        "BOOKTR_PUBLIC_URL" => Some(url.clone()),
+        // Webhook receivers in tests listen on loopback.
+        "BOOKTR_WEBHOOK_ALLOW_PRIVATE" => Some("true".into()),
+        _ => None,
+    })
+    .unwrap();
+    let app = wiring::embedded(&config, dyn_clock, models).unwrap();
     let state = AppState::new(
         app.services.clone(),
         Settings {

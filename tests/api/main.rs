@@ -5,10 +5,13 @@
 mod auth;
 mod books;
 mod cli;
+mod crash;
 mod errors;
 mod glossary;
 mod health;
 mod helpers;
 mod keys;
+mod stand_ins;
+mod translation;
 mod upload;
 mod user;

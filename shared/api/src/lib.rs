@@ -14,7 +14,7 @@ use booktr_core::Services;
 
 pub use auth::Caller;
 pub use error::ApiError;
-pub use routes::{auth_routes, books, glossary, health, keys, user};
+pub use routes::{auth_routes, books, download, glossary, health, keys, share, translate, user};
 
 /// What every handler shares.
 #[derive(Clone)]
@@ -53,6 +53,9 @@ pub fn router(state: AppState) -> Router {
         .merge(keys::router())
         .merge(user::router())
         .merge(books::router())
+        .merge(share::router())
+        .merge(translate::router())
+        .merge(download::router())
         .merge(glossary::router());
     finish(groups, state)
 }

@@ -30,6 +30,31 @@ pub struct Config {
     pub workers: usize,
     /// `BOOKTR_ADMIN_EMAIL`: the email of the administrator created on first start.
     pub admin_email: Email,
+    /// `BOOKTR_WEBHOOK_ALLOW_PRIVATE`: `true` lets webhooks reach plain-http, private and loopback
+    /// addresses (local development and tests); `false` (default) keeps the SSRF guard on.
+    pub webhook_allow_private: bool,
+    /// `BOOKTR_SMTP_URL` and `BOOKTR_MAIL_FROM`: where notification emails are sent; both or neither.
+    /// Without them emails are only logged.
+    pub smtp: Option<SmtpConfig>,
+}
+
+/// An SMTP relay for notification emails.
+#[derive(Clone)]
+pub struct SmtpConfig {
+    /// `smtps://user:pass@host:465` or `smtp://host:587` (STARTTLS is negotiated by the adapter).
+    pub url: String,
+    /// The sender address, `booktr <noreply@example.com>` or a bare address.
+    pub from: String,
+}
+
+// By hand: the URL carries the relay's password, which must never reach a log.
+impl std::fmt::Debug for SmtpConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SmtpConfig")
+            .field("url", &"<redacted>")
+            .field("from", &self.from)
+            .finish()
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -92,6 +117,46 @@ impl Config {
         let admin_raw = get("BOOKTR_ADMIN_EMAIL", "admin@localhost");
         let admin_email = Email::parse(&admin_raw)
             .map_err(|e| parse_err("BOOKTR_ADMIN_EMAIL", &admin_raw, e.0))?;
+        let allow_raw = get("BOOKTR_WEBHOOK_ALLOW_PRIVATE", "false");
+        let webhook_allow_private = match allow_raw.as_str() {
+            "true" => true,
+            "false" => false,
+            other => {
+                return Err(parse_err(
+                    "BOOKTR_WEBHOOK_ALLOW_PRIVATE",
+                    other,
+                    "expected true or false".into(),
+                ))
+            }
+        };
+        let smtp = match (lookup("BOOKTR_SMTP_URL"), lookup("BOOKTR_MAIL_FROM")) {
+            (None, None) => None,
+            (Some(url), Some(from)) => {
+                if !(url.starts_with("smtp://") || url.starts_with("smtps://")) {
+                    // Not echoing the value: it may hold the relay's password.
+                    return Err(parse_err(
+                        "BOOKTR_SMTP_URL",
+                        "<redacted>",
+                        "must start with smtp:// or smtps://".into(),
+                    ));
+                }
+                Some(SmtpConfig { url, from })
+            }
+            (Some(_), None) => {
+                return Err(parse_err(
+                    "BOOKTR_MAIL_FROM",
+                    "",
+                    "required when BOOKTR_SMTP_URL is set".into(),
+                ))
+            }
+            (None, Some(from)) => {
+                return Err(parse_err(
+                    "BOOKTR_SMTP_URL",
+                    &from,
+                    "required when BOOKTR_MAIL_FROM is set".into(),
+                ))
+            }
+        };
         Ok(Config {
             addr,
             data_dir: PathBuf::from(get("BOOKTR_DATA_DIR", "./data")),
@@ -100,6 +165,8 @@ impl Config {
             log_format,
             workers,
             admin_email,
+            webhook_allow_private,
+            smtp,
         })
     }
 
@@ -128,5 +195,35 @@ mod tests {
             Config::from_lookup(|n| (n == "BOOKTR_WORKERS").then(|| "zero".into())).unwrap_err();
         assert_eq!(err.name, "BOOKTR_WORKERS");
         assert!(Config::from_lookup(|n| (n == "BOOKTR_ADDR").then(|| "nope".into())).is_err());
+    }
+
+    #[test]
+    fn the_webhook_guard_is_on_unless_explicitly_turned_off() {
+        assert!(!Config::from_lookup(|_| None).unwrap().webhook_allow_private);
+        let on = |v: &'static str| {
+            Config::from_lookup(move |n| (n == "BOOKTR_WEBHOOK_ALLOW_PRIVATE").then(|| v.into()))
+        };
+        assert!(on("true").unwrap().webhook_allow_private);
+        assert!(!on("false").unwrap().webhook_allow_private);
+        assert_eq!(on("yes").unwrap_err().name, "BOOKTR_WEBHOOK_ALLOW_PRIVATE");
+    }
+
+    #[test]
+    fn smtp_needs_both_the_url_and_the_sender() {
+        assert!(Config::from_lookup(|_| None).unwrap().smtp.is_none());
+        let both = Config::from_lookup(|n| match n {
+            "BOOKTR_SMTP_URL" => Some("smtps://u:secret@mail.example.com:465".into()),
+            "BOOKTR_MAIL_FROM" => Some("noreply@example.com".into()),
+            _ => None,
+        })
+        .unwrap();
+        let smtp = both.smtp.unwrap();
+        assert_eq!(smtp.from, "noreply@example.com");
+        assert!(!format!("{smtp:?}").contains("secret"));
+        let err = Config::from_lookup(|n| {
+            (n == "BOOKTR_SMTP_URL").then(|| "smtps://mail.example.com".into())
+        })
+        .unwrap_err();
+        assert_eq!(err.name, "BOOKTR_MAIL_FROM");
     }
 }

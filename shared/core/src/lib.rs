@@ -10,7 +10,9 @@ pub mod ids;
 pub mod items;
 pub mod jobs;
 pub mod ports;
+pub mod preferences;
 pub mod services;
+pub mod translation;
 pub mod types;
 
 #[cfg(feature = "conformance")]

@@ -7,7 +7,8 @@ use crate::books::Books;
 use crate::glossaries::Glossaries;
 use crate::health::{Health, QueueMode};
 use crate::jobs::JobHandler;
-use crate::ports::{Blobs, Clock, Queue, Table};
+use crate::translation::Translations;
+use crate::ports::{Blobs, Clock, HttpOut, Links, Mailer, Models, Queue, Table};
 
 /// The adapters, chosen once by a binary's wiring function.
 #[derive(Clone)]
@@ -16,6 +17,13 @@ pub struct Ports {
     pub queue: Arc<dyn Queue>,
     pub blobs: Arc<dyn Blobs>,
     pub clock: Arc<dyn Clock>,
+    /// Outbound HTTP for webhook deliveries, behind the SSRF policy.
+    pub http: Arc<dyn HttpOut>,
+    pub mailer: Arc<dyn Mailer>,
+    /// The translation model for a run (provider or offline engine).
+    pub models: Arc<dyn Models>,
+    /// Time-limited download links for stored files.
+    pub links: Arc<dyn Links>,
 }
 
 /// Every use case, sharing one set of ports. Cheap to clone.
@@ -26,6 +34,7 @@ pub struct Services {
     pub glossaries: Glossaries,
     pub jobs: JobHandler,
     pub health: Health,
+    pub translations: Translations,
 }
 
 impl Services {
@@ -35,6 +44,7 @@ impl Services {
             books: Books::new(ports.clone()),
             glossaries: Glossaries::new(ports.clone()),
             jobs: JobHandler::new(ports.clone()),
+            translations: Translations::new(ports.clone()),
             health: Health::new(ports, mode),
         }
     }

@@ -96,6 +96,24 @@ impl Plan {
         }
     }
 
+    /// The translation models the plan may use (a gap in the spec; documented in the README):
+    /// Free gets the three fast models, paid plans all six. Role DEV may use every model.
+    pub fn allowed_models(self) -> &'static [&'static str] {
+        const FAST: &[&str] = &["gpt-4o-mini", "claude-3-haiku", "gemini-2.0-flash"];
+        const ALL: &[&str] = &[
+            "gpt-4o-mini",
+            "gpt-4o",
+            "claude-3-haiku",
+            "claude-sonnet-4-20250514",
+            "gemini-2.0-flash",
+            "gemini-1.5-pro",
+        ];
+        match self {
+            Plan::Free => FAST,
+            Plan::Pro | Plan::Business => ALL,
+        }
+    }
+
     pub fn display_name(self) -> &'static str {
         match self {
             Plan::Free => "Free",

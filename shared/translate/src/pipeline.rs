@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use booktr_formats::manuscript::Block;
 use futures::stream::{self, StreamExt};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tracing::{debug, warn};
 
 use crate::glossary::{contains_term, matching, GlossaryEntry};
@@ -43,7 +43,7 @@ impl Default for PipelineConfig {
 }
 
 /// Tokens one pass used.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PassUsage {
     pub input_tokens: u64,
@@ -52,7 +52,7 @@ pub struct PassUsage {
 }
 
 /// What the user is shown about a chapter's translation.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Quality {
     /// Glossary uses checked after the last pass, and how many used the glossary's target.

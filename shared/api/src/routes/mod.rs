@@ -2,9 +2,12 @@
 
 pub mod auth_routes;
 pub mod books;
+pub mod download;
 pub mod glossary;
 pub mod health;
 pub mod keys;
+pub mod share;
+pub mod translate;
 pub mod user;
 
 use serde::Serialize;

@@ -29,6 +29,10 @@ pub(super) async fn run(
         info!("book deleted; dropping the job");
         return Ok(());
     };
+    if book.run == run && book.status == BookStatus::Translated {
+        // A retry of the job that finished the book, in case it died before queuing the file.
+        return handler.translations.finish_if_translated(book_id).await;
+    }
     if book.run != run || book.status != BookStatus::Translating {
         info!(book_run = book.run, status = %book.status, "the run has moved on; dropping the job");
         return Ok(());

@@ -334,19 +334,26 @@ impl Translations {
         let update = Update::default()
             .set("progress", 100)
             .set("currentChapter", Value::Null);
-        if let Some(book) = self
+        let book = match self
             .books
             .transition(book_id, BookEvent::AllChaptersTranslated, update)
             .await?
         {
-            info!(book_id, "every chapter translated; generating the EPUB");
-            let job = Job::Generate {
-                book_id: book.id,
-                format: OutputFormat::Epub,
-                requested: i64::from(book.run),
-            };
-            job.enqueue(self.ports.queue.as_ref()).await?;
-        }
+            Some(book) => book,
+            // Translated by an earlier try of this job that died before queuing the file: queue
+            // it now (the queue's deduplication drops a second copy).
+            None => match self.books.find(book_id).await? {
+                Some(book) if book.status == BookStatus::Translated => book,
+                _ => return Ok(()),
+            },
+        };
+        info!(book_id, "every chapter translated; generating the EPUB");
+        let job = Job::Generate {
+            book_id: book.id,
+            format: OutputFormat::Epub,
+            requested: i64::from(book.run),
+        };
+        job.enqueue(self.ports.queue.as_ref()).await?;
         Ok(())
     }
 

@@ -1,0 +1,188 @@
+//! The `booktr serve` process killed (SIGKILL) at random points of a translation, several times:
+//! the book still completes, no chapter is missing, and no completed chapter is paid for twice.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use reqwest::multipart::{Form, Part};
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use crate::stand_ins::openai_stand_in;
+
+const BOOKTR: &str = env!("CARGO_BIN_EXE_booktr");
+const CHAPTERS: usize = 8;
+const KILLS: usize = 4;
+
+/// A book of `CHAPTERS` chapters, each with a word found nowhere else (`Marker<n>`).
+fn book() -> Vec<u8> {
+    let mut text = String::from("The Crash Book\n\n");
+    for n in 1..=CHAPTERS {
+        text.push_str(&format!("Chapter {n}\n\n"));
+        for p in 1..=3 {
+            text.push_str(&format!(
+                "Paragraph {p} of Marker{n} tells of ships, harbours and the long grey sea.\n\n"
+            ));
+        }
+    }
+    text.into_bytes()
+}
+
+/// Starts the server on `data`; returns it, its URL and, on the first start, the admin key.
+async fn start(data: &Path, port: u16, openai: &str) -> (Child, String, Option<String>) {
+    let mut child = Command::new(BOOKTR)
+        .args(["serve", "--addr", &format!("127.0.0.1:{port}"), "--data"])
+        .arg(data)
+        .env("BOOKTR_LOG", "warn")
+        .env("OPENAI_API_KEY", "sk-stand-in")
+        .env("OPENAI_BASE_URL", openai)
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut key = None;
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(k) = line.split_whitespace().find(|w| w.starts_with("bt_")) {
+                key.get_or_insert_with(|| k.trim_matches('\'').to_string());
+            }
+            if line.starts_with("booktr is serving") {
+                return;
+            }
+        }
+    })
+    .await
+    .expect("booktr serve did not report readiness");
+    // Keep reading so the server never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, format!("http://127.0.0.1:{port}"), key)
+}
+
+/// A pseudo-random delay from the clock's nanoseconds (no seed to keep; every run differs).
+fn random_millis(low: u64, high: u64) -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos() as u64;
+    low + nanos % (high - low)
+}
+
+#[tokio::test]
+async fn a_translation_killed_repeatedly_completes_with_every_chapter_translated_once() {
+    // Each model call takes 30 ms, so a chapter's three passes take about 100 ms and the kills
+    // land inside chapters as well as between them.
+    let (openai, calls) = openai_stand_in(Duration::from_millis(30)).await;
+    let data = tempfile::TempDir::new().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (mut server, url, key) = start(data.path(), port, &openai).await;
+    let key = key.expect("an admin key on the first start");
+    let client = reqwest::Client::new();
+
+    let form = Form::new().part("file", Part::bytes(book()).file_name("crash.txt"));
+    let uploaded: Value = client
+        .post(format!("{url}/api/upload"))
+        .bearer_auth(&key)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = uploaded["book"]["id"].as_str().unwrap().to_string();
+    let status = |client: reqwest::Client, url: String, key: String, id: String| async move {
+        client
+            .get(format!("{url}/api/translate/status?bookId={id}"))
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap()
+            .json::<Value>()
+            .await
+            .unwrap()
+    };
+    for _ in 0..500 {
+        if status(client.clone(), url.clone(), key.clone(), id.clone()).await["status"]
+            == "EXTRACTED"
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let started = client
+        .post(format!("{url}/api/translate"))
+        .bearer_auth(&key)
+        .json(&json!({"bookId": id, "targetLang": "fr"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(started.status(), 200);
+
+    for _ in 0..KILLS {
+        tokio::time::sleep(Duration::from_millis(random_millis(60, 260))).await;
+        server.start_kill().unwrap(); // SIGKILL
+        server.wait().await.unwrap();
+        (server, _, _) = start(data.path(), port, &openai).await;
+    }
+
+    let mut last = Value::Null;
+    for _ in 0..1500 {
+        last = status(client.clone(), url.clone(), key.clone(), id.clone()).await;
+        if last["status"] == "COMPLETED" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(last["status"], "COMPLETED", "{last}");
+    assert_eq!(last["chaptersCompleted"], last["chaptersTotal"], "{last}");
+    let total = last["chaptersTotal"].as_u64().unwrap() as usize;
+    assert!(total >= CHAPTERS, "{last}");
+
+    // Every chapter was translated; only a chapter a kill interrupted was started again, once
+    // per kill at most, and no completed chapter was sent to the model again.
+    let mut restarts = 0;
+    for n in 1..=CHAPTERS {
+        let times = calls.translate_calls_with(&format!("Marker{n} "));
+        assert!(times >= 1, "chapter {n} was never translated");
+        restarts += times - 1;
+    }
+    assert!(
+        restarts <= KILLS,
+        "{restarts} chapters were translated again after {KILLS} kills"
+    );
+
+    // The file has every chapter, translated.
+    let link: Value = client
+        .get(format!("{url}/api/download/{id}?format=epub"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let epub = reqwest::get(link["url"].as_str().unwrap())
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    let translated = booktr_formats::epub::extract(&epub).unwrap();
+    assert_eq!(translated.chapters.len(), total);
+    for n in 1..=CHAPTERS {
+        let chapter = translated
+            .chapters
+            .iter()
+            .find(|c| c.plain_text().contains(&format!("Màrkér{n}")))
+            .unwrap_or_else(|| panic!("chapter {n} is missing or untranslated"));
+        assert!(!chapter.plain_text().contains(&format!("Marker{n}")));
+    }
+    server.start_kill().unwrap();
+}
