@@ -14,7 +14,7 @@ use booktr_core::Services;
 
 pub use auth::Caller;
 pub use error::ApiError;
-pub use routes::{auth_routes, books, download, glossary, health, keys, share, translate, user};
+pub use routes::{auth_routes, books, download, glossary, health, keys, preferences, share, translate, user};
 
 /// What every handler shares.
 #[derive(Clone)]
@@ -54,6 +54,7 @@ pub fn router(state: AppState) -> Router {
         .merge(user::router())
         .merge(books::router())
         .merge(share::router())
+        .merge(preferences::router())
         .merge(translate::router())
         .merge(download::router())
         .merge(glossary::router());

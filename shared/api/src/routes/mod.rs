@@ -6,6 +6,7 @@ pub mod download;
 pub mod glossary;
 pub mod health;
 pub mod keys;
+pub mod preferences;
 pub mod share;
 pub mod translate;
 pub mod user;

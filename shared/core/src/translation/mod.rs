@@ -32,6 +32,7 @@ use crate::glossaries::{Glossaries, GlossaryError};
 use crate::items::time;
 use crate::jobs::{Job, OutputFormat};
 use crate::ports::{blobs, Condition, StoreError, Update};
+use crate::preferences::Preferences;
 use crate::types::{BookStatus, ChapterStatus, LanguageCode, Role};
 use crate::Ports;
 
@@ -313,6 +314,38 @@ impl Translations {
         };
         job.enqueue(self.ports.queue.as_ref()).await?;
         Ok(())
+    }
+
+    /// The user's translation preferences (defaults for what they never set).
+    pub async fn preferences(&self, user_id: &str) -> Result<Preferences, TranslationError> {
+        Ok(crate::preferences::get(&self.ports, user_id).await?)
+    }
+
+    /// Validates and stores the preferences: a known model, a language code, and a glossary
+    /// of the user's own (or none).
+    pub async fn set_preferences(
+        &self,
+        user_id: &str,
+        mut preferences: Preferences,
+    ) -> Result<Preferences, TranslationError> {
+        if booktr_translate::providers::lookup(&preferences.default_model).is_none() {
+            return Err(TranslationError::Invalid(format!(
+                "defaultModel: '{}' is not one of the six models",
+                preferences.default_model
+            )));
+        }
+        preferences.default_target_language = LanguageCode::parse(&preferences.default_target_language)
+            .map_err(|e| TranslationError::Invalid(format!("defaultTargetLanguage: {e}")))?
+            .to_string();
+        if let Some(id) = &preferences.default_glossary_id {
+            if self.glossaries.get(user_id, id).await.is_err() {
+                return Err(TranslationError::Invalid(format!(
+                    "defaultGlossaryId: there is no glossary '{id}'"
+                )));
+            }
+        }
+        crate::preferences::put(&self.ports, user_id, &preferences).await?;
+        Ok(preferences)
     }
 
     /// A finished chapter's stored translation, if any.

@@ -1,0 +1,71 @@
+//! Translation preferences: `GET/PATCH /api/settings/preferences` (the defaults a translation
+//! start falls back on).
+
+use axum::extract::State;
+use axum::routing::get;
+use axum::Router;
+use booktr_core::preferences::Preferences;
+use serde::{Deserialize, Deserializer};
+
+use crate::error::ApiError;
+use crate::extract::Json;
+use crate::{AppState, Caller};
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/api/settings/preferences", get(read).patch(update))
+}
+
+/// Any subset of the fields; `defaultGlossaryId: null` clears the default glossary.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Changes {
+    default_model: Option<String>,
+    default_target_language: Option<String>,
+    preserve_formatting: Option<bool>,
+    auto_start_translation: Option<bool>,
+    #[serde(default, deserialize_with = "present")]
+    default_glossary_id: Option<Option<String>>,
+}
+
+/// Tells a field set to null apart from a field left out.
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(deserializer).map(Some)
+}
+
+async fn read(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<axum::Json<Preferences>, ApiError> {
+    Ok(axum::Json(
+        state.services.translations.preferences(caller.user_id()).await?,
+    ))
+}
+
+async fn update(
+    State(state): State<AppState>,
+    caller: Caller,
+    Json(changes): Json<Changes>,
+) -> Result<axum::Json<Preferences>, ApiError> {
+    let translations = &state.services.translations;
+    let mut preferences = translations.preferences(caller.user_id()).await?;
+    if let Some(model) = changes.default_model {
+        preferences.default_model = model;
+    }
+    if let Some(language) = changes.default_target_language {
+        preferences.default_target_language = language;
+    }
+    if let Some(value) = changes.preserve_formatting {
+        preferences.preserve_formatting = value;
+    }
+    if let Some(value) = changes.auto_start_translation {
+        preferences.auto_start_translation = value;
+    }
+    if let Some(glossary) = changes.default_glossary_id {
+        preferences.default_glossary_id = glossary;
+    }
+    Ok(axum::Json(
+        translations
+            .set_preferences(caller.user_id(), preferences)
+            .await?,
+    ))
+}
