@@ -479,3 +479,58 @@ async fn a_partial_download_holds_the_chapters_finished_so_far() {
     )
     .await;
 }
+
+/// The user's preferences fill in what a start leaves out: model, glossary.
+#[tokio::test]
+async fn a_start_without_a_glossary_uses_the_default_glossary_from_the_preferences() {
+    let app = spawn_app_without_workers().await;
+    let (key, id) = extracted_book(&app).await;
+    let defaults: Value = app.get("/api/settings/preferences", &key).await.json().await.unwrap();
+    assert_eq!(defaults["defaultModel"], "gpt-4o-mini");
+    assert_eq!(defaults["defaultGlossaryId"], Value::Null);
+    let glossary: Value = post(
+        &app,
+        "/api/glossary",
+        &key,
+        json!({"name": "Names", "entries": [{"source": "Ishmael", "target": "Ismael"}]}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    let glossary_id = glossary["glossary"]["id"].as_str().unwrap();
+    for bad in [
+        json!({"defaultModel": "gpt-9"}),
+        json!({"defaultGlossaryId": "someone-elses"}),
+        json!({"defaultTargetLanguage": "??"}),
+        json!({"preserveFormatting": "yes"}),
+        json!({"colour": "blue"}),
+    ] {
+        let response = app
+            .send_json(Method::PATCH, "/api/settings/preferences", &key, bad)
+            .await;
+        assert_error(response, 400, "bad_request").await;
+    }
+    let saved: Value = app
+        .send_json(
+            Method::PATCH,
+            "/api/settings/preferences",
+            &key,
+            json!({"defaultGlossaryId": glossary_id, "defaultModel": "claude-3-haiku"}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(saved["defaultGlossaryId"], glossary_id);
+
+    assert_eq!(post(&app, "/api/translate", &key, json!({"bookId": id})).await.status(), 200);
+    drain(&app).await;
+    let book: Value = app.get(&format!("/api/books/{id}"), &key).await.json().await.unwrap();
+    assert_eq!(book["glossaryId"], glossary_id);
+    assert_eq!(book["translationModel"], "claude-3-haiku");
+    let done = status(&app, &key, &id).await;
+    let quality = &done["chapters"][1]["quality"];
+    assert_eq!(quality["glossaryChecked"], 1, "{done}");
+    assert_eq!(quality["glossarySatisfied"], 1, "{done}");
+}

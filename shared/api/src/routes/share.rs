@@ -9,13 +9,14 @@ use axum::routing::{get, post};
 use axum::Router;
 use booktr_core::books::Book;
 use booktr_core::translation::SideBySide;
+use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::download::output_format;
 use super::{Success, SUCCESS};
 use crate::error::ApiError;
-use crate::extract::{Json, Query};
+use crate::extract::Query;
 use crate::{AppState, Caller};
 
 pub fn router() -> Router<AppState> {
@@ -44,9 +45,14 @@ async fn share(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-    body: Option<Json<ShareRequest>>,
+    body: Bytes,
 ) -> Result<axum::Json<Shared>, ApiError> {
-    let body = body.map(|Json(b)| b).unwrap_or_default();
+    // The body is optional: none (or whitespace) means a link that never expires.
+    let body: ShareRequest = if body.iter().all(u8::is_ascii_whitespace) {
+        ShareRequest::default()
+    } else {
+        serde_json::from_slice(&body).map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))?
+    };
     let share = state
         .services
         .books

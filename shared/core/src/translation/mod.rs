@@ -421,10 +421,14 @@ impl Translations {
         status: ChapterStatus,
         passes: u8,
     ) -> Result<(), StoreError> {
-        let update = Update::default()
+        let mut update = Update::default()
             .set("status", status.as_str())
             .set("passesDone", passes)
             .set("error", Value::Null);
+        if passes == 0 {
+            // The quality record describes a translation this chapter no longer has.
+            update = update.remove("quality");
+        }
         self.ports
             .table
             .update(
