@@ -38,8 +38,11 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
 
     let (stop, stopped) = watch::channel(false);
     let mut workers = Vec::new();
-    let queues =
-        std::iter::repeat_n(QueueName::Jobs, config.workers).chain([QueueName::JobsDeadLetter]);
+    let queues = std::iter::repeat_n(QueueName::Jobs, config.workers).chain([
+        QueueName::JobsDeadLetter,
+        // One worker: a delivery is one short request, and retries wait minutes anyway.
+        QueueName::Webhooks,
+    ]);
     for queue in queues {
         let handle = tokio::spawn(runner::run(
             app.ports.queue.clone(),

@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use booktr_core::config::Config;
 use booktr_core::health::QueueMode;
-use booktr_core::ports::{Clock, Models, SignedLinks, StoreError};
+use booktr_core::ports::{Clock, HttpOut, Mailer, Models, SignedLinks, StoreError};
 use booktr_core::{Ports, Services};
 use booktr_local::{LocalBlobs, SqliteQueue, SqliteTable};
+use booktr_outbound::{LogMailer, ReqwestHttp, SmtpMailer};
 
 /// The embedded backend of worker-queue mode, all under one data directory:
 /// `booktr.db` (table), `queue.db` (jobs), `blobs/` (files).
@@ -37,6 +38,8 @@ pub fn embedded(
         queue: queue.clone(),
         blobs,
         clock,
+        http: webhook_http(config)?,
+        mailer: mailer(config)?,
         models,
         links: Arc::new(links),
     };
@@ -70,4 +73,23 @@ fn link_secret(data_dir: &Path) -> Result<Vec<u8>, StoreError> {
         .map_err(failed)?;
     std::fs::rename(&temporary, &path).map_err(failed)?;
     Ok(secret)
+}
+
+/// Webhook deliveries' HTTP client: guarded unless `BOOKTR_WEBHOOK_ALLOW_PRIVATE`.
+fn webhook_http(config: &Config) -> Result<Arc<dyn HttpOut>, StoreError> {
+    let http = ReqwestHttp::new(config.webhook_allow_private)
+        .map_err(|e| StoreError::Unavailable(e.to_string()))?;
+    Ok(Arc::new(http))
+}
+
+/// SMTP when `BOOKTR_SMTP_URL` and `BOOKTR_MAIL_FROM` are set, else a mailer that only logs.
+fn mailer(config: &Config) -> Result<Arc<dyn Mailer>, StoreError> {
+    match &config.smtp {
+        Some(smtp) => {
+            let smtp = SmtpMailer::new(&smtp.url, &smtp.from)
+                .map_err(|e| StoreError::Invalid(format!("BOOKTR_SMTP_URL: {e}")))?;
+            Ok(Arc::new(smtp))
+        }
+        None => Ok(Arc::new(LogMailer)),
+    }
 }

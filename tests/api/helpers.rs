@@ -51,6 +51,20 @@ async fn spawn(with_workers: bool) -> TestApp {
 
 /// With the given models, e.g. a stand-in that counts calls or fails on purpose.
 pub async fn spawn_with_models(with_workers: bool, models: Arc<dyn Models>) -> TestApp {
+    spawn_configured(with_workers, models, true).await
+}
+
+/// Without workers, and with the SSRF guard of webhook deliveries on as in production (the other
+/// helpers turn it off so that receivers on loopback are reached).
+pub async fn spawn_app_with_webhook_guard() -> TestApp {
+    spawn_configured(false, Arc::new(EnvModels::from_vars(Vec::new())), false).await
+}
+
+async fn spawn_configured(
+    with_workers: bool,
+    models: Arc<dyn Models>,
+    allow_private: bool,
+) -> TestApp {
     let data = TempDir::new().unwrap();
     let clock = Arc::new(ManualClock::new(chrono::Utc::now()));
     let dyn_clock: Arc<dyn Clock> = clock.clone();
@@ -61,7 +75,7 @@ pub async fn spawn_with_models(with_workers: bool, models: Arc<dyn Models>) -> T
         "BOOKTR_DATA_DIR" => Some(data_dir.clone()),
         "BOOKTR_PUBLIC_URL" => Some(url.clone()),
         // Webhook receivers in tests listen on loopback.
-        "BOOKTR_WEBHOOK_ALLOW_PRIVATE" => Some("true".into()),
+        "BOOKTR_WEBHOOK_ALLOW_PRIVATE" => Some(allow_private.to_string()),
         _ => None,
     })
     .unwrap();
@@ -83,9 +97,13 @@ pub async fn spawn_with_models(with_workers: bool, models: Arc<dyn Models>) -> T
         idle_wait: Duration::from_millis(20),
         ..RunnerConfig::default()
     };
-    for queue in [QueueName::Jobs, QueueName::JobsDeadLetter]
-        .into_iter()
-        .filter(|_| with_workers)
+    for queue in [
+        QueueName::Jobs,
+        QueueName::JobsDeadLetter,
+        QueueName::Webhooks,
+    ]
+    .into_iter()
+    .filter(|_| with_workers)
     {
         tokio::spawn(runner::run(
             app.ports.queue.clone(),

@@ -64,8 +64,9 @@ fn epubcheck(bytes: &[u8]) {
         .expect("epubcheck is installed by scripts/test.sh");
     assert!(
         check.status.success(),
-        "{}",
-        String::from_utf8_lossy(&check.stdout)
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
     );
 }
 
@@ -400,7 +401,10 @@ async fn a_chapter_that_always_fails_ends_in_error_and_resume_finishes_the_book(
     }
     let failed = status(&app, &key, &id).await;
     assert_eq!(failed["status"], "ERROR", "{failed}");
-    assert_eq!(failed["chaptersCompleted"], 2, "the chapters before it are done");
+    // The chapters before it are done; the one after it may be too (it runs as soon as the
+    // failed job leaves the queue for the dead-letter queue, before the book is marked ERROR).
+    let completed = failed["chaptersCompleted"].as_u64().unwrap();
+    assert!(completed >= 2, "{failed}");
     let errors = failed["errors"].as_array().unwrap();
     assert_eq!(errors.len(), 1, "{failed}");
     assert_eq!(errors[0]["chapterId"], format!("{id}-3"));
@@ -416,11 +420,15 @@ async fn a_chapter_that_always_fails_ends_in_error_and_resume_finishes_the_book(
         .json()
         .await
         .unwrap();
-    assert_eq!((resumed["resumed"].as_u64(), resumed["total"].as_u64()), (Some(2), Some(4)));
+    assert_eq!(
+        (resumed["resumed"].as_u64(), resumed["total"].as_u64()),
+        (Some(4 - completed), Some(4))
+    );
     drain(&app).await;
     let done = status(&app, &key, &id).await;
     assert_eq!(done["status"], "COMPLETED", "{done}");
     assert_eq!(done["errors"], json!([]));
+    assert_eq!(model.calls.translate_calls_with("Spouter-Inn"), 1);
     assert_eq!(model.calls.translate_calls_with("Call me Ishmael"), 1);
 }
 

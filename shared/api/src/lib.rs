@@ -14,7 +14,7 @@ use booktr_core::Services;
 
 pub use auth::Caller;
 pub use error::ApiError;
-pub use routes::{auth_routes, books, download, glossary, health, keys, preferences, share, translate, user};
+pub use routes::{auth_routes, books, download, glossary, health, keys, notifications, preferences, share, translate, user, webhooks};
 
 /// What every handler shares.
 #[derive(Clone)]
@@ -57,7 +57,9 @@ pub fn router(state: AppState) -> Router {
         .merge(preferences::router())
         .merge(translate::router())
         .merge(download::router())
-        .merge(glossary::router());
+        .merge(glossary::router())
+        .merge(webhooks::router())
+        .merge(notifications::router());
     finish(groups, state)
 }
 

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use crate::accounts::Accounts;
 use crate::books::Books;
+use crate::events::Events;
 use crate::glossaries::Glossaries;
 use crate::health::{Health, QueueMode};
 use crate::jobs::JobHandler;
@@ -35,6 +36,7 @@ pub struct Services {
     pub jobs: JobHandler,
     pub health: Health,
     pub translations: Translations,
+    pub events: Events,
 }
 
 impl Services {
@@ -45,6 +47,7 @@ impl Services {
             glossaries: Glossaries::new(ports.clone()),
             jobs: JobHandler::new(ports.clone()),
             translations: Translations::new(ports.clone()),
+            events: Events::new(ports.clone()),
             health: Health::new(ports, mode),
         }
     }

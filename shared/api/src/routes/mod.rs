@@ -6,10 +6,12 @@ pub mod download;
 pub mod glossary;
 pub mod health;
 pub mod keys;
+pub mod notifications;
 pub mod preferences;
 pub mod share;
 pub mod translate;
 pub mod user;
+pub mod webhooks;
 
 use serde::Serialize;
 

@@ -20,6 +20,9 @@ pub enum Outcome {
     /// Failed in a way a later try may not (a backend was unavailable): leave the message to be
     /// redelivered; after the last retry it goes to the dead-letter queue.
     Retry(String),
+    /// Try again after exactly this long: a schedule of the message's own (webhook deliveries,
+    /// 1, 5 and 30 minutes), not the job backoff.
+    RetryAfter(std::time::Duration),
 }
 
 #[derive(Clone)]

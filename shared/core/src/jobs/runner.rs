@@ -8,6 +8,7 @@ use tokio::sync::watch;
 use tracing::{error, warn};
 
 use super::{Job, JobHandler, Outcome};
+use crate::events::DeliveryOutcome;
 use crate::ports::{Queue, QueueName, Received, StoreError};
 
 /// How a worker polls.
@@ -25,7 +26,11 @@ pub struct RunnerConfig {
 impl Default for RunnerConfig {
     fn default() -> Self {
         RunnerConfig {
-            batch: 10,
+            // One message at a time: a FIFO receive hands out several messages of one book, and
+            // every message received counts a receive, so with larger batches one failing (or
+            // crash-interrupted) chapter would push the innocent chapters behind it towards the
+            // dead-letter queue.
+            batch: 1,
             visibility: Duration::from_secs(15 * 60),
             idle_wait: Duration::from_millis(200),
         }
@@ -64,12 +69,24 @@ pub async fn run_once(
                     .await?;
                 failed_groups.push(message.group.clone());
             }
+            Outcome::RetryAfter(delay) => {
+                queue.release(from, &message.receipt, delay).await?;
+                failed_groups.push(message.group.clone());
+            }
         }
     }
     Ok(batch.len())
 }
 
 async fn handle(handler: &JobHandler, from: QueueName, message: &Received) -> Outcome {
+    if from == QueueName::Webhooks {
+        // Not a job: a webhook delivery, with its own retry schedule.
+        return match handler.events.deliver(&message.body).await {
+            DeliveryOutcome::Done => Outcome::Done,
+            DeliveryOutcome::RetryAfter(delay) => Outcome::RetryAfter(delay),
+            DeliveryOutcome::Retry => Outcome::Retry("webhook delivery not recorded".into()),
+        };
+    }
     let job: Job = match serde_json::from_str(&message.body) {
         Ok(job) => job,
         // Not ours to drop silently: retried, it ends in the dead-letter queue for an operator.
@@ -78,17 +95,23 @@ async fn handle(handler: &JobHandler, from: QueueName, message: &Received) -> Ou
     match from {
         QueueName::JobsDeadLetter => handler.process_dead_letter(&job).await,
         QueueName::Jobs => handler.process(&job).await,
+        // Answered above.
+        QueueName::Webhooks => Outcome::Done,
     }
 }
 
-/// Processes both queues until neither has anything due; returns the number of messages seen.
+/// Processes every queue until none has anything due; returns the number of messages seen.
 /// For tests and the CLI, which want every queued job done before they look.
 pub async fn drain(queue: &dyn Queue, handler: &JobHandler) -> Result<usize, StoreError> {
     let config = RunnerConfig::default();
     let mut total = 0;
     loop {
         let mut seen = 0;
-        for name in [QueueName::Jobs, QueueName::JobsDeadLetter] {
+        for name in [
+            QueueName::Jobs,
+            QueueName::JobsDeadLetter,
+            QueueName::Webhooks,
+        ] {
             seen += run_once(queue, handler, name, &config).await?;
         }
         if seen == 0 {

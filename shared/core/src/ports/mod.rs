@@ -4,19 +4,19 @@
 
 pub mod blobs;
 pub mod clock;
-pub mod links;
-pub mod models;
 pub mod http;
+pub mod links;
 pub mod mail;
+pub mod models;
 pub mod queue;
 pub mod table;
 
 pub use blobs::{BlobKey, Blobs};
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use links::{LinkCheck, Links, SignedLinks};
-pub use models::{EnvModels, Models};
 pub use http::{HttpAnswer, HttpOut, HttpOutError};
+pub use links::{LinkCheck, Links, SignedLinks};
 pub use mail::{MailError, Mailer, OutgoingEmail};
+pub use models::{EnvModels, Models};
 pub use queue::{Outgoing, Queue, QueueName, QueueStats, Received};
 pub use table::{Attrs, Condition, Index, Item, Query, Table, Update, WriteOp};
 

@@ -22,15 +22,24 @@ pub enum QueueName {
     Jobs,
     /// Where `Jobs` messages go after [`MAX_RECEIVES`] receives.
     JobsDeadLetter,
+    /// Webhook deliveries: standard-queue semantics (every message its own group, so none waits
+    /// for another) and no dead-letter queue: a delivery keeps its own attempt count and retry
+    /// schedule (1, 5, 30 minutes) and ends FAILED on its own.
+    Webhooks,
 }
 
 impl QueueName {
-    pub const ALL: [QueueName; 2] = [QueueName::Jobs, QueueName::JobsDeadLetter];
+    pub const ALL: [QueueName; 3] = [
+        QueueName::Jobs,
+        QueueName::JobsDeadLetter,
+        QueueName::Webhooks,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             QueueName::Jobs => "jobs",
             QueueName::JobsDeadLetter => "jobs-dlq",
+            QueueName::Webhooks => "webhooks",
         }
     }
 
@@ -38,7 +47,7 @@ impl QueueName {
     pub fn dead_letter(self) -> Option<QueueName> {
         match self {
             QueueName::Jobs => Some(QueueName::JobsDeadLetter),
-            QueueName::JobsDeadLetter => None,
+            QueueName::JobsDeadLetter | QueueName::Webhooks => None,
         }
     }
 }

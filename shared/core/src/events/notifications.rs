@@ -1,0 +1,242 @@
+//! In-app notifications and the notification settings.
+
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use serde_json::Value;
+use tracing::info;
+
+use super::{
+    user_pk, EventKind, Events, Notification, NotificationSettings, NotificationType, Occurrence,
+    SETTINGS_SK,
+};
+use crate::ids::new_id;
+use crate::items::{corrupt, required_str, required_time, time};
+use crate::ports::{Condition, Item, Query, StoreError, Update};
+
+const PREFIX: &str = "NOTIFICATION#";
+
+/// One page of a user's notifications, newest first, and how many there are in all (of the
+/// filtered kind).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotificationPage {
+    pub notifications: Vec<Notification>,
+    pub total: usize,
+}
+
+/// A change to the notification settings: the fields given are set, the others kept.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NotificationSettingsPatch {
+    pub email_book_completed: Option<bool>,
+    pub email_translation_error: Option<bool>,
+    pub email_weekly_digest: Option<bool>,
+    pub email_newsletter: Option<bool>,
+    pub push_enabled: Option<bool>,
+    pub in_app_enabled: Option<bool>,
+}
+
+fn sk(id: &str) -> String {
+    format!("{PREFIX}{id}")
+}
+
+pub(super) fn for_occurrence(occurrence: &Occurrence, now: DateTime<Utc>) -> Notification {
+    let (kind, title, message) = match &occurrence.kind {
+        EventKind::BookCompleted { .. } => (
+            NotificationType::BookCompleted,
+            "Translation completed".to_string(),
+            format!(
+                "\"{}\" has been translated and is ready to download.",
+                occurrence.title
+            ),
+        ),
+        EventKind::TranslationError {
+            error,
+            chapter_index,
+        } => (
+            NotificationType::TranslationError,
+            "Translation error".to_string(),
+            format!(
+                "Translating \"{}\" failed (chapter {chapter_index}): {error}",
+                occurrence.title
+            ),
+        ),
+    };
+    Notification {
+        id: new_id(),
+        kind,
+        title,
+        message,
+        link: Some(format!("/books/{}", occurrence.book_id)),
+        read: false,
+        created_at: now,
+    }
+}
+
+pub(super) fn to_item(user_id: &str, n: &Notification) -> Item {
+    Item::new(user_pk(user_id), sk(&n.id))
+        .with("id", n.id.clone())
+        .with("type", n.kind.as_str())
+        .with("title", n.title.clone())
+        .with("message", n.message.clone())
+        .with("link", n.link.clone())
+        .with("read", n.read)
+        .with("createdAt", time(n.created_at))
+}
+
+fn from_item(item: &Item) -> Result<Notification, StoreError> {
+    Ok(Notification {
+        id: required_str(item, "id")?.to_string(),
+        kind: NotificationType::parse(required_str(item, "type")?)
+            .ok_or_else(|| corrupt(item, "type"))?,
+        title: required_str(item, "title")?.to_string(),
+        message: required_str(item, "message")?.to_string(),
+        link: item.str("link").map(str::to_string),
+        read: item.bool("read").unwrap_or(false),
+        created_at: required_time(item, "createdAt")?,
+    })
+}
+
+impl Events {
+    /// Every notification of the user, newest first.
+    async fn all_notifications(&self, user_id: &str) -> Result<Vec<Notification>, StoreError> {
+        let query = Query::partition(user_pk(user_id))
+            .prefix(PREFIX)
+            .descending();
+        let items = self.ports.table.query(query).await?;
+        items.iter().map(from_item).collect()
+    }
+
+    /// Page `page` (from 1) of `limit` notifications, newest first; only unread ones when
+    /// `unread_only`. The partition is read whole to count the total: notifications are small
+    /// and a user's list stays short.
+    pub async fn notifications(
+        &self,
+        user_id: &str,
+        page: usize,
+        limit: usize,
+        unread_only: bool,
+    ) -> Result<NotificationPage, StoreError> {
+        let matching: Vec<Notification> = self
+            .all_notifications(user_id)
+            .await?
+            .into_iter()
+            .filter(|n| !unread_only || !n.read)
+            .collect();
+        let total = matching.len();
+        let skip = page.saturating_sub(1).saturating_mul(limit);
+        let notifications = matching.into_iter().skip(skip).take(limit).collect();
+        Ok(NotificationPage {
+            notifications,
+            total,
+        })
+    }
+
+    pub async fn unread_count(&self, user_id: &str) -> Result<usize, StoreError> {
+        Ok(self
+            .all_notifications(user_id)
+            .await?
+            .iter()
+            .filter(|n| !n.read)
+            .count())
+    }
+
+    /// Marks the user's notifications among `ids` read; returns how many were unread before.
+    /// Unknown ids, and ids of other users' notifications (not in this user's partition), are
+    /// ignored.
+    pub async fn mark_read(&self, user_id: &str, ids: &[String]) -> Result<usize, StoreError> {
+        let pk = user_pk(user_id);
+        let mut marked = 0;
+        let mut seen: Vec<&String> = Vec::new();
+        for id in ids {
+            if seen.contains(&id) {
+                continue;
+            }
+            seen.push(id);
+            let update = Update::default().set("read", true);
+            match self
+                .ports
+                .table
+                .update(&pk, &sk(id), update, Condition::equals("read", false))
+                .await
+            {
+                Ok(_) => marked += 1,
+                Err(StoreError::NotFound | StoreError::Conflict) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if marked > 0 {
+            info!(marked, "notifications marked read");
+        }
+        Ok(marked)
+    }
+
+    /// Marks every unread notification of the user read; returns how many.
+    pub async fn mark_all_read(&self, user_id: &str) -> Result<usize, StoreError> {
+        let unread: Vec<String> = self
+            .all_notifications(user_id)
+            .await?
+            .into_iter()
+            .filter(|n| !n.read)
+            .map(|n| n.id)
+            .collect();
+        self.mark_read(user_id, &unread).await
+    }
+
+    /// The user's settings, the defaults when they never changed them.
+    pub async fn notification_settings(
+        &self,
+        user_id: &str,
+    ) -> Result<NotificationSettings, StoreError> {
+        let item = self.ports.table.get(&user_pk(user_id), SETTINGS_SK).await?;
+        let Some(item) = item else {
+            return Ok(NotificationSettings::default());
+        };
+        let defaults = NotificationSettings::default();
+        let flag = |name: &str, default: bool| item.bool(name).unwrap_or(default);
+        Ok(NotificationSettings {
+            email_book_completed: flag("emailBookCompleted", defaults.email_book_completed),
+            email_translation_error: flag(
+                "emailTranslationError",
+                defaults.email_translation_error,
+            ),
+            email_weekly_digest: flag("emailWeeklyDigest", defaults.email_weekly_digest),
+            email_newsletter: flag("emailNewsletter", defaults.email_newsletter),
+            push_enabled: flag("pushEnabled", defaults.push_enabled),
+            in_app_enabled: flag("inAppEnabled", defaults.in_app_enabled),
+        })
+    }
+
+    /// Applies the patch and returns the settings as they are now.
+    pub async fn update_notification_settings(
+        &self,
+        user_id: &str,
+        patch: NotificationSettingsPatch,
+    ) -> Result<NotificationSettings, StoreError> {
+        let current = self.notification_settings(user_id).await?;
+        let settings = NotificationSettings {
+            email_book_completed: patch
+                .email_book_completed
+                .unwrap_or(current.email_book_completed),
+            email_translation_error: patch
+                .email_translation_error
+                .unwrap_or(current.email_translation_error),
+            email_weekly_digest: patch
+                .email_weekly_digest
+                .unwrap_or(current.email_weekly_digest),
+            email_newsletter: patch.email_newsletter.unwrap_or(current.email_newsletter),
+            push_enabled: patch.push_enabled.unwrap_or(current.push_enabled),
+            in_app_enabled: patch.in_app_enabled.unwrap_or(current.in_app_enabled),
+        };
+        let Value::Object(attrs) =
+            serde_json::to_value(settings).map_err(|e| StoreError::Invalid(e.to_string()))?
+        else {
+            return Err(StoreError::Invalid("settings are not an object".into()));
+        };
+        let mut item = Item::new(user_pk(user_id), SETTINGS_SK);
+        item.attrs = attrs;
+        // Last write wins: two concurrent patches of different fields may lose one, which a
+        // settings page tolerates.
+        self.ports.table.put(item, Condition::Always).await?;
+        Ok(settings)
+    }
+}
