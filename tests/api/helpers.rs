@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use booktr_api::{AppState, Settings};
 use booktr_core::accounts::NewUser;
-use booktr_core::jobs::runner::{self, RunnerConfig};
 use booktr_core::config::Config;
+use booktr_core::jobs::runner::{self, RunnerConfig};
 use booktr_core::ports::{Clock, EnvModels, ManualClock, Models, QueueName};
 use booktr_core::types::{Email, Plan, Role};
 use booktr_core::{Ports, Services};

@@ -76,7 +76,9 @@ async fn a_book_is_translated_downloaded_generated_as_pdf_and_shared_publicly() 
     let app = spawn_app().await;
     let user = app.user().await;
     let key = &user.key;
-    let id = app.upload_ok(key, "wasteland.epub", corpus("wasteland.epub")).await;
+    let id = app
+        .upload_ok(key, "wasteland.epub", corpus("wasteland.epub"))
+        .await;
     let book = app.wait_for_status(key, &id, "EXTRACTED").await;
     let glossary: Value = post(
         &app,
@@ -157,7 +159,13 @@ async fn a_book_is_translated_downloaded_generated_as_pdf_and_shared_publicly() 
     assert_error(fetch(url).await, 403, "forbidden").await;
 
     // The PDF, generated on request.
-    let generated = post(&app, "/api/generate", key, json!({"bookId": id, "format": "pdf"})).await;
+    let generated = post(
+        &app,
+        "/api/generate",
+        key,
+        json!({"bookId": id, "format": "pdf"}),
+    )
+    .await;
     assert_eq!(generated.status(), 200);
     let pdf_key = format!("books/{id}/output/book.pdf");
     for _ in 0..1500 {
@@ -179,7 +187,13 @@ async fn a_book_is_translated_downloaded_generated_as_pdf_and_shared_publicly() 
     assert!(pdf.bytes().await.unwrap().starts_with(b"%PDF-"));
 
     // Shared: a public page with the chapters side by side and download links, until revoked.
-    let shared = post(&app, &format!("/api/books/{id}/share"), key, json!({"expiresIn": 7})).await;
+    let shared = post(
+        &app,
+        &format!("/api/books/{id}/share"),
+        key,
+        json!({"expiresIn": 7}),
+    )
+    .await;
     assert_eq!(shared.status(), 200);
     let shared: Value = shared.json().await.unwrap();
     let share_url = shared["shareUrl"].as_str().unwrap();
@@ -231,13 +245,25 @@ async fn a_book_is_translated_downloaded_generated_as_pdf_and_shared_publicly() 
     )
     .await;
     assert_error(
-        post(&app, &format!("/api/books/{id}/share"), &stranger.key, json!({})).await,
+        post(
+            &app,
+            &format!("/api/books/{id}/share"),
+            &stranger.key,
+            json!({}),
+        )
+        .await,
         404,
         "not_found",
     )
     .await;
     assert_error(
-        post(&app, "/api/translate/stop", &stranger.key, json!({"bookId": id})).await,
+        post(
+            &app,
+            "/api/translate/stop",
+            &stranger.key,
+            json!({"bookId": id}),
+        )
+        .await,
         404,
         "not_found",
     )
@@ -250,7 +276,9 @@ trait PlainText {
 
 impl PlainText for booktr_formats::manuscript::Manuscript {
     fn plain_text_contains(&self, needle: &str) -> bool {
-        self.chapters.iter().any(|c| c.plain_text().contains(needle))
+        self.chapters
+            .iter()
+            .any(|c| c.plain_text().contains(needle))
     }
 }
 
@@ -262,12 +290,22 @@ async fn pause_resume_and_stop_are_refused_where_the_state_table_says() {
     let key = &user.key;
     let body = json!({ "bookId": id });
     // Not extracted yet.
-    assert_error(post(&app, "/api/translate", key, body.clone()).await, 400, "bad_request").await;
+    assert_error(
+        post(&app, "/api/translate", key, body.clone()).await,
+        400,
+        "bad_request",
+    )
+    .await;
     drain(&app).await;
     // Never started: nothing to pause, resume or stop.
     for action in ["pause", "resume", "stop"] {
         let path = format!("/api/translate/{action}");
-        assert_error(post(&app, &path, key, body.clone()).await, 400, "bad_request").await;
+        assert_error(
+            post(&app, &path, key, body.clone()).await,
+            400,
+            "bad_request",
+        )
+        .await;
     }
     // Unknown and not-allowed models, a glossary that does not exist, a bad language.
     for (field, value) in [
@@ -278,42 +316,95 @@ async fn pause_resume_and_stop_are_refused_where_the_state_table_says() {
     ] {
         let mut request = body.clone();
         request[field] = json!(value);
-        let refused = assert_error(post(&app, "/api/translate", key, request).await, 400, "bad_request").await;
-        assert!(refused["message"].as_str().unwrap().contains(field), "{refused}");
+        let refused = assert_error(
+            post(&app, "/api/translate", key, request).await,
+            400,
+            "bad_request",
+        )
+        .await;
+        assert!(
+            refused["message"].as_str().unwrap().contains(field),
+            "{refused}"
+        );
     }
     assert_error(
-        post(&app, "/api/translate", key, json!({"bookId": id, "extra": 1})).await,
+        post(
+            &app,
+            "/api/translate",
+            key,
+            json!({"bookId": id, "extra": 1}),
+        )
+        .await,
         400,
         "bad_request",
     )
     .await;
-    assert_error(app.get("/api/translate/status", key).await, 400, "bad_request").await;
+    assert_error(
+        app.get("/api/translate/status", key).await,
+        400,
+        "bad_request",
+    )
+    .await;
 
     let started = post(&app, "/api/translate", key, body.clone()).await;
     assert_eq!(started.status(), 200);
     // Started twice: refused.
-    assert_error(post(&app, "/api/translate", key, body.clone()).await, 400, "bad_request").await;
-    assert_eq!(post(&app, "/api/translate/pause", key, body.clone()).await.status(), 200);
+    assert_error(
+        post(&app, "/api/translate", key, body.clone()).await,
+        400,
+        "bad_request",
+    )
+    .await;
+    assert_eq!(
+        post(&app, "/api/translate/pause", key, body.clone())
+            .await
+            .status(),
+        200
+    );
     assert_eq!(status(&app, key, &id).await["status"], "PAUSED");
-    assert_error(post(&app, "/api/translate/pause", key, body.clone()).await, 400, "bad_request").await;
+    assert_error(
+        post(&app, "/api/translate/pause", key, body.clone()).await,
+        400,
+        "bad_request",
+    )
+    .await;
     // Queued jobs of a paused book are dropped: nothing is translated.
     drain(&app).await;
     let paused = status(&app, key, &id).await;
-    assert_eq!((paused["status"].as_str(), paused["chaptersCompleted"].as_u64()), (Some("PAUSED"), Some(0)));
+    assert_eq!(
+        (
+            paused["status"].as_str(),
+            paused["chaptersCompleted"].as_u64()
+        ),
+        (Some("PAUSED"), Some(0))
+    );
 
     let resumed: Value = post(&app, "/api/translate/resume", key, body.clone())
         .await
         .json()
         .await
         .unwrap();
-    assert_eq!((resumed["resumed"].as_u64(), resumed["total"].as_u64()), (Some(4), Some(4)));
+    assert_eq!(
+        (resumed["resumed"].as_u64(), resumed["total"].as_u64()),
+        (Some(4), Some(4))
+    );
     drain(&app).await;
     let done = status(&app, key, &id).await;
     assert_eq!(done["status"], "COMPLETED", "{done}");
     // A finished book can be neither resumed nor stopped, nor started again.
-    for action in ["translate/resume", "translate/stop", "translate/pause", "translate"] {
+    for action in [
+        "translate/resume",
+        "translate/stop",
+        "translate/pause",
+        "translate",
+    ] {
         let path = format!("/api/{action}");
-        assert_error(post(&app, &path, key, body.clone()).await, 400, "bad_request").await;
+        assert_error(
+            post(&app, &path, key, body.clone()).await,
+            400,
+            "bad_request",
+        )
+        .await;
     }
 }
 
@@ -332,7 +423,12 @@ async fn stop_during_a_chapter_keeps_it_and_a_new_start_reuses_the_completed_cha
     let app = spawn_with_models(false, Arc::new(model)).await;
     let (key, id) = extracted_book(&app).await;
     let body = json!({ "bookId": id });
-    assert_eq!(post(&app, "/api/translate", &key, body.clone()).await.status(), 200);
+    assert_eq!(
+        post(&app, "/api/translate", &key, body.clone())
+            .await
+            .status(),
+        200
+    );
 
     // The first chapter's job runs until its first model call, where it is held.
     let worker = {
@@ -353,7 +449,12 @@ async fn stop_during_a_chapter_keeps_it_and_a_new_start_reuses_the_completed_cha
     let during = status(&app, &key, &id).await;
     assert_eq!(during["chapters"][0]["status"], "TRANSLATING", "{during}");
     assert!(during["currentChapter"].is_string());
-    assert_eq!(post(&app, "/api/translate/stop", &key, body.clone()).await.status(), 200);
+    assert_eq!(
+        post(&app, "/api/translate/stop", &key, body.clone())
+            .await
+            .status(),
+        200
+    );
     assert_eq!(status(&app, &key, &id).await["status"], "EXTRACTED");
     gate.add_permits(1000);
     worker.await.unwrap();
@@ -362,7 +463,10 @@ async fn stop_during_a_chapter_keeps_it_and_a_new_start_reuses_the_completed_cha
     let stopped = status(&app, &key, &id).await;
     assert_eq!(stopped["status"], "EXTRACTED");
     assert_eq!(stopped["chapters"][0]["status"], "COMPLETED", "{stopped}");
-    assert_eq!(stopped["chaptersCompleted"], 1, "the stopped run's other jobs were dropped");
+    assert_eq!(
+        stopped["chaptersCompleted"], 1,
+        "the stopped run's other jobs were dropped"
+    );
     let preface_calls = calls.translate_calls_with("A preface of seven words");
     assert_eq!(preface_calls, 1);
 
@@ -371,7 +475,10 @@ async fn stop_during_a_chapter_keeps_it_and_a_new_start_reuses_the_completed_cha
         .json()
         .await
         .unwrap();
-    assert_eq!(again["jobsCreated"], 3, "the completed chapter is not queued again");
+    assert_eq!(
+        again["jobsCreated"], 3,
+        "the completed chapter is not queued again"
+    );
     drain(&app).await;
     assert_eq!(status(&app, &key, &id).await["status"], "COMPLETED");
     assert_eq!(
@@ -382,7 +489,11 @@ async fn stop_during_a_chapter_keeps_it_and_a_new_start_reuses_the_completed_cha
     assert_eq!(calls.translate_calls_with("Call me Ishmael"), 1);
 
     let stopped_again = post(&app, "/api/translate/stop", &key, body.clone()).await;
-    assert_eq!(stopped_again.status(), 400, "a completed book has nothing to stop");
+    assert_eq!(
+        stopped_again.status(),
+        400,
+        "a completed book has nothing to stop"
+    );
 }
 
 /// A chapter whose model calls always fail: four attempts, then ERROR with the reason, then a
@@ -393,7 +504,12 @@ async fn a_chapter_that_always_fails_ends_in_error_and_resume_finishes_the_book(
     let app = spawn_with_models(false, Arc::new(model.clone())).await;
     let (key, id) = extracted_book(&app).await;
     let body = json!({ "bookId": id });
-    assert_eq!(post(&app, "/api/translate", &key, body.clone()).await.status(), 200);
+    assert_eq!(
+        post(&app, "/api/translate", &key, body.clone())
+            .await
+            .status(),
+        200
+    );
     for _ in 0..6 {
         drain(&app).await;
         // Past the queue's retry delay.
@@ -408,11 +524,22 @@ async fn a_chapter_that_always_fails_ends_in_error_and_resume_finishes_the_book(
     let errors = failed["errors"].as_array().unwrap();
     assert_eq!(errors.len(), 1, "{failed}");
     assert_eq!(errors[0]["chapterId"], format!("{id}-3"));
-    assert!(errors[0]["error"].as_str().unwrap().contains("4 attempts"), "{failed}");
+    assert!(
+        errors[0]["error"].as_str().unwrap().contains("4 attempts"),
+        "{failed}"
+    );
     // Every attempt went through the model's own retries (1 + 5) before the job failed.
     assert_eq!(model.calls.translate_calls_with("carpet-bag"), 4 * 6);
-    let book: Value = app.get(&format!("/api/books/{id}"), &key).await.json().await.unwrap();
-    assert!(book["error"].as_str().unwrap().contains("chapter 3"), "{book}");
+    let book: Value = app
+        .get(&format!("/api/books/{id}"), &key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        book["error"].as_str().unwrap().contains("chapter 3"),
+        "{book}"
+    );
 
     model.heal();
     let resumed: Value = post(&app, "/api/translate/resume", &key, body.clone())
@@ -438,28 +565,43 @@ async fn a_partial_download_holds_the_chapters_finished_so_far() {
     let app = spawn_app_without_workers().await;
     let (key, id) = extracted_book(&app).await;
     assert_error(
-        app.get(&format!("/api/download/{id}?format=epub"), &key).await,
+        app.get(&format!("/api/download/{id}?format=epub"), &key)
+            .await,
         404,
         "not_found",
     )
     .await;
     assert_error(
-        app.get(&format!("/api/download/{id}?format=doc"), &key).await,
+        app.get(&format!("/api/download/{id}?format=doc"), &key)
+            .await,
         400,
         "bad_request",
     )
     .await;
-    assert_eq!(post(&app, "/api/translate", &key, json!({"bookId": id})).await.status(), 200);
+    assert_eq!(
+        post(&app, "/api/translate", &key, json!({"bookId": id}))
+            .await
+            .status(),
+        200
+    );
     // One chapter job, then pause.
     runner::run_once(
         app.ports.queue.as_ref(),
         &app.services.jobs,
         booktr_core::ports::QueueName::Jobs,
-        &runner::RunnerConfig { batch: 1, ..runner::RunnerConfig::default() },
+        &runner::RunnerConfig {
+            batch: 1,
+            ..runner::RunnerConfig::default()
+        },
     )
     .await
     .unwrap();
-    assert_eq!(post(&app, "/api/translate/pause", &key, json!({"bookId": id})).await.status(), 200);
+    assert_eq!(
+        post(&app, "/api/translate/pause", &key, json!({"bookId": id}))
+            .await
+            .status(),
+        200
+    );
     let link: Value = app
         .get(&format!("/api/download/{id}?format=epub"), &key)
         .await
@@ -475,7 +617,13 @@ async fn a_partial_download_holds_the_chapters_finished_so_far() {
     assert_eq!(partial.chapters.len(), 1);
     // Generating needs a translated book.
     assert_error(
-        post(&app, "/api/generate", &key, json!({"bookId": id, "format": "epub"})).await,
+        post(
+            &app,
+            "/api/generate",
+            &key,
+            json!({"bookId": id, "format": "epub"}),
+        )
+        .await,
         400,
         "bad_request",
     )
@@ -493,7 +641,12 @@ async fn a_partial_download_holds_the_chapters_finished_so_far() {
 async fn a_start_without_a_glossary_uses_the_default_glossary_from_the_preferences() {
     let app = spawn_app_without_workers().await;
     let (key, id) = extracted_book(&app).await;
-    let defaults: Value = app.get("/api/settings/preferences", &key).await.json().await.unwrap();
+    let defaults: Value = app
+        .get("/api/settings/preferences", &key)
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(defaults["defaultModel"], "gpt-4o-mini");
     assert_eq!(defaults["defaultGlossaryId"], Value::Null);
     let glossary: Value = post(
@@ -532,9 +685,19 @@ async fn a_start_without_a_glossary_uses_the_default_glossary_from_the_preferenc
         .unwrap();
     assert_eq!(saved["defaultGlossaryId"], glossary_id);
 
-    assert_eq!(post(&app, "/api/translate", &key, json!({"bookId": id})).await.status(), 200);
+    assert_eq!(
+        post(&app, "/api/translate", &key, json!({"bookId": id}))
+            .await
+            .status(),
+        200
+    );
     drain(&app).await;
-    let book: Value = app.get(&format!("/api/books/{id}"), &key).await.json().await.unwrap();
+    let book: Value = app
+        .get(&format!("/api/books/{id}"), &key)
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(book["glossaryId"], glossary_id);
     assert_eq!(book["translationModel"], "claude-3-haiku");
     let done = status(&app, &key, &id).await;

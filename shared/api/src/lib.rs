@@ -14,7 +14,10 @@ use booktr_core::Services;
 
 pub use auth::Caller;
 pub use error::ApiError;
-pub use routes::{auth_routes, books, download, glossary, health, keys, notifications, preferences, share, translate, user, webhooks};
+pub use routes::{
+    auth_routes, books, download, glossary, health, keys, notifications, preferences, share,
+    translate, user, webhooks,
+};
 
 /// What every handler shares.
 #[derive(Clone)]

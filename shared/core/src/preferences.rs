@@ -56,7 +56,11 @@ pub async fn get(ports: &Ports, user_id: &str) -> Result<Preferences, StoreError
 }
 
 /// Replaces the user's preferences (validation is the caller's: the values are written as given).
-pub async fn put(ports: &Ports, user_id: &str, preferences: &Preferences) -> Result<(), StoreError> {
+pub async fn put(
+    ports: &Ports,
+    user_id: &str,
+    preferences: &Preferences,
+) -> Result<(), StoreError> {
     let value =
         serde_json::to_value(preferences).map_err(|e| StoreError::Invalid(e.to_string()))?;
     let item = Item::new(pk(user_id), SK).with("preferences", value);

@@ -8,8 +8,8 @@ use crate::events::Events;
 use crate::glossaries::Glossaries;
 use crate::health::{Health, QueueMode};
 use crate::jobs::JobHandler;
-use crate::translation::Translations;
 use crate::ports::{Blobs, Clock, HttpOut, Links, Mailer, Models, Queue, Table};
+use crate::translation::Translations;
 
 /// The adapters, chosen once by a binary's wiring function.
 #[derive(Clone)]

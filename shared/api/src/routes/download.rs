@@ -121,7 +121,9 @@ async fn file(
                 "this link has expired; ask for a new one at /api/download",
             ))
         }
-        LinkCheck::Invalid => return Err(ApiError::forbidden("this link's signature is not valid")),
+        LinkCheck::Invalid => {
+            return Err(ApiError::forbidden("this link's signature is not valid"))
+        }
     }
     let blob = BlobKey::parse(&key).map_err(|_| ApiError::not_found("file"))?;
     let bytes = state

@@ -37,7 +37,11 @@ async fn read(
     caller: Caller,
 ) -> Result<axum::Json<Preferences>, ApiError> {
     Ok(axum::Json(
-        state.services.translations.preferences(caller.user_id()).await?,
+        state
+            .services
+            .translations
+            .preferences(caller.user_id())
+            .await?,
     ))
 }
 

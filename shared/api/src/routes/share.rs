@@ -51,7 +51,8 @@ async fn share(
     let body: ShareRequest = if body.iter().all(u8::is_ascii_whitespace) {
         ShareRequest::default()
     } else {
-        serde_json::from_slice(&body).map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))?
+        serde_json::from_slice(&body)
+            .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))?
     };
     let share = state
         .services

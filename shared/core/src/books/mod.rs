@@ -10,8 +10,8 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 pub use format::{sniff, BookFormat};
-pub use share::{Share, MAX_EXPIRES_IN_DAYS};
 pub use service::{Books, BooksError, Upload, MAX_LIST_LIMIT, MAX_UPLOAD_BYTES};
+pub use share::{Share, MAX_EXPIRES_IN_DAYS};
 
 use crate::types::{BookStatus, ChapterStatus};
 

@@ -63,7 +63,12 @@ impl Books {
             .set("shareExpiresAt", opt_time(expires_at));
         self.ports
             .table
-            .update(&store::book_pk(book_id), store::BOOK_SK, update, Condition::Exists)
+            .update(
+                &store::book_pk(book_id),
+                store::BOOK_SK,
+                update,
+                Condition::Exists,
+            )
             .await?;
         info!(book_id, "book shared");
         Ok(Share { token, expires_at })
@@ -78,7 +83,12 @@ impl Books {
             .set("shareExpiresAt", Value::Null);
         self.ports
             .table
-            .update(&store::book_pk(book_id), store::BOOK_SK, update, Condition::Exists)
+            .update(
+                &store::book_pk(book_id),
+                store::BOOK_SK,
+                update,
+                Condition::Exists,
+            )
             .await?;
         Ok(())
     }
@@ -89,7 +99,11 @@ impl Books {
         if token.len() != TOKEN_LENGTH || !token.chars().all(|c| c.is_ascii_alphanumeric()) {
             return Ok(None);
         }
-        let Some(item) = self.ports.table.get(&store::share_pk(token), store::SHARE_SK).await?
+        let Some(item) = self
+            .ports
+            .table
+            .get(&store::share_pk(token), store::SHARE_SK)
+            .await?
         else {
             return Ok(None);
         };

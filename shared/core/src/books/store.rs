@@ -11,10 +11,10 @@
 //! its blob prefix, which is how deletion finds it all.
 
 use crate::books::{Book, BookFormat, Chapter};
-use crate::jobs::OutputFormat;
 use crate::items::{
     corrupt, opt_string, opt_time, parse_time, parsed, required_str, required_time, time, time_text,
 };
+use crate::jobs::OutputFormat;
 use crate::ports::{BlobKey, Item, StoreError};
 
 pub const BOOK_SK: &str = "BOOK";
@@ -109,7 +109,10 @@ pub fn book_from(item: &Item) -> Result<Book, StoreError> {
             .unwrap_or(0),
         error: opt_string(item, "error"),
         glossary_id: opt_string(item, "glossaryId"),
-        run: item.i64("run").and_then(|n| u32::try_from(n).ok()).unwrap_or(0),
+        run: item
+            .i64("run")
+            .and_then(|n| u32::try_from(n).ok())
+            .unwrap_or(0),
         translation_key: opt_string(item, "translationKey"),
         share_token: opt_string(item, "shareToken"),
         created_at: required_time(item, "createdAt")?,
@@ -174,7 +177,10 @@ pub fn output_key(book_id: &str, format: OutputFormat) -> Result<BlobKey, StoreE
 
 /// A file of the chapters finished so far, rendered on request while a book is unfinished.
 pub fn partial_key(book_id: &str, format: OutputFormat) -> Result<BlobKey, StoreError> {
-    BlobKey::parse(&format!("books/{book_id}/output/partial.{}", format.as_str()))
+    BlobKey::parse(&format!(
+        "books/{book_id}/output/partial.{}",
+        format.as_str()
+    ))
 }
 
 /// The public share link: `SHARE#<token>` / `SHARE`, read by token without credentials. Kept

@@ -38,7 +38,9 @@ pub(super) async fn run(
         return Ok(());
     }
     let Some(key) = book.translation_key.clone() else {
-        return Err(StoreError::Unavailable("a translating book has no translation key".into()));
+        return Err(StoreError::Unavailable(
+            "a translating book has no translation key".into(),
+        ));
     };
     let translations = &handler.translations;
     if translations
@@ -51,14 +53,19 @@ pub(super) async fn run(
         return translations.finish_if_translated(book_id).await;
     }
 
-    let source: SourceChapter = handler.translations.read_json(&store::chapter_key(book_id, number)?)
+    let source: SourceChapter = handler
+        .translations
+        .read_json(&store::chapter_key(book_id, number)?)
         .await?
         .ok_or_else(|| StoreError::Unavailable(format!("chapter {number} text is missing")))?;
-    let glossary: Vec<GlossaryEntry> =
-        handler.translations.read_json(&store::glossary_snapshot_key(book_id)?)
-            .await?
-            .unwrap_or_default();
-    let ledger = handler.translations.read_json::<Ledger>(&store::ledger_key(book_id)?)
+    let glossary: Vec<GlossaryEntry> = handler
+        .translations
+        .read_json(&store::glossary_snapshot_key(book_id)?)
+        .await?
+        .unwrap_or_default();
+    let ledger = handler
+        .translations
+        .read_json::<Ledger>(&store::ledger_key(book_id)?)
         .await?
         .filter(|l| l.key == key)
         // A new ledger starts from the glossary, whose choices are fixed.
@@ -80,7 +87,13 @@ pub(super) async fn run(
             Condition::Exists,
         )
         .await?;
-    update_chapter(handler, book_id, number, Update::default().set("status", ChapterStatus::Translating.as_str())).await?;
+    update_chapter(
+        handler,
+        book_id,
+        number,
+        Update::default().set("status", ChapterStatus::Translating.as_str()),
+    )
+    .await?;
 
     let model_name = book.translation_model.clone().unwrap_or_default();
     let model = match handler.ports.models.model(&model_name, None) {
@@ -116,11 +129,18 @@ pub(super) async fn run(
     let output = match result {
         Ok(output) => output,
         Err(ChatError::Retryable { message, .. }) => {
-            return Err(StoreError::Unavailable(format!("the model is unavailable: {message}")))
+            return Err(StoreError::Unavailable(format!(
+                "the model is unavailable: {message}"
+            )))
         }
         Err(ChatError::Fatal(message)) => {
-            return fail_chapter(handler, &book, number, &format!("the model refused: {message}"))
-                .await
+            return fail_chapter(
+                handler,
+                &book,
+                number,
+                &format!("the model refused: {message}"),
+            )
+            .await
         }
     };
 
@@ -130,7 +150,10 @@ pub(super) async fn run(
             .blocks
             .iter()
             .position(|b| b.plain_text().trim() == t.trim())
-            .map_or_else(|| t.to_string(), |i| output.blocks[i].plain_text().trim().to_string())
+            .map_or_else(
+                || t.to_string(),
+                |i| output.blocks[i].plain_text().trim().to_string(),
+            )
     });
     let stored = StoredChapter {
         key: key.clone(),
@@ -153,7 +176,10 @@ pub(super) async fn run(
     mark_completed(handler, &book, number, &key, Some(quality), words).await?;
     info!(
         words,
-        glossary = format!("{}/{}", stored.quality.glossary_satisfied, stored.quality.glossary_checked),
+        glossary = format!(
+            "{}/{}",
+            stored.quality.glossary_satisfied, stored.quality.glossary_checked
+        ),
         "chapter translated"
     );
     handler.translations.finish_if_translated(book_id).await
@@ -178,7 +204,8 @@ async fn mark_completed(
     if let Some(quality) = quality {
         chapter = chapter.set("quality", quality);
     }
-    let mut book_update = Update::default().set("updatedAt", crate::items::time(handler.ports.clock.now()));
+    let mut book_update =
+        Update::default().set("updatedAt", crate::items::time(handler.ports.clock.now()));
     if words > 0 {
         book_update = book_update.add("runWords", words as i64);
     }
@@ -208,7 +235,11 @@ async fn mark_completed(
         }
         Err(e) => return Err(e),
     }
-    let chapters = handler.books.chapters(&book.id).await.map_err(|e| StoreError::Unavailable(e.to_string()))?;
+    let chapters = handler
+        .books
+        .chapters(&book.id)
+        .await
+        .map_err(|e| StoreError::Unavailable(e.to_string()))?;
     let progress = crate::translation::progress_of(&chapters);
     handler
         .ports

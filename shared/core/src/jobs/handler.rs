@@ -7,10 +7,10 @@ use super::{chapter, extract, generate, Job};
 use crate::books::lifecycle::BookEvent;
 use crate::books::{Book, Books};
 use crate::events::{EventKind, Events, Occurrence};
-use crate::translation::Translations;
 use crate::ports::{StoreError, Update};
-use booktr_translate::pipeline::PipelineConfig;
+use crate::translation::Translations;
 use crate::Ports;
+use booktr_translate::pipeline::PipelineConfig;
 
 /// What became of a job.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,9 +66,11 @@ impl JobHandler {
                 book_id,
                 format,
                 requested,
-            } => generate::run(self, book_id, *format, *requested)
-                .instrument(span.clone())
-                .await,
+            } => {
+                generate::run(self, book_id, *format, *requested)
+                    .instrument(span.clone())
+                    .await
+            }
         };
         match result {
             Ok(()) => Outcome::Done,

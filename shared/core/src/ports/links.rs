@@ -73,7 +73,11 @@ impl Links for SignedLinks {
         let ttl = chrono::Duration::from_std(ttl)
             .map_err(|e| StoreError::Invalid(format!("link lifetime: {e}")))?;
         let expires = (self.clock.now() + ttl).timestamp();
-        let signature = hex::encode(self.mac(key.as_str(), file_name, expires).finalize().into_bytes());
+        let signature = hex::encode(
+            self.mac(key.as_str(), file_name, expires)
+                .finalize()
+                .into_bytes(),
+        );
         Ok(format!(
             "{}/files/{}?name={}&expires={expires}&signature={signature}",
             self.public_url,
@@ -129,7 +133,12 @@ mod tests {
                 .unwrap()
                 .to_string()
         };
-        (key, get("name"), get("expires").parse().unwrap(), get("signature"))
+        (
+            key,
+            get("name"),
+            get("expires").parse().unwrap(),
+            get("signature"),
+        )
     }
 
     #[tokio::test]
@@ -148,8 +157,14 @@ mod tests {
             links.verify("books/b2/output/book.epub", &name, expires, &sig),
             LinkCheck::Invalid
         );
-        assert_eq!(links.verify(&k, &name, expires + 3600, &sig), LinkCheck::Invalid);
-        assert_eq!(links.verify(&k, "x.epub", expires, &sig), LinkCheck::Invalid);
+        assert_eq!(
+            links.verify(&k, &name, expires + 3600, &sig),
+            LinkCheck::Invalid
+        );
+        assert_eq!(
+            links.verify(&k, "x.epub", expires, &sig),
+            LinkCheck::Invalid
+        );
         assert_eq!(links.verify(&k, &name, expires, "zz"), LinkCheck::Invalid);
         clock.advance(chrono::Duration::minutes(61));
         assert_eq!(links.verify(&k, &name, expires, &sig), LinkCheck::Expired);

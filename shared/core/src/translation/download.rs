@@ -47,7 +47,9 @@ impl Translations {
         }
         let chapters = self.books.chapters(&book.id).await?;
         let all_done = !chapters.is_empty()
-            && chapters.iter().all(|c| c.status == ChapterStatus::Completed)
+            && chapters
+                .iter()
+                .all(|c| c.status == ChapterStatus::Completed)
             && matches!(
                 book.status,
                 BookStatus::Translated | BookStatus::Generating | BookStatus::Completed
@@ -124,23 +126,6 @@ fn file_name(title: &str, lang: &str, format: OutputFormat, complete: bool) -> S
     format!("{stem}.{lang}{partial}.{}", format.as_str())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn file_names_keep_the_title_readable_and_mark_partial_files() {
-        assert_eq!(
-            file_name("Moby Dick; or, The Whale", "es", OutputFormat::Epub, true),
-            "Moby-Dick-or-The-Whale.es.epub"
-        );
-        assert_eq!(
-            file_name("???", "fr", OutputFormat::Pdf, false),
-            "book.fr.partial.pdf"
-        );
-    }
-}
-
 /// One chapter of a shared book: the original blocks, and the translation when there is one.
 pub struct SideBySide {
     pub source: booktr_formats::manuscript::Chapter,
@@ -155,7 +140,9 @@ impl Translations {
         number: u32,
     ) -> Result<Option<SideBySide>, crate::ports::StoreError> {
         let Some(source) = self
-            .read_json::<booktr_formats::manuscript::Chapter>(&store::chapter_key(&book.id, number)?)
+            .read_json::<booktr_formats::manuscript::Chapter>(&store::chapter_key(
+                &book.id, number,
+            )?)
             .await?
         else {
             return Ok(None);
@@ -177,5 +164,22 @@ impl Translations {
         book_id: &str,
     ) -> Result<Vec<crate::books::Chapter>, TranslationError> {
         Ok(self.books.chapters(book_id).await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_keep_the_title_readable_and_mark_partial_files() {
+        assert_eq!(
+            file_name("Moby Dick; or, The Whale", "es", OutputFormat::Epub, true),
+            "Moby-Dick-or-The-Whale.es.epub"
+        );
+        assert_eq!(
+            file_name("???", "fr", OutputFormat::Pdf, false),
+            "book.fr.partial.pdf"
+        );
     }
 }

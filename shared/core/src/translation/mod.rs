@@ -182,7 +182,10 @@ impl Translations {
             .set("translationKey", key)
             .set("completedAt", Value::Null)
             .set("error", Value::Null)
-            .set("progress", progress_of(&chapters_after(&chapters, &pending)));
+            .set(
+                "progress",
+                progress_of(&chapters_after(&chapters, &pending)),
+            );
         let update = self.new_run(update);
         let Some(book) = self
             .books
@@ -194,13 +197,16 @@ impl Translations {
             ));
         };
         // Files of an earlier translation no longer match the text.
-        blobs::delete_prefix(
-            self.ports.blobs.as_ref(),
-            &store::outputs_prefix(&book.id),
-        )
-        .await?;
+        blobs::delete_prefix(self.ports.blobs.as_ref(), &store::outputs_prefix(&book.id)).await?;
         let queued = self.queue_chapters(&book, &pending).await?;
-        info!(run = book.run, model, target, queued, reused = chapters.len() - pending.len(), "translation started");
+        info!(
+            run = book.run,
+            model,
+            target,
+            queued,
+            reused = chapters.len() - pending.len(),
+            "translation started"
+        );
         Ok(queued)
     }
 
@@ -226,7 +232,11 @@ impl Translations {
     /// ERROR, PAUSED or TRANSLATING -> TRANSLATING in a new run that re-queues only the chapters
     /// not completed. Returns (re-queued, total chapters).
     #[instrument(skip(self))]
-    pub async fn resume(&self, user_id: &str, book_id: &str) -> Result<(u32, u32), TranslationError> {
+    pub async fn resume(
+        &self,
+        user_id: &str,
+        book_id: &str,
+    ) -> Result<(u32, u32), TranslationError> {
         let book = self.books.get(user_id, book_id).await?;
         // A book in ERROR because its file could not be read has no run to resume.
         if !BookEvent::Resumed.applies_to(book.status) || book.run == 0 {
@@ -238,10 +248,18 @@ impl Translations {
         }
         let chapters = self.books.chapters(book_id).await?;
         let mut pending = Vec::new();
-        for chapter in chapters.iter().filter(|c| c.status != ChapterStatus::Completed) {
+        for chapter in chapters
+            .iter()
+            .filter(|c| c.status != ChapterStatus::Completed)
+        {
             if chapter.status == ChapterStatus::Error {
-                self.set_chapter(book_id, chapter.number, ChapterStatus::Pending, chapter.passes_done)
-                    .await?;
+                self.set_chapter(
+                    book_id,
+                    chapter.number,
+                    ChapterStatus::Pending,
+                    chapter.passes_done,
+                )
+                .await?;
             }
             pending.push(chapter.number);
         }
@@ -334,9 +352,10 @@ impl Translations {
                 preferences.default_model
             )));
         }
-        preferences.default_target_language = LanguageCode::parse(&preferences.default_target_language)
-            .map_err(|e| TranslationError::Invalid(format!("defaultTargetLanguage: {e}")))?
-            .to_string();
+        preferences.default_target_language =
+            LanguageCode::parse(&preferences.default_target_language)
+                .map_err(|e| TranslationError::Invalid(format!("defaultTargetLanguage: {e}")))?
+                .to_string();
         if let Some(id) = &preferences.default_glossary_id {
             if self.glossaries.get(user_id, id).await.is_err() {
                 return Err(TranslationError::Invalid(format!(
@@ -354,14 +373,18 @@ impl Translations {
         book_id: &str,
         number: u32,
     ) -> Result<Option<StoredChapter>, StoreError> {
-        self.read_json(&store::translation_key(book_id, number)?).await
+        self.read_json(&store::translation_key(book_id, number)?)
+            .await
     }
 
     /// Moves a TRANSLATING book whose chapters are all completed on to TRANSLATED and queues its
     /// EPUB. Safe to call from any number of jobs: only the first transition queues.
     pub(crate) async fn finish_if_translated(&self, book_id: &str) -> Result<(), StoreError> {
         let chapters = self.books.chapters(book_id).await.map_err(into_store)?;
-        if chapters.iter().any(|c| c.status != ChapterStatus::Completed) {
+        if chapters
+            .iter()
+            .any(|c| c.status != ChapterStatus::Completed)
+        {
             return Ok(());
         }
         let update = Update::default()
@@ -470,14 +493,23 @@ fn check_model(user: &User, model: &str) -> Result<(), TranslationError> {
 }
 
 /// The fingerprint of everything that decides a chapter's translated text.
-pub fn translation_key(model: &str, source: &str, target: &str, glossary: &[GlossaryEntry]) -> String {
+pub fn translation_key(
+    model: &str,
+    source: &str,
+    target: &str,
+    glossary: &[GlossaryEntry],
+) -> String {
     let mut hash = Sha256::new();
     for part in [model, source, target] {
         hash.update((part.len() as u64).to_be_bytes());
         hash.update(part.as_bytes());
     }
     for entry in glossary {
-        for part in [&entry.source, &entry.target, entry.context.as_deref().unwrap_or("")] {
+        for part in [
+            &entry.source,
+            &entry.target,
+            entry.context.as_deref().unwrap_or(""),
+        ] {
             hash.update((part.len() as u64).to_be_bytes());
             hash.update(part.as_bytes());
         }
@@ -492,7 +524,11 @@ fn chapters_after(chapters: &[Chapter], pending: &[u32]) -> Vec<Chapter> {
         .map(|c| {
             let done = !pending.contains(&c.number);
             Chapter {
-                status: if done { ChapterStatus::Completed } else { ChapterStatus::Pending },
+                status: if done {
+                    ChapterStatus::Completed
+                } else {
+                    ChapterStatus::Pending
+                },
                 passes_done: if done { 3 } else { 0 },
                 ..c.clone()
             }
@@ -511,7 +547,11 @@ pub fn progress_of(chapters: &[Chapter]) -> u8 {
     let done: u64 = chapters
         .iter()
         .map(|c| {
-            let passes = if c.status == ChapterStatus::Completed { 3 } else { u64::from(c.passes_done.min(3)) };
+            let passes = if c.status == ChapterStatus::Completed {
+                3
+            } else {
+                u64::from(c.passes_done.min(3))
+            };
             weight(c) * passes
         })
         .sum();
@@ -552,7 +592,10 @@ mod tests {
         // (300*3 + 600*1) / (1000*3) = 50%
         assert_eq!(progress_of(&chapters), 50);
         assert_eq!(progress_of(&[]), 0);
-        assert_eq!(progress_of(&[chapter(1, 0, ChapterStatus::Completed, 3)]), 100);
+        assert_eq!(
+            progress_of(&[chapter(1, 0, ChapterStatus::Completed, 3)]),
+            100
+        );
     }
 
     #[test]
@@ -563,10 +606,22 @@ mod tests {
             context: None,
         };
         let base = translation_key("gpt-4o-mini", "en", "es", &[entry("ballena")]);
-        assert_eq!(base, translation_key("gpt-4o-mini", "en", "es", &[entry("ballena")]));
-        assert_ne!(base, translation_key("gpt-4o", "en", "es", &[entry("ballena")]));
-        assert_ne!(base, translation_key("gpt-4o-mini", "en", "fr", &[entry("ballena")]));
-        assert_ne!(base, translation_key("gpt-4o-mini", "en", "es", &[entry("cachalote")]));
+        assert_eq!(
+            base,
+            translation_key("gpt-4o-mini", "en", "es", &[entry("ballena")])
+        );
+        assert_ne!(
+            base,
+            translation_key("gpt-4o", "en", "es", &[entry("ballena")])
+        );
+        assert_ne!(
+            base,
+            translation_key("gpt-4o-mini", "en", "fr", &[entry("ballena")])
+        );
+        assert_ne!(
+            base,
+            translation_key("gpt-4o-mini", "en", "es", &[entry("cachalote")])
+        );
         assert_ne!(base, translation_key("gpt-4o-mini", "en", "es", &[]));
     }
 }

@@ -27,11 +27,15 @@ impl Translations {
         completeness: Completeness,
     ) -> Result<Option<Vec<u8>>, StoreError> {
         let key = book.translation_key.clone().unwrap_or_default();
-        let mut manuscript: Manuscript = self
-            .read_json(&store::manuscript_key(&book.id)?)
-            .await?
-            .ok_or_else(|| StoreError::Unavailable("the manuscript is missing".into()))?;
-        let chapters = self.books.chapters(&book.id).await.map_err(super::into_store)?;
+        let mut manuscript: Manuscript =
+            self.read_json(&store::manuscript_key(&book.id)?)
+                .await?
+                .ok_or_else(|| StoreError::Unavailable("the manuscript is missing".into()))?;
+        let chapters = self
+            .books
+            .chapters(&book.id)
+            .await
+            .map_err(super::into_store)?;
         for chapter in &chapters {
             match self.stored_chapter(&book.id, chapter.number).await? {
                 Some(stored) if stored.key == key => manuscript.chapters.push(SourceChapter {
@@ -66,7 +70,12 @@ impl Translations {
             title: Some(book.title.clone()),
             author: book.author.clone(),
             identifier: format!("urn:booktr:{}", book.id),
-            modified: self.ports.clock.now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+            modified: self
+                .ports
+                .clock
+                .now()
+                .format("%Y-%m-%dT%H:%M:%SZ")
+                .to_string(),
         };
         // Rendering is CPU work (seconds for a long PDF): off the async threads.
         let rendered = tokio::task::spawn_blocking(move || match format {
@@ -75,7 +84,9 @@ impl Translations {
         })
         .await
         .map_err(|e| StoreError::Unavailable(format!("the renderer failed: {e}")))?
-        .map_err(|e| StoreError::Unavailable(format!("rendering the {} failed: {e}", format.as_str())))?;
+        .map_err(|e| {
+            StoreError::Unavailable(format!("rendering the {} failed: {e}", format.as_str()))
+        })?;
         Ok(Some(rendered))
     }
 

@@ -100,7 +100,10 @@ impl Translations {
             .filter(|c| c.status == ChapterStatus::Error)
             .map(|c| ChapterErrorReport {
                 chapter_id: c.id.clone(),
-                error: c.error.clone().unwrap_or_else(|| "translation failed".into()),
+                error: c
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| "translation failed".into()),
             })
             .collect();
         let estimated_time_remaining = if book.status == BookStatus::Translating {
@@ -109,7 +112,11 @@ impl Translations {
             None
         };
         // Before any run the stored progress is 0; during and after one it is measured here.
-        let progress = if book.run == 0 { 0 } else { progress_of(&plain) };
+        let progress = if book.run == 0 {
+            0
+        } else {
+            progress_of(&plain)
+        };
         Ok(TranslationStatus {
             status: book.status,
             progress,
