@@ -14,17 +14,13 @@ use crate::helpers::{assert_error, spawn_app_without_workers, TestApp, TestUser}
 
 fn occurrence(user: &TestUser, n: usize, kind: EventKind) -> Occurrence {
     Occurrence {
-        key: format!("{}:book{n}:1", kind_name(&kind)),
+        key: format!("{}:book{n}:1", kind.name()),
         user_id: user.id.clone(),
         book_id: format!("book{n}"),
         title: format!("Book {n}"),
         status: "COMPLETED".into(),
         kind,
     }
-}
-
-fn kind_name(kind: &EventKind) -> &'static str {
-    kind.name()
 }
 
 fn done(n: usize) -> EventKind {
