@@ -13,6 +13,7 @@ use crate::helpers::{
     TestApp,
 };
 use crate::stand_ins::StandIn;
+use crate::webhooks::{hmac_hex, Receiver};
 
 async fn post(app: &TestApp, path: &str, key: &str, body: Value) -> reqwest::Response {
     app.send_json(Method::POST, path, key, body).await
@@ -503,6 +504,18 @@ async fn a_chapter_that_always_fails_ends_in_error_and_resume_finishes_the_book(
     let model = StandIn::default().failing_on("carpet-bag");
     let app = spawn_with_models(false, Arc::new(model.clone())).await;
     let (key, id) = extracted_book(&app).await;
+    let receiver = Receiver::start(200).await;
+    let hook: Value = post(
+        &app,
+        "/api/webhooks",
+        &key,
+        json!({"url": receiver.url, "events": ["translation.error", "book.completed"]}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    let secret = hook["secret"].as_str().unwrap();
     let body = json!({ "bookId": id });
     assert_eq!(
         post(&app, "/api/translate", &key, body.clone())
@@ -541,6 +554,38 @@ async fn a_chapter_that_always_fails_ends_in_error_and_resume_finishes_the_book(
         "{book}"
     );
 
+    // The user is told: a signed webhook delivery and an in-app notification.
+    let events = |receiver: &Receiver| -> Vec<Value> {
+        receiver
+            .hits()
+            .iter()
+            .map(|hit| {
+                let signature = hit.headers["x-webhook-signature"].to_str().unwrap();
+                assert_eq!(signature, hmac_hex(secret, &hit.body));
+                serde_json::from_slice(&hit.body).unwrap()
+            })
+            .collect()
+    };
+    let told = events(&receiver);
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(told[0]["event"], "translation.error");
+    assert_eq!(told[0]["data"]["bookId"], id.as_str());
+    assert_eq!(told[0]["data"]["chapterIndex"], 3);
+    assert!(told[0]["data"]["error"]
+        .as_str()
+        .unwrap()
+        .contains("4 attempts"));
+    let notifications: Value = app
+        .get("/api/notifications", &key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        notifications["notifications"][0]["type"], "TRANSLATION_ERROR",
+        "{notifications}"
+    );
+
     model.heal();
     let resumed: Value = post(&app, "/api/translate/resume", &key, body.clone())
         .await
@@ -556,6 +601,14 @@ async fn a_chapter_that_always_fails_ends_in_error_and_resume_finishes_the_book(
     assert_eq!(done["status"], "COMPLETED", "{done}");
     assert_eq!(done["errors"], json!([]));
     assert_eq!(model.calls.translate_calls_with("Spouter-Inn"), 1);
+    let told = events(&receiver);
+    assert_eq!(told.len(), 2, "{told:?}");
+    assert_eq!(told[1]["event"], "book.completed");
+    assert_eq!(told[1]["data"]["status"], "COMPLETED");
+    assert_eq!(
+        told[1]["data"]["downloadUrl"],
+        format!("/api/download/{id}?format=epub")
+    );
     assert_eq!(model.calls.translate_calls_with("Call me Ishmael"), 1);
 }
 

@@ -20,20 +20,20 @@ use crate::helpers::{
 
 /// One request a receiver got.
 #[derive(Clone)]
-struct Hit {
-    headers: HeaderMap,
-    body: Bytes,
+pub(crate) struct Hit {
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Bytes,
 }
 
 /// A local webhook receiver answering `status` (changeable) and keeping what it got.
-struct Receiver {
-    url: String,
+pub(crate) struct Receiver {
+    pub(crate) url: String,
     hits: Arc<Mutex<Vec<Hit>>>,
     status: Arc<AtomicU16>,
 }
 
 impl Receiver {
-    async fn start(status: u16) -> Receiver {
+    pub(crate) async fn start(status: u16) -> Receiver {
         let hits: Arc<Mutex<Vec<Hit>>> = Arc::default();
         let status = Arc::new(AtomicU16::new(status));
         let (h, s) = (hits.clone(), status.clone());
@@ -54,12 +54,12 @@ impl Receiver {
         Receiver { url, hits, status }
     }
 
-    fn hits(&self) -> Vec<Hit> {
+    pub(crate) fn hits(&self) -> Vec<Hit> {
         self.hits.lock().unwrap().clone()
     }
 }
 
-fn hmac_hex(secret: &str, body: &[u8]) -> String {
+pub(crate) fn hmac_hex(secret: &str, body: &[u8]) -> String {
     let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).unwrap();
     mac.update(body);
     hex::encode(mac.finalize().into_bytes())
@@ -70,7 +70,7 @@ fn header<'a>(hit: &'a Hit, name: &str) -> &'a str {
 }
 
 /// Creates a webhook and returns the answer's body (`{webhook, secret}`).
-async fn create(app: &TestApp, user: &TestUser, url: &str, events: &[&str]) -> Value {
+pub(crate) async fn create(app: &TestApp, user: &TestUser, url: &str, events: &[&str]) -> Value {
     let response = app
         .send_json(
             Method::POST,
