@@ -136,19 +136,9 @@ async fn public_download(
     Ok((StatusCode::FOUND, [(LOCATION, download.url)]).into_response())
 }
 
+/// Text and attribute values alike: the page quotes its attributes with `"`.
 fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    booktr_formats::markup::escape_attr(text)
 }
 
 fn render_page(

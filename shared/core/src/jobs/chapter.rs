@@ -15,7 +15,7 @@ use super::JobHandler;
 use crate::books::lifecycle::BookEvent;
 use crate::books::{store, Book};
 use crate::events::{EventKind, Occurrence};
-use crate::ports::{BlobKey, Condition, StoreError, Update, WriteOp};
+use crate::ports::{Condition, StoreError, Update, WriteOp};
 use crate::translation::{Ledger, StoredChapter};
 use crate::types::{BookStatus, ChapterStatus};
 
@@ -87,13 +87,14 @@ pub(super) async fn run(
             Condition::Exists,
         )
         .await?;
-    update_chapter(
-        handler,
-        book_id,
-        number,
-        Update::default().set("status", ChapterStatus::Translating.as_str()),
-    )
-    .await?;
+    handler
+        .translations
+        .update_chapter(
+            book_id,
+            number,
+            Update::default().set("status", ChapterStatus::Translating.as_str()),
+        )
+        .await?;
 
     let model_name = book.translation_model.clone().unwrap_or_default();
     let model = match handler.ports.models.model(&model_name, None) {
@@ -169,8 +170,14 @@ pub(super) async fn run(
             .entry(source_term.clone())
             .or_insert_with(|| target_term.clone());
     }
-    write_json(handler, &store::ledger_key(book_id)?, &ledger).await?;
-    write_json(handler, &store::translation_key(book_id, number)?, &stored).await?;
+    handler
+        .translations
+        .put_json(&store::ledger_key(book_id)?, &ledger)
+        .await?;
+    handler
+        .translations
+        .put_json(&store::translation_key(book_id, number)?, &stored)
+        .await?;
     let quality = serde_json::to_value(&stored.quality).unwrap_or(Value::Null);
     let words = source.word_count();
     mark_completed(handler, &book, number, &key, Some(quality), words).await?;
@@ -230,6 +237,11 @@ async fn mark_completed(
     match result {
         Ok(()) => {}
         Err(StoreError::Conflict) => {
+            if handler.books.find(&book.id).await?.is_none() {
+                // Deleted while we worked: take back what we wrote so nothing is left behind.
+                warn!("book deleted during translation; removing what the job wrote");
+                return handler.books.remove_everything(&book.id).await;
+            }
             info!("the book moved on to another translation; the text is kept for later");
             return Ok(());
         }
@@ -263,15 +275,16 @@ pub(super) async fn fail_chapter(
     reason: &str,
 ) -> Result<(), StoreError> {
     warn!(number, reason, "chapter failed");
-    update_chapter(
-        handler,
-        &book.id,
-        number,
-        Update::default()
-            .set("status", ChapterStatus::Error.as_str())
-            .set("error", reason),
-    )
-    .await?;
+    handler
+        .translations
+        .update_chapter(
+            &book.id,
+            number,
+            Update::default()
+                .set("status", ChapterStatus::Error.as_str())
+                .set("error", reason),
+        )
+        .await?;
     let message = format!("chapter {number} could not be translated: {reason}");
     let update = Update::default()
         .set("error", message.clone())
@@ -315,32 +328,4 @@ async fn record_passes(handler: &JobHandler, book_id: &str, number: u32, done: u
         Ok(_) | Err(StoreError::Conflict) => {}
         Err(e) => warn!(error = %e, "could not record a finished pass"),
     }
-}
-
-async fn update_chapter(
-    handler: &JobHandler,
-    book_id: &str,
-    number: u32,
-    update: Update,
-) -> Result<(), StoreError> {
-    handler
-        .ports
-        .table
-        .update(
-            &store::book_pk(book_id),
-            &store::chapter_sk(number),
-            update,
-            Condition::Exists,
-        )
-        .await?;
-    Ok(())
-}
-
-async fn write_json<T: serde::Serialize>(
-    handler: &JobHandler,
-    key: &BlobKey,
-    value: &T,
-) -> Result<(), StoreError> {
-    let bytes = serde_json::to_vec(value).map_err(|e| StoreError::Invalid(e.to_string()))?;
-    handler.ports.blobs.put(key, bytes.into()).await
 }

@@ -452,6 +452,15 @@ impl Translations {
             // The quality record describes a translation this chapter no longer has.
             update = update.remove("quality");
         }
+        self.update_chapter(book_id, number, update).await
+    }
+
+    pub(crate) async fn update_chapter(
+        &self,
+        book_id: &str,
+        number: u32,
+        update: Update,
+    ) -> Result<(), StoreError> {
         self.ports
             .table
             .update(
@@ -464,7 +473,7 @@ impl Translations {
         Ok(())
     }
 
-    async fn put_json<T: Serialize>(
+    pub(crate) async fn put_json<T: Serialize>(
         &self,
         key: &crate::ports::BlobKey,
         value: &T,
