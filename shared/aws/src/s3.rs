@@ -1,0 +1,156 @@
+//! The blob port on S3 (originals, chapter texts, outputs) and download links as presigned GETs.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use aws_sdk_s3::error::ProvideErrorMetadata;
+use aws_sdk_s3::presigning::PresigningConfig;
+use aws_sdk_s3::primitives::ByteStream;
+use aws_sdk_s3::Client;
+use booktr_core::ports::{BlobKey, Blobs, LinkCheck, Links, StoreError};
+use bytes::Bytes;
+
+use crate::dynamo::aws_error_text;
+
+#[derive(Clone)]
+pub struct S3Blobs {
+    client: Client,
+    bucket: String,
+}
+
+impl S3Blobs {
+    pub fn new(client: Client, bucket: impl Into<String>) -> Self {
+        S3Blobs {
+            client,
+            bucket: bucket.into(),
+        }
+    }
+
+    /// Creates the bucket (for the emulator and development; production's comes from SAM).
+    pub async fn create(client: &Client, bucket: &str) -> Result<(), StoreError> {
+        client
+            .create_bucket()
+            .bucket(bucket)
+            .send()
+            .await
+            .map_err(unavailable)?;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Blobs for S3Blobs {
+    async fn put(&self, key: &BlobKey, bytes: Bytes) -> Result<(), StoreError> {
+        // One PUT: S3 makes the object visible whole or not at all.
+        self.client
+            .put_object()
+            .bucket(&self.bucket)
+            .key(key.as_str())
+            .body(ByteStream::from(bytes))
+            .send()
+            .await
+            .map_err(unavailable)?;
+        Ok(())
+    }
+
+    async fn get(&self, key: &BlobKey) -> Result<Option<Bytes>, StoreError> {
+        let result = self
+            .client
+            .get_object()
+            .bucket(&self.bucket)
+            .key(key.as_str())
+            .send()
+            .await;
+        match result {
+            Ok(output) => {
+                let body = output
+                    .body
+                    .collect()
+                    .await
+                    .map_err(|e| StoreError::Unavailable(format!("S3 read of {key}: {e}")))?;
+                Ok(Some(body.into_bytes()))
+            }
+            Err(e) if e.code() == Some("NoSuchKey") => Ok(None),
+            Err(e) => Err(unavailable(e)),
+        }
+    }
+
+    async fn delete(&self, key: &BlobKey) -> Result<(), StoreError> {
+        self.client
+            .delete_object()
+            .bucket(&self.bucket)
+            .key(key.as_str())
+            .send()
+            .await
+            .map_err(unavailable)?;
+        Ok(())
+    }
+
+    async fn list(&self, prefix: &str) -> Result<Vec<BlobKey>, StoreError> {
+        let mut keys = Vec::new();
+        let mut pages = self
+            .client
+            .list_objects_v2()
+            .bucket(&self.bucket)
+            .prefix(prefix)
+            .into_paginator()
+            .send();
+        while let Some(page) = pages.next().await {
+            let page = page.map_err(unavailable)?;
+            for object in page.contents.unwrap_or_default() {
+                if let Some(key) = object.key {
+                    keys.push(BlobKey::parse(&key)?);
+                }
+            }
+        }
+        keys.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+        Ok(keys)
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        self.client
+            .head_bucket()
+            .bucket(&self.bucket)
+            .send()
+            .await
+            .map_err(unavailable)?;
+        Ok(())
+    }
+}
+
+/// Download links as S3 presigned GETs, named for the browser by `response-content-disposition`.
+#[async_trait]
+impl Links for S3Blobs {
+    async fn download_url(
+        &self,
+        key: &BlobKey,
+        file_name: &str,
+        ttl: Duration,
+    ) -> Result<String, StoreError> {
+        let config = PresigningConfig::expires_in(ttl)
+            .map_err(|e| StoreError::Invalid(format!("link lifetime: {e}")))?;
+        let safe_name: String = file_name
+            .chars()
+            .filter(|c| c.is_ascii_graphic() && *c != '"' && *c != '\\')
+            .collect();
+        let request = self
+            .client
+            .get_object()
+            .bucket(&self.bucket)
+            .key(key.as_str())
+            .response_content_disposition(format!("attachment; filename=\"{safe_name}\""))
+            .presigned(config)
+            .await
+            .map_err(unavailable)?;
+        Ok(request.uri().to_string())
+    }
+
+    /// Links point at S3, never at this service.
+    fn verify(&self, _key: &str, _name: &str, _expires: i64, _signature: &str) -> LinkCheck {
+        LinkCheck::Invalid
+    }
+}
+
+fn unavailable(e: impl std::error::Error) -> StoreError {
+    StoreError::Unavailable(format!("S3: {}", aws_error_text(&e)))
+}

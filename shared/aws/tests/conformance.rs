@@ -1,0 +1,102 @@
+//! The port conformance suites against the AWS adapters on a local emulator (moto server, which
+//! `scripts/test.sh` installs and starts, exporting `AWS_ENDPOINT_URL`). Each case gets its own
+//! table, queues or bucket.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use booktr_aws::{Clients, DynamoTable, QueueUrls, S3Blobs, SqsQueue};
+use booktr_core::conformance::queue::QueueHarness;
+use booktr_core::conformance::Fixture;
+use booktr_core::ports::{Blobs, Queue, Table};
+
+async fn clients() -> Clients {
+    assert!(
+        std::env::var_os("AWS_ENDPOINT_URL").is_some(),
+        "AWS_ENDPOINT_URL must point at the local emulator: run the suite with scripts/test.sh"
+    );
+    Clients::from_env().await
+}
+
+fn unique(prefix: &str) -> String {
+    format!("{prefix}-{}", uuid::Uuid::now_v7().simple())
+}
+
+async fn dynamo_table() -> Fixture<dyn Table> {
+    let clients = clients().await;
+    let name = unique("table");
+    DynamoTable::create(&clients.dynamo, &name).await.unwrap();
+    Fixture {
+        port: Arc::new(DynamoTable::new(clients.dynamo, name)),
+        keep_alive: Box::new(()),
+    }
+}
+
+async fn s3_blobs() -> Fixture<dyn Blobs> {
+    let clients = clients().await;
+    let bucket = unique("bucket");
+    S3Blobs::create(&clients.s3, &bucket).await.unwrap();
+    Fixture {
+        port: Arc::new(S3Blobs::new(clients.s3, bucket)),
+        keep_alive: Box::new(()),
+    }
+}
+
+/// SQS keeps time itself: the harness waits for real.
+struct SqsHarness {
+    clients: Clients,
+    urls: QueueUrls,
+    queue: Arc<SqsQueue>,
+}
+
+async fn sqs_queue() -> SqsHarness {
+    let clients = clients().await;
+    let urls = SqsQueue::create(&clients.sqs, &unique("q")).await.unwrap();
+    let queue = Arc::new(SqsQueue::new(
+        clients.sqs.clone(),
+        urls.clone(),
+        Duration::ZERO,
+    ));
+    SqsHarness {
+        clients,
+        urls,
+        queue,
+    }
+}
+
+#[async_trait]
+impl QueueHarness for SqsHarness {
+    fn queue(&self) -> Arc<dyn Queue> {
+        self.queue.clone()
+    }
+
+    async fn pass(&self, by: Duration) {
+        // Visibility is counted in whole seconds; a little more so the edge is past.
+        tokio::time::sleep(by + Duration::from_millis(300)).await;
+    }
+
+    async fn restart(&mut self) {
+        self.queue = Arc::new(SqsQueue::new(
+            self.clients.sqs.clone(),
+            self.urls.clone(),
+            Duration::ZERO,
+        ));
+    }
+}
+
+mod table {
+    use super::*;
+    booktr_core::table_conformance!(dynamo_table);
+}
+
+mod queue {
+    use super::*;
+    booktr_core::queue_conformance!(sqs_queue);
+}
+
+mod blobs {
+    use super::*;
+    booktr_core::blobs_conformance!(s3_blobs);
+}
