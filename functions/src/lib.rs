@@ -1,7 +1,9 @@
 //! Wiring for the binaries: which adapters a process uses (chosen once, here), logging, and the
-//! local runtime `booktr`. Lambda binaries (one per endpoint group) will sit beside it.
+//! local runtime `booktr`, and the Lambda glue the binaries in `src/bin/` (one per endpoint group
+//! and one per queue worker) call.
 
 pub mod cli;
+pub mod lambda;
 pub mod serve;
 pub mod telemetry;
 pub mod translate_cmd;

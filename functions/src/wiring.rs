@@ -93,3 +93,71 @@ fn mailer(config: &Config) -> Result<Arc<dyn Mailer>, StoreError> {
         None => Ok(Arc::new(LogMailer)),
     }
 }
+
+/// Where the managed-queue resources are (environment variables set by `template.yaml`).
+#[derive(Debug, Clone)]
+pub struct AwsResources {
+    /// `BOOKTR_TABLE`
+    pub table: String,
+    /// `BOOKTR_BUCKET`
+    pub bucket: String,
+    /// `BOOKTR_JOBS_QUEUE_URL`, `BOOKTR_JOBS_DLQ_URL`, `BOOKTR_WEBHOOKS_QUEUE_URL`
+    pub queues: booktr_aws::QueueUrls,
+}
+
+impl AwsResources {
+    pub fn from_env() -> Result<AwsResources, StoreError> {
+        let var = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| StoreError::Invalid(format!("{name} is not set")))
+        };
+        Ok(AwsResources {
+            table: var("BOOKTR_TABLE")?,
+            bucket: var("BOOKTR_BUCKET")?,
+            queues: booktr_aws::QueueUrls {
+                jobs: var("BOOKTR_JOBS_QUEUE_URL")?,
+                jobs_dead_letter: var("BOOKTR_JOBS_DLQ_URL")?,
+                webhooks: var("BOOKTR_WEBHOOKS_QUEUE_URL")?,
+            },
+        })
+    }
+}
+
+/// The managed-queue backend: DynamoDB, SQS and S3 through clients built once (a Lambda's cold
+/// start); S3 presigns the download links.
+pub struct Managed {
+    pub services: Services,
+    pub ports: Ports,
+}
+
+pub fn managed(
+    config: &Config,
+    clients: booktr_aws::Clients,
+    resources: &AwsResources,
+    clock: Arc<dyn Clock>,
+    models: Arc<dyn Models>,
+) -> Result<Managed, StoreError> {
+    let blobs = Arc::new(booktr_aws::S3Blobs::new(clients.s3, &resources.bucket));
+    let ports = Ports {
+        table: Arc::new(booktr_aws::DynamoTable::new(
+            clients.dynamo,
+            &resources.table,
+        )),
+        // Lambda's event source does the long polling; a receive here never waits.
+        queue: Arc::new(booktr_aws::SqsQueue::new(
+            clients.sqs,
+            resources.queues.clone(),
+            std::time::Duration::ZERO,
+        )),
+        blobs: blobs.clone(),
+        clock,
+        http: webhook_http(config)?,
+        mailer: mailer(config)?,
+        models,
+        links: blobs,
+    };
+    let services = Services::new(ports.clone(), QueueMode::ManagedQueue);
+    Ok(Managed { services, ports })
+}

@@ -60,22 +60,55 @@ pub async fn run_once(
                 .await?;
             continue;
         }
-        match handle(handler, from, message).await {
-            Outcome::Done => queue.ack(from, &message.receipt).await?,
-            Outcome::Retry(reason) => {
-                warn!(message_id = %message.id, receive_count = message.receive_count, %reason, "job will be retried");
-                queue
-                    .release(from, &message.receipt, retry_delay(message.receive_count))
-                    .await?;
-                failed_groups.push(message.group.clone());
-            }
-            Outcome::RetryAfter(delay) => {
+        let outcome = handle(handler, from, message).await;
+        match retry_in(&outcome, message) {
+            None => queue.ack(from, &message.receipt).await?,
+            Some(delay) => {
                 queue.release(from, &message.receipt, delay).await?;
                 failed_groups.push(message.group.clone());
             }
         }
     }
     Ok(batch.len())
+}
+
+/// Processes messages an event source delivered (the SQS trigger of a Lambda), in order, and
+/// returns the ids of those to report as failed (`ReportBatchItemFailures`); the event source
+/// deletes the others. A failed message is made visible again after its retry delay. On the
+/// FIFO queues the first failure fails every later message too, so no book's jobs overtake
+/// each other; webhook deliveries are independent.
+pub async fn process_delivered(
+    queue: &dyn Queue,
+    handler: &JobHandler,
+    from: QueueName,
+    messages: &[Received],
+) -> Result<Vec<String>, StoreError> {
+    let ordered = from != QueueName::Webhooks;
+    let mut failed = Vec::new();
+    for message in messages {
+        if ordered && !failed.is_empty() {
+            failed.push(message.id.clone());
+            continue;
+        }
+        let outcome = handle(handler, from, message).await;
+        if let Some(delay) = retry_in(&outcome, message) {
+            queue.release(from, &message.receipt, delay).await?;
+            failed.push(message.id.clone());
+        }
+    }
+    Ok(failed)
+}
+
+/// None when the message is done; else how long until it is tried again.
+fn retry_in(outcome: &Outcome, message: &Received) -> Option<Duration> {
+    match outcome {
+        Outcome::Done => None,
+        Outcome::Retry(reason) => {
+            warn!(message_id = %message.id, receive_count = message.receive_count, %reason, "job will be retried");
+            Some(retry_delay(message.receive_count))
+        }
+        Outcome::RetryAfter(delay) => Some(*delay),
+    }
 }
 
 async fn handle(handler: &JobHandler, from: QueueName, message: &Received) -> Outcome {

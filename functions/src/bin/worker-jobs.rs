@@ -1,0 +1,8 @@
+//! Lambda: the book worker on the jobs FIFO queue (extract, chapter and generate jobs), batches in order with partial batch failures.
+
+use booktr_core::ports::QueueName;
+
+#[tokio::main]
+async fn main() -> Result<(), booktr_functions::lambda::Error> {
+    booktr_functions::lambda::serve_queue(QueueName::Jobs).await
+}

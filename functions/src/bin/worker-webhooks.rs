@@ -1,0 +1,8 @@
+//! Lambda: webhook deliveries (signed POSTs; retries 1, 5 and 30 minutes later through the message's visibility).
+
+use booktr_core::ports::QueueName;
+
+#[tokio::main]
+async fn main() -> Result<(), booktr_functions::lambda::Error> {
+    booktr_functions::lambda::serve_queue(QueueName::Webhooks).await
+}

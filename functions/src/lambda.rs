@@ -1,0 +1,99 @@
+//! What every Lambda binary shares: configuration and clients built once per cold start, JSON
+//! logs for CloudWatch, an HTTP router served through API Gateway, or an SQS worker.
+
+use std::sync::Arc;
+
+use aws_lambda_events::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent, SqsMessage};
+use axum::Router;
+use booktr_api::{AppState, Settings};
+use booktr_core::config::{Config, LogFormat};
+use booktr_core::jobs::runner;
+use booktr_core::ports::{EnvModels, QueueName, Received, SystemClock};
+use lambda_runtime::{service_fn, LambdaEvent};
+use tracing::error;
+
+use crate::wiring::{self, AwsResources, Managed};
+
+pub type Error = lambda_runtime::Error;
+
+/// The process's services on the AWS adapters, with JSON logs.
+pub async fn start() -> Result<(Config, Managed), Error> {
+    let config = Config::from_env()?;
+    // CloudWatch reads one JSON object per line, whatever the local default is.
+    crate::telemetry::init(&config.log_filter, LogFormat::Json);
+    let resources = AwsResources::from_env()?;
+    let clients = booktr_aws::Clients::from_env().await;
+    let managed = wiring::managed(
+        &config,
+        clients,
+        &resources,
+        Arc::new(SystemClock),
+        Arc::new(EnvModels::from_env()),
+    )?;
+    Ok((config, managed))
+}
+
+/// Serves one endpoint group's router behind API Gateway.
+pub async fn serve_http(routes: Router<AppState>) -> Result<(), Error> {
+    let (config, managed) = start().await?;
+    let state = AppState::new(
+        managed.services,
+        Settings {
+            public_url: config.public_url,
+        },
+    );
+    lambda_http::run(booktr_api::finish(routes, state)).await
+}
+
+/// Runs the worker of one queue: each SQS event is processed in order, failures reported per
+/// item (`ReportBatchItemFailures`).
+pub async fn serve_queue(from: QueueName) -> Result<(), Error> {
+    let (_, managed) = start().await?;
+    let managed = Arc::new(managed);
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| {
+        let managed = managed.clone();
+        async move { handle_sqs(&managed, from, event.payload).await }
+    }))
+    .await
+}
+
+/// One SQS event through the job handler. Public so tests feed the `infra/events/` fixtures
+/// through it in-process.
+pub async fn handle_sqs(
+    managed: &Managed,
+    from: QueueName,
+    event: SqsEvent,
+) -> Result<SqsBatchResponse, Error> {
+    let messages: Vec<Received> = event.records.into_iter().map(received).collect();
+    let failed = runner::process_delivered(
+        managed.ports.queue.as_ref(),
+        &managed.services.jobs,
+        from,
+        &messages,
+    )
+    .await
+    .inspect_err(|e| error!(error = %e, "could not reach the queue"))?;
+    let mut response = SqsBatchResponse::default();
+    response.batch_item_failures = failed
+        .into_iter()
+        .map(|id| {
+            let mut failure = BatchItemFailure::default();
+            failure.item_identifier = id;
+            failure
+        })
+        .collect();
+    Ok(response)
+}
+
+fn received(message: SqsMessage) -> Received {
+    let attribute = |name: &str| message.attributes.get(name).cloned();
+    Received {
+        receive_count: attribute("ApproximateReceiveCount")
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(1),
+        group: attribute("MessageGroupId").unwrap_or_default(),
+        id: message.message_id.clone().unwrap_or_default(),
+        receipt: message.receipt_handle.clone().unwrap_or_default(),
+        body: message.body.clone().unwrap_or_default(),
+    }
+}

@@ -1,0 +1,338 @@
+//! Managed-queue mode on the local AWS emulator (moto, started by `scripts/test.sh`): the HTTP
+//! API over DynamoDB, SQS and S3, with the worker driven the way Lambda drives it: messages
+//! received from the emulator's FIFO queue are handed to the SQS handler as SQS events; and the
+//! `infra/events/` fixtures fed through the real handlers in-process.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use aws_lambda_events::sqs::SqsEvent;
+use booktr_api::{AppState, Settings};
+use booktr_aws::{Clients, DynamoTable, S3Blobs, SqsQueue};
+use booktr_core::accounts::NewUser;
+use booktr_core::config::Config;
+use booktr_core::ports::{EnvModels, Models, QueueName, Received, SystemClock};
+use booktr_core::types::{Email, Plan, Role};
+use booktr_functions::lambda::handle_sqs;
+use booktr_functions::wiring::{self, AwsResources, Managed};
+use reqwest::multipart::{Form, Part};
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+use crate::helpers::sample_txt;
+use crate::stand_ins::StandIn;
+
+struct AwsApp {
+    managed: Managed,
+    url: String,
+    key: String,
+    client: reqwest::Client,
+}
+
+fn unique(prefix: &str) -> String {
+    format!("{prefix}-{}", uuid_like())
+}
+
+fn uuid_like() -> String {
+    booktr_core::ids::new_id()
+}
+
+/// Fresh table, queues and bucket on the emulator, the API on a local port, and a user.
+async fn spawn_aws(models: Arc<dyn Models>) -> AwsApp {
+    assert!(
+        std::env::var_os("AWS_ENDPOINT_URL").is_some(),
+        "AWS_ENDPOINT_URL must point at the local emulator: run the suite with scripts/test.sh"
+    );
+    let clients = Clients::from_env().await;
+    let table = unique("table");
+    let bucket = unique("bucket");
+    DynamoTable::create(&clients.dynamo, &table).await.unwrap();
+    S3Blobs::create(&clients.s3, &bucket).await.unwrap();
+    let queues = SqsQueue::create(&clients.sqs, &unique("q")).await.unwrap();
+    let resources = AwsResources {
+        table,
+        bucket,
+        queues,
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let public = url.clone();
+    let config = Config::from_lookup(|name| match name {
+        "BOOKTR_PUBLIC_URL" => Some(public.clone()),
+        "BOOKTR_WEBHOOK_ALLOW_PRIVATE" => Some("true".into()),
+        _ => None,
+    })
+    .unwrap();
+    let managed =
+        wiring::managed(&config, clients, &resources, Arc::new(SystemClock), models).unwrap();
+    let state = AppState::new(
+        managed.services.clone(),
+        Settings {
+            public_url: url.clone(),
+        },
+    );
+    tokio::spawn(std::future::IntoFuture::into_future(axum::serve(
+        listener,
+        booktr_api::router(state),
+    )));
+    let accounts = &managed.services.accounts;
+    let user = accounts
+        .create_user(NewUser {
+            email: Email::parse(&format!("{}@example.com", uuid_like())).unwrap(),
+            name: None,
+            password: None,
+            role: Role::User,
+            plan: Plan::Free,
+        })
+        .await
+        .unwrap();
+    let key = accounts.create_key(&user, "t", None, None).await.unwrap();
+    AwsApp {
+        managed,
+        url,
+        key: key.secret,
+        client: reqwest::Client::new(),
+    }
+}
+
+impl AwsApp {
+    async fn get(&self, path: &str) -> Value {
+        self.client
+            .get(format!("{}{path}", self.url))
+            .bearer_auth(&self.key)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
+    async fn post(&self, path: &str, body: Value) -> reqwest::Response {
+        self.client
+            .post(format!("{}{path}", self.url))
+            .bearer_auth(&self.key)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// Receives from the emulator's queue, hands the messages to the Lambda SQS handler as one
+    /// event and deletes those it did not report as failed, as Lambda's event source does;
+    /// returns the failed ids and how many messages there were.
+    async fn lambda_batch(&self, from: QueueName) -> (Vec<String>, usize) {
+        let messages = self
+            .managed
+            .ports
+            .queue
+            .receive(from, 10, Duration::from_secs(5))
+            .await
+            .unwrap();
+        let count = messages.len();
+        if count == 0 {
+            return (Vec::new(), 0);
+        }
+        let response = handle_sqs(&self.managed, from, sqs_event(&messages))
+            .await
+            .unwrap();
+        let failed: Vec<String> = response
+            .batch_item_failures
+            .into_iter()
+            .map(|f| f.item_identifier)
+            .collect();
+        // As the event source does: the messages not reported as failed are deleted.
+        for message in messages.iter().filter(|m| !failed.contains(&m.id)) {
+            self.managed
+                .ports
+                .queue
+                .ack(from, &message.receipt)
+                .await
+                .unwrap();
+        }
+        (failed, count)
+    }
+
+    /// Runs the jobs queue (and its dead-letter queue) through the Lambda handler until the
+    /// book reaches `status`.
+    async fn drive_until(&self, book_id: &str, status: &str) -> Value {
+        let mut book = Value::Null;
+        for _ in 0..200 {
+            self.lambda_batch(QueueName::Jobs).await;
+            self.lambda_batch(QueueName::JobsDeadLetter).await;
+            book = self.get(&format!("/api/books/{book_id}")).await;
+            if book["status"] == status {
+                return book;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("book never reached {status}: {book}");
+    }
+}
+
+/// An SQS event as Lambda's event source builds it from received messages.
+fn sqs_event(messages: &[Received]) -> SqsEvent {
+    let records: Vec<Value> = messages
+        .iter()
+        .map(|m| {
+            json!({
+                "messageId": m.id,
+                "receiptHandle": m.receipt,
+                "body": m.body,
+                "attributes": {
+                    "ApproximateReceiveCount": m.receive_count.to_string(),
+                    "MessageGroupId": m.group,
+                },
+                "messageAttributes": {},
+                "eventSource": "aws:sqs",
+                "awsRegion": "us-east-1"
+            })
+        })
+        .collect();
+    serde_json::from_value(json!({ "Records": records })).unwrap()
+}
+
+#[tokio::test]
+async fn on_aws_a_book_goes_from_upload_to_a_presigned_s3_download_through_the_lambda_handlers() {
+    let app = spawn_aws(Arc::new(EnvModels::from_vars(Vec::new()))).await;
+    let health = app.get("/api/health").await;
+    assert_eq!(health["queueMode"], "managed-queue", "{health}");
+    assert!(health.get("queues").is_none_or(Value::is_null), "{health}");
+    assert_eq!(health["checks"]["database"]["status"], "up", "{health}");
+    assert_eq!(health["checks"]["queue"]["status"], "up", "{health}");
+
+    let form = Form::new().part("file", Part::bytes(sample_txt()).file_name("voyage.txt"));
+    let uploaded: Value = app
+        .client
+        .post(format!("{}/api/upload", app.url))
+        .bearer_auth(&app.key)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = uploaded["book"]["id"].as_str().unwrap().to_string();
+    app.drive_until(&id, "EXTRACTED").await;
+    let started = app.post("/api/translate", json!({"bookId": id})).await;
+    assert_eq!(started.status(), 200);
+    let book = app.drive_until(&id, "COMPLETED").await;
+    assert!(book["completedAt"].is_string());
+
+    let link: Value = app.get(&format!("/api/download/{id}?format=epub")).await;
+    let url = link["url"].as_str().unwrap();
+    assert!(url.contains("X-Amz-Signature"), "a presigned S3 URL: {url}");
+    let epub = reqwest::get(url).await.unwrap().bytes().await.unwrap();
+    let translated = booktr_formats::epub::extract(&epub).unwrap();
+    assert_eq!(translated.chapters.len(), 4);
+    assert!(translated
+        .chapters
+        .iter()
+        .any(|c| c.plain_text().contains("Càll mé Ìshmàél")));
+}
+
+/// A chapter whose model calls always fail: the SQS handler reports the message as a batch
+/// item failure each time, the queue's redrive moves it to the dead-letter queue after 4
+/// receives, and the dead-letter handler marks the chapter and the book ERROR. (The emulator
+/// keeps a redriven message invisible for the receive's visibility timeout, hence the wait.)
+#[tokio::test]
+async fn on_aws_a_failing_chapter_is_reported_per_item_and_redriven_after_four_receives() {
+    let model = StandIn::default().failing_on("carpet-bag");
+    let app = spawn_aws(Arc::new(model)).await;
+    let form = Form::new().part("file", Part::bytes(sample_txt()).file_name("voyage.txt"));
+    let uploaded: Value = app
+        .client
+        .post(format!("{}/api/upload", app.url))
+        .bearer_auth(&app.key)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = uploaded["book"]["id"].as_str().unwrap().to_string();
+    app.drive_until(&id, "EXTRACTED").await;
+    assert_eq!(
+        app.post("/api/translate", json!({"bookId": id}))
+            .await
+            .status(),
+        200
+    );
+    let mut reported: Vec<String> = Vec::new();
+    let mut book = Value::Null;
+    for _ in 0..400 {
+        let (failed, _) = app.lambda_batch(QueueName::Jobs).await;
+        reported.extend(failed);
+        app.lambda_batch(QueueName::JobsDeadLetter).await;
+        book = app.get(&format!("/api/books/{id}")).await;
+        if book["status"] == "ERROR" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert_eq!(book["status"], "ERROR", "{book}");
+    // The failing chapter's message was reported on each of its four receives (a message
+    // behind it in the same FIFO batch is reported too, without being processed).
+    let most = reported
+        .iter()
+        .map(|id| reported.iter().filter(|other| *other == id).count())
+        .max();
+    assert_eq!(most, Some(4), "{reported:?}");
+    let status = app.get(&format!("/api/translate/status?bookId={id}")).await;
+    assert_eq!(
+        status["errors"][0]["chapterId"],
+        format!("{id}-3"),
+        "{status}"
+    );
+}
+
+/// The `sam local invoke` fixtures, through the real handlers in-process.
+#[tokio::test]
+async fn the_event_fixtures_run_through_the_real_handlers() {
+    let app = spawn_aws(Arc::new(EnvModels::from_vars(Vec::new()))).await;
+    let fixture = |name: &str| {
+        std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../infra/events")
+                .join(name),
+        )
+        .unwrap()
+    };
+
+    // SQS: two jobs for books that no longer exist are done; the unreadable message between
+    // them fails, and so does everything after it in the FIFO batch.
+    let event: SqsEvent = serde_json::from_str(&fixture("sqs-jobs.json")).unwrap();
+    let response = handle_sqs(&app.managed, QueueName::Jobs, event)
+        .await
+        .unwrap();
+    let failed: Vec<String> = response
+        .batch_item_failures
+        .into_iter()
+        .map(|f| f.item_identifier)
+        .collect();
+    assert_eq!(
+        failed,
+        [
+            "5c1a3d2e-0000-4000-8000-000000000002",
+            "5c1a3d2e-0000-4000-8000-000000000003"
+        ]
+    );
+
+    // HTTP: API Gateway v2 events through the health and books routers.
+    let state = AppState::new(
+        app.managed.services.clone(),
+        Settings {
+            public_url: app.url.clone(),
+        },
+    );
+    let health = booktr_api::finish(booktr_api::health::router(), state.clone());
+    let request = lambda_http::request::from_str(&fixture("http-health.json")).unwrap();
+    let response = health.oneshot(request).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let books = booktr_api::finish(booktr_api::books::router(), state);
+    let request = lambda_http::request::from_str(&fixture("http-books-unauthorized.json")).unwrap();
+    let response = books.oneshot(request).await.unwrap();
+    assert_eq!(response.status(), 401);
+}
