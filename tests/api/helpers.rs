@@ -79,7 +79,7 @@ async fn spawn_configured(
         _ => None,
     })
     .unwrap();
-    let app = wiring::embedded(&config, dyn_clock, models).unwrap();
+    let app = backend(&config, dyn_clock, models).await;
     let state = AppState::new(
         app.services.clone(),
         Settings {
@@ -123,6 +123,49 @@ async fn spawn_configured(
         router,
         _stop: stop,
     }
+}
+
+/// The adapters the suite runs on: the embedded ones, or, with `BOOKTR_TEST_BACKEND=aws`
+/// (which `scripts/test.sh` sets for its second run), DynamoDB, SQS and S3 on the local emulator,
+/// with a fresh table, bucket and queues per test.
+pub async fn backend(config: &Config, clock: Arc<dyn Clock>, models: Arc<dyn Models>) -> Backend {
+    if !on_aws() {
+        let app = wiring::embedded(config, clock, models).unwrap();
+        return Backend {
+            services: app.services,
+            ports: app.ports,
+        };
+    }
+    let clients = booktr_aws::Clients::from_env().await;
+    let name = |prefix: &str| format!("{prefix}-{}", booktr_core::ids::new_id());
+    let resources = wiring::AwsResources {
+        table: name("table"),
+        bucket: name("bucket"),
+        queues: booktr_aws::SqsQueue::create(&clients.sqs, &name("q"))
+            .await
+            .unwrap(),
+    };
+    booktr_aws::DynamoTable::create(&clients.dynamo, &resources.table)
+        .await
+        .unwrap();
+    booktr_aws::S3Blobs::create(&clients.s3, &resources.bucket)
+        .await
+        .unwrap();
+    let app = wiring::managed(config, clients, &resources, clock, models).unwrap();
+    Backend {
+        services: app.services,
+        ports: app.ports,
+    }
+}
+
+pub struct Backend {
+    pub services: Services,
+    pub ports: Ports,
+}
+
+/// Whether this run of the suite is on the AWS adapters.
+pub fn on_aws() -> bool {
+    std::env::var("BOOKTR_TEST_BACKEND").is_ok_and(|b| b == "aws")
 }
 
 impl TestApp {

@@ -139,6 +139,7 @@ impl Links for S3Blobs {
             .bucket(&self.bucket)
             .key(key.as_str())
             .response_content_disposition(format!("attachment; filename=\"{safe_name}\""))
+            .response_content_type(media_type(file_name))
             .presigned(config)
             .await
             .map_err(unavailable)?;
@@ -148,6 +149,16 @@ impl Links for S3Blobs {
     /// Links point at S3, never at this service.
     fn verify(&self, _key: &str, _name: &str, _expires: i64, _signature: &str) -> LinkCheck {
         LinkCheck::Invalid
+    }
+}
+
+/// What the browser is told the file is (objects are stored without a type).
+fn media_type(file_name: &str) -> &'static str {
+    match file_name.rsplit('.').next() {
+        Some("epub") => "application/epub+zip",
+        Some("pdf") => "application/pdf",
+        Some("json") => "application/json",
+        _ => "application/octet-stream",
     }
 }
 
