@@ -23,6 +23,6 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 export AWS_ENDPOINT_URL="http://127.0.0.1:$port"
-export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-east-1
+export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1
 export BOOKTR_EMULATOR_PID
 echo "== AWS emulator at $AWS_ENDPOINT_URL (log: $log)"

@@ -80,8 +80,13 @@ enum UserCommand {
         #[arg(long, default_value = "FREE")]
         plan: String,
         /// Data directory [env: BOOKTR_DATA_DIR, default ./data]
-        #[arg(long)]
+        #[arg(long, conflicts_with = "aws")]
         data: Option<PathBuf>,
+        /// Create the user in the managed-queue deployment instead (DynamoDB; needs AWS
+        /// credentials and BOOKTR_TABLE, BOOKTR_BUCKET and the BOOKTR_*_QUEUE_URL variables):
+        /// how the first administrator of an AWS stack is made.
+        #[arg(long)]
+        aws: bool,
     },
 }
 
@@ -132,6 +137,7 @@ pub async fn main() -> anyhow::Result<()> {
                     role,
                     plan,
                     data,
+                    aws,
                 },
         } => {
             let config = Config {
@@ -149,12 +155,16 @@ pub async fn main() -> anyhow::Result<()> {
                     .parse::<Plan>()
                     .map_err(|e| anyhow::anyhow!("--plan: {e}"))?,
             };
-            let app = wiring::embedded(
-                &config,
-                Arc::new(SystemClock),
-                Arc::new(EnvModels::from_env()),
-            )?;
-            let accounts = &app.services.accounts;
+            let models = Arc::new(EnvModels::from_env());
+            let services = if aws {
+                let resources = wiring::AwsResources::from_env()?;
+                let clients = booktr_aws::Clients::from_env().await;
+                wiring::managed(&config, clients, &resources, Arc::new(SystemClock), models)?
+                    .services
+            } else {
+                wiring::embedded(&config, Arc::new(SystemClock), models)?.services
+            };
+            let accounts = &services.accounts;
             let user = accounts.create_user(new).await?;
             let key = accounts.create_key(&user, "cli", None, None).await?;
             println!(

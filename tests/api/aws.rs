@@ -24,6 +24,7 @@ use crate::stand_ins::StandIn;
 
 struct AwsApp {
     managed: Managed,
+    resources: AwsResources,
     url: String,
     key: String,
     client: reqwest::Client,
@@ -65,6 +66,7 @@ async fn spawn_aws(models: Arc<dyn Models>) -> AwsApp {
     .unwrap();
     let managed =
         wiring::managed(&config, clients, &resources, Arc::new(SystemClock), models).unwrap();
+
     let state = AppState::new(
         managed.services.clone(),
         Settings {
@@ -89,6 +91,7 @@ async fn spawn_aws(models: Arc<dyn Models>) -> AwsApp {
     let key = accounts.create_key(&user, "t", None, None).await.unwrap();
     AwsApp {
         managed,
+        resources,
         url,
         key: key.secret,
         client: reqwest::Client::new(),
@@ -335,4 +338,48 @@ async fn the_event_fixtures_run_through_the_real_handlers() {
     let request = lambda_http::request::from_str(&fixture("http-books-unauthorized.json")).unwrap();
     let response = books.oneshot(request).await.unwrap();
     assert_eq!(response.status(), 401);
+}
+
+/// The first administrator of an AWS stack comes from `booktr user create --aws`.
+#[tokio::test]
+async fn user_create_with_aws_makes_a_user_in_the_managed_deployment() {
+    let app = spawn_aws(Arc::new(EnvModels::from_vars(Vec::new()))).await;
+    let queues = &app.resources.queues;
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_booktr"))
+        .args([
+            "user",
+            "create",
+            "--aws",
+            "--email",
+            "root@example.com",
+            "--role",
+            "SUPER_ADMIN",
+        ])
+        .env("BOOKTR_LOG", "warn")
+        .env("BOOKTR_TABLE", &app.resources.table)
+        .env("BOOKTR_BUCKET", &app.resources.bucket)
+        .env("BOOKTR_JOBS_QUEUE_URL", &queues.jobs)
+        .env("BOOKTR_JOBS_DLQ_URL", &queues.jobs_dead_letter)
+        .env("BOOKTR_WEBHOOKS_QUEUE_URL", &queues.webhooks)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let key = printed["apiKey"].as_str().unwrap();
+    let me: Value = app
+        .client
+        .get(format!("{}/api/user", app.url))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(me["role"], "SUPER_ADMIN", "{me}");
 }
