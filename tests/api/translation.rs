@@ -350,6 +350,18 @@ async fn pause_resume_and_stop_are_refused_where_the_state_table_says() {
     )
     .await;
 
+    // A book whose file could not be read is in ERROR, but has no translation to resume or stop.
+    let broken = app
+        .upload_ok(key, "broken.pdf", b"%PDF-1.4\n%EOF\n".to_vec())
+        .await;
+    drain(&app).await;
+    assert_eq!(status(&app, key, &broken).await["status"], "ERROR");
+    for action in ["resume", "stop", "pause"] {
+        let path = format!("/api/translate/{action}");
+        let request = json!({ "bookId": broken });
+        assert_error(post(&app, &path, key, request).await, 400, "bad_request").await;
+    }
+
     let started = post(&app, "/api/translate", key, body.clone()).await;
     assert_eq!(started.status(), 200);
     // Started twice: refused.

@@ -81,15 +81,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_book_that_failed_extraction_can_neither_resume_nor_stop_into_extracted() {
+    fn a_failed_book_may_resume_or_stop_but_not_start_again() {
         // Resume and stop from ERROR are further guarded by the translation service: only a
-        // book that has started a run (run > 0) may take them.
+        // book that has started a run (run > 0) may take them, not one whose file was unreadable.
         assert!(BookEvent::Resumed.applies_to(Error));
+        assert!(BookEvent::Stopped.applies_to(Error));
         assert!(!BookEvent::TranslationStarted.applies_to(Error));
+        assert_eq!(BookEvent::Stopped.target(), Extracted);
     }
 
     #[test]
-    fn every_status_but_uploaded_and_extracting_is_reached_by_some_event() {
+    fn every_status_but_uploaded_is_reached_by_some_event() {
         let all = [
             Uploaded,
             Extracting,
