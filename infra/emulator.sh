@@ -13,7 +13,15 @@ if [ ! -x "$venv/bin/moto_server" ]; then
 fi
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 log="$root/target/moto.log"
-"$venv/bin/moto_server" -H 127.0.0.1 -p "$port" > "$log" 2>&1 &
+# One request at a time: moto's threaded server does not make DynamoDB's atomic counters atomic
+# under concurrent updates (a real table does), and the port conformance suite checks that.
+"$venv/bin/python" -c '
+import sys
+from werkzeug.serving import run_simple
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+run_simple("127.0.0.1", int(sys.argv[1]), DomainDispatcherApplication(create_backend_app),
+           threaded=False, request_handler=MotoRequestHandler)
+' "$port" > "$log" 2>&1 &
 BOOKTR_EMULATOR_PID=$!
 trap 'kill $BOOKTR_EMULATOR_PID 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do
