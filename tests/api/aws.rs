@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use aws_lambda_events::sqs::SqsEvent;
 use booktr_api::{AppState, Settings};
-use booktr_aws::{Clients, DynamoTable, S3Blobs, SqsQueue};
+use booktr_aws::Clients;
 use booktr_core::accounts::NewUser;
 use booktr_core::config::Config;
 use booktr_core::ports::{EnvModels, Models, QueueName, Received, SystemClock};
@@ -19,7 +19,7 @@ use reqwest::multipart::{Form, Part};
 use serde_json::{json, Value};
 use tower::ServiceExt;
 
-use crate::helpers::sample_txt;
+use crate::helpers::{aws_resources, sample_txt};
 use crate::stand_ins::StandIn;
 
 struct AwsApp {
@@ -30,31 +30,10 @@ struct AwsApp {
     client: reqwest::Client,
 }
 
-fn unique(prefix: &str) -> String {
-    format!("{prefix}-{}", uuid_like())
-}
-
-fn uuid_like() -> String {
-    booktr_core::ids::new_id()
-}
-
 /// Fresh table, queues and bucket on the emulator, the API on a local port, and a user.
 async fn spawn_aws(models: Arc<dyn Models>) -> AwsApp {
-    assert!(
-        std::env::var_os("AWS_ENDPOINT_URL").is_some(),
-        "AWS_ENDPOINT_URL must point at the local emulator: run the suite with scripts/test.sh"
-    );
     let clients = Clients::from_env().await;
-    let table = unique("table");
-    let bucket = unique("bucket");
-    DynamoTable::create(&clients.dynamo, &table).await.unwrap();
-    S3Blobs::create(&clients.s3, &bucket).await.unwrap();
-    let queues = SqsQueue::create(&clients.sqs, &unique("q")).await.unwrap();
-    let resources = AwsResources {
-        table,
-        bucket,
-        queues,
-    };
+    let resources = aws_resources(&clients).await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let public = url.clone();
@@ -80,7 +59,7 @@ async fn spawn_aws(models: Arc<dyn Models>) -> AwsApp {
     let accounts = &managed.services.accounts;
     let user = accounts
         .create_user(NewUser {
-            email: Email::parse(&format!("{}@example.com", uuid_like())).unwrap(),
+            email: Email::parse(&format!("{}@example.com", booktr_core::ids::new_id())).unwrap(),
             name: None,
             password: None,
             role: Role::User,
@@ -99,6 +78,23 @@ async fn spawn_aws(models: Arc<dyn Models>) -> AwsApp {
 }
 
 impl AwsApp {
+    /// Uploads the sample book; returns its id.
+    async fn upload_sample(&self) -> String {
+        let form = Form::new().part("file", Part::bytes(sample_txt()).file_name("voyage.txt"));
+        let uploaded: Value = self
+            .client
+            .post(format!("{}/api/upload", self.url))
+            .bearer_auth(&self.key)
+            .multipart(form)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        uploaded["book"]["id"].as_str().unwrap().to_string()
+    }
+
     async fn get(&self, path: &str) -> Value {
         self.client
             .get(format!("{}{path}", self.url))
@@ -204,19 +200,7 @@ async fn on_aws_a_book_goes_from_upload_to_a_presigned_s3_download_through_the_l
     assert_eq!(health["checks"]["database"]["status"], "up", "{health}");
     assert_eq!(health["checks"]["queue"]["status"], "up", "{health}");
 
-    let form = Form::new().part("file", Part::bytes(sample_txt()).file_name("voyage.txt"));
-    let uploaded: Value = app
-        .client
-        .post(format!("{}/api/upload", app.url))
-        .bearer_auth(&app.key)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let id = uploaded["book"]["id"].as_str().unwrap().to_string();
+    let id = app.upload_sample().await;
     app.drive_until(&id, "EXTRACTED").await;
     let started = app.post("/api/translate", json!({"bookId": id})).await;
     assert_eq!(started.status(), 200);
@@ -243,19 +227,7 @@ async fn on_aws_a_book_goes_from_upload_to_a_presigned_s3_download_through_the_l
 async fn on_aws_a_failing_chapter_is_reported_per_item_and_redriven_after_four_receives() {
     let model = StandIn::default().failing_on("carpet-bag");
     let app = spawn_aws(Arc::new(model)).await;
-    let form = Form::new().part("file", Part::bytes(sample_txt()).file_name("voyage.txt"));
-    let uploaded: Value = app
-        .client
-        .post(format!("{}/api/upload", app.url))
-        .bearer_auth(&app.key)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let id = uploaded["book"]["id"].as_str().unwrap().to_string();
+    let id = app.upload_sample().await;
     app.drive_until(&id, "EXTRACTED").await;
     assert_eq!(
         app.post("/api/translate", json!({"bookId": id}))

@@ -137,6 +137,20 @@ pub async fn backend(config: &Config, clock: Arc<dyn Clock>, models: Arc<dyn Mod
         };
     }
     let clients = booktr_aws::Clients::from_env().await;
+    let resources = aws_resources(&clients).await;
+    let app = wiring::managed(config, clients, &resources, clock, models).unwrap();
+    Backend {
+        services: app.services,
+        ports: app.ports,
+    }
+}
+
+/// A fresh table, bucket and queues on the emulator, under unique names.
+pub async fn aws_resources(clients: &booktr_aws::Clients) -> wiring::AwsResources {
+    assert!(
+        std::env::var_os("AWS_ENDPOINT_URL").is_some(),
+        "AWS_ENDPOINT_URL must point at the local emulator: run the suite with scripts/test.sh"
+    );
     let name = |prefix: &str| format!("{prefix}-{}", booktr_core::ids::new_id());
     let resources = wiring::AwsResources {
         table: name("table"),
@@ -151,11 +165,7 @@ pub async fn backend(config: &Config, clock: Arc<dyn Clock>, models: Arc<dyn Mod
     booktr_aws::S3Blobs::create(&clients.s3, &resources.bucket)
         .await
         .unwrap();
-    let app = wiring::managed(config, clients, &resources, clock, models).unwrap();
-    Backend {
-        services: app.services,
-        ports: app.ports,
-    }
+    resources
 }
 
 pub struct Backend {

@@ -97,7 +97,7 @@ async fn reader(
 ) -> Result<Response, ApiError> {
     let book = shared_book(&state, &token).await?;
     let translations = &state.services.translations;
-    let chapters = translations.chapters(&book.id).await?;
+    let chapters = state.services.books.chapters(&book.id).await?;
     let number = q.chapter.unwrap_or(1);
     let current = translations
         .side_by_side(&book, number)

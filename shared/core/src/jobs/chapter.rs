@@ -49,8 +49,7 @@ pub(super) async fn run(
         .is_some_and(|stored| stored.key == key)
     {
         info!("chapter already translated under this key; no model call");
-        mark_completed(handler, &book, number, &key, None, 0).await?;
-        return translations.finish_if_translated(book_id).await;
+        return mark_completed(handler, &book, number, &key, None, 0).await;
     }
 
     let source: SourceChapter = handler
@@ -180,7 +179,6 @@ pub(super) async fn run(
         .await?;
     let quality = serde_json::to_value(&stored.quality).unwrap_or(Value::Null);
     let words = source.word_count();
-    mark_completed(handler, &book, number, &key, Some(quality), words).await?;
     info!(
         words,
         glossary = format!(
@@ -189,12 +187,13 @@ pub(super) async fn run(
         ),
         "chapter translated"
     );
-    handler.translations.finish_if_translated(book_id).await
+    mark_completed(handler, &book, number, &key, Some(quality), words).await
 }
 
 /// COMPLETED, but only while the book still translates under `key`: a job of a stopped run that
 /// finishes after a restart with another model keeps its text for later without claiming the
-/// chapter for the new run.
+/// chapter for the new run. Then the book's progress, and the book moves on when this was the
+/// last chapter (one read of the chapters for both).
 async fn mark_completed(
     handler: &JobHandler,
     book: &Book,
@@ -251,7 +250,7 @@ async fn mark_completed(
         .books
         .chapters(&book.id)
         .await
-        .map_err(|e| StoreError::Unavailable(e.to_string()))?;
+        .map_err(crate::translation::into_store)?;
     let progress = crate::translation::progress_of(&chapters);
     handler
         .ports
@@ -263,7 +262,10 @@ async fn mark_completed(
             Condition::Exists,
         )
         .await?;
-    Ok(())
+    handler
+        .translations
+        .finish_if_all_completed(&book.id, &chapters)
+        .await
 }
 
 /// A failure no retry fixes (or the last one): the chapter and the book go to ERROR and the

@@ -157,14 +157,6 @@ impl Translations {
             translation,
         }))
     }
-
-    /// The chapters of a book (for the public reader's contents).
-    pub async fn chapters(
-        &self,
-        book_id: &str,
-    ) -> Result<Vec<crate::books::Chapter>, TranslationError> {
-        Ok(self.books.chapters(book_id).await?)
-    }
 }
 
 #[cfg(test)]

@@ -381,6 +381,15 @@ impl Translations {
     /// EPUB. Safe to call from any number of jobs: only the first transition queues.
     pub(crate) async fn finish_if_translated(&self, book_id: &str) -> Result<(), StoreError> {
         let chapters = self.books.chapters(book_id).await.map_err(into_store)?;
+        self.finish_if_all_completed(book_id, &chapters).await
+    }
+
+    /// [`Translations::finish_if_translated`] with the chapters already read.
+    pub(crate) async fn finish_if_all_completed(
+        &self,
+        book_id: &str,
+        chapters: &[Chapter],
+    ) -> Result<(), StoreError> {
         if chapters
             .iter()
             .any(|c| c.status != ChapterStatus::Completed)
@@ -568,7 +577,7 @@ pub fn progress_of(chapters: &[Chapter]) -> u8 {
     u8::try_from(done * 100 / (total * 3)).unwrap_or(100)
 }
 
-fn into_store(e: BooksError) -> StoreError {
+pub(crate) fn into_store(e: BooksError) -> StoreError {
     match e {
         BooksError::Store(s) => s,
         other => StoreError::Invalid(other.to_string()),

@@ -60,13 +60,17 @@ impl Translations {
         user_id: &str,
         book_id: &str,
     ) -> Result<TranslationStatus, TranslationError> {
-        let book = self.books.get(user_id, book_id).await?;
+        // One read: the book and the run fields the Book type does not carry.
         let book_item = self
             .ports
             .table
             .get(&store::book_pk(book_id), store::BOOK_SK)
             .await?
             .ok_or(TranslationError::NotFound)?;
+        let book = store::book_from(&book_item)?;
+        if book.user_id != user_id {
+            return Err(TranslationError::NotFound);
+        }
         let items = self
             .ports
             .table
