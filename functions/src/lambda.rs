@@ -40,9 +40,31 @@ pub async fn serve_http(routes: Router<AppState>) -> Result<(), Error> {
         managed.services,
         Settings {
             public_url: config.public_url,
+            // API Gateway's own view of the caller is used instead (see `http_app`).
+            trust_forwarded_for: false,
         },
     );
-    lambda_http::run(booktr_api::finish(routes, state)).await
+    lambda_http::run(http_app(routes, state)).await
+}
+
+/// The group's router as a Lambda serves it: every shared layer, and the caller's address from
+/// API Gateway's request context (its `sourceIp`), which clients cannot forge the way they can
+/// an `X-Forwarded-For` header.
+pub fn http_app(routes: Router<AppState>, state: AppState) -> Router {
+    booktr_api::finish(routes, state).layer(axum::middleware::from_fn(
+        |mut request: axum::extract::Request, next: axum::middleware::Next| async move {
+            use lambda_http::request::RequestContext;
+            use lambda_http::RequestExt;
+            let source = match request.request_context_ref() {
+                Some(RequestContext::ApiGatewayV2(context)) => context.http.source_ip.clone(),
+                _ => None,
+            };
+            if let Some(ip) = source.and_then(|s| s.parse().ok()) {
+                request.extensions_mut().insert(booktr_api::ClientIp(ip));
+            }
+            next.run(request).await
+        },
+    ))
 }
 
 /// Runs the worker of one queue: each SQS event is processed in order, failures reported per

@@ -1,6 +1,7 @@
 //! `booktr serve`: every router on one socket, plus the in-process job workers, until Ctrl-C or
 //! SIGTERM; then the server drains its requests and the workers finish their current job.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -38,6 +39,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
 
     let (stop, stopped) = watch::channel(false);
     let mut workers = Vec::new();
+    workers.push(tokio::spawn(sweep_expired(
+        app.table.clone(),
+        stopped.clone(),
+    )));
     let queues = std::iter::repeat_n(QueueName::Jobs, config.workers).chain([
         QueueName::JobsDeadLetter,
         // One worker: a delivery is one short request, and retries wait minutes anyway.
@@ -58,6 +63,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         app.services.clone(),
         Settings {
             public_url: config.public_url.clone(),
+            trust_forwarded_for: config.trust_forwarded_for,
         },
     );
     let listener = tokio::net::TcpListener::bind(config.addr)
@@ -69,7 +75,9 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         config.public_url,
         config.data_dir.display()
     );
-    axum::serve(listener, booktr_api::router(state))
+    // The peer's address is what anonymous requests are rate-limited by.
+    let app = booktr_api::router(state).into_make_service_with_connect_info::<SocketAddr>();
+    axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
         .await?;
 
@@ -110,5 +118,21 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {}
         _ = terminate => {}
+    }
+}
+
+/// Removes expired rate-limit windows every ten minutes (DynamoDB's time-to-live does this on
+/// AWS), so counters of addresses that never come back do not pile up.
+async fn sweep_expired(table: Arc<booktr_local::SqliteTable>, mut stopped: watch::Receiver<bool>) {
+    loop {
+        match table.purge_expired(chrono::Utc::now().timestamp()).await {
+            Ok(0) => {}
+            Ok(removed) => info!(removed, "expired rate-limit windows removed"),
+            Err(e) => warn!(error = %e, "could not remove expired rate-limit windows"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(std::time::Duration::from_secs(600)) => {}
+            _ = stopped.changed() => return,
+        }
     }
 }

@@ -17,6 +17,8 @@ pub struct Embedded {
     pub ports: Ports,
     /// Kept concrete for its local-only recovery step (`release_in_flight`).
     pub queue: Arc<SqliteQueue>,
+    /// Kept concrete for its local-only sweep of expired items (`purge_expired`).
+    pub table: Arc<SqliteTable>,
 }
 
 /// `models` is [`booktr_core::ports::EnvModels`] in production; tests hand in stand-ins.
@@ -34,7 +36,7 @@ pub fn embedded(
     )?);
     let blobs = Arc::new(LocalBlobs::open(&data_dir.join("blobs"))?);
     let ports = Ports {
-        table,
+        table: table.clone(),
         queue: queue.clone(),
         blobs,
         clock,
@@ -43,11 +45,12 @@ pub fn embedded(
         models,
         links: Arc::new(links),
     };
-    let services = Services::new(ports.clone(), QueueMode::WorkerQueue);
+    let services = Services::new(ports.clone(), QueueMode::WorkerQueue, config.quotas);
     Ok(Embedded {
         services,
         ports,
         queue,
+        table,
     })
 }
 
@@ -158,6 +161,6 @@ pub fn managed(
         models,
         links: blobs,
     };
-    let services = Services::new(ports.clone(), QueueMode::ManagedQueue);
+    let services = Services::new(ports.clone(), QueueMode::ManagedQueue, config.quotas);
     Ok(Managed { services, ports })
 }

@@ -50,6 +50,7 @@ async fn spawn_aws(models: Arc<dyn Models>) -> AwsApp {
         managed.services.clone(),
         Settings {
             public_url: url.clone(),
+            trust_forwarded_for: false,
         },
     );
     tokio::spawn(std::future::IntoFuture::into_future(axum::serve(
@@ -300,13 +301,14 @@ async fn the_event_fixtures_run_through_the_real_handlers() {
         app.managed.services.clone(),
         Settings {
             public_url: app.url.clone(),
+            trust_forwarded_for: false,
         },
     );
-    let health = booktr_api::finish(booktr_api::health::router(), state.clone());
+    let health = booktr_functions::lambda::http_app(booktr_api::health::router(), state.clone());
     let request = lambda_http::request::from_str(&fixture("http-health.json")).unwrap();
     let response = health.oneshot(request).await.unwrap();
     assert_eq!(response.status(), 200);
-    let books = booktr_api::finish(booktr_api::books::router(), state);
+    let books = booktr_functions::lambda::http_app(booktr_api::books::router(), state);
     let request = lambda_http::request::from_str(&fixture("http-books-unauthorized.json")).unwrap();
     let response = books.oneshot(request).await.unwrap();
     assert_eq!(response.status(), 401);

@@ -84,12 +84,15 @@ async fn spawn_configured(
         app.services.clone(),
         Settings {
             public_url: url.clone(),
+            trust_forwarded_for: false,
         },
     );
     let router = booktr_api::router(state);
     tokio::spawn(std::future::IntoFuture::into_future(axum::serve(
         listener,
-        router.clone(),
+        router
+            .clone()
+            .into_make_service_with_connect_info::<std::net::SocketAddr>(),
     )));
 
     let (stop, stopped) = watch::channel(false);

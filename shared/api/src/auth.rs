@@ -27,27 +27,17 @@ impl FromRequestParts<AppState> for Caller {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        let accounts = &state.services.accounts;
-        let principal = if let Some(header) = parts.headers.get(AUTHORIZATION) {
-            let token = header
-                .to_str()
-                .ok()
-                .and_then(|v| {
-                    v.strip_prefix("Bearer ")
-                        .or_else(|| v.strip_prefix("bearer "))
-                })
-                .map(str::trim)
-                .ok_or_else(|| {
-                    ApiError::unauthorized("the Authorization header must be 'Bearer <API key>'")
-                })?;
-            accounts.authenticate_key(token).await?
-        } else if let Some(token) = session_token(&parts.headers) {
-            accounts.authenticate_session(&token).await?
-        } else {
-            return Err(ApiError::unauthorized(
-                "authentication required: send 'Authorization: Bearer <API key>' or sign in",
-            ));
+        // The rate-limit layer has authenticated already; routers served without it (tests
+        // calling a router directly) authenticate here.
+        let outcome = match parts.extensions.remove::<Authenticated>() {
+            Some(Authenticated(outcome)) => Some(outcome),
+            None => authenticate(&parts.headers, state).await,
         };
+        let principal = outcome.unwrap_or_else(|| {
+            Err(ApiError::unauthorized(
+                "authentication required: send 'Authorization: Bearer <API key>' or sign in",
+            ))
+        })?;
         let needed = if parts.method == Method::GET || parts.method == Method::HEAD {
             Scope::Read
         } else {
@@ -65,6 +55,43 @@ impl FromRequestParts<AppState> for Caller {
         }
         tracing::Span::current().record("user_id", principal.user.id.as_str());
         Ok(Caller(principal))
+    }
+}
+
+/// The outcome of authenticating a request, kept on it for the `Caller` extractor.
+#[derive(Clone)]
+pub(crate) struct Authenticated(pub Result<Principal, ApiError>);
+
+/// Who the request's credential names: None when it carries none; a bearer key wins over a
+/// session cookie.
+pub(crate) async fn authenticate(
+    headers: &HeaderMap,
+    state: &AppState,
+) -> Option<Result<Principal, ApiError>> {
+    let accounts = &state.services.accounts;
+    if let Some(header) = headers.get(AUTHORIZATION) {
+        let token = header
+            .to_str()
+            .ok()
+            .and_then(|v| {
+                v.strip_prefix("Bearer ")
+                    .or_else(|| v.strip_prefix("bearer "))
+            })
+            .map(str::trim);
+        let Some(token) = token else {
+            return Some(Err(ApiError::unauthorized(
+                "the Authorization header must be 'Bearer <API key>'",
+            )));
+        };
+        Some(accounts.authenticate_key(token).await.map_err(Into::into))
+    } else {
+        let token = session_token(headers)?;
+        Some(
+            accounts
+                .authenticate_session(&token)
+                .await
+                .map_err(Into::into),
+        )
     }
 }
 

@@ -6,16 +6,19 @@ use axum::response::{IntoResponse, Response};
 use booktr_core::accounts::AccountsError;
 use booktr_core::books::BooksError;
 use booktr_core::ports::StoreError;
+use booktr_core::privacy::PrivacyError;
 use serde_json::json;
 use tracing::error;
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ApiError {
     pub status: StatusCode,
     /// Stable, machine-readable (the README lists them all).
     pub code: &'static str,
     /// For people; never contains internals.
     pub message: String,
+    /// Seconds for `Retry-After` (429 and 503 answers).
+    pub retry_after: Option<i64>,
 }
 
 impl ApiError {
@@ -24,7 +27,13 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            retry_after: None,
         }
+    }
+
+    pub fn retry_after(mut self, seconds: i64) -> Self {
+        self.retry_after = Some(seconds.max(1));
+        self
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {
@@ -77,10 +86,14 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = json!({ "error": self.code, "message": self.message });
         let mut response = (self.status, axum::Json(body)).into_response();
-        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+        let retry_after = match self.retry_after {
+            Some(seconds) => Some(seconds),
+            None => (self.status == StatusCode::SERVICE_UNAVAILABLE).then_some(5),
+        };
+        if let Some(seconds) = retry_after {
             response
                 .headers_mut()
-                .insert("retry-after", axum::http::HeaderValue::from_static("5"));
+                .insert("retry-after", axum::http::HeaderValue::from(seconds));
         }
         response
     }
@@ -114,7 +127,25 @@ impl From<AccountsError> for ApiError {
             }
             AccountsError::NotFound => ApiError::not_found("resource"),
             AccountsError::Unauthenticated(m) => ApiError::unauthorized(m),
+            AccountsError::RateLimited {
+                message,
+                retry_after,
+            } => ApiError::new(StatusCode::TOO_MANY_REQUESTS, "rate_limited", message)
+                .retry_after(retry_after),
+            AccountsError::Busy(busy) => {
+                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "busy", busy.to_string())
+                    .retry_after(1)
+            }
             AccountsError::Store(s) => s.into(),
+        }
+    }
+}
+
+impl From<PrivacyError> for ApiError {
+    fn from(e: PrivacyError) -> Self {
+        match e {
+            PrivacyError::Invalid(m) => ApiError::bad_request(m),
+            PrivacyError::Store(s) => s.into(),
         }
     }
 }
@@ -128,6 +159,9 @@ impl From<BooksError> for ApiError {
             }
             BooksError::TooLarge => ApiError::file_too_large(),
             BooksError::NotFound => ApiError::not_found("book"),
+            BooksError::QuotaExceeded(m) => {
+                ApiError::new(StatusCode::BAD_REQUEST, "quota_exceeded", m)
+            }
             BooksError::Store(s) => s.into(),
         }
     }

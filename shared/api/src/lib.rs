@@ -4,6 +4,7 @@
 mod auth;
 mod error;
 mod extract;
+mod limits;
 mod middleware;
 mod routes;
 
@@ -14,9 +15,10 @@ use booktr_core::Services;
 
 pub use auth::Caller;
 pub use error::ApiError;
+pub use limits::ClientIp;
 pub use routes::{
     auth_routes, books, download, glossary, health, keys, notifications, preferences, share,
-    translate, user, webhooks,
+    translate, usage, user, webhooks,
 };
 
 /// What every handler shares.
@@ -31,6 +33,8 @@ pub struct AppState {
 pub struct Settings {
     /// Where users reach the service, without a trailing slash.
     pub public_url: String,
+    /// Whether the last `X-Forwarded-For` address is the client's (a trusted proxy in front).
+    pub trust_forwarded_for: bool,
 }
 
 impl Settings {
@@ -59,6 +63,7 @@ pub fn router(state: AppState) -> Router {
         .merge(share::router())
         .merge(preferences::router())
         .merge(translate::router())
+        .merge(usage::router())
         .merge(download::router())
         .merge(glossary::router())
         .merge(webhooks::router())
@@ -73,6 +78,10 @@ pub fn finish(routes: Router<AppState>, state: AppState) -> Router {
         .fallback(error::no_route)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(axum::middleware::from_fn(middleware::catch_panics))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            limits::limit_requests,
+        ))
         .layer(axum::middleware::from_fn(middleware::trace_requests))
         .with_state(state)
 }

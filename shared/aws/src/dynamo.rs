@@ -139,6 +139,26 @@ impl Expression {
                     listed.join(", ")
                 ))
             }
+            Condition::AtMost(name, limit) => {
+                let n = self.name(name);
+                let v = self.value(AttributeValue::N(limit.to_string()));
+                // An absent counter reads as 0.
+                let absent = if *limit >= 0 {
+                    format!("attribute_not_exists({n}) OR ")
+                } else {
+                    String::new()
+                };
+                Some(format!("attribute_exists(pk) AND ({absent}{n} <= {v})"))
+            }
+            Condition::All(all) => {
+                let mut parts = Vec::new();
+                for condition in all {
+                    if let Some(part) = self.condition(condition)? {
+                        parts.push(format!("({part})"));
+                    }
+                }
+                (!parts.is_empty()).then(|| parts.join(" AND "))
+            }
         })
     }
 

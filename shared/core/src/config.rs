@@ -4,7 +4,8 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use crate::types::Email;
+use crate::types::{Email, Plan};
+use crate::usage::Quotas;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogFormat {
@@ -33,6 +34,12 @@ pub struct Config {
     /// `BOOKTR_WEBHOOK_ALLOW_PRIVATE`: `true` lets webhooks reach plain-http, private and loopback
     /// addresses (local development and tests); `false` (default) keeps the SSRF guard on.
     pub webhook_allow_private: bool,
+    /// `BOOKTR_TRUST_FORWARDED_FOR`: `true` when a proxy in front sets `X-Forwarded-For`; its
+    /// last address is then the client's for the per-address rate limits.
+    pub trust_forwarded_for: bool,
+    /// `BOOKTR_QUOTA_<FREE|PRO|BUSINESS>_<BOOKS|WORDS>`: monthly quotas per plan, a number or
+    /// `unlimited`; unset ones keep their defaults (the README's table).
+    pub quotas: Quotas,
     /// `BOOKTR_SMTP_URL` and `BOOKTR_MAIL_FROM`: where notification emails are sent; both or neither.
     /// Without them emails are only logged.
     pub smtp: Option<SmtpConfig>,
@@ -117,18 +124,35 @@ impl Config {
         let admin_raw = get("BOOKTR_ADMIN_EMAIL", "admin@localhost");
         let admin_email = Email::parse(&admin_raw)
             .map_err(|e| parse_err("BOOKTR_ADMIN_EMAIL", &admin_raw, e.0))?;
-        let allow_raw = get("BOOKTR_WEBHOOK_ALLOW_PRIVATE", "false");
-        let webhook_allow_private = match allow_raw.as_str() {
-            "true" => true,
-            "false" => false,
-            other => {
-                return Err(parse_err(
-                    "BOOKTR_WEBHOOK_ALLOW_PRIVATE",
-                    other,
-                    "expected true or false".into(),
-                ))
-            }
+        let flag = |name: &'static str| match get(name, "false").as_str() {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            other => Err(parse_err(name, other, "expected true or false".into())),
         };
+        let webhook_allow_private = flag("BOOKTR_WEBHOOK_ALLOW_PRIVATE")?;
+        let trust_forwarded_for = flag("BOOKTR_TRUST_FORWARDED_FOR")?;
+        let mut quotas = Quotas::default();
+        for plan in Plan::ALL {
+            let quota = quotas.plan_mut(*plan);
+            for (what, slot) in [("BOOKS", &mut quota.books), ("WORDS", &mut quota.words)] {
+                let name: &'static str = match (plan, what) {
+                    (Plan::Free, "BOOKS") => "BOOKTR_QUOTA_FREE_BOOKS",
+                    (Plan::Free, _) => "BOOKTR_QUOTA_FREE_WORDS",
+                    (Plan::Pro, "BOOKS") => "BOOKTR_QUOTA_PRO_BOOKS",
+                    (Plan::Pro, _) => "BOOKTR_QUOTA_PRO_WORDS",
+                    (Plan::Business, "BOOKS") => "BOOKTR_QUOTA_BUSINESS_BOOKS",
+                    (Plan::Business, _) => "BOOKTR_QUOTA_BUSINESS_WORDS",
+                };
+                if let Some(raw) = lookup(name) {
+                    *slot = match raw.trim() {
+                        "unlimited" => None,
+                        n => Some(n.parse::<u64>().map_err(|_| {
+                            parse_err(name, &raw, "expected a whole number or 'unlimited'".into())
+                        })?),
+                    };
+                }
+            }
+        }
         let smtp = match (lookup("BOOKTR_SMTP_URL"), lookup("BOOKTR_MAIL_FROM")) {
             (None, None) => None,
             (Some(url), Some(from)) => {
@@ -166,6 +190,8 @@ impl Config {
             workers,
             admin_email,
             webhook_allow_private,
+            trust_forwarded_for,
+            quotas,
             smtp,
         })
     }
@@ -206,6 +232,22 @@ mod tests {
         assert!(on("true").unwrap().webhook_allow_private);
         assert!(!on("false").unwrap().webhook_allow_private);
         assert_eq!(on("yes").unwrap_err().name, "BOOKTR_WEBHOOK_ALLOW_PRIVATE");
+    }
+
+    #[test]
+    fn quotas_take_numbers_or_unlimited_per_plan() {
+        let config = Config::from_lookup(|n| match n {
+            "BOOKTR_QUOTA_FREE_BOOKS" => Some("7".into()),
+            "BOOKTR_QUOTA_BUSINESS_WORDS" => Some("unlimited".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(config.quotas.free.books, Some(7));
+        assert_eq!(config.quotas.free.words, Quotas::default().free.words);
+        assert_eq!(config.quotas.business.words, None);
+        let err = Config::from_lookup(|n| (n == "BOOKTR_QUOTA_PRO_WORDS").then(|| "lots".into()))
+            .unwrap_err();
+        assert_eq!(err.name, "BOOKTR_QUOTA_PRO_WORDS");
     }
 
     #[test]

@@ -10,11 +10,14 @@ pub mod health;
 pub mod ids;
 pub mod items;
 pub mod jobs;
+pub mod limits;
 pub mod ports;
 pub mod preferences;
+pub mod privacy;
 pub mod services;
 pub mod translation;
 pub mod types;
+pub mod usage;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;

@@ -8,8 +8,11 @@ use crate::events::Events;
 use crate::glossaries::Glossaries;
 use crate::health::{Health, QueueMode};
 use crate::jobs::JobHandler;
+use crate::limits::RateLimiter;
 use crate::ports::{Blobs, Clock, HttpOut, Links, Mailer, Models, Queue, Table};
+use crate::privacy::Privacy;
 use crate::translation::Translations;
+use crate::usage::{Quotas, Usage};
 
 /// The adapters, chosen once by a binary's wiring function.
 #[derive(Clone)]
@@ -37,17 +40,24 @@ pub struct Services {
     pub health: Health,
     pub translations: Translations,
     pub events: Events,
+    pub limiter: RateLimiter,
+    pub usage: Usage,
+    pub privacy: Privacy,
 }
 
 impl Services {
-    pub fn new(ports: Ports, mode: QueueMode) -> Self {
+    pub fn new(ports: Ports, mode: QueueMode, quotas: Quotas) -> Self {
+        let usage = Usage::new(ports.clone(), quotas);
         Services {
             accounts: Accounts::new(ports.clone()),
-            books: Books::new(ports.clone()),
+            books: Books::new(ports.clone(), usage.clone()),
             glossaries: Glossaries::new(ports.clone()),
-            jobs: JobHandler::new(ports.clone()),
-            translations: Translations::new(ports.clone()),
+            jobs: JobHandler::new(ports.clone(), usage.clone()),
+            translations: Translations::new(ports.clone(), usage.clone()),
+            privacy: Privacy::new(ports.clone(), usage.clone()),
+            usage,
             events: Events::new(ports.clone()),
+            limiter: RateLimiter::new(ports.clone()),
             health: Health::new(ports, mode),
         }
     }

@@ -114,6 +114,11 @@ impl Plan {
         }
     }
 
+    /// Whether the plan's jobs go first (see the README's usage section for what that buys).
+    pub fn has_priority(self) -> bool {
+        matches!(self, Plan::Pro | Plan::Business)
+    }
+
     pub fn display_name(self) -> &'static str {
         match self {
             Plan::Free => "Free",

@@ -36,6 +36,21 @@ impl SqliteTable {
             db: Db::open(path, SCHEMA)?,
         })
     }
+
+    /// Deletes items whose numeric `ttl` attribute (Unix seconds) has passed, as DynamoDB's
+    /// time-to-live does on AWS; returns how many. Items with a `ttl` (rate-limit windows) mean
+    /// nothing after it, so `booktr serve` sweeps them now and then.
+    pub async fn purge_expired(&self, now_secs: i64) -> Result<usize, StoreError> {
+        self.db
+            .call(move |conn| {
+                conn.execute(
+                    "DELETE FROM items WHERE json_type(attrs, '$.ttl') = 'integer' AND json_extract(attrs, '$.ttl') < ?1",
+                    params![now_secs],
+                )
+                .map_err(sql)
+            })
+            .await
+    }
 }
 
 fn read(conn: &Connection, pk: &str, sk: &str) -> Result<Option<Attrs>, StoreError> {

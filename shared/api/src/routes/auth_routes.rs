@@ -16,6 +16,7 @@ use super::SUCCESS;
 use crate::auth::session_token;
 use crate::error::ApiError;
 use crate::extract::Json;
+use crate::limits::ClientAddress;
 use crate::AppState;
 
 const SESSION_MAX_AGE_SECS: i64 = booktr_core::accounts::SESSION_TTL_DAYS * 24 * 3600;
@@ -50,11 +51,13 @@ struct UserBody {
 /// Creates a USER on the FREE plan and signs it in.
 async fn sign_up(
     State(state): State<AppState>,
+    ClientAddress(address): ClientAddress,
     headers: HeaderMap,
     Json(body): Json<SignUp>,
 ) -> Result<Response, ApiError> {
     let email = Email::parse(&body.email).map_err(|e| ApiError::bad_request(e.0))?;
     let accounts = &state.services.accounts;
+    accounts.limit_password_attempt(&address, None).await?;
     accounts
         .create_user(NewUser {
             email: email.clone(),
@@ -76,14 +79,15 @@ async fn sign_up(
 
 async fn sign_in(
     State(state): State<AppState>,
+    ClientAddress(address): ClientAddress,
     headers: HeaderMap,
     Json(body): Json<SignIn>,
 ) -> Result<Response, ApiError> {
-    let (user, token) = state
-        .services
-        .accounts
-        .sign_in(&body.email, &body.password)
+    let accounts = &state.services.accounts;
+    accounts
+        .limit_password_attempt(&address, Some(&body.email))
         .await?;
+    let (user, token) = accounts.sign_in(&body.email, &body.password).await?;
     Ok(with_cookie(
         &state,
         &headers,

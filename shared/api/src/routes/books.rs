@@ -166,7 +166,7 @@ async fn upload(
         .services
         .books
         .upload(
-            caller.user_id(),
+            &caller.0.user,
             Upload {
                 file_name,
                 title,

@@ -10,6 +10,7 @@ pub mod notifications;
 pub mod preferences;
 pub mod share;
 pub mod translate;
+pub mod usage;
 pub mod user;
 pub mod webhooks;
 

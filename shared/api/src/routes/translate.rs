@@ -2,6 +2,7 @@
 //! `GET /api/translate/status`.
 
 use axum::extract::State;
+use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::Router;
 use booktr_core::translation::{StartRequest, TranslationError, TranslationStatus};
@@ -25,6 +26,9 @@ impl From<TranslationError> for ApiError {
         match e {
             TranslationError::Invalid(m) => ApiError::bad_request(m),
             TranslationError::NotFound => ApiError::not_found("book"),
+            TranslationError::QuotaExceeded(m) => {
+                ApiError::new(StatusCode::BAD_REQUEST, "quota_exceeded", m)
+            }
             TranslationError::Store(s) => s.into(),
         }
     }

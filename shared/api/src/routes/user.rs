@@ -1,9 +1,14 @@
-//! The caller's profile: `GET/PATCH /api/user`.
+//! The caller's profile: `GET/PATCH /api/user`; taking the account's data away
+//! (`GET /api/user/export`) and closing it (`DELETE /api/user/delete`).
 
 use axum::extract::State;
-use axum::routing::get;
+use axum::http::header::{CACHE_CONTROL, CONTENT_DISPOSITION};
+use axum::http::HeaderValue;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get};
 use axum::Router;
 use booktr_core::accounts::User;
+use booktr_core::privacy::Deleted;
 use serde::Deserialize;
 
 use crate::error::ApiError;
@@ -11,7 +16,51 @@ use crate::extract::Json;
 use crate::{AppState, Caller};
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/api/user", get(profile).patch(update))
+    Router::new()
+        .route("/api/user", get(profile).patch(update))
+        .route("/api/user/export", get(export))
+        .route("/api/user/delete", delete(close_account))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CloseAccount {
+    confirmation: String,
+    reason: Option<String>,
+}
+
+/// One JSON document, offered as a file download.
+async fn export(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
+    let export = state.services.privacy.export(&caller.0.user).await?;
+    let file_name = format!(
+        "booktr-export-{}.json",
+        export.exported_at.format("%Y-%m-%d")
+    );
+    let mut response = axum::Json(export).into_response();
+    if let Ok(value) = HeaderValue::from_str(&format!("attachment; filename=\"{file_name}\"")) {
+        response.headers_mut().insert(CONTENT_DISPOSITION, value);
+    }
+    response
+        .headers_mut()
+        .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(response)
+}
+
+async fn close_account(
+    State(state): State<AppState>,
+    caller: Caller,
+    Json(body): Json<CloseAccount>,
+) -> Result<axum::Json<Deleted>, ApiError> {
+    let reason = body
+        .reason
+        .as_deref()
+        .map(|r| r.chars().take(1000).collect::<String>());
+    let deleted = state
+        .services
+        .privacy
+        .delete_account(&caller.0.user, &body.confirmation, reason.as_deref())
+        .await?;
+    Ok(axum::Json(deleted))
 }
 
 #[derive(Deserialize)]

@@ -2,7 +2,7 @@
 
 mod password;
 mod service;
-pub(crate) mod store;
+pub mod store;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;

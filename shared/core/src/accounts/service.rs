@@ -9,6 +9,7 @@ use super::store::{self, StoredKey};
 use super::{password, ApiKey, Credential, Principal, User, API_KEY_PREFIX};
 use crate::ids::{new_id, random_alphanumeric, sha256_hex};
 use crate::items;
+use crate::limits::rate::{self, RateLimiter, Subject};
 use crate::ports::{Condition, Item, Query, StoreError, Update, WriteOp};
 use crate::types::{Email, LanguageCode, Plan, Role, Scope};
 use crate::Ports;
@@ -36,6 +37,12 @@ pub enum AccountsError {
     /// The credential is missing, unknown, revoked or expired; the text says which, safely.
     #[error("{0}")]
     Unauthenticated(&'static str),
+    /// Too many password attempts for this email or from this address.
+    #[error("{message}")]
+    RateLimited { message: String, retry_after: i64 },
+    /// The password hashers are saturated; nothing was checked.
+    #[error(transparent)]
+    Busy(#[from] password::Busy),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -197,7 +204,48 @@ impl Accounts {
 
     // --- sessions -------------------------------------------------------------------------
 
+    /// Counts a password attempt (sign-in or sign-up) from `address`, and for `email` when it
+    /// is a sign-in; refuses it when either is over its limit. Counted before any hashing, so a
+    /// refused attempt costs no more than a table write.
+    pub async fn limit_password_attempt(
+        &self,
+        address: &str,
+        sign_in_email: Option<&str>,
+    ) -> Result<(), AccountsError> {
+        let limiter = RateLimiter::new(self.ports.clone());
+        let from_address = limiter
+            .hit(
+                &Subject::PasswordAddress(address.to_string()),
+                &rate::PASSWORD_WINDOWS_PER_ADDRESS,
+            )
+            .await?;
+        if let Some(wait) = from_address.retry_after {
+            return Err(AccountsError::RateLimited {
+                message: format!(
+                    "too many password attempts from your address; try again in {wait} seconds"
+                ),
+                retry_after: wait,
+            });
+        }
+        if let Some(email) = sign_in_email {
+            let key = email.trim().to_lowercase();
+            let for_email = limiter
+                .hit(&Subject::SignInEmail(key), &rate::SIGN_IN_WINDOWS_PER_EMAIL)
+                .await?;
+            if let Some(wait) = for_email.retry_after {
+                return Err(AccountsError::RateLimited {
+                    message: format!(
+                        "too many sign-in attempts for this account; try again in {wait} seconds"
+                    ),
+                    retry_after: wait,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Checks email and password and opens a session; returns the token for the cookie.
+    /// Callers limit attempts first ([`Accounts::limit_password_attempt`]).
     #[instrument(skip_all)]
     pub async fn sign_in(
         &self,
@@ -206,7 +254,7 @@ impl Accounts {
     ) -> Result<(User, String), AccountsError> {
         const WRONG: AccountsError = AccountsError::Unauthenticated("wrong email or password");
         let Ok(email) = Email::parse(email) else {
-            password::verify_against_nothing(password);
+            password::verify_against_nothing(password.to_string()).await?;
             return Err(WRONG);
         };
         let Some(claim) = self
@@ -215,7 +263,7 @@ impl Accounts {
             .get(&store::email_pk(&email), "EMAIL")
             .await?
         else {
-            password::verify_against_nothing(password);
+            password::verify_against_nothing(password.to_string()).await?;
             return Err(WRONG);
         };
         let user_id = items::required_str(&claim, "userId")?;
@@ -227,14 +275,10 @@ impl Accounts {
         let Some(item) = item else { return Err(WRONG) };
         let Some(hash) = item.str("passwordHash").map(str::to_string) else {
             // Accounts made by the CLI have no password until one is set.
-            password::verify_against_nothing(password);
+            password::verify_against_nothing(password.to_string()).await?;
             return Err(WRONG);
         };
-        let password = password.to_string();
-        let matches = tokio::task::spawn_blocking(move || password::verify(&password, &hash))
-            .await
-            .unwrap_or(false);
-        if !matches {
+        if !password::verify(password.to_string(), hash).await? {
             return Err(WRONG);
         }
         let user = store::user_from(&item)?;
@@ -242,6 +286,8 @@ impl Accounts {
         let now = self.now();
         let session = Item::new(store::session_pk(&sha256_hex(&token)), "SESSION")
             .with("userId", user.id.clone())
+            .with("gsi1pk", store::user_sessions(&user.id))
+            .with("gsi1sk", items::time(now))
             .with("createdAt", items::time(now))
             .with(
                 "expiresAt",
@@ -462,9 +508,7 @@ async fn validate_and_hash_password(password: &str) -> Result<String, AccountsEr
             password::MAX_LEN
         )));
     }
-    let password = password.to_string();
-    tokio::task::spawn_blocking(move || password::hash(&password))
-        .await
-        .map_err(|e| AccountsError::Store(StoreError::Unavailable(e.to_string())))?
+    password::hash(password.to_string())
+        .await?
         .map_err(|e| AccountsError::Store(StoreError::Unavailable(e)))
 }

@@ -5,7 +5,7 @@
 //! | user | `USER#<id>` | `PROFILE` | |
 //! | email claim | `EMAIL#<email>` | `EMAIL` | |
 //! | API key | `APIKEY#<sha256 of key>` | `APIKEY` | `USER#<id>#APIKEYS` / `<createdAt>#<keyId>` |
-//! | session | `SESSION#<sha256 of token>` | `SESSION` | |
+//! | session | `SESSION#<sha256 of token>` | `SESSION` | `USER#<id>#SESSIONS` / `<createdAt>` |
 //!
 //! Keys and sessions are addressed by the hash of their secret so that authentication is one
 //! strongly consistent read and a revocation (a delete) is effective at once.
@@ -35,6 +35,11 @@ pub fn api_key_pk(key_hash: &str) -> String {
 
 pub fn user_api_keys(user_id: &str) -> String {
     format!("USER#{user_id}#APIKEYS")
+}
+
+/// The index partition of a user's sessions (so account deletion finds them).
+pub fn user_sessions(user_id: &str) -> String {
+    format!("USER#{user_id}#SESSIONS")
 }
 
 pub fn session_pk(token_hash: &str) -> String {

@@ -4,7 +4,7 @@ mod format;
 pub mod lifecycle;
 mod service;
 mod share;
-pub(crate) mod store;
+pub mod store;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -51,6 +51,9 @@ pub struct Book {
     /// The public share link's token, while the book is shared.
     #[serde(skip)]
     pub share_token: Option<String>,
+    /// The month (`yyyy-mm`) whose word quota the current run was charged to, if any.
+    #[serde(skip)]
+    pub charged_period: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub completed_at: Option<DateTime<Utc>>,

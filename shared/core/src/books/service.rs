@@ -6,11 +6,13 @@ use tracing::{info, instrument, warn};
 
 use super::lifecycle::BookEvent;
 use super::store;
-use super::{sniff, Book, BookDetail, Chapter};
+use super::{sniff, Book, BookDetail, BookFormat, Chapter};
+use crate::accounts::User;
 use crate::ids::new_id;
 use crate::jobs::Job;
 use crate::ports::{blobs, Condition, Index, Query, StoreError, Update};
 use crate::types::{BookStatus, LanguageCode};
+use crate::usage::{Spend, Usage, UsageError};
 use crate::Ports;
 
 /// The largest file accepted by upload (the spec's 50 MB, read as MiB).
@@ -30,8 +32,20 @@ pub enum BooksError {
     TooLarge,
     #[error("book not found")]
     NotFound,
+    /// The plan's monthly quota cannot cover it.
+    #[error("{0}")]
+    QuotaExceeded(String),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl From<UsageError> for BooksError {
+    fn from(e: UsageError) -> Self {
+        match e {
+            UsageError::Exceeded(m) => BooksError::QuotaExceeded(m),
+            UsageError::Store(s) => BooksError::Store(s),
+        }
+    }
 }
 
 /// A file as received by upload.
@@ -46,16 +60,19 @@ pub struct Upload {
 #[derive(Clone)]
 pub struct Books {
     pub(super) ports: Ports,
+    usage: Usage,
 }
 
 impl Books {
-    pub fn new(ports: Ports) -> Self {
-        Books { ports }
+    pub fn new(ports: Ports, usage: Usage) -> Self {
+        Books { ports, usage }
     }
 
     /// Stores the original, creates the book as UPLOADED and queues its extraction.
-    #[instrument(skip(self, upload), fields(file = %upload.file_name, bytes = upload.bytes.len()))]
-    pub async fn upload(&self, user_id: &str, upload: Upload) -> Result<Book, BooksError> {
+    /// The upload counts against the plan's monthly book quota (given back if it fails).
+    #[instrument(skip(self, user, upload), fields(user_id = %user.id, file = %upload.file_name, bytes = upload.bytes.len()))]
+    pub async fn upload(&self, user: &User, upload: Upload) -> Result<Book, BooksError> {
+        let user_id = user.id.as_str();
         if upload.bytes.is_empty() {
             return Err(BooksError::Invalid("the file is empty".into()));
         }
@@ -88,12 +105,33 @@ impl Books {
                 LanguageCode::parse(&preferred).map_err(|e| BooksError::Invalid(e.0))?
             }
         };
+        let title_from_user = user_title.is_some();
+        let one_book = Spend { books: 1, words: 0 };
+        let period = self.usage.spend(user, one_book).await?;
+        let stored = self
+            .store_upload(user_id, upload, format, title, title_from_user, target_lang)
+            .await;
+        if stored.is_err() {
+            self.usage.refund(user_id, &period, one_book).await?;
+        }
+        stored
+    }
+
+    async fn store_upload(
+        &self,
+        user_id: &str,
+        upload: Upload,
+        format: BookFormat,
+        title: String,
+        title_from_user: bool,
+        target_lang: LanguageCode,
+    ) -> Result<Book, BooksError> {
         let now = self.ports.clock.now();
         let book = Book {
             id: new_id(),
             user_id: user_id.to_string(),
             title,
-            title_from_user: user_title.is_some(),
+            title_from_user,
             author: None,
             original_lang: LanguageCode::undetermined().to_string(),
             target_lang: target_lang.to_string(),
@@ -110,6 +148,7 @@ impl Books {
             run: 0,
             translation_key: None,
             share_token: None,
+            charged_period: None,
             created_at: now,
             updated_at: now,
             completed_at: None,

@@ -113,10 +113,23 @@ impl Books {
         let Some(book_id) = item.str("bookId") else {
             return Ok(None);
         };
-        Ok(self
+        let Some(book) = self
             .find(book_id)
             .await?
-            .filter(|book| book.share_token.as_deref() == Some(token)))
+            .filter(|book| book.share_token.as_deref() == Some(token))
+        else {
+            return Ok(None);
+        };
+        // A closed account's links die with it, before its purge reaches the book.
+        let owner = self
+            .ports
+            .table
+            .get(
+                &crate::accounts::store::user_pk(&book.user_id),
+                crate::accounts::store::PROFILE,
+            )
+            .await?;
+        Ok(owner.map(|_| book))
     }
 
     pub(crate) async fn revoke_share(&self, book: &Book) -> Result<(), StoreError> {

@@ -115,6 +115,7 @@ pub fn book_from(item: &Item) -> Result<Book, StoreError> {
             .unwrap_or(0),
         translation_key: opt_string(item, "translationKey"),
         share_token: opt_string(item, "shareToken"),
+        charged_period: opt_string(item, "chargedPeriod"),
         created_at: required_time(item, "createdAt")?,
         updated_at: required_time(item, "updatedAt")?,
         completed_at: parse_time(item, "completedAt")?,

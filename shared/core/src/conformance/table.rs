@@ -24,6 +24,8 @@ macro_rules! table_conformance {
                 update_sets_removes_and_adds_then_returns_the_new_item,
                 update_whose_condition_fails_writes_nothing,
                 concurrent_counter_adds_are_atomic,
+                an_at_most_condition_lets_a_counter_grow_only_to_its_limit,
+                concurrent_spends_never_pass_the_limit_together,
                 delete_of_a_missing_item_succeeds_and_conditions_guard_deletes,
                 query_orders_by_sort_key_with_prefix_direction_and_limit,
                 index_query_sees_only_items_with_both_index_attributes,
@@ -193,6 +195,51 @@ pub async fn concurrent_counter_adds_are_atomic(table: &dyn Table) {
     assert_eq!(
         table.get(&pk, "C").await.unwrap().unwrap().i64("n"),
         Some(20)
+    );
+}
+
+pub async fn an_at_most_condition_lets_a_counter_grow_only_to_its_limit(table: &dyn Table) {
+    let pk = unique("pk");
+    table
+        .put(item(&pk, "Q").with("other", 5), Condition::Always)
+        .await
+        .unwrap();
+    // An absent counter reads as 0.
+    let spend = |n: i64| Update::default().add("used", n);
+    let within = |n: i64| Condition::AtMost("used".into(), 10 - n);
+    table.update(&pk, "Q", spend(7), within(7)).await.unwrap();
+    let over = table.update(&pk, "Q", spend(4), within(4)).await;
+    assert!(matches!(over, Err(StoreError::Conflict)), "{over:?}");
+    let both = Condition::All(vec![within(3), Condition::AtMost("other".into(), 5)]);
+    let after = table.update(&pk, "Q", spend(3), both).await.unwrap();
+    assert_eq!(after.i64("used"), Some(10));
+    let one_fails = Condition::All(vec![within(0), Condition::AtMost("other".into(), 4)]);
+    let result = table.update(&pk, "Q", spend(0), one_fails).await;
+    assert!(matches!(result, Err(StoreError::Conflict)), "{result:?}");
+    let missing = table.update(&unique("pk"), "Q", spend(1), within(1)).await;
+    assert!(matches!(missing, Err(StoreError::NotFound)), "{missing:?}");
+}
+
+pub async fn concurrent_spends_never_pass_the_limit_together(table: &dyn Table) {
+    let pk = unique("pk");
+    table.put(item(&pk, "Q"), Condition::Always).await.unwrap();
+    let spends = (0..10).map(|_| {
+        table.update(
+            &pk,
+            "Q",
+            Update::default().add("used", 1),
+            Condition::AtMost("used".into(), 3 - 1),
+        )
+    });
+    let passed = futures::future::join_all(spends)
+        .await
+        .into_iter()
+        .filter(Result::is_ok)
+        .count();
+    assert_eq!(passed, 3);
+    assert_eq!(
+        table.get(&pk, "Q").await.unwrap().unwrap().i64("used"),
+        Some(3)
     );
 }
 

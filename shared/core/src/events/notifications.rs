@@ -98,7 +98,7 @@ fn from_item(item: &Item) -> Result<Notification, StoreError> {
 
 impl Events {
     /// Every notification of the user, newest first.
-    async fn all_notifications(&self, user_id: &str) -> Result<Vec<Notification>, StoreError> {
+    pub async fn all_notifications(&self, user_id: &str) -> Result<Vec<Notification>, StoreError> {
         let query = Query::partition(user_pk(user_id))
             .prefix(PREFIX)
             .descending();

@@ -71,7 +71,7 @@ fn pk(id: &str) -> String {
     format!("GLOSSARY#{id}")
 }
 
-fn user_glossaries(user_id: &str) -> String {
+pub(crate) fn user_glossaries(user_id: &str) -> String {
     format!("USER#{user_id}#GLOSSARIES")
 }
 

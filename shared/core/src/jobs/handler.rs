@@ -1,14 +1,16 @@
 //! Processes one job at a time; what to do with the message afterwards is the caller's business
 //! (acknowledge, or leave it for the queue to redeliver).
 
-use tracing::{error, info_span, warn, Instrument};
+use tracing::{error, info, info_span, warn, Instrument};
 
 use super::{chapter, extract, generate, Job};
 use crate::books::lifecycle::BookEvent;
 use crate::books::{Book, Books};
 use crate::events::{EventKind, Events, Occurrence};
 use crate::ports::{StoreError, Update};
+use crate::privacy::Privacy;
 use crate::translation::Translations;
+use crate::usage::Usage;
 use crate::Ports;
 use booktr_translate::pipeline::PipelineConfig;
 
@@ -31,15 +33,17 @@ pub struct JobHandler {
     pub(crate) books: Books,
     pub(crate) translations: Translations,
     pub(crate) events: Events,
+    pub(crate) usage: Usage,
     /// Chunking, parallelism and retries of the translation pipeline.
     pub(crate) pipeline: PipelineConfig,
 }
 
 impl JobHandler {
-    pub fn new(ports: Ports) -> Self {
+    pub fn new(ports: Ports, usage: Usage) -> Self {
         JobHandler {
-            books: Books::new(ports.clone()),
-            translations: Translations::new(ports.clone()),
+            books: Books::new(ports.clone(), usage.clone()),
+            translations: Translations::new(ports.clone(), usage.clone()),
+            usage,
             events: Events::new(ports.clone()),
             pipeline: PipelineConfig::default(),
             ports,
@@ -49,7 +53,21 @@ impl JobHandler {
     /// Runs a job from the jobs queue. Idempotent: a redelivered job finds its work done or
     /// redoes it with the same result.
     pub async fn process(&self, job: &Job) -> Outcome {
-        let span = info_span!("job", kind = job.kind(), book_id = %job.book_id());
+        let span = info_span!(
+            "job",
+            kind = job.kind(),
+            book_id = job.book_id().unwrap_or_default()
+        );
+        if let Some(book_id) = job.book_id() {
+            match self.owner_closed_account(book_id).await {
+                Ok(false) => {}
+                Ok(true) => {
+                    span.in_scope(|| info!("dropped: the book's owner closed their account"));
+                    return Outcome::Done;
+                }
+                Err(e) => return Outcome::Retry(e.to_string()),
+            }
+        }
         let result = match job {
             Job::Extract { book_id } => extract::run(self, book_id).instrument(span.clone()).await,
             Job::Chapter {
@@ -71,6 +89,12 @@ impl JobHandler {
                     .instrument(span.clone())
                     .await
             }
+            Job::PurgeAccount { user_id } => {
+                Privacy::new(self.ports.clone(), self.usage.clone())
+                    .purge(user_id)
+                    .instrument(span.clone())
+                    .await
+            }
         };
         match result {
             Ok(()) => Outcome::Done,
@@ -86,7 +110,12 @@ impl JobHandler {
     /// a chapter, for a chapter job) ERROR with the last failure, so the user sees why, and tells
     /// them.
     pub async fn process_dead_letter(&self, job: &Job) -> Outcome {
-        let book_id = job.book_id();
+        let Some(book_id) = job.book_id() else {
+            // An account purge that kept failing: the account is closed already, and the
+            // dead-letter alarm calls an operator to re-drive it.
+            error!(job = ?job, "account purge dead-lettered; re-drive it once the cause is fixed");
+            return Outcome::Done;
+        };
         let book = match self.books.find(book_id).await {
             Ok(Some(book)) => book,
             Ok(None) => return Outcome::Done,
@@ -98,6 +127,7 @@ impl JobHandler {
                 Job::Extract { .. } => "extraction",
                 Job::Chapter { .. } => "translation",
                 Job::Generate { .. } => "generating the file",
+                Job::PurgeAccount { .. } => "purging the account",
             },
             crate::ports::queue::MAX_RECEIVES,
             book.error.clone().unwrap_or_else(|| "unknown error".into())
@@ -119,6 +149,7 @@ impl JobHandler {
                 chapter::fail_chapter(self, &book, *number, &reason).await
             }
             Job::Generate { .. } => self.fail_generation(&book, reason).await,
+            Job::PurgeAccount { .. } => Ok(()),
         };
         match result {
             Ok(()) => Outcome::Done,
@@ -151,10 +182,30 @@ impl JobHandler {
         self.events.emit(&occurrence).await
     }
 
+    /// Whether the book exists but its owner does not: a closed account, whose jobs are
+    /// dropped (the purge removes the book soon after).
+    async fn owner_closed_account(&self, book_id: &str) -> Result<bool, StoreError> {
+        let Some(book) = self.books.find(book_id).await? else {
+            return Ok(false);
+        };
+        let owner = self
+            .ports
+            .table
+            .get(
+                &crate::accounts::store::user_pk(&book.user_id),
+                crate::accounts::store::PROFILE,
+            )
+            .await?;
+        Ok(owner.is_none())
+    }
+
     /// Keeps the latest failure on the book (status unchanged) for the dead-letter handler.
     async fn note_last_error(&self, job: &Job, e: &StoreError) {
+        let Some(book_id) = job.book_id() else {
+            return;
+        };
         let update = Update::default().set("error", e.to_string());
-        let pk = crate::books::store::book_pk(job.book_id());
+        let pk = crate::books::store::book_pk(book_id);
         if let Err(err) = self
             .ports
             .table

@@ -36,6 +36,9 @@ pub enum Job {
         format: OutputFormat,
         requested: i64,
     },
+    /// Remove everything a closed account held (see `crate::privacy`).
+    #[serde(rename_all = "camelCase")]
+    PurgeAccount { user_id: String },
 }
 
 /// The files a translated book can be rendered as.
@@ -77,14 +80,25 @@ impl Job {
             Job::Extract { .. } => "extract",
             Job::Chapter { .. } => "chapter",
             Job::Generate { .. } => "generate",
+            Job::PurgeAccount { .. } => "purge-account",
         }
     }
 
-    pub fn book_id(&self) -> &str {
+    /// The book the job works on; None for account jobs.
+    pub fn book_id(&self) -> Option<&str> {
         match self {
             Job::Extract { book_id }
             | Job::Chapter { book_id, .. }
-            | Job::Generate { book_id, .. } => book_id,
+            | Job::Generate { book_id, .. } => Some(book_id),
+            Job::PurgeAccount { .. } => None,
+        }
+    }
+
+    /// The queue's message group: the book's (its jobs run in order), or the account's.
+    pub fn group(&self) -> String {
+        match self {
+            Job::PurgeAccount { user_id } => format!("account-{user_id}"),
+            _ => self.book_id().unwrap_or_default().to_string(),
         }
     }
 
@@ -103,6 +117,7 @@ impl Job {
                 format,
                 requested,
             } => format!("generate-{book_id}-{}-{requested}", format.as_str()),
+            Job::PurgeAccount { user_id } => format!("purge-{user_id}"),
         }
     }
 
@@ -110,7 +125,7 @@ impl Job {
     pub async fn enqueue(&self, queue: &dyn Queue) -> Result<String, StoreError> {
         let body = serde_json::to_string(self).map_err(|e| StoreError::Invalid(e.to_string()))?;
         let message = Outgoing {
-            group: self.book_id().to_string(),
+            group: self.group(),
             dedup_id: self.dedup_id(),
             body,
         };

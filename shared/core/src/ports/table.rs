@@ -61,6 +61,12 @@ pub enum Condition {
     Equals(String, Value),
     /// The item MUST exist and its attribute MUST equal one of the values.
     In(String, Vec<Value>),
+    /// The item MUST exist and its attribute MUST be absent (read as 0) or a number at most the
+    /// value: a counter that may still grow by `limit - value`. Quotas are checked this way,
+    /// atomically with the write that spends them.
+    AtMost(String, i64),
+    /// Every condition MUST hold.
+    All(Vec<Condition>),
 }
 
 impl Condition {
@@ -79,7 +85,12 @@ impl Condition {
             (Condition::In(name, values), Some(attrs)) => {
                 attrs.get(name).is_some_and(|v| values.contains(v))
             }
-            (Condition::Equals(..) | Condition::In(..), None) => false,
+            (Condition::AtMost(name, limit), Some(attrs)) => match attrs.get(name) {
+                None | Some(Value::Null) => 0 <= *limit,
+                Some(v) => v.as_i64().is_some_and(|v| v <= *limit),
+            },
+            (Condition::Equals(..) | Condition::In(..) | Condition::AtMost(..), None) => false,
+            (Condition::All(all), current) => all.iter().all(|c| c.holds_for(current)),
         }
     }
 }

@@ -34,6 +34,7 @@ use crate::jobs::{Job, OutputFormat};
 use crate::ports::{blobs, Condition, StoreError, Update};
 use crate::preferences::Preferences;
 use crate::types::{BookStatus, ChapterStatus, LanguageCode, Role};
+use crate::usage::{Spend, Usage, UsageError};
 use crate::Ports;
 
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +45,9 @@ pub enum TranslationError {
     Invalid(String),
     #[error("book not found")]
     NotFound,
+    /// The plan's monthly word quota cannot cover the chapters to translate.
+    #[error("{0}")]
+    QuotaExceeded(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -53,7 +57,17 @@ impl From<BooksError> for TranslationError {
         match e {
             BooksError::NotFound => TranslationError::NotFound,
             BooksError::Store(s) => TranslationError::Store(s),
+            BooksError::QuotaExceeded(m) => TranslationError::QuotaExceeded(m),
             other => TranslationError::Invalid(other.to_string()),
+        }
+    }
+}
+
+impl From<UsageError> for TranslationError {
+    fn from(e: UsageError) -> Self {
+        match e {
+            UsageError::Exceeded(m) => TranslationError::QuotaExceeded(m),
+            UsageError::Store(s) => TranslationError::Store(s),
         }
     }
 }
@@ -92,21 +106,47 @@ pub struct Translations {
     ports: Ports,
     books: Books,
     glossaries: Glossaries,
+    usage: Usage,
 }
 
 impl Translations {
-    pub fn new(ports: Ports) -> Self {
+    pub fn new(ports: Ports, usage: Usage) -> Self {
         Translations {
-            books: Books::new(ports.clone()),
+            books: Books::new(ports.clone(), usage.clone()),
             glossaries: Glossaries::new(ports.clone()),
+            usage,
             ports,
         }
     }
 
     /// Starts a run: EXTRACTED -> TRANSLATING, one job per chapter not already translated under
     /// the same key. Returns how many jobs were queued.
+    ///
+    /// The words of the chapters it queues are charged to the month's quota first (400
+    /// `quota_exceeded` and nothing queued when they do not fit). A book deleted while this
+    /// runs is reported as not found, and whatever this wrote for it is removed.
     #[instrument(skip(self, user, request), fields(user_id = %user.id, book_id = %request.book_id))]
     pub async fn start(&self, user: &User, request: StartRequest) -> Result<u32, TranslationError> {
+        let book_id = request.book_id.clone();
+        let result = self.start_run(user, request).await;
+        match &result {
+            Err(TranslationError::NotFound)
+            | Err(TranslationError::Invalid(_))
+            | Err(TranslationError::Store(_)) => {
+                if self.books.find(&book_id).await?.is_none() {
+                    // Deleted under us: its blobs may have been written after the deletion
+                    // removed the others.
+                    blobs::delete_prefix(self.ports.blobs.as_ref(), &store::blob_prefix(&book_id))
+                        .await?;
+                    return Err(TranslationError::NotFound);
+                }
+                result
+            }
+            _ => result,
+        }
+    }
+
+    async fn start_run(&self, user: &User, request: StartRequest) -> Result<u32, TranslationError> {
         let book = self.books.get(&user.id, &request.book_id).await?;
         if book.status != BookStatus::Extracted {
             return Err(TranslationError::Invalid(format!(
@@ -153,11 +193,6 @@ impl Translations {
             None => Vec::new(),
         };
         let key = translation_key(&model, &book.original_lang, &target, &entries);
-        self.put_json(&store::glossary_snapshot_key(&book.id)?, &entries)
-            .await?;
-
-        // Chapters first, then the book: a crash in between leaves an EXTRACTED book whose
-        // chapters say what is already translated, and a retried start finds the same.
         let chapters = self.books.chapters(&book.id).await?;
         let mut pending = Vec::new();
         for chapter in &chapters {
@@ -165,27 +200,74 @@ impl Translations {
                 .stored_chapter(&book.id, chapter.number)
                 .await?
                 .is_some_and(|stored| stored.key == key);
-            let (status, passes) = if reusable {
-                (ChapterStatus::Completed, 3)
-            } else {
+            if !reusable {
                 pending.push(chapter.number);
+            }
+        }
+        let words = Spend {
+            books: 0,
+            words: unfinished_words(&chapters, &pending),
+        };
+        let period = self.usage.spend(user, words).await?;
+        let run = StartedRun {
+            book: &book,
+            model: &model,
+            target: &target,
+            glossary_id,
+            entries: &entries,
+            key,
+            chapters: &chapters,
+            pending: &pending,
+            period: &period,
+        };
+        let started = self.begin_run(run).await;
+        if started.is_err() {
+            self.usage.refund(&user.id, &period, words).await?;
+        }
+        started
+    }
+
+    /// The writes of a start, once its words are charged.
+    async fn begin_run(&self, run: StartedRun<'_>) -> Result<u32, TranslationError> {
+        let StartedRun {
+            book,
+            model,
+            target,
+            glossary_id,
+            entries,
+            key,
+            chapters,
+            pending,
+            period,
+        } = run;
+        self.put_json(&store::glossary_snapshot_key(&book.id)?, entries)
+            .await?;
+        // Chapters first, then the book: a crash in between leaves an EXTRACTED book whose
+        // chapters say what is already translated, and a retried start finds the same.
+        for chapter in chapters {
+            let (status, passes) = if pending.contains(&chapter.number) {
                 (ChapterStatus::Pending, 0)
+            } else {
+                (ChapterStatus::Completed, 3)
             };
-            self.set_chapter(&book.id, chapter.number, status, passes)
-                .await?;
+            match self
+                .set_chapter(&book.id, chapter.number, status, passes)
+                .await
+            {
+                Err(StoreError::NotFound) => return Err(TranslationError::NotFound),
+                other => other?,
+            }
         }
         let update = Update::default()
             .add("run", 1)
-            .set("translationModel", model.clone())
+            .set("translationModel", model)
             .set("glossaryId", glossary_id.clone())
-            .set("targetLang", target.clone())
+            .set("targetLang", target)
             .set("translationKey", key)
+            .set("chargedPeriod", period)
             .set("completedAt", Value::Null)
             .set("error", Value::Null)
-            .set(
-                "progress",
-                progress_of(&chapters_after(&chapters, &pending)),
-            );
+            .set("progress", progress_of(&chapters_after(chapters, pending)));
         let update = self.new_run(update);
         let Some(book) = self
             .books
@@ -198,7 +280,7 @@ impl Translations {
         };
         // Files of an earlier translation no longer match the text.
         blobs::delete_prefix(self.ports.blobs.as_ref(), &store::outputs_prefix(&book.id)).await?;
-        let queued = self.queue_chapters(&book, &pending).await?;
+        let queued = self.queue_chapters(&book, pending).await?;
         info!(
             run = book.run,
             model,
@@ -280,6 +362,8 @@ impl Translations {
 
     /// Cancels the run: TRANSLATING, PAUSED or ERROR -> EXTRACTED, and the run moves on so its
     /// queued jobs are dropped. Completed chapters are kept for a later start with the same key.
+    /// The words of the chapters left untranslated go back to the quota they were charged to
+    /// (the chapter in hand, which finishes, is kept and not given back).
     #[instrument(skip(self))]
     pub async fn stop(&self, user_id: &str, book_id: &str) -> Result<(), TranslationError> {
         let book = self.books.get(user_id, book_id).await?;
@@ -292,6 +376,7 @@ impl Translations {
         let update = Update::default()
             .add("run", 1)
             .set("currentChapter", Value::Null)
+            .set("chargedPeriod", Value::Null)
             .set("error", Value::Null);
         if self
             .books
@@ -302,6 +387,19 @@ impl Translations {
             return Err(TranslationError::Invalid(
                 "the book changed meanwhile; look at its status and try again".into(),
             ));
+        }
+        if let Some(period) = &book.charged_period {
+            let chapters = self.books.chapters(book_id).await?;
+            let untranslated: Vec<u32> = chapters
+                .iter()
+                .filter(|c| matches!(c.status, ChapterStatus::Pending | ChapterStatus::Error))
+                .map(|c| c.number)
+                .collect();
+            let words = Spend {
+                books: 0,
+                words: unfinished_words(&chapters, &untranslated),
+            };
+            self.usage.refund(user_id, period, words).await?;
         }
         info!("translation stopped");
         Ok(())
@@ -482,7 +580,7 @@ impl Translations {
         Ok(())
     }
 
-    pub(crate) async fn put_json<T: Serialize>(
+    pub(crate) async fn put_json<T: Serialize + ?Sized>(
         &self,
         key: &crate::ports::BlobKey,
         value: &T,
@@ -533,6 +631,28 @@ pub fn translation_key(
         }
     }
     hex::encode(hash.finalize())
+}
+
+/// What a start decided, for the writes that make it happen.
+struct StartedRun<'a> {
+    book: &'a Book,
+    model: &'a str,
+    target: &'a str,
+    glossary_id: Option<String>,
+    entries: &'a [GlossaryEntry],
+    key: String,
+    chapters: &'a [Chapter],
+    pending: &'a [u32],
+    period: &'a str,
+}
+
+/// The words of the chapters numbered in `numbers`.
+fn unfinished_words(chapters: &[Chapter], numbers: &[u32]) -> u64 {
+    chapters
+        .iter()
+        .filter(|c| numbers.contains(&c.number))
+        .map(|c| c.word_count.unwrap_or(0))
+        .sum()
 }
 
 /// The chapters as they will be once `pending` are reset and the others reused.

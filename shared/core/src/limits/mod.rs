@@ -1,0 +1,5 @@
+//! What one caller may spend: request rate limits now, plan quotas in [`crate::usage`].
+
+pub mod rate;
+
+pub use rate::{RateLimiter, Subject, Verdict, Window};

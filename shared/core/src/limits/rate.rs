@@ -1,0 +1,273 @@
+//! Request rate limits: fixed windows counted on the table, so every process (a fleet of
+//! Lambdas, or two `booktr serve` on one database) shares the same counts.
+//!
+//! | item | pk | sk |
+//! |---|---|---|
+//! | one window's count | `RATE#<subject>` | the window's name (`minute`, `hour`) |
+//!
+//! Attributes: `window` (the window's start, Unix seconds), `count`, and `ttl` (Unix seconds
+//! after which the item means nothing; DynamoDB's time-to-live removes it, the local runtime
+//! sweeps it). A subject has one item per window kind, overwritten when a new window starts, so
+//! counters never pile up for a subject that keeps coming.
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use crate::ids::sha256_hex;
+use crate::ports::{Condition, Item, StoreError, Update};
+use crate::types::{Plan, Role};
+use crate::Ports;
+
+/// A fixed window: at most `limit` requests per `seconds`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub name: &'static str,
+    pub seconds: i64,
+    pub limit: u32,
+}
+
+impl Window {
+    pub const fn per_minute(limit: u32) -> Self {
+        Window {
+            name: "minute",
+            seconds: 60,
+            limit,
+        }
+    }
+
+    pub const fn per_hour(limit: u32) -> Self {
+        Window {
+            name: "hour",
+            seconds: 3600,
+            limit,
+        }
+    }
+}
+
+/// The request limits of a plan: both of the spec's statements at once (per minute and per
+/// hour). None for role DEV, which is never limited.
+pub fn request_windows(plan: Plan, role: Role) -> Option<[Window; 2]> {
+    if role == Role::Dev {
+        return None;
+    }
+    Some(match plan {
+        Plan::Free => [Window::per_minute(60), Window::per_hour(100)],
+        Plan::Pro => [Window::per_minute(300), Window::per_hour(1_000)],
+        Plan::Business => [Window::per_minute(1_000), Window::per_hour(10_000)],
+    })
+}
+
+/// Requests without an account are limited per client address with the FREE plan's numbers.
+pub const PUBLIC_WINDOWS: [Window; 2] = [Window::per_minute(60), Window::per_hour(100)];
+
+/// Password attempts (sign-in and sign-up) per client address, on top of the public limits.
+pub const PASSWORD_WINDOWS_PER_ADDRESS: [Window; 2] =
+    [Window::per_minute(10), Window::per_hour(50)];
+
+/// Sign-in attempts per email address, whoever makes them, so a password cannot be guessed
+/// from many addresses either.
+pub const SIGN_IN_WINDOWS_PER_EMAIL: [Window; 2] = [Window::per_minute(5), Window::per_hour(20)];
+
+/// Who is counted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subject {
+    User(String),
+    /// A client address (its text form).
+    Address(String),
+    /// Password attempts from one address.
+    PasswordAddress(String),
+    /// Sign-in attempts for one email; stored hashed, so counters hold no address book.
+    SignInEmail(String),
+}
+
+impl Subject {
+    fn pk(&self) -> String {
+        match self {
+            Subject::User(id) => user_rate_pk(id),
+            Subject::Address(a) => format!("RATE#IP#{a}"),
+            Subject::PasswordAddress(a) => format!("RATE#PWIP#{a}"),
+            Subject::SignInEmail(e) => format!("RATE#EMAIL#{}", sha256_hex(e)),
+        }
+    }
+}
+
+/// The partition of a user's request counters (removed with the account).
+pub fn user_rate_pk(user_id: &str) -> String {
+    format!("RATE#USER#{user_id}")
+}
+
+/// The outcome of counting one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Verdict {
+    pub allowed: bool,
+    /// The limit of the window closest to running out.
+    pub limit: u32,
+    /// Requests left in that window.
+    pub remaining: u32,
+    /// When that window resets (Unix seconds).
+    pub reset: i64,
+    /// Seconds until the request may be retried, when refused.
+    pub retry_after: Option<i64>,
+}
+
+#[derive(Clone)]
+pub struct RateLimiter {
+    ports: Ports,
+}
+
+impl RateLimiter {
+    pub fn new(ports: Ports) -> Self {
+        RateLimiter { ports }
+    }
+
+    /// Counts one request of `subject` in every window and says whether it may go on. The
+    /// request counts even when refused, so hammering does not open a window early.
+    pub async fn hit(
+        &self,
+        subject: &Subject,
+        windows: &[Window; 2],
+    ) -> Result<Verdict, StoreError> {
+        let now = self.ports.clock.now();
+        let pk = subject.pk();
+        let (a, b) = tokio::try_join!(
+            self.count(&pk, &windows[0], now),
+            self.count(&pk, &windows[1], now)
+        )?;
+        Ok(verdict(windows, &[a, b], now.timestamp()))
+    }
+
+    /// Adds one to the window's counter and returns the new count: one conditional update
+    /// while the window lasts; at a window's start, the item is replaced, guarded on the window
+    /// it held so that two processes starting the same window both count.
+    async fn count(
+        &self,
+        pk: &str,
+        window: &Window,
+        now: DateTime<Utc>,
+    ) -> Result<u32, StoreError> {
+        let start = now.timestamp() - now.timestamp().rem_euclid(window.seconds);
+        let table = &self.ports.table;
+        let fresh = Item::new(pk, window.name)
+            .with("window", start)
+            .with("count", 1)
+            .with("ttl", start + window.seconds);
+        for _ in 0..8 {
+            let added = table
+                .update(
+                    pk,
+                    window.name,
+                    Update::default().add("count", 1),
+                    Condition::equals("window", start),
+                )
+                .await;
+            let replaced = match added {
+                Ok(item) => return Ok(count_of(&item)),
+                Err(StoreError::NotFound) => table.put(fresh.clone(), Condition::NotExists).await,
+                Err(StoreError::Conflict) => {
+                    let Some(current) = table.get(pk, window.name).await? else {
+                        continue;
+                    };
+                    match current.attrs.get("window") {
+                        Some(w) if w == &Value::from(start) => continue,
+                        Some(old) => {
+                            let guard = Condition::Equals("window".into(), old.clone());
+                            table.put(fresh.clone(), guard).await
+                        }
+                        None => table.put(fresh.clone(), Condition::Exists).await,
+                    }
+                }
+                Err(e) => return Err(e),
+            };
+            match replaced {
+                Ok(()) => return Ok(1),
+                // Another process got there first: count again on what it wrote.
+                Err(StoreError::Conflict) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(StoreError::Unavailable(
+            "the rate-limit counter kept changing under us".into(),
+        ))
+    }
+}
+
+fn count_of(item: &Item) -> u32 {
+    item.i64("count")
+        .and_then(|c| u32::try_from(c).ok())
+        .unwrap_or(u32::MAX)
+}
+
+/// The windows' counts as one answer: refused when any window is over its limit; the headers
+/// describe the window with the fewest requests left (the longer one on a tie, whose wait is
+/// the one that matters).
+fn verdict(windows: &[Window], counts: &[u32], now: i64) -> Verdict {
+    let reset_of = |w: &Window| now - now.rem_euclid(w.seconds) + w.seconds;
+    let mut allowed = true;
+    let mut retry_after: Option<i64> = None;
+    let mut closest: Option<(u32, &Window)> = None;
+    for (window, &count) in windows.iter().zip(counts) {
+        if count > window.limit {
+            allowed = false;
+            let wait = (reset_of(window) - now).max(1);
+            retry_after = Some(retry_after.map_or(wait, |r| r.max(wait)));
+        }
+        let remaining = window.limit.saturating_sub(count);
+        let closer = closest.is_none_or(|(best, best_window)| {
+            remaining < best || (remaining == best && window.seconds > best_window.seconds)
+        });
+        if closer {
+            closest = Some((remaining, window));
+        }
+    }
+    let (remaining, window) = closest.unwrap_or((u32::MAX, &PUBLIC_WINDOWS[0]));
+    Verdict {
+        allowed,
+        limit: window.limit,
+        remaining,
+        reset: reset_of(window),
+        retry_after,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const W: [Window; 2] = [Window::per_minute(60), Window::per_hour(100)];
+
+    #[test]
+    fn the_headers_describe_the_window_closest_to_running_out() {
+        // 10 s into a minute and an hour: 30 used of 60 this minute, 90 of 100 this hour.
+        let now = 3600 * 1000 + 10;
+        let v = verdict(&W, &[30, 90], now);
+        assert!(v.allowed);
+        assert_eq!((v.limit, v.remaining), (100, 10));
+        assert_eq!(v.reset, 3600 * 1001);
+        let v = verdict(&W, &[55, 20], now);
+        assert_eq!((v.limit, v.remaining, v.reset), (60, 5, 3600 * 1000 + 60));
+    }
+
+    #[test]
+    fn a_request_over_either_window_is_refused_until_that_window_resets() {
+        let now = 3600 * 1000 + 10;
+        let v = verdict(&W, &[61, 61], now);
+        assert!(!v.allowed);
+        assert_eq!(v.retry_after, Some(50));
+        let v = verdict(&W, &[5, 101], now);
+        assert!(!v.allowed);
+        assert_eq!(v.remaining, 0);
+        assert_eq!(v.retry_after, Some(3590));
+    }
+
+    #[test]
+    fn dev_is_never_limited_and_plans_get_the_spec_numbers() {
+        assert_eq!(request_windows(Plan::Pro, Role::Dev), None);
+        let free = request_windows(Plan::Free, Role::User).unwrap_or(PUBLIC_WINDOWS);
+        assert_eq!((free[0].limit, free[1].limit), (60, 100));
+        let business = request_windows(Plan::Business, Role::SuperAdmin);
+        assert_eq!(
+            business.map(|w| (w[0].limit, w[1].limit)),
+            Some((1000, 10_000))
+        );
+    }
+}

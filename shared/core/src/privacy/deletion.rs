@@ -1,0 +1,164 @@
+//! `DELETE /api/user/delete`: the account closes at once, its data is purged by a job.
+//!
+//! The request removes the profile and the email claim in one transaction: from then on every
+//! key and session of the user answers 401 (authentication reads the profile), their share
+//! links 404 (the share page checks the owner), their queued jobs are dropped as they come up
+//! (jobs check the owner), and the email may sign up again. A `PurgeAccount` job then removes
+//! everything else, however large the account: books with their chapters, files and share
+//! links, glossaries, keys, sessions, webhooks and their deliveries, notifications, settings,
+//! preferences, provider keys, usage and rate-limit counters. The job is idempotent; a marker
+//! item (`PURGE#<userId>`) records the unfinished purge and is its last deletion.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use tracing::{info, instrument};
+
+use super::{Privacy, PrivacyError};
+use crate::accounts::User;
+use crate::items;
+use crate::jobs::Job;
+use crate::ports::{Condition, Index, Item, Query, StoreError, WriteOp};
+
+/// What the caller must type, exactly (the spec's).
+pub const DELETE_CONFIRMATION: &str = "DELETE MY ACCOUNT";
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Deleted {
+    pub success: bool,
+    pub message: String,
+    pub deleted_at: DateTime<Utc>,
+}
+
+fn marker_pk(user_id: &str) -> String {
+    format!("PURGE#{user_id}")
+}
+
+const MARKER_SK: &str = "PURGE";
+
+impl Privacy {
+    #[instrument(skip(self, user, confirmation, reason), fields(user_id = %user.id))]
+    pub async fn delete_account(
+        &self,
+        user: &User,
+        confirmation: &str,
+        reason: Option<&str>,
+    ) -> Result<Deleted, PrivacyError> {
+        if confirmation != DELETE_CONFIRMATION {
+            return Err(PrivacyError::Invalid(format!(
+                "confirmation must be exactly '{DELETE_CONFIRMATION}'"
+            )));
+        }
+        let now = self.ports.clock.now();
+        let marker = Item::new(marker_pk(&user.id), MARKER_SK).with("at", items::time(now));
+        let ops = vec![
+            WriteOp::Delete {
+                pk: crate::accounts::store::user_pk(&user.id),
+                sk: crate::accounts::store::PROFILE.into(),
+                condition: Condition::Always,
+            },
+            WriteOp::Delete {
+                pk: crate::accounts::store::email_pk(&user.email),
+                sk: "EMAIL".into(),
+                condition: Condition::equals("userId", user.id.as_str()),
+            },
+            WriteOp::Put {
+                item: marker,
+                condition: Condition::Always,
+            },
+        ];
+        match self.ports.table.transact(ops).await {
+            Ok(()) => {}
+            // The email claim already belongs to someone else (a deletion raced a sign-up
+            // after an earlier deletion): close the profile alone.
+            Err(StoreError::Conflict) => {
+                self.ports
+                    .table
+                    .delete(
+                        &crate::accounts::store::user_pk(&user.id),
+                        crate::accounts::store::PROFILE,
+                        Condition::Always,
+                    )
+                    .await?;
+            }
+            Err(e) => return Err(e.into()),
+        }
+        // The reason is kept in the log only: nothing of the account may stay in the store.
+        info!(
+            reason = reason.unwrap_or(""),
+            "account closed; its data is being purged"
+        );
+        let job = Job::PurgeAccount {
+            user_id: user.id.clone(),
+        };
+        job.enqueue(self.ports.queue.as_ref()).await?;
+        Ok(Deleted {
+            success: true,
+            message: "your account is closed and all its data is being removed permanently".into(),
+            deleted_at: now,
+        })
+    }
+
+    /// Removes everything the closed account held. Safe to run any number of times.
+    #[instrument(skip(self))]
+    pub async fn purge(&self, user_id: &str) -> Result<(), StoreError> {
+        let table = &self.ports.table;
+        let mut removed = 0usize;
+        for book in self.all_books(user_id).await? {
+            self.books.remove_everything(&book.id).await?;
+            removed += 1;
+        }
+        // Items found through the index, each in its own partition.
+        for index_partition in [
+            crate::glossaries::user_glossaries(user_id),
+            crate::accounts::store::user_api_keys(user_id),
+            crate::accounts::store::user_sessions(user_id),
+        ] {
+            let items = table
+                .query_index(Index::Gsi1, Query::partition(index_partition))
+                .await?;
+            for item in items {
+                table
+                    .delete(&item.pk, &item.sk, Condition::equals("userId", user_id))
+                    .await
+                    .or_else(ignore_conflict)?;
+                removed += 1;
+            }
+        }
+        // The user's own partition (preferences, settings, notifications, webhooks, event
+        // markers, usage, provider keys) and each webhook's delivery history.
+        let own = table
+            .query(Query::partition(crate::accounts::store::user_pk(user_id)))
+            .await?;
+        for item in &own {
+            if let Some(webhook_id) = item.sk.strip_prefix("WEBHOOK#") {
+                let deliveries = table
+                    .query(Query::partition(format!("WEBHOOK#{webhook_id}")))
+                    .await?;
+                for d in deliveries {
+                    table.delete(&d.pk, &d.sk, Condition::Always).await?;
+                }
+            }
+            table.delete(&item.pk, &item.sk, Condition::Always).await?;
+            removed += 1;
+        }
+        let counters = table
+            .query(Query::partition(crate::limits::rate::user_rate_pk(user_id)))
+            .await?;
+        for item in counters {
+            table.delete(&item.pk, &item.sk, Condition::Always).await?;
+        }
+        table
+            .delete(&marker_pk(user_id), MARKER_SK, Condition::Always)
+            .await?;
+        info!(removed, "account purged");
+        Ok(())
+    }
+}
+
+fn ignore_conflict(e: StoreError) -> Result<(), StoreError> {
+    match e {
+        StoreError::Conflict => Ok(()),
+        e => Err(e),
+    }
+}

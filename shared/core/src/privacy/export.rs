@@ -1,0 +1,93 @@
+//! `GET /api/user/export`: everything the account holds, as one document.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::{Privacy, PrivacyError};
+use crate::accounts::{ApiKey, User};
+use crate::books::BookDetail;
+use crate::events::{Delivery, Notification, NotificationSettings, Webhook};
+use crate::glossaries::{Glossary, GlossaryError};
+use crate::ports::{Index, Query, StoreError};
+use crate::preferences::Preferences;
+use crate::usage::UsageReport;
+
+/// The spec's export (`user`, `books`, `apiKeys`, `webhooks`, `glossaries`, `exportedAt`), with
+/// each book's chapters, and the rest of the account: preferences, notification settings,
+/// notifications, the webhooks' delivery histories and this month's usage. Secrets never
+/// appear: keys as listed (prefix only), webhooks without their signing secret.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AccountExport {
+    pub user: User,
+    pub books: Vec<BookDetail>,
+    pub api_keys: Vec<ApiKey>,
+    pub webhooks: Vec<Webhook>,
+    pub glossaries: Vec<Glossary>,
+    pub preferences: Preferences,
+    pub notification_settings: NotificationSettings,
+    pub notifications: Vec<Notification>,
+    /// Per webhook id, its delivery history (the latest 100, newest first).
+    pub webhook_deliveries: BTreeMap<String, Vec<Delivery>>,
+    pub usage: UsageReport,
+    pub exported_at: DateTime<Utc>,
+}
+
+impl Privacy {
+    pub async fn export(&self, user: &User) -> Result<AccountExport, PrivacyError> {
+        let user_id = user.id.as_str();
+        let mut books = Vec::new();
+        for book in self.all_books(user_id).await? {
+            let chapters = self
+                .books
+                .chapters(&book.id)
+                .await
+                .map_err(crate::translation::into_store)?;
+            books.push(BookDetail { book, chapters });
+        }
+        let webhooks = self.events.webhooks(user_id).await?;
+        let mut webhook_deliveries = BTreeMap::new();
+        for webhook in &webhooks {
+            let history = match self.events.deliveries(user_id, &webhook.id).await {
+                Ok(history) => history,
+                // Deleted since it was listed.
+                Err(crate::events::EventsError::NotFound) => continue,
+                Err(e) => return Err(StoreError::Unavailable(e.to_string()).into()),
+            };
+            webhook_deliveries.insert(webhook.id.clone(), history);
+        }
+        let glossaries = self.glossaries.list(user_id).await.map_err(|e| match e {
+            GlossaryError::Store(s) => PrivacyError::Store(s),
+            other => PrivacyError::Invalid(other.to_string()),
+        })?;
+        Ok(AccountExport {
+            user: user.clone(),
+            books,
+            api_keys: self
+                .accounts
+                .list_keys(user_id)
+                .await
+                .map_err(|e| StoreError::Unavailable(e.to_string()))?,
+            webhooks,
+            glossaries,
+            preferences: crate::preferences::get(&self.ports, user_id).await?,
+            notification_settings: self.events.notification_settings(user_id).await?,
+            notifications: self.events.all_notifications(user_id).await?,
+            webhook_deliveries,
+            usage: self.usage.report(user).await?,
+            exported_at: self.ports.clock.now(),
+        })
+    }
+
+    /// Every book of the user (the books list stops at 100).
+    pub(super) async fn all_books(
+        &self,
+        user_id: &str,
+    ) -> Result<Vec<crate::books::Book>, StoreError> {
+        let query = Query::partition(crate::books::store::user_books(user_id)).descending();
+        let items = self.ports.table.query_index(Index::Gsi1, query).await?;
+        items.iter().map(crate::books::store::book_from).collect()
+    }
+}

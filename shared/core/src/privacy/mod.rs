@@ -1,0 +1,48 @@
+//! What the account holder may take away and how they leave: account export and deletion.
+//! This room reads every other domain through its public services and the item layouts those
+//! publish, so a new kind of per-user data must be added here (the export and the purge) too.
+
+mod deletion;
+mod export;
+
+pub use deletion::{Deleted, DELETE_CONFIRMATION};
+
+pub use export::AccountExport;
+
+use crate::accounts::Accounts;
+use crate::books::Books;
+use crate::events::Events;
+use crate::glossaries::Glossaries;
+use crate::usage::Usage;
+use crate::Ports;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PrivacyError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Store(#[from] crate::ports::StoreError),
+}
+
+#[derive(Clone)]
+pub struct Privacy {
+    ports: Ports,
+    accounts: Accounts,
+    books: Books,
+    glossaries: Glossaries,
+    events: Events,
+    usage: Usage,
+}
+
+impl Privacy {
+    pub fn new(ports: Ports, usage: Usage) -> Self {
+        Privacy {
+            accounts: Accounts::new(ports.clone()),
+            books: Books::new(ports.clone(), usage.clone()),
+            glossaries: Glossaries::new(ports.clone()),
+            events: Events::new(ports.clone()),
+            usage,
+            ports,
+        }
+    }
+}

@@ -1,0 +1,359 @@
+//! Monthly plan quotas and the spec's Usage report.
+//!
+//! A book counts when it is uploaded (the spec's upload answers 400 "limit exceeded"); words
+//! count when a translation starts: the words of the chapters that start queues (chapters
+//! already translated under the same key are free). A stop gives back the words of the
+//! chapters it leaves untranslated, when the run was charged in the same month. Periods are
+//! calendar months in UTC.
+//!
+//! | item | pk | sk |
+//! |---|---|---|
+//! | one month's usage | `USER#<id>` | `USAGE#<yyyy-mm>` |
+//!
+//! Counters are spent with one conditional update (`Condition::AtMost` on both counters), so
+//! concurrent uploads and starts can never pass the last unit together.
+
+use chrono::{DateTime, Datelike, TimeZone, Utc};
+use serde::Serialize;
+use tracing::info;
+
+use crate::accounts::User;
+use crate::ports::{Condition, Item, StoreError, Update};
+use crate::types::{Plan, Role};
+use crate::Ports;
+
+/// A plan's monthly allowance; None is unlimited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quota {
+    pub books: Option<u64>,
+    pub words: Option<u64>,
+}
+
+impl Quota {
+    pub const UNLIMITED: Quota = Quota {
+        books: None,
+        words: None,
+    };
+}
+
+/// The quotas of each plan (`BOOKTR_QUOTA_<PLAN>_BOOKS` / `_WORDS`). Role DEV is unlimited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quotas {
+    pub free: Quota,
+    pub pro: Quota,
+    pub business: Quota,
+}
+
+impl Default for Quotas {
+    /// Free: a few short books a month (a novel of 100k words fits); Pro: a translator's month;
+    /// Business: a publisher's.
+    fn default() -> Self {
+        Quotas {
+            free: Quota {
+                books: Some(3),
+                words: Some(100_000),
+            },
+            pro: Quota {
+                books: Some(30),
+                words: Some(3_000_000),
+            },
+            business: Quota {
+                books: Some(300),
+                words: Some(30_000_000),
+            },
+        }
+    }
+}
+
+impl Quotas {
+    pub fn of(&self, user: &User) -> Quota {
+        if user.role == Role::Dev {
+            return Quota::UNLIMITED;
+        }
+        match user.plan {
+            Plan::Free => self.free,
+            Plan::Pro => self.pro,
+            Plan::Business => self.business,
+        }
+    }
+
+    pub fn plan_mut(&mut self, plan: Plan) -> &mut Quota {
+        match plan {
+            Plan::Free => &mut self.free,
+            Plan::Pro => &mut self.pro,
+            Plan::Business => &mut self.business,
+        }
+    }
+}
+
+/// One counter of the report.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Meter {
+    pub used: u64,
+    pub limit: Option<u64>,
+    pub remaining: Option<u64>,
+    /// Of the limit, 0-100 (0 when unlimited).
+    pub percentage: f64,
+}
+
+impl Meter {
+    fn new(used: u64, limit: Option<u64>) -> Self {
+        Meter {
+            used,
+            limit,
+            remaining: limit.map(|l| l.saturating_sub(used)),
+            percentage: match limit {
+                Some(0) => 100.0,
+                Some(l) => ((used as f64 / l as f64) * 1000.0).round() / 10.0,
+                None => 0.0,
+            }
+            .min(100.0),
+        }
+    }
+}
+
+/// The spec's Usage.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageReport {
+    pub plan: Plan,
+    pub plan_name: String,
+    pub books: Meter,
+    pub words: Meter,
+    pub allowed_models: Vec<String>,
+    pub priority: bool,
+    pub reset_date: DateTime<Utc>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum UsageError {
+    /// The quota cannot cover the request; the message names the quota and the reset date.
+    #[error("{0}")]
+    Exceeded(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What a spend asks for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Spend {
+    pub books: u64,
+    pub words: u64,
+}
+
+#[derive(Clone)]
+pub struct Usage {
+    ports: Ports,
+    quotas: Quotas,
+}
+
+/// The month a time falls in, as the usage item names it.
+pub fn period_of(t: DateTime<Utc>) -> String {
+    format!("{:04}-{:02}", t.year(), t.month())
+}
+
+/// The first instant of the month after `t`'s.
+pub fn next_period_start(t: DateTime<Utc>) -> DateTime<Utc> {
+    let (year, month) = if t.month() == 12 {
+        (t.year() + 1, 1)
+    } else {
+        (t.year(), t.month() + 1)
+    };
+    Utc.with_ymd_and_hms(year, month, 1, 0, 0, 0)
+        .single()
+        .unwrap_or(t)
+}
+
+fn usage_sk(period: &str) -> String {
+    format!("USAGE#{period}")
+}
+
+fn user_pk(user_id: &str) -> String {
+    format!("USER#{user_id}")
+}
+
+impl Usage {
+    pub fn new(ports: Ports, quotas: Quotas) -> Self {
+        Usage { ports, quotas }
+    }
+
+    /// The user's usage this month.
+    pub async fn report(&self, user: &User) -> Result<UsageReport, StoreError> {
+        let now = self.ports.clock.now();
+        let item = self
+            .ports
+            .table
+            .get(&user_pk(&user.id), &usage_sk(&period_of(now)))
+            .await?;
+        let used = |name: &str| {
+            item.as_ref()
+                .and_then(|i| i.i64(name))
+                .and_then(|n| u64::try_from(n).ok())
+                .unwrap_or(0)
+        };
+        let quota = self.quotas.of(user);
+        let allowed_models = if user.role == Role::Dev {
+            booktr_translate::providers::MODELS
+                .iter()
+                .map(|(name, _, _)| name.to_string())
+                .collect()
+        } else {
+            user.plan
+                .allowed_models()
+                .iter()
+                .map(|m| m.to_string())
+                .collect()
+        };
+        Ok(UsageReport {
+            plan: user.plan,
+            plan_name: user.plan.display_name().to_string(),
+            books: Meter::new(used("books"), quota.books),
+            words: Meter::new(used("words"), quota.words),
+            allowed_models,
+            priority: user.plan.has_priority(),
+            reset_date: next_period_start(now),
+        })
+    }
+
+    /// Spends from this month's quota, all or nothing; returns the period charged.
+    pub async fn spend(&self, user: &User, spend: Spend) -> Result<String, UsageError> {
+        let now = self.ports.clock.now();
+        let period = period_of(now);
+        let (pk, sk) = (user_pk(&user.id), usage_sk(&period));
+        let quota = self.quotas.of(user);
+        let mut conditions = Vec::new();
+        for (name, limit, amount) in [
+            ("books", quota.books, spend.books),
+            ("words", quota.words, spend.words),
+        ] {
+            if let Some(limit) = limit {
+                let headroom = i64::try_from(limit).unwrap_or(i64::MAX)
+                    - i64::try_from(amount).unwrap_or(i64::MAX);
+                conditions.push(Condition::AtMost(name.into(), headroom));
+            }
+        }
+        let update = Update::default()
+            .add("books", i64::try_from(spend.books).unwrap_or(i64::MAX))
+            .add("words", i64::try_from(spend.words).unwrap_or(i64::MAX));
+        for _ in 0..3 {
+            match self
+                .ports
+                .table
+                .update(&pk, &sk, update.clone(), Condition::All(conditions.clone()))
+                .await
+            {
+                Ok(_) => {
+                    info!(user_id = %user.id, books = spend.books, words = spend.words, period, "quota spent");
+                    return Ok(period);
+                }
+                Err(StoreError::NotFound) => {
+                    let first = Item::new(&pk, &sk).with("books", 0).with("words", 0);
+                    match self.ports.table.put(first, Condition::NotExists).await {
+                        Ok(()) | Err(StoreError::Conflict) => continue,
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                Err(StoreError::Conflict) => {
+                    return Err(UsageError::Exceeded(
+                        self.exceeded_message(user, spend, now).await?,
+                    ))
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(StoreError::Unavailable("the usage counter could not be created".into()).into())
+    }
+
+    /// Gives back words (or a book) spent in `period`; nothing when that month is over.
+    pub async fn refund(
+        &self,
+        user_id: &str,
+        period: &str,
+        spend: Spend,
+    ) -> Result<(), StoreError> {
+        if period != period_of(self.ports.clock.now()) || spend == Spend::default() {
+            return Ok(());
+        }
+        let update = Update::default()
+            .add("books", -i64::try_from(spend.books).unwrap_or(0))
+            .add("words", -i64::try_from(spend.words).unwrap_or(0));
+        match self
+            .ports
+            .table
+            .update(
+                &user_pk(user_id),
+                &usage_sk(period),
+                update,
+                Condition::Exists,
+            )
+            .await
+        {
+            Ok(_) | Err(StoreError::NotFound) => {
+                info!(
+                    user_id,
+                    books = spend.books,
+                    words = spend.words,
+                    period,
+                    "quota given back"
+                );
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn exceeded_message(
+        &self,
+        user: &User,
+        spend: Spend,
+        now: DateTime<Utc>,
+    ) -> Result<String, StoreError> {
+        let report = self.report(user).await?;
+        let reset = next_period_start(now).format("%Y-%m-%d");
+        let plan = user.plan.display_name();
+        let left = |m: &Meter| m.remaining.unwrap_or(u64::MAX);
+        Ok(if spend.books > left(&report.books) {
+            format!(
+                "the {plan} plan's quota of {} books a month is used up; it resets on {reset}",
+                report.books.limit.unwrap_or(0)
+            )
+        } else {
+            format!(
+                "the {plan} plan's quota of {} words a month has {} words left and this needs {}; \
+                 it resets on {reset}",
+                report.words.limit.unwrap_or(0),
+                left(&report.words),
+                spend.words
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_period_resets_on_the_first_of_the_next_month() {
+        let t = Utc.with_ymd_and_hms(2026, 12, 31, 23, 59, 59).unwrap();
+        assert_eq!(period_of(t), "2026-12");
+        assert_eq!(
+            next_period_start(t),
+            Utc.with_ymd_and_hms(2027, 1, 1, 0, 0, 0).unwrap()
+        );
+        let t = Utc.with_ymd_and_hms(2026, 11, 23, 7, 0, 0).unwrap();
+        assert_eq!(
+            next_period_start(t),
+            Utc.with_ymd_and_hms(2026, 12, 1, 0, 0, 0).unwrap()
+        );
+    }
+
+    #[test]
+    fn meters_report_remaining_and_percentage() {
+        let m = Meter::new(25, Some(100));
+        assert_eq!((m.remaining, m.percentage), (Some(75), 25.0));
+        let unlimited = Meter::new(25, None);
+        assert_eq!((unlimited.remaining, unlimited.percentage), (None, 0.0));
+        assert_eq!(Meter::new(150, Some(100)).remaining, Some(0));
+    }
+}
