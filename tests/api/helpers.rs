@@ -26,6 +26,9 @@ pub struct TestApp {
     pub ports: Ports,
     pub data: TempDir,
     pub router: axum::Router,
+    /// What a second server on the same backend needs (see [`TestApp::twin`]).
+    config: Config,
+    aws: Option<wiring::AwsResources>,
     _stop: watch::Sender<bool>,
 }
 
@@ -51,19 +54,31 @@ async fn spawn(with_workers: bool) -> TestApp {
 
 /// With the given models, e.g. a stand-in that counts calls or fails on purpose.
 pub async fn spawn_with_models(with_workers: bool, models: Arc<dyn Models>) -> TestApp {
-    spawn_configured(with_workers, models, true).await
+    spawn_configured(with_workers, models, true, &[]).await
+}
+
+/// With workers and extra configuration (`BOOKTR_*` variables), e.g. small quotas.
+pub async fn spawn_app_with_env(env: &[(&str, &str)]) -> TestApp {
+    spawn_configured(true, Arc::new(EnvModels::from_vars(Vec::new())), true, env).await
 }
 
 /// Without workers, and with the SSRF guard of webhook deliveries on as in production (the other
 /// helpers turn it off so that receivers on loopback are reached).
 pub async fn spawn_app_with_webhook_guard() -> TestApp {
-    spawn_configured(false, Arc::new(EnvModels::from_vars(Vec::new())), false).await
+    spawn_configured(
+        false,
+        Arc::new(EnvModels::from_vars(Vec::new())),
+        false,
+        &[],
+    )
+    .await
 }
 
 async fn spawn_configured(
     with_workers: bool,
     models: Arc<dyn Models>,
     allow_private: bool,
+    env: &[(&str, &str)],
 ) -> TestApp {
     let data = TempDir::new().unwrap();
     let clock = Arc::new(ManualClock::new(chrono::Utc::now()));
@@ -76,7 +91,10 @@ async fn spawn_configured(
         "BOOKTR_PUBLIC_URL" => Some(url.clone()),
         // Webhook receivers in tests listen on loopback.
         "BOOKTR_WEBHOOK_ALLOW_PRIVATE" => Some(allow_private.to_string()),
-        _ => None,
+        other => env
+            .iter()
+            .find(|(name, _)| *name == other)
+            .map(|(_, value)| value.to_string()),
     })
     .unwrap();
     let app = backend(&config, dyn_clock, models).await;
@@ -96,7 +114,7 @@ async fn spawn_configured(
     )));
 
     let (stop, stopped) = watch::channel(false);
-    let config = RunnerConfig {
+    let runner_config = RunnerConfig {
         idle_wait: Duration::from_millis(20),
         ..RunnerConfig::default()
     };
@@ -112,7 +130,7 @@ async fn spawn_configured(
             app.ports.queue.clone(),
             app.services.jobs.clone(),
             queue,
-            config,
+            runner_config,
             stopped.clone(),
         ));
     }
@@ -124,7 +142,45 @@ async fn spawn_configured(
         ports: app.ports,
         data,
         router,
+        config,
+        aws: app.aws,
         _stop: stop,
+    }
+}
+
+impl TestApp {
+    /// A second server, without workers, on the same table, queues and files: another
+    /// process of a fleet (another Lambda). Returns its base URL.
+    pub async fn twin(&self) -> String {
+        let clock: Arc<dyn Clock> = self.clock.clone();
+        let models: Arc<dyn Models> = Arc::new(EnvModels::from_vars(Vec::new()));
+        let services = match &self.aws {
+            None => {
+                wiring::embedded(&self.config, clock, models)
+                    .unwrap()
+                    .services
+            }
+            Some(resources) => {
+                let clients = booktr_aws::Clients::from_env().await;
+                wiring::managed(&self.config, clients, resources, clock, models)
+                    .unwrap()
+                    .services
+            }
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let state = AppState::new(
+            services,
+            Settings {
+                public_url: url.clone(),
+                trust_forwarded_for: false,
+            },
+        );
+        tokio::spawn(std::future::IntoFuture::into_future(axum::serve(
+            listener,
+            booktr_api::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        )));
+        url
     }
 }
 
@@ -137,6 +193,7 @@ pub async fn backend(config: &Config, clock: Arc<dyn Clock>, models: Arc<dyn Mod
         return Backend {
             services: app.services,
             ports: app.ports,
+            aws: None,
         };
     }
     let clients = booktr_aws::Clients::from_env().await;
@@ -145,6 +202,7 @@ pub async fn backend(config: &Config, clock: Arc<dyn Clock>, models: Arc<dyn Mod
     Backend {
         services: app.services,
         ports: app.ports,
+        aws: Some(resources),
     }
 }
 
@@ -174,6 +232,7 @@ pub async fn aws_resources(clients: &booktr_aws::Clients) -> wiring::AwsResource
 pub struct Backend {
     pub services: Services,
     pub ports: Ports,
+    pub aws: Option<wiring::AwsResources>,
 }
 
 /// Whether this run of the suite is on the AWS adapters.
@@ -206,8 +265,11 @@ impl TestApp {
         }
     }
 
+    /// A user on the BUSINESS plan: the suite polls and uploads more than a FREE user's
+    /// rate limits and quotas allow in one (manual-clock) minute; the tests of those limits
+    /// make FREE users themselves.
     pub async fn user(&self) -> TestUser {
-        self.user_with(Plan::Free, Role::User).await
+        self.user_with(Plan::Business, Role::User).await
     }
 
     /// A request with no credential.
@@ -335,4 +397,108 @@ pub fn fixture(name: &str) -> Vec<u8> {
         .join("../tests/fixtures")
         .join(name);
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+impl TestApp {
+    /// Everything stored: each table item as text, and each blob's key and bytes. On the
+    /// embedded backend the rows of the SQLite table and the files of the blob folder; on AWS
+    /// a scan of the table and every object of the bucket.
+    pub async fn everything_stored(&self) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        match &self.aws {
+            None => {
+                let db = rusqlite::Connection::open(self.data.path().join("booktr.db")).unwrap();
+                let mut rows = db
+                    .prepare("SELECT pk, sk, attrs, COALESCE(gsi1pk, ''), COALESCE(gsi1sk, '') FROM items")
+                    .unwrap();
+                let texts = rows
+                    .query_map([], |r| {
+                        Ok((0..5)
+                            .map(|i| r.get::<_, String>(i))
+                            .collect::<Result<Vec<_>, _>>()?
+                            .join("|"))
+                    })
+                    .unwrap();
+                for text in texts {
+                    out.push(text.unwrap().into_bytes());
+                }
+                let mut dirs = vec![self.data.path().join("blobs")];
+                while let Some(dir) = dirs.pop() {
+                    let Ok(entries) = std::fs::read_dir(&dir) else {
+                        continue;
+                    };
+                    for entry in entries {
+                        let path = entry.unwrap().path();
+                        if path.is_dir() {
+                            dirs.push(path);
+                        } else {
+                            out.push(path.to_string_lossy().into_owned().into_bytes());
+                            out.push(std::fs::read(&path).unwrap());
+                        }
+                    }
+                }
+            }
+            Some(resources) => {
+                let clients = booktr_aws::Clients::from_env().await;
+                let mut start = None;
+                loop {
+                    let page = clients
+                        .dynamo
+                        .scan()
+                        .table_name(&resources.table)
+                        .set_exclusive_start_key(start)
+                        .send()
+                        .await
+                        .unwrap();
+                    for item in page.items() {
+                        out.push(format!("{item:?}").into_bytes());
+                    }
+                    start = page.last_evaluated_key().cloned();
+                    if start.is_none() {
+                        break;
+                    }
+                }
+                let objects = clients
+                    .s3
+                    .list_objects_v2()
+                    .bucket(&resources.bucket)
+                    .send()
+                    .await
+                    .unwrap();
+                for object in objects.contents() {
+                    let key = object.key().unwrap_or_default().to_string();
+                    let body = clients
+                        .s3
+                        .get_object()
+                        .bucket(&resources.bucket)
+                        .key(&key)
+                        .send()
+                        .await
+                        .unwrap()
+                        .body
+                        .collect()
+                        .await
+                        .unwrap()
+                        .into_bytes();
+                    out.push(key.into_bytes());
+                    out.push(body.to_vec());
+                }
+            }
+        }
+        out
+    }
+
+    /// The stored things (see [`TestApp::everything_stored`]) that contain any of `needles`.
+    pub async fn stored_mentions(&self, needles: &[&str]) -> Vec<String> {
+        self.everything_stored()
+            .await
+            .into_iter()
+            .filter(|bytes| {
+                needles
+                    .iter()
+                    .any(|n| bytes.windows(n.len()).any(|w| w == n.as_bytes()))
+            })
+            .map(|bytes| String::from_utf8_lossy(&bytes[..bytes.len().min(300)]).into_owned())
+            .collect()
+    }
 }

@@ -1,4 +1,5 @@
-//! Lambda: the user, sessions and preferences (`/api/user`, `/api/auth/*`, `/api/settings/preferences`).
+//! Lambda: the user, sessions and preferences (`/api/user`, `/api/user/export`,
+//! `/api/user/delete`, `/api/auth/*`, `/api/settings/preferences`).
 
 use booktr_api::{auth_routes, preferences, user};
 

@@ -24,8 +24,10 @@ impl Db {
             Connection::open(path).map_err(|e| unavailable(format!("{}: {e}", path.display())))?;
         // WAL lets readers run beside the writer; synchronous=FULL makes every committed
         // transaction survive a power cut, which matters more here than write speed.
+        // secure_delete zeroes deleted content, so a closed account's data does not linger in
+        // the file's free pages.
         conn.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;",
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;",
         )
         .map_err(sql)?;
         conn.execute_batch(schema).map_err(sql)?;

@@ -8,6 +8,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use booktr_core::books::Book;
+use booktr_core::jobs::OutputFormat;
 use booktr_core::translation::SideBySide;
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
@@ -103,7 +104,13 @@ async fn reader(
         .side_by_side(&book, number)
         .await?
         .ok_or_else(|| ApiError::not_found("chapter"))?;
-    let page = render_page(&book, &token, &chapters, number, &current);
+    let mut formats = Vec::new();
+    for format in [OutputFormat::Epub, OutputFormat::Pdf] {
+        if translations.has_file(&book, format).await? {
+            formats.push(format);
+        }
+    }
+    let page = render_page(&book, &token, &chapters, number, &current, &formats);
     Ok((
         [
             (CONTENT_TYPE, "text/html; charset=utf-8"),
@@ -131,7 +138,7 @@ async fn public_download(
     let download = state
         .services
         .translations
-        .download_of(&book, format)
+        .existing_download(&book, format)
         .await?;
     Ok((StatusCode::FOUND, [(LOCATION, download.url)]).into_response())
 }
@@ -147,7 +154,18 @@ fn render_page(
     chapters: &[booktr_core::books::Chapter],
     number: u32,
     current: &SideBySide,
+    formats: &[OutputFormat],
 ) -> String {
+    let downloads: String = formats
+        .iter()
+        .map(|f| {
+            format!(
+                "<a href=\"/shared/{token}/download?format={}\">Download {}</a>",
+                f.as_str(),
+                f.as_str().to_uppercase()
+            )
+        })
+        .collect();
     let dir = |lang: &str| {
         if booktr_formats::render::is_rtl(lang) {
             "rtl"
@@ -210,9 +228,7 @@ fn render_page(
          tr:nth-child(even){{background:#f7f7f5}} th{{text-align:left;padding:.4rem .8rem}}\
          .pending{{color:#999}} .downloads a{{margin-right:1rem}}\
          </style></head><body>\
-         <nav><h2>{title}</h2>{author}<p class=\"downloads\">\
-         <a href=\"/shared/{token}/download?format=epub\">Download EPUB</a>\
-         <a href=\"/shared/{token}/download?format=pdf\">Download PDF</a></p>\
+         <nav><h2>{title}</h2>{author}<p class=\"downloads\">{downloads}</p>\
          <ol>{contents}</ol></nav>\
          <main><table><thead><tr><th>Original ({from})</th><th>Translation ({to})</th></tr></thead>\
          <tbody>{rows}</tbody></table></main></body></html>\n",

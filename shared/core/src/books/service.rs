@@ -287,13 +287,16 @@ impl Books {
         Ok(())
     }
 
-    /// Deletes every item of the book's partition (the book item last, so a crash midway leaves
-    /// a book that can be deleted again) and every blob under its prefix.
+    /// Deletes the share link, the chapters, every blob under the book's prefix, and the book
+    /// item last (so a crash midway leaves a book that can be deleted again).
+    ///
+    /// The order also settles a race with a translation start: a start writes its blobs
+    /// before it updates the chapters, so a blob it writes after the blobs here are gone is
+    /// followed by a chapter update that finds no chapter, and the start removes what it wrote.
     pub(crate) async fn remove_everything(&self, book_id: &str) -> Result<(), StoreError> {
         if let Some(book) = self.find(book_id).await? {
             self.revoke_share(&book).await?;
         }
-        blobs::delete_prefix(self.ports.blobs.as_ref(), &store::blob_prefix(book_id)).await?;
         let pk = store::book_pk(book_id);
         let items = self.ports.table.query(Query::partition(pk.clone())).await?;
         for item in items.iter().filter(|i| i.sk != store::BOOK_SK) {
@@ -302,6 +305,7 @@ impl Books {
                 .delete(&item.pk, &item.sk, Condition::Always)
                 .await?;
         }
+        blobs::delete_prefix(self.ports.blobs.as_ref(), &store::blob_prefix(book_id)).await?;
         self.ports
             .table
             .delete(&pk, store::BOOK_SK, Condition::Always)

@@ -8,6 +8,7 @@ use tracing::info;
 use super::{Completeness, TranslationError, Translations};
 use crate::books::{store, Book};
 use crate::jobs::OutputFormat;
+use crate::ports::StoreError;
 use crate::types::{BookStatus, ChapterStatus};
 
 /// How long a download link works (the spec's hour).
@@ -70,6 +71,29 @@ impl Translations {
         self.ports.blobs.put(&key, bytes.into()).await?;
         info!(book_id = %book.id, format = format.as_str(), complete = all_done, "file rendered for download");
         self.link(book, &key, format, all_done).await
+    }
+
+    /// A link to a file the owner's book already has, for visitors of its share page: the
+    /// public never makes the service render anything. NotFound when the file was not made.
+    pub async fn existing_download(
+        &self,
+        book: &Book,
+        format: OutputFormat,
+    ) -> Result<Download, TranslationError> {
+        if !self.has_file(book, format).await? {
+            return Err(TranslationError::NotFound);
+        }
+        let whole = store::output_key(&book.id, format)?;
+        self.link(book, &whole, format, true).await
+    }
+
+    /// Whether the finished book's file in `format` exists.
+    pub async fn has_file(&self, book: &Book, format: OutputFormat) -> Result<bool, StoreError> {
+        if book.status != BookStatus::Completed {
+            return Ok(false);
+        }
+        let whole = store::output_key(&book.id, format)?;
+        Ok(!self.ports.blobs.list(whole.as_str()).await?.is_empty())
     }
 
     /// Checks a link of this service (see [`crate::ports::Links::verify`]).
