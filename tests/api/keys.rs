@@ -47,7 +47,7 @@ async fn a_created_key_is_shown_once_and_listed_by_its_prefix_only() {
 #[tokio::test]
 async fn the_free_plan_allows_two_keys_and_dev_has_no_limit() {
     let app = spawn_app().await;
-    let free = app.user().await; // holds one key already
+    let free = app.user_with(Plan::Free, Role::User).await; // holds one key already
     let second = app
         .send_json(Method::POST, "/api/keys", &free.key, json!({"name": "two"}))
         .await;

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use booktr_core::jobs::runner;
+use booktr_core::types::{Plan, Role};
 use reqwest::Method;
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;
@@ -289,7 +290,8 @@ impl PlainText for booktr_formats::manuscript::Manuscript {
 #[tokio::test]
 async fn pause_resume_and_stop_are_refused_where_the_state_table_says() {
     let app = spawn_app_without_workers().await;
-    let user = app.user().await;
+    // FREE: gpt-4o is not in its plan.
+    let user = app.user_with(Plan::Free, Role::User).await;
     let id = app.upload_ok(&user.key, "voyage.txt", sample_txt()).await;
     let key = &user.key;
     let body = json!({ "bookId": id });
