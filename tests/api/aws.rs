@@ -64,7 +64,7 @@ async fn spawn_aws(models: Arc<dyn Models>) -> AwsApp {
             name: None,
             password: None,
             role: Role::User,
-            plan: Plan::Free,
+            plan: Plan::Business,
         })
         .await
         .unwrap();

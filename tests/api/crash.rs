@@ -33,10 +33,21 @@ fn book() -> Vec<u8> {
 }
 
 /// Starts the server on `data`; returns it, its URL and, on the first start, the admin key.
-async fn start(data: &Path, port: u16, openai: &str) -> (Child, String, Option<String>) {
+pub(crate) async fn start(data: &Path, port: u16, openai: &str) -> (Child, String, Option<String>) {
+    start_with(data, port, openai, &[]).await
+}
+
+/// [`start`] with extra environment variables.
+pub(crate) async fn start_with(
+    data: &Path,
+    port: u16,
+    openai: &str,
+    env: &[(&str, &str)],
+) -> (Child, String, Option<String>) {
     let mut child = Command::new(BOOKTR)
         .args(["serve", "--addr", &format!("127.0.0.1:{port}"), "--data"])
         .arg(data)
+        .envs(env.iter().copied())
         .env("BOOKTR_LOG", "warn")
         .env("OPENAI_API_KEY", "sk-stand-in")
         .env("OPENAI_BASE_URL", openai)

@@ -15,6 +15,7 @@ mod keys;
 mod limits;
 mod notifications;
 mod privacy;
+mod sign_in_attack;
 mod stand_ins;
 mod translation;
 mod upload;

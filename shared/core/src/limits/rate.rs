@@ -145,13 +145,13 @@ impl RateLimiter {
         window: &Window,
         now: DateTime<Utc>,
     ) -> Result<u32, StoreError> {
-        let start = now.timestamp() - now.timestamp().rem_euclid(window.seconds);
+        let mut start = now.timestamp() - now.timestamp().rem_euclid(window.seconds);
         let table = &self.ports.table;
-        let fresh = Item::new(pk, window.name)
-            .with("window", start)
-            .with("count", 1)
-            .with("ttl", start + window.seconds);
         for _ in 0..8 {
+            let fresh = Item::new(pk, window.name)
+                .with("window", start)
+                .with("count", 1)
+                .with("ttl", start + window.seconds);
             let added = table
                 .update(
                     pk,
@@ -162,25 +162,31 @@ impl RateLimiter {
                 .await;
             let replaced = match added {
                 Ok(item) => return Ok(count_of(&item)),
-                Err(StoreError::NotFound) => table.put(fresh.clone(), Condition::NotExists).await,
+                Err(StoreError::NotFound) => table.put(fresh, Condition::NotExists).await,
                 Err(StoreError::Conflict) => {
                     let Some(current) = table.get(pk, window.name).await? else {
                         continue;
                     };
-                    match current.attrs.get("window") {
-                        Some(w) if w == &Value::from(start) => continue,
-                        Some(old) => {
-                            let guard = Condition::Equals("window".into(), old.clone());
-                            table.put(fresh.clone(), guard).await
+                    match current.attrs.get("window").map(|w| (w, w.as_i64())) {
+                        Some((_, Some(w))) if w == start => continue,
+                        // A request that read the clock just before another started the next
+                        // window counts in that window rather than moving it back.
+                        Some((_, Some(w))) if w > start => {
+                            start = w;
+                            continue;
                         }
-                        None => table.put(fresh.clone(), Condition::Exists).await,
+                        Some((old, _)) => {
+                            let guard = Condition::Equals("window".into(), old.clone());
+                            table.put(fresh, guard).await
+                        }
+                        None => table.put(fresh, Condition::Exists).await,
                     }
                 }
                 Err(e) => return Err(e),
             };
             match replaced {
                 Ok(()) => return Ok(1),
-                // Another process got there first: count again on what it wrote.
+                // Someone else started the window first: count in theirs.
                 Err(StoreError::Conflict) => continue,
                 Err(e) => return Err(e),
             }
@@ -198,28 +204,28 @@ fn count_of(item: &Item) -> u32 {
 }
 
 /// The windows' counts as one answer: refused when any window is over its limit; the headers
-/// describe the window with the fewest requests left (the longer one on a tie, whose wait is
-/// the one that matters).
+/// describe the window with the fewest requests left, preferring on a tie one actually over
+/// its limit (so a refusal names the limit that refused it), then the longer one (whose wait
+/// is the one that matters).
 fn verdict(windows: &[Window], counts: &[u32], now: i64) -> Verdict {
     let reset_of = |w: &Window| now - now.rem_euclid(w.seconds) + w.seconds;
     let mut allowed = true;
     let mut retry_after: Option<i64> = None;
-    let mut closest: Option<(u32, &Window)> = None;
+    // (requests left, not over the limit, shorter) orders the candidates, least first.
+    let mut closest: Option<((u32, bool, i64), &Window)> = None;
     for (window, &count) in windows.iter().zip(counts) {
-        if count > window.limit {
+        let over = count > window.limit;
+        if over {
             allowed = false;
             let wait = (reset_of(window) - now).max(1);
             retry_after = Some(retry_after.map_or(wait, |r| r.max(wait)));
         }
-        let remaining = window.limit.saturating_sub(count);
-        let closer = closest.is_none_or(|(best, best_window)| {
-            remaining < best || (remaining == best && window.seconds > best_window.seconds)
-        });
-        if closer {
-            closest = Some((remaining, window));
+        let rank = (window.limit.saturating_sub(count), !over, -window.seconds);
+        if closest.is_none_or(|(best, _)| rank < best) {
+            closest = Some((rank, window));
         }
     }
-    let (remaining, window) = closest.unwrap_or((u32::MAX, &PUBLIC_WINDOWS[0]));
+    let ((remaining, _, _), window) = closest.unwrap_or(((u32::MAX, true, 0), &PUBLIC_WINDOWS[0]));
     Verdict {
         allowed,
         limit: window.limit,
@@ -253,6 +259,8 @@ mod tests {
         let v = verdict(&W, &[61, 61], now);
         assert!(!v.allowed);
         assert_eq!(v.retry_after, Some(50));
+        let v = verdict(&W, &[61, 100], now);
+        assert_eq!((v.limit, v.remaining, v.retry_after), (60, 0, Some(50)));
         let v = verdict(&W, &[5, 101], now);
         assert!(!v.allowed);
         assert_eq!(v.remaining, 0);
