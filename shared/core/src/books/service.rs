@@ -290,9 +290,10 @@ impl Books {
     /// Deletes the share link, the chapters, every blob under the book's prefix, and the book
     /// item last (so a crash midway leaves a book that can be deleted again).
     ///
-    /// The order also settles a race with a translation start: a start writes its blobs
-    /// before it updates the chapters, so a blob it writes after the blobs here are gone is
-    /// followed by a chapter update that finds no chapter, and the start removes what it wrote.
+    /// The order also settles a race with a translation start, which writes its glossary
+    /// snapshot before it updates the chapters and the book: a snapshot written before the
+    /// book item goes is removed by the second sweep; one written after is followed by a
+    /// failed update of the missing book, and the start removes what it wrote.
     pub(crate) async fn remove_everything(&self, book_id: &str) -> Result<(), StoreError> {
         if let Some(book) = self.find(book_id).await? {
             self.revoke_share(&book).await?;
@@ -305,11 +306,17 @@ impl Books {
                 .delete(&item.pk, &item.sk, Condition::Always)
                 .await?;
         }
-        blobs::delete_prefix(self.ports.blobs.as_ref(), &store::blob_prefix(book_id)).await?;
+        let prefix = store::blob_prefix(book_id);
+        blobs::delete_prefix(self.ports.blobs.as_ref(), &prefix).await?;
         self.ports
             .table
             .delete(&pk, store::BOOK_SK, Condition::Always)
-            .await
+            .await?;
+        // Once more after the book item: a translation start that read the book before the
+        // deletion may have written its glossary snapshot after the first sweep. A start that
+        // writes after this sweep fails on the missing book and cleans up after itself.
+        blobs::delete_prefix(self.ports.blobs.as_ref(), &prefix).await?;
+        Ok(())
     }
 
     /// Moves the book through `event` if its status allows it; returns the book after the

@@ -11,7 +11,6 @@
 //! counters never pile up for a subject that keeps coming.
 
 use chrono::{DateTime, Utc};
-use serde_json::Value;
 
 use crate::ids::sha256_hex;
 use crate::ports::{Condition, Item, StoreError, Update};
