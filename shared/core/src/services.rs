@@ -4,11 +4,12 @@ use std::sync::Arc;
 
 use crate::accounts::Accounts;
 use crate::books::Books;
+use crate::developer::Developer;
 use crate::events::Events;
 use crate::glossaries::Glossaries;
 use crate::health::{Health, QueueMode};
 use crate::jobs::JobHandler;
-use crate::ports::{Blobs, Clock, HttpOut, Links, Mailer, Models, Queue, Table};
+use crate::ports::{Blobs, Clock, HttpOut, Links, Mailer, Models, Queue, Secrets, Table};
 use crate::translation::Translations;
 
 /// The adapters, chosen once by a binary's wiring function.
@@ -25,6 +26,8 @@ pub struct Ports {
     pub models: Arc<dyn Models>,
     /// Time-limited download links for stored files.
     pub links: Arc<dyn Links>,
+    /// Seals secrets before they are stored (users' own provider keys).
+    pub secrets: Arc<dyn Secrets>,
 }
 
 /// Every use case, sharing one set of ports. Cheap to clone.
@@ -32,6 +35,7 @@ pub struct Ports {
 pub struct Services {
     pub accounts: Accounts,
     pub books: Books,
+    pub developer: Developer,
     pub glossaries: Glossaries,
     pub jobs: JobHandler,
     pub health: Health,
@@ -44,6 +48,7 @@ impl Services {
         Services {
             accounts: Accounts::new(ports.clone()),
             books: Books::new(ports.clone()),
+            developer: Developer::new(ports.clone()),
             glossaries: Glossaries::new(ports.clone()),
             jobs: JobHandler::new(ports.clone()),
             translations: Translations::new(ports.clone()),

@@ -6,6 +6,7 @@ use tracing::{error, info_span, warn, Instrument};
 use super::{chapter, extract, generate, Job};
 use crate::books::lifecycle::BookEvent;
 use crate::books::{Book, Books};
+use crate::developer::Developer;
 use crate::events::{EventKind, Events, Occurrence};
 use crate::ports::{StoreError, Update};
 use crate::translation::Translations;
@@ -31,6 +32,8 @@ pub struct JobHandler {
     pub(crate) books: Books,
     pub(crate) translations: Translations,
     pub(crate) events: Events,
+    /// The book owner's own provider keys.
+    pub(crate) developer: Developer,
     /// Chunking, parallelism and retries of the translation pipeline.
     pub(crate) pipeline: PipelineConfig,
 }
@@ -41,6 +44,7 @@ impl JobHandler {
             books: Books::new(ports.clone()),
             translations: Translations::new(ports.clone()),
             events: Events::new(ports.clone()),
+            developer: Developer::new(ports.clone()),
             pipeline: PipelineConfig::default(),
             ports,
         }
