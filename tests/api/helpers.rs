@@ -26,6 +26,8 @@ pub struct TestApp {
     pub ports: Ports,
     pub data: TempDir,
     pub router: axum::Router,
+    /// The table, bucket, queues and KMS key on the emulator, on the AWS backend.
+    pub aws: Option<wiring::AwsResources>,
     _stop: watch::Sender<bool>,
 }
 
@@ -121,19 +123,21 @@ async fn spawn_configured(
         ports: app.ports,
         data,
         router,
+        aws: app.aws,
         _stop: stop,
     }
 }
 
 /// The adapters the suite runs on: the embedded ones, or, with `BOOKTR_TEST_BACKEND=aws`
-/// (which `scripts/test.sh` sets for its second run), DynamoDB, SQS and S3 on the local emulator,
-/// with a fresh table, bucket and queues per test.
+/// (which `scripts/test.sh` sets for its second run), DynamoDB, SQS, S3 and KMS on the local
+/// emulator, with a fresh table, bucket, queues and KMS key per test.
 pub async fn backend(config: &Config, clock: Arc<dyn Clock>, models: Arc<dyn Models>) -> Backend {
     if !on_aws() {
         let app = wiring::embedded(config, clock, models).unwrap();
         return Backend {
             services: app.services,
             ports: app.ports,
+            aws: None,
         };
     }
     let clients = booktr_aws::Clients::from_env().await;
@@ -142,10 +146,11 @@ pub async fn backend(config: &Config, clock: Arc<dyn Clock>, models: Arc<dyn Mod
     Backend {
         services: app.services,
         ports: app.ports,
+        aws: Some(resources),
     }
 }
 
-/// A fresh table, bucket and queues on the emulator, under unique names.
+/// A fresh table, bucket, queues and KMS key on the emulator, under unique names.
 pub async fn aws_resources(clients: &booktr_aws::Clients) -> wiring::AwsResources {
     assert!(
         std::env::var_os("AWS_ENDPOINT_URL").is_some(),
@@ -156,6 +161,9 @@ pub async fn aws_resources(clients: &booktr_aws::Clients) -> wiring::AwsResource
         table: name("table"),
         bucket: name("bucket"),
         queues: booktr_aws::SqsQueue::create(&clients.sqs, &name("q"))
+            .await
+            .unwrap(),
+        kms_key_id: booktr_aws::KmsSecrets::create_key(&clients.kms)
             .await
             .unwrap(),
     };
@@ -171,6 +179,7 @@ pub async fn aws_resources(clients: &booktr_aws::Clients) -> wiring::AwsResource
 pub struct Backend {
     pub services: Services,
     pub ports: Ports,
+    pub aws: Option<wiring::AwsResources>,
 }
 
 /// Whether this run of the suite is on the AWS adapters.

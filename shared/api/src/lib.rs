@@ -15,8 +15,8 @@ use booktr_core::Services;
 pub use auth::Caller;
 pub use error::ApiError;
 pub use routes::{
-    auth_routes, books, download, glossary, health, keys, notifications, preferences, share,
-    translate, user, webhooks,
+    auth_routes, books, developer, download, glossary, health, keys, notifications, preferences,
+    share, translate, user, webhooks,
 };
 
 /// What every handler shares.
@@ -58,6 +58,7 @@ pub fn router(state: AppState) -> Router {
         .merge(books::router())
         .merge(share::router())
         .merge(preferences::router())
+        .merge(developer::router())
         .merge(translate::router())
         .merge(download::router())
         .merge(glossary::router())
