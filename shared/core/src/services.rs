@@ -22,7 +22,7 @@ pub struct Ports {
     /// Outbound HTTP for webhook deliveries, behind the SSRF policy.
     pub http: Arc<dyn HttpOut>,
     pub mailer: Arc<dyn Mailer>,
-    /// The translation model for a run (provider or offline engine).
+    /// The translation model for a run (provider or offline engine), and provider key checks.
     pub models: Arc<dyn Models>,
     /// Time-limited download links for stored files.
     pub links: Arc<dyn Links>,
