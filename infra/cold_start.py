@@ -63,12 +63,14 @@ def resources():
     dlq = sqs.create_queue(QueueName=f"{name}-jobs-dlq.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
     jobs = sqs.create_queue(QueueName=f"{name}-jobs.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
     hooks = sqs.create_queue(QueueName=f"{name}-webhooks")["QueueUrl"]
+    secrets_key = boto3.client("kms").create_key(Description=name)["KeyMetadata"]["KeyId"]
     return {
         "BOOKTR_TABLE": name,
         "BOOKTR_BUCKET": name,
         "BOOKTR_JOBS_QUEUE_URL": jobs,
         "BOOKTR_JOBS_DLQ_URL": dlq,
         "BOOKTR_WEBHOOKS_QUEUE_URL": hooks,
+        "BOOKTR_KMS_KEY_ID": secrets_key,
         "BOOKTR_PUBLIC_URL": "https://example.execute-api.us-east-1.amazonaws.com",
     }
 

@@ -7,11 +7,11 @@ use booktr_core::config::Config;
 use booktr_core::health::QueueMode;
 use booktr_core::ports::{Clock, HttpOut, Mailer, Models, SignedLinks, StoreError};
 use booktr_core::{Ports, Services};
-use booktr_local::{LocalBlobs, SqliteQueue, SqliteTable};
+use booktr_local::{LocalBlobs, LocalSecrets, SqliteQueue, SqliteTable};
 use booktr_outbound::{LogMailer, ReqwestHttp, SmtpMailer};
 
 /// The embedded backend of worker-queue mode, all under one data directory:
-/// `booktr.db` (table), `queue.db` (jobs), `blobs/` (files).
+/// `booktr.db` (table), `queue.db` (jobs), `blobs/` (files), `link.key` and `secrets.key`.
 pub struct Embedded {
     pub services: Services,
     pub ports: Ports,
@@ -29,6 +29,7 @@ pub fn embedded(
 ) -> Result<Embedded, StoreError> {
     let data_dir = config.data_dir.as_path();
     let links = SignedLinks::new(&config.public_url, link_secret(data_dir)?, clock.clone());
+    let secrets = Arc::new(LocalSecrets::open(&data_dir.join("secrets.key"))?);
     let table = Arc::new(SqliteTable::open(&data_dir.join("booktr.db"))?);
     let queue = Arc::new(SqliteQueue::open(
         &data_dir.join("queue.db"),
@@ -44,6 +45,7 @@ pub fn embedded(
         mailer: mailer(config)?,
         models,
         links: Arc::new(links),
+        secrets,
     };
     let services = Services::new(ports.clone(), QueueMode::WorkerQueue, config.quotas);
     Ok(Embedded {
@@ -57,25 +59,11 @@ pub fn embedded(
 /// The key download links are signed with: made once per data directory, kept in `link.key`
 /// (readable by the owner only), so links stay valid across restarts.
 fn link_secret(data_dir: &Path) -> Result<Vec<u8>, StoreError> {
-    let path = data_dir.join("link.key");
-    let failed = |e: std::io::Error| StoreError::Unavailable(format!("{}: {e}", path.display()));
-    match std::fs::read(&path) {
-        Ok(secret) if secret.len() >= 32 => return Ok(secret),
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(failed(e)),
-    }
-    std::fs::create_dir_all(data_dir).map_err(failed)?;
-    let secret = booktr_core::ids::random_hex(32).into_bytes();
-    let temporary = data_dir.join("link.key.tmp");
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    std::io::Write::write_all(&mut options.open(&temporary).map_err(failed)?, &secret)
-        .map_err(failed)?;
-    std::fs::rename(&temporary, &path).map_err(failed)?;
-    Ok(secret)
+    booktr_local::key_file::load_or_create(
+        &data_dir.join("link.key"),
+        |secret| secret.len() >= 32,
+        || booktr_core::ids::random_hex(32).into_bytes(),
+    )
 }
 
 /// Webhook deliveries' HTTP client: guarded unless `BOOKTR_WEBHOOK_ALLOW_PRIVATE`.
@@ -106,6 +94,8 @@ pub struct AwsResources {
     pub bucket: String,
     /// `BOOKTR_JOBS_QUEUE_URL`, `BOOKTR_JOBS_DLQ_URL`, `BOOKTR_WEBHOOKS_QUEUE_URL`
     pub queues: booktr_aws::QueueUrls,
+    /// `BOOKTR_KMS_KEY_ID`: the KMS key users' provider keys are sealed under.
+    pub kms_key_id: String,
 }
 
 impl AwsResources {
@@ -124,12 +114,13 @@ impl AwsResources {
                 jobs_dead_letter: var("BOOKTR_JOBS_DLQ_URL")?,
                 webhooks: var("BOOKTR_WEBHOOKS_QUEUE_URL")?,
             },
+            kms_key_id: var("BOOKTR_KMS_KEY_ID")?,
         })
     }
 }
 
-/// The managed-queue backend: DynamoDB, SQS and S3 through clients built once (a Lambda's cold
-/// start); S3 presigns the download links.
+/// The managed-queue backend: DynamoDB, SQS, S3 and KMS through clients built once (a Lambda's
+/// cold start); S3 presigns the download links; KMS seals users' secrets.
 pub struct Managed {
     pub services: Services,
     pub ports: Ports,
@@ -160,6 +151,10 @@ pub fn managed(
         mailer: mailer(config)?,
         models,
         links: blobs,
+        secrets: Arc::new(booktr_aws::KmsSecrets::new(
+            clients.kms,
+            &resources.kms_key_id,
+        )),
     };
     let services = Services::new(ports.clone(), QueueMode::ManagedQueue, config.quotas);
     Ok(Managed { services, ports })

@@ -335,6 +335,7 @@ async fn user_create_with_aws_makes_a_user_in_the_managed_deployment() {
         .env("BOOKTR_JOBS_QUEUE_URL", &queues.jobs)
         .env("BOOKTR_JOBS_DLQ_URL", &queues.jobs_dead_letter)
         .env("BOOKTR_WEBHOOKS_QUEUE_URL", &queues.webhooks)
+        .env("BOOKTR_KMS_KEY_ID", &app.resources.kms_key_id)
         .output()
         .await
         .unwrap();

@@ -28,7 +28,8 @@ pub struct TestApp {
     pub router: axum::Router,
     /// What a second server on the same backend needs (see [`TestApp::twin`]).
     config: Config,
-    aws: Option<wiring::AwsResources>,
+    /// The table, bucket, queues and KMS key on the emulator, on the AWS backend.
+    pub aws: Option<wiring::AwsResources>,
     _stop: watch::Sender<bool>,
 }
 
@@ -185,8 +186,8 @@ impl TestApp {
 }
 
 /// The adapters the suite runs on: the embedded ones, or, with `BOOKTR_TEST_BACKEND=aws`
-/// (which `scripts/test.sh` sets for its second run), DynamoDB, SQS and S3 on the local emulator,
-/// with a fresh table, bucket and queues per test.
+/// (which `scripts/test.sh` sets for its second run), DynamoDB, SQS, S3 and KMS on the local
+/// emulator, with a fresh table, bucket, queues and KMS key per test.
 pub async fn backend(config: &Config, clock: Arc<dyn Clock>, models: Arc<dyn Models>) -> Backend {
     if !on_aws() {
         let app = wiring::embedded(config, clock, models).unwrap();
@@ -206,7 +207,7 @@ pub async fn backend(config: &Config, clock: Arc<dyn Clock>, models: Arc<dyn Mod
     }
 }
 
-/// A fresh table, bucket and queues on the emulator, under unique names.
+/// A fresh table, bucket, queues and KMS key on the emulator, under unique names.
 pub async fn aws_resources(clients: &booktr_aws::Clients) -> wiring::AwsResources {
     assert!(
         std::env::var_os("AWS_ENDPOINT_URL").is_some(),
@@ -217,6 +218,9 @@ pub async fn aws_resources(clients: &booktr_aws::Clients) -> wiring::AwsResource
         table: name("table"),
         bucket: name("bucket"),
         queues: booktr_aws::SqsQueue::create(&clients.sqs, &name("q"))
+            .await
+            .unwrap(),
+        kms_key_id: booktr_aws::KmsSecrets::create_key(&clients.kms)
             .await
             .unwrap(),
     };

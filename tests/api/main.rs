@@ -7,6 +7,7 @@ mod aws;
 mod books;
 mod cli;
 mod crash;
+mod developer;
 mod errors;
 mod glossary;
 mod health;

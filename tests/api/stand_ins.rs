@@ -1,15 +1,18 @@
 //! Stand-in models: the offline engine's answers, with every request recorded, an optional gate
 //! that holds a call until the test lets it go, and optional failures. In-process (a `Models`
-//! port) and over HTTP in OpenAI's wire format (for the `booktr` binary).
+//! port) and over HTTP in OpenAI's wire format (for the `booktr` binary); and the three
+//! providers' model lists, which check keys, for the developer settings.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use axum::routing::post;
-use booktr_core::ports::Models;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::routing::{get, post};
+use booktr_core::ports::{KeyCheckError, Models};
 use booktr_translate::model::{ChatError, ChatModel, ChatRequest, ChatResponse};
 use booktr_translate::offline::OfflineEngine;
+use booktr_translate::providers::Family;
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 
@@ -83,6 +86,7 @@ impl ChatModel for StandIn {
     }
 }
 
+#[async_trait]
 impl Models for StandIn {
     fn model(
         &self,
@@ -90,6 +94,11 @@ impl Models for StandIn {
         _user_key: Option<String>,
     ) -> Result<Arc<dyn ChatModel>, ChatError> {
         Ok(Arc::new(self.clone()))
+    }
+
+    /// Takes every key: these tests are about translation, not about providers' answers.
+    async fn check_key(&self, _family: Family, _key: &str) -> Result<(), KeyCheckError> {
+        Ok(())
     }
 }
 
@@ -104,39 +113,141 @@ pub async fn openai_stand_in(delay: Duration) -> (String, Calls) {
         post(move |axum::Json(body): axum::Json<Value>| {
             let seen = seen.clone();
             async move {
-                let message = |role: &str| {
-                    body["messages"]
-                        .as_array()
-                        .and_then(|m| m.iter().find(|m| m["role"] == role))
-                        .and_then(|m| m["content"].as_str())
-                        .unwrap_or_default()
-                        .to_string()
-                };
-                let request = ChatRequest {
-                    system: message("system"),
-                    user: message("user"),
-                    max_output_tokens: 4000,
-                };
+                let request = chat_request(&body);
                 seen.record(&request.user);
                 tokio::time::sleep(delay).await;
-                let answer = OfflineEngine.complete(request).await.unwrap();
-                axum::Json(json!({
-                    "id": "chatcmpl-standin",
-                    "object": "chat.completion",
-                    "model": body["model"],
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": answer.text}}],
-                    "usage": {"prompt_tokens": answer.input_tokens,
-                              "completion_tokens": answer.output_tokens,
-                              "total_tokens": answer.input_tokens + answer.output_tokens}
-                }))
+                axum::Json(chat_completion(&body, request).await)
             }
         }),
     );
+    let url = format!("{}/v1", serve(app).await);
+    (url, calls)
+}
+
+/// The system and user messages of an OpenAI Chat Completions request.
+fn chat_request(body: &Value) -> ChatRequest {
+    let message = |role: &str| {
+        body["messages"]
+            .as_array()
+            .and_then(|m| m.iter().find(|m| m["role"] == role))
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    ChatRequest {
+        system: message("system"),
+        user: message("user"),
+        max_output_tokens: 4000,
+    }
+}
+
+/// The offline engine's answer in OpenAI's Chat Completions format.
+async fn chat_completion(body: &Value, request: ChatRequest) -> Value {
+    let answer = OfflineEngine.complete(request).await.unwrap();
+    json!({
+        "id": "chatcmpl-standin",
+        "object": "chat.completion",
+        "model": body["model"],
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": answer.text}}],
+        "usage": {"prompt_tokens": answer.input_tokens,
+                  "completion_tokens": answer.output_tokens,
+                  "total_tokens": answer.input_tokens + answer.output_tokens}
+    })
+}
+
+/// Serves `app` on a free local port for as long as the test process lives; returns its URL.
+async fn serve(app: axum::Router) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(std::future::IntoFuture::into_future(axum::serve(
         listener, app,
     )));
-    (url, calls)
+    url
+}
+
+/// The three providers on one local port, each under its own base URL: their model lists
+/// (`GET`, authenticated as each provider does) answer 200 to the keys in `accepted` and 401 to
+/// any other; OpenAI's Chat Completions answers like the offline engine. Records the credential
+/// of every request.
+#[derive(Clone)]
+pub struct Providers {
+    /// Base URLs, as `OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL` and `GEMINI_BASE_URL` take them.
+    pub openai: String,
+    pub anthropic: String,
+    pub gemini: String,
+    /// (path, credential) of every model-list request.
+    pub key_checks: Arc<Mutex<Vec<(String, String)>>>,
+    /// The `Authorization` header of every chat request.
+    pub chat_credentials: Arc<Mutex<Vec<String>>>,
+}
+
+impl Providers {
+    pub async fn start(accepted: &[&str]) -> Providers {
+        let accepted: Arc<Vec<String>> = Arc::new(accepted.iter().map(|k| k.to_string()).collect());
+        let key_checks = Arc::new(Mutex::new(Vec::new()));
+        let chat_credentials = Arc::new(Mutex::new(Vec::new()));
+        let models = |header: &'static str| {
+            let accepted = accepted.clone();
+            let key_checks = key_checks.clone();
+            get(move |uri: Uri, headers: HeaderMap| async move {
+                let credential = headers
+                    .get(header)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default();
+                let key = credential.strip_prefix("Bearer ").unwrap_or(credential);
+                key_checks
+                    .lock()
+                    .unwrap()
+                    .push((uri.path().to_string(), key.to_string()));
+                if accepted.iter().any(|a| a == key) {
+                    (
+                        StatusCode::OK,
+                        axum::Json(json!({"object": "list", "data": []})),
+                    )
+                } else {
+                    (
+                        StatusCode::UNAUTHORIZED,
+                        axum::Json(json!({"error": {"message": "Incorrect API key provided"}})),
+                    )
+                }
+            })
+        };
+        let chats = chat_credentials.clone();
+        let app = axum::Router::new()
+            .route("/openai/v1/models", models("authorization"))
+            .route("/anthropic/v1/models", models("x-api-key"))
+            .route("/gemini/v1beta/models", models("x-goog-api-key"))
+            .route(
+                "/openai/v1/chat/completions",
+                post(
+                    move |headers: HeaderMap, axum::Json(body): axum::Json<Value>| async move {
+                        let credential = headers
+                            .get("authorization")
+                            .and_then(|v| v.to_str().ok())
+                            .unwrap_or_default()
+                            .to_string();
+                        chats.lock().unwrap().push(credential);
+                        axum::Json(chat_completion(&body, chat_request(&body)).await)
+                    },
+                ),
+            );
+        let url = serve(app).await;
+        Providers {
+            openai: format!("{url}/openai/v1"),
+            anthropic: format!("{url}/anthropic"),
+            gemini: format!("{url}/gemini"),
+            key_checks,
+            chat_credentials,
+        }
+    }
+
+    /// The variables that point the service's three families here.
+    pub fn vars(&self) -> Vec<(String, String)> {
+        vec![
+            ("OPENAI_BASE_URL".into(), self.openai.clone()),
+            ("ANTHROPIC_BASE_URL".into(), self.anthropic.clone()),
+            ("GEMINI_BASE_URL".into(), self.gemini.clone()),
+        ]
+    }
 }

@@ -5,6 +5,7 @@ use axum::http::{Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use booktr_core::accounts::AccountsError;
 use booktr_core::books::BooksError;
+use booktr_core::developer::DeveloperError;
 use booktr_core::ports::StoreError;
 use booktr_core::privacy::PrivacyError;
 use serde_json::json;
@@ -163,6 +164,24 @@ impl From<BooksError> for ApiError {
                 ApiError::new(StatusCode::BAD_REQUEST, "quota_exceeded", m)
             }
             BooksError::Store(s) => s.into(),
+        }
+    }
+}
+
+impl From<DeveloperError> for ApiError {
+    fn from(e: DeveloperError) -> Self {
+        match e {
+            DeveloperError::InvalidKey { message, .. } => {
+                ApiError::new(StatusCode::BAD_REQUEST, "invalid_key", message)
+            }
+            DeveloperError::ProviderUnavailable(message) => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "provider_unavailable",
+                message,
+            ),
+            // Reading keys back is the jobs' business; a route never opens one.
+            DeveloperError::Unreadable(_) => ApiError::internal(&e),
+            DeveloperError::Store(s) => s.into(),
         }
     }
 }

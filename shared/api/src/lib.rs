@@ -17,8 +17,8 @@ pub use auth::Caller;
 pub use error::ApiError;
 pub use limits::ClientIp;
 pub use routes::{
-    auth_routes, books, download, glossary, health, keys, notifications, preferences, share,
-    translate, usage, user, webhooks,
+    auth_routes, books, developer, download, glossary, health, keys, notifications, preferences,
+    share, translate, usage, user, webhooks,
 };
 
 /// What every handler shares.
@@ -62,6 +62,7 @@ pub fn router(state: AppState) -> Router {
         .merge(books::router())
         .merge(share::router())
         .merge(preferences::router())
+        .merge(developer::router())
         .merge(translate::router())
         .merge(usage::router())
         .merge(download::router())

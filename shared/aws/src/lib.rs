@@ -1,13 +1,15 @@
 //! The managed-queue adapters of the ports: DynamoDB (table), SQS (job and webhook queues), S3
-//! (blobs and presigned download links). SDK clients are built once per process (a Lambda's cold
+//! (blobs and presigned download links), KMS (sealing users' secrets). SDK clients are built once per process (a Lambda's cold
 //! start) from the standard AWS configuration; `AWS_ENDPOINT_URL` points them at a local
 //! emulator.
 
 pub mod dynamo;
+pub mod kms;
 pub mod s3;
 pub mod sqs;
 
 pub use dynamo::DynamoTable;
+pub use kms::KmsSecrets;
 pub use s3::S3Blobs;
 pub use sqs::{QueueUrls, SqsQueue};
 
@@ -17,6 +19,7 @@ pub struct Clients {
     pub dynamo: aws_sdk_dynamodb::Client,
     pub sqs: aws_sdk_sqs::Client,
     pub s3: aws_sdk_s3::Client,
+    pub kms: aws_sdk_kms::Client,
 }
 
 impl Clients {
@@ -31,6 +34,7 @@ impl Clients {
             dynamo: aws_sdk_dynamodb::Client::new(&config),
             sqs: aws_sdk_sqs::Client::new(&config),
             s3: aws_sdk_s3::Client::from_conf(s3_config),
+            kms: aws_sdk_kms::Client::new(&config),
         }
     }
 }

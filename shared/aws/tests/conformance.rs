@@ -1,16 +1,16 @@
 //! The port conformance suites against the AWS adapters on a local emulator (moto server, which
 //! `scripts/test.sh` installs and starts, exporting `AWS_ENDPOINT_URL`). Each case gets its own
-//! table, queues or bucket.
+//! table, queues, bucket or KMS key.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use booktr_aws::{Clients, DynamoTable, QueueUrls, S3Blobs, SqsQueue};
+use booktr_aws::{Clients, DynamoTable, KmsSecrets, QueueUrls, S3Blobs, SqsQueue};
 use booktr_core::conformance::queue::QueueHarness;
 use booktr_core::conformance::Fixture;
-use booktr_core::ports::{Blobs, Queue, Table};
+use booktr_core::ports::{Blobs, Queue, Secrets, StoreError, Table};
 
 async fn clients() -> Clients {
     assert!(
@@ -40,6 +40,15 @@ async fn s3_blobs() -> Fixture<dyn Blobs> {
     S3Blobs::create(&clients.s3, &bucket).await.unwrap();
     Fixture {
         port: Arc::new(S3Blobs::new(clients.s3, bucket)),
+        keep_alive: Box::new(()),
+    }
+}
+
+async fn kms_secrets() -> Fixture<dyn Secrets> {
+    let clients = clients().await;
+    let key_id = KmsSecrets::create_key(&clients.kms).await.unwrap();
+    Fixture {
+        port: Arc::new(KmsSecrets::new(clients.kms, key_id)),
         keep_alive: Box::new(()),
     }
 }
@@ -99,4 +108,30 @@ mod queue {
 mod blobs {
     use super::*;
     booktr_core::blobs_conformance!(s3_blobs);
+}
+
+mod secrets {
+    use super::*;
+    booktr_core::secrets_conformance!(kms_secrets);
+
+    /// Beyond the port's cases: the data key names its KMS key, and KMS will not open it for
+    /// another (a restored table under another stack's key reads as unopenable, not as garbage).
+    #[tokio::test]
+    async fn a_seal_made_under_another_kms_key_does_not_open() {
+        let clients = clients().await;
+        let ours = KmsSecrets::new(
+            clients.kms.clone(),
+            KmsSecrets::create_key(&clients.kms).await.unwrap(),
+        );
+        let theirs = KmsSecrets::new(
+            clients.kms.clone(),
+            KmsSecrets::create_key(&clients.kms).await.unwrap(),
+        );
+        let sealed = theirs.seal(b"sk-their-key").await.unwrap();
+        assert!(matches!(
+            ours.open(&sealed).await,
+            Err(StoreError::Invalid(_))
+        ));
+        assert_eq!(theirs.open(&sealed).await.unwrap(), b"sk-their-key");
+    }
 }

@@ -17,9 +17,14 @@ pub fn random_alphanumeric(len: usize) -> String {
 
 /// A random token of `bytes` bytes, hex-encoded.
 pub fn random_hex(bytes: usize) -> String {
-    let mut buf = vec![0u8; bytes];
+    hex::encode(random_bytes(bytes))
+}
+
+/// `len` bytes from the OS-seeded CSPRNG, e.g. a new encryption key.
+pub fn random_bytes(len: usize) -> Vec<u8> {
+    let mut buf = vec![0u8; len];
     rand::thread_rng().fill_bytes(&mut buf);
-    hex::encode(buf)
+    buf
 }
 
 /// Hex SHA-256, used to store high-entropy secrets (API keys, session tokens) that we only ever

@@ -4,6 +4,7 @@
 pub mod accounts;
 pub mod books;
 pub mod config;
+pub mod developer;
 pub mod events;
 pub mod glossaries;
 pub mod health;

@@ -4,12 +4,13 @@ use std::sync::Arc;
 
 use crate::accounts::Accounts;
 use crate::books::Books;
+use crate::developer::Developer;
 use crate::events::Events;
 use crate::glossaries::Glossaries;
 use crate::health::{Health, QueueMode};
 use crate::jobs::JobHandler;
 use crate::limits::RateLimiter;
-use crate::ports::{Blobs, Clock, HttpOut, Links, Mailer, Models, Queue, Table};
+use crate::ports::{Blobs, Clock, HttpOut, Links, Mailer, Models, Queue, Secrets, Table};
 use crate::privacy::Privacy;
 use crate::translation::Translations;
 use crate::usage::{Quotas, Usage};
@@ -24,10 +25,12 @@ pub struct Ports {
     /// Outbound HTTP for webhook deliveries, behind the SSRF policy.
     pub http: Arc<dyn HttpOut>,
     pub mailer: Arc<dyn Mailer>,
-    /// The translation model for a run (provider or offline engine).
+    /// The translation model for a run (provider or offline engine), and provider key checks.
     pub models: Arc<dyn Models>,
     /// Time-limited download links for stored files.
     pub links: Arc<dyn Links>,
+    /// Seals secrets before they are stored (users' own provider keys).
+    pub secrets: Arc<dyn Secrets>,
 }
 
 /// Every use case, sharing one set of ports. Cheap to clone.
@@ -35,6 +38,7 @@ pub struct Ports {
 pub struct Services {
     pub accounts: Accounts,
     pub books: Books,
+    pub developer: Developer,
     pub glossaries: Glossaries,
     pub jobs: JobHandler,
     pub health: Health,
@@ -51,6 +55,7 @@ impl Services {
         Services {
             accounts: Accounts::new(ports.clone()),
             books: Books::new(ports.clone(), usage.clone()),
+            developer: Developer::new(ports.clone()),
             glossaries: Glossaries::new(ports.clone()),
             jobs: JobHandler::new(ports.clone(), usage.clone()),
             translations: Translations::new(ports.clone(), usage.clone()),

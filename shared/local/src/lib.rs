@@ -3,13 +3,18 @@
 //! - [`SqliteTable`]: the `Table` port on SQLite (bundled, WAL).
 //! - [`SqliteQueue`]: the `Queue` port, a durable FIFO job queue on SQLite.
 //! - [`LocalBlobs`]: the `Blobs` port on local files with atomic writes.
+//! - [`LocalSecrets`]: the `Secrets` port, AES-256-GCM under a key file (`secrets.key`).
+//! - [`key_file::load_or_create`]: the data directory's key files, made once, owner-only.
 
 mod blobs;
 mod db;
+pub mod key_file;
 mod queue;
+mod secrets;
 mod table;
 
 pub use blobs::LocalBlobs;
 pub use db::DataDirLock;
 pub use queue::SqliteQueue;
+pub use secrets::LocalSecrets;
 pub use table::SqliteTable;

@@ -7,8 +7,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use booktr_core::conformance::queue::QueueHarness;
 use booktr_core::conformance::Fixture;
-use booktr_core::ports::{Blobs, Clock, ManualClock, Queue, SystemClock, Table};
-use booktr_local::{LocalBlobs, SqliteQueue, SqliteTable};
+use booktr_core::ports::{Blobs, Clock, ManualClock, Queue, Secrets, SystemClock, Table};
+use booktr_local::{LocalBlobs, LocalSecrets, SqliteQueue, SqliteTable};
 use tempfile::TempDir;
 
 async fn sqlite_table() -> Fixture<dyn Table> {
@@ -25,6 +25,15 @@ async fn local_blobs() -> Fixture<dyn Blobs> {
     let blobs = LocalBlobs::open(&dir.path().join("blobs")).unwrap();
     Fixture {
         port: Arc::new(blobs),
+        keep_alive: Box::new(dir),
+    }
+}
+
+async fn local_secrets() -> Fixture<dyn Secrets> {
+    let dir = TempDir::new().unwrap();
+    let secrets = LocalSecrets::open(&dir.path().join("secrets.key")).unwrap();
+    Fixture {
+        port: Arc::new(secrets),
         keep_alive: Box::new(dir),
     }
 }
@@ -86,6 +95,11 @@ mod queue {
 mod blobs {
     use super::*;
     booktr_core::blobs_conformance!(local_blobs);
+}
+
+mod secrets {
+    use super::*;
+    booktr_core::secrets_conformance!(local_secrets);
 }
 
 mod system_clock {

@@ -61,6 +61,121 @@ pub fn lookup(model: &str) -> Option<(Family, &'static str)> {
         .map(|(_, family, id)| (*family, *id))
 }
 
+impl Family {
+    /// The provider's name, for people.
+    pub fn label(self) -> &'static str {
+        match self {
+            Family::OpenAi => "OpenAI",
+            Family::Anthropic => "Anthropic",
+            Family::Gemini => "Gemini",
+        }
+    }
+}
+
+/// Why a provider key could not be confirmed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyCheckError {
+    /// The provider answered that the key is not valid (401 or 403; Gemini's 400
+    /// `API_KEY_INVALID`), or the key cannot be one of this provider's (its shape).
+    #[error("the provider refused the key{}", detail(.0))]
+    Refused(Option<String>),
+    /// No verdict: the provider could not be reached, timed out, or answered something other than
+    /// a yes or a no (5xx, 429, 404 ...). The message never contains the key.
+    #[error("the provider could not be reached: {0}")]
+    Unreachable(String),
+}
+
+fn detail(reason: &Option<String>) -> String {
+    reason
+        .as_ref()
+        .map(|r| format!(": {r}"))
+        .unwrap_or_default()
+}
+
+/// The provider's own key shape, checked only when `base_url` is the provider's own server:
+/// behind a compatible server (`OPENAI_BASE_URL` pointing at a local model, a gateway ...) keys
+/// look like anything, and that server's answer is the only judge. OpenAI keys start `sk-`
+/// (`sk-proj-`, `sk-svcacct-` ...) and are not Anthropic's `sk-ant-`; Gemini keys start `AIza`.
+/// Length and characters are checked by the caller for every server.
+pub fn check_shape(family: Family, key: &str, base_url: &str) -> Result<(), KeyCheckError> {
+    let own_server =
+        base_url.trim_end_matches('/') == family.default_base_url().trim_end_matches('/');
+    if !own_server {
+        return Ok(());
+    }
+    let refused = |why: &str| Err(KeyCheckError::Refused(Some(why.to_string())));
+    match family {
+        Family::OpenAi if key.starts_with("sk-ant-") => {
+            refused("this is an Anthropic key (sk-ant-...), not an OpenAI one")
+        }
+        Family::OpenAi if !key.starts_with("sk-") => refused("OpenAI keys start with 'sk-'"),
+        Family::Anthropic if !key.starts_with("sk-ant-") => {
+            refused("Anthropic keys start with 'sk-ant-'")
+        }
+        Family::Gemini if !key.starts_with("AIza") => refused("Gemini keys start with 'AIza'"),
+        _ => Ok(()),
+    }
+}
+
+/// Confirms a key with one cheap authenticated call: the provider's model list at `base_url`
+/// (the same base the chat calls use: `{base}/models` for OpenAI, whose base carries `/v1`;
+/// `{base}/v1/models` for Anthropic; `{base}/v1beta/models` for Gemini). Redirects are not
+/// followed, so the key is never sent to another host.
+pub async fn check_key(
+    family: Family,
+    key: &str,
+    base_url: &str,
+    timeout: Duration,
+) -> Result<(), KeyCheckError> {
+    check_shape(family, key, base_url)?;
+    let client = reqwest::Client::builder()
+        .timeout(timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| KeyCheckError::Unreachable(format!("HTTP client: {e}")))?;
+    let base = base_url.trim_end_matches('/');
+    let request = match family {
+        Family::OpenAi => client.get(format!("{base}/models")).bearer_auth(key),
+        Family::Anthropic => client
+            .get(format!("{base}/v1/models"))
+            .header("x-api-key", key)
+            .header("anthropic-version", "2023-06-01"),
+        Family::Gemini => client
+            .get(format!("{base}/v1beta/models"))
+            .header("x-goog-api-key", key),
+    };
+    // The error's text names the URL, never a header, so it is safe to return and log.
+    let response = request.send().await.map_err(|e| {
+        let why = if e.is_timeout() {
+            "no answer in time"
+        } else if e.is_builder() {
+            "the key cannot be sent in an HTTP header"
+        } else {
+            "could not connect"
+        };
+        KeyCheckError::Unreachable(format!("{} at {base}: {why}", family.label()))
+    })?;
+    let status = response.status();
+    if status.is_success() {
+        return Ok(());
+    }
+    if matches!(status.as_u16(), 401 | 403) {
+        return Err(KeyCheckError::Refused(None));
+    }
+    if family == Family::Gemini && status.as_u16() == 400 {
+        // Gemini answers a bad key with 400 INVALID_ARGUMENT, reason API_KEY_INVALID.
+        let body = response.text().await.unwrap_or_default();
+        if body.contains("API_KEY_INVALID") || body.contains("API key not valid") {
+            return Err(KeyCheckError::Refused(None));
+        }
+    }
+    Err(KeyCheckError::Unreachable(format!(
+        "{} at {base} answered {}",
+        family.label(),
+        status.as_u16()
+    )))
+}
+
 /// A provider model reached over HTTP.
 pub struct HttpModel {
     family: Family,
@@ -483,6 +598,143 @@ mod tests {
             "Retry-After was honoured"
         );
         assert_eq!(stand_in.seen.lock().unwrap().len(), 2);
+    }
+
+    const OPENAI_KEY: &str = "sk-proj-abcdefghijklmnopqrstuvwxyz";
+
+    #[tokio::test]
+    async fn a_key_check_lists_the_models_where_the_chat_calls_go() {
+        let models = json!({"object": "list", "data": []});
+        let (url, stand_in) = stand_in(vec![
+            (200, None, models.clone()),
+            (200, None, models.clone()),
+            (200, None, models),
+        ])
+        .await;
+        let timeout = Duration::from_secs(5);
+        check_key(Family::OpenAi, OPENAI_KEY, &format!("{url}/v1/"), timeout)
+            .await
+            .unwrap();
+        check_key(Family::Anthropic, "sk-ant-api03-key", &url, timeout)
+            .await
+            .unwrap();
+        check_key(Family::Gemini, "AIzaSyKey", &url, timeout)
+            .await
+            .unwrap();
+        let seen = stand_in.seen.lock().unwrap().clone();
+        assert_eq!(seen[0].path, "/v1/models");
+        assert_eq!(
+            seen[0].headers["authorization"],
+            format!("Bearer {OPENAI_KEY}")
+        );
+        assert_eq!(seen[1].path, "/v1/models");
+        assert_eq!(seen[1].headers["x-api-key"], "sk-ant-api03-key");
+        assert_eq!(seen[1].headers["anthropic-version"], "2023-06-01");
+        assert!(seen[1].headers.get("authorization").is_none());
+        assert_eq!(seen[2].path, "/v1beta/models");
+        assert_eq!(seen[2].headers["x-goog-api-key"], "AIzaSyKey");
+    }
+
+    #[tokio::test]
+    async fn a_key_the_provider_turns_away_is_refused() {
+        let denied = json!({"error": {"message": "Incorrect API key provided"}});
+        let invalid = json!({"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.",
+                                        "status": "INVALID_ARGUMENT", "details": [{"reason": "API_KEY_INVALID"}]}});
+        let (url, _) = stand_in(vec![
+            (401, None, denied.clone()),
+            (403, None, denied),
+            (400, None, invalid),
+        ])
+        .await;
+        let timeout = Duration::from_secs(5);
+        for family in [Family::OpenAi, Family::Anthropic, Family::Gemini] {
+            assert_eq!(
+                check_key(family, "any-key-at-all", &url, timeout).await,
+                Err(KeyCheckError::Refused(None)),
+                "{family:?}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn no_verdict_from_the_provider_is_unreachable_not_refused() {
+        let error = json!({"error": {"message": "try later"}});
+        let (url, _) = stand_in(vec![
+            (500, None, error.clone()),
+            (429, None, error.clone()),
+            (404, None, error.clone()),
+            (400, None, error),
+        ])
+        .await;
+        let timeout = Duration::from_secs(5);
+        for family in [
+            Family::OpenAi,
+            Family::Anthropic,
+            Family::OpenAi,
+            Family::Gemini,
+        ] {
+            let result = check_key(family, "any-key-at-all", &url, timeout).await;
+            assert!(
+                matches!(result, Err(KeyCheckError::Unreachable(ref m)) if m.contains("answered")),
+                "{result:?}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_closed_port_or_a_silent_server_is_unreachable_in_time() {
+        let closed = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            format!("http://{}", listener.local_addr().unwrap())
+        };
+        let result = check_key(Family::OpenAi, OPENAI_KEY, &closed, Duration::from_secs(5)).await;
+        assert!(
+            matches!(result, Err(KeyCheckError::Unreachable(_))),
+            "{result:?}"
+        );
+
+        // Accepts connections and never answers.
+        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", silent.local_addr().unwrap());
+        let started = std::time::Instant::now();
+        let result = check_key(
+            Family::Gemini,
+            "AIzaSyKey",
+            &url,
+            Duration::from_millis(300),
+        )
+        .await;
+        assert!(
+            matches!(result, Err(KeyCheckError::Unreachable(ref m)) if m.contains("in time") && !m.contains("AIzaSyKey")),
+            "{result:?}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(3));
+        drop(silent);
+    }
+
+    #[test]
+    fn on_the_providers_own_servers_keys_must_have_the_providers_shape() {
+        let own = |family: Family| family.default_base_url();
+        let ok = |family, key| check_shape(family, key, own(family)).is_ok();
+        assert!(ok(Family::OpenAi, "sk-proj-abc"));
+        assert!(ok(Family::OpenAi, "sk-svcacct-abc"));
+        assert!(!ok(Family::OpenAi, "sk-ant-api03-abc"));
+        assert!(!ok(Family::OpenAi, "AIzaSyabc"));
+        assert!(ok(Family::Anthropic, "sk-ant-api03-abc"));
+        assert!(!ok(Family::Anthropic, "sk-proj-abc"));
+        assert!(ok(Family::Gemini, "AIzaSyabc"));
+        assert!(!ok(Family::Gemini, "sk-abc"));
+        assert!(
+            check_shape(Family::OpenAi, "sk-x", "https://api.openai.com/v1/").is_ok(),
+            "a trailing slash is still the provider's own server"
+        );
+    }
+
+    #[test]
+    fn behind_a_compatible_server_any_key_shape_passes() {
+        for family in [Family::OpenAi, Family::Anthropic, Family::Gemini] {
+            assert!(check_shape(family, "local-llm-token", "http://127.0.0.1:8000/v1").is_ok());
+        }
     }
 
     #[test]

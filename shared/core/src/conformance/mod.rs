@@ -7,6 +7,7 @@
 pub mod blobs;
 pub mod clock;
 pub mod queue;
+pub mod secrets;
 pub mod table;
 
 use std::any::Any;

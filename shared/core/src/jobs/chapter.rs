@@ -7,6 +7,7 @@ use booktr_translate::glossary::GlossaryEntry;
 use booktr_translate::model::ChatError;
 use booktr_translate::pipeline::{translate_chapter_reporting, ChapterInput};
 use booktr_translate::protocol::Pass;
+use booktr_translate::providers::lookup;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tracing::{info, warn};
@@ -14,6 +15,7 @@ use tracing::{info, warn};
 use super::JobHandler;
 use crate::books::lifecycle::BookEvent;
 use crate::books::{store, Book};
+use crate::developer::DeveloperError;
 use crate::events::{EventKind, Occurrence};
 use crate::ports::{Condition, StoreError, Update, WriteOp};
 use crate::translation::{Ledger, StoredChapter};
@@ -96,7 +98,23 @@ pub(super) async fn run(
         .await?;
 
     let model_name = book.translation_model.clone().unwrap_or_default();
-    let model = match handler.ports.models.model(&model_name, None) {
+    // The owner's own key for the model's family, when they set one. A stored key that no
+    // longer opens fails the chapter with a reason the user can act on, rather than falling back
+    // to the server's key: they chose to pay for their translations, and a silent switch would
+    // bill the service (or, without a server key, hand them the offline engine's text).
+    let user_key = match lookup(&model_name) {
+        Some((family, _)) => match handler.developer.user_key(&book.user_id, family).await {
+            Ok(key) => key,
+            Err(e @ DeveloperError::Unreadable(_)) => {
+                return fail_chapter(handler, &book, number, &e.to_string()).await
+            }
+            Err(DeveloperError::Store(e)) => return Err(e),
+            Err(e) => return Err(StoreError::Unavailable(e.to_string())),
+        },
+        // An unknown model is refused just below, by the port.
+        None => None,
+    };
+    let model = match handler.ports.models.model(&model_name, user_key) {
         Ok(model) => model,
         Err(e) => return fail_chapter(handler, &book, number, &e.to_string()).await,
     };

@@ -6,6 +6,7 @@ use tracing::{error, info, info_span, warn, Instrument};
 use super::{chapter, extract, generate, Job};
 use crate::books::lifecycle::BookEvent;
 use crate::books::{Book, Books};
+use crate::developer::Developer;
 use crate::events::{EventKind, Events, Occurrence};
 use crate::ports::{StoreError, Update};
 use crate::privacy::Privacy;
@@ -34,6 +35,8 @@ pub struct JobHandler {
     pub(crate) translations: Translations,
     pub(crate) events: Events,
     pub(crate) usage: Usage,
+    /// The book owner's own provider keys.
+    pub(crate) developer: Developer,
     /// Chunking, parallelism and retries of the translation pipeline.
     pub(crate) pipeline: PipelineConfig,
 }
@@ -45,6 +48,7 @@ impl JobHandler {
             translations: Translations::new(ports.clone(), usage.clone()),
             usage,
             events: Events::new(ports.clone()),
+            developer: Developer::new(ports.clone()),
             pipeline: PipelineConfig::default(),
             ports,
         }

@@ -9,6 +9,7 @@ pub mod links;
 pub mod mail;
 pub mod models;
 pub mod queue;
+pub mod secrets;
 pub mod table;
 
 pub use blobs::{BlobKey, Blobs};
@@ -16,8 +17,9 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use http::{HttpAnswer, HttpOut, HttpOutError};
 pub use links::{LinkCheck, Links, SignedLinks};
 pub use mail::{MailError, Mailer, OutgoingEmail};
-pub use models::{EnvModels, Models};
+pub use models::{EnvModels, KeyCheckError, Models};
 pub use queue::{Outgoing, Queue, QueueName, QueueStats, Received};
+pub use secrets::{AesGcmKey, Secrets};
 pub use table::{Attrs, Condition, Index, Item, Query, Table, Update, WriteOp};
 
 /// The one error type of the storage ports. Adapters translate their SDK or driver errors into it.
