@@ -8,12 +8,27 @@ use booktr_core::types::{Email, Plan, Role};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, sample_txt, spawn_app, TestApp};
+use crate::helpers::{assert_error, sample_txt, spawn_app, spawn_with_models, TestApp};
+use crate::stand_ins::Providers;
 use crate::webhooks::Receiver;
 
-/// A user with one of everything: a password and a session, an API key, a glossary,
-/// preferences, a webhook that received `book.completed`, a book translated, generated as PDF
-/// and shared, and the notification of its completion.
+/// The provider key the user of [`user_with_one_of_everything`] brings, and its preview.
+const PROVIDER_KEY: &str = "sk-test-everything-0123456789abcdQRST";
+const PROVIDER_KEY_PREVIEW: &str = "sk-...QRST";
+
+/// The service, with a stand-in provider that accepts [`PROVIDER_KEY`].
+async fn spawn_with_provider() -> (TestApp, Providers) {
+    let providers = Providers::start(&[PROVIDER_KEY]).await;
+    let models = booktr_core::ports::EnvModels::from_vars(providers.vars());
+    (
+        spawn_with_models(true, std::sync::Arc::new(models)).await,
+        providers,
+    )
+}
+
+/// A user with one of everything: a password and a session, an API key, a provider key, a
+/// glossary, preferences, a webhook that received `book.completed`, a book translated,
+/// generated as PDF and shared, and the notification of its completion.
 struct Everything {
     id: String,
     email: String,
@@ -91,6 +106,15 @@ async fn user_with_one_of_everything(app: &TestApp) -> Everything {
         )
         .await;
     assert_eq!(patched.status(), 200);
+    let developer = app
+        .send_json(
+            Method::PATCH,
+            "/api/settings/developer",
+            &key,
+            json!({"keyOne": PROVIDER_KEY}),
+        )
+        .await;
+    assert_eq!(developer.status(), 200);
     let receiver = Receiver::start(200).await;
     let webhook = crate::webhooks::create(
         app,
@@ -155,7 +179,7 @@ async fn user_with_one_of_everything(app: &TestApp) -> Everything {
 
 #[tokio::test]
 async fn the_export_holds_every_record_of_the_account_and_no_secret() {
-    let app = spawn_app().await;
+    let (app, _providers) = spawn_with_provider().await;
     let everything = user_with_one_of_everything(&app).await;
     let response = app.get("/api/user/export", &everything.key).await;
     assert_eq!(response.status(), 200);
@@ -173,6 +197,7 @@ async fn the_export_holds_every_record_of_the_account_and_no_secret() {
         "the API key itself is exported"
     );
     assert!(!text.contains("whsec_"), "a webhook secret is exported");
+    assert!(!text.contains(PROVIDER_KEY), "a provider key is exported");
     let export: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(export["user"]["id"], everything.id.as_str());
     assert_eq!(export["user"]["email"], everything.email.as_str());
@@ -194,6 +219,10 @@ async fn the_export_holds_every_record_of_the_account_and_no_secret() {
     let deliveries = &export["webhookDeliveries"][everything.webhook_id.as_str()];
     assert_eq!(deliveries[0]["event"], "book.completed");
     assert_eq!(export["usage"]["books"]["used"], 1);
+    assert_eq!(
+        export["developerSettings"]["keyOnePreview"],
+        PROVIDER_KEY_PREVIEW
+    );
     assert!(export["exportedAt"].as_str().is_some());
 }
 
@@ -212,7 +241,7 @@ async fn deletion_needs_the_exact_confirmation() {
 
 #[tokio::test]
 async fn a_deleted_account_is_unusable_at_once_and_leaves_nothing_behind() {
-    let app = spawn_app().await;
+    let (app, _providers) = spawn_with_provider().await;
     let everything = user_with_one_of_everything(&app).await;
     let bystander = app.user().await;
     let kept_book = app
@@ -259,6 +288,7 @@ async fn a_deleted_account_is_unusable_at_once_and_leaves_nothing_behind() {
         everything.webhook_id.as_str(),
         everything.glossary_id.as_str(),
         key_hash.as_str(),
+        PROVIDER_KEY_PREVIEW,
     ];
     let mut left = Vec::new();
     for _ in 0..400 {

@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::{Privacy, PrivacyError};
 use crate::accounts::{ApiKey, User};
 use crate::books::BookDetail;
+use crate::developer::{Developer, DeveloperError, DeveloperSettings};
 use crate::events::{Delivery, Notification, NotificationSettings, Webhook};
 use crate::glossaries::{Glossary, GlossaryError};
 use crate::ports::{Index, Query, StoreError};
@@ -16,8 +17,9 @@ use crate::usage::UsageReport;
 
 /// The spec's export (`user`, `books`, `apiKeys`, `webhooks`, `glossaries`, `exportedAt`), with
 /// each book's chapters, and the rest of the account: preferences, notification settings,
-/// notifications, the webhooks' delivery histories and this month's usage. Secrets never
-/// appear: keys as listed (prefix only), webhooks without their signing secret.
+/// notifications, the webhooks' delivery histories, this month's usage and which provider keys
+/// are set. Secrets never appear: API keys as listed (prefix only), webhooks without their
+/// signing secret, provider keys as previews.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AccountExport {
@@ -32,6 +34,7 @@ pub struct AccountExport {
     /// Per webhook id, its delivery history (the latest 100, newest first).
     pub webhook_deliveries: BTreeMap<String, Vec<Delivery>>,
     pub usage: UsageReport,
+    pub developer_settings: DeveloperSettings,
     pub exported_at: DateTime<Utc>,
 }
 
@@ -77,6 +80,13 @@ impl Privacy {
             notifications: self.events.all_notifications(user_id).await?,
             webhook_deliveries,
             usage: self.usage.report(user).await?,
+            developer_settings: Developer::new(self.ports.clone())
+                .settings(user_id)
+                .await
+                .map_err(|e| match e {
+                    DeveloperError::Store(s) => s,
+                    other => StoreError::Unavailable(other.to_string()),
+                })?,
             exported_at: self.ports.clock.now(),
         })
     }
