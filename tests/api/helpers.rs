@@ -471,14 +471,22 @@ impl TestApp {
                     .unwrap();
                 for object in objects.contents() {
                     let key = object.key().unwrap_or_default().to_string();
-                    let body = clients
+                    let object = clients
                         .s3
                         .get_object()
                         .bucket(&resources.bucket)
                         .key(&key)
                         .send()
-                        .await
-                        .unwrap()
+                        .await;
+                    let object = match object {
+                        Ok(object) => object,
+                        // Deleted between the listing and now (a purge at work).
+                        Err(e) if e.as_service_error().is_some_and(|e| e.is_no_such_key()) => {
+                            continue
+                        }
+                        Err(e) => panic!("reading {key}: {e:?}"),
+                    };
+                    let body = object
                         .body
                         .collect()
                         .await
