@@ -486,12 +486,7 @@ impl TestApp {
                         }
                         Err(e) => panic!("reading {key}: {e:?}"),
                     };
-                    let body = object
-                        .body
-                        .collect()
-                        .await
-                        .unwrap()
-                        .into_bytes();
+                    let body = object.body.collect().await.unwrap().into_bytes();
                     out.push(key.into_bytes());
                     out.push(body.to_vec());
                 }
