@@ -12,3 +12,4 @@ pub mod offline;
 pub mod pipeline;
 pub mod protocol;
 pub mod providers;
+pub mod split;

@@ -3,7 +3,7 @@
 //! for again, alone, up to `max_attempts` times, then kept as it was and flagged in the quality
 //! record: never silently accepted.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
 use booktr_formats::manuscript::Block;
@@ -16,6 +16,7 @@ use crate::model::{ChatError, ChatModel};
 use crate::protocol::{
     self, build_request, check, chunk, glossary_violations, Pass, Problem, PromptContext, Unit,
 };
+use crate::split::{join_parts, split_block};
 
 #[derive(Debug, Clone, Copy)]
 pub struct PipelineConfig {
@@ -155,12 +156,27 @@ pub async fn translate_chapter_reporting(
     config: &PipelineConfig,
     on_pass: &(dyn Fn(Pass) + Sync),
 ) -> Result<ChapterOutput, ChatError> {
-    let sources: Vec<(usize, &str)> = input
+    // What goes to the model are segments: whole blocks, and the parts of blocks larger than a
+    // chunk (see `split`). Ids from here on are segment ids, mapped back to blocks at the end.
+    let segments: Vec<Segment> = input
         .blocks
         .iter()
         .enumerate()
         .filter(|(_, b)| !b.text.trim().is_empty())
-        .map(|(i, b)| (i, b.text.as_str()))
+        .flat_map(|(block, b)| {
+            split_block(&b.text, part_budget(config.chunk_tokens))
+                .into_iter()
+                .map(move |part| Segment {
+                    block,
+                    source: part.text,
+                    separator: part.separator,
+                })
+        })
+        .collect();
+    let sources: Vec<(usize, &str)> = segments
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (i, s.source.as_str()))
         .collect();
     let mut current: HashMap<usize, String> =
         sources.iter().map(|(i, s)| (*i, s.to_string())).collect();
@@ -230,43 +246,66 @@ pub async fn translate_chapter_reporting(
         on_pass(pass);
     }
 
-    // The quality record describes the final text.
-    for (id, source) in &sources {
-        let plain = booktr_formats::markup::plain_text(source);
+    // Blocks sent in parts are joined back before anything is checked: the quality record
+    // describes the final text, block by block.
+    let mut parts: BTreeMap<usize, Vec<(&str, &str)>> = BTreeMap::new();
+    for (id, segment) in segments.iter().enumerate() {
+        parts
+            .entry(segment.block)
+            .or_default()
+            .push((current[&id].as_str(), segment.separator.as_str()));
+    }
+    let translated: BTreeMap<usize, String> = parts
+        .into_iter()
+        .map(|(block, parts)| (block, join_parts(parts)))
+        .collect();
+    for (block, text) in &translated {
+        let plain = booktr_formats::markup::plain_text(&input.blocks[*block].text);
+        let plain_translated = booktr_formats::markup::plain_text(text);
         for entry in input
             .glossary
             .iter()
             .filter(|e| contains_term(&plain, &e.source))
         {
             quality.glossary_checked += 1;
-            let translated = booktr_formats::markup::plain_text(&current[id]);
-            if contains_term(&translated, &entry.target) {
+            if contains_term(&plain_translated, &entry.target) {
                 quality.glossary_satisfied += 1;
             }
         }
     }
-    quality.glossary_violations = violations;
-    for (id, kind) in failures {
+    let block_of = |id: usize| segments[id].block;
+    let mut seen_violations = BTreeSet::new();
+    quality.glossary_violations = violations
+        .into_iter()
+        .map(|(id, source, target)| (block_of(id), source, target))
+        .filter(|v| seen_violations.insert(v.clone()))
+        .collect();
+    let failures: BTreeSet<(usize, ProblemKind)> = failures
+        .into_iter()
+        .map(|(id, kind)| (block_of(id), kind))
+        .collect();
+    for (block, kind) in failures {
         match kind {
-            ProblemKind::Missing => quality.missing_blocks.push(id),
-            ProblemKind::BrokenMarks => quality.broken_marks_blocks.push(id),
+            ProblemKind::Missing => quality.missing_blocks.push(block),
+            ProblemKind::BrokenMarks => quality.broken_marks_blocks.push(block),
         }
     }
     if change_expected {
-        quality.untranslated_blocks = sources
+        let untranslated: BTreeSet<usize> = sources
             .iter()
             .filter(|(id, source)| {
                 check(source, Some(&current[id]), true) == Err(Problem::Untranslated)
             })
-            .map(|(id, _)| *id)
+            .map(|(id, _)| block_of(*id))
             .collect();
+        quality.untranslated_blocks = untranslated.into_iter().collect();
     }
     let blocks = input
         .blocks
         .iter()
         .enumerate()
         .map(|(i, block)| Block {
-            text: current
+            text: translated
                 .get(&i)
                 .cloned()
                 .unwrap_or_else(|| block.text.clone()),
@@ -278,6 +317,20 @@ pub async fn translate_chapter_reporting(
         quality,
         terms,
     })
+}
+
+/// A block, or a part of one, as translated.
+struct Segment {
+    block: usize,
+    source: String,
+    /// The whitespace between this part and the next in the block.
+    separator: String,
+}
+
+/// The largest part of a block, in estimated tokens: a chunk less the unit's own overhead
+/// (its marker) and room for marks reopened at a cut.
+fn part_budget(chunk_tokens: u64) -> u64 {
+    chunk_tokens.saturating_sub(40).max(64)
 }
 
 async fn run_chunk(
@@ -514,6 +567,73 @@ mod tests {
         )
         .await
         .unwrap()
+    }
+
+    /// The offline engine, noting the largest block section of any request.
+    #[derive(Default)]
+    struct Measuring {
+        largest_blocks: AtomicU32,
+    }
+
+    #[async_trait]
+    impl ChatModel for Measuring {
+        async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
+            let blocks = request.user.split("BLOCKS:\n").nth(1).unwrap_or_default();
+            let tokens = u32::try_from(crate::model::estimate_tokens(blocks)).unwrap_or(u32::MAX);
+            self.largest_blocks.fetch_max(tokens, Ordering::SeqCst);
+            OfflineEngine.complete(request).await
+        }
+
+        fn name(&self) -> &str {
+            "measuring"
+        }
+    }
+
+    #[tokio::test]
+    async fn a_block_larger_than_a_chunk_goes_in_parts_and_comes_back_whole() {
+        let sentence = "Call me <i>Ishmael</i>, for the whale is white. ";
+        let paragraph = sentence.repeat(2_000);
+        let paragraph = paragraph.trim_end().to_string();
+        let blocks = vec![
+            Block::new(BlockKind::Heading { level: 1 }, "Loomings".into()),
+            Block::new(BlockKind::Paragraph, paragraph.clone()),
+            Block::new(BlockKind::Paragraph, "The end.".into()),
+        ];
+        let glossary = glossary();
+        let ledger = HashMap::new();
+        let input = ChapterInput {
+            blocks: &blocks,
+            source_lang: "en",
+            target_lang: "es",
+            glossary: &glossary,
+            ledger: &ledger,
+        };
+        let model = Measuring::default();
+        let config = PipelineConfig {
+            chunk_tokens: 500,
+            ..PipelineConfig::default()
+        };
+        let out = translate_chapter(&model, &input, &config).await.unwrap();
+        let largest = model.largest_blocks.load(Ordering::SeqCst);
+        // The block section holds the parts with their markers (and drafts after pass one).
+        assert!(
+            largest <= 2 * 500 + 64,
+            "a request carried {largest} tokens of blocks"
+        );
+        assert_eq!(out.blocks.len(), 3);
+        let translated = &out.blocks[1].text;
+        let terms = [("whale".to_string(), "ballena".to_string())];
+        let whole = crate::offline::pseudo(&paragraph, &terms);
+        assert_eq!(
+            booktr_formats::markup::plain_text(translated),
+            booktr_formats::markup::plain_text(&whole),
+        );
+        assert_eq!(out.blocks[2].text, crate::offline::pseudo("The end.", &[]));
+        let q = &out.quality;
+        // One use checked per block and entry, as for any block.
+        assert_eq!((q.glossary_checked, q.glossary_satisfied), (1, 1));
+        assert!(q.missing_blocks.is_empty() && q.broken_marks_blocks.is_empty());
+        assert!(q.translate.requests > 30, "{:?}", q.translate);
     }
 
     #[tokio::test]
