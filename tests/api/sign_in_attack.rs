@@ -118,6 +118,20 @@ async fn a_thousand_wrong_passwords_are_refused_and_memory_stays_bounded() {
         .await
         .unwrap();
     assert_eq!(signed_up.status(), 201);
+    // Someone else guessing at that account from their machine is stopped there, and does not
+    // lock the owner out.
+    let mut guesses = Vec::new();
+    for _ in 0..6 {
+        let guess = client
+            .post(format!("{url}/api/auth/signin"))
+            .header("x-forwarded-for", "198.18.0.1")
+            .json(&json!({"email": "real@example.com", "password": "a wrong guess"}))
+            .send()
+            .await
+            .unwrap();
+        guesses.push(guess.status().as_u16());
+    }
+    assert_eq!(guesses, [401, 401, 401, 401, 401, 429]);
     let signed_in = client
         .post(format!("{url}/api/auth/signin"))
         .header("x-forwarded-for", "192.0.2.10")

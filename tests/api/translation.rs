@@ -775,3 +775,42 @@ async fn a_start_without_a_glossary_uses_the_default_glossary_from_the_preferenc
     assert_eq!(quality["glossaryChecked"], 1, "{done}");
     assert_eq!(quality["glossarySatisfied"], 1, "{done}");
 }
+
+/// A start names a book by id; an id that is no book of the caller's is 404 and touches
+/// nothing, even shaped as a path into someone else's files.
+#[tokio::test]
+async fn a_start_with_a_path_for_a_book_id_is_404_and_touches_no_files() {
+    let app = spawn_app_without_workers().await;
+    let (victim_key, victim_book) = extracted_book(&app).await;
+    let attacker = app.user().await;
+    for folder in ["chapters", "run", "output", "original", ""] {
+        let response = post(
+            &app,
+            "/api/translate",
+            &attacker.key,
+            json!({"bookId": format!("{victim_book}/{folder}")}),
+        )
+        .await;
+        assert_error(response, 404, "not_found").await;
+    }
+    let response = post(
+        &app,
+        "/api/translate",
+        &attacker.key,
+        json!({"bookId": victim_book}),
+    )
+    .await;
+    assert_error(response, 404, "not_found").await;
+    // The victim's book is whole: it translates to the end.
+    let started = post(
+        &app,
+        "/api/translate",
+        &victim_key,
+        json!({"bookId": victim_book}),
+    )
+    .await;
+    assert_eq!(started.status(), 200);
+    drain(&app).await;
+    let done = status(&app, &victim_key, &victim_book).await;
+    assert_eq!(done["status"], "COMPLETED", "{done}");
+}

@@ -226,7 +226,9 @@ impl Usage {
             ("books", quota.books, spend.books),
             ("words", quota.words, spend.words),
         ] {
-            if let Some(limit) = limit {
+            // Only what is spent is checked: a user over one quota (after a downgrade) may
+            // still spend the other.
+            if let Some(limit) = limit.filter(|_| amount > 0) {
                 let headroom = i64::try_from(limit).unwrap_or(i64::MAX)
                     - i64::try_from(amount).unwrap_or(i64::MAX);
                 conditions.push(Condition::AtMost(name.into(), headroom));

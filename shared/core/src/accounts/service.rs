@@ -228,11 +228,18 @@ impl Accounts {
             });
         }
         if let Some(email) = sign_in_email {
-            let key = email.trim().to_lowercase();
-            let for_email = limiter
-                .hit(&Subject::SignInEmail(key), &rate::SIGN_IN_WINDOWS_PER_EMAIL)
-                .await?;
-            if let Some(wait) = for_email.retry_after {
+            let email = email.trim().to_lowercase();
+            let pair = Subject::SignInEmailFromAddress {
+                email: email.clone(),
+                address: address.to_string(),
+            };
+            let anywhere = Subject::SignInEmail(email);
+            let (from_here, from_anywhere) = tokio::try_join!(
+                limiter.hit(&pair, &rate::SIGN_IN_WINDOWS_PER_EMAIL_AND_ADDRESS),
+                limiter.hit(&anywhere, &rate::SIGN_IN_WINDOWS_PER_EMAIL),
+            )?;
+            let wait = from_here.retry_after.max(from_anywhere.retry_after);
+            if let Some(wait) = wait {
                 return Err(AccountsError::RateLimited {
                     message: format!(
                         "too many sign-in attempts for this account; try again in {wait} seconds"

@@ -62,13 +62,16 @@ impl JobHandler {
             kind = job.kind(),
             book_id = job.book_id().unwrap_or_default()
         );
+        // The book's owner, when the book exists (jobs of a gone book find nothing to do).
+        let mut owner = None;
         if let Some(book_id) = job.book_id() {
-            match self.owner_closed_account(book_id).await {
-                Ok(false) => {}
-                Ok(true) => {
+            match self.owner(book_id).await {
+                Ok(None) => {}
+                Ok(Some((_, false))) => {
                     span.in_scope(|| info!("dropped: the book's owner closed their account"));
                     return Outcome::Done;
                 }
+                Ok(Some((user_id, true))) => owner = Some(user_id),
                 Err(e) => return Outcome::Retry(e.to_string()),
             }
         }
@@ -94,12 +97,29 @@ impl JobHandler {
                     .await
             }
             Job::PurgeAccount { user_id } => {
-                Privacy::new(self.ports.clone(), self.usage.clone())
-                    .purge(user_id)
-                    .instrument(span.clone())
-                    .await
+                self.privacy().purge(user_id).instrument(span.clone()).await
             }
         };
+        // The owner may have closed their account while this ran, and the purge gone by
+        // before what the job wrote: remove the book again and purge again (both idempotent)
+        // so nothing stays behind.
+        if let (Some(book_id), Some(owner)) = (job.book_id(), owner) {
+            match self.privacy().account_is_open(&owner).await {
+                Ok(true) => {}
+                Ok(false) => {
+                    span.in_scope(|| info!("the owner closed their account meanwhile; purging"));
+                    let purged = async {
+                        self.books.remove_everything(book_id).await?;
+                        self.privacy().purge(&owner).await
+                    };
+                    return match purged.await {
+                        Ok(()) => Outcome::Done,
+                        Err(e) => Outcome::Retry(e.to_string()),
+                    };
+                }
+                Err(e) => return Outcome::Retry(e.to_string()),
+            }
+        }
         match result {
             Ok(()) => Outcome::Done,
             Err(e) => {
@@ -115,10 +135,7 @@ impl JobHandler {
     /// them.
     pub async fn process_dead_letter(&self, job: &Job) -> Outcome {
         let Some(book_id) = job.book_id() else {
-            // An account purge that kept failing: the account is closed already, and the
-            // dead-letter alarm calls an operator to re-drive it.
-            error!(job = ?job, "account purge dead-lettered; re-drive it once the cause is fixed");
-            return Outcome::Done;
+            return self.purge_dead_lettered(job).await;
         };
         let book = match self.books.find(book_id).await {
             Ok(Some(book)) => book,
@@ -188,19 +205,40 @@ impl JobHandler {
 
     /// Whether the book exists but its owner does not: a closed account, whose jobs are
     /// dropped (the purge removes the book soon after).
-    async fn owner_closed_account(&self, book_id: &str) -> Result<bool, StoreError> {
-        let Some(book) = self.books.find(book_id).await? else {
-            return Ok(false);
+    /// An account purge that kept failing: nothing to do if the account never closed (its
+    /// deletion failed after queuing the purge); otherwise the dead-letter alarm calls an
+    /// operator to re-drive it once the cause is fixed.
+    async fn purge_dead_lettered(&self, job: &Job) -> Outcome {
+        let Job::PurgeAccount { user_id } = job else {
+            return Outcome::Done;
         };
-        let owner = self
-            .ports
-            .table
-            .get(
-                &crate::accounts::store::user_pk(&book.user_id),
-                crate::accounts::store::PROFILE,
-            )
-            .await?;
-        Ok(owner.is_none())
+        match self.privacy().account_is_open(user_id).await {
+            Ok(true) => {
+                info!(user_id, "purge dropped: the account was never closed");
+                Outcome::Done
+            }
+            Ok(false) => {
+                error!(
+                    user_id,
+                    "account purge dead-lettered; re-drive it once the cause is fixed"
+                );
+                Outcome::Done
+            }
+            Err(e) => Outcome::Retry(e.to_string()),
+        }
+    }
+
+    fn privacy(&self) -> Privacy {
+        Privacy::new(self.ports.clone(), self.usage.clone())
+    }
+
+    /// The book's owner and whether their account is open; None when the book is gone.
+    async fn owner(&self, book_id: &str) -> Result<Option<(String, bool)>, StoreError> {
+        let Some(book) = self.books.find(book_id).await? else {
+            return Ok(None);
+        };
+        let open = self.privacy().account_is_open(&book.user_id).await?;
+        Ok(Some((book.user_id, open)))
     }
 
     /// Keeps the latest failure on the book (status unchanged) for the dead-letter handler.

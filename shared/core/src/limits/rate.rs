@@ -63,9 +63,14 @@ pub const PUBLIC_WINDOWS: [Window; 2] = [Window::per_minute(60), Window::per_hou
 pub const PASSWORD_WINDOWS_PER_ADDRESS: [Window; 2] =
     [Window::per_minute(10), Window::per_hour(50)];
 
-/// Sign-in attempts per email address, whoever makes them, so a password cannot be guessed
-/// from many addresses either.
-pub const SIGN_IN_WINDOWS_PER_EMAIL: [Window; 2] = [Window::per_minute(5), Window::per_hour(20)];
+/// Sign-in attempts at one account from one client address.
+pub const SIGN_IN_WINDOWS_PER_EMAIL_AND_ADDRESS: [Window; 2] =
+    [Window::per_minute(5), Window::per_hour(20)];
+
+/// Sign-in attempts at one account from every address together: the backstop against guessing
+/// from many addresses. Well above what one address may make (50 an hour), so locking someone
+/// out of their account takes a distributed attack rather than a script on one machine.
+pub const SIGN_IN_WINDOWS_PER_EMAIL: [Window; 2] = [Window::per_minute(30), Window::per_hour(100)];
 
 /// Who is counted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,6 +82,11 @@ pub enum Subject {
     PasswordAddress(String),
     /// Sign-in attempts for one email; stored hashed, so counters hold no address book.
     SignInEmail(String),
+    /// Sign-in attempts at an email (normalised) from an address.
+    SignInEmailFromAddress {
+        email: String,
+        address: String,
+    },
 }
 
 impl Subject {
@@ -86,6 +96,12 @@ impl Subject {
             Subject::Address(a) => format!("RATE#IP#{a}"),
             Subject::PasswordAddress(a) => format!("RATE#PWIP#{a}"),
             Subject::SignInEmail(e) => format!("RATE#EMAIL#{}", sha256_hex(e)),
+            Subject::SignInEmailFromAddress { email, address } => {
+                format!(
+                    "RATE#EMAILIP#{}",
+                    sha256_hex(&format!("{email}\n{address}"))
+                )
+            }
         }
     }
 }

@@ -49,6 +49,14 @@ impl Privacy {
                 "confirmation must be exactly '{DELETE_CONFIRMATION}'"
             )));
         }
+        // The purge is queued first: queued after the account closed, a queue failure would
+        // leave a closed account nobody can ask to purge again. Queued first, it waits for the
+        // account to close (see `purge`), and a deletion that fails leaves a job that finds
+        // the account open and does nothing.
+        let job = Job::PurgeAccount {
+            user_id: user.id.clone(),
+        };
+        job.enqueue(self.ports.queue.as_ref()).await?;
         let now = self.ports.clock.now();
         let marker = Item::new(marker_pk(&user.id), MARKER_SK).with("at", items::time(now));
         let ops = vec![
@@ -88,10 +96,6 @@ impl Privacy {
             reason = reason.unwrap_or(""),
             "account closed; its data is being purged"
         );
-        let job = Job::PurgeAccount {
-            user_id: user.id.clone(),
-        };
-        job.enqueue(self.ports.queue.as_ref()).await?;
         Ok(Deleted {
             success: true,
             message: "your account is closed and all its data is being removed permanently".into(),
@@ -99,9 +103,16 @@ impl Privacy {
         })
     }
 
-    /// Removes everything the closed account held. Safe to run any number of times.
+    /// Removes everything the closed account held. Safe to run any number of times. Fails
+    /// (to be retried) while the account is still open: its deletion is under way, or failed
+    /// and then the job ends in the dead-letter queue, which lets it go.
     #[instrument(skip(self))]
     pub async fn purge(&self, user_id: &str) -> Result<(), StoreError> {
+        if self.account_is_open(user_id).await? {
+            return Err(StoreError::Unavailable(
+                "the account is not closed (yet); nothing is purged".into(),
+            ));
+        }
         let table = &self.ports.table;
         let mut removed = 0usize;
         for book in self.all_books(user_id).await? {
@@ -153,6 +164,21 @@ impl Privacy {
             .await?;
         info!(removed, "account purged");
         Ok(())
+    }
+}
+
+impl Privacy {
+    /// Whether the user's profile still exists.
+    pub async fn account_is_open(&self, user_id: &str) -> Result<bool, StoreError> {
+        let profile = self
+            .ports
+            .table
+            .get(
+                &crate::accounts::store::user_pk(user_id),
+                crate::accounts::store::PROFILE,
+            )
+            .await?;
+        Ok(profile.is_some())
     }
 }
 

@@ -127,16 +127,18 @@ impl Translations {
     /// runs is reported as not found, and whatever this wrote for it is removed.
     #[instrument(skip(self, user, request), fields(user_id = %user.id, book_id = %request.book_id))]
     pub async fn start(&self, user: &User, request: StartRequest) -> Result<u32, TranslationError> {
-        let book_id = request.book_id.clone();
-        let result = self.start_run(user, request).await;
+        // The caller's own book, or 404: only an id proven to be a book of theirs may lead to
+        // the clean-up below (it deletes files by the id).
+        let book = self.books.get(&user.id, &request.book_id).await?;
+        let result = self.start_run(user, request, &book).await;
         match &result {
             Err(TranslationError::NotFound)
             | Err(TranslationError::Invalid(_))
             | Err(TranslationError::Store(_)) => {
-                if self.books.find(&book_id).await?.is_none() {
+                if self.books.find(&book.id).await?.is_none() {
                     // Deleted under us: its blobs may have been written after the deletion
                     // removed the others.
-                    blobs::delete_prefix(self.ports.blobs.as_ref(), &store::blob_prefix(&book_id))
+                    blobs::delete_prefix(self.ports.blobs.as_ref(), &store::blob_prefix(&book.id))
                         .await?;
                     return Err(TranslationError::NotFound);
                 }
@@ -146,8 +148,12 @@ impl Translations {
         }
     }
 
-    async fn start_run(&self, user: &User, request: StartRequest) -> Result<u32, TranslationError> {
-        let book = self.books.get(&user.id, &request.book_id).await?;
+    async fn start_run(
+        &self,
+        user: &User,
+        request: StartRequest,
+        book: &Book,
+    ) -> Result<u32, TranslationError> {
         if book.status != BookStatus::Extracted {
             return Err(TranslationError::Invalid(format!(
                 "the book is {}; a translation can start when it is EXTRACTED",
@@ -220,15 +226,33 @@ impl Translations {
             pending: &pending,
             period: &period,
         };
-        let started = self.begin_run(run).await;
-        if started.is_err() {
-            self.usage.refund(&user.id, &period, words).await?;
-        }
-        started
+        let book = match self.begin_run(run).await {
+            Ok(book) => book,
+            Err(e) => {
+                self.usage.refund(&user.id, &period, words).await?;
+                return Err(e);
+            }
+        };
+        // From here the run is on the book with its charge: a failure below leaves it
+        // TRANSLATING, and a resume (which queues what is missing, free) or a stop (which gives
+        // back the words it leaves untranslated) settles it. Refunding here too would pay twice.
+        // Files of an earlier translation no longer match the text.
+        blobs::delete_prefix(self.ports.blobs.as_ref(), &store::outputs_prefix(&book.id)).await?;
+        let queued = self.queue_chapters(&book, &pending).await?;
+        info!(
+            run = book.run,
+            model,
+            target,
+            queued,
+            reused = chapters.len() - pending.len(),
+            "translation started"
+        );
+        Ok(queued)
     }
 
-    /// The writes of a start, once its words are charged.
-    async fn begin_run(&self, run: StartedRun<'_>) -> Result<u32, TranslationError> {
+    /// The writes of a start up to the book's move to TRANSLATING, once its words are charged;
+    /// returns the book after the move.
+    async fn begin_run(&self, run: StartedRun<'_>) -> Result<Book, TranslationError> {
         let StartedRun {
             book,
             model,
@@ -278,18 +302,7 @@ impl Translations {
                 "the book changed meanwhile; look at its status and try again".into(),
             ));
         };
-        // Files of an earlier translation no longer match the text.
-        blobs::delete_prefix(self.ports.blobs.as_ref(), &store::outputs_prefix(&book.id)).await?;
-        let queued = self.queue_chapters(&book, pending).await?;
-        info!(
-            run = book.run,
-            model,
-            target,
-            queued,
-            reused = chapters.len() - pending.len(),
-            "translation started"
-        );
-        Ok(queued)
+        Ok(book)
     }
 
     /// TRANSLATING -> PAUSED. Jobs already queued are dropped as they come up (the status no
