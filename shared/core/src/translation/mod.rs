@@ -216,7 +216,7 @@ impl Translations {
         };
         let period = self.usage.spend(user, words).await?;
         let run = StartedRun {
-            book: &book,
+            book,
             model: &model,
             target: &target,
             glossary_id,
