@@ -814,3 +814,89 @@ async fn a_start_with_a_path_for_a_book_id_is_404_and_touches_no_files() {
     let done = status(&app, &victim_key, &victim_book).await;
     assert_eq!(done["status"], "COMPLETED", "{done}");
 }
+
+/// One paragraph of a million words: it goes to the model in parts no larger than a chunk
+/// (checked at the stand-in), and comes back as one paragraph, complete.
+#[tokio::test]
+async fn a_paragraph_of_a_million_words_goes_in_parts_that_fit_and_comes_back_whole() {
+    let (openai, calls) = crate::stand_ins::openai_stand_in(Duration::ZERO).await;
+    let models = booktr_core::ports::EnvModels::from_vars(vec![
+        ("OPENAI_API_KEY".into(), "sk-stand-in".into()),
+        ("OPENAI_BASE_URL".into(), openai),
+    ]);
+    let app = spawn_with_models(true, Arc::new(models)).await;
+    let user = app.user().await;
+    // 16 words, 62,500 times.
+    let sentence =
+        "Call me Ishmael and some years ago never mind how long precisely I went to sea. ";
+    let text = format!("A Long Breath\n\n{}\n", sentence.repeat(62_500).trim_end());
+    let id = app
+        .upload_ok(&user.key, "breath.txt", text.into_bytes())
+        .await;
+    app.wait_for_status(&user.key, &id, "EXTRACTED").await;
+    let started = post(
+        &app,
+        "/api/translate",
+        &user.key,
+        json!({"bookId": id, "model": "gpt-4o-mini"}),
+    )
+    .await;
+    assert_eq!(started.status(), 200);
+    let mut book = Value::Null;
+    for _ in 0..1200 {
+        book = app
+            .get(&format!("/api/books/{id}"), &user.key)
+            .await
+            .json()
+            .await
+            .unwrap();
+        if book["status"] == "COMPLETED" || book["status"] == "ERROR" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(book["status"], "COMPLETED", "{book}");
+
+    // Every request of the first pass carried at most a chunk (2,000 estimated tokens) of
+    // blocks; the later passes carry a draft beside each source, so twice that.
+    let all = calls.all();
+    assert!(all.len() > 3 * 600, "{} requests", all.len());
+    for user_part in &all {
+        let blocks = user_part.split("BLOCKS:\n").nth(1).unwrap_or_default();
+        let tokens = booktr_translate::model::estimate_tokens(blocks);
+        let budget = if user_part.starts_with("TASK: translate") {
+            2_000
+        } else {
+            4_100
+        };
+        assert!(
+            tokens <= budget,
+            "a request carried {tokens} tokens of blocks"
+        );
+    }
+
+    // The translation is one paragraph with every sentence in it.
+    let link: Value = app
+        .get(&format!("/api/download/{id}?format=epub"), &user.key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let epub = fetch(link["url"].as_str().unwrap())
+        .await
+        .bytes()
+        .await
+        .unwrap();
+    let translated = booktr_formats::epub::extract(&epub).unwrap();
+    let paragraphs: Vec<String> = translated
+        .chapters
+        .iter()
+        .flat_map(|c| c.blocks.iter())
+        .map(|b| b.plain_text())
+        .filter(|t| t.split_whitespace().count() > 1_000)
+        .collect();
+    assert_eq!(paragraphs.len(), 1, "the paragraph stays one block");
+    let ishmael = booktr_translate::offline::pseudo("Ishmael", &[]);
+    assert_eq!(paragraphs[0].matches(ishmael.as_str()).count(), 62_500);
+    assert_eq!(paragraphs[0].split_whitespace().count(), 1_000_000);
+}
