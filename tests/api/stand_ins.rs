@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use booktr_core::ports::{KeyCheckError, Models};
 use booktr_translate::model::{ChatError, ChatModel, ChatRequest, ChatResponse};
@@ -122,6 +123,68 @@ pub async fn openai_stand_in(delay: Duration) -> (String, Calls) {
     );
     let url = format!("{}/v1", serve(app).await);
     (url, calls)
+}
+
+/// What a rate-limiting stand-in saw of one request: how many were in flight (this one
+/// included) when it arrived, and whether any 429 had been answered before it.
+#[derive(Debug, Clone, Copy)]
+pub struct Arrival {
+    pub in_flight: usize,
+    pub limited_before: usize,
+}
+
+/// An OpenAI stand-in that answers every other request 429 with `Retry-After: 1` from its
+/// `calm`-th request to its `calm + limited`-th, and like the offline engine after `delay`
+/// otherwise; returns its base URL and what it saw of each request.
+pub async fn rate_limiting_openai_stand_in(
+    calm: usize,
+    limited: usize,
+    delay: Duration,
+) -> (String, Arc<Mutex<Vec<Arrival>>>) {
+    #[derive(Default)]
+    struct Seen {
+        arrivals: Vec<Arrival>,
+        in_flight: usize,
+        answered_429: usize,
+    }
+    let seen: Arc<Mutex<Seen>> = Arc::default();
+    let arrivals: Arc<Mutex<Vec<Arrival>>> = Arc::default();
+    let (state, shown) = (seen.clone(), arrivals.clone());
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        post(move |axum::Json(body): axum::Json<Value>| {
+            let (state, shown) = (state.clone(), shown.clone());
+            async move {
+                let n = {
+                    let mut s = state.lock().unwrap();
+                    s.in_flight += 1;
+                    let arrival = Arrival {
+                        in_flight: s.in_flight,
+                        limited_before: s.answered_429,
+                    };
+                    s.arrivals.push(arrival);
+                    shown.lock().unwrap().push(arrival);
+                    s.arrivals.len() - 1
+                };
+                let refuse = (calm..calm + limited).contains(&n) && n % 2 == 1;
+                let response = if refuse {
+                    state.lock().unwrap().answered_429 += 1;
+                    (
+                        StatusCode::TOO_MANY_REQUESTS,
+                        [("retry-after", "1")],
+                        axum::Json(json!({"error": {"message": "Rate limit reached"}})),
+                    )
+                        .into_response()
+                } else {
+                    tokio::time::sleep(delay).await;
+                    axum::Json(chat_completion(&body, chat_request(&body)).await).into_response()
+                };
+                state.lock().unwrap().in_flight -= 1;
+                response
+            }
+        }),
+    );
+    (format!("{}/v1", serve(app).await), arrivals)
 }
 
 /// The system and user messages of an OpenAI Chat Completions request.

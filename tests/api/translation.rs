@@ -900,3 +900,67 @@ async fn a_paragraph_of_a_million_words_goes_in_parts_that_fit_and_comes_back_wh
     assert_eq!(paragraphs[0].matches(ishmael.as_str()).count(), 62_500);
     assert_eq!(paragraphs[0].split_whitespace().count(), 1_000_000);
 }
+
+/// A provider that answers half of the requests 429 for a while: requests in flight on the key
+/// drop while the 429s last, and the book completes with no chapter in ERROR.
+#[tokio::test]
+async fn under_rate_limits_fewer_requests_are_in_flight_and_no_chapter_fails() {
+    let (openai, arrivals) =
+        crate::stand_ins::rate_limiting_openai_stand_in(12, 40, Duration::from_millis(150)).await;
+    let models = booktr_core::ports::EnvModels::from_vars(vec![
+        ("OPENAI_API_KEY".into(), "sk-stand-in".into()),
+        ("OPENAI_BASE_URL".into(), openai),
+    ]);
+    let app = spawn_with_models(true, Arc::new(models)).await;
+    let user = app.user().await;
+    // One chapter (its heading makes it one) of 40 paragraphs of about a chunk each: 40 chunks
+    // a pass, 12 at once.
+    let paragraph =
+        "It is a way I have of driving off the spleen and regulating the circulation. ".repeat(100);
+    let text = format!(
+        "Chapter 1\n\n{}\n",
+        vec![paragraph.trim_end(); 40].join("\n\n")
+    );
+    let id = app
+        .upload_ok(&user.key, "spleen.txt", text.into_bytes())
+        .await;
+    app.wait_for_status(&user.key, &id, "EXTRACTED").await;
+    let started = post(
+        &app,
+        "/api/translate",
+        &user.key,
+        json!({"bookId": id, "model": "gpt-4o-mini"}),
+    )
+    .await;
+    assert_eq!(started.status(), 200);
+    let mut book = Value::Null;
+    for _ in 0..1200 {
+        book = app
+            .get(&format!("/api/books/{id}"), &user.key)
+            .await
+            .json()
+            .await
+            .unwrap();
+        if book["status"] == "COMPLETED" || book["status"] == "ERROR" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(book["status"], "COMPLETED", "{book}");
+    let done = status(&app, &user.key, &id).await;
+    assert_eq!(done["errors"], json!([]), "{done}");
+
+    let arrivals = arrivals.lock().unwrap().clone();
+    let before = arrivals[..12].iter().map(|a| a.in_flight).max().unwrap();
+    assert!(before >= 10, "{before} in flight before any 429");
+    let limited = arrivals[12..52]
+        .iter()
+        .filter(|a| a.limited_before >= 3)
+        .map(|a| a.in_flight)
+        .max()
+        .unwrap();
+    assert!(
+        limited <= 8,
+        "{limited} in flight while the 429s lasted (before: {before})"
+    );
+}

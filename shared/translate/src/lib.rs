@@ -6,6 +6,7 @@
 //! pipeline. The book jobs that run it per chapter are in `booktr-core` (`jobs::chapter`).
 
 pub mod book;
+pub mod budget;
 pub mod glossary;
 pub mod model;
 pub mod offline;

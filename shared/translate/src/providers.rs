@@ -3,11 +3,13 @@
 //! configurable (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`, `GEMINI_BASE_URL`) so tests use local
 //! stand-ins and users can point at any compatible server.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
+use crate::budget::KeyBudget;
 use crate::model::{ChatError, ChatModel, ChatRequest, ChatResponse};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,6 +188,28 @@ pub struct HttpModel {
     base_url: String,
     api_key: String,
     client: reqwest::Client,
+    /// Requests in flight on this key, process-wide.
+    budget: Arc<KeyBudget>,
+}
+
+/// How long one request keeps waiting out the provider's rate limits before it reports one
+/// (then the pipeline's retries and the job's take over). Rate limits are the provider asking
+/// for patience, not a failure of the chapter.
+const RATE_LIMIT_PATIENCE: Duration = Duration::from_secs(300);
+
+/// Why one request failed.
+enum Failure {
+    RateLimited {
+        message: String,
+        retry_after: Option<Duration>,
+    },
+    Other(ChatError),
+}
+
+impl From<ChatError> for Failure {
+    fn from(e: ChatError) -> Self {
+        Failure::Other(e)
+    }
 }
 
 impl HttpModel {
@@ -210,6 +234,7 @@ impl HttpModel {
             family,
             name: model.to_string(),
             model_id: model_id.to_string(),
+            budget: KeyBudget::for_key(&base_url, &api_key),
             base_url,
             api_key,
             client,
@@ -305,9 +330,45 @@ fn error_message(body: &str) -> String {
 
 #[async_trait]
 impl ChatModel for HttpModel {
+    /// Sends the request within the key's budget; waits out rate limits (up to
+    /// [`RATE_LIMIT_PATIENCE`]) rather than reporting them.
     async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
+        let started = tokio::time::Instant::now();
+        loop {
+            let permit = self.budget.acquire().await;
+            let sent = self.send(&request).await;
+            drop(permit);
+            match sent {
+                Ok(response) => {
+                    self.budget.on_success();
+                    return Ok(response);
+                }
+                Err(Failure::RateLimited {
+                    message,
+                    retry_after,
+                }) => {
+                    self.budget.on_rate_limited(retry_after);
+                    if started.elapsed() >= RATE_LIMIT_PATIENCE {
+                        return Err(ChatError::Retryable {
+                            message,
+                            retry_after,
+                        });
+                    }
+                }
+                Err(Failure::Other(e)) => return Err(e),
+            }
+        }
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl HttpModel {
+    async fn send(&self, request: &ChatRequest) -> Result<ChatResponse, Failure> {
         let response = self
-            .request(&request)
+            .request(request)
             .send()
             .await
             .map_err(|e| ChatError::Retryable {
@@ -332,30 +393,33 @@ impl ChatModel for HttpModel {
                 status.as_u16(),
                 error_message(&body)
             );
-            // Rate limits, overload (Anthropic's 529) and server errors pass; the rest will not.
-            let retryable =
-                status.as_u16() == 429 || status.as_u16() == 408 || status.is_server_error();
-            return Err(if retryable {
+            if status.as_u16() == 429 {
+                return Err(Failure::RateLimited {
+                    message,
+                    retry_after,
+                });
+            }
+            // Overload (Anthropic's 529), timeouts and server errors pass; the rest will not.
+            let retryable = status.as_u16() == 408 || status.is_server_error();
+            return Err(Failure::Other(if retryable {
                 ChatError::Retryable {
                     message,
                     retry_after,
                 }
             } else {
                 ChatError::Fatal(message)
-            });
+            }));
         }
         let value: Value = serde_json::from_str(&body).map_err(|e| ChatError::Retryable {
             message: format!("{}: unreadable answer: {e}", self.name),
             retry_after: None,
         })?;
-        self.parse(&value).ok_or_else(|| ChatError::Retryable {
-            message: format!("{}: the answer has no text", self.name),
-            retry_after: None,
+        self.parse(&value).ok_or_else(|| {
+            Failure::Other(ChatError::Retryable {
+                message: format!("{}: the answer has no text", self.name),
+                retry_after: None,
+            })
         })
-    }
-
-    fn name(&self) -> &str {
-        &self.name
     }
 }
 
@@ -536,16 +600,20 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn rate_limits_are_retryable_with_their_retry_after() {
+    async fn a_rate_limit_is_waited_out_on_a_smaller_budget_and_overload_is_retryable() {
         let limited = json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}});
-        let (url, _) = stand_in(vec![(429, Some("7"), limited)]).await;
-        let error = model("gpt-4o", &url).complete(request()).await.unwrap_err();
+        let ok = json!({"choices": [{"message": {"content": "[[1]] Hola"}}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}});
+        let (url, limiting) = stand_in(vec![(429, Some("1"), limited), (200, None, ok)]).await;
+        let gpt = model("gpt-4o", &url);
+        let started = std::time::Instant::now();
+        let response = gpt.complete(request()).await.unwrap();
+        assert_eq!(response.text, "[[1]] Hola");
+        assert!(started.elapsed() >= Duration::from_secs(1), "Retry-After");
+        assert_eq!(limiting.seen.lock().unwrap().len(), 2);
         assert_eq!(
-            error,
-            ChatError::Retryable {
-                message: "gpt-4o answered 429: Rate limit reached".into(),
-                retry_after: Some(Duration::from_secs(7))
-            }
+            gpt.budget.limit(),
+            8,
+            "the key's budget was halved (and won back a little)"
         );
         let overloaded = json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
         let (url, _) = stand_in(vec![(529, None, overloaded)]).await;
