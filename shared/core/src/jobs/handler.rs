@@ -69,7 +69,12 @@ impl JobHandler {
                 Ok(None) => {}
                 Ok(Some((_, false))) => {
                     span.in_scope(|| info!("dropped: the book's owner closed their account"));
-                    return Outcome::Done;
+                    // The purge removes it too, unless it listed the books before this one
+                    // showed in the index (eventually consistent on DynamoDB).
+                    return match self.books.remove_everything(book_id).await {
+                        Ok(()) => Outcome::Done,
+                        Err(e) => Outcome::Retry(e.to_string()),
+                    };
                 }
                 Ok(Some((user_id, true))) => owner = Some(user_id),
                 Err(e) => return Outcome::Retry(e.to_string()),
