@@ -396,6 +396,54 @@ async fn a_stored_key_that_no_longer_opens_fails_the_chapter_with_a_reason() {
     );
 }
 
+/// A sealed key is bound to its owner and slot: copied into another account, it does not open
+/// there, and nobody's key is spent for someone else.
+#[tokio::test]
+async fn a_sealed_key_copied_into_another_account_does_not_open_there() {
+    let (app, providers) = spawn_with_providers().await;
+    let owner = app.user().await;
+    let thief = app.user().await;
+    assert_eq!(
+        patch(&app, &owner.key, json!({"keyOne": OPENAI_KEY}))
+            .await
+            .status(),
+        200
+    );
+    let table = &app.ports.table;
+    let item = table
+        .get(&format!("USER#{}", owner.id), "DEVKEY#ONE")
+        .await
+        .unwrap()
+        .unwrap();
+    let mut copied = Item::new(format!("USER#{}", thief.id), item.sk.clone());
+    copied.attrs = item.attrs.clone();
+    table.put(copied, Condition::Always).await.unwrap();
+
+    let book = app.upload_ok(&thief.key, "book.txt", sample_txt()).await;
+    app.wait_for_status(&thief.key, &book, "EXTRACTED").await;
+    let response = app
+        .send_json(
+            Method::POST,
+            "/api/translate",
+            &thief.key,
+            json!({"bookId": book, "model": "gpt-4o-mini"}),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let failed = app.wait_for_status(&thief.key, &book, "ERROR").await;
+    assert!(
+        failed["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("could not be read"),
+        "{failed}"
+    );
+    assert!(
+        providers.chat_credentials.lock().unwrap().is_empty(),
+        "the owner's key was spent for someone else"
+    );
+}
+
 fn contains(haystack: &[Vec<u8>], needle: &[u8]) -> bool {
     haystack
         .iter()

@@ -341,7 +341,11 @@ impl Developer {
         let now = self.ports.clock.now();
         let mut ops = Vec::new();
         for (slot, key) in &set {
-            let sealed = self.ports.secrets.seal(key.expose().as_bytes()).await?;
+            let sealed = self
+                .ports
+                .secrets
+                .seal(bound(user_id, *slot, key.expose()).as_bytes())
+                .await?;
             let item = Item::new(pk(user_id), slot.sk())
                 .with("sealed", BASE64.encode(sealed))
                 .with("preview", key.preview())
@@ -404,9 +408,19 @@ impl Developer {
             Err(StoreError::Invalid(why)) => return Err(unreadable(&why)),
             Err(e) => return Err(e.into()),
         };
-        let key = String::from_utf8(opened).map_err(|_| unreadable("not UTF-8 once opened"))?;
-        Ok(Some(key))
+        let opened = String::from_utf8(opened).map_err(|_| unreadable("not UTF-8 once opened"))?;
+        let key = opened
+            .strip_prefix(&bound(user_id, slot, ""))
+            .ok_or_else(|| unreadable("sealed for another account or key slot"))?;
+        Ok(Some(key.to_string()))
     }
+}
+
+/// What is sealed: the key behind its owner and slot, so that a sealed key copied into another
+/// account's item (or slot) does not open there. The authenticated encryption covers the whole
+/// text, so the binding cannot be changed without the seal failing. (Keys hold no line breaks.)
+fn bound(user_id: &str, slot: KeySlot, key: &str) -> String {
+    format!("{user_id}\n{}\n{key}", slot.sk())
 }
 
 #[cfg(test)]
