@@ -6,6 +6,7 @@ mod auth;
 mod aws;
 mod books;
 mod cli;
+mod community;
 mod crash;
 mod developer;
 mod errors;

@@ -58,6 +58,25 @@ impl FromRequestParts<AppState> for Caller {
     }
 }
 
+/// The caller of a public route: signed in or not. A credential that is sent but wrong is
+/// still a 401, so a client learns its key is bad rather than silently seeing less.
+pub struct OptionalCaller(pub Option<Principal>);
+
+impl FromRequestParts<AppState> for OptionalCaller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let outcome = match parts.extensions.remove::<Authenticated>() {
+            Some(Authenticated(outcome)) => Some(outcome),
+            None => authenticate(&parts.headers, state).await,
+        };
+        Ok(OptionalCaller(outcome.transpose()?))
+    }
+}
+
 /// The outcome of authenticating a request, kept on it for the `Caller` extractor.
 #[derive(Clone)]
 pub(crate) struct Authenticated(pub Result<Principal, ApiError>);

@@ -13,12 +13,12 @@ use std::sync::Arc;
 use axum::Router;
 use booktr_core::Services;
 
-pub use auth::Caller;
+pub use auth::{Caller, OptionalCaller};
 pub use error::ApiError;
 pub use limits::ClientIp;
 pub use routes::{
-    auth_routes, books, developer, download, glossary, health, keys, notifications, preferences,
-    share, translate, usage, user, webhooks,
+    auth_routes, books, community, developer, download, glossary, health, keys, notifications,
+    preferences, share, translate, usage, user, webhooks,
 };
 
 /// What every handler shares.
@@ -60,6 +60,7 @@ pub fn router(state: AppState) -> Router {
         .merge(keys::router())
         .merge(user::router())
         .merge(books::router())
+        .merge(community::router())
         .merge(share::router())
         .merge(preferences::router())
         .merge(developer::router())

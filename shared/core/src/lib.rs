@@ -3,6 +3,7 @@
 
 pub mod accounts;
 pub mod books;
+pub mod community;
 pub mod config;
 pub mod developer;
 pub mod events;

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use crate::accounts::Accounts;
 use crate::books::Books;
+use crate::community::Community;
 use crate::developer::Developer;
 use crate::events::Events;
 use crate::glossaries::Glossaries;
@@ -40,6 +41,7 @@ pub struct Services {
     pub books: Books,
     pub developer: Developer,
     pub glossaries: Glossaries,
+    pub community: Community,
     pub jobs: JobHandler,
     pub health: Health,
     pub translations: Translations,
@@ -57,6 +59,7 @@ impl Services {
             books: Books::new(ports.clone(), usage.clone()),
             developer: Developer::new(ports.clone()),
             glossaries: Glossaries::new(ports.clone()),
+            community: Community::new(ports.clone()),
             jobs: JobHandler::new(ports.clone(), usage.clone()),
             translations: Translations::new(ports.clone(), usage.clone()),
             privacy: Privacy::new(ports.clone(), usage.clone()),

@@ -2,6 +2,7 @@
 
 pub mod auth_routes;
 pub mod books;
+pub mod community;
 pub mod developer;
 pub mod download;
 pub mod glossary;

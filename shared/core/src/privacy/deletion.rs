@@ -114,7 +114,9 @@ impl Privacy {
             ));
         }
         let table = &self.ports.table;
-        let mut removed = 0usize;
+        let mut removed = crate::community::Community::new(self.ports.clone())
+            .remove_posts_of(user_id)
+            .await?;
         for book in self.all_books(user_id).await? {
             self.books.remove_everything(&book.id).await?;
             removed += 1;

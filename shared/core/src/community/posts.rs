@@ -1,0 +1,561 @@
+//! Posts: written by signed-in users, read by anyone once published.
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+use tracing::info;
+
+use super::slug::{self, slugify};
+use super::taxonomy::require_admin;
+use super::{Author, Category, Community, CommunityError, Counts, Post, PostStatus, Tag};
+use crate::accounts::User;
+use crate::ids::new_id;
+use crate::items::{opt_string, parse_time, required_str, required_time, time, time_text};
+use crate::ports::{Condition, Index, Item, Query, StoreError, Update};
+use crate::types::Role;
+
+const MAX_TITLE: usize = 200;
+/// About 15,000 words: a long essay, and a bound on what one request stores and renders.
+const MAX_CONTENT: usize = 100_000;
+const MAX_EXCERPT: usize = 500;
+/// A derived excerpt: the content's first words, up to this many characters.
+const DERIVED_EXCERPT: usize = 200;
+const MAX_TAGS: usize = 10;
+const MAX_URL: usize = 2_000;
+pub const MAX_PAGE_SIZE: u32 = 50;
+const PUBLISHED: &str = "POSTS#PUBLISHED";
+
+/// `POST /api/community/posts`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NewPost {
+    pub title: String,
+    pub content: String,
+    pub excerpt: Option<String>,
+    pub cover_image: Option<String>,
+    pub category_id: Option<String>,
+    pub category_slug: Option<String>,
+    pub tag_ids: Option<Vec<String>>,
+    pub tag_slugs: Option<Vec<String>>,
+    pub status: Option<String>,
+}
+
+/// `GET /api/community/posts` query.
+#[derive(Debug, Clone, Default)]
+pub struct PostFilter {
+    pub page: u32,
+    pub limit: u32,
+    pub category: Option<String>,
+    pub tag: Option<String>,
+    pub featured: Option<bool>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PostPage {
+    pub posts: Vec<Post>,
+    pub pagination: Pagination,
+}
+
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pagination {
+    pub page: u32,
+    pub limit: u32,
+    pub total: u64,
+    pub total_pages: u64,
+}
+
+fn pk(id: &str) -> String {
+    format!("POST#{id}")
+}
+
+const SK: &str = "POST";
+
+fn drafts_of(user_id: &str) -> String {
+    format!("USER#{user_id}#DRAFTS")
+}
+
+/// Whether `user` publishes directly: a verified email, a paid plan (an accountable account,
+/// which spam rarely comes from) or a staff role.
+fn may_publish(user: &User) -> bool {
+    user.email_verified
+        || user.plan != crate::types::Plan::Free
+        || matches!(user.role, Role::Admin | Role::SuperAdmin | Role::Dev)
+}
+
+fn may_see_drafts_of(viewer: Option<&User>, author_id: &str) -> bool {
+    viewer.is_some_and(|v| v.id == author_id || require_admin(v.role).is_ok())
+}
+
+impl Community {
+    pub async fn create_post(&self, author: &User, new: NewPost) -> Result<Post, CommunityError> {
+        let title = new.title.trim().to_string();
+        if title.is_empty() || title.chars().count() > MAX_TITLE {
+            return Err(invalid(format!("title: 1 to {MAX_TITLE} characters")));
+        }
+        if new.content.trim().is_empty() || new.content.chars().count() > MAX_CONTENT {
+            return Err(invalid(format!("content: 1 to {MAX_CONTENT} characters")));
+        }
+        let status = match new.status.as_deref() {
+            None => PostStatus::Draft,
+            Some(s) => match PostStatus::parse(s) {
+                Some(PostStatus::Archived) | None => {
+                    return Err(invalid(format!("status: '{s}' is not DRAFT or PUBLISHED")))
+                }
+                Some(status) => status,
+            },
+        };
+        if status == PostStatus::Published && !may_publish(author) {
+            return Err(CommunityError::Forbidden(
+                "a FREE account publishes once its email address is verified; until then, save the post as a DRAFT"
+                    .into(),
+            ));
+        }
+        let excerpt = match new.excerpt.map(|e| e.trim().to_string()) {
+            Some(e) if e.chars().count() > MAX_EXCERPT => {
+                return Err(invalid(format!(
+                    "excerpt: at most {MAX_EXCERPT} characters"
+                )))
+            }
+            Some(e) if !e.is_empty() => e,
+            _ => derive_excerpt(&new.content),
+        };
+        let cover_image = new.cover_image.map(valid_cover).transpose()?;
+        let category = self
+            .chosen_category(new.category_id, new.category_slug)
+            .await?;
+        let tags = self.chosen_tags(new.tag_ids, new.tag_slugs).await?;
+
+        let id = new_id();
+        let slug = slug::claim(&self.ports, "POST", &slugify(&title, "post"), &id).await?;
+        let now = self.ports.clock.now();
+        let published_at = (status == PostStatus::Published).then_some(now);
+        let (gsi1pk, gsi1sk) = match published_at {
+            Some(at) => (PUBLISHED.to_string(), format!("{}#{id}", time_text(at))),
+            None => (drafts_of(&author.id), format!("{}#{id}", time_text(now))),
+        };
+        let item = Item::new(pk(&id), SK)
+            .with("id", id.as_str())
+            .with("slug", slug.as_str())
+            .with("title", title.as_str())
+            .with("content", new.content.as_str())
+            .with("excerpt", excerpt.as_str())
+            .with("coverImage", cover_image.clone())
+            .with("status", status.as_str())
+            .with("featured", false)
+            .with("viewCount", 0)
+            .with("commentCount", 0)
+            .with("reactionCount", 0)
+            .with("publishedAt", published_at.map(time).unwrap_or(Value::Null))
+            .with("createdAt", time(now))
+            .with("authorId", author.id.as_str())
+            .with("categoryId", category.id.as_str())
+            .with(
+                "tagIds",
+                Value::from(tags.iter().map(|t| t.id.clone()).collect::<Vec<_>>()),
+            )
+            .with("gsi1pk", gsi1pk)
+            .with("gsi1sk", gsi1sk);
+        self.ports.table.put(item, Condition::NotExists).await?;
+        info!(post_id = %id, slug, status = status.as_str(), "post created");
+        Ok(Post {
+            id,
+            slug,
+            title,
+            content: new.content,
+            excerpt: Some(excerpt),
+            cover_image,
+            status,
+            featured: false,
+            view_count: 0,
+            published_at,
+            created_at: now,
+            author: author_of(author),
+            category,
+            tags,
+            count: Counts {
+                comments: 0,
+                reactions: 0,
+            },
+        })
+    }
+
+    /// A post by id or slug, counting the view when someone other than its author reads it
+    /// published. Drafts are visible to their author (and admins) only: 404 for anyone else.
+    pub async fn post(
+        &self,
+        id_or_slug: &str,
+        viewer: Option<&User>,
+    ) -> Result<Post, CommunityError> {
+        let mut item = match self.ports.table.get(&pk(id_or_slug), SK).await? {
+            Some(item) => item,
+            None => match slug::owner(&self.ports, "POST", id_or_slug).await? {
+                Some(id) => self
+                    .ports
+                    .table
+                    .get(&pk(&id), SK)
+                    .await?
+                    .ok_or(CommunityError::NotFound("post"))?,
+                None => return Err(CommunityError::NotFound("post")),
+            },
+        };
+        let author_id = required_str(&item, "authorId")?.to_string();
+        let published = item.str("status") == Some(PostStatus::Published.as_str());
+        if !published && !may_see_drafts_of(viewer, &author_id) {
+            return Err(CommunityError::NotFound("post"));
+        }
+        if published && viewer.is_none_or(|v| v.id != author_id) {
+            match self
+                .ports
+                .table
+                .update(
+                    &item.pk,
+                    &item.sk,
+                    Update::default().add("viewCount", 1),
+                    Condition::Exists,
+                )
+                .await
+            {
+                Ok(counted) => item = counted,
+                Err(StoreError::NotFound | StoreError::Conflict) => {
+                    return Err(CommunityError::NotFound("post"))
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let mut context = Context::default();
+        Ok(self.post_from(&item, &mut context).await?)
+    }
+
+    /// Published posts, newest first (and, for a signed-in viewer, their own drafts first),
+    /// filtered and paged.
+    pub async fn posts(
+        &self,
+        filter: PostFilter,
+        viewer: Option<&User>,
+    ) -> Result<PostPage, CommunityError> {
+        let page = filter.page.max(1);
+        let limit = filter.limit.clamp(1, MAX_PAGE_SIZE);
+        let mut items = Vec::new();
+        if let Some(viewer) = viewer {
+            items.extend(
+                self.ports
+                    .table
+                    .query_index(
+                        Index::Gsi1,
+                        Query::partition(drafts_of(&viewer.id)).descending(),
+                    )
+                    .await?,
+            );
+        }
+        items.extend(
+            self.ports
+                .table
+                .query_index(Index::Gsi1, Query::partition(PUBLISHED).descending())
+                .await?,
+        );
+        let category_id = match &filter.category {
+            Some(slug) => match self.category(slug).await? {
+                Some(category) => Some(category.id),
+                None => return Ok(empty(page, limit)),
+            },
+            None => None,
+        };
+        let tag_id = match &filter.tag {
+            Some(slug) => match self.tag(slug).await? {
+                Some(tag) => Some(tag.id),
+                None => return Ok(empty(page, limit)),
+            },
+            None => None,
+        };
+        let matching: Vec<&Item> = items
+            .iter()
+            .filter(|i| {
+                category_id
+                    .as_deref()
+                    .is_none_or(|c| i.str("categoryId") == Some(c))
+            })
+            .filter(|i| {
+                tag_id
+                    .as_deref()
+                    .is_none_or(|t| tag_ids(i).iter().any(|id| id == t))
+            })
+            .filter(|i| {
+                filter
+                    .featured
+                    .is_none_or(|f| i.bool("featured") == Some(f))
+            })
+            .collect();
+        let total = matching.len() as u64;
+        let start = usize::try_from(u64::from(page - 1) * u64::from(limit)).unwrap_or(usize::MAX);
+        let mut context = Context::default();
+        let mut posts = Vec::new();
+        for item in matching.into_iter().skip(start).take(limit as usize) {
+            posts.push(self.post_from(item, &mut context).await?);
+        }
+        Ok(PostPage {
+            posts,
+            pagination: Pagination {
+                page,
+                limit,
+                total,
+                total_pages: total.div_ceil(u64::from(limit)),
+            },
+        })
+    }
+
+    /// Removes every post of `user_id` and their slugs (account deletion: a closed account's
+    /// posts go with it).
+    pub async fn remove_posts_of(&self, user_id: &str) -> Result<usize, StoreError> {
+        let table = &self.ports.table;
+        let mut items = table
+            .query_index(Index::Gsi1, Query::partition(drafts_of(user_id)))
+            .await?;
+        items.extend(
+            table
+                .query_index(Index::Gsi1, Query::partition(PUBLISHED))
+                .await?
+                .into_iter()
+                .filter(|i| i.str("authorId") == Some(user_id)),
+        );
+        for item in &items {
+            if let Some(slug) = item.str("slug") {
+                table
+                    .delete(
+                        &slug::claim_pk("POST", slug),
+                        slug::CLAIM_SK,
+                        Condition::Always,
+                    )
+                    .await?;
+            }
+            table.delete(&item.pk, &item.sk, Condition::Always).await?;
+        }
+        Ok(items.len())
+    }
+
+    async fn chosen_category(
+        &self,
+        id: Option<String>,
+        slug: Option<String>,
+    ) -> Result<Category, CommunityError> {
+        match (id, slug) {
+            (Some(_), Some(_)) => Err(invalid("give categoryId or categorySlug, not both".into())),
+            (Some(given), None) | (None, Some(given)) => self
+                .category(&given)
+                .await?
+                .ok_or_else(|| invalid(format!("there is no category '{given}'"))),
+            (None, None) => self.default_category().await,
+        }
+    }
+
+    async fn chosen_tags(
+        &self,
+        ids: Option<Vec<String>>,
+        slugs: Option<Vec<String>>,
+    ) -> Result<Vec<Tag>, CommunityError> {
+        let given = match (ids, slugs) {
+            (Some(_), Some(_)) => return Err(invalid("give tagIds or tagSlugs, not both".into())),
+            (Some(given), None) | (None, Some(given)) => given,
+            (None, None) => Vec::new(),
+        };
+        if given.len() > MAX_TAGS {
+            return Err(invalid(format!("at most {MAX_TAGS} tags")));
+        }
+        let mut tags: Vec<Tag> = Vec::new();
+        for one in given {
+            let tag = self
+                .tag(&one)
+                .await?
+                .ok_or_else(|| invalid(format!("there is no tag '{one}'")))?;
+            if !tags.iter().any(|t| t.id == tag.id) {
+                tags.push(tag);
+            }
+        }
+        Ok(tags)
+    }
+
+    async fn post_from(&self, item: &Item, context: &mut Context) -> Result<Post, StoreError> {
+        let author_id = required_str(item, "authorId")?;
+        let category_id = required_str(item, "categoryId")?;
+        let author = match context.authors.get(author_id) {
+            Some(author) => author.clone(),
+            None => {
+                let author = self.author(author_id).await?;
+                context
+                    .authors
+                    .insert(author_id.to_string(), author.clone());
+                author
+            }
+        };
+        let category = match context.categories.get(category_id) {
+            Some(category) => category.clone(),
+            None => {
+                let category = self
+                    .category(category_id)
+                    .await?
+                    .ok_or_else(|| crate::items::corrupt(item, "categoryId"))?;
+                context
+                    .categories
+                    .insert(category_id.to_string(), category.clone());
+                category
+            }
+        };
+        let mut tags = Vec::new();
+        for id in tag_ids(item) {
+            if let Some(tag) = self.tag(&id).await? {
+                tags.push(tag);
+            }
+        }
+        let status = PostStatus::parse(required_str(item, "status")?)
+            .ok_or_else(|| crate::items::corrupt(item, "status"))?;
+        Ok(Post {
+            id: required_str(item, "id")?.to_string(),
+            slug: required_str(item, "slug")?.to_string(),
+            title: required_str(item, "title")?.to_string(),
+            content: required_str(item, "content")?.to_string(),
+            excerpt: opt_string(item, "excerpt"),
+            cover_image: opt_string(item, "coverImage"),
+            status,
+            featured: item.bool("featured").unwrap_or(false),
+            view_count: item.i64("viewCount").unwrap_or(0),
+            published_at: parse_time(item, "publishedAt")?,
+            created_at: required_time(item, "createdAt")?,
+            author,
+            category,
+            tags,
+            count: Counts {
+                comments: item.i64("commentCount").unwrap_or(0),
+                reactions: item.i64("reactionCount").unwrap_or(0),
+            },
+        })
+    }
+
+    /// What readers see of an author: their name (never their email) and image.
+    async fn author(&self, user_id: &str) -> Result<Author, StoreError> {
+        let profile = self
+            .ports
+            .table
+            .get(
+                &crate::accounts::store::user_pk(user_id),
+                crate::accounts::store::PROFILE,
+            )
+            .await?;
+        Ok(Author {
+            id: user_id.to_string(),
+            name: profile
+                .as_ref()
+                .and_then(|p| opt_string(p, "name"))
+                .unwrap_or_else(|| ANONYMOUS.to_string()),
+            image: profile.as_ref().and_then(|p| opt_string(p, "image")),
+        })
+    }
+}
+
+/// The name shown for an author who gave none.
+const ANONYMOUS: &str = "A booktr reader";
+
+fn author_of(user: &User) -> Author {
+    Author {
+        id: user.id.clone(),
+        name: user.name.clone().unwrap_or_else(|| ANONYMOUS.to_string()),
+        image: user.image.clone(),
+    }
+}
+
+/// Authors and categories read once per listing.
+#[derive(Default)]
+struct Context {
+    authors: HashMap<String, Author>,
+    categories: HashMap<String, Category>,
+}
+
+fn tag_ids(item: &Item) -> Vec<String> {
+    item.attrs
+        .get("tagIds")
+        .and_then(Value::as_array)
+        .map(|ids| {
+            ids.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn empty(page: u32, limit: u32) -> PostPage {
+    PostPage {
+        posts: Vec::new(),
+        pagination: Pagination {
+            page,
+            limit,
+            total: 0,
+            total_pages: 0,
+        },
+    }
+}
+
+fn invalid(message: String) -> CommunityError {
+    CommunityError::Invalid(message)
+}
+
+fn valid_cover(url: String) -> Result<String, CommunityError> {
+    let parsed = url::Url::parse(&url)
+        .ok()
+        .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some());
+    match parsed {
+        Some(_) if url.len() <= MAX_URL => Ok(url),
+        _ => Err(invalid(format!(
+            "coverImage: an http(s) URL of at most {MAX_URL} characters"
+        ))),
+    }
+}
+
+/// The content's first words as plain text: Markdown's marks dropped, whitespace folded, cut
+/// at a word end.
+fn derive_excerpt(markdown: &str) -> String {
+    let plain: String = markdown
+        .chars()
+        .map(|c| if "#*_>`[]()!|~".contains(c) { ' ' } else { c })
+        .collect();
+    let words: Vec<&str> = plain.split_whitespace().collect();
+    let mut excerpt = String::new();
+    for word in words.iter() {
+        if excerpt.chars().count() + word.chars().count() + 1 > DERIVED_EXCERPT {
+            excerpt.push('…');
+            return excerpt;
+        }
+        if !excerpt.is_empty() {
+            excerpt.push(' ');
+        }
+        excerpt.push_str(word);
+    }
+    excerpt
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_excerpt_is_the_contents_first_words_without_markdown() {
+        assert_eq!(
+            derive_excerpt("# Title\n\nSome **bold** words and a [link](http://x)."),
+            "Title Some bold words and a link http://x ."
+        );
+        let long = derive_excerpt(&"word ".repeat(100));
+        assert!(long.ends_with('…') && long.chars().count() <= DERIVED_EXCERPT + 1);
+    }
+
+    #[test]
+    fn only_http_urls_with_a_host_are_cover_images() {
+        assert!(valid_cover("https://example.com/a.png".into()).is_ok());
+        for bad in [
+            "javascript:alert(1)",
+            "data:image/png;base64,xx",
+            "ftp://x/y",
+            "/a.png",
+        ] {
+            assert!(valid_cover(bad.into()).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! Slugs: readable, transliterated URL names (`¿Qué es Moby-Dick?` -> `que-es-moby-dick`),
+//! unique per kind through a claim item.
+
+use crate::ids::new_id;
+use crate::ports::{Condition, Item, StoreError};
+use crate::Ports;
+
+/// The longest slug, in characters.
+const MAX_LEN: usize = 80;
+/// Numbered variants (`-2`, `-3`, ...) tried before a random suffix.
+const NUMBERED: u32 = 20;
+
+/// ASCII lowercase letters and digits joined by single hyphens; `fallback` when nothing of
+/// `text` survives (a title of emoji, say).
+pub fn slugify(text: &str, fallback: &str) -> String {
+    let ascii = deunicode::deunicode(text).to_lowercase();
+    let mut slug = String::with_capacity(ascii.len());
+    for c in ascii.chars() {
+        if c.is_ascii_alphanumeric() {
+            slug.push(c);
+        } else if !slug.is_empty() && !slug.ends_with('-') {
+            slug.push('-');
+        }
+    }
+    let mut slug: String = slug.chars().take(MAX_LEN).collect();
+    while slug.ends_with('-') {
+        slug.pop();
+    }
+    if slug.is_empty() {
+        fallback.to_string()
+    } else {
+        slug
+    }
+}
+
+pub(super) fn claim_pk(kind: &str, slug: &str) -> String {
+    format!("SLUG#{kind}#{slug}")
+}
+
+pub(super) const CLAIM_SK: &str = "SLUG";
+
+/// Claims the first free slug of `base`, `base-2`, ... for `owner_id`, and returns it. A claim
+/// is a conditional put, so concurrent writers never get the same slug.
+pub(super) async fn claim(
+    ports: &Ports,
+    kind: &str,
+    base: &str,
+    owner_id: &str,
+) -> Result<String, StoreError> {
+    let candidates = std::iter::once(base.to_string())
+        .chain((2..=NUMBERED).map(|n| format!("{base}-{n}")))
+        .chain(std::iter::once(format!("{base}-{}", &new_id()[..8])));
+    for slug in candidates {
+        let item = Item::new(claim_pk(kind, &slug), CLAIM_SK).with("id", owner_id);
+        match ports.table.put(item, Condition::NotExists).await {
+            Ok(()) => return Ok(slug),
+            Err(StoreError::Conflict) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(StoreError::Conflict)
+}
+
+/// The id owning `slug`, if any.
+pub(super) async fn owner(
+    ports: &Ports,
+    kind: &str,
+    slug: &str,
+) -> Result<Option<String>, StoreError> {
+    let item = ports.table.get(&claim_pk(kind, slug), CLAIM_SK).await?;
+    Ok(item.and_then(|i| i.str("id").map(str::to_string)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_transliterated_lowercase_words_joined_by_hyphens() {
+        assert_eq!(slugify("¿Qué es Moby-Dick?", "post"), "que-es-moby-dick");
+        assert_eq!(slugify("Ærøskøbing  & Co.", "post"), "aeroskobing-co");
+        assert_eq!(
+            slugify("Москва слезам не верит", "post"),
+            "moskva-slezam-ne-verit"
+        );
+        assert_eq!(slugify("🎉", "post"), "tada");
+        assert_eq!(slugify("¡¿ — ?!", "post"), "post");
+        assert_eq!(slugify(&"a ".repeat(200), "post").len(), 79);
+    }
+}

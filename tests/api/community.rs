@@ -1,0 +1,307 @@
+//! The community's posts, categories and tags over HTTP.
+
+use booktr_core::types::{Plan, Role};
+use futures::future::join_all;
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::helpers::{assert_error, spawn_app, TestApp, TestUser};
+
+const POSTS: &str = "/api/community/posts";
+
+async fn create(app: &TestApp, user: &TestUser, body: Value) -> reqwest::Response {
+    app.send_json(Method::POST, POSTS, &user.key, body).await
+}
+
+async fn created(app: &TestApp, user: &TestUser, body: Value) -> Value {
+    let response = create(app, user, body).await;
+    assert_eq!(response.status(), 201);
+    response.json::<Value>().await.unwrap()["post"].clone()
+}
+
+async fn json_of(response: reqwest::Response) -> Value {
+    assert_eq!(response.status(), 200);
+    response.json().await.unwrap()
+}
+
+async fn admin(app: &TestApp) -> TestUser {
+    app.user_with(Plan::Free, Role::Admin).await
+}
+
+#[tokio::test]
+async fn a_fresh_store_has_seeded_categories_and_admins_add_categories_and_tags() {
+    let app = spawn_app().await;
+    let listed = json_of(app.get_anonymous("/api/community/categories").await).await;
+    let categories = listed["categories"].as_array().unwrap();
+    assert!(categories.len() >= 5, "{listed}");
+    let general = categories.iter().find(|c| c["slug"] == "general").unwrap();
+    assert_eq!(general["color"].as_str().unwrap().len(), 7);
+    assert_eq!(
+        json_of(app.get_anonymous("/api/community/tags").await).await,
+        json!({"tags": []})
+    );
+
+    let boss = admin(&app).await;
+    let response = app
+        .send_json(
+            Method::POST,
+            "/api/admin/community/categories",
+            &boss.key,
+            json!({"name": "Poésie épique", "description": "Long poems", "color": "#aa00ff"}),
+        )
+        .await;
+    assert_eq!(response.status(), 201);
+    let category = response.json::<Value>().await.unwrap()["category"].clone();
+    assert_eq!(category["slug"], "poesie-epique");
+    assert_eq!(category["color"], "#AA00FF");
+    let response = app
+        .send_json(
+            Method::POST,
+            "/api/admin/community/tags",
+            &boss.key,
+            json!({"name": "Melville"}),
+        )
+        .await;
+    assert_eq!(response.status(), 201);
+    let tags = json_of(app.get_anonymous("/api/community/tags").await).await;
+    assert_eq!(tags["tags"][0]["slug"], "melville");
+
+    // A taken slug, a bad colour, and anyone but an admin are refused.
+    for (path, body) in [
+        (
+            "/api/admin/community/tags",
+            json!({"name": "x", "slug": "melville"}),
+        ),
+        (
+            "/api/admin/community/categories",
+            json!({"name": "x", "color": "red"}),
+        ),
+        (
+            "/api/admin/community/tags",
+            json!({"name": "x", "slug": "Not A Slug"}),
+        ),
+    ] {
+        let response = app.send_json(Method::POST, path, &boss.key, body).await;
+        assert_error(response, 400, "bad_request").await;
+    }
+    let user = app.user().await;
+    for path in [
+        "/api/admin/community/categories",
+        "/api/admin/community/tags",
+    ] {
+        let response = app
+            .send_json(Method::POST, path, &user.key, json!({"name": "Mine"}))
+            .await;
+        assert_error(response, 403, "forbidden").await;
+        let response = app
+            .anonymous(Method::POST, path)
+            .json(&json!({"name": "x"}))
+            .send()
+            .await
+            .unwrap();
+        assert_error(response, 401, "unauthorized").await;
+    }
+}
+
+#[tokio::test]
+async fn a_post_is_a_draft_by_default_with_a_unique_transliterated_slug_and_an_excerpt() {
+    let app = spawn_app().await;
+    let author = app.user().await;
+    let post = created(
+        &app,
+        &author,
+        json!({"title": "¿Qué es Moby-Dick?", "content": "# Call me Ishmael\n\nSome **years** ago."}),
+    )
+    .await;
+    assert_eq!(post["status"], "DRAFT");
+    assert_eq!(post["slug"], "que-es-moby-dick");
+    assert_eq!(post["excerpt"], "Call me Ishmael Some years ago.");
+    assert_eq!(post["publishedAt"], Value::Null);
+    assert_eq!(post["category"]["slug"], "general");
+    assert_eq!(post["tags"], json!([]));
+    assert_eq!(post["_count"], json!({"comments": 0, "reactions": 0}));
+    assert_eq!(post["viewCount"], 0);
+    assert_eq!(post["author"]["name"], "Test");
+    assert!(post["author"].get("email").is_none());
+
+    let again = created(
+        &app,
+        &author,
+        json!({"title": "¿Qué es Moby-Dick?", "content": "Again.", "status": "PUBLISHED"}),
+    )
+    .await;
+    assert_eq!(again["slug"], "que-es-moby-dick-2");
+    assert_eq!(again["status"], "PUBLISHED");
+    assert!(again["publishedAt"].as_str().is_some());
+}
+
+#[tokio::test]
+async fn invalid_posts_are_refused_with_400_and_free_unverified_accounts_cannot_publish() {
+    let app = spawn_app().await;
+    let author = app.user().await;
+    let long = "a".repeat(100_001);
+    for body in [
+        json!({"title": "", "content": "x"}),
+        json!({"title": "t", "content": ""}),
+        json!({"title": "t", "content": long}),
+        json!({"title": "t", "content": "x", "coverImage": "javascript:alert(1)"}),
+        json!({"title": "t", "content": "x", "categorySlug": "no-such-category"}),
+        json!({"title": "t", "content": "x", "tagSlugs": ["no-such-tag"]}),
+        json!({"title": "t", "content": "x", "categoryId": "a", "categorySlug": "general"}),
+        json!({"title": "t", "content": "x", "status": "ARCHIVED"}),
+        json!({"title": "t", "content": "x", "unknown": true}),
+    ] {
+        assert_error(create(&app, &author, body).await, 400, "bad_request").await;
+    }
+    let free = app.user_with(Plan::Free, Role::User).await;
+    let response = create(
+        &app,
+        &free,
+        json!({"title": "t", "content": "x", "status": "PUBLISHED"}),
+    )
+    .await;
+    let body = assert_error(response, 403, "forbidden").await;
+    assert!(
+        body["message"].as_str().unwrap().contains("DRAFT"),
+        "{body}"
+    );
+    assert_eq!(
+        create(&app, &free, json!({"title": "t", "content": "x"}))
+            .await
+            .status(),
+        201
+    );
+}
+
+#[tokio::test]
+async fn drafts_are_seen_by_their_author_only_and_reads_count_views_atomically() {
+    let app = spawn_app().await;
+    let author = app.user().await;
+    let other = app.user().await;
+    let draft = created(
+        &app,
+        &author,
+        json!({"title": "Secret", "content": "Not yet."}),
+    )
+    .await;
+    let id = draft["id"].as_str().unwrap();
+    for path in [format!("{POSTS}/{id}"), format!("{POSTS}/secret")] {
+        assert_error(app.get_anonymous(&path).await, 404, "not_found").await;
+        assert_error(app.get(&path, &other.key).await, 404, "not_found").await;
+        let seen = json_of(app.get(&path, &author.key).await).await;
+        assert_eq!(seen["post"]["id"], id);
+        assert_eq!(
+            seen["post"]["viewCount"], 0,
+            "an author's reads are not views"
+        );
+    }
+    let anonymous_list = json_of(app.get_anonymous(POSTS).await).await;
+    assert_eq!(anonymous_list["pagination"]["total"], 0);
+    let own_list = json_of(app.get(POSTS, &author.key).await).await;
+    assert_eq!(own_list["posts"][0]["id"], id);
+
+    let public = created(
+        &app,
+        &author,
+        json!({"title": "Public", "content": "Hello.", "status": "PUBLISHED"}),
+    )
+    .await;
+    let path = format!("{POSTS}/{}", public["slug"].as_str().unwrap());
+    let reads = join_all((0..20).map(|_| app.get_anonymous(&path))).await;
+    assert!(reads.iter().all(|r| r.status() == 200));
+    let after = json_of(app.get(&path, &author.key).await).await;
+    assert_eq!(after["post"]["viewCount"], 20);
+}
+
+#[tokio::test]
+async fn the_list_pages_and_filters_by_category_tag_and_featured() {
+    let app = spawn_app().await;
+    let boss = admin(&app).await;
+    for (path, body) in [
+        ("/api/admin/community/categories", json!({"name": "Essays"})),
+        ("/api/admin/community/tags", json!({"name": "Whales"})),
+    ] {
+        assert_eq!(
+            app.send_json(Method::POST, path, &boss.key, body)
+                .await
+                .status(),
+            201
+        );
+    }
+    let author = app.user().await;
+    for n in 0..15 {
+        let mut body =
+            json!({"title": format!("Post {n}"), "content": "Text.", "status": "PUBLISHED"});
+        if n % 3 == 0 {
+            body["categorySlug"] = json!("essays");
+        }
+        if n % 5 == 0 {
+            body["tagSlugs"] = json!(["whales"]);
+        }
+        created(&app, &author, body).await;
+    }
+    let first = json_of(app.get_anonymous(&format!("{POSTS}?limit=10")).await).await;
+    assert_eq!(
+        first["pagination"],
+        json!({"page": 1, "limit": 10, "total": 15, "totalPages": 2})
+    );
+    assert_eq!(first["posts"].as_array().unwrap().len(), 10);
+    assert_eq!(first["posts"][0]["title"], "Post 14", "newest first");
+    let second = json_of(app.get_anonymous(&format!("{POSTS}?limit=10&page=2")).await).await;
+    assert_eq!(second["posts"].as_array().unwrap().len(), 5);
+
+    let essays = json_of(app.get_anonymous(&format!("{POSTS}?category=essays")).await).await;
+    assert_eq!(essays["pagination"]["total"], 5);
+    assert!(essays["posts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p["category"]["slug"] == "essays"));
+    let whales = json_of(app.get_anonymous(&format!("{POSTS}?tag=whales")).await).await;
+    assert_eq!(whales["pagination"]["total"], 3);
+    assert_eq!(whales["posts"][0]["tags"][0]["name"], "Whales");
+    let featured = json_of(app.get_anonymous(&format!("{POSTS}?featured=true")).await).await;
+    assert_eq!(featured["pagination"]["total"], 0);
+    let unknown = json_of(app.get_anonymous(&format!("{POSTS}?tag=nothing")).await).await;
+    assert_eq!(unknown["pagination"]["total"], 0);
+    for bad in ["page=0", "limit=51", "limit=x", "featured=yes"] {
+        assert_error(
+            app.get_anonymous(&format!("{POSTS}?{bad}")).await,
+            400,
+            "bad_request",
+        )
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn a_closed_accounts_posts_go_with_it() {
+    let app = spawn_app().await;
+    let author = app.user().await;
+    let post = created(
+        &app,
+        &author,
+        json!({"title": "Leaving", "content": "Bye.", "status": "PUBLISHED"}),
+    )
+    .await;
+    let response = app
+        .send_json(
+            Method::DELETE,
+            "/api/user/delete",
+            &author.key,
+            json!({"confirmation": "DELETE MY ACCOUNT"}),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let path = format!("{POSTS}/{}", post["id"].as_str().unwrap());
+    for _ in 0..200 {
+        if app.get_anonymous(&path).await.status() == 404 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert_error(app.get_anonymous(&path).await, 404, "not_found").await;
+    let other = app.user().await;
+    let again = created(&app, &other, json!({"title": "Leaving", "content": "Hi."})).await;
+    assert_eq!(again["slug"], "leaving", "the slug was freed");
+}
