@@ -25,6 +25,9 @@ const MAX_TAGS: usize = 10;
 const MAX_URL: usize = 2_000;
 pub const MAX_PAGE_SIZE: u32 = 50;
 const PUBLISHED: &str = "POSTS#PUBLISHED";
+/// The newest published posts a listing filters and pages over: a bound on what one public
+/// request reads (a later version pages through the index per filter instead).
+const LISTED: usize = 2_000;
 
 /// `POST /api/community/posts`.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -244,7 +247,9 @@ impl Community {
                     .table
                     .query_index(
                         Index::Gsi1,
-                        Query::partition(drafts_of(&viewer.id)).descending(),
+                        Query::partition(drafts_of(&viewer.id))
+                            .descending()
+                            .limit(LISTED),
                     )
                     .await?,
             );
@@ -252,7 +257,10 @@ impl Community {
         items.extend(
             self.ports
                 .table
-                .query_index(Index::Gsi1, Query::partition(PUBLISHED).descending())
+                .query_index(
+                    Index::Gsi1,
+                    Query::partition(PUBLISHED).descending().limit(LISTED),
+                )
                 .await?,
         );
         let category_id = match &filter.category {
