@@ -27,7 +27,7 @@ async fn spawn_with_provider() -> (TestApp, Providers) {
 }
 
 /// A user with one of everything: a password and a session, an API key, a provider key, a
-/// glossary, preferences, a webhook that received `book.completed`, a book translated,
+/// community post, a glossary, preferences, a webhook that received `book.completed`, a book translated,
 /// generated as PDF and shared, and the notification of its completion.
 struct Everything {
     id: String,
@@ -38,6 +38,7 @@ struct Everything {
     share_token: String,
     webhook_id: String,
     glossary_id: String,
+    post_id: String,
     _receiver: Receiver,
 }
 
@@ -115,6 +116,19 @@ async fn user_with_one_of_everything(app: &TestApp) -> Everything {
         )
         .await;
     assert_eq!(developer.status(), 200);
+    let post = app
+        .send_json(
+            Method::POST,
+            "/api/community/posts",
+            &key,
+            json!({"title": "Everything I have", "content": "A post.", "status": "PUBLISHED"}),
+        )
+        .await;
+    assert_eq!(post.status(), 201);
+    let post_id = post.json::<Value>().await.unwrap()["post"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let receiver = Receiver::start(200).await;
     let webhook = crate::webhooks::create(
         app,
@@ -173,6 +187,7 @@ async fn user_with_one_of_everything(app: &TestApp) -> Everything {
         share_token,
         webhook_id,
         glossary_id,
+        post_id,
         _receiver: receiver,
     }
 }
@@ -223,6 +238,7 @@ async fn the_export_holds_every_record_of_the_account_and_no_secret() {
         export["developerSettings"]["keyOnePreview"],
         PROVIDER_KEY_PREVIEW
     );
+    assert_eq!(export["posts"][0]["id"], everything.post_id.as_str());
     assert!(export["exportedAt"].as_str().is_some());
 }
 
@@ -289,6 +305,8 @@ async fn a_deleted_account_is_unusable_at_once_and_leaves_nothing_behind() {
         everything.glossary_id.as_str(),
         key_hash.as_str(),
         PROVIDER_KEY_PREVIEW,
+        everything.post_id.as_str(),
+        "everything-i-have",
     ];
     let mut left = Vec::new();
     for _ in 0..400 {

@@ -313,20 +313,21 @@ impl Community {
         })
     }
 
+    /// Every post `user_id` wrote, in any status (for the account export).
+    pub async fn posts_of(&self, user_id: &str) -> Result<Vec<Post>, StoreError> {
+        let mut context = Context::default();
+        let mut posts = Vec::new();
+        for item in self.items_of(user_id).await? {
+            posts.push(self.post_from(&item, &mut context).await?);
+        }
+        Ok(posts)
+    }
+
     /// Removes every post of `user_id` and their slugs (account deletion: a closed account's
     /// posts go with it).
     pub async fn remove_posts_of(&self, user_id: &str) -> Result<usize, StoreError> {
         let table = &self.ports.table;
-        let mut items = table
-            .query_index(Index::Gsi1, Query::partition(drafts_of(user_id)))
-            .await?;
-        items.extend(
-            table
-                .query_index(Index::Gsi1, Query::partition(PUBLISHED))
-                .await?
-                .into_iter()
-                .filter(|i| i.str("authorId") == Some(user_id)),
-        );
+        let items = self.items_of(user_id).await?;
         for item in &items {
             if let Some(slug) = item.str("slug") {
                 table
@@ -340,6 +341,23 @@ impl Community {
             table.delete(&item.pk, &item.sk, Condition::Always).await?;
         }
         Ok(items.len())
+    }
+
+    /// The author's drafts and archived posts, then their published ones (found among all
+    /// published posts: an account's own index partition holds only the unpublished).
+    async fn items_of(&self, user_id: &str) -> Result<Vec<Item>, StoreError> {
+        let table = &self.ports.table;
+        let mut items = table
+            .query_index(Index::Gsi1, Query::partition(drafts_of(user_id)))
+            .await?;
+        items.extend(
+            table
+                .query_index(Index::Gsi1, Query::partition(PUBLISHED))
+                .await?
+                .into_iter()
+                .filter(|i| i.str("authorId") == Some(user_id)),
+        );
+        Ok(items)
     }
 
     async fn chosen_category(

@@ -35,6 +35,8 @@ pub struct AccountExport {
     pub webhook_deliveries: BTreeMap<String, Vec<Delivery>>,
     pub usage: UsageReport,
     pub developer_settings: DeveloperSettings,
+    /// Community posts the user wrote, in any status.
+    pub posts: Vec<crate::community::Post>,
     pub exported_at: DateTime<Utc>,
 }
 
@@ -87,6 +89,9 @@ impl Privacy {
                     DeveloperError::Store(s) => s,
                     other => StoreError::Unavailable(other.to_string()),
                 })?,
+            posts: crate::community::Community::new(self.ports.clone())
+                .posts_of(user_id)
+                .await?,
             exported_at: self.ports.clock.now(),
         })
     }
