@@ -160,7 +160,19 @@ impl Community {
             )
             .with("gsi1pk", gsi1pk)
             .with("gsi1sk", gsi1sk);
-        self.ports.table.put(item, Condition::NotExists).await?;
+        if let Err(e) = self.ports.table.put(item, Condition::NotExists).await {
+            // Give the slug back rather than keep it claimed by a post that does not exist.
+            let claim = slug::claim_pk("POST", &slug);
+            if let Err(release) = self
+                .ports
+                .table
+                .delete(&claim, slug::CLAIM_SK, Condition::equals("id", id.as_str()))
+                .await
+            {
+                tracing::warn!(error = %release, slug, "a slug stays claimed by a post not stored");
+            }
+            return Err(e.into());
+        }
         info!(post_id = %id, slug, status = status.as_str(), "post created");
         Ok(Post {
             id,
