@@ -305,3 +305,283 @@ async fn a_closed_accounts_posts_go_with_it() {
     let again = created(&app, &other, json!({"title": "Leaving", "content": "Hi."})).await;
     assert_eq!(again["slug"], "leaving", "the slug was freed");
 }
+
+const COMMENTS: &str = "/api/community/comments";
+
+async fn comment(app: &TestApp, user: &TestUser, body: Value) -> reqwest::Response {
+    app.send_json(Method::POST, COMMENTS, &user.key, body).await
+}
+
+async fn commented(app: &TestApp, user: &TestUser, body: Value) -> Value {
+    let response = comment(app, user, body).await;
+    assert_eq!(response.status(), 201);
+    response.json::<Value>().await.unwrap()["comment"].clone()
+}
+
+async fn published(app: &TestApp, author: &TestUser, title: &str) -> Value {
+    created(
+        app,
+        author,
+        json!({"title": title, "content": "Text.", "status": "PUBLISHED"}),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn replies_nest_three_deep_count_on_the_post_and_notify_the_parents_author() {
+    let app = spawn_app().await;
+    let author = app.user().await;
+    let (ann, bob) = (app.user().await, app.user().await);
+    let post = published(&app, &author, "Whales").await;
+    let slug = post["slug"].as_str().unwrap();
+    let top = commented(
+        &app,
+        &ann,
+        json!({"postSlug": slug, "content": "First!", "mood": "EXCITED"}),
+    )
+    .await;
+    assert_eq!(top["status"], "APPROVED");
+    assert_eq!(top["mood"], "EXCITED");
+    let reply = commented(
+        &app,
+        &bob,
+        json!({"postId": post["id"], "parentId": top["id"], "content": "Second."}),
+    )
+    .await;
+    let deeper = commented(
+        &app,
+        &ann,
+        json!({"postId": post["id"], "parentId": reply["id"], "content": "Third."}),
+    )
+    .await;
+    let listed = json_of(
+        app.get_anonymous(&format!("{COMMENTS}?postSlug={slug}"))
+            .await,
+    )
+    .await;
+    let tree = &listed["comments"];
+    assert_eq!(tree.as_array().unwrap().len(), 1);
+    assert_eq!(tree[0]["id"], top["id"]);
+    assert_eq!(tree[0]["replies"][0]["id"], reply["id"]);
+    assert_eq!(tree[0]["replies"][0]["replies"][0]["id"], deeper["id"]);
+    assert_eq!(tree[0]["replies"][0]["replies"][0]["replies"], json!([]));
+    assert_eq!(tree[0]["author"]["name"], "Test");
+
+    let seen = json_of(app.get_anonymous(&format!("{POSTS}/{slug}")).await).await;
+    assert_eq!(seen["post"]["_count"]["comments"], 3);
+    // Bob's reply told Ann; Ann's reply to Bob told Bob.
+    for (user, replies) in [(&ann, 1), (&bob, 1), (&author, 0)] {
+        let notes = json_of(app.get("/api/notifications", &user.key).await).await;
+        let count = notes["notifications"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n["type"] == "COMMENT_REPLY")
+            .count();
+        assert_eq!(count, replies, "{notes}");
+    }
+}
+
+#[tokio::test]
+async fn invalid_comments_are_refused_and_drafts_take_no_comments() {
+    let app = spawn_app().await;
+    let author = app.user().await;
+    let post = published(&app, &author, "Open").await;
+    let draft = created(&app, &author, json!({"title": "Closed", "content": "x"})).await;
+    assert_error(app.get_anonymous(COMMENTS).await, 400, "bad_request").await;
+    for body in [
+        json!({"postId": post["id"], "content": ""}),
+        json!({"postId": post["id"], "content": "a".repeat(5_001)}),
+        json!({"postId": post["id"], "content": "x", "mood": "ANGRY"}),
+        json!({"postId": post["id"], "content": "x", "parentId": "nope"}),
+        json!({"content": "x"}),
+    ] {
+        assert_error(comment(&app, &author, body).await, 400, "bad_request").await;
+    }
+    assert_eq!(
+        comment(
+            &app,
+            &author,
+            json!({"postId": post["id"], "content": "a".repeat(5_000)})
+        )
+        .await
+        .status(),
+        201
+    );
+    for body in [
+        json!({"postId": draft["id"], "content": "x"}),
+        json!({"postSlug": "no-such-post", "content": "x"}),
+    ] {
+        assert_error(comment(&app, &author, body).await, 404, "not_found").await;
+    }
+    assert_error(
+        app.get_anonymous(&format!(
+            "{COMMENTS}?postId={}",
+            draft["id"].as_str().unwrap()
+        ))
+        .await,
+        404,
+        "not_found",
+    )
+    .await;
+}
+
+async fn moderate(app: &TestApp, admin: &TestUser, id: &Value, status: &str) -> reqwest::Response {
+    app.send_json(
+        Method::PATCH,
+        &format!("/api/admin/comments/{}", id.as_str().unwrap()),
+        &admin.key,
+        json!({ "status": status }),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_free_accounts_comment_waits_for_an_admin_who_approves_or_marks_it_spam() {
+    let app = spawn_app().await;
+    let author = app.user().await;
+    let post = published(&app, &author, "Moderated").await;
+    let free = app.user_with(Plan::Free, Role::User).await;
+    let pending = commented(
+        &app,
+        &free,
+        json!({"postId": post["id"], "content": "Hello"}),
+    )
+    .await;
+    assert_eq!(pending["status"], "PENDING");
+    let path = format!("{COMMENTS}?postId={}", post["id"].as_str().unwrap());
+    assert_eq!(
+        json_of(app.get_anonymous(&path).await).await["comments"],
+        json!([])
+    );
+    let own = json_of(app.get(&path, &free.key).await).await;
+    assert_eq!(
+        own["comments"][0]["status"], "PENDING",
+        "its author sees it"
+    );
+
+    let boss = admin(&app).await;
+    let queue = json_of(app.get("/api/admin/comments", &boss.key).await).await;
+    assert_eq!(queue["comments"][0]["id"], pending["id"]);
+    assert_eq!(
+        moderate(&app, &boss, &pending["id"], "APPROVED")
+            .await
+            .status(),
+        200
+    );
+    let public = json_of(app.get_anonymous(&path).await).await;
+    assert_eq!(public["comments"][0]["content"], "Hello");
+    let queue = json_of(app.get("/api/admin/comments", &boss.key).await).await;
+    assert_eq!(queue["comments"], json!([]));
+    let counted = json_of(
+        app.get(
+            &format!("{POSTS}/{}", post["id"].as_str().unwrap()),
+            &author.key,
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(counted["post"]["_count"]["comments"], 1);
+
+    assert_eq!(
+        moderate(&app, &boss, &pending["id"], "SPAM").await.status(),
+        200
+    );
+    assert_eq!(
+        json_of(app.get_anonymous(&path).await).await["comments"],
+        json!([])
+    );
+    let counted = json_of(
+        app.get(
+            &format!("{POSTS}/{}", post["id"].as_str().unwrap()),
+            &author.key,
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(counted["post"]["_count"]["comments"], 0);
+    assert_error(
+        moderate(&app, &boss, &pending["id"], "GONE").await,
+        400,
+        "bad_request",
+    )
+    .await;
+    assert_error(
+        moderate(&app, &boss, &json!("nope"), "SPAM").await,
+        404,
+        "not_found",
+    )
+    .await;
+
+    // Every admin route is for admins only.
+    let user = app.user().await;
+    assert_error(
+        app.get("/api/admin/comments", &user.key).await,
+        403,
+        "forbidden",
+    )
+    .await;
+    let response = app
+        .send_json(
+            Method::PATCH,
+            &format!("/api/admin/comments/{}", pending["id"].as_str().unwrap()),
+            &user.key,
+            json!({"status": "APPROVED"}),
+        )
+        .await;
+    assert_error(response, 403, "forbidden").await;
+}
+
+#[tokio::test]
+async fn a_closed_accounts_comment_becomes_a_tombstone_that_keeps_its_replies() {
+    let app = spawn_app().await;
+    let author = app.user().await;
+    let post = published(&app, &author, "Tombstones").await;
+    let leaver = app.user().await;
+    let stayer = app.user().await;
+    let top = commented(
+        &app,
+        &leaver,
+        json!({"postId": post["id"], "content": "My words"}),
+    )
+    .await;
+    commented(
+        &app,
+        &stayer,
+        json!({"postId": post["id"], "parentId": top["id"], "content": "A reply"}),
+    )
+    .await;
+    let lonely = commented(
+        &app,
+        &leaver,
+        json!({"postId": post["id"], "content": "Alone"}),
+    )
+    .await;
+    let response = app
+        .send_json(
+            Method::DELETE,
+            "/api/user/delete",
+            &leaver.key,
+            json!({"confirmation": "DELETE MY ACCOUNT"}),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let path = format!("{COMMENTS}?postId={}", post["id"].as_str().unwrap());
+    let mut listed = Value::Null;
+    for _ in 0..200 {
+        listed = json_of(app.get_anonymous(&path).await).await;
+        if listed["comments"][0]["status"] == "DELETED" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    let comments = listed["comments"].as_array().unwrap();
+    assert_eq!(comments.len(), 1, "the lone comment is gone: {listed}");
+    assert_ne!(comments[0]["id"], lonely["id"]);
+    assert_eq!(comments[0]["content"], "[deleted comment]");
+    assert_eq!(comments[0]["author"], Value::Null);
+    assert_eq!(comments[0]["replies"][0]["content"], "A reply");
+    assert!(!listed.to_string().contains("My words"));
+    let left = app.stored_mentions(&[leaver.id.as_str(), "My words"]).await;
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

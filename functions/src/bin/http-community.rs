@@ -1,5 +1,5 @@
-//! Lambda: the community (`/api/community/*`, and `/api/admin/community/*` for categories and
-//! tags).
+//! Lambda: the community (`/api/community/*`; `/api/admin/community/*` for categories and
+//! tags, `/api/admin/comments` for moderation).
 
 use booktr_api::community;
 

@@ -1,13 +1,16 @@
 //! The community: `GET/POST /api/community/posts`, `GET /api/community/posts/{id}` (id or
 //! slug), `GET /api/community/categories`, `GET /api/community/tags`, and the admin routes
-//! that make categories and tags (`POST /api/admin/community/categories`, `.../tags`).
+//! that make categories and tags (`POST /api/admin/community/categories`, `.../tags`);
+//! comments (`GET/POST /api/community/comments`) and their moderation
+//! (`GET /api/admin/comments`, the queue of PENDING ones; `PATCH /api/admin/comments/{id}`).
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::routing::{get, post};
+use axum::routing::{get, patch, post};
 use axum::Router;
 use booktr_core::community::{
-    Category, CommunityError, NewPost, NewTerm, Post, PostFilter, PostPage, Tag,
+    Category, Comment, CommunityError, NewComment, NewPost, NewTerm, Post, PostFilter, PostPage,
+    Tag,
 };
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +26,90 @@ pub fn router() -> Router<AppState> {
         .route("/api/community/tags", get(tags))
         .route("/api/admin/community/categories", post(create_category))
         .route("/api/admin/community/tags", post(create_tag))
+        .route("/api/community/comments", get(comments).post(comment))
+        .route("/api/admin/comments", get(pending))
+        .route("/api/admin/comments/{id}", patch(moderate))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CommentsQuery {
+    post_id: Option<String>,
+    post_slug: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Comments {
+    comments: Vec<Comment>,
+}
+
+#[derive(Serialize)]
+struct OneComment {
+    comment: Comment,
+}
+
+#[derive(Serialize)]
+struct Pending {
+    comments: Vec<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Moderation {
+    status: String,
+}
+
+async fn comments(
+    State(state): State<AppState>,
+    OptionalCaller(caller): OptionalCaller,
+    Query(q): Query<CommentsQuery>,
+) -> Result<axum::Json<Comments>, ApiError> {
+    let viewer = caller.as_ref().map(|p| &p.user);
+    let comments = state
+        .services
+        .community
+        .comments(q.post_id.as_deref(), q.post_slug.as_deref(), viewer)
+        .await?;
+    Ok(axum::Json(Comments { comments }))
+}
+
+async fn comment(
+    State(state): State<AppState>,
+    caller: Caller,
+    Json(body): Json<NewComment>,
+) -> Result<(StatusCode, axum::Json<OneComment>), ApiError> {
+    let comment = state
+        .services
+        .community
+        .add_comment(&caller.0.user, body)
+        .await?;
+    Ok((StatusCode::CREATED, axum::Json(OneComment { comment })))
+}
+
+async fn pending(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<axum::Json<Pending>, ApiError> {
+    let comments = state
+        .services
+        .community
+        .pending_comments(caller.0.user.role)
+        .await?;
+    Ok(axum::Json(Pending { comments }))
+}
+
+async fn moderate(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Json(body): Json<Moderation>,
+) -> Result<axum::Json<super::Success>, ApiError> {
+    state
+        .services
+        .community
+        .moderate(caller.0.user.role, &id, &body.status)
+        .await?;
+    Ok(axum::Json(super::SUCCESS))
 }
 
 impl From<CommunityError> for ApiError {

@@ -1,5 +1,5 @@
-//! The community: blog posts with categories and tags (comments, public pages and feeds come
-//! next; see the README's roadmap).
+//! The community: blog posts with categories and tags, and comments (see `comments` for their
+//! rules). Public pages and feeds come next; see the README's roadmap.
 //!
 //! Layout:
 //! - a post: `POST#<id>` / `POST`, with `authorId`, `categoryId`, `tagIds` and counters
@@ -17,6 +17,7 @@
 //! posts as DRAFTs (a request to publish is a 403 saying why). An author sees their own drafts (by id or slug, and at the head of the list);
 //! nobody else does. ADMIN and SUPER_ADMIN create categories and tags.
 
+mod comments;
 mod posts;
 mod slug;
 mod taxonomy;
@@ -27,6 +28,7 @@ use serde::Serialize;
 use crate::ports::StoreError;
 use crate::Ports;
 
+pub use comments::{Comment, NewComment};
 pub use posts::{NewPost, Pagination, PostFilter, PostPage, MAX_PAGE_SIZE};
 pub use slug::slugify;
 pub use taxonomy::NewTerm;

@@ -81,7 +81,7 @@ fn drafts_of(user_id: &str) -> String {
 
 /// Whether `user` publishes directly: a verified email, a paid plan (an accountable account,
 /// which spam rarely comes from) or a staff role.
-fn may_publish(user: &User) -> bool {
+pub(super) fn may_publish(user: &User) -> bool {
     user.email_verified
         || user.plan != crate::types::Plan::Free
         || matches!(user.role, Role::Admin | Role::SuperAdmin | Role::Dev)
@@ -341,6 +341,9 @@ impl Community {
         let table = &self.ports.table;
         let items = self.items_of(user_id).await?;
         for item in &items {
+            if let Some(id) = item.str("id") {
+                self.remove_comments_on(id).await?;
+            }
             if let Some(slug) = item.str("slug") {
                 table
                     .delete(
@@ -353,6 +356,36 @@ impl Community {
             table.delete(&item.pk, &item.sk, Condition::Always).await?;
         }
         Ok(items.len())
+    }
+
+    /// A published post by id or slug, for comments: 400 without either, 404 when there is no
+    /// such published post.
+    pub(super) async fn public_post(
+        &self,
+        id: Option<&str>,
+        slug: Option<&str>,
+    ) -> Result<PostRef, CommunityError> {
+        let post_id = match (id, slug) {
+            (Some(id), _) => Some(id.to_string()),
+            (None, Some(slug)) => slug::owner(&self.ports, "POST", slug).await?,
+            (None, None) => {
+                return Err(invalid("give postId or postSlug".into()));
+            }
+        };
+        let item = match post_id {
+            Some(id) => self.ports.table.get(&pk(&id), SK).await?,
+            None => None,
+        };
+        match item {
+            Some(item) if item.str("status") == Some(PostStatus::Published.as_str()) => {
+                Ok(PostRef {
+                    id: required_str(&item, "id")?.to_string(),
+                    slug: required_str(&item, "slug")?.to_string(),
+                    title: required_str(&item, "title")?.to_string(),
+                })
+            }
+            _ => Err(CommunityError::NotFound("post")),
+        }
     }
 
     /// The author's drafts and archived posts, then their published ones (found among all
@@ -470,7 +503,7 @@ impl Community {
     }
 
     /// What readers see of an author: their name (never their email) and image.
-    async fn author(&self, user_id: &str) -> Result<Author, StoreError> {
+    pub(super) async fn author(&self, user_id: &str) -> Result<Author, StoreError> {
         let profile = self
             .ports
             .table
@@ -499,6 +532,13 @@ fn author_of(user: &User) -> Author {
         name: user.name.clone().unwrap_or_else(|| ANONYMOUS.to_string()),
         image: user.image.clone(),
     }
+}
+
+/// What comments need of their post.
+pub(super) struct PostRef {
+    pub id: String,
+    pub slug: String,
+    pub title: String,
 }
 
 /// Authors and categories read once per listing.

@@ -98,6 +98,32 @@ fn from_item(item: &Item) -> Result<Notification, StoreError> {
 
 impl Events {
     /// Every notification of the user, newest first.
+    /// Tells `user_id` in-app (if their settings allow) that someone replied to their comment
+    /// on the post `post_title` at `link`.
+    pub async fn notify_comment_reply(
+        &self,
+        user_id: &str,
+        post_title: &str,
+        link: String,
+    ) -> Result<(), StoreError> {
+        if !self.notification_settings(user_id).await?.in_app_enabled {
+            return Ok(());
+        }
+        let notification = Notification {
+            id: new_id(),
+            kind: NotificationType::CommentReply,
+            title: "New reply".to_string(),
+            message: format!("Someone replied to your comment on \"{post_title}\"."),
+            link: Some(link),
+            read: false,
+            created_at: self.ports.clock.now(),
+        };
+        self.ports
+            .table
+            .put(to_item(user_id, &notification), Condition::NotExists)
+            .await
+    }
+
     pub async fn all_notifications(&self, user_id: &str) -> Result<Vec<Notification>, StoreError> {
         let query = Query::partition(user_pk(user_id))
             .prefix(PREFIX)

@@ -114,9 +114,10 @@ impl Privacy {
             ));
         }
         let table = &self.ports.table;
-        let mut removed = crate::community::Community::new(self.ports.clone())
-            .remove_posts_of(user_id)
-            .await?;
+        let community = crate::community::Community::new(self.ports.clone());
+        // Comments first: their pointers live in the user's partition, removed below.
+        let mut removed = community.remove_comments_of(user_id).await?;
+        removed += community.remove_posts_of(user_id).await?;
         for book in self.all_books(user_id).await? {
             self.books.remove_everything(&book.id).await?;
             removed += 1;

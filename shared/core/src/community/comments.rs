@@ -1,0 +1,439 @@
+//! Comments on published posts, with replies, moderation and reply notifications.
+//!
+//! Layout: a comment is `COMMENT#<id>` / `COMMENT` with `postId`, `parentId`, `authorId`,
+//! `content`, `mood`, `status`, `createdAt`; listed per post through `gsi1`
+//! `POST#<postId>#COMMENTS` / `<createdAt>#<id>`. A PENDING comment also has an item in the
+//! moderation queue, `COMMENTS#PENDING` / `<createdAt>#<id>`, removed when it is moderated. The
+//! author's partition holds `USER#<authorId>` / `COMMENT#<id>`, so a closed account's comments
+//! can be found.
+//!
+//! Rules: a comment by someone who may publish posts (verified email, paid plan, staff role)
+//! is APPROVED at once; anyone else's waits PENDING for an admin. The public sees APPROVED
+//! comments; an author also sees their own PENDING ones. SPAM and DELETED are never shown,
+//! except that a DELETED comment with visible replies stays in the tree as "[deleted comment]"
+//! without author or text, so the replies keep their place. `_count.comments` on the post
+//! counts APPROVED comments. A closed account's comments become such tombstones.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tracing::info;
+
+use super::posts::may_publish;
+use super::taxonomy::require_admin;
+use super::{Author, Community, CommunityError};
+use crate::accounts::User;
+use crate::ids::new_id;
+use crate::items::{opt_string, required_str, required_time, time, time_text};
+use crate::ports::{Condition, Index, Item, Query, StoreError, Update};
+
+pub const MAX_CONTENT: usize = 5_000;
+/// Comments a post shows at most (oldest first): a bound on one public request.
+const MAX_LISTED: usize = 1_000;
+const PENDING: &str = "COMMENTS#PENDING";
+const SK: &str = "COMMENT";
+const DELETED_TEXT: &str = "[deleted comment]";
+
+/// The spec's BlogComment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Comment {
+    pub id: String,
+    pub content: String,
+    pub mood: Option<String>,
+    pub status: String,
+    pub created_at: DateTime<Utc>,
+    pub author: Option<Author>,
+    pub replies: Vec<Comment>,
+}
+
+/// `POST /api/community/comments`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NewComment {
+    pub content: String,
+    pub post_id: Option<String>,
+    pub post_slug: Option<String>,
+    pub parent_id: Option<String>,
+    pub mood: Option<String>,
+}
+
+const MOODS: [&str; 5] = ["EXCITED", "LOVED", "HAPPY", "SAD", "THUMBSY"];
+const STATUSES: [&str; 4] = ["PENDING", "APPROVED", "SPAM", "DELETED"];
+
+fn pk(id: &str) -> String {
+    format!("COMMENT#{id}")
+}
+
+fn of_post(post_id: &str) -> String {
+    format!("POST#{post_id}#COMMENTS")
+}
+
+impl Community {
+    pub async fn add_comment(
+        &self,
+        author: &User,
+        new: NewComment,
+    ) -> Result<Comment, CommunityError> {
+        let content = new.content.trim().to_string();
+        if content.is_empty() || new.content.chars().count() > MAX_CONTENT {
+            return Err(CommunityError::Invalid(format!(
+                "content: 1 to {MAX_CONTENT} characters"
+            )));
+        }
+        if let Some(mood) = &new.mood {
+            if !MOODS.contains(&mood.as_str()) {
+                return Err(CommunityError::Invalid(format!(
+                    "mood: one of {}",
+                    MOODS.join(", ")
+                )));
+            }
+        }
+        let post = self
+            .public_post(new.post_id.as_deref(), new.post_slug.as_deref())
+            .await?;
+        let parent = match &new.parent_id {
+            Some(parent_id) => {
+                let parent = self.ports.table.get(&pk(parent_id), SK).await?;
+                match parent {
+                    Some(p) if p.str("postId") == Some(post.id.as_str()) => Some(p),
+                    _ => {
+                        return Err(CommunityError::Invalid(format!(
+                            "parentId: there is no comment '{parent_id}' on this post"
+                        )))
+                    }
+                }
+            }
+            None => None,
+        };
+        let status = if may_publish(author) {
+            "APPROVED"
+        } else {
+            "PENDING"
+        };
+        let id = new_id();
+        let now = self.ports.clock.now();
+        let order = format!("{}#{id}", time_text(now));
+        let item = Item::new(pk(&id), SK)
+            .with("id", id.as_str())
+            .with("postId", post.id.as_str())
+            .with("parentId", new.parent_id.clone())
+            .with("authorId", author.id.as_str())
+            .with("content", content.as_str())
+            .with("mood", new.mood.clone())
+            .with("status", status)
+            .with("createdAt", time(now))
+            .with("gsi1pk", of_post(&post.id))
+            .with("gsi1sk", order.as_str());
+        let mut ops = vec![
+            crate::ports::WriteOp::Put {
+                item,
+                condition: Condition::NotExists,
+            },
+            crate::ports::WriteOp::Put {
+                item: Item::new(
+                    crate::accounts::store::user_pk(&author.id),
+                    format!("COMMENT#{id}"),
+                )
+                .with("postId", post.id.as_str()),
+                condition: Condition::Always,
+            },
+        ];
+        if status == "PENDING" {
+            ops.push(crate::ports::WriteOp::Put {
+                item: Item::new(PENDING, order.as_str()).with("id", id.as_str()),
+                condition: Condition::Always,
+            });
+        } else {
+            ops.push(crate::ports::WriteOp::Update {
+                pk: format!("POST#{}", post.id),
+                sk: "POST".into(),
+                update: Update::default().add("commentCount", 1),
+                condition: Condition::Exists,
+            });
+        }
+        self.ports.table.transact(ops).await?;
+        info!(comment_id = %id, post_id = %post.id, status, "comment added");
+        if let Some(parent) = parent {
+            let parent_author = parent.str("authorId").unwrap_or_default();
+            if !parent_author.is_empty() && parent_author != author.id && status == "APPROVED" {
+                let link = format!("/comunidad/{}", post.slug);
+                if let Err(e) = self
+                    .events()
+                    .notify_comment_reply(parent_author, &post.title, link)
+                    .await
+                {
+                    tracing::warn!(error = %e, "the reply notification was not recorded");
+                }
+            }
+        }
+        Ok(Comment {
+            id,
+            content,
+            mood: new.mood,
+            status: status.into(),
+            created_at: now,
+            author: Some(self.author(&author.id).await?),
+            replies: Vec::new(),
+        })
+    }
+
+    /// The comments of a published post as a tree of replies, oldest first, as `viewer` may
+    /// see them.
+    pub async fn comments(
+        &self,
+        post_id: Option<&str>,
+        post_slug: Option<&str>,
+        viewer: Option<&User>,
+    ) -> Result<Vec<Comment>, CommunityError> {
+        let post = self.public_post(post_id, post_slug).await?;
+        let items = self
+            .ports
+            .table
+            .query_index(
+                Index::Gsi1,
+                Query::partition(of_post(&post.id)).limit(MAX_LISTED),
+            )
+            .await?;
+        let mut authors = std::collections::HashMap::new();
+        let mut flat = Vec::new();
+        for item in &items {
+            let status = required_str(item, "status")?;
+            let author_id = opt_string(item, "authorId");
+            let own = viewer.is_some_and(|v| author_id.as_deref() == Some(v.id.as_str()));
+            let shown = match status {
+                "APPROVED" => true,
+                "PENDING" => own,
+                "DELETED" => true, // kept only if it has visible replies (below)
+                _ => false,
+            };
+            if !shown {
+                continue;
+            }
+            let author = match (&author_id, status) {
+                (Some(id), s) if s != "DELETED" => {
+                    if !authors.contains_key(id) {
+                        authors.insert(id.clone(), self.author(id).await?);
+                    }
+                    authors.get(id).cloned()
+                }
+                _ => None,
+            };
+            let deleted = status == "DELETED";
+            flat.push((
+                opt_string(item, "parentId"),
+                Comment {
+                    id: required_str(item, "id")?.to_string(),
+                    content: if deleted {
+                        DELETED_TEXT.into()
+                    } else {
+                        required_str(item, "content")?.to_string()
+                    },
+                    mood: if deleted {
+                        None
+                    } else {
+                        opt_string(item, "mood")
+                    },
+                    status: status.to_string(),
+                    created_at: required_time(item, "createdAt")?,
+                    author,
+                    replies: Vec::new(),
+                },
+            ));
+        }
+        Ok(tree(None, &mut flat))
+    }
+
+    /// Comments waiting for moderation, oldest first (ADMIN and SUPER_ADMIN).
+    pub async fn pending_comments(
+        &self,
+        role: crate::types::Role,
+    ) -> Result<Vec<Value>, CommunityError> {
+        require_admin(role)?;
+        let queue = self
+            .ports
+            .table
+            .query(Query::partition(PENDING).limit(MAX_LISTED))
+            .await?;
+        let mut pending = Vec::new();
+        for entry in queue {
+            let Some(id) = entry.str("id") else { continue };
+            if let Some(item) = self.ports.table.get(&pk(id), SK).await? {
+                pending.push(serde_json::json!({
+                    "id": id,
+                    "postId": item.str("postId"),
+                    "parentId": item.str("parentId"),
+                    "content": item.str("content"),
+                    "mood": item.str("mood"),
+                    "status": item.str("status"),
+                    "createdAt": item.str("createdAt"),
+                    "author": self.author(item.str("authorId").unwrap_or_default()).await?,
+                }));
+            }
+        }
+        Ok(pending)
+    }
+
+    /// Sets a comment's moderation status (ADMIN and SUPER_ADMIN); keeps the post's approved
+    /// count and the moderation queue in step.
+    pub async fn moderate(
+        &self,
+        role: crate::types::Role,
+        id: &str,
+        status: &str,
+    ) -> Result<(), CommunityError> {
+        require_admin(role)?;
+        if !STATUSES.contains(&status) {
+            return Err(CommunityError::Invalid(format!(
+                "status: one of {}",
+                STATUSES.join(", ")
+            )));
+        }
+        let item = self
+            .ports
+            .table
+            .get(&pk(id), SK)
+            .await?
+            .ok_or(CommunityError::NotFound("comment"))?;
+        let before = required_str(&item, "status")?.to_string();
+        if before == status {
+            return Ok(());
+        }
+        let post_pk = format!("POST#{}", required_str(&item, "postId")?);
+        let order = item.str("gsi1sk").unwrap_or_default().to_string();
+        let mut ops = vec![crate::ports::WriteOp::Update {
+            pk: item.pk.clone(),
+            sk: item.sk.clone(),
+            update: Update::default().set("status", status),
+            condition: Condition::equals("status", before.as_str()),
+        }];
+        let delta = i64::from(status == "APPROVED") - i64::from(before == "APPROVED");
+        if delta != 0 {
+            ops.push(crate::ports::WriteOp::Update {
+                pk: post_pk,
+                sk: "POST".into(),
+                update: Update::default().add("commentCount", delta),
+                condition: Condition::Exists,
+            });
+        }
+        if before == "PENDING" {
+            ops.push(crate::ports::WriteOp::Delete {
+                pk: PENDING.into(),
+                sk: order,
+                condition: Condition::Always,
+            });
+        }
+        match self.ports.table.transact(ops).await {
+            Ok(()) => {
+                info!(comment_id = id, from = %before, to = status, "comment moderated");
+                Ok(())
+            }
+            Err(StoreError::Conflict) => Err(CommunityError::Invalid(
+                "the comment changed meanwhile; look again".into(),
+            )),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Turns a closed account's comments into tombstones (no author, no text), so replies by
+    /// others keep their place; counts and the moderation queue follow.
+    pub async fn remove_comments_of(&self, user_id: &str) -> Result<usize, StoreError> {
+        let pointers = self
+            .ports
+            .table
+            .query(Query::partition(crate::accounts::store::user_pk(user_id)).prefix("COMMENT#"))
+            .await?;
+        for pointer in &pointers {
+            let id = pointer.sk.trim_start_matches("COMMENT#");
+            let Some(item) = self.ports.table.get(&pk(id), SK).await? else {
+                continue;
+            };
+            let before = item.str("status").unwrap_or_default().to_string();
+            let mut ops = vec![crate::ports::WriteOp::Update {
+                pk: item.pk.clone(),
+                sk: item.sk.clone(),
+                update: Update::default()
+                    .set("status", "DELETED")
+                    .set("content", "")
+                    .set("mood", Value::Null)
+                    .remove("authorId"),
+                condition: Condition::Always,
+            }];
+            if before == "APPROVED" {
+                if let Some(post_id) = item.str("postId") {
+                    ops.push(crate::ports::WriteOp::Update {
+                        pk: format!("POST#{post_id}"),
+                        sk: "POST".into(),
+                        update: Update::default().add("commentCount", -1),
+                        condition: Condition::Exists,
+                    });
+                }
+            }
+            if before == "PENDING" {
+                ops.push(crate::ports::WriteOp::Delete {
+                    pk: PENDING.into(),
+                    sk: item.str("gsi1sk").unwrap_or_default().to_string(),
+                    condition: Condition::Always,
+                });
+            }
+            match self.ports.table.transact(ops).await {
+                // The post is gone (deleted with its author): the comment only.
+                Err(StoreError::Conflict) => {
+                    self.ports
+                        .table
+                        .delete(&item.pk, &item.sk, Condition::Always)
+                        .await?
+                }
+                other => other?,
+            }
+        }
+        Ok(pointers.len())
+    }
+
+    /// Removes every comment on a post (the post is being deleted), with the pointers in
+    /// their authors' partitions and the moderation queue's entries.
+    pub(super) async fn remove_comments_on(&self, post_id: &str) -> Result<(), StoreError> {
+        let table = &self.ports.table;
+        let items = table
+            .query_index(Index::Gsi1, Query::partition(of_post(post_id)))
+            .await?;
+        for item in items {
+            if let Some(author_id) = item.str("authorId") {
+                table
+                    .delete(
+                        &crate::accounts::store::user_pk(author_id),
+                        &format!("COMMENT#{}", item.str("id").unwrap_or_default()),
+                        Condition::Always,
+                    )
+                    .await?;
+            }
+            if item.str("status") == Some("PENDING") {
+                let order = item.str("gsi1sk").unwrap_or_default().to_string();
+                table.delete(PENDING, &order, Condition::Always).await?;
+            }
+            table.delete(&item.pk, &item.sk, Condition::Always).await?;
+        }
+        Ok(())
+    }
+
+    fn events(&self) -> crate::events::Events {
+        crate::events::Events::new(self.ports.clone())
+    }
+}
+
+/// The comments under `parent`, each with its replies; a DELETED one stays only if something
+/// under it is shown.
+fn tree(parent: Option<&str>, flat: &mut Vec<(Option<String>, Comment)>) -> Vec<Comment> {
+    let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(flat)
+        .into_iter()
+        .partition(|(p, _)| p.as_deref() == parent);
+    *flat = rest;
+    let mut out = Vec::new();
+    for (_, mut comment) in mine {
+        comment.replies = tree(Some(&comment.id.clone()), flat);
+        if comment.status != "DELETED" || !comment.replies.is_empty() {
+            out.push(comment);
+        }
+    }
+    out
+}
