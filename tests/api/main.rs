@@ -16,6 +16,7 @@ mod helpers;
 mod keys;
 mod limits;
 mod notifications;
+mod pages;
 mod privacy;
 mod sign_in_attack;
 mod stand_ins;

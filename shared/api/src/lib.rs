@@ -7,6 +7,7 @@ mod extract;
 mod limits;
 mod middleware;
 mod routes;
+pub mod web;
 
 use std::sync::Arc;
 
@@ -61,6 +62,7 @@ pub fn router(state: AppState) -> Router {
         .merge(user::router())
         .merge(books::router())
         .merge(community::router())
+        .merge(web::router())
         .merge(share::router())
         .merge(preferences::router())
         .merge(developer::router())

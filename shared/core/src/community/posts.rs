@@ -412,10 +412,13 @@ impl Community {
     ) -> Result<Category, CommunityError> {
         match (id, slug) {
             (Some(_), Some(_)) => Err(invalid("give categoryId or categorySlug, not both".into())),
-            (Some(given), None) | (None, Some(given)) => self
-                .category(&given)
-                .await?
-                .ok_or_else(|| invalid(format!("there is no category '{given}'"))),
+            (Some(given), None) | (None, Some(given)) => {
+                // On a fresh store the seeded categories exist once something asks for them.
+                self.default_category().await?;
+                self.category(&given)
+                    .await?
+                    .ok_or_else(|| invalid(format!("there is no category '{given}'")))
+            }
             (None, None) => self.default_category().await,
         }
     }
@@ -588,16 +591,40 @@ fn valid_cover(url: String) -> Result<String, CommunityError> {
     }
 }
 
-/// The content's first words as plain text: Markdown's marks dropped, whitespace folded, cut
-/// at a word end.
+/// The content's first words as plain text: tags and link targets dropped, Markdown's marks
+/// dropped, whitespace folded, cut at a word end.
 fn derive_excerpt(markdown: &str) -> String {
-    let plain: String = markdown
-        .chars()
-        .map(|c| if "#*_>`[]()!|~".contains(c) { ' ' } else { c })
-        .collect();
-    let words: Vec<&str> = plain.split_whitespace().collect();
+    let mut plain = String::with_capacity(markdown.len().min(4 * DERIVED_EXCERPT));
+    let mut chars = markdown.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            // Raw HTML: not text.
+            '<' => {
+                for skipped in chars.by_ref() {
+                    if skipped == '>' {
+                        break;
+                    }
+                }
+                plain.push(' ');
+            }
+            // A link's target: `[text](target)` keeps its text.
+            ']' if chars.peek() == Some(&'(') => {
+                for skipped in chars.by_ref() {
+                    if skipped == ')' {
+                        break;
+                    }
+                }
+                plain.push(' ');
+            }
+            c if "#*_>`[]!|~".contains(c) => plain.push(' '),
+            c => plain.push(c),
+        }
+        if plain.len() > 8 * DERIVED_EXCERPT {
+            break;
+        }
+    }
     let mut excerpt = String::new();
-    for word in words.iter() {
+    for word in plain.split_whitespace() {
         if excerpt.chars().count() + word.chars().count() + 1 > DERIVED_EXCERPT {
             excerpt.push('…');
             return excerpt;
@@ -617,8 +644,8 @@ mod tests {
     #[test]
     fn an_excerpt_is_the_contents_first_words_without_markdown() {
         assert_eq!(
-            derive_excerpt("# Title\n\nSome **bold** words and a [link](http://x)."),
-            "Title Some bold words and a link http://x ."
+            derive_excerpt("# Title\n\nSome **bold** words and a [link](http://x).<br>Done"),
+            "Title Some bold words and a link . Done"
         );
         let long = derive_excerpt(&"word ".repeat(100));
         assert!(long.ends_with('…') && long.chars().count() <= DERIVED_EXCERPT + 1);

@@ -1,0 +1,404 @@
+//! The public website: server-rendered pages readable without JavaScript, from templates that
+//! escape everything they are given unless it is marked as sanitised HTML (`|safe`, used only
+//! for [`markdown::render`]'s output). One layout for every page: `<title>`, description,
+//! canonical URL and Open Graph tags.
+//!
+//! Pages: `/` (home), `/comunidad` (posts, paged), `/comunidad/{slug}` (a post and its approved
+//! comments), `/comunidad/categoria/{slug}` and `/comunidad/etiqueta/{slug}`.
+
+pub mod markdown;
+
+use std::sync::OnceLock;
+
+use axum::extract::{Path, State};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use booktr_core::community::{Comment, Post, PostFilter};
+use minijinja::{context, Environment, Value};
+use serde::{Deserialize, Serialize};
+
+use crate::error::ApiError;
+use crate::extract::Query;
+use crate::AppState;
+
+/// Posts on one page of the list.
+const PER_PAGE: u32 = 10;
+/// Where the site's pages are written in (the community's paths are Spanish).
+const LANG: &str = "es";
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/", get(home))
+        .route("/comunidad", get(community))
+        .route("/comunidad/{slug}", get(post))
+        .route("/comunidad/categoria/{slug}", get(category))
+        .route("/comunidad/etiqueta/{slug}", get(tag))
+}
+
+fn templates() -> &'static Environment<'static> {
+    static ENV: OnceLock<Environment<'static>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let mut env = Environment::new();
+        // HTML escaping of the five characters that matter (minijinja's default also escapes
+        // `/`, which turns every URL in an attribute into `https:&#x2f;&#x2f;...`).
+        env.set_formatter(|out, state, value| {
+            if state.auto_escape() == minijinja::AutoEscape::Html && !value.is_safe() {
+                let text = if value.is_none() || value.is_undefined() {
+                    String::new()
+                } else {
+                    value.to_string()
+                };
+                out.write_str(&escape_html(&text))?;
+                Ok(())
+            } else {
+                minijinja::escape_formatter(out, state, value)
+            }
+        });
+        for (name, source) in [
+            ("layout.html", include_str!("../../templates/layout.html")),
+            ("home.html", include_str!("../../templates/home.html")),
+            ("posts.html", include_str!("../../templates/posts.html")),
+            ("post.html", include_str!("../../templates/post.html")),
+        ] {
+            // The sources are part of the binary and tested (below): a broken one is a build
+            // defect, logged here and a 500 on its pages.
+            if let Err(e) = env.add_template(name, source) {
+                tracing::error!(template = name, error = %e, "a page template does not parse");
+            }
+        }
+        env
+    })
+}
+
+/// `& < > " '` as entities.
+fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// What every page's head says about it.
+#[derive(Serialize)]
+struct Head {
+    lang: &'static str,
+    site: String,
+    title: String,
+    description: String,
+    canonical: String,
+    og_type: &'static str,
+    og_image: Option<String>,
+    noindex: bool,
+}
+
+fn head(state: &AppState, path: &str, title: String, description: String) -> Head {
+    let site = state.settings.public_url.clone();
+    Head {
+        lang: LANG,
+        canonical: format!("{site}{path}"),
+        site,
+        title,
+        description,
+        og_type: "website",
+        og_image: None,
+        noindex: false,
+    }
+}
+
+fn render(name: &str, head: Head, page: Value) -> Result<Response, ApiError> {
+    let template = templates()
+        .get_template(name)
+        .map_err(|e| ApiError::internal(&e))?;
+    let html = template
+        .render(context! { ..Value::from_serialize(&head), ..page })
+        .map_err(|e| ApiError::internal(&e))?;
+    Ok((
+        [
+            (CONTENT_TYPE, "text/html; charset=utf-8"),
+            (CACHE_CONTROL, "public, max-age=60"),
+        ],
+        html,
+    )
+        .into_response())
+}
+
+/// A post as the templates show it.
+#[derive(Serialize)]
+struct PostView<'a> {
+    #[serde(flatten)]
+    post: &'a Post,
+    date: String,
+}
+
+fn view(post: &Post) -> PostView<'_> {
+    PostView {
+        post,
+        date: post
+            .published_at
+            .unwrap_or(post.created_at)
+            .format("%Y-%m-%d")
+            .to_string(),
+    }
+}
+
+async fn home(State(state): State<AppState>) -> Result<Response, ApiError> {
+    let filter = PostFilter {
+        page: 1,
+        limit: 5,
+        ..PostFilter::default()
+    };
+    let page = state.services.community.posts(filter, None).await?;
+    let posts: Vec<_> = page.posts.iter().map(view).collect();
+    let head = head(
+        &state,
+        "/",
+        "booktr — whole books, translated".into(),
+        "Book translation in three passes with your glossary enforced, from EPUB, PDF, DOCX, HTML or TXT to EPUB or PDF.".into(),
+    );
+    render("home.html", head, context! { posts })
+}
+
+#[derive(Deserialize)]
+struct PageQuery {
+    page: Option<String>,
+}
+
+fn page_number(q: &PageQuery) -> Result<u32, ApiError> {
+    match &q.page {
+        None => Ok(1),
+        Some(p) => p
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=100_000).contains(n))
+            .ok_or_else(|| ApiError::bad_request("page: a whole number from 1")),
+    }
+}
+
+/// A list page of posts: all of them, or those of a category or tag.
+async fn list_page(
+    state: &AppState,
+    path: &str,
+    heading: String,
+    description: String,
+    filter: PostFilter,
+) -> Result<Response, ApiError> {
+    let community = &state.services.community;
+    let number = filter.page;
+    let page = community.posts(filter, None).await?;
+    if number > 1 && page.posts.is_empty() {
+        return Err(ApiError::not_found("page"));
+    }
+    let link = |n: u32| {
+        if n == 1 {
+            path.to_string()
+        } else {
+            format!("{path}?page={n}")
+        }
+    };
+    let total_pages = page.pagination.total_pages.max(1);
+    let previous = (number > 1).then(|| link(number - 1));
+    let next = (u64::from(number) < total_pages).then(|| link(number + 1));
+    let posts: Vec<_> = page.posts.iter().map(view).collect();
+    let canonical_path = link(number);
+    let title = if number > 1 {
+        format!("{heading} — page {number} — booktr")
+    } else {
+        format!("{heading} — booktr")
+    };
+    let head = head(state, &canonical_path, title, description);
+    render(
+        "posts.html",
+        head,
+        context! {
+            heading,
+            posts,
+            categories => community.categories().await?,
+            tags => community.tags().await?,
+            page => number,
+            total_pages,
+            previous,
+            next,
+        },
+    )
+}
+
+async fn community(
+    State(state): State<AppState>,
+    Query(q): Query<PageQuery>,
+) -> Result<Response, ApiError> {
+    let filter = PostFilter {
+        page: page_number(&q)?,
+        limit: PER_PAGE,
+        ..PostFilter::default()
+    };
+    list_page(
+        &state,
+        "/comunidad",
+        "Comunidad".into(),
+        "Posts from booktr's readers and translators.".into(),
+        filter,
+    )
+    .await
+}
+
+async fn category(
+    State(state): State<AppState>,
+    Path(slug): Path<String>,
+    Query(q): Query<PageQuery>,
+) -> Result<Response, ApiError> {
+    let category = state
+        .services
+        .community
+        .categories()
+        .await?
+        .into_iter()
+        .find(|c| c.slug == slug)
+        .ok_or_else(|| ApiError::not_found("category"))?;
+    let filter = PostFilter {
+        page: page_number(&q)?,
+        limit: PER_PAGE,
+        category: Some(category.slug.clone()),
+        ..PostFilter::default()
+    };
+    let description = category
+        .description
+        .clone()
+        .unwrap_or_else(|| format!("Posts in {}.", category.name));
+    list_page(
+        &state,
+        &format!("/comunidad/categoria/{}", category.slug),
+        category.name,
+        description,
+        filter,
+    )
+    .await
+}
+
+async fn tag(
+    State(state): State<AppState>,
+    Path(slug): Path<String>,
+    Query(q): Query<PageQuery>,
+) -> Result<Response, ApiError> {
+    let tag = state
+        .services
+        .community
+        .tags()
+        .await?
+        .into_iter()
+        .find(|t| t.slug == slug)
+        .ok_or_else(|| ApiError::not_found("tag"))?;
+    let filter = PostFilter {
+        page: page_number(&q)?,
+        limit: PER_PAGE,
+        tag: Some(tag.slug.clone()),
+        ..PostFilter::default()
+    };
+    list_page(
+        &state,
+        &format!("/comunidad/etiqueta/{}", tag.slug),
+        format!("#{}", tag.name),
+        format!("Posts tagged {}.", tag.name),
+        filter,
+    )
+    .await
+}
+
+/// A comment as the page shows it: flattened with its depth, its Markdown rendered.
+#[derive(Serialize)]
+struct CommentView {
+    depth: usize,
+    author: String,
+    date: String,
+    html: String,
+}
+
+fn flatten(comments: &[Comment], depth: usize, out: &mut Vec<CommentView>) {
+    for comment in comments {
+        let html = if comment.status == "DELETED" {
+            "<p><em>[deleted comment]</em></p>".to_string()
+        } else {
+            markdown::render(&comment.content)
+        };
+        out.push(CommentView {
+            depth: depth.min(8),
+            author: comment
+                .author
+                .as_ref()
+                .map_or_else(|| "—".to_string(), |a| a.name.clone()),
+            date: comment.created_at.format("%Y-%m-%d").to_string(),
+            html,
+        });
+        flatten(&comment.replies, depth + 1, out);
+    }
+}
+
+async fn post(
+    State(state): State<AppState>,
+    Path(slug): Path<String>,
+) -> Result<Response, ApiError> {
+    let community = &state.services.community;
+    // Anonymous: a page shows published posts only, whoever asks (pages are cached).
+    let post = community.post(&slug, None).await?;
+    let comments = community.comments(Some(&post.id), None, None).await?;
+    let mut flat = Vec::new();
+    flatten(&comments, 0, &mut flat);
+    let description = post.excerpt.clone().unwrap_or_else(|| post.title.clone());
+    let mut head = head(
+        &state,
+        &format!("/comunidad/{}", post.slug),
+        format!("{} — booktr", post.title),
+        description,
+    );
+    head.og_type = "article";
+    head.og_image = post.cover_image.clone();
+    render(
+        "post.html",
+        head,
+        context! {
+            post => view(&post),
+            content_html => markdown::render(&post.content),
+            comments => flat,
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_template_parses_and_the_layout_escapes_what_it_is_given() {
+        let head = Head {
+            lang: LANG,
+            site: "https://booktr.example".into(),
+            title: "<script>x</script>".into(),
+            description: "d".into(),
+            canonical: "https://booktr.example/".into(),
+            og_type: "website",
+            og_image: None,
+            noindex: false,
+        };
+        let html = templates()
+            .get_template("home.html")
+            .unwrap()
+            .render(context! { ..Value::from_serialize(&head), ..context! { posts => Vec::<u8>::new() } })
+            .unwrap();
+        assert!(
+            html.contains("<title>&lt;script&gt;x&lt;/script&gt;</title>"),
+            "{html}"
+        );
+        for name in ["posts.html", "post.html"] {
+            templates().get_template(name).unwrap();
+        }
+    }
+}

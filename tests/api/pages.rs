@@ -1,0 +1,204 @@
+//! The public website: the home page, the community's list, post, category and tag pages;
+//! their head tags; and user writing shown inert.
+
+use booktr_core::types::{Plan, Role};
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::helpers::{assert_error, spawn_app, TestApp, TestUser};
+
+async fn page(app: &TestApp, path: &str) -> String {
+    let response = app.get_anonymous(path).await;
+    assert_eq!(response.status(), 200, "{path}");
+    assert_eq!(
+        response.headers()["content-type"],
+        "text/html; charset=utf-8"
+    );
+    response.text().await.unwrap()
+}
+
+async fn publish(app: &TestApp, user: &TestUser, body: Value) -> Value {
+    let response = app
+        .send_json(Method::POST, "/api/community/posts", &user.key, body)
+        .await;
+    assert_eq!(response.status(), 201);
+    response.json::<Value>().await.unwrap()["post"].clone()
+}
+
+#[tokio::test]
+async fn every_page_has_its_title_description_canonical_url_and_open_graph_tags() {
+    let app = spawn_app().await;
+    let boss = app.user_with(Plan::Free, Role::Admin).await;
+    let tag = app
+        .send_json(
+            Method::POST,
+            "/api/admin/community/tags",
+            &boss.key,
+            json!({"name": "Ahab"}),
+        )
+        .await;
+    assert_eq!(tag.status(), 201);
+    let author = app.user().await;
+    let post = publish(
+        &app,
+        &author,
+        json!({"title": "The <b>Whale</b> & I", "content": "Call me *Ishmael*.",
+               "status": "PUBLISHED", "tagSlugs": ["ahab"], "categorySlug": "books",
+               "coverImage": "https://example.com/whale.png"}),
+    )
+    .await;
+    let slug = post["slug"].as_str().unwrap();
+    let site = app.url.clone();
+    for (path, title) in [
+        (
+            "/".to_string(),
+            "booktr — whole books, translated".to_string(),
+        ),
+        ("/comunidad".to_string(), "Comunidad — booktr".to_string()),
+        (
+            format!("/comunidad/{slug}"),
+            "The &lt;b&gt;Whale&lt;/b&gt; &amp; I — booktr".to_string(),
+        ),
+        (
+            "/comunidad/categoria/books".to_string(),
+            "Books — booktr".to_string(),
+        ),
+        (
+            "/comunidad/etiqueta/ahab".to_string(),
+            "#Ahab — booktr".to_string(),
+        ),
+    ] {
+        let html = page(&app, &path).await;
+        assert!(
+            html.contains(&format!("<title>{title}</title>")),
+            "{path}: {html}"
+        );
+        assert!(
+            html.contains("<meta name=\"description\" content=\""),
+            "{path}"
+        );
+        assert!(
+            html.contains(&format!("<link rel=\"canonical\" href=\"{site}{path}\">")),
+            "{path}: {html}"
+        );
+        assert!(html.contains("<meta property=\"og:title\""), "{path}");
+        assert!(
+            html.contains("The &lt;b&gt;Whale&lt;/b&gt; &amp; I"),
+            "{path} lists the post"
+        );
+    }
+    let html = page(&app, &format!("/comunidad/{slug}")).await;
+    assert!(html.contains("<em>Ishmael</em>"), "{html}");
+    assert!(html.contains("<meta property=\"og:type\" content=\"article\">"));
+    assert!(html.contains("<meta property=\"og:image\" content=\"https://example.com/whale.png\">"));
+
+    let draft = publish(&app, &author, json!({"title": "Hidden", "content": "x"})).await;
+    for path in [
+        format!("/comunidad/{}", draft["slug"].as_str().unwrap()),
+        "/comunidad/no-such-post".into(),
+        "/comunidad/categoria/nothing".into(),
+        "/comunidad/etiqueta/nothing".into(),
+        "/comunidad?page=2".into(),
+    ] {
+        assert_error(app.get_anonymous(&path).await, 404, "not_found").await;
+    }
+    assert_error(
+        app.get_anonymous("/comunidad?page=x").await,
+        400,
+        "bad_request",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn the_community_pages_through_its_posts() {
+    let app = spawn_app().await;
+    let author = app.user().await;
+    for n in 0..12 {
+        publish(
+            &app,
+            &author,
+            json!({"title": format!("Entry {n}"), "content": "x", "status": "PUBLISHED"}),
+        )
+        .await;
+    }
+    let first = page(&app, "/comunidad").await;
+    assert!(first.contains("Entry 11") && !first.contains("Entry 1<"));
+    assert!(first.contains("<a rel=\"next\" href=\"/comunidad?page=2\">"));
+    let second = page(&app, "/comunidad?page=2").await;
+    assert!(second.contains("Entry 1<") && second.contains("Entry 0<"));
+    assert!(second.contains("<a rel=\"prev\" href=\"/comunidad\">"));
+    assert!(second.contains("Page 2 of 2"));
+}
+
+/// Stored cross-site scripting: hostile Markdown in a post and a comment renders inert on the
+/// pages, while the JSON returns the Markdown as written.
+#[tokio::test]
+async fn script_event_handlers_javascript_links_and_raw_html_render_inert() {
+    let app = spawn_app().await;
+    let author = app.user().await;
+    let hostile = "Hello <script>alert('post')</script>\n\n<img src=x onerror=alert(1)>\n\n\
+                   [click me](javascript:alert(2)) <a href=\"javascript:alert(3)\">raw</a>\n\n\
+                   <div onclick=\"alert(4)\" style=\"position:fixed\">raw html</div>\n\n[fine](https://example.com)";
+    let post = publish(
+        &app,
+        &author,
+        json!({"title": "<script>alert('title')</script>", "content": hostile, "status": "PUBLISHED"}),
+    )
+    .await;
+    let comment = app
+        .send_json(
+            Method::POST,
+            "/api/community/comments",
+            &author.key,
+            json!({"postId": post["id"], "content": hostile}),
+        )
+        .await;
+    assert_eq!(comment.status(), 201);
+
+    let html = page(
+        &app,
+        &format!("/comunidad/{}", post["slug"].as_str().unwrap()),
+    )
+    .await;
+    for bad in [
+        "<script",
+        "onerror",
+        "javascript:",
+        "onclick",
+        "position:fixed",
+    ] {
+        assert!(!html.contains(bad), "{bad} in the page:\n{html}");
+    }
+    assert!(
+        html.contains("&lt;script&gt;alert("),
+        "the title shows as text"
+    );
+    assert!(
+        html.contains("<a href=\"https://example.com\" rel=\"nofollow ugc noopener\">fine</a>"),
+        "{html}"
+    );
+    let json = app
+        .get_anonymous(&format!(
+            "/api/community/posts/{}",
+            post["id"].as_str().unwrap()
+        ))
+        .await
+        .json::<Value>()
+        .await
+        .unwrap();
+    assert_eq!(
+        json["post"]["content"], hostile,
+        "the API returns the Markdown as written"
+    );
+    let comments = app
+        .get_anonymous(&format!(
+            "/api/community/comments?postId={}",
+            post["id"].as_str().unwrap()
+        ))
+        .await
+        .json::<Value>()
+        .await
+        .unwrap();
+    assert_eq!(comments["comments"][0]["content"], hostile);
+}
