@@ -202,3 +202,162 @@ async fn script_event_handlers_javascript_links_and_raw_html_render_inert() {
         .unwrap();
     assert_eq!(comments["comments"][0]["content"], hostile);
 }
+
+#[tokio::test]
+async fn robots_txt_is_the_specs() {
+    let app = spawn_app().await;
+    let response = app.get_anonymous("/robots.txt").await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.headers()["content-type"],
+        "text/plain; charset=utf-8"
+    );
+    assert_eq!(
+        response.text().await.unwrap(),
+        format!(
+            "User-agent: *\nAllow: /\nDisallow: /dashboard/\nDisallow: /admin/\nDisallow: /api/\n\nSitemap: {}/sitemap.xml\n",
+            app.url
+        )
+    );
+}
+
+/// The `<loc>`s of a sitemap, unescaped.
+fn locations(xml: &str) -> Vec<String> {
+    xml.split("<loc>")
+        .skip(1)
+        .filter_map(|rest| rest.split("</loc>").next())
+        .map(|loc| loc.replace("&amp;", "&"))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_sitemap_lists_what_the_public_can_open_and_every_url_answers_200() {
+    let app = spawn_app().await;
+    let boss = app.user_with(Plan::Free, Role::Admin).await;
+    let tag = app
+        .send_json(
+            Method::POST,
+            "/api/admin/community/tags",
+            &boss.key,
+            json!({"name": "Melville"}),
+        )
+        .await;
+    assert_eq!(tag.status(), 201);
+    let author = app.user().await;
+    let post = publish(
+        &app,
+        &author,
+        json!({"title": "Listed", "content": "x", "status": "PUBLISHED", "tagSlugs": ["melville"]}),
+    )
+    .await;
+    publish(
+        &app,
+        &author,
+        json!({"title": "Unlisted draft", "content": "x"}),
+    )
+    .await;
+    // A translated, shared book; and one shared then unshared.
+    let mut tokens = Vec::new();
+    for _ in 0..2 {
+        let id = app
+            .upload_ok(&author.key, "voyage.txt", crate::helpers::sample_txt())
+            .await;
+        app.wait_for_status(&author.key, &id, "EXTRACTED").await;
+        let started = app
+            .send_json(
+                Method::POST,
+                "/api/translate",
+                &author.key,
+                json!({"bookId": id}),
+            )
+            .await;
+        assert_eq!(started.status(), 200);
+        app.wait_for_status(&author.key, &id, "COMPLETED").await;
+        let shared: Value = app
+            .send_json(
+                Method::POST,
+                &format!("/api/books/{id}/share"),
+                &author.key,
+                json!({}),
+            )
+            .await
+            .json()
+            .await
+            .unwrap();
+        tokens.push((id, shared["shareToken"].as_str().unwrap().to_string()));
+    }
+    let unshared = app
+        .send_json(
+            Method::DELETE,
+            &format!("/api/books/{}/share", tokens[1].0),
+            &author.key,
+            json!({}),
+        )
+        .await;
+    assert_eq!(unshared.status(), 200);
+
+    let response = app.get_anonymous("/sitemap.xml").await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.headers()["content-type"],
+        "application/xml; charset=utf-8"
+    );
+    let xml = response.text().await.unwrap();
+    assert!(xml.contains("<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">"));
+    let urls = locations(&xml);
+    let site = app.url.clone();
+    for expected in [
+        format!("{site}/"),
+        format!("{site}/comunidad"),
+        format!("{site}/comunidad/{}", post["slug"].as_str().unwrap()),
+        format!("{site}/comunidad/categoria/general"),
+        format!("{site}/comunidad/etiqueta/melville"),
+        format!("{site}/shared/{}", tokens[0].1),
+    ] {
+        assert!(
+            urls.contains(&expected),
+            "{expected} missing from {urls:#?}"
+        );
+    }
+    assert!(!xml.contains("unlisted-draft"));
+    assert!(!xml.contains(&tokens[1].1), "a revoked link is not listed");
+    assert!(xml.contains("<lastmod>"));
+    for url in &urls {
+        let path = url.strip_prefix(&site).unwrap();
+        assert_eq!(app.get_anonymous(path).await.status(), 200, "{url}");
+    }
+}
+
+#[tokio::test]
+async fn the_feed_is_rss_2_with_the_50_latest_published_posts() {
+    let app = spawn_app().await;
+    let author = app.user().await;
+    for n in 0..60 {
+        publish(
+            &app,
+            &author,
+            json!({"title": format!("Feed post {n}"), "content": format!("Body {n}."), "status": "PUBLISHED"}),
+        )
+        .await;
+    }
+    let response = app.get_anonymous("/comunidad/feed.xml").await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.headers()["content-type"],
+        "application/rss+xml; charset=utf-8"
+    );
+    let bytes = response.bytes().await.unwrap();
+    let channel = rss::Channel::read_from(&bytes[..]).expect("a valid RSS 2.0 document");
+    assert_eq!(channel.items().len(), 50);
+    let newest = &channel.items()[0];
+    assert_eq!(newest.title(), Some("Feed post 59"));
+    assert_eq!(newest.description(), Some("Body 59."));
+    let link = format!("{}/comunidad/feed-post-59", app.url);
+    assert_eq!(newest.link(), Some(link.as_str()));
+    assert_eq!(newest.guid().map(|g| g.value()), Some(link.as_str()));
+    assert!(newest.pub_date().is_some());
+    assert_eq!(
+        newest.dublin_core_ext().map(|dc| dc.creators().to_vec()),
+        Some(vec!["Test".to_string()])
+    );
+}

@@ -1,5 +1,6 @@
 //! Lambda: the community (`/api/community/*`; `/api/admin/community/*` for categories and
-//! tags, `/api/admin/comments` for moderation) and the public pages (`/`, `/comunidad/*`).
+//! tags, `/api/admin/comments` for moderation) the public pages (`/`, `/comunidad/*`) and the SEO files
+//! (`/robots.txt`, `/sitemap.xml`, `/comunidad/feed.xml`).
 
 use booktr_api::{community, web};
 

@@ -218,7 +218,6 @@ fn render_page(
     format!(
         "<!DOCTYPE html>\n<html lang=\"{lang}\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <meta name=\"robots\" content=\"noindex\">\
          <title>{title}</title><style>\
          body{{font-family:Georgia,serif;margin:0;display:flex;color:#222}}\
          nav{{width:16rem;padding:1rem;border-right:1px solid #ddd;height:100vh;overflow:auto;position:sticky;top:0}}\

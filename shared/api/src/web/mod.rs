@@ -4,9 +4,11 @@
 //! canonical URL and Open Graph tags.
 //!
 //! Pages: `/` (home), `/comunidad` (posts, paged), `/comunidad/{slug}` (a post and its approved
-//! comments), `/comunidad/categoria/{slug}` and `/comunidad/etiqueta/{slug}`.
+//! comments), `/comunidad/categoria/{slug}` and `/comunidad/etiqueta/{slug}`; and the files for
+//! search engines and feed readers (`seo`).
 
 pub mod markdown;
+mod seo;
 
 use std::sync::OnceLock;
 
@@ -30,6 +32,7 @@ const LANG: &str = "es";
 
 pub fn router() -> Router<AppState> {
     Router::new()
+        .merge(seo::router())
         .route("/", get(home))
         .route("/comunidad", get(community))
         .route("/comunidad/{slug}", get(post))

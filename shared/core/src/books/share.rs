@@ -16,6 +16,9 @@ const TOKEN_LENGTH: usize = 32;
 /// The longest expiry a share may ask for (a gap in the spec): ten years; null means never.
 pub const MAX_EXPIRES_IN_DAYS: i64 = 3650;
 
+/// The `gsi1` partition listing share links.
+const SHARES: &str = "SHARES";
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Share {
     pub token: String,
@@ -54,9 +57,17 @@ impl Books {
         };
         self.revoke_share(&book).await?;
         let token = random_alphanumeric(TOKEN_LENGTH);
+        let now = self.ports.clock.now();
+        // Indexed in `gsi1` `SHARES` by creation, for the sitemap.
         let item = Item::new(store::share_pk(&token), store::SHARE_SK)
             .with("bookId", book.id.clone())
-            .with("expiresAt", opt_time(expires_at));
+            .with("expiresAt", opt_time(expires_at))
+            .with("createdAt", crate::items::time(now))
+            .with("gsi1pk", SHARES)
+            .with(
+                "gsi1sk",
+                format!("{}#{token}", crate::items::time_text(now)),
+            );
         self.ports.table.put(item, Condition::NotExists).await?;
         let update = Update::default()
             .set("shareToken", token.clone())
@@ -130,6 +141,32 @@ impl Books {
             )
             .await?;
         Ok(owner.map(|_| book))
+    }
+
+    /// The newest public share links that work now (not expired, book and owner there), at
+    /// most `limit` of them, with when each was made: what the sitemap lists.
+    pub async fn public_shares(
+        &self,
+        limit: usize,
+    ) -> Result<Vec<(String, DateTime<Utc>)>, StoreError> {
+        let items = self
+            .ports
+            .table
+            .query_index(
+                crate::ports::Index::Gsi1,
+                crate::ports::Query::partition(SHARES)
+                    .descending()
+                    .limit(limit),
+            )
+            .await?;
+        let mut shares = Vec::new();
+        for item in items {
+            let token = item.pk.trim_start_matches("SHARE#").to_string();
+            if self.shared(&token).await?.is_some() {
+                shares.push((token, crate::items::required_time(&item, "createdAt")?));
+            }
+        }
+        Ok(shares)
     }
 
     pub(crate) async fn revoke_share(&self, book: &Book) -> Result<(), StoreError> {

@@ -325,6 +325,31 @@ impl Community {
         })
     }
 
+    /// (slug, publishedAt) of the newest `limit` published posts: what a sitemap needs, read
+    /// from the index alone.
+    pub async fn published_slugs(
+        &self,
+        limit: usize,
+    ) -> Result<Vec<(String, Option<chrono::DateTime<chrono::Utc>>)>, StoreError> {
+        let items = self
+            .ports
+            .table
+            .query_index(
+                Index::Gsi1,
+                Query::partition(PUBLISHED).descending().limit(limit),
+            )
+            .await?;
+        items
+            .iter()
+            .map(|item| {
+                Ok((
+                    required_str(item, "slug")?.to_string(),
+                    parse_time(item, "publishedAt")?,
+                ))
+            })
+            .collect()
+    }
+
     /// Every post `user_id` wrote, in any status (for the account export).
     pub async fn posts_of(&self, user_id: &str) -> Result<Vec<Post>, StoreError> {
         let mut context = Context::default();
