@@ -143,8 +143,10 @@ impl Books {
         Ok(owner.map(|_| book))
     }
 
-    /// The newest public share links that work now (not expired, book and owner there), at
-    /// most `limit` of them, with when each was made: what the sitemap lists.
+    /// The newest public share links that have not expired, at most `limit` of them, with
+    /// when each was made: what the sitemap lists. Read from the index alone (a revoked link,
+    /// a deleted book's and a purged account's have no share item any more), so one anonymous
+    /// sitemap request costs one query, whatever it lists.
     pub async fn public_shares(
         &self,
         limit: usize,
@@ -159,12 +161,14 @@ impl Books {
                     .limit(limit),
             )
             .await?;
+        let now = self.ports.clock.now();
         let mut shares = Vec::new();
         for item in items {
-            let token = item.pk.trim_start_matches("SHARE#").to_string();
-            if self.shared(&token).await?.is_some() {
-                shares.push((token, crate::items::required_time(&item, "createdAt")?));
+            if parse_time(&item, "expiresAt")?.is_some_and(|at| at <= now) {
+                continue;
             }
+            let token = item.pk.trim_start_matches("SHARE#").to_string();
+            shares.push((token, crate::items::required_time(&item, "createdAt")?));
         }
         Ok(shares)
     }
