@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine too: installs the tools the tests check output with
-# (epubcheck for EPUB files, poppler's pdftotext for PDF files, fonts for PDF rendering) when
+# (epubcheck for EPUB files, poppler's pdftotext for PDF files, fonts for PDF rendering,
+# Chromium for the public pages) when
 # they are missing, starts a local AWS emulator (moto, in a virtualenv under target/) for the AWS
 # adapters, then runs every test. Extra arguments go to `cargo test`.
 set -euo pipefail
@@ -10,6 +11,7 @@ need=()
 [ -f /usr/share/java/epubcheck.jar ] || need+=(epubcheck)
 command -v pdftotext >/dev/null 2>&1 || need+=(poppler-utils)
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   echo "== installing test tools: ${need[*]}"
   sudo=""

@@ -361,3 +361,106 @@ async fn the_feed_is_rss_2_with_the_50_latest_published_posts() {
         Some(vec!["Test".to_string()])
     );
 }
+
+/// Runs headless Chromium (Debian's, installed by `scripts/test.sh`) on `url`: the DOM after
+/// rendering, and a screenshot under `target/screenshots/` to look at.
+fn chromium(url: &str, screenshot: &str) -> String {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    let profile = tempfile::TempDir::new().unwrap();
+    let run = |extra: &[String]| {
+        let output = std::process::Command::new("chromium")
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .args(extra)
+            .arg(url)
+            .output()
+            .expect("chromium is installed by scripts/test.sh");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    run(&[
+        format!("--screenshot={}", dir.join(screenshot).display()),
+        "--window-size=1200,900".into(),
+    ]);
+    run(&["--dump-dom".into()])
+}
+
+#[tokio::test]
+async fn the_pages_and_the_share_reader_render_in_a_real_browser() {
+    let app = spawn_app().await;
+    let author = app.user().await;
+    let post = publish(
+        &app,
+        &author,
+        json!({"title": "Rendered in Chromium", "content": "A *real* browser.", "status": "PUBLISHED"}),
+    )
+    .await;
+    let commented = app
+        .send_json(
+            Method::POST,
+            "/api/community/comments",
+            &author.key,
+            json!({"postId": post["id"], "content": "A comment the browser shows."}),
+        )
+        .await;
+    assert_eq!(commented.status(), 201);
+    let id = app
+        .upload_ok(&author.key, "voyage.txt", crate::helpers::sample_txt())
+        .await;
+    app.wait_for_status(&author.key, &id, "EXTRACTED").await;
+    let started = app
+        .send_json(
+            Method::POST,
+            "/api/translate",
+            &author.key,
+            json!({"bookId": id}),
+        )
+        .await;
+    assert_eq!(started.status(), 200);
+    app.wait_for_status(&author.key, &id, "COMPLETED").await;
+    let shared: Value = app
+        .send_json(
+            Method::POST,
+            &format!("/api/books/{id}/share"),
+            &author.key,
+            json!({}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let site = app.url.clone();
+    let slug = post["slug"].as_str().unwrap();
+    let token = shared["shareToken"].as_str().unwrap();
+    let pages = [
+        (format!("{site}/"), "home.png", "Rendered in Chromium"),
+        (
+            format!("{site}/comunidad"),
+            "comunidad.png",
+            "Rendered in Chromium",
+        ),
+        (
+            format!("{site}/comunidad/{slug}"),
+            "post.png",
+            "A comment the browser shows.",
+        ),
+        (format!("{site}/shared/{token}"), "share.png", "Translation"),
+    ];
+    for (url, screenshot, expected) in pages {
+        let url = url.clone();
+        let dom = tokio::task::spawn_blocking(move || chromium(&url, screenshot))
+            .await
+            .unwrap();
+        assert!(dom.contains(expected), "{screenshot}: {dom}");
+    }
+}
