@@ -370,10 +370,12 @@ fn chromium(url: &str, screenshot: &str) -> String {
     let profile = tempfile::TempDir::new().unwrap();
     let run = |extra: &[String]| {
         let output = std::process::Command::new("chromium")
+            // As root in a container: no sandbox, and no reliance on a small /dev/shm.
             .args([
                 "--headless",
                 "--no-sandbox",
                 "--disable-gpu",
+                "--disable-dev-shm-usage",
                 "--hide-scrollbars",
             ])
             .arg(format!("--user-data-dir={}", profile.path().display()))
