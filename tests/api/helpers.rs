@@ -345,6 +345,55 @@ impl TestApp {
         }
         panic!("book {book_id} never reached {status}; last seen: {last}");
     }
+
+    /// Starts a translation of an EXTRACTED book (`body` is the request without `bookId`) and
+    /// waits up to two minutes for it to end; returns the book as it ended.
+    pub async fn translate_to_end(&self, key: &str, book_id: &str, mut body: Value) -> Value {
+        body["bookId"] = Value::from(book_id);
+        let started = self
+            .send_json(Method::POST, "/api/translate", key, body)
+            .await;
+        assert_eq!(started.status(), 200);
+        let mut book = Value::Null;
+        for _ in 0..1200 {
+            book = self
+                .get(&format!("/api/books/{book_id}"), key)
+                .await
+                .json()
+                .await
+                .unwrap();
+            if book["status"] == "COMPLETED" || book["status"] == "ERROR" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        book
+    }
+
+    /// The sample book uploaded, extracted and translated (COMPLETED); returns its id.
+    pub async fn translated_sample(&self, key: &str) -> String {
+        let id = self.upload_ok(key, "voyage.txt", sample_txt()).await;
+        self.wait_for_status(key, &id, "EXTRACTED").await;
+        let book = self.translate_to_end(key, &id, serde_json::json!({})).await;
+        assert_eq!(book["status"], "COMPLETED", "{book}");
+        id
+    }
+
+    /// Shares a book publicly; returns the link's token.
+    pub async fn share(&self, key: &str, book_id: &str) -> String {
+        let shared: Value = self
+            .send_json(
+                Method::POST,
+                &format!("/api/books/{book_id}/share"),
+                key,
+                serde_json::json!({}),
+            )
+            .await
+            .json()
+            .await
+            .unwrap();
+        shared["shareToken"].as_str().unwrap().to_string()
+    }
 }
 
 /// Asserts that `key`'s owner gets 404 on GET, PATCH (with `patch`) and DELETE of `path`: another

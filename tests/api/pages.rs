@@ -259,32 +259,9 @@ async fn the_sitemap_lists_what_the_public_can_open_and_every_url_answers_200() 
     // A translated, shared book; and one shared then unshared.
     let mut tokens = Vec::new();
     for _ in 0..2 {
-        let id = app
-            .upload_ok(&author.key, "voyage.txt", crate::helpers::sample_txt())
-            .await;
-        app.wait_for_status(&author.key, &id, "EXTRACTED").await;
-        let started = app
-            .send_json(
-                Method::POST,
-                "/api/translate",
-                &author.key,
-                json!({"bookId": id}),
-            )
-            .await;
-        assert_eq!(started.status(), 200);
-        app.wait_for_status(&author.key, &id, "COMPLETED").await;
-        let shared: Value = app
-            .send_json(
-                Method::POST,
-                &format!("/api/books/{id}/share"),
-                &author.key,
-                json!({}),
-            )
-            .await
-            .json()
-            .await
-            .unwrap();
-        tokens.push((id, shared["shareToken"].as_str().unwrap().to_string()));
+        let id = app.translated_sample(&author.key).await;
+        let token = app.share(&author.key, &id).await;
+        tokens.push((id, token));
     }
     let unshared = app
         .send_json(
@@ -416,34 +393,10 @@ async fn the_pages_and_the_share_reader_render_in_a_real_browser() {
         )
         .await;
     assert_eq!(commented.status(), 201);
-    let id = app
-        .upload_ok(&author.key, "voyage.txt", crate::helpers::sample_txt())
-        .await;
-    app.wait_for_status(&author.key, &id, "EXTRACTED").await;
-    let started = app
-        .send_json(
-            Method::POST,
-            "/api/translate",
-            &author.key,
-            json!({"bookId": id}),
-        )
-        .await;
-    assert_eq!(started.status(), 200);
-    app.wait_for_status(&author.key, &id, "COMPLETED").await;
-    let shared: Value = app
-        .send_json(
-            Method::POST,
-            &format!("/api/books/{id}/share"),
-            &author.key,
-            json!({}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
+    let id = app.translated_sample(&author.key).await;
+    let token = app.share(&author.key, &id).await;
     let site = app.url.clone();
     let slug = post["slug"].as_str().unwrap();
-    let token = shared["shareToken"].as_str().unwrap();
     let pages = [
         (format!("{site}/"), "home.png", "Rendered in Chromium"),
         (

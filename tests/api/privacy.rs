@@ -142,34 +142,12 @@ async fn user_with_one_of_everything(app: &TestApp) -> Everything {
     .await;
     let webhook_id = webhook["webhook"]["id"].as_str().unwrap().to_string();
 
-    let book_id = app.upload_ok(&key, "voyage.txt", sample_txt()).await;
-    app.wait_for_status(&key, &book_id, "EXTRACTED").await;
-    let started = app
-        .send_json(
-            Method::POST,
-            "/api/translate",
-            &key,
-            json!({"bookId": book_id}),
-        )
-        .await;
-    assert_eq!(started.status(), 200);
-    app.wait_for_status(&key, &book_id, "COMPLETED").await;
+    let book_id = app.translated_sample(&key).await;
     let pdf = app
         .get(&format!("/api/download/{book_id}?format=pdf"), &key)
         .await;
     assert_eq!(pdf.status(), 200);
-    let shared: Value = app
-        .send_json(
-            Method::POST,
-            &format!("/api/books/{book_id}/share"),
-            &key,
-            json!({}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
-    let share_token = shared["shareToken"].as_str().unwrap().to_string();
+    let share_token = app.share(&key, &book_id).await;
     // The completion reaches the webhook (a delivery in its history) and the notifications.
     for _ in 0..200 {
         if !receiver.hits().is_empty() {

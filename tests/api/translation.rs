@@ -834,27 +834,9 @@ async fn a_paragraph_of_a_million_words_goes_in_parts_that_fit_and_comes_back_wh
         .upload_ok(&user.key, "breath.txt", text.into_bytes())
         .await;
     app.wait_for_status(&user.key, &id, "EXTRACTED").await;
-    let started = post(
-        &app,
-        "/api/translate",
-        &user.key,
-        json!({"bookId": id, "model": "gpt-4o-mini"}),
-    )
-    .await;
-    assert_eq!(started.status(), 200);
-    let mut book = Value::Null;
-    for _ in 0..1200 {
-        book = app
-            .get(&format!("/api/books/{id}"), &user.key)
-            .await
-            .json()
-            .await
-            .unwrap();
-        if book["status"] == "COMPLETED" || book["status"] == "ERROR" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let book = app
+        .translate_to_end(&user.key, &id, json!({"model": "gpt-4o-mini"}))
+        .await;
     assert_eq!(book["status"], "COMPLETED", "{book}");
 
     // Every request of the first pass carried at most a chunk (2,000 estimated tokens) of
@@ -925,27 +907,9 @@ async fn under_rate_limits_fewer_requests_are_in_flight_and_no_chapter_fails() {
         .upload_ok(&user.key, "spleen.txt", text.into_bytes())
         .await;
     app.wait_for_status(&user.key, &id, "EXTRACTED").await;
-    let started = post(
-        &app,
-        "/api/translate",
-        &user.key,
-        json!({"bookId": id, "model": "gpt-4o-mini"}),
-    )
-    .await;
-    assert_eq!(started.status(), 200);
-    let mut book = Value::Null;
-    for _ in 0..1200 {
-        book = app
-            .get(&format!("/api/books/{id}"), &user.key)
-            .await
-            .json()
-            .await
-            .unwrap();
-        if book["status"] == "COMPLETED" || book["status"] == "ERROR" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let book = app
+        .translate_to_end(&user.key, &id, json!({"model": "gpt-4o-mini"}))
+        .await;
     assert_eq!(book["status"], "COMPLETED", "{book}");
     let done = status(&app, &user.key, &id).await;
     assert_eq!(done["errors"], json!([]), "{done}");

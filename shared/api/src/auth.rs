@@ -27,13 +27,7 @@ impl FromRequestParts<AppState> for Caller {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        // The rate-limit layer has authenticated already; routers served without it (tests
-        // calling a router directly) authenticate here.
-        let outcome = match parts.extensions.remove::<Authenticated>() {
-            Some(Authenticated(outcome)) => Some(outcome),
-            None => authenticate(&parts.headers, state).await,
-        };
-        let principal = outcome.unwrap_or_else(|| {
+        let principal = outcome(parts, state).await.unwrap_or_else(|| {
             Err(ApiError::unauthorized(
                 "authentication required: send 'Authorization: Bearer <API key>' or sign in",
             ))
@@ -69,11 +63,16 @@ impl FromRequestParts<AppState> for OptionalCaller {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        let outcome = match parts.extensions.remove::<Authenticated>() {
-            Some(Authenticated(outcome)) => Some(outcome),
-            None => authenticate(&parts.headers, state).await,
-        };
-        Ok(OptionalCaller(outcome.transpose()?))
+        Ok(OptionalCaller(outcome(parts, state).await.transpose()?))
+    }
+}
+
+/// The request's authentication: done by the rate-limit layer already, or here for routers
+/// served without it (tests calling a router directly).
+async fn outcome(parts: &mut Parts, state: &AppState) -> Option<Result<Principal, ApiError>> {
+    match parts.extensions.remove::<Authenticated>() {
+        Some(Authenticated(outcome)) => Some(outcome),
+        None => authenticate(&parts.headers, state).await,
     }
 }
 

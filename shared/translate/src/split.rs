@@ -117,97 +117,78 @@ fn cuts(markup: &str) -> Vec<Cut> {
     // The last character of text that was not a closing quote or bracket.
     let mut before_closers: Option<char> = None;
     while let Some((at, c)) = chars.next() {
-        match c {
-            '<' => {
-                let end = markup[at..].find('>').map_or(markup.len(), |e| at + e + 1);
-                let tag = &markup[at..end];
-                if let Some(name) = tag.strip_prefix("</") {
-                    let name = name.trim_end_matches('>');
-                    if let Some(i) = open.iter().rposition(|t| tag_name(t) == name) {
-                        open.remove(i);
-                    }
-                } else if !tag.ends_with("/>") {
-                    open.push(tag.to_string());
+        // Where the next part would start, where this one's text would end, and how good a
+        // place that is.
+        let (next, end, rank) = match c {
+            '<' | '&' => {
+                // A tag or an entity is never cut: skip to its end.
+                let end = if c == '<' {
+                    markup[at..].find('>').map_or(markup.len(), |e| at + e + 1)
+                } else {
+                    markup[at..].find(';').map_or(at + 1, |e| at + e + 1)
+                };
+                if c == '<' {
+                    track_tag(&markup[at..end], &mut open);
+                } else {
+                    before_closers = Some('&');
                 }
                 while chars.peek().is_some_and(|(i, _)| *i < end) {
                     chars.next();
                 }
-                if end < markup.len() {
-                    cuts.push(Cut {
-                        next: end,
-                        end,
-                        rank: Rank::Anywhere,
-                        open: open.clone(),
-                    });
-                }
-                continue;
-            }
-            '&' => {
-                let end = markup[at..]
-                    .find(';')
-                    .map_or(at + 1, |e| at + e + 1)
-                    .min(markup.len());
-                while chars.peek().is_some_and(|(i, _)| *i < end) {
-                    chars.next();
-                }
-                before_closers = Some('&');
-                if end < markup.len() {
-                    cuts.push(Cut {
-                        next: end,
-                        end,
-                        rank: Rank::Anywhere,
-                        open: open.clone(),
-                    });
-                }
-                continue;
+                (end, end, Rank::Anywhere)
             }
             c if c.is_whitespace() => {
                 let mut next = at + c.len_utf8();
-                while let Some((i, w)) = chars.peek().copied() {
-                    if !w.is_whitespace() {
-                        break;
-                    }
+                while let Some((i, w)) = chars.next_if(|(_, w)| w.is_whitespace()) {
                     next = i + w.len_utf8();
-                    chars.next();
                 }
-                if next < markup.len() && at > 0 {
-                    let rank = if before_closers.is_some_and(ends_sentence) {
-                        Rank::SentenceEnd
-                    } else {
-                        Rank::Space
-                    };
-                    cuts.push(Cut {
-                        next,
-                        end: at,
-                        rank,
-                        open: open.clone(),
-                    });
-                }
+                let rank = if before_closers.is_some_and(ends_sentence) {
+                    Rank::SentenceEnd
+                } else {
+                    Rank::Space
+                };
                 before_closers = Some(' ');
-                continue;
+                if at == 0 {
+                    continue;
+                }
+                (next, at, rank)
             }
-            _ => {}
-        }
-        let next = at + c.len_utf8();
-        if !is_closer(c) {
-            before_closers = Some(c);
-        }
+            c => {
+                if !is_closer(c) {
+                    before_closers = Some(c);
+                }
+                let next = at + c.len_utf8();
+                // Scripts without spaces end sentences without them too.
+                let rank = if matches!(c, '。' | '！' | '？') {
+                    Rank::SentenceEnd
+                } else {
+                    Rank::Anywhere
+                };
+                (next, next, rank)
+            }
+        };
         if next < markup.len() {
-            // Scripts without spaces end sentences without them too.
-            let rank = if matches!(c, '。' | '！' | '？') {
-                Rank::SentenceEnd
-            } else {
-                Rank::Anywhere
-            };
             cuts.push(Cut {
                 next,
-                end: next,
+                end,
                 rank,
                 open: open.clone(),
             });
         }
     }
     cuts
+}
+
+/// Keeps `open` (the marks open so far) in step with one tag.
+fn track_tag(tag: &str, open: &mut Vec<String>) {
+    if let Some(name) = tag.strip_prefix("</") {
+        let name = name.trim_end_matches('>');
+        if let Some(i) = open.iter().rposition(|t| tag_name(t) == name) {
+            open.remove(i);
+        }
+    } else if !tag.ends_with("/>") {
+        open.push(tag.to_string());
+    }
 }
 
 fn ends_sentence(c: char) -> bool {

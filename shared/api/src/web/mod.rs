@@ -44,8 +44,8 @@ fn templates() -> &'static Environment<'static> {
     static ENV: OnceLock<Environment<'static>> = OnceLock::new();
     ENV.get_or_init(|| {
         let mut env = Environment::new();
-        // HTML escaping of the five characters that matter (minijinja's default also escapes
-        // `/`, which turns every URL in an attribute into `https:&#x2f;&#x2f;...`).
+        // The markup's own escaping (`& < > "`; every attribute here is double-quoted), since
+        // minijinja's default also escapes `/`, turning each URL into `https:&#x2f;&#x2f;...`.
         env.set_formatter(|out, state, value| {
             if state.auto_escape() == minijinja::AutoEscape::Html && !value.is_safe() {
                 let text = if value.is_none() || value.is_undefined() {
@@ -53,7 +53,7 @@ fn templates() -> &'static Environment<'static> {
                 } else {
                     value.to_string()
                 };
-                out.write_str(&escape_html(&text))?;
+                out.write_str(&booktr_formats::markup::escape_attr(&text))?;
                 Ok(())
             } else {
                 minijinja::escape_formatter(out, state, value)
@@ -73,22 +73,6 @@ fn templates() -> &'static Environment<'static> {
         }
         env
     })
-}
-
-/// `& < > " '` as entities.
-fn escape_html(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// What every page's head says about it.
@@ -187,23 +171,69 @@ fn page_number(q: &PageQuery) -> Result<u32, ApiError> {
     }
 }
 
-/// A list page of posts: all of them, or those of a category or tag.
+/// Which posts a list page shows.
+enum Selection {
+    All,
+    Category(String),
+    Tag(String),
+}
+
+/// A list page of posts: all of them, or those of a category or tag (404 for an unknown one).
 async fn list_page(
     state: &AppState,
-    path: &str,
-    heading: String,
-    description: String,
-    filter: PostFilter,
+    selection: Selection,
+    q: &PageQuery,
 ) -> Result<Response, ApiError> {
     let community = &state.services.community;
-    let number = filter.page;
+    let number = page_number(q)?;
+    let categories = community.categories().await?;
+    let tags = community.tags().await?;
+    let mut filter = PostFilter {
+        page: number,
+        limit: PER_PAGE,
+        ..PostFilter::default()
+    };
+    let (path, heading, description) = match &selection {
+        Selection::All => (
+            "/comunidad".to_string(),
+            "Comunidad".to_string(),
+            "Posts from booktr's readers and translators.".to_string(),
+        ),
+        Selection::Category(slug) => {
+            let category = categories
+                .iter()
+                .find(|c| &c.slug == slug)
+                .ok_or_else(|| ApiError::not_found("category"))?;
+            filter.category = Some(category.slug.clone());
+            (
+                format!("/comunidad/categoria/{}", category.slug),
+                category.name.clone(),
+                category
+                    .description
+                    .clone()
+                    .unwrap_or_else(|| format!("Posts in {}.", category.name)),
+            )
+        }
+        Selection::Tag(slug) => {
+            let tag = tags
+                .iter()
+                .find(|t| &t.slug == slug)
+                .ok_or_else(|| ApiError::not_found("tag"))?;
+            filter.tag = Some(tag.slug.clone());
+            (
+                format!("/comunidad/etiqueta/{}", tag.slug),
+                format!("#{}", tag.name),
+                format!("Posts tagged {}.", tag.name),
+            )
+        }
+    };
     let page = community.posts(filter, None).await?;
     if number > 1 && page.posts.is_empty() {
         return Err(ApiError::not_found("page"));
     }
     let link = |n: u32| {
         if n == 1 {
-            path.to_string()
+            path.clone()
         } else {
             format!("{path}?page={n}")
         }
@@ -212,21 +242,20 @@ async fn list_page(
     let previous = (number > 1).then(|| link(number - 1));
     let next = (u64::from(number) < total_pages).then(|| link(number + 1));
     let posts: Vec<_> = page.posts.iter().map(view).collect();
-    let canonical_path = link(number);
     let title = if number > 1 {
         format!("{heading} — page {number} — booktr")
     } else {
         format!("{heading} — booktr")
     };
-    let head = head(state, &canonical_path, title, description);
+    let head = head(state, &link(number), title, description);
     render(
         "posts.html",
         head,
         context! {
             heading,
             posts,
-            categories => community.categories().await?,
-            tags => community.tags().await?,
+            categories,
+            tags,
             page => number,
             total_pages,
             previous,
@@ -239,19 +268,7 @@ async fn community(
     State(state): State<AppState>,
     Query(q): Query<PageQuery>,
 ) -> Result<Response, ApiError> {
-    let filter = PostFilter {
-        page: page_number(&q)?,
-        limit: PER_PAGE,
-        ..PostFilter::default()
-    };
-    list_page(
-        &state,
-        "/comunidad",
-        "Comunidad".into(),
-        "Posts from booktr's readers and translators.".into(),
-        filter,
-    )
-    .await
+    list_page(&state, Selection::All, &q).await
 }
 
 async fn category(
@@ -259,32 +276,7 @@ async fn category(
     Path(slug): Path<String>,
     Query(q): Query<PageQuery>,
 ) -> Result<Response, ApiError> {
-    let category = state
-        .services
-        .community
-        .categories()
-        .await?
-        .into_iter()
-        .find(|c| c.slug == slug)
-        .ok_or_else(|| ApiError::not_found("category"))?;
-    let filter = PostFilter {
-        page: page_number(&q)?,
-        limit: PER_PAGE,
-        category: Some(category.slug.clone()),
-        ..PostFilter::default()
-    };
-    let description = category
-        .description
-        .clone()
-        .unwrap_or_else(|| format!("Posts in {}.", category.name));
-    list_page(
-        &state,
-        &format!("/comunidad/categoria/{}", category.slug),
-        category.name,
-        description,
-        filter,
-    )
-    .await
+    list_page(&state, Selection::Category(slug), &q).await
 }
 
 async fn tag(
@@ -292,28 +284,7 @@ async fn tag(
     Path(slug): Path<String>,
     Query(q): Query<PageQuery>,
 ) -> Result<Response, ApiError> {
-    let tag = state
-        .services
-        .community
-        .tags()
-        .await?
-        .into_iter()
-        .find(|t| t.slug == slug)
-        .ok_or_else(|| ApiError::not_found("tag"))?;
-    let filter = PostFilter {
-        page: page_number(&q)?,
-        limit: PER_PAGE,
-        tag: Some(tag.slug.clone()),
-        ..PostFilter::default()
-    };
-    list_page(
-        &state,
-        &format!("/comunidad/etiqueta/{}", tag.slug),
-        format!("#{}", tag.name),
-        format!("Posts tagged {}.", tag.name),
-        filter,
-    )
-    .await
+    list_page(&state, Selection::Tag(slug), &q).await
 }
 
 /// A comment as the page shows it: flattened with its depth, its Markdown rendered.

@@ -161,14 +161,8 @@ impl Accounts {
     }
 
     pub async fn user(&self, user_id: &str) -> Result<User, AccountsError> {
-        let item = self
-            .ports
-            .table
-            .get(&store::user_pk(user_id), store::PROFILE)
-            .await?;
-        item.as_ref()
-            .map(store::user_from)
-            .transpose()?
+        store::find_user(&self.ports, user_id)
+            .await?
             .ok_or(AccountsError::NotFound)
     }
 

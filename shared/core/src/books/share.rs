@@ -132,14 +132,7 @@ impl Books {
             return Ok(None);
         };
         // A closed account's links die with it, before its purge reaches the book.
-        let owner = self
-            .ports
-            .table
-            .get(
-                &crate::accounts::store::user_pk(&book.user_id),
-                crate::accounts::store::PROFILE,
-            )
-            .await?;
+        let owner = crate::accounts::store::find_user(&self.ports, &book.user_id).await?;
         Ok(owner.map(|_| book))
     }
 

@@ -25,7 +25,7 @@ use super::{Author, Community, CommunityError};
 use crate::accounts::User;
 use crate::ids::new_id;
 use crate::items::{opt_string, required_str, required_time, time, time_text};
-use crate::ports::{Condition, Index, Item, Query, StoreError, Update};
+use crate::ports::{Condition, Index, Item, Query, StoreError, Update, WriteOp};
 
 pub const MAX_CONTENT: usize = 5_000;
 /// Comments a post shows at most (oldest first): a bound on one public request.
@@ -126,11 +126,11 @@ impl Community {
             .with("gsi1pk", of_post(&post.id))
             .with("gsi1sk", order.as_str());
         let mut ops = vec![
-            crate::ports::WriteOp::Put {
+            WriteOp::Put {
                 item,
                 condition: Condition::NotExists,
             },
-            crate::ports::WriteOp::Put {
+            WriteOp::Put {
                 item: Item::new(
                     crate::accounts::store::user_pk(&author.id),
                     format!("COMMENT#{id}"),
@@ -140,12 +140,12 @@ impl Community {
             },
         ];
         if status == "PENDING" {
-            ops.push(crate::ports::WriteOp::Put {
+            ops.push(WriteOp::Put {
                 item: Item::new(PENDING, order.as_str()).with("id", id.as_str()),
                 condition: Condition::Always,
             });
         } else {
-            ops.push(crate::ports::WriteOp::Update {
+            ops.push(WriteOp::Update {
                 pk: format!("POST#{}", post.id),
                 sk: "POST".into(),
                 update: Update::default().add("commentCount", 1),
@@ -301,7 +301,7 @@ impl Community {
         }
         let post_pk = format!("POST#{}", required_str(&item, "postId")?);
         let order = item.str("gsi1sk").unwrap_or_default().to_string();
-        let mut ops = vec![crate::ports::WriteOp::Update {
+        let mut ops = vec![WriteOp::Update {
             pk: item.pk.clone(),
             sk: item.sk.clone(),
             update: Update::default().set("status", status),
@@ -309,7 +309,7 @@ impl Community {
         }];
         let delta = i64::from(status == "APPROVED") - i64::from(before == "APPROVED");
         if delta != 0 {
-            ops.push(crate::ports::WriteOp::Update {
+            ops.push(WriteOp::Update {
                 pk: post_pk,
                 sk: "POST".into(),
                 update: Update::default().add("commentCount", delta),
@@ -317,7 +317,7 @@ impl Community {
             });
         }
         if before == "PENDING" {
-            ops.push(crate::ports::WriteOp::Delete {
+            ops.push(WriteOp::Delete {
                 pk: PENDING.into(),
                 sk: order,
                 condition: Condition::Always,
@@ -349,7 +349,7 @@ impl Community {
                 continue;
             };
             let before = item.str("status").unwrap_or_default().to_string();
-            let mut ops = vec![crate::ports::WriteOp::Update {
+            let mut ops = vec![WriteOp::Update {
                 pk: item.pk.clone(),
                 sk: item.sk.clone(),
                 update: Update::default()
@@ -361,7 +361,7 @@ impl Community {
             }];
             if before == "APPROVED" {
                 if let Some(post_id) = item.str("postId") {
-                    ops.push(crate::ports::WriteOp::Update {
+                    ops.push(WriteOp::Update {
                         pk: format!("POST#{post_id}"),
                         sk: "POST".into(),
                         update: Update::default().add("commentCount", -1),
@@ -370,7 +370,7 @@ impl Community {
                 }
             }
             if before == "PENDING" {
-                ops.push(crate::ports::WriteOp::Delete {
+                ops.push(WriteOp::Delete {
                     pk: PENDING.into(),
                     sk: item.str("gsi1sk").unwrap_or_default().to_string(),
                     condition: Condition::Always,

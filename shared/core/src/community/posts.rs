@@ -502,9 +502,16 @@ impl Community {
         };
         let mut tags = Vec::new();
         for id in tag_ids(item) {
-            if let Some(tag) = self.tag(&id).await? {
-                tags.push(tag);
-            }
+            let tag = match context.tags.get(&id) {
+                Some(tag) => tag.clone(),
+                None => {
+                    let tag = self.tag(&id).await?;
+                    context.tags.insert(id, tag.clone());
+                    tag
+                }
+            };
+            // A tag that no longer exists is left out.
+            tags.extend(tag);
         }
         let status = PostStatus::parse(required_str(item, "status")?)
             .ok_or_else(|| crate::items::corrupt(item, "status"))?;
@@ -532,22 +539,16 @@ impl Community {
 
     /// What readers see of an author: their name (never their email) and image.
     pub(super) async fn author(&self, user_id: &str) -> Result<Author, StoreError> {
-        let profile = self
-            .ports
-            .table
-            .get(
-                &crate::accounts::store::user_pk(user_id),
-                crate::accounts::store::PROFILE,
-            )
-            .await?;
-        Ok(Author {
-            id: user_id.to_string(),
-            name: profile
-                .as_ref()
-                .and_then(|p| opt_string(p, "name"))
-                .unwrap_or_else(|| ANONYMOUS.to_string()),
-            image: profile.as_ref().and_then(|p| opt_string(p, "image")),
-        })
+        Ok(
+            match crate::accounts::store::find_user(&self.ports, user_id).await? {
+                Some(user) => author_of(&user),
+                None => Author {
+                    id: user_id.to_string(),
+                    name: ANONYMOUS.to_string(),
+                    image: None,
+                },
+            },
+        )
     }
 }
 
@@ -569,11 +570,12 @@ pub(super) struct PostRef {
     pub title: String,
 }
 
-/// Authors and categories read once per listing.
+/// Authors, categories and tags read once per listing.
 #[derive(Default)]
 struct Context {
     authors: HashMap<String, Author>,
     categories: HashMap<String, Category>,
+    tags: HashMap<String, Option<Tag>>,
 }
 
 fn tag_ids(item: &Item) -> Vec<String> {

@@ -114,10 +114,9 @@ impl Privacy {
             ));
         }
         let table = &self.ports.table;
-        let community = crate::community::Community::new(self.ports.clone());
         // Comments first: their pointers live in the user's partition, removed below.
-        let mut removed = community.remove_comments_of(user_id).await?;
-        removed += community.remove_posts_of(user_id).await?;
+        let mut removed = self.community.remove_comments_of(user_id).await?;
+        removed += self.community.remove_posts_of(user_id).await?;
         for book in self.all_books(user_id).await? {
             self.books.remove_everything(&book.id).await?;
             removed += 1;
@@ -173,15 +172,9 @@ impl Privacy {
 impl Privacy {
     /// Whether the user's profile still exists.
     pub async fn account_is_open(&self, user_id: &str) -> Result<bool, StoreError> {
-        let profile = self
-            .ports
-            .table
-            .get(
-                &crate::accounts::store::user_pk(user_id),
-                crate::accounts::store::PROFILE,
-            )
-            .await?;
-        Ok(profile.is_some())
+        Ok(crate::accounts::store::find_user(&self.ports, user_id)
+            .await?
+            .is_some())
     }
 }
 

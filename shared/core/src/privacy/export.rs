@@ -89,9 +89,7 @@ impl Privacy {
                     DeveloperError::Store(s) => s,
                     other => StoreError::Unavailable(other.to_string()),
                 })?,
-            posts: crate::community::Community::new(self.ports.clone())
-                .posts_of(user_id)
-                .await?,
+            posts: self.community.posts_of(user_id).await?,
             exported_at: self.ports.clock.now(),
         })
     }

@@ -11,6 +11,7 @@ pub use export::AccountExport;
 
 use crate::accounts::Accounts;
 use crate::books::Books;
+use crate::community::Community;
 use crate::events::Events;
 use crate::glossaries::Glossaries;
 use crate::usage::Usage;
@@ -31,6 +32,7 @@ pub struct Privacy {
     books: Books,
     glossaries: Glossaries,
     events: Events,
+    community: Community,
     usage: Usage,
 }
 
@@ -41,6 +43,7 @@ impl Privacy {
             books: Books::new(ports.clone(), usage.clone()),
             glossaries: Glossaries::new(ports.clone()),
             events: Events::new(ports.clone()),
+            community: Community::new(ports.clone()),
             usage,
             ports,
         }
