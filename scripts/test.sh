@@ -20,6 +20,15 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}"
 fi
 
+# Outside checkers of what the public pages publish: the sitemap against its schema, the feed
+# in a real feed reader's parser.
+checks=target/venv-checks
+if ! "$checks/bin/python" -c 'import feedparser, xmlschema' 2>/dev/null; then
+  echo "== installing the feed and sitemap checkers (feedparser, xmlschema) into $checks"
+  python3 -m venv "$checks"
+  "$checks/bin/pip" install -q 'feedparser>=6,<7' 'xmlschema>=3,<5'
+fi
+
 # The AWS adapters run their conformance suites against a local emulator.
 . infra/emulator.sh
 

@@ -5,6 +5,7 @@
 mod auth;
 mod aws;
 mod books;
+mod checkers;
 mod cli;
 mod community;
 mod crash;
