@@ -429,5 +429,10 @@ async fn the_pages_and_the_share_reader_render_in_a_real_browser() {
             .await
             .unwrap();
         assert!(dom.contains(expected), "{screenshot}: {dom}");
+        // One layout for all of them, the share reader included.
+        assert!(
+            dom.contains("<header class=\"site\">") && dom.contains("rel=\"canonical\""),
+            "{screenshot}: {dom}"
+        );
     }
 }

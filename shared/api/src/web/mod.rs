@@ -8,6 +8,7 @@
 //! search engines and feed readers (`seo`).
 
 pub mod markdown;
+pub mod reader;
 mod seo;
 
 use std::sync::OnceLock;
@@ -64,6 +65,7 @@ fn templates() -> &'static Environment<'static> {
             ("home.html", include_str!("../../templates/home.html")),
             ("posts.html", include_str!("../../templates/posts.html")),
             ("post.html", include_str!("../../templates/post.html")),
+            ("reader.html", include_str!("../../templates/reader.html")),
         ] {
             // The sources are part of the binary and tested (below): a broken one is a build
             // defect, logged here and a 500 on its pages.
@@ -78,7 +80,7 @@ fn templates() -> &'static Environment<'static> {
 /// What every page's head says about it.
 #[derive(Serialize)]
 struct Head {
-    lang: &'static str,
+    lang: String,
     site: String,
     title: String,
     description: String,
@@ -91,7 +93,7 @@ struct Head {
 fn head(state: &AppState, path: &str, title: String, description: String) -> Head {
     let site = state.settings.public_url.clone();
     Head {
-        lang: LANG,
+        lang: LANG.into(),
         canonical: format!("{site}{path}"),
         site,
         title,
@@ -102,7 +104,17 @@ fn head(state: &AppState, path: &str, title: String, description: String) -> Hea
     }
 }
 
+/// A page that anyone may keep for a minute (the community's pages).
 fn render(name: &str, head: Head, page: Value) -> Result<Response, ApiError> {
+    render_with(name, head, page, "public, max-age=60")
+}
+
+fn render_with(
+    name: &str,
+    head: Head,
+    page: Value,
+    cache_control: &'static str,
+) -> Result<Response, ApiError> {
     let template = templates()
         .get_template(name)
         .map_err(|e| ApiError::internal(&e))?;
@@ -112,7 +124,7 @@ fn render(name: &str, head: Head, page: Value) -> Result<Response, ApiError> {
     Ok((
         [
             (CONTENT_TYPE, "text/html; charset=utf-8"),
-            (CACHE_CONTROL, "public, max-age=60"),
+            (CACHE_CONTROL, cache_control),
         ],
         html,
     )
@@ -353,7 +365,7 @@ mod tests {
     #[test]
     fn every_template_parses_and_the_layout_escapes_what_it_is_given() {
         let head = Head {
-            lang: LANG,
+            lang: LANG.into(),
             site: "https://booktr.example".into(),
             title: "<script>x</script>".into(),
             description: "d".into(),
@@ -371,7 +383,7 @@ mod tests {
             html.contains("<title>&lt;script&gt;x&lt;/script&gt;</title>"),
             "{html}"
         );
-        for name in ["posts.html", "post.html"] {
+        for name in ["posts.html", "post.html", "reader.html"] {
             templates().get_template(name).unwrap();
         }
     }
