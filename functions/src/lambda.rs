@@ -119,3 +119,26 @@ fn received(message: SqsMessage) -> Received {
         body: message.body.clone().unwrap_or_default(),
     }
 }
+
+/// The weekly digest's schedule (EventBridge, hourly): queues the digests that are due. The
+/// event's content does not matter; what is due follows from the time.
+pub async fn serve_schedule() -> Result<(), Error> {
+    let (_, managed) = start().await?;
+    let managed = Arc::new(managed);
+    lambda_runtime::run(service_fn(move |_: LambdaEvent<serde_json::Value>| {
+        let managed = managed.clone();
+        async move { handle_schedule(&managed).await }
+    }))
+    .await
+}
+
+/// One scheduled event: how many digests were queued. Public so tests run it in-process.
+pub async fn handle_schedule(managed: &Managed) -> Result<serde_json::Value, Error> {
+    let queued = managed
+        .services
+        .digests
+        .queue_due()
+        .await
+        .inspect_err(|e| error!(error = %e, "could not queue the weekly digests"))?;
+    Ok(serde_json::json!({ "queued": queued }))
+}

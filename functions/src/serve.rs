@@ -7,6 +7,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use booktr_api::{AppState, Settings};
 use booktr_core::config::Config;
+use booktr_core::email::digest::Digests;
 use booktr_core::jobs::runner::{self, RunnerConfig};
 use booktr_core::ports::{EnvModels, QueueName, SystemClock};
 use booktr_local::DataDirLock;
@@ -41,6 +42,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let mut workers = Vec::new();
     workers.push(tokio::spawn(sweep_expired(
         app.table.clone(),
+        stopped.clone(),
+    )));
+    workers.push(tokio::spawn(queue_digests(
+        app.services.digests.clone(),
         stopped.clone(),
     )));
     let queues = std::iter::repeat_n(QueueName::Jobs, config.workers).chain([
@@ -132,6 +137,22 @@ async fn sweep_expired(table: Arc<booktr_local::SqliteTable>, mut stopped: watch
         }
         tokio::select! {
             _ = tokio::time::sleep(std::time::Duration::from_secs(600)) => {}
+            _ = stopped.changed() => return,
+        }
+    }
+}
+
+/// Queues the weekly digests once they are due (Monday 08:00 UTC), checking every hour as the
+/// EventBridge schedule does on AWS; a check in a week already done does nothing.
+async fn queue_digests(digests: Digests, mut stopped: watch::Receiver<bool>) {
+    loop {
+        match digests.queue_due().await {
+            Ok(0) => {}
+            Ok(queued) => info!(queued, "weekly digests queued"),
+            Err(e) => warn!(error = %e, "could not queue the weekly digests; next try in an hour"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(std::time::Duration::from_secs(3600)) => {}
             _ = stopped.changed() => return,
         }
     }

@@ -81,7 +81,14 @@ fn mailer(config: &Config) -> Result<Arc<dyn Mailer>, StoreError> {
                 .map_err(|e| StoreError::Invalid(format!("BOOKTR_SMTP_URL: {e}")))?;
             Ok(Arc::new(smtp))
         }
-        None => Ok(Arc::new(LogMailer)),
+        None => {
+            // Sender addresses are shown on the site's own host.
+            let host = url::Url::parse(&config.public_url)
+                .ok()
+                .and_then(|u| u.host_str().map(str::to_string))
+                .unwrap_or_else(|| "localhost".into());
+            Ok(Arc::new(LogMailer::new(host)))
+        }
     }
 }
 

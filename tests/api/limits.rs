@@ -62,7 +62,8 @@ async fn the_hour_window_bites_when_the_minute_window_does_not() {
     // Windows are fixed to the clock: start at the top of an hour so that the two minutes
     // below never cross into the next one (the test clock starts at the real time).
     let into_hour = app.clock.now().timestamp().rem_euclid(3600);
-    app.clock.advance(chrono::Duration::seconds(3600 - into_hour));
+    app.clock
+        .advance(chrono::Duration::seconds(3600 - into_hour));
     for _ in 0..2 {
         for _ in 0..50 {
             assert_eq!(app.get("/api/user", &free.key).await.status(), 200);

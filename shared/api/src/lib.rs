@@ -18,8 +18,8 @@ pub use auth::{Caller, OptionalCaller};
 pub use error::ApiError;
 pub use limits::ClientIp;
 pub use routes::{
-    auth_routes, books, community, developer, download, glossary, health, keys, notifications,
-    preferences, share, translate, usage, user, webhooks,
+    admin_email, auth_routes, books, community, developer, download, glossary, health, keys,
+    notifications, preferences, share, translate, usage, user, webhooks,
 };
 
 /// What every handler shares.
@@ -62,6 +62,7 @@ pub fn router(state: AppState) -> Router {
         .merge(user::router())
         .merge(books::router())
         .merge(community::router())
+        .merge(admin_email::router())
         .merge(web::router())
         .merge(share::router())
         .merge(preferences::router())

@@ -6,6 +6,7 @@ pub mod books;
 pub mod community;
 pub mod config;
 pub mod developer;
+pub mod email;
 pub mod events;
 pub mod glossaries;
 pub mod health;

@@ -6,6 +6,8 @@ use crate::accounts::Accounts;
 use crate::books::Books;
 use crate::community::Community;
 use crate::developer::Developer;
+use crate::email::digest::Digests;
+use crate::email::Postman;
 use crate::events::Events;
 use crate::glossaries::Glossaries;
 use crate::health::{Health, QueueMode};
@@ -46,6 +48,9 @@ pub struct Services {
     pub health: Health,
     pub translations: Translations,
     pub events: Events,
+    /// The administrator's email settings, and every email sent.
+    pub email: Postman,
+    pub digests: Digests,
     pub limiter: RateLimiter,
     pub usage: Usage,
     pub privacy: Privacy,
@@ -65,6 +70,8 @@ impl Services {
             privacy: Privacy::new(ports.clone(), usage.clone()),
             usage,
             events: Events::new(ports.clone()),
+            email: Postman::new(ports.clone()),
+            digests: Digests::new(ports.clone(), Events::new(ports.clone())),
             limiter: RateLimiter::new(ports.clone()),
             health: Health::new(ports, mode),
         }

@@ -1,5 +1,6 @@
 //! One module, and one `router()`, per endpoint group of the spec.
 
+pub mod admin_email;
 pub mod auth_routes;
 pub mod books;
 pub mod community;

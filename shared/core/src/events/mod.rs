@@ -31,9 +31,10 @@ use tracing::{info, warn};
 pub use notifications::{NotificationPage, NotificationSettingsPatch};
 pub use webhooks::{sign, TestResult, MAX_WEBHOOKS, RETRY_SCHEDULE, TIMEOUT};
 
+use crate::email::Postman;
 use crate::ids::{new_id, sha256_hex};
 use crate::items::{time, time_text};
-use crate::ports::{Condition, Item, OutgoingEmail, StoreError, WriteOp};
+use crate::ports::{Condition, Item, StoreError, WriteOp};
 use crate::Ports;
 
 /// The event names a webhook subscribes to (the spec's Events section).
@@ -248,6 +249,7 @@ pub enum DeliveryOutcome {
 #[derive(Clone)]
 pub struct Events {
     ports: Ports,
+    postman: Postman,
 }
 
 pub(crate) fn user_pk(user_id: &str) -> String {
@@ -301,7 +303,10 @@ fn to_json<T: Serialize>(value: &T) -> Result<String, StoreError> {
 
 impl Events {
     pub fn new(ports: Ports) -> Self {
-        Events { ports }
+        Events {
+            postman: Postman::new(ports.clone()),
+            ports,
+        }
     }
 
     /// Tells the book's owner: an in-app notification, a delivery per subscribed active
@@ -498,8 +503,7 @@ impl Events {
                 ),
             ),
         };
-        let email = OutgoingEmail { to, subject, text };
-        if let Err(e) = self.ports.mailer.send(email).await {
+        if let Err(e) = self.postman.send(&to, &subject, &text).await {
             warn!(key = %occurrence.key, error = %e, "notification email not sent");
         }
     }

@@ -97,7 +97,6 @@ fn from_item(item: &Item) -> Result<Notification, StoreError> {
 }
 
 impl Events {
-    /// Every notification of the user, newest first.
     /// Tells `user_id` in-app (if their settings allow) that someone replied to their comment
     /// on the post `post_title` at `link`.
     pub async fn notify_comment_reply(
@@ -118,12 +117,22 @@ impl Events {
             read: false,
             created_at: self.ports.clock.now(),
         };
+        self.add_notification(user_id, notification).await
+    }
+
+    /// Stores a notification for `user_id` (whose settings the caller has checked).
+    pub(crate) async fn add_notification(
+        &self,
+        user_id: &str,
+        notification: Notification,
+    ) -> Result<(), StoreError> {
         self.ports
             .table
             .put(to_item(user_id, &notification), Condition::NotExists)
             .await
     }
 
+    /// Every notification of the user, newest first.
     pub async fn all_notifications(&self, user_id: &str) -> Result<Vec<Notification>, StoreError> {
         let query = Query::partition(user_pk(user_id))
             .prefix(PREFIX)
@@ -260,6 +269,12 @@ impl Events {
         };
         let mut item = Item::new(user_pk(user_id), SETTINGS_SK);
         item.attrs = attrs;
+        if settings.email_weekly_digest {
+            // Lists the user among the digest's subscribers (a sparse index).
+            item = item
+                .with("gsi1pk", crate::email::digest::SUBSCRIBERS)
+                .with("gsi1sk", user_id);
+        }
         // Last write wins: two concurrent patches of different fields may lose one, which a
         // settings page tolerates.
         self.ports.table.put(item, Condition::Always).await?;

@@ -7,6 +7,7 @@ use super::{chapter, extract, generate, Job};
 use crate::books::lifecycle::BookEvent;
 use crate::books::{Book, Books};
 use crate::developer::Developer;
+use crate::email::digest::Digests;
 use crate::events::{EventKind, Events, Occurrence};
 use crate::ports::{StoreError, Update};
 use crate::privacy::Privacy;
@@ -104,6 +105,12 @@ impl JobHandler {
             Job::PurgeAccount { user_id } => {
                 self.privacy().purge(user_id).instrument(span.clone()).await
             }
+            Job::WeeklyDigest { user_id, week } => {
+                Digests::new(self.ports.clone(), self.events.clone())
+                    .send(user_id, week)
+                    .instrument(span.clone())
+                    .await
+            }
         };
         // The owner may have closed their account while this ran, and the purge gone by
         // before what the job wrote: remove the book again and purge again (both idempotent)
@@ -154,6 +161,7 @@ impl JobHandler {
                 Job::Chapter { .. } => "translation",
                 Job::Generate { .. } => "generating the file",
                 Job::PurgeAccount { .. } => "purging the account",
+                Job::WeeklyDigest { .. } => "sending the weekly digest",
             },
             crate::ports::queue::MAX_RECEIVES,
             book.error.clone().unwrap_or_else(|| "unknown error".into())
@@ -175,7 +183,7 @@ impl JobHandler {
                 chapter::fail_chapter(self, &book, *number, &reason).await
             }
             Job::Generate { .. } => self.fail_generation(&book, reason).await,
-            Job::PurgeAccount { .. } => Ok(()),
+            Job::PurgeAccount { .. } | Job::WeeklyDigest { .. } => Ok(()),
         };
         match result {
             Ok(()) => Outcome::Done,
@@ -215,6 +223,7 @@ impl JobHandler {
     /// operator to re-drive it once the cause is fixed.
     async fn purge_dead_lettered(&self, job: &Job) -> Outcome {
         let Job::PurgeAccount { user_id } = job else {
+            warn!(kind = job.kind(), "job dead-lettered and dropped");
             return Outcome::Done;
         };
         match self.privacy().account_is_open(user_id).await {

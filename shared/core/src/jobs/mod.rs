@@ -39,6 +39,9 @@ pub enum Job {
     /// Remove everything a closed account held (see `crate::privacy`).
     #[serde(rename_all = "camelCase")]
     PurgeAccount { user_id: String },
+    /// Send the user their digest of `week` (`2026-W47`; see `crate::email::digest`).
+    #[serde(rename_all = "camelCase")]
+    WeeklyDigest { user_id: String, week: String },
 }
 
 /// The files a translated book can be rendered as.
@@ -81,6 +84,7 @@ impl Job {
             Job::Chapter { .. } => "chapter",
             Job::Generate { .. } => "generate",
             Job::PurgeAccount { .. } => "purge-account",
+            Job::WeeklyDigest { .. } => "weekly-digest",
         }
     }
 
@@ -90,14 +94,16 @@ impl Job {
             Job::Extract { book_id }
             | Job::Chapter { book_id, .. }
             | Job::Generate { book_id, .. } => Some(book_id),
-            Job::PurgeAccount { .. } => None,
+            Job::PurgeAccount { .. } | Job::WeeklyDigest { .. } => None,
         }
     }
 
     /// The queue's message group: the book's (its jobs run in order), or the account's.
     pub fn group(&self) -> String {
         match self {
-            Job::PurgeAccount { user_id } => format!("account-{user_id}"),
+            Job::PurgeAccount { user_id } | Job::WeeklyDigest { user_id, .. } => {
+                format!("account-{user_id}")
+            }
             _ => self.book_id().unwrap_or_default().to_string(),
         }
     }
@@ -118,6 +124,7 @@ impl Job {
                 requested,
             } => format!("generate-{book_id}-{}-{requested}", format.as_str()),
             Job::PurgeAccount { user_id } => format!("purge-{user_id}"),
+            Job::WeeklyDigest { user_id, week } => format!("digest-{user_id}-{week}"),
         }
     }
 

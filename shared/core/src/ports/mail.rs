@@ -1,10 +1,16 @@
-//! Outgoing email, as a port: notification emails go through it; locally it only logs.
+//! Outgoing email, as a port: notification, digest and admin emails go through it (by way of
+//! [`crate::email::Postman`], which adds the sender the administrator configured). Locally it
+//! only logs.
 
 use async_trait::async_trait;
 
 /// A plain-text message to one recipient.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutgoingEmail {
+    /// The sender's display name and address (`booktr <noreply@example.com>`).
+    pub from_name: String,
+    pub from_address: String,
+    pub reply_to: Option<String>,
     pub to: String,
     pub subject: String,
     pub text: String,
@@ -18,6 +24,24 @@ pub enum MailError {
     /// The mail server failed or could not be reached; retrying later may succeed.
     #[error("mail transport failed: {0}")]
     Transport(String),
+    /// No mail server is configured: messages are only logged.
+    #[error("no SMTP server is configured (set BOOKTR_SMTP_URL and BOOKTR_MAIL_FROM)")]
+    NotConfigured,
+}
+
+/// Where mail goes, as the adapter was configured (for the admin's email settings).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MailServer {
+    /// False for a mailer that only logs.
+    pub configured: bool,
+    /// `smtp`, or `log` for the logging mailer.
+    pub provider: &'static str,
+    pub host: String,
+    pub port: u16,
+    /// The domain sender addresses are made on: `{prefix}@{domain}`.
+    pub domain: String,
+    /// The sender's name until an administrator sets one.
+    pub default_name: String,
 }
 
 #[async_trait]
@@ -25,4 +49,11 @@ pub trait Mailer: Send + Sync {
     /// Hands the message to the mail system. MUST return `Ok` only once the message was accepted
     /// for delivery (by the relay, or logged by a logging adapter); it does not retry on its own.
     async fn send(&self, email: OutgoingEmail) -> Result<(), MailError>;
+
+    /// Opens a connection to the mail server and closes it again: `Ok` when the server answered
+    /// (and accepted the credentials), `NotConfigured` for a logging mailer.
+    async fn check(&self) -> Result<(), MailError>;
+
+    /// The server this mailer sends through.
+    fn server(&self) -> MailServer;
 }

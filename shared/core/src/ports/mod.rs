@@ -16,7 +16,7 @@ pub use blobs::{BlobKey, Blobs};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use http::{HttpAnswer, HttpOut, HttpOutError};
 pub use links::{LinkCheck, Links, SignedLinks};
-pub use mail::{MailError, Mailer, OutgoingEmail};
+pub use mail::{MailError, MailServer, Mailer, OutgoingEmail};
 pub use models::{EnvModels, KeyCheckError, Models};
 pub use queue::{Outgoing, Queue, QueueName, QueueStats, Received};
 pub use secrets::{AesGcmKey, Secrets};

@@ -1,0 +1,153 @@
+//! The administrator's email settings (role SUPER_ADMIN, else 403): `GET/PUT
+//! /api/admin/emails/config`, `POST /api/admin/emails/test`, `POST /api/admin/emails/verify`
+//! and the deprecated `DELETE /api/admin/emails/verify`. Bodies are read after the role check,
+//! so that anyone else gets 403 whatever they send.
+
+use axum::extract::State;
+use axum::http::HeaderName;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use booktr_core::email::{EmailConfig, EmailSettingsPatch, Outcome};
+use booktr_core::types::{Email, Role};
+use bytes::Bytes;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::error::ApiError;
+use crate::extract::Query;
+use crate::{AppState, Caller};
+
+/// When the verification removal was deprecated (RFC 9745: `@` and seconds since the epoch,
+/// here 2026-11-23T00:00:00Z).
+const DEPRECATED_SINCE: &str = "@1795392000";
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/admin/emails/config", get(config).put(update))
+        .route("/api/admin/emails/test", post(test))
+        .route("/api/admin/emails/verify", post(verify).delete(unverify))
+}
+
+fn super_admin(caller: &Caller) -> Result<(), ApiError> {
+    if caller.0.user.role == Role::SuperAdmin {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(
+            "only a SUPER_ADMIN manages the email settings",
+        ))
+    }
+}
+
+/// A JSON body; None when there is none at all.
+fn body<T: DeserializeOwned>(bytes: &Bytes) -> Result<Option<T>, ApiError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    serde_json::from_slice(bytes)
+        .map(Some)
+        .map_err(|e| ApiError::bad_request(format!("invalid body: {e}")))
+}
+
+fn email(raw: &str) -> Result<Email, ApiError> {
+    Email::parse(raw).map_err(|e| ApiError::bad_request(format!("email: {e}")))
+}
+
+#[derive(Serialize)]
+struct Answer {
+    success: bool,
+    message: String,
+}
+
+impl From<Outcome> for Answer {
+    fn from(outcome: Outcome) -> Self {
+        Answer {
+            success: outcome.success,
+            message: outcome.message,
+        }
+    }
+}
+
+async fn config(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<axum::Json<EmailConfig>, ApiError> {
+    super_admin(&caller)?;
+    Ok(axum::Json(state.services.email.config().await?))
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Updated {
+    success: bool,
+    sender_email: String,
+}
+
+async fn update(
+    State(state): State<AppState>,
+    caller: Caller,
+    bytes: Bytes,
+) -> Result<axum::Json<Updated>, ApiError> {
+    super_admin(&caller)?;
+    let patch: EmailSettingsPatch = body(&bytes)?.unwrap_or_default();
+    let sender_email = state.services.email.update(patch).await?;
+    Ok(axum::Json(Updated {
+        success: true,
+        sender_email,
+    }))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct To {
+    email: Option<String>,
+}
+
+async fn test(
+    State(state): State<AppState>,
+    caller: Caller,
+    bytes: Bytes,
+) -> Result<axum::Json<Answer>, ApiError> {
+    super_admin(&caller)?;
+    let to = match body::<To>(&bytes)?.and_then(|b| b.email) {
+        Some(raw) => Some(email(&raw)?),
+        None => None,
+    };
+    let outcome = state.services.email.test(to.as_ref()).await?;
+    Ok(axum::Json(outcome.into()))
+}
+
+async fn verify(
+    State(state): State<AppState>,
+    caller: Caller,
+    bytes: Bytes,
+) -> Result<axum::Json<Answer>, ApiError> {
+    super_admin(&caller)?;
+    let raw = body::<To>(&bytes)?
+        .and_then(|b| b.email)
+        .ok_or_else(|| ApiError::bad_request("email is required"))?;
+    let outcome = state.services.email.verify(&email(&raw)?).await?;
+    Ok(axum::Json(outcome.into()))
+}
+
+#[derive(Deserialize)]
+struct EmailQuery {
+    email: Option<String>,
+}
+
+async fn unverify(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(q): Query<EmailQuery>,
+) -> Result<Response, ApiError> {
+    super_admin(&caller)?;
+    let raw = q
+        .email
+        .ok_or_else(|| ApiError::bad_request("email is required (query parameter)"))?;
+    let outcome = state.services.email.unverify(&email(&raw)?).await?;
+    Ok((
+        [(HeaderName::from_static("deprecation"), DEPRECATED_SINCE)],
+        axum::Json(Answer::from(outcome)),
+    )
+        .into_response())
+}
