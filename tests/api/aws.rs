@@ -13,7 +13,7 @@ use booktr_core::accounts::NewUser;
 use booktr_core::config::Config;
 use booktr_core::ports::{EnvModels, Models, QueueName, Received, SystemClock};
 use booktr_core::types::{Email, Plan, Role};
-use booktr_functions::lambda::handle_sqs;
+use booktr_functions::lambda::{handle_schedule, handle_sqs};
 use booktr_functions::wiring::{self, AwsResources, Managed};
 use reqwest::multipart::{Form, Part};
 use serde_json::{json, Value};
@@ -312,6 +312,12 @@ async fn the_event_fixtures_run_through_the_real_handlers() {
     let request = lambda_http::request::from_str(&fixture("http-books-unauthorized.json")).unwrap();
     let response = books.oneshot(request).await.unwrap();
     assert_eq!(response.status(), 401);
+
+    // EventBridge: the digest schedule queues last week's digests once (nobody subscribed
+    // here), whatever the event says.
+    let _: Value = serde_json::from_str(&fixture("schedule-digest.json")).unwrap();
+    let answer = handle_schedule(&app.managed).await.unwrap();
+    assert_eq!(answer, json!({"queued": 0}));
 }
 
 /// The first administrator of an AWS stack comes from `booktr user create --aws`.

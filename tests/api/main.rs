@@ -2,6 +2,7 @@
 //! embedded backend. One test binary for the whole suite keeps link time down.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod admin_email;
 mod auth;
 mod aws;
 mod books;
@@ -20,6 +21,7 @@ mod notifications;
 mod pages;
 mod privacy;
 mod sign_in_attack;
+mod smtp_sink;
 mod stand_ins;
 mod translation;
 mod upload;

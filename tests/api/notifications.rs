@@ -1,16 +1,14 @@
 //! In-app notifications (made by `services.events.emit`, as the job code does) and the
-//! notification settings. Emails are checked with a recording mailer in place of the log one.
+//! notification settings. Emails are checked on a local SMTP sink.
 
-use std::sync::{Arc, Mutex};
-
-use async_trait::async_trait;
-use booktr_core::events::{EventKind, Events, Occurrence};
-use booktr_core::ports::{MailError, Mailer, OutgoingEmail};
-use booktr_core::Ports;
+use booktr_core::events::{EventKind, Occurrence};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, spawn_app_without_workers, TestApp, TestUser};
+use crate::helpers::{
+    assert_error, spawn_app_with_env, spawn_app_without_workers, TestApp, TestUser,
+};
+use crate::smtp_sink::SmtpSink;
 
 fn occurrence(user: &TestUser, n: usize, kind: EventKind) -> Occurrence {
     Occurrence {
@@ -321,49 +319,21 @@ async fn notification_settings_default_and_accept_any_subset_of_the_booleans() {
     assert_eq!(unread_count(&app, &user).await, 0);
 }
 
-/// Keeps every email instead of sending it.
-#[derive(Default)]
-struct RecordingMailer(Mutex<Vec<OutgoingEmail>>);
-
-#[async_trait]
-impl Mailer for RecordingMailer {
-    async fn send(&self, email: OutgoingEmail) -> Result<(), MailError> {
-        self.0.lock().unwrap().push(email);
-        Ok(())
-    }
-}
-
-/// Always fails, as an unreachable relay does.
-struct BrokenMailer;
-
-#[async_trait]
-impl Mailer for BrokenMailer {
-    async fn send(&self, _email: OutgoingEmail) -> Result<(), MailError> {
-        Err(MailError::Transport("relay unreachable".into()))
-    }
-}
-
-fn events_with(app: &TestApp, mailer: Arc<dyn Mailer>) -> Events {
-    Events::new(Ports {
-        mailer,
-        ..app.ports.clone()
-    })
-}
-
 #[tokio::test]
 async fn emails_follow_the_email_settings() {
-    let app = spawn_app_without_workers().await;
+    let sink = SmtpSink::start().await;
+    let app = spawn_app_with_env(&[
+        ("BOOKTR_SMTP_URL", sink.url.as_str()),
+        ("BOOKTR_MAIL_FROM", "booktr <noreply@books.example>"),
+    ])
+    .await;
     let user = app.user().await;
     let email = app.services.accounts.user(&user.id).await.unwrap().email;
-    let mailer = Arc::new(RecordingMailer::default());
-    let events = events_with(&app, mailer.clone());
+    let to = email.to_string();
 
-    events.emit(&occurrence(&user, 1, done(1))).await.unwrap();
-    let sent = mailer.0.lock().unwrap().clone();
-    assert_eq!(sent.len(), 1);
-    assert_eq!(sent[0].to, email.to_string());
-    assert!(sent[0].subject.contains("Book 1"));
-    assert!(sent[0].text.contains("/api/download/book1?format=epub"));
+    emit_completed(&app, &user, 2).await;
+    let sent = sink.wait_for(&to, "\"Book 1\" is translated").await;
+    assert!(sent.body().contains("/api/download/book1?format=epub"));
 
     app.send_json(
         Method::PATCH,
@@ -372,22 +342,42 @@ async fn emails_follow_the_email_settings() {
         json!({ "emailBookCompleted": false }),
     )
     .await;
-    events.emit(&occurrence(&user, 2, done(2))).await.unwrap();
+    app.services
+        .events
+        .emit(&occurrence(&user, 3, done(3)))
+        .await
+        .unwrap();
     let kind = EventKind::TranslationError {
         error: "boom".into(),
         chapter_index: 2,
     };
-    events.emit(&occurrence(&user, 3, kind)).await.unwrap();
-    let sent = mailer.0.lock().unwrap().clone();
-    assert_eq!(sent.len(), 2);
-    assert!(sent[1].text.contains("boom"));
+    app.services
+        .events
+        .emit(&occurrence(&user, 4, kind))
+        .await
+        .unwrap();
+    let failed = sink.wait_for(&to, "Translating \"Book 4\" failed").await;
+    assert!(failed.body().contains("boom"));
+    // Emails go out as the event is emitted: by now the third one would have arrived.
+    assert_eq!(sink.received().len(), 3, "{:#?}", sink.received());
 }
 
 #[tokio::test]
 async fn a_mail_failure_does_not_fail_the_event() {
-    let app = spawn_app_without_workers().await;
+    // A relay nobody listens on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("smtp://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let app = spawn_app_with_env(&[
+        ("BOOKTR_SMTP_URL", url.as_str()),
+        ("BOOKTR_MAIL_FROM", "noreply@books.example"),
+    ])
+    .await;
     let user = app.user().await;
-    let events = events_with(&app, Arc::new(BrokenMailer));
-    events.emit(&occurrence(&user, 1, done(1))).await.unwrap();
+    app.services
+        .events
+        .emit(&occurrence(&user, 1, done(1)))
+        .await
+        .unwrap();
     assert_eq!(unread_count(&app, &user).await, 1);
 }

@@ -74,7 +74,8 @@ pub struct ConfigError {
 
 impl Config {
     pub fn from_env() -> Result<Config, ConfigError> {
-        Config::from_lookup(|name| std::env::var(name).ok())
+        // Empty counts as unset: a deployment template cannot leave a variable out.
+        Config::from_lookup(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
     }
 
     /// Reads configuration through `lookup` (the environment, or a map in tests).
