@@ -238,8 +238,31 @@ async fn the_list_pages_and_filters_by_category_tag_and_featured() {
         if n % 5 == 0 {
             body["tagSlugs"] = json!(["whales"]);
         }
-        created(&app, &author, body).await;
+        let post = created(&app, &author, body).await;
+        if n == 7 {
+            let path = format!("/api/admin/community/posts/{}", post["id"].as_str().unwrap());
+            // Only staff feature posts.
+            let refused = app
+                .send_json(Method::PATCH, &path, &author.key, json!({"featured": true}))
+                .await;
+            assert_error(refused, 403, "forbidden").await;
+            let featured = json_of(
+                app.send_json(Method::PATCH, &path, &boss.key, json!({"featured": true}))
+                    .await,
+            )
+            .await;
+            assert_eq!(featured["post"]["featured"], true);
+        }
     }
+    let missing = app
+        .send_json(
+            Method::PATCH,
+            "/api/admin/community/posts/nope",
+            &boss.key,
+            json!({"featured": true}),
+        )
+        .await;
+    assert_error(missing, 404, "not_found").await;
     let first = json_of(app.get_anonymous(&format!("{POSTS}?limit=10")).await).await;
     assert_eq!(
         first["pagination"],
@@ -261,7 +284,10 @@ async fn the_list_pages_and_filters_by_category_tag_and_featured() {
     assert_eq!(whales["pagination"]["total"], 3);
     assert_eq!(whales["posts"][0]["tags"][0]["name"], "Whales");
     let featured = json_of(app.get_anonymous(&format!("{POSTS}?featured=true")).await).await;
-    assert_eq!(featured["pagination"]["total"], 0);
+    assert_eq!(featured["pagination"]["total"], 1);
+    assert_eq!(featured["posts"][0]["title"], "Post 7");
+    let others = json_of(app.get_anonymous(&format!("{POSTS}?featured=false")).await).await;
+    assert_eq!(others["pagination"]["total"], 14);
     let unknown = json_of(app.get_anonymous(&format!("{POSTS}?tag=nothing")).await).await;
     assert_eq!(unknown["pagination"]["total"], 0);
     for bad in ["page=0", "limit=51", "limit=x", "featured=yes"] {

@@ -2,7 +2,8 @@
 //! slug), `GET /api/community/categories`, `GET /api/community/tags`, and the admin routes
 //! that make categories and tags (`POST /api/admin/community/categories`, `.../tags`);
 //! comments (`GET/POST /api/community/comments`) and their moderation
-//! (`GET /api/admin/comments`, the queue of PENDING ones; `PATCH /api/admin/comments/{id}`).
+//! (`GET /api/admin/comments`, the queue of PENDING ones; `PATCH /api/admin/comments/{id}`),
+//! and featuring a post (`PATCH /api/admin/community/posts/{id}` `{featured}`).
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -27,6 +28,7 @@ pub fn router() -> Router<AppState> {
         .route("/api/admin/community/categories", post(create_category))
         .route("/api/admin/community/tags", post(create_tag))
         .route("/api/community/comments", get(comments).post(comment))
+        .route("/api/admin/community/posts/{id}", patch(feature))
         .route("/api/admin/comments", get(pending))
         .route("/api/admin/comments/{id}", patch(moderate))
 }
@@ -110,6 +112,26 @@ async fn moderate(
         .moderate(caller.0.user.role, &id, &body.status)
         .await?;
     Ok(axum::Json(super::SUCCESS))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Featuring {
+    featured: bool,
+}
+
+async fn feature(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Json(body): Json<Featuring>,
+) -> Result<axum::Json<OnePost>, ApiError> {
+    let post = state
+        .services
+        .community
+        .set_featured(&caller.0.user, &id, body.featured)
+        .await?;
+    Ok(axum::Json(OnePost { post }))
 }
 
 impl From<CommunityError> for ApiError {

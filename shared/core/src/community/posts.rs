@@ -243,6 +243,37 @@ impl Community {
         Ok(self.post_from(&item, &mut context).await?)
     }
 
+    /// Features a post on the community's lists (`featured=true`) or stops featuring it;
+    /// ADMIN and SUPER_ADMIN only. Drafts may be featured ahead of publication.
+    pub async fn set_featured(
+        &self,
+        viewer: &User,
+        id: &str,
+        featured: bool,
+    ) -> Result<Post, CommunityError> {
+        require_admin(viewer.role)?;
+        let item = match self
+            .ports
+            .table
+            .update(
+                &pk(id),
+                SK,
+                Update::default().set("featured", featured),
+                Condition::Exists,
+            )
+            .await
+        {
+            Ok(item) => item,
+            Err(StoreError::NotFound | StoreError::Conflict) => {
+                return Err(CommunityError::NotFound("post"))
+            }
+            Err(e) => return Err(e.into()),
+        };
+        info!(post_id = id, featured, "post featuring changed");
+        let mut context = Context::default();
+        Ok(self.post_from(&item, &mut context).await?)
+    }
+
     /// Published posts, newest first (and, for a signed-in viewer, their own drafts first),
     /// filtered and paged.
     pub async fn posts(
