@@ -240,7 +240,10 @@ async fn the_list_pages_and_filters_by_category_tag_and_featured() {
         }
         let post = created(&app, &author, body).await;
         if n == 7 {
-            let path = format!("/api/admin/community/posts/{}", post["id"].as_str().unwrap());
+            let path = format!(
+                "/api/admin/community/posts/{}",
+                post["id"].as_str().unwrap()
+            );
             // Only staff feature posts.
             let refused = app
                 .send_json(Method::PATCH, &path, &author.key, json!({"featured": true}))
