@@ -47,7 +47,12 @@ pub fn embedded(
         links: Arc::new(links),
         secrets,
     };
-    let services = Services::new(ports.clone(), QueueMode::WorkerQueue, config.quotas);
+    let services = Services::new(
+        ports.clone(),
+        QueueMode::WorkerQueue,
+        config.quotas,
+        config.chapter_window,
+    );
     Ok(Embedded {
         services,
         ports,
@@ -163,6 +168,11 @@ pub fn managed(
             &resources.kms_key_id,
         )),
     };
-    let services = Services::new(ports.clone(), QueueMode::ManagedQueue, config.quotas);
+    let services = Services::new(
+        ports.clone(),
+        QueueMode::ManagedQueue,
+        config.quotas,
+        config.chapter_window,
+    );
     Ok(Managed { services, ports })
 }

@@ -58,6 +58,15 @@ pub async fn spawn_with_models(with_workers: bool, models: Arc<dyn Models>) -> T
     spawn_configured(with_workers, models, true, &[]).await
 }
 
+/// With the given models and extra configuration (`BOOKTR_*` variables).
+pub async fn spawn_with_models_and_env(
+    with_workers: bool,
+    models: Arc<dyn Models>,
+    env: &[(&str, &str)],
+) -> TestApp {
+    spawn_configured(with_workers, models, true, env).await
+}
+
 /// With workers and extra configuration (`BOOKTR_*` variables), e.g. small quotas.
 pub async fn spawn_app_with_env(env: &[(&str, &str)]) -> TestApp {
     spawn_configured(true, Arc::new(EnvModels::from_vars(Vec::new())), true, env).await

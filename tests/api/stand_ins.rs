@@ -3,6 +3,7 @@
 //! port) and over HTTP in OpenAI's wire format (for the `booktr` binary); and the three
 //! providers' model lists, which check keys, for the developer settings.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use booktr_core::ports::{KeyCheckError, Models};
 use booktr_translate::model::{ChatError, ChatModel, ChatRequest, ChatResponse};
-use booktr_translate::offline::OfflineEngine;
+use booktr_translate::offline::{pseudo, OfflineEngine};
 use booktr_translate::providers::Family;
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;
@@ -27,10 +28,11 @@ impl Calls {
     }
 
     /// Requests of the translate pass whose text contains `marker`.
+    /// Chapter translate-pass calls whose blocks contain `marker` (not the term list's).
     pub fn translate_calls_with(&self, marker: &str) -> usize {
         self.all()
             .iter()
-            .filter(|u| u.starts_with("TASK: translate") && u.contains(marker))
+            .filter(|u| u.starts_with("TASK: translate") && !is_term_list(u) && u.contains(marker))
             .count()
     }
 
@@ -39,16 +41,26 @@ impl Calls {
     }
 }
 
+/// Whether a request is the book's term list (the term pass), not a chapter's.
+pub fn is_term_list(user: &str) -> bool {
+    user.contains("\nCONTEXT:\n")
+}
+
 /// Answers like the offline engine and records every call.
 #[derive(Clone, Default)]
 pub struct StandIn {
     pub calls: Calls,
     /// Requests containing this text fail (retryably, with no wait) while it is set.
     pub fail_when: Arc<Mutex<Option<String>>>,
-    /// When set, each call first takes a permit: the test holds calls by giving none.
+    /// When set, each chapter call first takes a permit: the test holds calls by giving none.
+    /// The book's term-list requests are never held.
     pub gate: Option<Arc<Semaphore>>,
-    /// Told (a permit added) as each call starts.
+    /// Told (a permit added) as each chapter call starts.
     pub entered: Option<Arc<Semaphore>>,
+    /// Names this stand-in renders differently in every chapter call (a model left to choose,
+    /// call after call), unless the prompt's glossary gives their translation.
+    pub drifting: Vec<String>,
+    pub drift: Arc<AtomicU32>,
 }
 
 impl StandIn {
@@ -65,11 +77,13 @@ impl StandIn {
 #[async_trait]
 impl ChatModel for StandIn {
     async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
-        if let Some(entered) = &self.entered {
-            entered.add_permits(1);
-        }
-        if let Some(gate) = &self.gate {
-            gate.acquire().await.unwrap().forget();
+        if !is_term_list(&request.user) {
+            if let Some(entered) = &self.entered {
+                entered.add_permits(1);
+            }
+            if let Some(gate) = &self.gate {
+                gate.acquire().await.unwrap().forget();
+            }
         }
         self.calls.record(&request.user);
         let failing = self.fail_when.lock().unwrap().clone();
@@ -79,7 +93,28 @@ impl ChatModel for StandIn {
                 retry_after: Some(Duration::ZERO),
             });
         }
-        OfflineEngine.complete(request).await
+        let glossary = request
+            .user
+            .split("GLOSSARY:\n")
+            .nth(1)
+            .map(|rest| {
+                rest.split("BLOCKS:\n")
+                    .next()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .unwrap_or_default();
+        let drift = self.drift.fetch_add(1, Ordering::Relaxed);
+        let mut response = OfflineEngine.complete(request.clone()).await?;
+        if !is_term_list(&request.user) {
+            for name in &self.drifting {
+                if !glossary.contains(&format!("\"{name}\"")) {
+                    let usual = pseudo(name, &[]);
+                    response.text = response.text.replace(&usual, &format!("{usual}{drift}"));
+                }
+            }
+        }
+        Ok(response)
     }
 
     fn name(&self) -> &str {

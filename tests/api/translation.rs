@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use booktr_core::jobs::runner;
+use booktr_core::ports::EnvModels;
 use booktr_core::types::{Plan, Role};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -11,10 +12,11 @@ use tokio::sync::Semaphore;
 
 use crate::helpers::{
     assert_error, corpus, on_aws, sample_txt, spawn_app, spawn_app_without_workers,
-    spawn_with_models, TestApp,
+    spawn_with_models, spawn_with_models_and_env, TestApp,
 };
-use crate::stand_ins::StandIn;
+use crate::stand_ins::{is_term_list, StandIn};
 use crate::webhooks::{hmac_hex, Receiver};
+use booktr_translate::offline::pseudo;
 
 async fn post(app: &TestApp, path: &str, key: &str, body: Value) -> reqwest::Response {
     app.send_json(Method::POST, path, key, body).await
@@ -438,7 +440,9 @@ async fn stop_during_a_chapter_keeps_it_and_a_new_start_reuses_the_completed_cha
         ..StandIn::default()
     };
     let calls = model.calls.clone();
-    let app = spawn_with_models(false, Arc::new(model)).await;
+    // Windows of one chapter (two with the test user's priority).
+    let app =
+        spawn_with_models_and_env(false, Arc::new(model), &[("BOOKTR_CHAPTER_WINDOW", "1")]).await;
     let (key, id) = extracted_book(&app).await;
     let body = json!({ "bookId": id });
     assert_eq!(
@@ -448,7 +452,16 @@ async fn stop_during_a_chapter_keeps_it_and_a_new_start_reuses_the_completed_cha
         200
     );
 
-    // The first chapter's job runs until its first model call, where it is held.
+    // The term pass (never held), then the first window's chapters run until their first model
+    // call, where they are held.
+    runner::run_once(
+        app.ports.queue.as_ref(),
+        &app.services.jobs,
+        booktr_core::ports::QueueName::Jobs,
+        &runner::RunnerConfig::default(),
+    )
+    .await
+    .unwrap();
     let worker = {
         let queue = app.ports.queue.clone();
         let jobs = app.services.jobs.clone();
@@ -481,9 +494,10 @@ async fn stop_during_a_chapter_keeps_it_and_a_new_start_reuses_the_completed_cha
     let stopped = status(&app, &key, &id).await;
     assert_eq!(stopped["status"], "EXTRACTED");
     assert_eq!(stopped["chapters"][0]["status"], "COMPLETED", "{stopped}");
+    assert_eq!(stopped["chapters"][1]["status"], "COMPLETED", "{stopped}");
     assert_eq!(
-        stopped["chaptersCompleted"], 1,
-        "the stopped run's other jobs were dropped"
+        stopped["chaptersCompleted"], 2,
+        "the window in flight finished; the stopped run's other window was dropped"
     );
     let preface_calls = calls.translate_calls_with("A preface of seven words");
     assert_eq!(preface_calls, 1);
@@ -494,8 +508,8 @@ async fn stop_during_a_chapter_keeps_it_and_a_new_start_reuses_the_completed_cha
         .await
         .unwrap();
     assert_eq!(
-        again["jobsCreated"], 3,
-        "the completed chapter is not queued again"
+        again["jobsCreated"], 2,
+        "the completed chapters are not queued again"
     );
     drain(&app).await;
     assert_eq!(status(&app, &key, &id).await["status"], "COMPLETED");
@@ -632,7 +646,9 @@ async fn a_chapter_that_always_fails_ends_in_error_and_resume_finishes_the_book(
 /// While a book is translating, the chapters finished so far can be downloaded.
 #[tokio::test]
 async fn a_partial_download_holds_the_chapters_finished_so_far() {
-    let app = spawn_app_without_workers().await;
+    let offline = Arc::new(EnvModels::from_vars(Vec::new()));
+    // Windows of one chapter (two with the test user's priority).
+    let app = spawn_with_models_and_env(false, offline, &[("BOOKTR_CHAPTER_WINDOW", "1")]).await;
     let (key, id) = extracted_book(&app).await;
     assert_error(
         app.get(&format!("/api/download/{id}?format=epub"), &key)
@@ -654,18 +670,20 @@ async fn a_partial_download_holds_the_chapters_finished_so_far() {
             .status(),
         200
     );
-    // One chapter job, then pause.
-    runner::run_once(
-        app.ports.queue.as_ref(),
-        &app.services.jobs,
-        booktr_core::ports::QueueName::Jobs,
-        &runner::RunnerConfig {
-            batch: 1,
-            ..runner::RunnerConfig::default()
-        },
-    )
-    .await
-    .unwrap();
+    // The term pass and one window of chapters, then pause.
+    for _ in 0..2 {
+        runner::run_once(
+            app.ports.queue.as_ref(),
+            &app.services.jobs,
+            booktr_core::ports::QueueName::Jobs,
+            &runner::RunnerConfig {
+                batch: 1,
+                ..runner::RunnerConfig::default()
+            },
+        )
+        .await
+        .unwrap();
+    }
     assert_eq!(
         post(&app, "/api/translate/pause", &key, json!({"bookId": id}))
             .await
@@ -684,7 +702,7 @@ async fn a_partial_download_holds_the_chapters_finished_so_far() {
     let epub = fetch(url).await.bytes().await.unwrap();
     epubcheck(&epub);
     let partial = booktr_formats::epub::extract(&epub).unwrap();
-    assert_eq!(partial.chapters.len(), 1);
+    assert_eq!(partial.chapters.len(), 2);
     // Generating needs a translated book.
     assert_error(
         post(
@@ -820,7 +838,7 @@ async fn a_start_with_a_path_for_a_book_id_is_404_and_touches_no_files() {
 #[tokio::test]
 async fn a_paragraph_of_a_million_words_goes_in_parts_that_fit_and_comes_back_whole() {
     let (openai, calls) = crate::stand_ins::openai_stand_in(Duration::ZERO).await;
-    let models = booktr_core::ports::EnvModels::from_vars(vec![
+    let models = EnvModels::from_vars(vec![
         ("OPENAI_API_KEY".into(), "sk-stand-in".into()),
         ("OPENAI_BASE_URL".into(), openai),
     ]);
@@ -889,7 +907,7 @@ async fn a_paragraph_of_a_million_words_goes_in_parts_that_fit_and_comes_back_wh
 async fn under_rate_limits_fewer_requests_are_in_flight_and_no_chapter_fails() {
     let (openai, arrivals) =
         crate::stand_ins::rate_limiting_openai_stand_in(12, 40, Duration::from_millis(150)).await;
-    let models = booktr_core::ports::EnvModels::from_vars(vec![
+    let models = EnvModels::from_vars(vec![
         ("OPENAI_API_KEY".into(), "sk-stand-in".into()),
         ("OPENAI_BASE_URL".into(), openai),
     ]);
@@ -926,5 +944,79 @@ async fn under_rate_limits_fewer_requests_are_in_flight_and_no_chapter_fails() {
     assert!(
         limited <= 8,
         "{limited} in flight while the 429s lasted (before: {before})"
+    );
+}
+
+/// A book whose names recur from its first chapter to its last, translated with windows of
+/// chapters in parallel by a model that renders "Queequeg" and "Ishmael" differently in every
+/// call unless told: the term pass fixes one rendering, and every chapter uses it.
+#[tokio::test]
+async fn chapters_translated_in_parallel_all_use_the_term_passs_names() {
+    let model = StandIn {
+        drifting: vec!["Queequeg".into(), "Ishmael".into()],
+        ..StandIn::default()
+    };
+    let calls = model.calls.clone();
+    let app = spawn_with_models(false, Arc::new(model)).await;
+    let user = app.user().await;
+    let mut text = String::from("The Term Book\n\n");
+    for n in 1..=12 {
+        text.push_str(&format!(
+            "Chapter {n}\n\nIn chapter {n} the harpooneer Queequeg spoke, and then Ishmael \
+             answered him.\n\nLater still Queequeg slept while Ishmael kept watch.\n\n"
+        ));
+    }
+    let id = app
+        .upload_ok(&user.key, "terms.txt", text.into_bytes())
+        .await;
+    drain(&app).await;
+    let started = post(&app, "/api/translate", &user.key, json!({"bookId": id})).await;
+    assert_eq!(started.status(), 200);
+    let during = status(&app, &user.key, &id).await;
+    assert_eq!(during["terms"]["status"], "PENDING", "{during}");
+    drain(&app).await;
+    let done = status(&app, &user.key, &id).await;
+    assert_eq!(done["status"], "COMPLETED", "{done}");
+    assert_eq!(done["terms"]["status"], "COMPLETED", "{done}");
+    assert!(done["terms"]["found"].as_i64().unwrap() >= 2, "{done}");
+    assert!(done["terms"]["usage"]["requests"].as_u64().unwrap() >= 1);
+    // One term request, then chapters: the 12 chapters went in windows, not one by one.
+    assert_eq!(calls.all().iter().filter(|u| is_term_list(u)).count(), 1);
+
+    let link: Value = app
+        .get(&format!("/api/download/{id}?format=epub"), &user.key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let epub = fetch(link["url"].as_str().unwrap())
+        .await
+        .bytes()
+        .await
+        .unwrap();
+    let translated = booktr_formats::epub::extract(&epub).unwrap();
+    let names = [pseudo("Queequeg", &[]), pseudo("Ishmael", &[])];
+    let harpooneer = pseudo("harpooneer", &[]);
+    for chapter in translated
+        .chapters
+        .iter()
+        .filter(|c| c.plain_text().contains(&harpooneer))
+    {
+        let text = chapter.plain_text();
+        for name in &names {
+            assert_eq!(text.matches(name.as_str()).count(), 2, "{text}");
+            // No rendering of its own (the stand-in appends a call number).
+            for digit in 0..10 {
+                assert!(!text.contains(&format!("{name}{digit}")), "{text}");
+            }
+        }
+    }
+    assert_eq!(
+        translated
+            .chapters
+            .iter()
+            .filter(|c| c.plain_text().contains(&harpooneer))
+            .count(),
+        12
     );
 }

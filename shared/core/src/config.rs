@@ -29,6 +29,9 @@ pub struct Config {
     pub log_format: LogFormat,
     /// `BOOKTR_WORKERS`: in-process job workers.
     pub workers: usize,
+    /// `BOOKTR_CHAPTER_WINDOW`: chapters of a book translated at the same time (plans with
+    /// priority get twice as many).
+    pub chapter_window: usize,
     /// `BOOKTR_ADMIN_EMAIL`: the email of the administrator created on first start.
     pub admin_email: Email,
     /// `BOOKTR_WEBHOOK_ALLOW_PRIVATE`: `true` lets webhooks reach plain-http, private and loopback
@@ -122,6 +125,20 @@ impl Config {
                 ))
             }
         };
+        let window_raw = get(
+            "BOOKTR_CHAPTER_WINDOW",
+            &crate::translation::DEFAULT_WINDOW.to_string(),
+        );
+        let chapter_window = match window_raw.parse::<usize>() {
+            Ok(n) if (1..=32).contains(&n) => n,
+            _ => {
+                return Err(parse_err(
+                    "BOOKTR_CHAPTER_WINDOW",
+                    &window_raw,
+                    "expected a number from 1 to 32".into(),
+                ))
+            }
+        };
         let admin_raw = get("BOOKTR_ADMIN_EMAIL", "admin@localhost");
         let admin_email = Email::parse(&admin_raw)
             .map_err(|e| parse_err("BOOKTR_ADMIN_EMAIL", &admin_raw, e.0))?;
@@ -189,6 +206,7 @@ impl Config {
             log_filter: get("BOOKTR_LOG", "info"),
             log_format,
             workers,
+            chapter_window,
             admin_email,
             webhook_allow_private,
             trust_forwarded_for,

@@ -57,7 +57,8 @@ pub struct Services {
 }
 
 impl Services {
-    pub fn new(ports: Ports, mode: QueueMode, quotas: Quotas) -> Self {
+    /// `window`: chapters of a book translated at the same time (see `Translations`).
+    pub fn new(ports: Ports, mode: QueueMode, quotas: Quotas, window: usize) -> Self {
         let usage = Usage::new(ports.clone(), quotas);
         Services {
             accounts: Accounts::new(ports.clone()),
@@ -66,7 +67,7 @@ impl Services {
             glossaries: Glossaries::new(ports.clone()),
             community: Community::new(ports.clone()),
             jobs: JobHandler::new(ports.clone(), usage.clone()),
-            translations: Translations::new(ports.clone(), usage.clone()),
+            translations: Translations::new(ports.clone(), usage.clone()).with_window(window),
             privacy: Privacy::new(ports.clone(), usage.clone()),
             usage,
             events: Events::new(ports.clone()),

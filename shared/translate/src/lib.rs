@@ -1,5 +1,5 @@
 //! Translation of a book chapter by chapter, in three passes (translate, consistency review,
-//! polish), with the user's glossary in every pass and a book-wide term ledger.
+//! polish), with the user's glossary in every pass and a book-wide term list (`terms`).
 //!
 //! Here: the `ChatModel` port and its OpenAI, Anthropic and Gemini clients, the offline engine,
 //! glossary matching, chunking, the prompt and answer protocol with its checks, and the chapter
@@ -14,3 +14,4 @@ pub mod pipeline;
 pub mod protocol;
 pub mod providers;
 pub mod split;
+pub mod terms;

@@ -72,6 +72,10 @@ pub struct Quality {
     pub broken_marks_blocks: Vec<usize>,
     /// Answer lines for blocks that were not asked for (ignored).
     pub extra_blocks: u32,
+    /// Names and terms the review reported translating otherwise than the book's term list:
+    /// (source, the list's translation, the review's). The list's is kept.
+    #[serde(default)]
+    pub term_conflicts: Vec<(String, String, String)>,
     /// Blocks asked for again after a rejected answer.
     pub retries: u32,
     pub translate: PassUsage,

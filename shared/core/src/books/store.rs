@@ -162,9 +162,9 @@ pub fn glossary_snapshot_key(book_id: &str) -> Result<BlobKey, StoreError> {
     BlobKey::parse(&format!("books/{book_id}/run/glossary.json"))
 }
 
-/// The book-wide term ledger, carried from chapter to chapter.
-pub fn ledger_key(book_id: &str) -> Result<BlobKey, StoreError> {
-    BlobKey::parse(&format!("books/{book_id}/run/ledger.json"))
+/// The book's names and terms, found and translated before its chapters.
+pub fn terms_key(book_id: &str) -> Result<BlobKey, StoreError> {
+    BlobKey::parse(&format!("books/{book_id}/run/terms.json"))
 }
 
 pub fn outputs_prefix(book_id: &str) -> String {

@@ -2,9 +2,12 @@
 //! key. Idempotent: a chapter already translated under the key is marked completed without a
 //! model call, whatever the redelivery.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use booktr_formats::manuscript::Chapter as SourceChapter;
 use booktr_translate::glossary::GlossaryEntry;
-use booktr_translate::model::ChatError;
+use booktr_translate::model::{ChatError, ChatModel};
 use booktr_translate::pipeline::{translate_chapter_reporting, ChapterInput};
 use booktr_translate::protocol::Pass;
 use booktr_translate::providers::lookup;
@@ -18,7 +21,7 @@ use crate::books::{store, Book};
 use crate::developer::DeveloperError;
 use crate::events::{EventKind, Occurrence};
 use crate::ports::{Condition, StoreError, Update, WriteOp};
-use crate::translation::{Ledger, StoredChapter};
+use crate::translation::{BookTerms, StoredChapter};
 use crate::types::{BookStatus, ChapterStatus};
 
 pub(super) async fn run(
@@ -64,19 +67,16 @@ pub(super) async fn run(
         .read_json(&store::glossary_snapshot_key(book_id)?)
         .await?
         .unwrap_or_default();
-    let ledger = handler
+    // The book's term list joins the glossary (which wins where both name a term): every pass
+    // enforces it, so chapters translated at the same time agree.
+    let terms = handler
         .translations
-        .read_json::<Ledger>(&store::ledger_key(book_id)?)
+        .read_json::<BookTerms>(&store::terms_key(book_id)?)
         .await?
-        .filter(|l| l.key == key)
-        // A new ledger starts from the glossary, whose choices are fixed.
-        .unwrap_or_else(|| Ledger {
-            key: key.clone(),
-            terms: glossary
-                .iter()
-                .map(|e| (e.source.clone(), e.target.clone()))
-                .collect(),
-        });
+        .filter(|t| t.key == key)
+        .map(|t| t.list)
+        .unwrap_or_default();
+    let enforced = terms.with_glossary(&glossary);
     let title = booktr_formats::render::chapter_title(&source, number as usize - 1);
     handler
         .ports
@@ -97,33 +97,17 @@ pub(super) async fn run(
         )
         .await?;
 
-    let model_name = book.translation_model.clone().unwrap_or_default();
-    // The owner's own key for the model's family, when they set one. A stored key that no
-    // longer opens fails the chapter with a reason the user can act on, rather than falling back
-    // to the server's key: they chose to pay for their translations, and a silent switch would
-    // bill the service (or, without a server key, hand them the offline engine's text).
-    let user_key = match lookup(&model_name) {
-        Some((family, _)) => match handler.developer.user_key(&book.user_id, family).await {
-            Ok(key) => key,
-            Err(e @ DeveloperError::Unreadable(_)) => {
-                return fail_chapter(handler, &book, number, &e.to_string()).await
-            }
-            Err(DeveloperError::Store(e)) => return Err(e),
-            Err(e) => return Err(StoreError::Unavailable(e.to_string())),
-        },
-        // An unknown model is refused just below, by the port.
-        None => None,
-    };
-    let model = match handler.ports.models.model(&model_name, user_key) {
+    let model = match model_for(handler, &book).await? {
         Ok(model) => model,
-        Err(e) => return fail_chapter(handler, &book, number, &e.to_string()).await,
+        Err(reason) => return fail_chapter(handler, &book, number, &reason).await,
     };
+    let no_ledger = HashMap::new();
     let input = ChapterInput {
         blocks: &source.blocks,
         source_lang: &book.original_lang,
         target_lang: &book.target_lang,
-        glossary: &glossary,
-        ledger: &ledger.terms,
+        glossary: &enforced,
+        ledger: &no_ledger,
     };
     // Passes are recorded as they end (for progress) while the pipeline goes on.
     let (passes_tx, mut passes_rx) = mpsc::unbounded_channel::<Pass>();
@@ -144,7 +128,7 @@ pub(super) async fn run(
         }
     };
     let (result, ()) = tokio::join!(translating, recording);
-    let output = match result {
+    let mut output = match result {
         Ok(output) => output,
         Err(ChatError::Retryable { message, .. }) => {
             return Err(StoreError::Unavailable(format!(
@@ -173,6 +157,15 @@ pub(super) async fn run(
                 |i| output.blocks[i].plain_text().trim().to_string(),
             )
     });
+    output.quality.term_conflicts = output
+        .terms
+        .iter()
+        .filter_map(|(source, proposed)| {
+            let listed = terms.terms.get(source)?;
+            (!listed.eq_ignore_ascii_case(proposed))
+                .then(|| (source.clone(), listed.clone(), proposed.clone()))
+        })
+        .collect();
     let stored = StoredChapter {
         key: key.clone(),
         title,
@@ -180,17 +173,6 @@ pub(super) async fn run(
         quality: output.quality,
         terms: output.terms,
     };
-    let mut ledger = ledger;
-    for (source_term, target_term) in &stored.terms {
-        ledger
-            .terms
-            .entry(source_term.clone())
-            .or_insert_with(|| target_term.clone());
-    }
-    handler
-        .translations
-        .put_json(&store::ledger_key(book_id)?, &ledger)
-        .await?;
     handler
         .translations
         .put_json(&store::translation_key(book_id, number)?, &stored)
@@ -206,6 +188,33 @@ pub(super) async fn run(
         "chapter translated"
     );
     mark_completed(handler, &book, number, &key, Some(quality), words).await
+}
+
+/// The model the book's run translates with: the owner's own key for the model's family when
+/// they set one. `Err` is a reason to fail the chapter with: a stored key that no longer opens
+/// (rather than falling back to the server's key: they chose to pay for their translations, and
+/// a silent switch would bill the service, or without a server key hand them the offline
+/// engine's text), or a model the port refuses.
+pub(super) async fn model_for(
+    handler: &JobHandler,
+    book: &Book,
+) -> Result<Result<Arc<dyn ChatModel>, String>, StoreError> {
+    let model_name = book.translation_model.clone().unwrap_or_default();
+    let user_key = match lookup(&model_name) {
+        Some((family, _)) => match handler.developer.user_key(&book.user_id, family).await {
+            Ok(key) => key,
+            Err(e @ DeveloperError::Unreadable(_)) => return Ok(Err(e.to_string())),
+            Err(DeveloperError::Store(e)) => return Err(e),
+            Err(e) => return Err(StoreError::Unavailable(e.to_string())),
+        },
+        // An unknown model is refused just below, by the port.
+        None => None,
+    };
+    Ok(handler
+        .ports
+        .models
+        .model(&model_name, user_key)
+        .map_err(|e| e.to_string()))
 }
 
 /// COMPLETED, but only while the book still translates under `key`: a job of a stopped run that
@@ -326,6 +335,29 @@ pub(super) async fn fail_chapter(
             },
         };
         handler.events.emit(&occurrence).await?;
+    }
+    Ok(())
+}
+
+/// The chapters of a window that ran out of tries: every one not translated yet fails.
+pub(super) async fn fail_unfinished(
+    handler: &JobHandler,
+    book: &Book,
+    numbers: &[u32],
+    reason: &str,
+) -> Result<(), StoreError> {
+    let chapters = handler
+        .books
+        .chapters(&book.id)
+        .await
+        .map_err(crate::translation::into_store)?;
+    for number in numbers {
+        let done = chapters
+            .iter()
+            .any(|c| c.number == *number && c.status == ChapterStatus::Completed);
+        if !done {
+            fail_chapter(handler, book, *number, reason).await?;
+        }
     }
     Ok(())
 }

@@ -3,7 +3,7 @@
 
 use tracing::{error, info, info_span, warn, Instrument};
 
-use super::{chapter, extract, generate, Job};
+use super::{chapter, extract, generate, terms, Job};
 use crate::books::lifecycle::BookEvent;
 use crate::books::{Book, Books};
 use crate::developer::Developer;
@@ -83,15 +83,29 @@ impl JobHandler {
         }
         let result = match job {
             Job::Extract { book_id } => extract::run(self, book_id).instrument(span.clone()).await,
-            Job::Chapter {
+            Job::Terms { book_id, run } => {
+                terms::run(self, book_id, *run)
+                    .instrument(span.clone())
+                    .await
+            }
+            Job::Chapters {
                 book_id,
-                number,
+                numbers,
                 run,
             } => {
-                let span = info_span!(parent: &span, "chapter", number, run);
-                chapter::run(self, book_id, *number, *run)
-                    .instrument(span)
+                // Every chapter of the window at once; each ends on its own (a chapter that
+                // fails for good fails alone). A retryable failure retries the message, and the
+                // chapters already done are then skipped without a model call.
+                let mut chapters = Vec::with_capacity(numbers.len());
+                for &number in numbers {
+                    let span = info_span!(parent: &span, "chapter", number, run);
+                    chapters.push(chapter::run(self, book_id, number, *run).instrument(span));
+                }
+                futures::future::join_all(chapters)
                     .await
+                    .into_iter()
+                    .collect::<Result<Vec<()>, StoreError>>()
+                    .map(|_| ())
             }
             Job::Generate {
                 book_id,
@@ -158,7 +172,8 @@ impl JobHandler {
             "{} failed after {} attempts: {}",
             match job {
                 Job::Extract { .. } => "extraction",
-                Job::Chapter { .. } => "translation",
+                Job::Terms { .. } => "finding the book's terms",
+                Job::Chapters { .. } => "translation",
                 Job::Generate { .. } => "generating the file",
                 Job::PurgeAccount { .. } => "purging the account",
                 Job::WeeklyDigest { .. } => "sending the weekly digest",
@@ -178,9 +193,11 @@ impl JobHandler {
                 .await
                 .map(|_| ()),
             // A job of a run that has moved on failed for nobody: the new run has its own.
-            Job::Chapter { run, .. } if *run != book.run => Ok(()),
-            Job::Chapter { number, .. } => {
-                chapter::fail_chapter(self, &book, *number, &reason).await
+            Job::Terms { .. } | Job::Chapters { .. } if job_run(job) != Some(book.run) => Ok(()),
+            // Without its term list a run still translates (each chapter then chooses).
+            Job::Terms { .. } => terms::give_up(self, &book).await,
+            Job::Chapters { numbers, .. } => {
+                chapter::fail_unfinished(self, &book, numbers, &reason).await
             }
             Job::Generate { .. } => self.fail_generation(&book, reason).await,
             Job::PurgeAccount { .. } | Job::WeeklyDigest { .. } => Ok(()),
@@ -275,5 +292,13 @@ impl JobHandler {
         {
             warn!(error = %err, "could not record the job's failure on the book");
         }
+    }
+}
+
+/// The run a translation job belongs to.
+fn job_run(job: &Job) -> Option<u32> {
+    match job {
+        Job::Terms { run, .. } | Job::Chapters { run, .. } => Some(*run),
+        _ => None,
     }
 }

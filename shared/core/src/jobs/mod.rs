@@ -6,6 +6,7 @@ mod extract;
 mod generate;
 mod handler;
 pub mod runner;
+mod terms;
 
 use serde::{Deserialize, Serialize};
 
@@ -20,12 +21,17 @@ pub enum Job {
     /// Read the uploaded file into chapters.
     #[serde(rename_all = "camelCase")]
     Extract { book_id: String },
-    /// Translate one chapter in three passes, for the book's run `run` (dropped when the book
-    /// has moved on to another run: paused, resumed, stopped or restarted since).
+    /// Find and translate the book's names and terms for run `run`, before its chapters (see
+    /// `booktr_translate::terms`). Dropped, like the chapter jobs, once the run has moved on.
     #[serde(rename_all = "camelCase")]
-    Chapter {
+    Terms { book_id: String, run: u32 },
+    /// Translate a window of chapters of run `run` at the same time, each in three passes
+    /// (dropped when the book has moved on to another run: paused, resumed, stopped or
+    /// restarted since). A book's windows run one after another in its message group.
+    #[serde(rename_all = "camelCase")]
+    Chapters {
         book_id: String,
-        number: u32,
+        numbers: Vec<u32>,
         run: u32,
     },
     /// Render the translated book as `format` (`epub` or `pdf`). `requested` (ms since the
@@ -81,7 +87,8 @@ impl Job {
     pub fn kind(&self) -> &'static str {
         match self {
             Job::Extract { .. } => "extract",
-            Job::Chapter { .. } => "chapter",
+            Job::Terms { .. } => "terms",
+            Job::Chapters { .. } => "chapters",
             Job::Generate { .. } => "generate",
             Job::PurgeAccount { .. } => "purge-account",
             Job::WeeklyDigest { .. } => "weekly-digest",
@@ -92,7 +99,8 @@ impl Job {
     pub fn book_id(&self) -> Option<&str> {
         match self {
             Job::Extract { book_id }
-            | Job::Chapter { book_id, .. }
+            | Job::Terms { book_id, .. }
+            | Job::Chapters { book_id, .. }
             | Job::Generate { book_id, .. } => Some(book_id),
             Job::PurgeAccount { .. } | Job::WeeklyDigest { .. } => None,
         }
@@ -113,11 +121,17 @@ impl Job {
     pub fn dedup_id(&self) -> String {
         match self {
             Job::Extract { book_id } => format!("extract-{book_id}"),
-            Job::Chapter {
+            Job::Terms { book_id, run } => format!("terms-{book_id}-{run}"),
+            Job::Chapters {
                 book_id,
-                number,
+                numbers,
                 run,
-            } => format!("chapter-{book_id}-{run}-{number}"),
+            } => format!(
+                "chapters-{book_id}-{run}-{}-{}-{}",
+                numbers.first().copied().unwrap_or(0),
+                numbers.last().copied().unwrap_or(0),
+                numbers.len()
+            ),
             Job::Generate {
                 book_id,
                 format,

@@ -11,8 +11,6 @@ mod download;
 mod render;
 mod status;
 
-use std::collections::HashMap;
-
 use booktr_formats::manuscript::Block;
 use booktr_translate::glossary::GlossaryEntry;
 use booktr_translate::pipeline::Quality;
@@ -90,20 +88,25 @@ pub struct StoredChapter {
     pub title: Option<String>,
     pub blocks: Vec<Block>,
     pub quality: Quality,
-    /// Terms the review reported, for the book's ledger.
+    /// Names and terms the review reported using.
     pub terms: Vec<(String, String)>,
 }
 
-/// The book-wide term ledger of one translation key.
+/// The book's names and terms for one translation key (the term pass's result).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Ledger {
+pub struct BookTerms {
     pub key: String,
-    pub terms: HashMap<String, String>,
+    pub list: booktr_translate::terms::TermList,
 }
+
+/// Chapters of a book translated at the same time, unless configured otherwise.
+pub const DEFAULT_WINDOW: usize = 8;
 
 #[derive(Clone)]
 pub struct Translations {
     ports: Ports,
+    /// Chapters of a book translated at the same time (twice as many with priority).
+    window: usize,
     books: Books,
     glossaries: Glossaries,
     usage: Usage,
@@ -112,11 +115,18 @@ pub struct Translations {
 impl Translations {
     pub fn new(ports: Ports, usage: Usage) -> Self {
         Translations {
+            window: DEFAULT_WINDOW,
             books: Books::new(ports.clone(), usage.clone()),
             glossaries: Glossaries::new(ports.clone()),
             usage,
             ports,
         }
+    }
+
+    /// With `window` chapters of a book translated at the same time (`BOOKTR_CHAPTER_WINDOW`).
+    pub fn with_window(mut self, window: usize) -> Self {
+        self.window = window.max(1);
+        self
     }
 
     /// Starts a run: EXTRACTED -> TRANSLATING, one job per chapter not already translated under
@@ -541,11 +551,31 @@ impl Translations {
             .set("currentChapter", Value::Null)
     }
 
+    /// Queues the run: the term pass, then the pending chapters in windows, all in the book's
+    /// message group so they run in that order. A window's chapters are translated at the same
+    /// time; plans with priority get wider windows.
     async fn queue_chapters(&self, book: &Book, pending: &[u32]) -> Result<u32, StoreError> {
-        for &number in pending {
-            let job = Job::Chapter {
+        if !pending.is_empty() {
+            let terms = Job::Terms {
                 book_id: book.id.clone(),
-                number,
+                run: book.run,
+            };
+            terms.enqueue(self.ports.queue.as_ref()).await?;
+        }
+        let priority = crate::accounts::store::find_user(&self.ports, &book.user_id)
+            .await?
+            .is_some_and(|u| u.plan.has_priority() || u.role == Role::Dev);
+        // A worker waiting on the network costs the same for one request or a hundred, and the
+        // per-key budget (`booktr_translate::budget`) keeps the provider's limits.
+        let width = if priority {
+            self.window * 2
+        } else {
+            self.window
+        };
+        for numbers in pending.chunks(width) {
+            let job = Job::Chapters {
+                book_id: book.id.clone(),
+                numbers: numbers.to_vec(),
                 run: book.run,
             };
             job.enqueue(self.ports.queue.as_ref()).await?;

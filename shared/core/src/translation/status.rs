@@ -25,6 +25,8 @@ pub struct TranslationStatus {
     /// Beyond the spec: the model, and how many chapters are through each pass.
     pub model: Option<String>,
     pub passes: PassCounts,
+    /// Beyond the spec: the book-wide term pass, the run's first stage; null before any run.
+    pub terms: Option<TermStage>,
     /// Beyond the spec: every chapter with its passes and, once translated, its quality record.
     pub chapters: Vec<ChapterProgress>,
 }
@@ -34,6 +36,18 @@ pub struct TranslationStatus {
 pub struct ChapterErrorReport {
     pub chapter_id: String,
     pub error: String,
+}
+
+/// The term pass of the current run.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TermStage {
+    /// PENDING until the run's list is stored, then COMPLETED.
+    pub status: &'static str,
+    /// Names and terms on the list.
+    pub found: Option<i64>,
+    /// Tokens and requests the pass used (`inputTokens`, `outputTokens`, `requests`).
+    pub usage: Option<Value>,
 }
 
 /// Chapters that have finished each pass.
@@ -121,6 +135,15 @@ impl Translations {
         } else {
             progress_of(&plain)
         };
+        let listed = book_item.str("termsKey").is_some()
+            && book_item.str("termsKey") == book.translation_key.as_deref();
+        let terms = (book.run > 0).then(|| TermStage {
+            status: if listed { "COMPLETED" } else { "PENDING" },
+            found: listed.then(|| book_item.i64("termsFound")).flatten(),
+            usage: listed
+                .then(|| book_item.attrs.get("termsUsage").cloned())
+                .flatten(),
+        });
         Ok(TranslationStatus {
             status: book.status,
             progress,
@@ -131,6 +154,7 @@ impl Translations {
             errors,
             model: book.translation_model,
             passes,
+            terms,
             chapters,
         })
     }

@@ -1,0 +1,170 @@
+//! The terms job: a run's first job, before its chapter windows (in the book's message group).
+//! It finds the book's names and key terms in every chapter's text, has the run's model
+//! translate them once, and stores the list under the run's translation key; every chapter then
+//! enforces it like the glossary (see `booktr_translate::terms`). Idempotent: a list already
+//! stored under the key is kept without a model call.
+
+use booktr_formats::manuscript::Chapter as SourceChapter;
+use booktr_translate::glossary::GlossaryEntry;
+use booktr_translate::model::ChatError;
+use booktr_translate::terms::{candidates, translate_terms, TermList};
+use serde_json::Value;
+use tracing::{info, warn};
+
+use super::chapter::model_for;
+use super::JobHandler;
+use crate::books::{store, Book};
+use crate::ports::{Condition, StoreError, Update};
+use crate::translation::BookTerms;
+use crate::types::BookStatus;
+
+/// What the book shows as its current step while the list is made.
+const STEP: &str = "Finding the book's names and terms";
+
+pub(super) async fn run(handler: &JobHandler, book_id: &str, run: u32) -> Result<(), StoreError> {
+    let Some(book) = handler.books.find(book_id).await? else {
+        return Ok(());
+    };
+    if book.run != run || book.status != BookStatus::Translating {
+        info!(book_run = book.run, status = %book.status, "the run has moved on; dropping the job");
+        return Ok(());
+    }
+    let Some(key) = book.translation_key.clone() else {
+        return Err(StoreError::Unavailable(
+            "a translating book has no translation key".into(),
+        ));
+    };
+    let translations = &handler.translations;
+    let terms_key = store::terms_key(book_id)?;
+    if translations
+        .read_json::<BookTerms>(&terms_key)
+        .await?
+        .is_some_and(|t| t.key == key)
+    {
+        info!("the book's terms are already listed under this key");
+        return Ok(());
+    }
+    set_step(handler, &book, &key).await?;
+
+    let mut texts = Vec::new();
+    for number in 1..=book.chapter_count.unwrap_or(0) {
+        let chapter: Option<SourceChapter> = translations
+            .read_json(&store::chapter_key(book_id, number)?)
+            .await?;
+        texts.extend(
+            chapter
+                .into_iter()
+                .flat_map(|c| c.blocks)
+                .map(|b| b.plain_text()),
+        );
+    }
+    let glossary: Vec<GlossaryEntry> = translations
+        .read_json(&store::glossary_snapshot_key(book_id)?)
+        .await?
+        .unwrap_or_default();
+    let found = candidates(&texts, &glossary);
+    let list = if found.is_empty() {
+        TermList::default()
+    } else {
+        match model_for(handler, &book).await? {
+            Ok(model) => match translate_terms(
+                model.as_ref(),
+                &found,
+                &book.original_lang,
+                &book.target_lang,
+                &glossary,
+                &handler.pipeline,
+            )
+            .await
+            {
+                Ok(list) => list,
+                Err(ChatError::Retryable { message, .. }) => {
+                    return Err(StoreError::Unavailable(format!(
+                        "the model is unavailable: {message}"
+                    )))
+                }
+                // The chapters meet the same refusal and report it; the run goes on without
+                // a list rather than failing here.
+                Err(ChatError::Fatal(message)) => {
+                    warn!(%message, "the model refused the term list; chapters choose their own terms");
+                    TermList::default()
+                }
+            },
+            Err(reason) => {
+                warn!(%reason, "no model for the term list; chapters report it");
+                TermList::default()
+            }
+        }
+    };
+    store_list(handler, &book, key, list, found.len()).await
+}
+
+async fn store_list(
+    handler: &JobHandler,
+    book: &Book,
+    key: String,
+    list: TermList,
+    candidates: usize,
+) -> Result<(), StoreError> {
+    let usage = serde_json::to_value(list.usage).unwrap_or(Value::Null);
+    let found = list.terms.len();
+    handler
+        .translations
+        .put_json(
+            &store::terms_key(&book.id)?,
+            &BookTerms {
+                key: key.clone(),
+                list,
+            },
+        )
+        .await?;
+    let update = Update::default()
+        .set("termsKey", key.as_str())
+        .set("termsFound", found as i64)
+        .set("termsUsage", usage)
+        .set("currentChapter", Value::Null);
+    match handler
+        .ports
+        .table
+        .update(
+            &store::book_pk(&book.id),
+            store::BOOK_SK,
+            update,
+            Condition::equals("translationKey", key.as_str()),
+        )
+        .await
+    {
+        Ok(_) | Err(StoreError::Conflict | StoreError::NotFound) => {}
+        Err(e) => return Err(e),
+    }
+    info!(candidates, terms = found, "book terms listed");
+    Ok(())
+}
+
+/// A term job that ran out of tries: the run goes on with an empty list.
+pub(super) async fn give_up(handler: &JobHandler, book: &Book) -> Result<(), StoreError> {
+    let Some(key) = book.translation_key.clone() else {
+        return Ok(());
+    };
+    warn!(book_id = %book.id, "the term list could not be made; chapters choose their own terms");
+    store_list(handler, book, key, TermList::default(), 0).await
+}
+
+/// Shows the term pass as the run's current step.
+async fn set_step(handler: &JobHandler, book: &Book, key: &str) -> Result<(), StoreError> {
+    let update = Update::default().set("currentChapter", STEP);
+    match handler
+        .ports
+        .table
+        .update(
+            &store::book_pk(&book.id),
+            store::BOOK_SK,
+            update,
+            Condition::equals("translationKey", key),
+        )
+        .await
+    {
+        Ok(_) | Err(StoreError::Conflict | StoreError::NotFound) => Ok(()),
+        Err(e) => Err(e),
+    }
+}

@@ -1,0 +1,346 @@
+//! The book-wide term pass: before any chapter is translated, the names and key terms of the
+//! whole book are found locally and translated once, with a context sentence each. Every pass of
+//! every chapter then enforces that list like the glossary, so chapters translated at the same
+//! time (or on different days) agree on "Queequeg" without waiting for each other.
+//!
+//! Candidates are runs of capitalised words that recur in the book and appear capitalised in the
+//! middle of sentences (so "The" at a sentence start is not a name), minus the glossary's terms
+//! (already fixed). The most frequent [`MAX_CANDIDATES`] are kept.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+use futures::stream::{self, StreamExt};
+use serde::{Deserialize, Serialize};
+use tracing::{info, warn};
+
+use crate::glossary::{contains_term, GlossaryEntry};
+use crate::model::{estimate_tokens, ChatError, ChatModel, ChatRequest};
+use crate::pipeline::{complete_with_retries, PassUsage, PipelineConfig};
+use crate::protocol::{parse_answer, quote};
+
+/// At most this many terms per book: a novel has a few dozen names that matter, and the list
+/// goes into the prompt of every chunk that mentions one.
+pub const MAX_CANDIDATES: usize = 300;
+/// A term must occur at least this often in the book.
+const MIN_OCCURRENCES: usize = 3;
+/// ...and at least this often mid-sentence, capitalised.
+const MIN_MID_SENTENCE: usize = 2;
+/// Terms per request.
+const PER_REQUEST: usize = 60;
+/// Longest context sentence sent, in characters.
+const MAX_CONTEXT: usize = 200;
+/// Longest term, in words.
+const MAX_WORDS: usize = 4;
+
+/// A name or term found in the book.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub term: String,
+    /// A sentence of the book where it occurs.
+    pub context: String,
+    pub occurrences: usize,
+}
+
+/// The book's terms: source -> translation, and what finding them cost.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TermList {
+    pub terms: BTreeMap<String, String>,
+    pub usage: PassUsage,
+}
+
+impl TermList {
+    /// The list as glossary entries, after the user's glossary: a term the glossary already
+    /// fixes is left to the glossary.
+    pub fn with_glossary(&self, glossary: &[GlossaryEntry]) -> Vec<GlossaryEntry> {
+        let mut entries = glossary.to_vec();
+        for (source, target) in &self.terms {
+            if !glossary
+                .iter()
+                .any(|e| e.source.eq_ignore_ascii_case(source))
+            {
+                entries.push(GlossaryEntry {
+                    source: source.clone(),
+                    target: target.clone(),
+                    context: Some("a name or term of this book".into()),
+                });
+            }
+        }
+        entries
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    total: usize,
+    mid_sentence: usize,
+    context: Option<String>,
+}
+
+/// The book's candidate terms from its blocks' plain text, most frequent first.
+pub fn candidates(texts: &[String], glossary: &[GlossaryEntry]) -> Vec<Candidate> {
+    let mut tallies: HashMap<String, Tally> = HashMap::new();
+    let mut lowercase: HashMap<String, usize> = HashMap::new();
+    for text in texts {
+        for sentence in sentences(text) {
+            let words = words(sentence);
+            let mut i = 0;
+            while i < words.len() {
+                if !is_capitalised(words[i]) {
+                    *lowercase.entry(words[i].to_lowercase()).or_default() += 1;
+                    i += 1;
+                    continue;
+                }
+                let mut start = i;
+                while i < words.len() && is_capitalised(words[i]) && i - start < MAX_WORDS {
+                    i += 1;
+                }
+                if start == 0 {
+                    // A sentence's first word is capitalised anyway: counted alone, as a
+                    // sentence start, and the rest of the run ("The Pequod") on its own.
+                    tallies.entry(words[0].to_string()).or_default().total += 1;
+                    start = 1;
+                    if start == i {
+                        continue;
+                    }
+                }
+                let tally = tallies.entry(words[start..i].join(" ")).or_default();
+                tally.total += 1;
+                tally.mid_sentence += 1;
+                if tally.context.is_none() {
+                    tally.context = Some(context_of(sentence));
+                }
+            }
+        }
+    }
+    let mut found: Vec<Candidate> = tallies
+        .into_iter()
+        .filter(|(term, t)| {
+            t.total >= MIN_OCCURRENCES
+                && t.mid_sentence >= MIN_MID_SENTENCE
+                // A word written lower-case more often than capitalised is a common word
+                // (capitalised in headings), not a name.
+                && lowercase.get(&term.to_lowercase()).copied().unwrap_or(0) < t.total
+                && term.chars().filter(|c| c.is_alphabetic()).count() >= 2
+                && !glossary.iter().any(|e| contains_term(term, &e.source))
+        })
+        .map(|(term, t)| Candidate {
+            term,
+            context: t.context.unwrap_or_default(),
+            occurrences: t.total,
+        })
+        .collect();
+    found.sort_by(|a, b| {
+        b.occurrences
+            .cmp(&a.occurrences)
+            .then_with(|| a.term.cmp(&b.term))
+    });
+    found.truncate(MAX_CANDIDATES);
+    found
+}
+
+fn sentences(text: &str) -> impl Iterator<Item = &str> {
+    text.split_inclusive(['.', '!', '?', ';', ':', '\n', '“', '"'])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+}
+
+fn words(sentence: &str) -> Vec<&str> {
+    sentence
+        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’' || c == '-'))
+        .map(|w| w.trim_matches(|c: char| c == '\'' || c == '’' || c == '-'))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+fn is_capitalised(word: &str) -> bool {
+    let mut chars = word.chars();
+    chars.next().is_some_and(char::is_uppercase)
+        // "I", "OK", "CHAPTER": all capitals are not names.
+        && chars.clone().any(char::is_lowercase)
+}
+
+fn context_of(sentence: &str) -> String {
+    let one_line = sentence.split_whitespace().collect::<Vec<_>>().join(" ");
+    one_line.chars().take(MAX_CONTEXT).collect()
+}
+
+/// Translates the candidates in requests of [`PER_REQUEST`] (in parallel, bounded by the
+/// pipeline's concurrency). A term the model does not answer for is left out of the list: its
+/// chapters translate it freely.
+pub async fn translate_terms(
+    model: &dyn ChatModel,
+    candidates: &[Candidate],
+    source_lang: &str,
+    target_lang: &str,
+    glossary: &[GlossaryEntry],
+    config: &PipelineConfig,
+) -> Result<TermList, ChatError> {
+    let results: Vec<Result<TermList, ChatError>> =
+        // Owned batches: a stream over borrowed ones makes the future impossible to prove
+        // `Send` (a higher-ranked lifetime).
+        stream::iter(candidates.chunks(PER_REQUEST).map(<[Candidate]>::to_vec))
+            .map(|batch| translate_batch(model, batch, source_lang, target_lang, glossary, config))
+            .buffer_unordered(config.concurrency.max(1))
+            .collect()
+            .await;
+    let mut list = TermList::default();
+    for result in results {
+        let batch = result?;
+        list.terms.extend(batch.terms);
+        list.usage.input_tokens += batch.usage.input_tokens;
+        list.usage.output_tokens += batch.usage.output_tokens;
+        list.usage.requests += batch.usage.requests;
+    }
+    info!(
+        candidates = candidates.len(),
+        terms = list.terms.len(),
+        "book terms translated"
+    );
+    Ok(list)
+}
+
+/// One request: the batch's terms with their translations, and what the request cost.
+async fn translate_batch(
+    model: &dyn ChatModel,
+    batch: Vec<Candidate>,
+    source_lang: &str,
+    target_lang: &str,
+    glossary: &[GlossaryEntry],
+    config: &PipelineConfig,
+) -> Result<TermList, ChatError> {
+    let request = request(&batch, source_lang, target_lang, glossary);
+    let response = complete_with_retries(model, request, config.max_model_retries).await?;
+    let usage = PassUsage {
+        input_tokens: response.input_tokens,
+        output_tokens: response.output_tokens,
+        requests: 1,
+    };
+    let answer = parse_answer(&response.text);
+    let mut terms = BTreeMap::new();
+    for (id, candidate) in batch.iter().enumerate() {
+        match answer.blocks.get(&id).map(|t| t.trim()) {
+            Some(target) if is_plausible(&candidate.term, target) => {
+                terms.insert(candidate.term.clone(), target.to_string());
+            }
+            _ => warn!(term = %candidate.term, "no usable translation for a book term"),
+        }
+    }
+    Ok(TermList { terms, usage })
+}
+
+/// One line, no markup, and not wildly longer than the term.
+fn is_plausible(term: &str, target: &str) -> bool {
+    !target.is_empty()
+        && !target.contains(['<', '>', '\n'])
+        && target.chars().count() <= term.chars().count() * 4 + 20
+}
+
+fn request(
+    batch: &[Candidate],
+    source_lang: &str,
+    target_lang: &str,
+    glossary: &[GlossaryEntry],
+) -> ChatRequest {
+    let system = format!(
+        "You are a literary translator preparing a book's term list. Translate each name or key term \
+         from {source_lang} to {target_lang} exactly as it should appear everywhere in the book; keep a \
+         name as it is when names are not translated into {target_lang}. Follow the glossary. Answer with \
+         one line per term, starting with the term's marker [[n]], and nothing else."
+    );
+    let mut user = format!("TASK: translate\nFROM: {source_lang}\nTO: {target_lang}\n");
+    let relevant: Vec<&GlossaryEntry> = glossary
+        .iter()
+        .filter(|e| batch.iter().any(|c| contains_term(&c.context, &e.source)))
+        .collect();
+    if !relevant.is_empty() {
+        user.push_str("GLOSSARY:\n");
+        for entry in relevant {
+            let _ = writeln!(
+                user,
+                "- {} => {}",
+                quote(&entry.source),
+                quote(&entry.target)
+            );
+        }
+    }
+    user.push_str("CONTEXT:\n");
+    for candidate in batch {
+        let _ = writeln!(user, "- {}: {}", quote(&candidate.term), candidate.context);
+    }
+    user.push_str("BLOCKS:\n");
+    for (id, candidate) in batch.iter().enumerate() {
+        let _ = writeln!(user, "[[{id}]] {}", candidate.term);
+    }
+    let max_output_tokens = (estimate_tokens(&user) + 256).min(8_000) as u32;
+    ChatRequest {
+        system,
+        user,
+        max_output_tokens,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::offline::OfflineEngine;
+
+    fn book() -> Vec<String> {
+        vec![
+            "Call me Ishmael. Some years ago I went to sea with Queequeg.".into(),
+            "The harpooneer was Queequeg, and Ishmael shared his bed. The Pequod waited.".into(),
+            "When Captain Ahab came, Queequeg and Ishmael saw him. The Pequod sailed.".into(),
+            "Then Ishmael wrote of Queequeg. The sea was grey. The Pequod was lost.".into(),
+        ]
+    }
+
+    #[test]
+    fn recurring_names_are_found_and_sentence_starts_are_not() {
+        let found = candidates(&book(), &[]);
+        let terms: Vec<&str> = found.iter().map(|c| c.term.as_str()).collect();
+        assert!(terms.contains(&"Queequeg"), "{terms:?}");
+        assert!(terms.contains(&"Ishmael"), "{terms:?}");
+        assert!(terms.contains(&"Pequod"), "{terms:?}");
+        assert!(!terms.contains(&"The"), "{terms:?}");
+        assert!(!terms.contains(&"Captain Ahab"), "once only: {terms:?}");
+        let queequeg = found.iter().find(|c| c.term == "Queequeg").unwrap();
+        assert_eq!(queequeg.occurrences, 4);
+        assert!(queequeg.context.contains("Queequeg"));
+    }
+
+    #[test]
+    fn glossary_terms_are_left_to_the_glossary() {
+        let glossary = vec![GlossaryEntry {
+            source: "Queequeg".into(),
+            target: "Quiquegue".into(),
+            context: None,
+        }];
+        let found = candidates(&book(), &glossary);
+        assert!(found.iter().all(|c| c.term != "Queequeg"));
+        let list = TermList {
+            terms: [("Queequeg".to_string(), "Kikeg".to_string())].into(),
+            usage: PassUsage::default(),
+        };
+        let merged = list.with_glossary(&glossary);
+        assert_eq!(merged.len(), 1);
+        assert_eq!(merged[0].target, "Quiquegue");
+    }
+
+    #[tokio::test]
+    async fn the_offline_engine_translates_the_list() {
+        let found = candidates(&book(), &[]);
+        let list = translate_terms(
+            &OfflineEngine,
+            &found,
+            "en",
+            "es",
+            &[],
+            &PipelineConfig::default(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(list.terms["Ishmael"], "Ìshmàél");
+        assert_eq!(list.usage.requests, 1);
+    }
+}
