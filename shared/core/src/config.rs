@@ -130,12 +130,15 @@ impl Config {
             &crate::translation::DEFAULT_WINDOW.to_string(),
         );
         let chapter_window = match window_raw.parse::<usize>() {
-            Ok(n) if (1..=32).contains(&n) => n,
+            Ok(n) if (1..=crate::translation::MAX_WINDOW).contains(&n) => n,
             _ => {
                 return Err(parse_err(
                     "BOOKTR_CHAPTER_WINDOW",
                     &window_raw,
-                    "expected a number from 1 to 32".into(),
+                    format!(
+                        "expected a number from 1 to {}",
+                        crate::translation::MAX_WINDOW
+                    ),
                 ))
             }
         };

@@ -2,8 +2,9 @@
 //! (every chunk of every chapter of every book), that adapts to the provider's rate limits:
 //! additive increase, multiplicative decrease (as TCP does with a congested link).
 //!
-//! A request takes a permit before it is sent. Each success raises the limit by `1 / limit`
-//! (about one more request in flight per round of answers); a 429 halves it (at most once a
+//! A request takes a permit before it is sent. Until the key's first 429 each success raises the
+//! limit by one (it doubles every round of answers: a slow start, as TCP's); after it, by
+//! `1 / limit` (about one more request in flight per round of answers). A 429 halves it (at most once a
 //! second, since the requests already in flight answer 429 together) and pauses the key for
 //! the answer's `Retry-After` (one second without one). The limit starts at [`START`], stays
 //! within [`MIN`]..=[`MAX`], and is kept across chapter jobs until the key is idle for
@@ -19,7 +20,7 @@ use tokio::time::Instant;
 
 pub const START: f64 = 16.0;
 pub const MIN: f64 = 1.0;
-pub const MAX: f64 = 64.0;
+pub const MAX: f64 = 128.0;
 /// The pause after a 429 that names none.
 const DEFAULT_PAUSE: Duration = Duration::from_secs(1);
 /// 429s closer together than this are one signal, not several.
@@ -33,6 +34,13 @@ struct State {
     in_flight: usize,
     paused_until: Option<Instant>,
     last_cut: Option<Instant>,
+}
+
+impl State {
+    /// No 429 seen yet: the limit still grows fast.
+    fn slow_start(&self) -> bool {
+        self.last_cut.is_none()
+    }
 }
 
 #[derive(Debug)]
@@ -116,7 +124,10 @@ impl KeyBudget {
     }
 
     pub fn on_success(&self) {
-        self.update(|s| s.limit = (s.limit + 1.0 / s.limit).min(MAX));
+        self.update(|s| {
+            let step = if s.slow_start() { 1.0 } else { 1.0 / s.limit };
+            s.limit = (s.limit + step).min(MAX);
+        });
     }
 
     /// The provider said 429: fewer requests at once, and none until `retry_after` passes.
@@ -197,6 +208,21 @@ mod tests {
             budget.on_success();
         }
         assert_eq!(budget.limit(), MAX as usize);
+    }
+
+    #[test]
+    fn before_any_rate_limit_the_limit_grows_by_one_per_success() {
+        let budget = KeyBudget::default();
+        for _ in 0..16 {
+            budget.on_success();
+        }
+        assert_eq!(budget.limit(), 32, "doubled in one round of answers");
+        budget.on_rate_limited(None);
+        assert_eq!(budget.limit(), 16);
+        for _ in 0..16 {
+            budget.on_success();
+        }
+        assert_eq!(budget.limit(), 16, "after a 429, about one more per round");
     }
 
     #[test]

@@ -134,7 +134,15 @@ async fn store_list(
         )
         .await
     {
-        Ok(_) | Err(StoreError::Conflict | StoreError::NotFound) => {}
+        Ok(_) => {}
+        Err(StoreError::Conflict | StoreError::NotFound) => {
+            if handler.books.find(&book.id).await?.is_none() {
+                // Deleted while we worked: take back what we wrote so nothing is left behind.
+                warn!("book deleted during the term pass; removing what the job wrote");
+                return handler.books.remove_everything(&book.id).await;
+            }
+            // Another run has begun; its own term job makes its list.
+        }
         Err(e) => return Err(e),
     }
     info!(candidates, terms = found, "book terms listed");

@@ -1,0 +1,357 @@
+//! A whole book through the job system, against a local OpenAI stand-in with a latency profile:
+//! the same wiring as `booktr serve` (embedded SQLite queue and store, in-process workers), the
+//! book uploaded and translated over HTTP, the stand-in answering like the offline engine after
+//! `base + per-token × output tokens`, and refusing a share of requests with 429
+//! (`Retry-After: 1`). Prints wall time, requests, peak requests in flight, the ideal critical
+//! path (the term pass and the slowest chapter, with unlimited parallelism), flagged blocks and glossary compliance; with `--compare`, the same book again
+//! with one chapter at a time.
+//!
+//! `cargo bench -p booktr-functions --bench whole_book -- [--book moby-dick.epub] [--base 0.2]
+//!  [--per-token-ms 1] [--limited 0.0] [--window 32] [--compare]`
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::routing::post;
+use booktr_api::{AppState, Settings};
+use booktr_core::accounts::NewUser;
+use booktr_core::config::Config;
+use booktr_core::jobs::runner::{self, RunnerConfig};
+use booktr_core::ports::{EnvModels, QueueName, SystemClock};
+use booktr_core::types::{Email, Plan, Role};
+use booktr_functions::wiring;
+use booktr_translate::model::{ChatModel, ChatRequest};
+use booktr_translate::offline::OfflineEngine;
+use serde_json::{json, Value};
+use tokio::sync::watch;
+
+/// The stand-in's latency profile.
+#[derive(Debug, Clone, Copy)]
+struct Profile {
+    base: Duration,
+    per_token: Duration,
+    /// Share of requests answered 429 (every n-th request, spread evenly).
+    limited: f64,
+}
+
+#[derive(Default)]
+struct Seen {
+    requests: AtomicUsize,
+    refused: AtomicUsize,
+    in_flight: AtomicUsize,
+    peak: AtomicUsize,
+    /// The slowest answer to a chapter's request, and to a term-list request.
+    longest: Mutex<Duration>,
+    longest_terms: Mutex<Duration>,
+}
+
+/// Serves the stand-in on a free port; its base URL (for `OPENAI_BASE_URL`).
+async fn stand_in(profile: Profile, seen: Arc<Seen>) -> anyhow::Result<String> {
+    let every = if profile.limited > 0.0 {
+        (1.0 / profile.limited).round().max(1.0) as usize
+    } else {
+        usize::MAX
+    };
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        post(move |axum::Json(body): axum::Json<Value>| {
+            let seen = seen.clone();
+            async move {
+                let n = seen.requests.fetch_add(1, Ordering::SeqCst) + 1;
+                let now = seen.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+                seen.peak.fetch_max(now, Ordering::SeqCst);
+                let answer = if n.is_multiple_of(every) {
+                    seen.refused.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(profile.base).await;
+                    (
+                        StatusCode::TOO_MANY_REQUESTS,
+                        [("retry-after", "1")],
+                        axum::Json(
+                            json!({"error": {"message": "rate limited", "type": "rate_limit"}}),
+                        ),
+                    )
+                        .into_response()
+                } else {
+                    let message = |role: &str| {
+                        body["messages"]
+                            .as_array()
+                            .and_then(|m| m.iter().find(|m| m["role"] == role))
+                            .and_then(|m| m["content"].as_str())
+                            .unwrap_or_default()
+                            .to_string()
+                    };
+                    let request = ChatRequest {
+                        system: message("system"),
+                        user: message("user"),
+                        max_output_tokens: 16_000,
+                    };
+                    let terms = request.user.contains("\nCONTEXT:\n");
+                    let Ok(answer) = OfflineEngine.complete(request).await else {
+                        seen.in_flight.fetch_sub(1, Ordering::SeqCst);
+                        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+                    };
+                    let took = profile.base + profile.per_token * answer.output_tokens as u32;
+                    tokio::time::sleep(took).await;
+                    let slot = if terms {
+                        &seen.longest_terms
+                    } else {
+                        &seen.longest
+                    };
+                    let mut longest = slot.lock().unwrap_or_else(|p| p.into_inner());
+                    *longest = (*longest).max(took);
+                    axum::Json(json!({
+                        "id": "chatcmpl-bench",
+                        "object": "chat.completion",
+                        "model": body["model"],
+                        "choices": [{"index": 0, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": answer.text}}],
+                        "usage": {"prompt_tokens": answer.input_tokens,
+                                  "completion_tokens": answer.output_tokens,
+                                  "total_tokens": answer.input_tokens + answer.output_tokens}
+                    }))
+                    .into_response()
+                };
+                seen.in_flight.fetch_sub(1, Ordering::SeqCst);
+                answer
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}/v1", listener.local_addr()?);
+    tokio::spawn(std::future::IntoFuture::into_future(axum::serve(
+        listener, app,
+    )));
+    Ok(url)
+}
+
+/// What one run measured.
+struct Figures {
+    wall: Duration,
+    requests: usize,
+    refused: usize,
+    peak: usize,
+    critical_path: Duration,
+    flagged_blocks: u64,
+    glossary: (u64, u64),
+    chapters: u64,
+}
+
+async fn translate_once(book: &[u8], profile: Profile, window: usize) -> anyhow::Result<Figures> {
+    let seen = Arc::new(Seen::default());
+    let openai = stand_in(profile, seen.clone()).await?;
+    let data = tempfile::TempDir::new()?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}", listener.local_addr()?);
+    let data_dir = data.path().to_string_lossy().to_string();
+    let window_text = window.to_string();
+    let config = Config::from_lookup(|name| match name {
+        "BOOKTR_DATA_DIR" => Some(data_dir.clone()),
+        "BOOKTR_PUBLIC_URL" => Some(url.clone()),
+        "BOOKTR_CHAPTER_WINDOW" => Some(window_text.clone()),
+        // A whole novel in one month, on a plan without priority (so the window is exact).
+        "BOOKTR_QUOTA_FREE_WORDS" | "BOOKTR_QUOTA_FREE_BOOKS" => Some("unlimited".into()),
+        _ => None,
+    })?;
+    let models = EnvModels::from_vars(vec![
+        ("OPENAI_API_KEY".into(), "sk-bench".into()),
+        ("OPENAI_BASE_URL".into(), openai),
+    ]);
+    let app = wiring::embedded(&config, Arc::new(SystemClock), Arc::new(models))?;
+    let state = AppState::new(
+        app.services.clone(),
+        Settings {
+            public_url: url.clone(),
+            trust_forwarded_for: false,
+        },
+    );
+    let router =
+        booktr_api::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    tokio::spawn(std::future::IntoFuture::into_future(axum::serve(
+        listener, router,
+    )));
+    let (stop, stopped) = watch::channel(false);
+    let mut workers = Vec::new();
+    for queue in [QueueName::Jobs, QueueName::Jobs, QueueName::JobsDeadLetter] {
+        workers.push(tokio::spawn(runner::run(
+            app.ports.queue.clone(),
+            app.services.jobs.clone(),
+            queue,
+            RunnerConfig {
+                idle_wait: Duration::from_millis(20),
+                ..RunnerConfig::default()
+            },
+            stopped.clone(),
+        )));
+    }
+
+    let user = app
+        .services
+        .accounts
+        .create_user(NewUser {
+            email: Email::parse(&format!("{}@example.com", booktr_core::ids::new_id()))?,
+            name: None,
+            password: None,
+            role: Role::User,
+            plan: Plan::Free,
+        })
+        .await?;
+    let key = app
+        .services
+        .accounts
+        .create_key(&user, "bench", None, None)
+        .await?
+        .secret;
+    let client = reqwest::Client::new();
+    let form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(book.to_vec()).file_name("book.epub"),
+    );
+    let uploaded: Value = client
+        .post(format!("{url}/api/upload"))
+        .bearer_auth(&key)
+        .multipart(form)
+        .send()
+        .await?
+        .json()
+        .await?;
+    let id = uploaded["book"]["id"]
+        .as_str()
+        .context("upload answered without a book")?
+        .to_string();
+    // Read in-process, not over HTTP: a poll every 100 ms would spend the user's rate limit.
+    let translations = app.services.translations.clone();
+    let user_id = user.id.clone();
+    let status = |_: ()| {
+        let (translations, user_id, id) = (translations.clone(), user_id.clone(), id.clone());
+        async move {
+            let now = translations
+                .status(&user_id, &id)
+                .await
+                .map_err(|e| anyhow::anyhow!("status: {e}"))?;
+            anyhow::Ok(serde_json::to_value(now)?)
+        }
+    };
+    loop {
+        let now = status(()).await?;
+        match now["status"].as_str() {
+            Some("EXTRACTED") => break,
+            Some("UPLOADED" | "EXTRACTING") => tokio::time::sleep(Duration::from_millis(50)).await,
+            _ => anyhow::bail!("extraction: {now}"),
+        }
+    }
+
+    let started = Instant::now();
+    let answer = client
+        .post(format!("{url}/api/translate"))
+        .bearer_auth(&key)
+        .json(&json!({"bookId": id, "model": "gpt-4o-mini", "targetLang": "es"}))
+        .send()
+        .await?;
+    anyhow::ensure!(
+        answer.status().is_success(),
+        "start: {}",
+        answer.text().await?
+    );
+    let done = loop {
+        let now = status(()).await?;
+        match now["status"].as_str() {
+            Some("COMPLETED") => break now,
+            Some("ERROR") => anyhow::bail!("the book failed: {now}"),
+            _ => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    };
+    let wall = started.elapsed();
+    let _ = stop.send(true);
+    for worker in workers {
+        let _ = worker.await;
+    }
+
+    let mut flagged_blocks = 0;
+    let mut glossary = (0, 0);
+    for chapter in done["chapters"].as_array().into_iter().flatten() {
+        let quality = &chapter["quality"];
+        for list in ["missingBlocks", "brokenMarksBlocks", "untranslatedBlocks"] {
+            flagged_blocks += quality[list].as_array().map_or(0, Vec::len) as u64;
+        }
+        glossary.0 += quality["glossarySatisfied"].as_u64().unwrap_or(0);
+        glossary.1 += quality["glossaryChecked"].as_u64().unwrap_or(0);
+    }
+    // With unlimited parallelism: the term pass, then the slowest chapter's three passes (its
+    // passes answer about as many tokens each, so about three of the slowest answer).
+    let longest = *seen.longest.lock().unwrap_or_else(|p| p.into_inner()) * 3
+        + *seen.longest_terms.lock().unwrap_or_else(|p| p.into_inner());
+    Ok(Figures {
+        wall,
+        requests: seen.requests.load(Ordering::SeqCst),
+        refused: seen.refused.load(Ordering::SeqCst),
+        peak: seen.peak.load(Ordering::SeqCst),
+        critical_path: longest,
+        flagged_blocks,
+        glossary,
+        chapters: done["chaptersTotal"].as_u64().unwrap_or(0),
+    })
+}
+
+fn print(label: &str, f: &Figures) {
+    let compliance = if f.glossary.1 == 0 {
+        100.0
+    } else {
+        f.glossary.0 as f64 * 100.0 / f.glossary.1 as f64
+    };
+    println!(
+        "{label}: {} chapters in {:.1} s; {} requests ({} answered 429), peak {} in flight; \
+         ideal critical path {:.1} s; {} flagged blocks; glossary {compliance:.1}% ({}/{})",
+        f.chapters,
+        f.wall.as_secs_f64(),
+        f.requests,
+        f.refused,
+        f.peak,
+        f.critical_path.as_secs_f64(),
+        f.flagged_blocks,
+        f.glossary.0,
+        f.glossary.1,
+    );
+}
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    booktr_functions::telemetry::init("warn", booktr_core::config::LogFormat::Pretty);
+    let args: Vec<String> = std::env::args().collect();
+    let book_name = arg(&args, "--book").unwrap_or_else(|| "moby-dick.epub".into());
+    let seconds = |name: &str, default: f64| -> anyhow::Result<f64> {
+        arg(&args, name).map_or(Ok(default), |v| v.parse().context(name.to_string()))
+    };
+    let profile = Profile {
+        base: Duration::from_secs_f64(seconds("--base", 0.2)?),
+        per_token: Duration::from_secs_f64(seconds("--per-token-ms", 1.0)? / 1000.0),
+        limited: seconds("--limited", 0.0)?,
+    };
+    let window: usize = arg(&args, "--window").map_or(Ok(32), |w| w.parse())?;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/corpus")
+        .join(&book_name);
+    let book = std::fs::read(&path).with_context(|| path.display().to_string())?;
+    println!(
+        "{book_name}: stand-in answers in {:.2} s + {:.1} ms per output token, {:.0}% answered 429",
+        profile.base.as_secs_f64(),
+        profile.per_token.as_secs_f64() * 1000.0,
+        profile.limited * 100.0
+    );
+    let parallel = translate_once(&book, profile, window).await?;
+    print(&format!("window {window}"), &parallel);
+    if args.iter().any(|a| a == "--compare") {
+        let one = translate_once(&book, profile, 1).await?;
+        print("one chapter at a time", &one);
+    }
+    Ok(())
+}
