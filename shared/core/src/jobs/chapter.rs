@@ -38,14 +38,8 @@ pub(super) async fn run(
         // A retry of the job that finished the book, in case it died before queuing the file.
         return handler.translations.finish_if_translated(book_id).await;
     }
-    if book.run != run || book.status != BookStatus::Translating {
-        info!(book_run = book.run, status = %book.status, "the run has moved on; dropping the job");
+    let Some(key) = run_key(&book, run)? else {
         return Ok(());
-    }
-    let Some(key) = book.translation_key.clone() else {
-        return Err(StoreError::Unavailable(
-            "a translating book has no translation key".into(),
-        ));
     };
     let translations = &handler.translations;
     if translations
@@ -188,6 +182,19 @@ pub(super) async fn run(
         "chapter translated"
     );
     mark_completed(handler, &book, number, &key, Some(quality), words).await
+}
+
+/// The translation key of run `run` while the book still translates it; None (logged) when the
+/// run has moved on (paused, stopped, failed or restarted since the job was queued).
+pub(super) fn run_key(book: &Book, run: u32) -> Result<Option<String>, StoreError> {
+    if book.run != run || book.status != BookStatus::Translating {
+        info!(book_run = book.run, status = %book.status, "the run has moved on; dropping the job");
+        return Ok(None);
+    }
+    book.translation_key
+        .clone()
+        .map(Some)
+        .ok_or_else(|| StoreError::Unavailable("a translating book has no translation key".into()))
 }
 
 /// The model the book's run translates with: the owner's own key for the model's family when

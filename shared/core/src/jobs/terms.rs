@@ -11,12 +11,11 @@ use booktr_translate::terms::{candidates, translate_terms, TermList};
 use serde_json::Value;
 use tracing::{info, warn};
 
-use super::chapter::model_for;
+use super::chapter::{model_for, run_key};
 use super::JobHandler;
 use crate::books::{store, Book};
 use crate::ports::{Condition, StoreError, Update};
 use crate::translation::BookTerms;
-use crate::types::BookStatus;
 
 /// What the book shows as its current step while the list is made.
 const STEP: &str = "Finding the book's names and terms";
@@ -25,14 +24,8 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str, run: u32) -> Result
     let Some(book) = handler.books.find(book_id).await? else {
         return Ok(());
     };
-    if book.run != run || book.status != BookStatus::Translating {
-        info!(book_run = book.run, status = %book.status, "the run has moved on; dropping the job");
+    let Some(key) = run_key(&book, run)? else {
         return Ok(());
-    }
-    let Some(key) = book.translation_key.clone() else {
-        return Err(StoreError::Unavailable(
-            "a translating book has no translation key".into(),
-        ));
     };
     let translations = &handler.translations;
     let terms_key = store::terms_key(book_id)?;
