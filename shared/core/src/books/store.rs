@@ -162,9 +162,12 @@ pub fn glossary_snapshot_key(book_id: &str) -> Result<BlobKey, StoreError> {
     BlobKey::parse(&format!("books/{book_id}/run/glossary.json"))
 }
 
-/// The book's names and terms, found and translated before its chapters.
-pub fn terms_key(book_id: &str) -> Result<BlobKey, StoreError> {
-    BlobKey::parse(&format!("books/{book_id}/run/terms.json"))
+/// The book's names and terms under one translation key, found and translated before its
+/// chapters. One file per key, so a late term job of an earlier run cannot replace the list of
+/// the run that follows it.
+pub fn terms_key(book_id: &str, translation_key: &str) -> Result<BlobKey, StoreError> {
+    let name = &crate::ids::sha256_hex(translation_key)[..32];
+    BlobKey::parse(&format!("books/{book_id}/run/terms/{name}.json"))
 }
 
 pub fn outputs_prefix(book_id: &str) -> String {

@@ -65,7 +65,7 @@ pub(super) async fn run(
     // enforces it, so chapters translated at the same time agree.
     let terms = handler
         .translations
-        .read_json::<BookTerms>(&store::terms_key(book_id)?)
+        .read_json::<BookTerms>(&store::terms_key(book_id, &key)?)
         .await?
         .filter(|t| t.key == key)
         .map(|t| t.list)

@@ -28,7 +28,7 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str, run: u32) -> Result
         return Ok(());
     };
     let translations = &handler.translations;
-    let terms_key = store::terms_key(book_id)?;
+    let terms_key = store::terms_key(book_id, &key)?;
     if translations
         .read_json::<BookTerms>(&terms_key)
         .await?
@@ -104,7 +104,7 @@ async fn store_list(
     handler
         .translations
         .put_json(
-            &store::terms_key(&book.id)?,
+            &store::terms_key(&book.id, &key)?,
             &BookTerms {
                 key: key.clone(),
                 list,
