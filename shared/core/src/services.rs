@@ -60,6 +60,7 @@ impl Services {
     /// `window`: chapters of a book translated at the same time (see `Translations`).
     pub fn new(ports: Ports, mode: QueueMode, quotas: Quotas, window: usize) -> Self {
         let usage = Usage::new(ports.clone(), quotas);
+        let events = Events::new(ports.clone());
         Services {
             accounts: Accounts::new(ports.clone()),
             books: Books::new(ports.clone(), usage.clone()),
@@ -70,9 +71,9 @@ impl Services {
             translations: Translations::new(ports.clone(), usage.clone()).with_window(window),
             privacy: Privacy::new(ports.clone(), usage.clone()),
             usage,
-            events: Events::new(ports.clone()),
+            events: events.clone(),
             email: Postman::new(ports.clone()),
-            digests: Digests::new(ports.clone(), Events::new(ports.clone())),
+            digests: Digests::new(ports.clone(), events),
             limiter: RateLimiter::new(ports.clone()),
             health: Health::new(ports, mode),
         }

@@ -179,17 +179,13 @@ impl Digests {
             return Ok(());
         }
         let settings = self.events.notification_settings(user_id).await?;
-        let Some(profile) = self
-            .ports
-            .table
-            .get(&user_pk, crate::accounts::store::PROFILE)
-            .await?
-        else {
+        let Some(user) = crate::accounts::store::find_user(&self.ports, user_id).await? else {
             return Ok(());
         };
-        let (Some(email), true) = (profile.str("email"), settings.email_weekly_digest) else {
+        if !settings.email_weekly_digest {
             return Ok(());
-        };
+        }
+        let email = user.email.to_string();
         let summary = self.summary(user_id, &week).await?;
         if summary.is_empty() {
             info!(user_id, week = %week.label, "no digest: a quiet week");
@@ -197,7 +193,7 @@ impl Digests {
             let subject = format!("Your week on booktr: {}", summary.line());
             match self
                 .postman
-                .send(email, &subject, &summary.text(&week))
+                .send(&email, &subject, &summary.text(&week))
                 .await
             {
                 Ok(()) => {}

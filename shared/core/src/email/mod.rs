@@ -26,7 +26,9 @@ use tracing::{info, warn};
 pub use settings::{EmailSettingsPatch, SenderPrefix};
 
 use crate::items::time;
-use crate::ports::{Condition, Item, MailError, OutgoingEmail, Query, StoreError, Update};
+use crate::ports::{
+    Condition, Item, MailError, MailServer, OutgoingEmail, Query, StoreError, Update,
+};
 use crate::types::Email;
 use crate::Ports;
 
@@ -106,10 +108,9 @@ impl Postman {
         text: &str,
     ) -> Result<(), MailError> {
         let server = self.ports.mailer.server();
-        let address = |prefix: SenderPrefix| format!("{}@{}", prefix.as_str(), server.domain);
         let email = OutgoingEmail {
-            from_address: address(stored.sender_prefix),
-            reply_to: stored.reply_to_prefix.map(address),
+            from_address: address(stored.sender_prefix, &server),
+            reply_to: stored.reply_to_prefix.map(|p| address(p, &server)),
             from_name: stored.sender_name.unwrap_or(server.default_name),
             to: to.to_string(),
             subject: subject.to_string(),
@@ -129,6 +130,8 @@ impl Postman {
             .iter()
             .filter_map(|i| i.str("email").map(str::to_string))
             .collect();
+        let sender_email = address(stored.sender_prefix, &server);
+        let reply_to_email = stored.reply_to_prefix.map(|p| address(p, &server));
         Ok(EmailConfig {
             configured: server.configured,
             connected: stored.last_test_status.as_deref() == Some("success"),
@@ -136,14 +139,12 @@ impl Postman {
             provider: server.provider.to_string(),
             smtp_host: server.host,
             smtp_port: server.port,
-            sender_email: format!("{}@{}", stored.sender_prefix.as_str(), server.domain),
+            sender_email,
             sender_name: stored.sender_name.unwrap_or(server.default_name),
             last_test_at: stored.last_test_at,
             last_test_status: stored.last_test_status,
             sender_prefix: stored.sender_prefix,
-            reply_to_email: stored
-                .reply_to_prefix
-                .map(|p| format!("{}@{}", p.as_str(), server.domain)),
+            reply_to_email,
             sandbox: stored.sandbox,
             allowed_recipients,
         })
@@ -157,11 +158,7 @@ impl Postman {
             sender_prefix = stored.sender_prefix.as_str(),
             "email settings changed"
         );
-        Ok(format!(
-            "{}@{}",
-            stored.sender_prefix.as_str(),
-            self.ports.mailer.server().domain
-        ))
+        Ok(address(stored.sender_prefix, &self.ports.mailer.server()))
     }
 
     /// Without `to`: connects to the SMTP server and reports. With `to`: sends a test message
@@ -259,6 +256,11 @@ impl Postman {
             .await?
             .is_some())
     }
+}
+
+/// `{prefix}@{domain}` on the mail server's domain.
+fn address(prefix: SenderPrefix, server: &MailServer) -> String {
+    format!("{}@{}", prefix.as_str(), server.domain)
 }
 
 fn recipient_sk(email: &Email) -> String {
