@@ -119,7 +119,8 @@ pub struct ChapterOutput {
 }
 
 /// The failures the quality record lists by block (an echo is reported from the final text).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 enum ProblemKind {
     Missing,
     BrokenMarks,
@@ -160,47 +161,112 @@ pub async fn translate_chapter_reporting(
     config: &PipelineConfig,
     on_pass: &(dyn Fn(Pass) + Sync),
 ) -> Result<ChapterOutput, ChatError> {
-    // What goes to the model are segments: whole blocks, and the parts of blocks larger than a
-    // chunk (see `split`). Ids from here on are segment ids, mapped back to blocks at the end.
-    let segments: Vec<Segment> = input
-        .blocks
-        .iter()
-        .enumerate()
-        .filter(|(_, b)| !b.text.trim().is_empty())
-        .flat_map(|(block, b)| {
-            split_block(&b.text, part_budget(config.chunk_tokens))
-                .into_iter()
-                .map(move |part| Segment {
-                    block,
-                    source: part.text,
-                    separator: part.separator,
-                })
-        })
-        .collect();
-    let sources: Vec<(usize, &str)> = segments
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (i, s.source.as_str()))
-        .collect();
-    let mut current: HashMap<usize, String> =
-        sources.iter().map(|(i, s)| (*i, s.to_string())).collect();
-    let mut quality = Quality::default();
-    let mut terms = Vec::new();
-    let mut violations: Vec<(usize, String, String)> = Vec::new();
-    let mut failures: BTreeSet<(usize, ProblemKind)> = BTreeSet::new();
-    let change_expected = input.source_lang != input.target_lang;
+    let mut translation = ChapterTranslation::new(input, config, None);
+    while translation.next_pass().is_some() {
+        on_pass(translation.run_pass(model).await?);
+    }
+    Ok(translation.finish())
+}
 
-    for pass in Pass::ALL {
-        let units: Vec<Unit> = sources
+/// Where a chapter's translation stands after some of its passes: enough to go on with the
+/// next pass without paying again for the ones done. Stored by the chapter job after each pass.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Checkpoint {
+    /// Passes finished, in order: 0 to 3.
+    pub passes_done: u8,
+    /// The text of every segment after those passes.
+    texts: Vec<String>,
+    quality: Quality,
+    terms: Vec<(String, String)>,
+    /// Glossary terms the last pass left out: (segment, source, target).
+    violations: Vec<(usize, String, String)>,
+    failures: BTreeSet<(usize, ProblemKind)>,
+}
+
+/// One chapter's passes, run one at a time so that the caller can keep a [`Checkpoint`]
+/// between them.
+pub struct ChapterTranslation<'a> {
+    input: &'a ChapterInput<'a>,
+    config: &'a PipelineConfig,
+    /// What goes to the model: whole blocks, and the parts of blocks larger than a chunk (see
+    /// `split`). Ids from here on are segment ids, mapped back to blocks at the end.
+    segments: Vec<Segment>,
+    state: Checkpoint,
+}
+
+impl<'a> ChapterTranslation<'a> {
+    /// Starts at the first pass, or after the passes of `checkpoint` when it was taken of the
+    /// same blocks with the same chunk size (a checkpoint of other blocks is ignored).
+    pub fn new(
+        input: &'a ChapterInput<'a>,
+        config: &'a PipelineConfig,
+        checkpoint: Option<Checkpoint>,
+    ) -> Self {
+        let segments: Vec<Segment> = input
+            .blocks
             .iter()
-            .map(|(id, source)| Unit {
-                id: *id,
-                source: source.to_string(),
-                draft: (pass != Pass::Translate).then(|| current[id].clone()),
+            .enumerate()
+            .filter(|(_, b)| !b.text.trim().is_empty())
+            .flat_map(|(block, b)| {
+                split_block(&b.text, part_budget(config.chunk_tokens))
+                    .into_iter()
+                    .map(move |part| Segment {
+                        block,
+                        source: part.text,
+                        separator: part.separator,
+                    })
+            })
+            .collect();
+        let state = checkpoint
+            .filter(|c| c.texts.len() == segments.len() && usize::from(c.passes_done) <= 3)
+            .unwrap_or_else(|| Checkpoint {
+                passes_done: 0,
+                texts: segments.iter().map(|s| s.source.clone()).collect(),
+                quality: Quality::default(),
+                terms: Vec::new(),
+                violations: Vec::new(),
+                failures: BTreeSet::new(),
+            });
+        ChapterTranslation {
+            input,
+            config,
+            segments,
+            state,
+        }
+    }
+
+    /// The pass [`ChapterTranslation::run_pass`] runs next; None when all three are done.
+    pub fn next_pass(&self) -> Option<Pass> {
+        Pass::ALL.get(usize::from(self.state.passes_done)).copied()
+    }
+
+    /// Where the translation stands, to store and resume from.
+    pub fn checkpoint(&self) -> &Checkpoint {
+        &self.state
+    }
+
+    /// Runs the next pass over every segment (chunks in parallel, bounded) and returns it.
+    /// On an error nothing of the pass is kept: the checkpoint is still the one before it.
+    pub async fn run_pass(&mut self, model: &dyn ChatModel) -> Result<Pass, ChatError> {
+        let Some(pass) = self.next_pass() else {
+            return Err(ChatError::Fatal("every pass is already done".into()));
+        };
+        let input = self.input;
+        let config = self.config;
+        let change_expected = input.source_lang != input.target_lang;
+        let units: Vec<Unit> = self
+            .segments
+            .iter()
+            .enumerate()
+            .map(|(id, segment)| Unit {
+                id,
+                source: segment.source.clone(),
+                draft: (pass != Pass::Translate).then(|| self.state.texts[id].clone()),
             })
             .collect();
         let chunks = chunk(units, config.chunk_tokens);
-        let pass_violations = &violations;
+        let pass_violations = &self.state.violations;
         let results: Vec<Result<ChunkDone, ChatError>> = stream::iter(chunks)
             .map(|units| {
                 run_chunk(
@@ -216,111 +282,138 @@ pub async fn translate_chapter_reporting(
             .buffer_unordered(config.concurrency.max(1))
             .collect()
             .await;
+        let mut state = self.state.clone();
         for result in results {
             let done = result?;
-            current.extend(done.texts);
-            failures.extend(
+            for (id, text) in done.texts {
+                state.texts[id] = text;
+            }
+            state.failures.extend(
                 done.failed
                     .into_iter()
                     .filter_map(|(id, p)| ProblemKind::of(&p).map(|k| (id, k))),
             );
-            let usage = quality.usage_mut(pass);
+            let usage = state.quality.usage_mut(pass);
             usage.input_tokens += done.usage.input_tokens;
             usage.output_tokens += done.usage.output_tokens;
             usage.requests += done.usage.requests;
-            quality.retries += done.retries;
-            quality.extra_blocks += done.extra;
-            terms.extend(done.terms);
+            state.quality.retries += done.retries;
+            state.quality.extra_blocks += done.extra;
+            state.terms.extend(done.terms);
         }
-        violations = sources
+        state.violations = self
+            .segments
             .iter()
-            .flat_map(|(id, source)| {
-                glossary_violations(input.glossary, source, &current[id])
+            .enumerate()
+            .flat_map(|(id, segment)| {
+                glossary_violations(input.glossary, &segment.source, &state.texts[id])
                     .into_iter()
-                    .map(|e| (*id, e.source.clone(), e.target.clone()))
+                    .map(|e| (id, e.source.clone(), e.target.clone()))
                     .collect::<Vec<_>>()
             })
             .collect();
+        state.passes_done += 1;
         debug!(
             pass = pass.task(),
-            violations = violations.len(),
-            failures = failures.len(),
+            violations = state.violations.len(),
+            failures = state.failures.len(),
             "pass done"
         );
-        on_pass(pass);
+        self.state = state;
+        Ok(pass)
     }
 
-    // Blocks sent in parts are joined back before anything is checked: the quality record
-    // describes the final text, block by block.
-    let mut parts: BTreeMap<usize, Vec<(&str, &str)>> = BTreeMap::new();
-    for (id, segment) in segments.iter().enumerate() {
-        parts
-            .entry(segment.block)
-            .or_default()
-            .push((current[&id].as_str(), segment.separator.as_str()));
-    }
-    let translated: BTreeMap<usize, String> = parts
-        .into_iter()
-        .map(|(block, parts)| (block, join_parts(parts)))
-        .collect();
-    for (block, text) in &translated {
-        let plain = booktr_formats::markup::plain_text(&input.blocks[*block].text);
-        let plain_translated = booktr_formats::markup::plain_text(text);
-        for entry in input
-            .glossary
-            .iter()
-            .filter(|e| contains_term(&plain, &e.source))
-        {
-            quality.glossary_checked += 1;
-            if contains_term(&plain_translated, &entry.target) {
-                quality.glossary_satisfied += 1;
+    /// The translated chapter and its quality record, from the passes done (all three, unless
+    /// the caller stopped early).
+    pub fn finish(self) -> ChapterOutput {
+        let ChapterTranslation {
+            input,
+            segments,
+            state,
+            ..
+        } = self;
+        let Checkpoint {
+            texts,
+            mut quality,
+            terms,
+            violations,
+            failures,
+            ..
+        } = state;
+        let change_expected = input.source_lang != input.target_lang;
+        // Blocks sent in parts are joined back before anything is checked: the quality record
+        // describes the final text, block by block.
+        let mut parts: BTreeMap<usize, Vec<(&str, &str)>> = BTreeMap::new();
+        for (id, segment) in segments.iter().enumerate() {
+            parts
+                .entry(segment.block)
+                .or_default()
+                .push((texts[id].as_str(), segment.separator.as_str()));
+        }
+        let translated: BTreeMap<usize, String> = parts
+            .into_iter()
+            .map(|(block, parts)| (block, join_parts(parts)))
+            .collect();
+        for (block, text) in &translated {
+            let plain = booktr_formats::markup::plain_text(&input.blocks[*block].text);
+            let plain_translated = booktr_formats::markup::plain_text(text);
+            for entry in input
+                .glossary
+                .iter()
+                .filter(|e| contains_term(&plain, &e.source))
+            {
+                quality.glossary_checked += 1;
+                if contains_term(&plain_translated, &entry.target) {
+                    quality.glossary_satisfied += 1;
+                }
             }
         }
-    }
-    let block_of = |id: usize| segments[id].block;
-    let mut seen_violations = BTreeSet::new();
-    quality.glossary_violations = violations
-        .into_iter()
-        .map(|(id, source, target)| (block_of(id), source, target))
-        .filter(|v| seen_violations.insert(v.clone()))
-        .collect();
-    let failures: BTreeSet<(usize, ProblemKind)> = failures
-        .into_iter()
-        .map(|(id, kind)| (block_of(id), kind))
-        .collect();
-    for (block, kind) in failures {
-        match kind {
-            ProblemKind::Missing => quality.missing_blocks.push(block),
-            ProblemKind::BrokenMarks => quality.broken_marks_blocks.push(block),
+        let block_of = |id: usize| segments[id].block;
+        let mut seen_violations = BTreeSet::new();
+        quality.glossary_violations = violations
+            .into_iter()
+            .map(|(id, source, target)| (block_of(id), source, target))
+            .filter(|v| seen_violations.insert(v.clone()))
+            .collect();
+        let failures: BTreeSet<(usize, ProblemKind)> = failures
+            .into_iter()
+            .map(|(id, kind)| (block_of(id), kind))
+            .collect();
+        for (block, kind) in failures {
+            match kind {
+                ProblemKind::Missing => quality.missing_blocks.push(block),
+                ProblemKind::BrokenMarks => quality.broken_marks_blocks.push(block),
+            }
+        }
+        if change_expected {
+            let untranslated: BTreeSet<usize> = segments
+                .iter()
+                .enumerate()
+                .filter(|(id, segment)| {
+                    check(&segment.source, Some(&texts[*id]), true) == Err(Problem::Untranslated)
+                })
+                .map(|(id, _)| block_of(id))
+                .collect();
+            quality.untranslated_blocks = untranslated.into_iter().collect();
+        }
+        let blocks = input
+            .blocks
+            .iter()
+            .enumerate()
+            .map(|(i, block)| Block {
+                text: translated
+                    .get(&i)
+                    .cloned()
+                    .unwrap_or_else(|| block.text.clone()),
+                ..block.clone()
+            })
+            .collect();
+        ChapterOutput {
+            blocks,
+            quality,
+            terms,
         }
     }
-    if change_expected {
-        let untranslated: BTreeSet<usize> = sources
-            .iter()
-            .filter(|(id, source)| {
-                check(source, Some(&current[id]), true) == Err(Problem::Untranslated)
-            })
-            .map(|(id, _)| block_of(*id))
-            .collect();
-        quality.untranslated_blocks = untranslated.into_iter().collect();
-    }
-    let blocks = input
-        .blocks
-        .iter()
-        .enumerate()
-        .map(|(i, block)| Block {
-            text: translated
-                .get(&i)
-                .cloned()
-                .unwrap_or_else(|| block.text.clone()),
-            ..block.clone()
-        })
-        .collect();
-    Ok(ChapterOutput {
-        blocks,
-        quality,
-        terms,
-    })
 }
 
 /// A block, or a part of one, as translated.

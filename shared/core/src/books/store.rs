@@ -162,6 +162,12 @@ pub fn glossary_snapshot_key(book_id: &str) -> Result<BlobKey, StoreError> {
     BlobKey::parse(&format!("books/{book_id}/run/glossary.json"))
 }
 
+/// Where a chapter's translation stands between passes (see
+/// `booktr_translate::pipeline::Checkpoint`), with the translation key it was made under.
+pub fn checkpoint_key(book_id: &str, number: u32) -> Result<BlobKey, StoreError> {
+    BlobKey::parse(&format!("books/{book_id}/run/passes/{number:05}.json"))
+}
+
 /// The book's names and terms under one translation key, found and translated before its
 /// chapters. One file per key, so a late term job of an earlier run cannot replace the list of
 /// the run that follows it.

@@ -8,12 +8,12 @@ use std::sync::Arc;
 use booktr_formats::manuscript::Chapter as SourceChapter;
 use booktr_translate::glossary::GlossaryEntry;
 use booktr_translate::model::{ChatError, ChatModel};
-use booktr_translate::pipeline::{translate_chapter_reporting, ChapterInput};
+use booktr_translate::pipeline::{ChapterInput, ChapterTranslation, Checkpoint};
 use booktr_translate::protocol::Pass;
 use booktr_translate::providers::lookup;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio::sync::mpsc;
-use tracing::{info, warn};
+use tracing::{info, info_span, warn, Instrument};
 
 use super::JobHandler;
 use crate::books::lifecycle::BookEvent;
@@ -23,6 +23,89 @@ use crate::events::{EventKind, Occurrence};
 use crate::ports::{Condition, StoreError, Update, WriteOp};
 use crate::translation::{BookTerms, StoredChapter};
 use crate::types::{BookStatus, ChapterStatus};
+
+/// A chapters job: a window of chapters of one run.
+pub(super) struct Window<'a> {
+    pub book_id: &'a str,
+    pub numbers: &'a [u32],
+    pub run: u32,
+    /// The window's passes done when the message was queued.
+    pub passes: u32,
+}
+
+/// Translates every chapter of the window at once; each ends on its own (a chapter that fails
+/// for good fails alone). A retryable failure retries the message, and the chapters already
+/// done are then skipped without a model call.
+///
+/// A redelivered message whose window made progress since it was queued was cut short by a
+/// crash or a deploy, not by its chapters: it goes on as a fresh message, so that kills never
+/// use up the queue's receives. The receives still catch a window that makes no progress
+/// (one that crashes its worker every time) and send it to the dead-letter queue.
+pub(super) async fn run_window(
+    handler: &JobHandler,
+    window: &Window<'_>,
+    receive_count: u32,
+) -> Result<(), StoreError> {
+    if receive_count > 1 && continued(handler, window).await? {
+        return Ok(());
+    }
+    let chapters = window.numbers.iter().map(|&number| {
+        let span = info_span!("chapter", number, run = window.run);
+        run(handler, window.book_id, number, window.run).instrument(span)
+    });
+    futures::future::join_all(chapters)
+        .await
+        .into_iter()
+        .collect::<Result<Vec<()>, StoreError>>()
+        .map(|_| ())
+}
+
+/// Queues the window's unfinished chapters as a fresh message when the window made progress
+/// since `window` was queued; false (nothing queued) otherwise.
+async fn continued(handler: &JobHandler, window: &Window<'_>) -> Result<bool, StoreError> {
+    let Some(book) = handler.books.find(window.book_id).await? else {
+        return Ok(false);
+    };
+    if run_key(&book, window.run)?.is_none() {
+        return Ok(false);
+    }
+    let chapters = handler
+        .books
+        .chapters(window.book_id)
+        .await
+        .map_err(crate::translation::into_store)?;
+    let in_window = chapters
+        .iter()
+        .filter(|c| window.numbers.contains(&c.number));
+    let passes: u32 = in_window
+        .clone()
+        .map(|c| match c.status {
+            ChapterStatus::Completed => 3,
+            _ => u32::from(c.passes_done),
+        })
+        .sum();
+    let unfinished: Vec<u32> = in_window
+        .filter(|c| c.status != ChapterStatus::Completed)
+        .map(|c| c.number)
+        .collect();
+    if passes <= window.passes || unfinished.is_empty() {
+        return Ok(false);
+    }
+    info!(
+        passes,
+        before = window.passes,
+        unfinished = unfinished.len(),
+        "the window was cut short while making progress; going on as a fresh message"
+    );
+    let job = super::Job::Chapters {
+        book_id: window.book_id.to_string(),
+        numbers: unfinished,
+        run: window.run,
+        passes,
+    };
+    job.enqueue(handler.ports.queue.as_ref()).await?;
+    Ok(true)
+}
 
 pub(super) async fn run(
     handler: &JobHandler,
@@ -103,42 +186,43 @@ pub(super) async fn run(
         glossary: &enforced,
         ledger: &no_ledger,
     };
-    // Passes are recorded as they end (for progress) while the pipeline goes on.
-    let (passes_tx, mut passes_rx) = mpsc::unbounded_channel::<Pass>();
-    let on_pass = move |pass: Pass| {
-        let _ = passes_tx.send(pass);
-    };
-    let translating = async move {
-        let result =
-            translate_chapter_reporting(model.as_ref(), &input, &handler.pipeline, &on_pass).await;
-        drop(on_pass);
-        result
-    };
-    let recording = async {
-        let mut done: u8 = 0;
-        while passes_rx.recv().await.is_some() {
-            done += 1;
-            record_passes(handler, book_id, number, done).await;
+    // The passes an earlier try finished under this key are not paid for again.
+    let checkpoint_key = store::checkpoint_key(book_id, number)?;
+    let checkpoint = translations
+        .read_json::<StoredCheckpoint>(&checkpoint_key)
+        .await?
+        .filter(|stored| stored.key == key)
+        .map(|stored| stored.checkpoint);
+    let mut translation = ChapterTranslation::new(&input, &handler.pipeline, checkpoint);
+    if translation.checkpoint().passes_done > 0 {
+        info!(
+            passes_done = translation.checkpoint().passes_done,
+            "going on after the passes already done"
+        );
+    }
+    while let Some(pass) = translation.next_pass() {
+        match translation.run_pass(model.as_ref()).await {
+            Ok(_) => {}
+            Err(ChatError::Retryable { message, .. }) => {
+                let cause = format!("the model is unavailable: {message}");
+                return failed_attempt(handler, &book, number, pass, &cause).await;
+            }
+            Err(ChatError::Fatal(message)) => {
+                let reason = format!("the model refused: {message}");
+                return fail_chapter(handler, &book, number, &reason).await;
+            }
         }
-    };
-    let (result, ()) = tokio::join!(translating, recording);
-    let mut output = match result {
-        Ok(output) => output,
-        Err(ChatError::Retryable { message, .. }) => {
-            return Err(StoreError::Unavailable(format!(
-                "the model is unavailable: {message}"
-            )))
+        let done = translation.checkpoint().passes_done;
+        if translation.next_pass().is_some() {
+            let stored = StoredCheckpoint {
+                key: key.clone(),
+                checkpoint: translation.checkpoint().clone(),
+            };
+            translations.put_json(&checkpoint_key, &stored).await?;
         }
-        Err(ChatError::Fatal(message)) => {
-            return fail_chapter(
-                handler,
-                &book,
-                number,
-                &format!("the model refused: {message}"),
-            )
-            .await
-        }
-    };
+        record_passes(handler, book_id, number, done).await;
+    }
+    let mut output = translation.finish();
 
     // The chapter's title follows the block that carries the same words, translated.
     let title = source.title.as_deref().map(|t| {
@@ -171,6 +255,11 @@ pub(super) async fn run(
         .translations
         .put_json(&store::translation_key(book_id, number)?, &stored)
         .await?;
+    // The finished chapter supersedes its checkpoint; one left behind is ignored (and removed
+    // with the book).
+    if let Err(e) = handler.ports.blobs.delete(&checkpoint_key).await {
+        warn!(error = %e, "could not remove the chapter's checkpoint");
+    }
     let quality = serde_json::to_value(&stored.quality).unwrap_or(Value::Null);
     let words = source.word_count();
     info!(
@@ -182,6 +271,65 @@ pub(super) async fn run(
         "chapter translated"
     );
     mark_completed(handler, &book, number, &key, Some(quality), words).await
+}
+
+/// Tries of a chapter that may really fail (the model still failing after the pipeline's own
+/// retries) before it ends in ERROR. Tries a crash or a deploy cut short are not counted: they
+/// never get to count themselves.
+pub const MAX_ATTEMPTS: i64 = 4;
+
+/// A chapter's [`Checkpoint`] under the translation key it was made with.
+#[derive(Serialize, Deserialize)]
+struct StoredCheckpoint {
+    key: String,
+    checkpoint: Checkpoint,
+}
+
+/// Counts a failed try on the chapter (per run), with its cause; the [`MAX_ATTEMPTS`]th fails
+/// the chapter for good with that cause, the others leave the job to be retried.
+async fn failed_attempt(
+    handler: &JobHandler,
+    book: &Book,
+    number: u32,
+    pass: Pass,
+    cause: &str,
+) -> Result<(), StoreError> {
+    let pk = store::book_pk(&book.id);
+    let sk = store::chapter_sk(number);
+    let table = &handler.ports.table;
+    let counted = table
+        .update(
+            &pk,
+            &sk,
+            Update::default().add("attempts", 1).set("lastError", cause),
+            Condition::equals("attemptsRun", book.run),
+        )
+        .await;
+    let attempts = match counted {
+        Ok(item) => item.i64("attempts").unwrap_or(1),
+        // The first failed try of this run.
+        Err(StoreError::Conflict) => {
+            let first = Update::default()
+                .set("attempts", 1)
+                .set("attemptsRun", book.run)
+                .set("lastError", cause);
+            table.update(&pk, &sk, first, Condition::Exists).await?;
+            1
+        }
+        Err(e) => return Err(e),
+    };
+    warn!(
+        number,
+        attempts,
+        pass = pass.task(),
+        cause,
+        "chapter try failed"
+    );
+    if attempts >= MAX_ATTEMPTS {
+        let reason = format!("translation failed after {attempts} attempts: {cause}");
+        return fail_chapter(handler, book, number, &reason).await;
+    }
+    Err(StoreError::Unavailable(cause.to_string()))
 }
 
 /// The translation key of run `run` while the book still translates it; None (logged) when the

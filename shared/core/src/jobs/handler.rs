@@ -55,9 +55,9 @@ impl JobHandler {
         }
     }
 
-    /// Runs a job from the jobs queue. Idempotent: a redelivered job finds its work done or
-    /// redoes it with the same result.
-    pub async fn process(&self, job: &Job) -> Outcome {
+    /// Runs a job from the jobs queue, received for the `receive_count`th time. Idempotent: a
+    /// redelivered job finds its work done or redoes it with the same result.
+    pub async fn process(&self, job: &Job, receive_count: u32) -> Outcome {
         let span = info_span!(
             "job",
             kind = job.kind(),
@@ -92,20 +92,17 @@ impl JobHandler {
                 book_id,
                 numbers,
                 run,
+                passes,
             } => {
-                // Every chapter of the window at once; each ends on its own (a chapter that
-                // fails for good fails alone). A retryable failure retries the message, and the
-                // chapters already done are then skipped without a model call.
-                let mut chapters = Vec::with_capacity(numbers.len());
-                for &number in numbers {
-                    let span = info_span!(parent: &span, "chapter", number, run);
-                    chapters.push(chapter::run(self, book_id, number, *run).instrument(span));
-                }
-                futures::future::join_all(chapters)
+                let window = chapter::Window {
+                    book_id,
+                    numbers,
+                    run: *run,
+                    passes: *passes,
+                };
+                chapter::run_window(self, &window, receive_count)
+                    .instrument(span.clone())
                     .await
-                    .into_iter()
-                    .collect::<Result<Vec<()>, StoreError>>()
-                    .map(|_| ())
             }
             Job::Generate {
                 book_id,
@@ -179,7 +176,11 @@ impl JobHandler {
                 Job::WeeklyDigest { .. } => "sending the weekly digest",
             },
             crate::ports::queue::MAX_RECEIVES,
-            book.error.clone().unwrap_or_else(|| "unknown error".into())
+            // No failure recorded: every try ended with its worker (killed, out of memory or
+            // out of time) before it could say why.
+            book.error.clone().unwrap_or_else(|| {
+                "the worker stopped during each of them (a crash or a time-out)".into()
+            })
         );
         error!(book_id, %reason, "job dead-lettered");
         let result = match job {

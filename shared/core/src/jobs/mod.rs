@@ -28,11 +28,16 @@ pub enum Job {
     /// Translate a window of chapters of run `run` at the same time, each in three passes
     /// (dropped when the book has moved on to another run: paused, resumed, stopped or
     /// restarted since). A book's windows run one after another in its message group.
+    /// `passes` counts the passes of the window's chapters done when the message was queued: a
+    /// redelivered message that finds more was cut short while making progress (a crash, a
+    /// deploy), and goes on as a fresh message instead of using up the queue's receives.
     #[serde(rename_all = "camelCase")]
     Chapters {
         book_id: String,
         numbers: Vec<u32>,
         run: u32,
+        #[serde(default)]
+        passes: u32,
     },
     /// Render the translated book as `format` (`epub` or `pdf`). `requested` (ms since the
     /// epoch) tells two requests for the same file apart for the queue's deduplication.
@@ -126,8 +131,9 @@ impl Job {
                 book_id,
                 numbers,
                 run,
+                passes,
             } => format!(
-                "chapters-{book_id}-{run}-{}-{}-{}",
+                "chapters-{book_id}-{run}-{}-{}-{}-{passes}",
                 numbers.first().copied().unwrap_or(0),
                 numbers.last().copied().unwrap_or(0),
                 numbers.len()

@@ -127,7 +127,7 @@ async fn handle(handler: &JobHandler, from: QueueName, message: &Received) -> Ou
     };
     match from {
         QueueName::JobsDeadLetter => handler.process_dead_letter(&job).await,
-        QueueName::Jobs => handler.process(&job).await,
+        QueueName::Jobs => handler.process(&job, message.receive_count).await,
         // Answered above.
         QueueName::Webhooks => Outcome::Done,
     }

@@ -580,6 +580,7 @@ impl Translations {
                 book_id: book.id.clone(),
                 numbers: numbers.to_vec(),
                 run: book.run,
+                passes: 0,
             };
             job.enqueue(self.ports.queue.as_ref()).await?;
         }
