@@ -1,5 +1,5 @@
 //! The `booktr serve` process killed (SIGKILL) at random points of a translation, several times:
-//! the book still completes, no chapter is missing, and no completed chapter is paid for twice.
+//! the book still completes, no chapter is missing, and no finished pass is paid for twice.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::stand_ins::openai_stand_in;
+use crate::stand_ins::{failing_openai_stand_in, is_term_list, openai_stand_in, Seen};
 
 const BOOKTR: &str = env!("CARGO_BIN_EXE_booktr");
 const CHAPTERS: usize = 8;
@@ -18,10 +18,10 @@ const CHAPTERS: usize = 8;
 /// three kills leave even a window hit every time within the queue's four receives.
 const KILLS: usize = 3;
 
-/// A book of `CHAPTERS` chapters, each with a word found nowhere else (`Marker<n>`).
-fn book() -> Vec<u8> {
+/// A book of `chapters` chapters, each with a word found nowhere else (`Marker<n>`).
+fn book(chapters: usize) -> Vec<u8> {
     let mut text = String::from("The Crash Book\n\n");
-    for n in 1..=CHAPTERS {
+    for n in 1..=chapters {
         text.push_str(&format!("Chapter {n}\n\n"));
         for p in 1..=3 {
             text.push_str(&format!(
@@ -98,7 +98,7 @@ async fn a_translation_killed_repeatedly_completes_with_every_chapter_translated
     let key = key.expect("an admin key on the first start");
     let client = reqwest::Client::new();
 
-    let form = Form::new().part("file", Part::bytes(book()).file_name("crash.txt"));
+    let form = Form::new().part("file", Part::bytes(book(CHAPTERS)).file_name("crash.txt"));
     let uploaded: Value = client
         .post(format!("{url}/api/upload"))
         .bearer_auth(&key)
@@ -194,6 +194,191 @@ async fn a_translation_killed_repeatedly_completes_with_every_chapter_translated
             .find(|c| c.plain_text().contains(&format!("Màrkér{n}")))
             .unwrap_or_else(|| panic!("chapter {n} is missing or untranslated"));
         assert!(!chapter.plain_text().contains(&format!("Marker{n}")));
+    }
+    server.start_kill().unwrap();
+}
+
+/// A free local port for a server the test starts (and restarts on the same port).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Uploads `bytes` as a text book, waits for its chapters and starts its translation into
+/// French; returns the book's id.
+async fn upload_and_start(
+    client: &reqwest::Client,
+    url: &str,
+    key: &str,
+    bytes: Vec<u8>,
+) -> String {
+    let form = Form::new().part("file", Part::bytes(bytes).file_name("crash.txt"));
+    let uploaded: Value = client
+        .post(format!("{url}/api/upload"))
+        .bearer_auth(key)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = uploaded["book"]["id"].as_str().unwrap().to_string();
+    for _ in 0..500 {
+        if book_status(client, url, key, &id)
+            .await
+            .map(|s| s["status"].clone())
+            == Some(json!("EXTRACTED"))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let started = client
+        .post(format!("{url}/api/translate"))
+        .bearer_auth(key)
+        .json(&json!({"bookId": id, "targetLang": "fr"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(started.status(), 200);
+    id
+}
+
+/// The translation status, or None while the server is down.
+async fn book_status(client: &reqwest::Client, url: &str, key: &str, id: &str) -> Option<Value> {
+    let response = client
+        .get(format!("{url}/api/translate/status?bookId={id}"))
+        .bearer_auth(key)
+        .timeout(Duration::from_secs(5))
+        .send()
+        .await
+        .ok()?;
+    response.json().await.ok()
+}
+
+/// Chapters of the book under kills and failures: with windows of four chapters, enough work
+/// that every kill lands while model requests are in flight.
+const FAILING_CHAPTERS: usize = 40;
+const FAILING_KILLS: usize = 20;
+/// Far longer than a pass's answer takes to be stored as the chapter's checkpoint.
+const STORED_WITHIN: Duration = Duration::from_millis(500);
+
+/// The issue's crash test: SIGKILL while windows of chapters are in flight, restart, 20 times,
+/// with a provider failing 30% of requests (500 and 429). The book completes with every chapter
+/// translated; a chapter's pass is paid for twice only when a kill cut it short (a kill between
+/// the two requests); progress never goes back.
+#[tokio::test]
+async fn a_book_killed_twenty_times_under_failing_requests_pays_no_finished_pass_twice() {
+    let (openai, log) = failing_openai_stand_in(Duration::from_millis(150)).await;
+    let data = tempfile::TempDir::new().unwrap();
+    let port = free_port();
+    // Windows of two chapters (four with the admin's priority).
+    let env = [("BOOKTR_CHAPTER_WINDOW", "2")];
+    let (mut server, url, key) = start_with(data.path(), port, &openai, &env).await;
+    let key = key.expect("an admin key on the first start");
+    let client = reqwest::Client::new();
+    let id = upload_and_start(&client, &url, &key, book(FAILING_CHAPTERS)).await;
+
+    // Progress as seen from outside, all along.
+    let watching = tokio::spawn({
+        let (client, url, key, id) = (client.clone(), url.clone(), key.clone(), id.clone());
+        async move {
+            let mut seen: Vec<(u64, u64)> = Vec::new();
+            loop {
+                if let Some(status) = book_status(&client, &url, &key, &id).await {
+                    let progress = status["progress"].as_u64().unwrap_or(0);
+                    let completed = status["chaptersCompleted"].as_u64().unwrap_or(0);
+                    seen.push((progress, completed));
+                    if status["status"] == "COMPLETED" || status["status"] == "ERROR" {
+                        return (seen, status);
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    });
+
+    let mut kills = Vec::new();
+    while kills.len() < FAILING_KILLS {
+        // Wait for model requests in flight (a window being translated), then kill a little
+        // later, anywhere in the passes.
+        let waited = tokio::time::timeout(Duration::from_secs(30), async {
+            while log.lock().unwrap().in_flight == 0 {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await;
+        assert!(
+            waited.is_ok(),
+            "no request in flight after {} kills: the book ran out of work too soon",
+            kills.len()
+        );
+        tokio::time::sleep(Duration::from_millis(random_millis(50, 600))).await;
+        server.start_kill().unwrap(); // SIGKILL
+        kills.push(std::time::Instant::now());
+        server.wait().await.unwrap();
+        (server, _, _) = start_with(data.path(), port, &openai, &env).await;
+    }
+
+    let (seen, last) = tokio::time::timeout(Duration::from_secs(180), watching)
+        .await
+        .expect("the book did not complete within 3 minutes of the last kill")
+        .unwrap();
+    assert_eq!(last["status"], "COMPLETED", "{last}");
+    assert_eq!(last["chaptersCompleted"], last["chaptersTotal"], "{last}");
+    assert_eq!(last["errors"], json!([]), "{last}");
+    for pair in seen.windows(2) {
+        assert!(
+            pair[1].0 >= pair[0].0 && pair[1].1 >= pair[0].1,
+            "progress went back: {:?} then {:?}",
+            pair[0],
+            pair[1]
+        );
+    }
+
+    // Every pass of every chapter was paid for; twice only across a kill.
+    let requests = log.lock().unwrap().requests.clone();
+    let failed = requests.iter().filter(|r| r.status != 200).count();
+    assert!(
+        failed * 5 >= requests.len(),
+        "{failed} of {} failed",
+        requests.len()
+    );
+    for n in 1..=FAILING_CHAPTERS {
+        // The review and polish passes see the chapter's draft, translated.
+        let markers = [format!("Marker{n} "), format!("Màrkér{n} ")];
+        for task in ["translate", "review", "polish"] {
+            let paid: Vec<&Seen> = requests
+                .iter()
+                .filter(|r| {
+                    r.status == 200
+                        && !is_term_list(&r.user)
+                        && r.user.starts_with(&format!("TASK: {task}\n"))
+                        && markers.iter().any(|m| r.user.contains(m))
+                })
+                .collect();
+            assert!(
+                !paid.is_empty(),
+                "chapter {n}: the {task} pass was never paid for"
+            );
+            // Paid again only if a kill came while the earlier request was in flight: after
+            // it arrived and before its answer was stored (which takes far less than
+            // `STORED_WITHIN` after the answer).
+            for pair in paid.windows(2) {
+                let stored_by = pair[0].answered.map(|a| a + STORED_WITHIN);
+                assert!(
+                    kills
+                        .iter()
+                        .any(|k| *k > pair[0].arrived && stored_by.is_none_or(|s| *k < s)),
+                    "chapter {n}: the {task} pass was paid for twice, and no kill came while \
+                     the first was in flight"
+                );
+            }
+        }
     }
     server.start_kill().unwrap();
 }

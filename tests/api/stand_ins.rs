@@ -349,3 +349,86 @@ impl Providers {
         ]
     }
 }
+
+/// One request a failing stand-in saw: the prompt's user part, when it arrived and was
+/// answered (None: its client went away first), and its status (200 is a request the provider
+/// would bill, answered or not).
+#[derive(Debug, Clone)]
+pub struct Seen {
+    pub user: String,
+    pub arrived: std::time::Instant,
+    pub answered: Option<std::time::Instant>,
+    pub status: u16,
+}
+
+/// What a failing stand-in saw, and how many requests it is answering right now.
+#[derive(Default)]
+pub struct FailingLog {
+    pub requests: Vec<Seen>,
+    pub in_flight: usize,
+}
+
+/// An OpenAI stand-in that fails 3 requests in 10 (two with a 500, one with a 429 and
+/// `Retry-After: 0`) and answers the others like the offline engine after `delay`.
+pub async fn failing_openai_stand_in(delay: Duration) -> (String, Arc<Mutex<FailingLog>>) {
+    let log: Arc<Mutex<FailingLog>> = Arc::default();
+    let state = log.clone();
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        post(move |axum::Json(body): axum::Json<Value>| {
+            let state = state.clone();
+            async move {
+                let request = chat_request(&body);
+                let n = {
+                    let mut log = state.lock().unwrap();
+                    let n = log.requests.len();
+                    log.in_flight += 1;
+                    log.requests.push(Seen {
+                        user: request.user.clone(),
+                        arrived: std::time::Instant::now(),
+                        answered: None,
+                        status: match n % 10 {
+                            1 | 4 => 500,
+                            7 => 429,
+                            _ => 200,
+                        },
+                    });
+                    n
+                };
+                // Counted out even when the client goes away during the wait (the future is
+                // dropped then).
+                let _in_flight = InFlight(state.clone());
+                tokio::time::sleep(delay).await;
+                let status = state.lock().unwrap().requests[n].status;
+                let response = match status {
+                    500 => (
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        axum::Json(json!({"error": {"message": "The server had an error"}})),
+                    )
+                        .into_response(),
+                    429 => (
+                        StatusCode::TOO_MANY_REQUESTS,
+                        [("retry-after", "0")],
+                        axum::Json(json!({"error": {"message": "Rate limit reached"}})),
+                    )
+                        .into_response(),
+                    _ => axum::Json(chat_completion(&body, request).await).into_response(),
+                };
+                state.lock().unwrap().requests[n].answered = Some(std::time::Instant::now());
+                response
+            }
+        }),
+    );
+    (format!("{}/v1", serve(app).await), log)
+}
+
+/// Takes a request off the failing stand-in's in-flight count when dropped.
+struct InFlight(Arc<Mutex<FailingLog>>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if let Ok(mut log) = self.0.lock() {
+            log.in_flight -= 1;
+        }
+    }
+}
