@@ -262,7 +262,7 @@ async fn book_status(client: &reqwest::Client, url: &str, key: &str, id: &str) -
 
 /// Chapters of the book under kills and failures: with windows of four chapters, enough work
 /// that every kill lands while model requests are in flight.
-const FAILING_CHAPTERS: usize = 40;
+const FAILING_CHAPTERS: usize = 60;
 const FAILING_KILLS: usize = 20;
 /// Far longer than a pass's answer takes to be stored as the chapter's checkpoint.
 const STORED_WITHIN: Duration = Duration::from_millis(500);
@@ -317,7 +317,9 @@ async fn a_book_killed_twenty_times_under_failing_requests_pays_no_finished_pass
             "no request in flight after {} kills: the book ran out of work too soon",
             kills.len()
         );
-        tokio::time::sleep(Duration::from_millis(random_millis(50, 600))).await;
+        // At least 400 ms: a window with no finished pass in four lives in a row is taken for
+        // one that crashes its worker (and dead-lettered), so each life gets time for a pass.
+        tokio::time::sleep(Duration::from_millis(random_millis(400, 1200))).await;
         server.start_kill().unwrap(); // SIGKILL
         kills.push(std::time::Instant::now());
         server.wait().await.unwrap();
