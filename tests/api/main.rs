@@ -9,6 +9,7 @@ mod books;
 mod checkers;
 mod cli;
 mod community;
+mod cost;
 mod crash;
 mod developer;
 mod errors;

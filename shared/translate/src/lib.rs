@@ -7,6 +7,7 @@
 
 pub mod book;
 pub mod budget;
+pub mod estimate;
 pub mod glossary;
 pub mod model;
 pub mod offline;

@@ -93,6 +93,15 @@ impl Quality {
         }
     }
 
+    /// The tokens and requests of one pass.
+    pub fn usage(&self, pass: Pass) -> PassUsage {
+        match pass {
+            Pass::Translate => self.translate,
+            Pass::Review => self.review,
+            Pass::Polish => self.polish,
+        }
+    }
+
     fn usage_mut(&mut self, pass: Pass) -> &mut PassUsage {
         match pass {
             Pass::Translate => &mut self.translate,
@@ -193,6 +202,13 @@ pub struct ChapterTranslation<'a> {
     /// `split`). Ids from here on are segment ids, mapped back to blocks at the end.
     segments: Vec<Segment>,
     state: Checkpoint,
+}
+
+impl Checkpoint {
+    /// The quality record so far, with the tokens of the passes done.
+    pub fn quality(&self) -> &Quality {
+        &self.quality
+    }
 }
 
 impl<'a> ChapterTranslation<'a> {
@@ -323,6 +339,47 @@ impl<'a> ChapterTranslation<'a> {
         Ok(pass)
     }
 
+    /// What each pass will use, estimated before any request: the requests the passes build
+    /// (the same chunks, prompts and glossary lines), counted as the offline engine counts,
+    /// with each answer as long as its blocks (translations come out about as long as their
+    /// source) and the later passes' drafts standing in for the source. Retries and the
+    /// review's term lines are not foreseen.
+    pub fn estimate(&self) -> [PassUsage; 3] {
+        use crate::model::estimate_tokens;
+        Pass::ALL.map(|pass| {
+            let units: Vec<Unit> = self
+                .segments
+                .iter()
+                .enumerate()
+                .map(|(id, segment)| Unit {
+                    id,
+                    source: segment.source.clone(),
+                    draft: (pass != Pass::Translate).then(|| segment.source.clone()),
+                })
+                .collect();
+            let mut usage = PassUsage::default();
+            for units in chunk(units, self.config.chunk_tokens) {
+                let text = units
+                    .iter()
+                    .map(|u| u.source.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                let ids: BTreeSet<usize> = units.iter().map(|u| u.id).collect();
+                let request = chunk_request(self.input, pass, &units, &text, &[], &ids);
+                let answer = units
+                    .iter()
+                    .map(|u| format!("[[{}]] {}", u.id, u.source))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                usage.input_tokens +=
+                    estimate_tokens(&request.system) + estimate_tokens(&request.user);
+                usage.output_tokens += estimate_tokens(&answer);
+                usage.requests += 1;
+            }
+            usage
+        })
+    }
+
     /// The translated chapter and its quality record, from the passes done (all three, unless
     /// the caller stopped early).
     pub fn finish(self) -> ChapterOutput {
@@ -430,6 +487,35 @@ fn part_budget(chunk_tokens: u64) -> u64 {
     chunk_tokens.saturating_sub(40).max(64)
 }
 
+/// The request for one chunk of a pass: `text` is the units' sources joined, `ids` theirs.
+fn chunk_request(
+    input: &ChapterInput<'_>,
+    pass: Pass,
+    units: &[Unit],
+    text: &str,
+    violations: &[(usize, String, String)],
+    ids: &BTreeSet<usize>,
+) -> crate::model::ChatRequest {
+    let ctx = PromptContext {
+        source_lang: input.source_lang,
+        target_lang: input.target_lang,
+        glossary: matching(input.glossary, &booktr_formats::markup::plain_text(text)),
+        ledger: input
+            .ledger
+            .iter()
+            .filter(|(source, _)| pass == Pass::Review && contains_term(text, source))
+            .map(|(s, t)| (s.clone(), t.clone()))
+            .collect(),
+        violations: violations
+            .iter()
+            .filter(|(id, _, _)| ids.contains(id))
+            .cloned()
+            .collect(),
+    };
+    let max_output = (crate::model::estimate_tokens(text) * 3 + 256).min(16_000) as u32;
+    build_request(pass, &ctx, units, max_output)
+}
+
 async fn run_chunk(
     model: &dyn ChatModel,
     input: &ChapterInput<'_>,
@@ -455,24 +541,7 @@ async fn run_chunk(
             .collect::<Vec<_>>()
             .join("\n");
         let ids: BTreeSet<usize> = pending.iter().map(|u| u.id).collect();
-        let ctx = PromptContext {
-            source_lang: input.source_lang,
-            target_lang: input.target_lang,
-            glossary: matching(input.glossary, &booktr_formats::markup::plain_text(&text)),
-            ledger: input
-                .ledger
-                .iter()
-                .filter(|(source, _)| pass == Pass::Review && contains_term(&text, source))
-                .map(|(s, t)| (s.clone(), t.clone()))
-                .collect(),
-            violations: violations
-                .iter()
-                .filter(|(id, _, _)| ids.contains(id))
-                .cloned()
-                .collect(),
-        };
-        let max_output = (crate::model::estimate_tokens(&text) * 3 + 256).min(16_000) as u32;
-        let request = build_request(pass, &ctx, &pending, max_output);
+        let request = chunk_request(input, pass, &pending, &text, violations, &ids);
         let response = complete_with_retries(model, request, config.max_model_retries).await?;
         done.usage.input_tokens += response.input_tokens;
         done.usage.output_tokens += response.output_tokens;

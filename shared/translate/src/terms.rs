@@ -201,6 +201,29 @@ pub async fn translate_terms(
     Ok(list)
 }
 
+/// What [`translate_terms`] will use, estimated before any request: its requests, counted as
+/// the offline engine counts, each answered with one line per term about as long as the term.
+pub fn estimate_terms(
+    candidates: &[Candidate],
+    source_lang: &str,
+    target_lang: &str,
+    glossary: &[GlossaryEntry],
+) -> PassUsage {
+    let mut usage = PassUsage::default();
+    for batch in candidates.chunks(PER_REQUEST) {
+        let request = request(batch, source_lang, target_lang, glossary);
+        let answer: String = batch
+            .iter()
+            .enumerate()
+            .map(|(id, c)| format!("[[{id}]] {}\n", c.term))
+            .collect();
+        usage.input_tokens += estimate_tokens(&request.system) + estimate_tokens(&request.user);
+        usage.output_tokens += estimate_tokens(&answer);
+        usage.requests += 1;
+    }
+    usage
+}
+
 /// One request: the batch's terms with their translations, and what the request cost.
 async fn translate_batch(
     model: &dyn ChatModel,

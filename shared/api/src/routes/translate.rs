@@ -1,11 +1,13 @@
 //! Translation: `POST /api/translate`, `/api/translate/{pause,resume,stop}`,
-//! `GET /api/translate/status`.
+//! `GET /api/translate/status` and `GET /api/translate/quote`.
 
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::Router;
-use booktr_core::translation::{StartRequest, TranslationError, TranslationStatus};
+use booktr_core::translation::{
+    Quote, QuoteRequest, StartRequest, TranslationError, TranslationStatus,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
@@ -19,6 +21,7 @@ pub fn router() -> Router<AppState> {
         .route("/api/translate/resume", post(resume))
         .route("/api/translate/stop", post(stop))
         .route("/api/translate/status", get(status))
+        .route("/api/translate/quote", get(quote))
 }
 
 impl From<TranslationError> for ApiError {
@@ -41,12 +44,21 @@ struct Start {
     model: Option<String>,
     glossary_id: Option<String>,
     target_lang: Option<String>,
+    max_cost: Option<f64>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct BookRef {
     book_id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Resume {
+    book_id: String,
+    /// A new cost cap for the resumed run.
+    max_cost: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -81,6 +93,7 @@ async fn start(
         model: body.model,
         glossary_id: body.glossary_id,
         target_lang: body.target_lang,
+        max_cost: body.max_cost,
     };
     let jobs = state
         .services
@@ -113,12 +126,12 @@ async fn pause(
 async fn resume(
     State(state): State<AppState>,
     caller: Caller,
-    Json(body): Json<BookRef>,
+    Json(body): Json<Resume>,
 ) -> Result<axum::Json<Resumed>, ApiError> {
     let (resumed, total) = state
         .services
         .translations
-        .resume(caller.user_id(), &body.book_id)
+        .resume(caller.user_id(), &body.book_id, body.max_cost)
         .await?;
     Ok(axum::Json(Resumed {
         success: true,
@@ -164,6 +177,40 @@ async fn status(
             .services
             .translations
             .status(caller.user_id(), &book_id)
+            .await?,
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct QuoteQuery {
+    book_id: Option<String>,
+    model: Option<String>,
+    glossary_id: Option<String>,
+    target_lang: Option<String>,
+}
+
+/// What a start with the same choices would use and cost; nothing is spent or changed.
+async fn quote(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(q): Query<QuoteQuery>,
+) -> Result<axum::Json<Quote>, ApiError> {
+    let book_id = q
+        .book_id
+        .filter(|id| !id.is_empty())
+        .ok_or_else(|| ApiError::bad_request("the bookId query parameter is required"))?;
+    let request = QuoteRequest {
+        book_id,
+        model: q.model.filter(|m| !m.is_empty()),
+        glossary_id: q.glossary_id.filter(|g| !g.is_empty()),
+        target_lang: q.target_lang.filter(|t| !t.is_empty()),
+    };
+    Ok(axum::Json(
+        state
+            .services
+            .translations
+            .quote(&caller.0.user, request)
             .await?,
     ))
 }

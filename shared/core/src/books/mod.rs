@@ -54,6 +54,9 @@ pub struct Book {
     /// The month (`yyyy-mm`) whose word quota the current run was charged to, if any.
     #[serde(skip)]
     pub charged_period: Option<String>,
+    /// The run's cost cap in millionths of a US dollar (`maxCost` on the start), if any.
+    #[serde(skip)]
+    pub max_cost_micros: Option<i64>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub completed_at: Option<DateTime<Utc>>,

@@ -149,6 +149,7 @@ impl Books {
             translation_key: None,
             share_token: None,
             charged_period: None,
+            max_cost_micros: None,
             created_at: now,
             updated_at: now,
             completed_at: None,

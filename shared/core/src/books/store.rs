@@ -116,6 +116,7 @@ pub fn book_from(item: &Item) -> Result<Book, StoreError> {
         translation_key: opt_string(item, "translationKey"),
         share_token: opt_string(item, "shareToken"),
         charged_period: opt_string(item, "chargedPeriod"),
+        max_cost_micros: item.i64("maxCostMicros"),
         created_at: required_time(item, "createdAt")?,
         updated_at: required_time(item, "updatedAt")?,
         completed_at: parse_time(item, "completedAt")?,

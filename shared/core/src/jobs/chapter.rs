@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tracing::{info, info_span, warn, Instrument};
 
-use super::JobHandler;
+use super::{cost, JobHandler};
 use crate::books::lifecycle::BookEvent;
 use crate::books::{store, Book};
 use crate::developer::DeveloperError;
@@ -200,8 +200,22 @@ pub(super) async fn run(
             "going on after the passes already done"
         );
     }
+    // What each pass will cost, for the run's cost cap.
+    let estimates = translation.estimate();
     while let Some(pass) = translation.next_pass() {
-        match translation.run_pass(model.as_ref()).await {
+        let estimate = estimates[usize::from(translation.checkpoint().passes_done)];
+        let reserved = match cost::reserve(handler, &book, estimate).await? {
+            cost::Reservation::Go(amount) => amount,
+            cost::Reservation::OverCap => return cost::pause_over_cap(handler, &book).await,
+        };
+        let result = translation.run_pass(model.as_ref()).await;
+        // A failed pass keeps nothing of what it got back; its reservation is given back.
+        let used = match &result {
+            Ok(_) => translation.checkpoint().quality().usage(pass),
+            Err(_) => Default::default(),
+        };
+        cost::settle(handler, &book, reserved, used).await?;
+        match result {
             Ok(_) => {}
             Err(ChatError::Retryable { message, .. }) => {
                 let cause = format!("the model is unavailable: {message}");

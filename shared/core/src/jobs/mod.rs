@@ -2,6 +2,7 @@
 //! local worker loop (`runner`) and, later, in the SQS-triggered Lambda.
 
 mod chapter;
+mod cost;
 mod extract;
 mod generate;
 mod handler;

@@ -7,12 +7,12 @@
 use booktr_formats::manuscript::Chapter as SourceChapter;
 use booktr_translate::glossary::GlossaryEntry;
 use booktr_translate::model::ChatError;
-use booktr_translate::terms::{candidates, translate_terms, TermList};
+use booktr_translate::terms::{candidates, estimate_terms, translate_terms, TermList};
 use serde_json::Value;
 use tracing::{info, warn};
 
 use super::chapter::{model_for, run_key};
-use super::JobHandler;
+use super::{cost, JobHandler};
 use crate::books::{store, Book};
 use crate::ports::{Condition, StoreError, Update};
 use crate::translation::BookTerms;
@@ -59,8 +59,13 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str, run: u32) -> Result
     let list = if found.is_empty() {
         TermList::default()
     } else {
-        match model_for(handler, &book).await? {
-            Ok(model) => match translate_terms(
+        let estimate = estimate_terms(&found, &book.original_lang, &book.target_lang, &glossary);
+        let reserved = match cost::reserve(handler, &book, estimate).await? {
+            cost::Reservation::Go(amount) => amount,
+            cost::Reservation::OverCap => return cost::pause_over_cap(handler, &book).await,
+        };
+        let translated = match model_for(handler, &book).await? {
+            Ok(model) => Ok(translate_terms(
                 model.as_ref(),
                 &found,
                 &book.original_lang,
@@ -68,8 +73,16 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str, run: u32) -> Result
                 &glossary,
                 &handler.pipeline,
             )
-            .await
-            {
+            .await),
+            Err(reason) => Err(reason),
+        };
+        let used = match &translated {
+            Ok(Ok(list)) => list.usage,
+            _ => Default::default(),
+        };
+        cost::settle(handler, &book, reserved, used).await?;
+        match translated {
+            Ok(translated) => match translated {
                 Ok(list) => list,
                 Err(ChatError::Retryable { message, .. }) => {
                     return Err(StoreError::Unavailable(format!(

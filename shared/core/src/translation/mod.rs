@@ -8,6 +8,7 @@
 //! translated (or paid for) again, whatever happened to the run it was done in.
 
 mod download;
+mod quote;
 mod render;
 mod status;
 
@@ -20,6 +21,7 @@ use sha2::{Digest, Sha256};
 use tracing::{info, instrument};
 
 pub use download::{Download, SideBySide, LINK_LIFETIME};
+pub use quote::{Quote, QuoteRequest};
 pub use render::Completeness;
 pub use status::{ChapterProgress, PassCounts, TranslationStatus};
 
@@ -77,6 +79,25 @@ pub struct StartRequest {
     pub model: Option<String>,
     pub glossary_id: Option<String>,
     pub target_lang: Option<String>,
+    /// A cap on the run's model cost, in US dollars: the run pauses itself before a pass would
+    /// go past it.
+    pub max_cost: Option<f64>,
+}
+
+/// The largest `maxCost` accepted, in US dollars.
+const MAX_COST_LIMIT: f64 = 100_000.0;
+
+/// A `maxCost` in millionths of a dollar, or 400.
+fn max_cost_micros(max_cost: Option<f64>) -> Result<Option<i64>, TranslationError> {
+    match max_cost {
+        None => Ok(None),
+        Some(usd) if usd.is_finite() && usd > 0.0 && usd <= MAX_COST_LIMIT => {
+            Ok(Some((usd * 1_000_000.0).round() as i64))
+        }
+        Some(_) => Err(TranslationError::Invalid(format!(
+            "maxCost: a number of US dollars above 0 and at most {MAX_COST_LIMIT}"
+        ))),
+    }
 }
 
 /// One chapter's finished translation, as stored.
@@ -173,16 +194,94 @@ impl Translations {
                 book.status
             )));
         }
+        let max_cost = max_cost_micros(request.max_cost)?;
+        let RunChoice {
+            model,
+            target,
+            glossary_id,
+            entries,
+            key,
+        } = self
+            .choose_run(
+                user,
+                book,
+                request.model,
+                request.glossary_id,
+                request.target_lang,
+            )
+            .await?;
+        let chapters = self.books.chapters(&book.id).await?;
+        let mut pending = Vec::new();
+        for chapter in &chapters {
+            let reusable = self
+                .stored_chapter(&book.id, chapter.number)
+                .await?
+                .is_some_and(|stored| stored.key == key);
+            if !reusable {
+                pending.push(chapter.number);
+            }
+        }
+        let words = Spend {
+            books: 0,
+            words: unfinished_words(&chapters, &pending),
+        };
+        let period = self.usage.spend(user, words).await?;
+        let run = StartedRun {
+            book,
+            model: &model,
+            target: &target,
+            glossary_id,
+            entries: &entries,
+            key,
+            chapters: &chapters,
+            pending: &pending,
+            period: &period,
+            max_cost,
+        };
+        let book = match self.begin_run(run).await {
+            Ok(book) => book,
+            Err(e) => {
+                self.usage.refund(&user.id, &period, words).await?;
+                return Err(e);
+            }
+        };
+        // From here the run is on the book with its charge: a failure below leaves it
+        // TRANSLATING, and a resume (which queues what is missing, free) or a stop (which gives
+        // back the words it leaves untranslated) settles it. Refunding here too would pay twice.
+        // Files of an earlier translation no longer match the text.
+        blobs::delete_prefix(self.ports.blobs.as_ref(), &store::outputs_prefix(&book.id)).await?;
+        let queued = self.queue_chapters(&book, &pending).await?;
+        info!(
+            run = book.run,
+            model,
+            target,
+            queued,
+            reused = chapters.len() - pending.len(),
+            "translation started"
+        );
+        Ok(queued)
+    }
+
+    /// What a run of `book` with these choices translates with (each defaulting to the user's
+    /// preferences), checked against the user's plan and glossaries.
+    async fn choose_run(
+        &self,
+        user: &User,
+        book: &Book,
+        model: Option<String>,
+        glossary_id: Option<String>,
+        target_lang: Option<String>,
+    ) -> Result<RunChoice, TranslationError> {
         let preferences = crate::preferences::get(&self.ports, &user.id).await?;
-        let model = request.model.unwrap_or(preferences.default_model);
+        let model = model.unwrap_or(preferences.default_model);
         check_model(user, &model)?;
-        let target = match request.target_lang {
+        let target = match target_lang {
             Some(t) => LanguageCode::parse(&t)
                 .map_err(|e| TranslationError::Invalid(format!("targetLang: {e}")))?
                 .to_string(),
             None => book.target_lang.clone(),
         };
-        let glossary_id = match request.glossary_id {
+        let glossary_id = match glossary_id {
             Some(id) => Some(id),
             // A default glossary deleted since it was chosen is no reason to refuse a start.
             None => match preferences.default_glossary_id {
@@ -212,55 +311,13 @@ impl Translations {
             None => Vec::new(),
         };
         let key = translation_key(&model, &book.original_lang, &target, &entries);
-        let chapters = self.books.chapters(&book.id).await?;
-        let mut pending = Vec::new();
-        for chapter in &chapters {
-            let reusable = self
-                .stored_chapter(&book.id, chapter.number)
-                .await?
-                .is_some_and(|stored| stored.key == key);
-            if !reusable {
-                pending.push(chapter.number);
-            }
-        }
-        let words = Spend {
-            books: 0,
-            words: unfinished_words(&chapters, &pending),
-        };
-        let period = self.usage.spend(user, words).await?;
-        let run = StartedRun {
-            book,
-            model: &model,
-            target: &target,
-            glossary_id,
-            entries: &entries,
-            key,
-            chapters: &chapters,
-            pending: &pending,
-            period: &period,
-        };
-        let book = match self.begin_run(run).await {
-            Ok(book) => book,
-            Err(e) => {
-                self.usage.refund(&user.id, &period, words).await?;
-                return Err(e);
-            }
-        };
-        // From here the run is on the book with its charge: a failure below leaves it
-        // TRANSLATING, and a resume (which queues what is missing, free) or a stop (which gives
-        // back the words it leaves untranslated) settles it. Refunding here too would pay twice.
-        // Files of an earlier translation no longer match the text.
-        blobs::delete_prefix(self.ports.blobs.as_ref(), &store::outputs_prefix(&book.id)).await?;
-        let queued = self.queue_chapters(&book, &pending).await?;
-        info!(
-            run = book.run,
+        Ok(RunChoice {
             model,
             target,
-            queued,
-            reused = chapters.len() - pending.len(),
-            "translation started"
-        );
-        Ok(queued)
+            glossary_id,
+            entries,
+            key,
+        })
     }
 
     /// The writes of a start up to the book's move to TRANSLATING, once its words are charged;
@@ -276,6 +333,7 @@ impl Translations {
             chapters,
             pending,
             period,
+            max_cost,
         } = run;
         self.put_json(&store::glossary_snapshot_key(&book.id)?, entries)
             .await?;
@@ -302,6 +360,9 @@ impl Translations {
             .set("targetLang", target)
             .set("translationKey", key)
             .set("chargedPeriod", period)
+            .set("maxCostMicros", max_cost)
+            .set("costMicros", 0)
+            .set("costCommittedMicros", 0)
             .set("completedAt", Value::Null)
             .set("error", Value::Null)
             .set("progress", progress_of(&chapters_after(chapters, pending)));
@@ -338,13 +399,16 @@ impl Translations {
     }
 
     /// ERROR, PAUSED or TRANSLATING -> TRANSLATING in a new run that re-queues only the chapters
-    /// not completed. Returns (re-queued, total chapters).
+    /// not completed. `max_cost` (US dollars) replaces the run's cost cap: a run paused at its
+    /// cap goes on with a higher one. Returns (re-queued, total chapters).
     #[instrument(skip(self))]
     pub async fn resume(
         &self,
         user_id: &str,
         book_id: &str,
+        max_cost: Option<f64>,
     ) -> Result<(u32, u32), TranslationError> {
+        let max_cost = max_cost_micros(max_cost)?;
         let book = self.books.get(user_id, book_id).await?;
         // A book in ERROR because its file could not be read has no run to resume.
         if !BookEvent::Resumed.applies_to(book.status) || book.run == 0 {
@@ -371,7 +435,10 @@ impl Translations {
             }
             pending.push(chapter.number);
         }
-        let update = self.new_run(Update::default().add("run", 1).set("error", Value::Null));
+        let mut update = self.new_run(Update::default().add("run", 1).set("error", Value::Null));
+        if let Some(max_cost) = max_cost {
+            update = update.set("maxCostMicros", max_cost);
+        }
         let Some(book) = self
             .books
             .transition(book_id, BookEvent::Resumed, update)
@@ -552,6 +619,7 @@ impl Translations {
             .set("runStartedAt", time(self.ports.clock.now()))
             .set("runWords", 0)
             .set("currentChapter", Value::Null)
+            .remove("pauseReason")
     }
 
     /// Queues the run: the term pass, then the pending chapters in windows, all in the book's
@@ -565,16 +633,7 @@ impl Translations {
             };
             terms.enqueue(self.ports.queue.as_ref()).await?;
         }
-        let priority = crate::accounts::store::find_user(&self.ports, &book.user_id)
-            .await?
-            .is_some_and(|u| u.plan.has_priority() || u.role == Role::Dev);
-        // A worker waiting on the network costs the same for one request or a hundred, and the
-        // per-key budget (`booktr_translate::budget`) keeps the provider's limits.
-        let width = if priority {
-            (self.window * 2).min(MAX_WINDOW)
-        } else {
-            self.window
-        };
+        let width = self.window_for(&book.user_id).await?;
         for numbers in pending.chunks(width) {
             let job = Job::Chapters {
                 book_id: book.id.clone(),
@@ -589,6 +648,20 @@ impl Translations {
             self.finish_if_translated(&book.id).await?;
         }
         Ok(pending.len() as u32)
+    }
+
+    /// Chapters of the user's books translated at the same time: plans with priority get wider
+    /// windows. A worker waiting on the network costs the same for one request or a hundred,
+    /// and the per-key budget (`booktr_translate::budget`) keeps the provider's limits.
+    async fn window_for(&self, user_id: &str) -> Result<usize, StoreError> {
+        let priority = crate::accounts::store::find_user(&self.ports, user_id)
+            .await?
+            .is_some_and(|u| u.plan.has_priority() || u.role == Role::Dev);
+        Ok(if priority {
+            (self.window * 2).min(MAX_WINDOW)
+        } else {
+            self.window
+        })
     }
 
     async fn set_chapter(
@@ -680,6 +753,15 @@ pub fn translation_key(
     hex::encode(hash.finalize())
 }
 
+/// What a run translates with.
+struct RunChoice {
+    model: String,
+    target: String,
+    glossary_id: Option<String>,
+    entries: Vec<GlossaryEntry>,
+    key: String,
+}
+
 /// What a start decided, for the writes that make it happen.
 struct StartedRun<'a> {
     book: &'a Book,
@@ -691,6 +773,8 @@ struct StartedRun<'a> {
     chapters: &'a [Chapter],
     pending: &'a [u32],
     period: &'a str,
+    /// Micro-dollars.
+    max_cost: Option<i64>,
 }
 
 /// The words of the chapters numbered in `numbers`.

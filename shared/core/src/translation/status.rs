@@ -29,6 +29,20 @@ pub struct TranslationStatus {
     pub terms: Option<TermStage>,
     /// Beyond the spec: every chapter with its passes and, once translated, its quality record.
     pub chapters: Vec<ChapterProgress>,
+    /// Beyond the spec: what the run has cost so far, and its cap.
+    pub cost: RunCost,
+    /// Beyond the spec: why a run paused itself (its cost cap); null for a pause the user asked
+    /// for.
+    pub pause_reason: Option<String>,
+}
+
+/// The run's model cost so far, at the model's list price, and its `maxCost`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunCost {
+    pub spent: f64,
+    pub max_cost: Option<f64>,
+    pub currency: &'static str,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -156,6 +170,14 @@ impl Translations {
             passes,
             terms,
             chapters,
+            cost: RunCost {
+                spent: book_item.i64("costMicros").unwrap_or(0) as f64 / 1e6,
+                max_cost: book.max_cost_micros.map(|m| m as f64 / 1e6),
+                currency: "USD",
+            },
+            pause_reason: (book.status == BookStatus::Paused)
+                .then(|| book_item.str("pauseReason").map(str::to_string))
+                .flatten(),
         })
     }
 

@@ -1,0 +1,116 @@
+//! The run's cost cap (`maxCost` on a start). Every model pass reserves its estimated cost on
+//! the book before it is sent, in one conditional update, and settles it with what it really
+//! used afterwards; so chapters translated at the same time together never go past the cap. A
+//! pass whose reservation does not fit pauses the run instead, with the reason; its chapter's
+//! finished passes are kept for the resume.
+
+use booktr_translate::book::cost;
+use booktr_translate::pipeline::PassUsage;
+use serde_json::Value;
+use tracing::info;
+
+use super::JobHandler;
+use crate::books::lifecycle::BookEvent;
+use crate::books::{store, Book};
+use crate::ports::{Condition, StoreError, Update};
+
+/// Reserved over the estimate: retried blocks and longer answers cost more than foreseen, and
+/// a pass must not go past the cap once it is sent.
+const MARGIN: f64 = 1.25;
+
+/// Millionths of a dollar, rounded up (a reservation never falls short by rounding).
+pub fn micros(usd: f64) -> i64 {
+    (usd * 1_000_000.0).ceil() as i64
+}
+
+/// Whether a pass may go ahead.
+pub(super) enum Reservation {
+    /// Reserved this many micro-dollars (0 without a cap).
+    Go(i64),
+    /// The pass does not fit under the cap.
+    OverCap,
+}
+
+/// Reserves `estimate` (tokens of the pass to come) against the book's cap.
+pub(super) async fn reserve(
+    handler: &JobHandler,
+    book: &Book,
+    estimate: PassUsage,
+) -> Result<Reservation, StoreError> {
+    let Some(cap) = book.max_cost_micros else {
+        return Ok(Reservation::Go(0));
+    };
+    let model = book.translation_model.as_deref().unwrap_or_default();
+    let amount = micros(cost(model, estimate.input_tokens, estimate.output_tokens) * MARGIN);
+    let reserved = handler
+        .ports
+        .table
+        .update(
+            &store::book_pk(&book.id),
+            store::BOOK_SK,
+            Update::default().add("costCommittedMicros", amount),
+            Condition::All(vec![
+                Condition::AtMost("costCommittedMicros".into(), cap - amount),
+                Condition::equals("run", book.run),
+            ]),
+        )
+        .await;
+    match reserved {
+        Ok(_) => Ok(Reservation::Go(amount)),
+        Err(StoreError::Conflict) => Ok(Reservation::OverCap),
+        Err(e) => Err(e),
+    }
+}
+
+/// Records what a pass used (the run's cost so far) and gives back what it reserved beyond.
+pub(super) async fn settle(
+    handler: &JobHandler,
+    book: &Book,
+    reserved: i64,
+    used: PassUsage,
+) -> Result<(), StoreError> {
+    let model = book.translation_model.as_deref().unwrap_or_default();
+    let spent = micros(cost(model, used.input_tokens, used.output_tokens));
+    handler
+        .ports
+        .table
+        .update(
+            &store::book_pk(&book.id),
+            store::BOOK_SK,
+            Update::default()
+                .add("costMicros", spent)
+                .add("costCommittedMicros", spent - reserved),
+            Condition::Exists,
+        )
+        .await?;
+    Ok(())
+}
+
+/// Pauses the run because its next pass would go past the cap.
+pub(super) async fn pause_over_cap(handler: &JobHandler, book: &Book) -> Result<(), StoreError> {
+    let spent = handler
+        .ports
+        .table
+        .get(&store::book_pk(&book.id), store::BOOK_SK)
+        .await?
+        .and_then(|item| item.i64("costMicros"))
+        .unwrap_or(0);
+    let reason = format!(
+        "paused before going past the run's cost cap of ${:.2}: ${:.4} spent so far; resume \
+         with a higher maxCost to go on",
+        book.max_cost_micros.unwrap_or(0) as f64 / 1e6,
+        spent as f64 / 1e6
+    );
+    let update = Update::default()
+        .set("pauseReason", reason.clone())
+        .set("currentChapter", Value::Null);
+    if handler
+        .books
+        .transition(&book.id, BookEvent::Paused, update)
+        .await?
+        .is_some()
+    {
+        info!(%reason, "run paused at its cost cap");
+    }
+    Ok(())
+}

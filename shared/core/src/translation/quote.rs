@@ -1,0 +1,141 @@
+//! `GET /api/translate/quote`: what a translation of the book would use, cost and take, before
+//! anything is spent (see `booktr_translate::estimate`).
+
+use booktr_formats::manuscript::Chapter as SourceChapter;
+use booktr_translate::estimate::{estimate_book, Pace, RunShape};
+use booktr_translate::pipeline::PassUsage;
+use serde::Serialize;
+
+use super::{RunChoice, TranslationError, Translations};
+use crate::accounts::User;
+use crate::books::store;
+use crate::ports::StoreError;
+use crate::types::BookStatus;
+
+/// The choices a quote is for; each defaults as a start's does.
+#[derive(Debug, Clone, Default)]
+pub struct QuoteRequest {
+    pub book_id: String,
+    pub model: Option<String>,
+    pub glossary_id: Option<String>,
+    pub target_lang: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Quote {
+    pub book_id: String,
+    pub model: String,
+    pub target_lang: String,
+    /// Chapters a start would translate; the others are already translated with these choices
+    /// and cost nothing.
+    pub chapters: u32,
+    pub reused_chapters: u32,
+    pub words: u64,
+    pub passes: QuotePasses,
+    pub total: PassUsage,
+    /// US dollars at the model's list price.
+    pub estimated_cost: f64,
+    pub currency: &'static str,
+    /// From the run's shape (term pass, then windows of chapters in three rounds) at a typical
+    /// hosted model's pace.
+    pub estimated_seconds: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct QuotePasses {
+    pub terms: PassUsage,
+    pub translate: PassUsage,
+    pub review: PassUsage,
+    pub polish: PassUsage,
+}
+
+impl Translations {
+    pub async fn quote(
+        &self,
+        user: &User,
+        request: QuoteRequest,
+    ) -> Result<Quote, TranslationError> {
+        let book = self.books.get(&user.id, &request.book_id).await?;
+        if matches!(book.status, BookStatus::Uploaded | BookStatus::Extracting)
+            || book.chapter_count.is_none()
+        {
+            return Err(TranslationError::Invalid(format!(
+                "the book is {}; a quote needs its chapters, once it is EXTRACTED",
+                book.status
+            )));
+        }
+        let RunChoice {
+            model,
+            target,
+            entries,
+            key,
+            ..
+        } = self
+            .choose_run(
+                user,
+                &book,
+                request.model,
+                request.glossary_id,
+                request.target_lang,
+            )
+            .await?;
+        let chapters = self.books.chapters(&book.id).await?;
+        let mut sources = Vec::with_capacity(chapters.len());
+        let mut pending = Vec::new();
+        let mut words = 0;
+        for chapter in &chapters {
+            let source: SourceChapter = self
+                .read_json(&store::chapter_key(&book.id, chapter.number)?)
+                .await?
+                .ok_or_else(|| {
+                    StoreError::Unavailable(format!("chapter {} text is missing", chapter.number))
+                })?;
+            let reusable = self
+                .stored_chapter(&book.id, chapter.number)
+                .await?
+                .is_some_and(|stored| stored.key == key);
+            if !reusable {
+                pending.push(sources.len());
+                words += chapter.word_count.unwrap_or(0);
+            }
+            sources.push(source);
+        }
+        let texts: Vec<String> = sources
+            .iter()
+            .flat_map(|c| c.blocks.iter().map(|b| b.plain_text()))
+            .collect();
+        let to_translate: Vec<&SourceChapter> = pending.iter().map(|&i| &sources[i]).collect();
+        let shape = RunShape {
+            model: &model,
+            source_lang: &book.original_lang,
+            target_lang: &target,
+            glossary: &entries,
+            config: &Default::default(),
+            window: self.window_for(&book.user_id).await?,
+        };
+        let estimate = if to_translate.is_empty() {
+            Default::default()
+        } else {
+            estimate_book(&to_translate, &texts, &shape, &Pace::default())
+        };
+        Ok(Quote {
+            book_id: book.id,
+            model,
+            target_lang: target,
+            chapters: to_translate.len() as u32,
+            reused_chapters: (sources.len() - to_translate.len()) as u32,
+            words,
+            total: estimate.total(),
+            passes: QuotePasses {
+                terms: estimate.terms,
+                translate: estimate.translate,
+                review: estimate.review,
+                polish: estimate.polish,
+            },
+            estimated_cost: (estimate.cost * 10_000.0).round() / 10_000.0,
+            currency: "USD",
+            estimated_seconds: estimate.seconds,
+        })
+    }
+}

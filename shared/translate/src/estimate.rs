@@ -1,0 +1,156 @@
+//! What translating a book will use, cost and take, before any request: the quote a user sees
+//! and the figure a run's cost cap is checked against.
+//!
+//! Tokens come from the requests the run will build (the pipeline's chunks and prompts, the term
+//! pass's batches), counted as the offline engine counts them; a provider's tokenizer counts
+//! somewhat differently. The duration follows the run's shape: the term pass, then each window
+//! of chapters in three rounds (a window's chapters and a pass's chunks run at the same time),
+//! each round as long as its longest request.
+
+use std::time::Duration;
+
+use booktr_formats::manuscript::Chapter;
+use serde::Serialize;
+
+use crate::book::cost;
+use crate::glossary::GlossaryEntry;
+use crate::pipeline::{ChapterInput, ChapterTranslation, PassUsage, PipelineConfig};
+use crate::terms::{candidates, estimate_terms, TermList};
+
+/// How long a model takes to answer a request: a fixed part and a part per output token. The
+/// default is typical of the hosted models at the time of writing (about 2 s to the first token,
+/// then 100 tokens a second).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pace {
+    pub base: Duration,
+    pub per_output_token: Duration,
+}
+
+impl Default for Pace {
+    fn default() -> Self {
+        Pace {
+            base: Duration::from_secs(2),
+            per_output_token: Duration::from_millis(10),
+        }
+    }
+}
+
+impl Pace {
+    fn request(&self, output_tokens: u64) -> Duration {
+        self.base + self.per_output_token * u32::try_from(output_tokens).unwrap_or(u32::MAX)
+    }
+}
+
+/// The estimate for a book, pass by pass.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BookEstimate {
+    pub terms: PassUsage,
+    pub translate: PassUsage,
+    pub review: PassUsage,
+    pub polish: PassUsage,
+    /// US dollars at the model's list price.
+    pub cost: f64,
+    pub seconds: u64,
+}
+
+impl BookEstimate {
+    pub fn total(&self) -> PassUsage {
+        [self.terms, self.translate, self.review, self.polish]
+            .iter()
+            .fold(PassUsage::default(), |sum, pass| PassUsage {
+                input_tokens: sum.input_tokens + pass.input_tokens,
+                output_tokens: sum.output_tokens + pass.output_tokens,
+                requests: sum.requests + pass.requests,
+            })
+    }
+}
+
+/// One chapter's three passes, with the book's terms (or the glossary alone) in its prompts.
+pub fn estimate_chapter(
+    chapter: &Chapter,
+    source_lang: &str,
+    target_lang: &str,
+    glossary: &[GlossaryEntry],
+    config: &PipelineConfig,
+) -> [PassUsage; 3] {
+    let input = ChapterInput {
+        blocks: &chapter.blocks,
+        source_lang,
+        target_lang,
+        glossary,
+        ledger: &Default::default(),
+    };
+    ChapterTranslation::new(&input, config, None).estimate()
+}
+
+/// The whole run over `chapters` (those still to translate; `book_texts` is every block of the
+/// book, which the term pass reads), in windows of `window` chapters.
+pub fn estimate_book(
+    chapters: &[&Chapter],
+    book_texts: &[String],
+    run: &RunShape<'_>,
+    pace: &Pace,
+) -> BookEstimate {
+    let found = candidates(book_texts, run.glossary);
+    let mut estimate = BookEstimate {
+        terms: estimate_terms(&found, run.source_lang, run.target_lang, run.glossary),
+        ..BookEstimate::default()
+    };
+    // The chapters' prompts carry the list's entries where they occur; the candidates' own
+    // words stand in for their translations.
+    let mut list = TermList::default();
+    list.terms
+        .extend(found.iter().map(|c| (c.term.clone(), c.term.clone())));
+    let enforced = list.with_glossary(run.glossary);
+    let mut duration = if estimate.terms.requests > 0 {
+        pace.request(estimate.terms.output_tokens / u64::from(estimate.terms.requests))
+    } else {
+        Duration::ZERO
+    };
+    for window in chapters.chunks(run.window.max(1)) {
+        let mut longest = [0u64; 3];
+        for chapter in window {
+            let passes = estimate_chapter(
+                chapter,
+                run.source_lang,
+                run.target_lang,
+                &enforced,
+                run.config,
+            );
+            for (i, pass) in passes.iter().enumerate() {
+                if pass.requests > 0 {
+                    longest[i] = longest[i].max(pass.output_tokens / u64::from(pass.requests));
+                }
+            }
+            for (sum, pass) in [
+                &mut estimate.translate,
+                &mut estimate.review,
+                &mut estimate.polish,
+            ]
+            .into_iter()
+            .zip(passes)
+            {
+                sum.input_tokens += pass.input_tokens;
+                sum.output_tokens += pass.output_tokens;
+                sum.requests += pass.requests;
+            }
+        }
+        duration += longest.iter().map(|t| pace.request(*t)).sum::<Duration>();
+    }
+    let total = estimate.total();
+    estimate.cost = cost(run.model, total.input_tokens, total.output_tokens);
+    estimate.seconds = duration.as_secs();
+    estimate
+}
+
+/// What decides a run's requests besides its chapters.
+pub struct RunShape<'a> {
+    pub model: &'a str,
+    pub source_lang: &'a str,
+    pub target_lang: &'a str,
+    pub glossary: &'a [GlossaryEntry],
+    pub config: &'a PipelineConfig,
+    /// Chapters translated at the same time.
+    pub window: usize,
+}
