@@ -57,6 +57,12 @@ enum Command {
         /// Output file (default: <name>.<lang>.<format> here)
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Chapters translated at the same time (1 to 64)
+        #[arg(long, default_value_t = 16)]
+        parallel: usize,
+        /// Stop before the model cost (list price, US dollars) would pass this
+        #[arg(long)]
+        max_cost: Option<f64>,
     },
     /// Manage users.
     User {
@@ -117,6 +123,8 @@ pub async fn main() -> anyhow::Result<()> {
             glossary,
             format,
             out,
+            parallel,
+            max_cost,
         } => {
             let args = crate::translate_cmd::TranslateArgs {
                 file,
@@ -126,6 +134,8 @@ pub async fn main() -> anyhow::Result<()> {
                 glossary,
                 format,
                 out,
+                parallel,
+                max_cost,
             };
             crate::translate_cmd::run(args).await
         }

@@ -2,17 +2,21 @@
 //! translate it in three passes (offline engine unless a provider key is configured), render it,
 //! and print what it cost and how it went.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use anyhow::{anyhow, bail, Context};
 use booktr_core::books::sniff;
 use booktr_core::types::LanguageCode;
 use booktr_formats::manuscript::Manuscript;
 use booktr_formats::render::{self, RenderOptions};
-use booktr_translate::book::{choose_model, cost, translate_book, Event};
-use booktr_translate::glossary::GlossaryEntry;
+use booktr_translate::book::{
+    choose_model, cost, translate_book, BookOptions, BookTranslation, Event,
+};
+use booktr_translate::glossary::{contains_term, GlossaryEntry};
 use booktr_translate::pipeline::{PassUsage, PipelineConfig, Quality};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 pub struct TranslateArgs {
     pub file: PathBuf,
@@ -22,7 +26,12 @@ pub struct TranslateArgs {
     pub glossary: Option<PathBuf>,
     pub format: String,
     pub out: Option<PathBuf>,
+    pub parallel: usize,
+    pub max_cost: Option<f64>,
 }
+
+/// The most chapters `--parallel` takes at once, as the server's widest window.
+const MAX_PARALLEL: usize = 64;
 
 pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
     let to = LanguageCode::parse(&args.to).map_err(|e| anyhow!("--to: {e}"))?;
@@ -32,6 +41,14 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         .map(LanguageCode::parse)
         .transpose()
         .map_err(|e| anyhow!("--from: {e}"))?;
+    if !(1..=MAX_PARALLEL).contains(&args.parallel) {
+        bail!("--parallel: between 1 and {MAX_PARALLEL} chapters at a time");
+    }
+    if let Some(max_cost) = args.max_cost {
+        if !(max_cost.is_finite() && max_cost > 0.0) {
+            bail!("--max-cost: a number of US dollars above 0");
+        }
+    }
     let output_format = match args.format.as_str() {
         "epub" | "pdf" => args.format.clone(),
         other => bail!("--format: '{other}' is not epub or pdf"),
@@ -65,31 +82,14 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         );
     }
 
-    // One step per pass of every chapter.
-    let bar = ProgressBar::new(3 * manuscript.chapters.len() as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{bar:40}] {pos}/{len} passes · {msg} ({eta})")
-            .map_err(|e| anyhow!("{e}"))?
-            .progress_chars("=> "),
-    );
-    let titles: Vec<String> = manuscript
-        .chapters
-        .iter()
-        .enumerate()
-        .map(|(i, c)| render::chapter_title(c, i))
-        .collect();
-    let total = titles.len();
-    let on_event = |event: Event<'_>| {
-        if let Event::PassDone { chapter, pass } = event {
-            bar.inc(1);
-            let title = titles.get(chapter).map(String::as_str).unwrap_or_default();
-            bar.set_message(format!(
-                "chapter {}/{total} {title}: {} done",
-                chapter + 1,
-                pass.task()
-            ));
-        }
+    let progress = Progress::new(&manuscript)?;
+    let options = BookOptions {
+        parallel: args.parallel,
+        // The offline engine is free: a cap would only stop it for nothing.
+        max_cost: args.max_cost.filter(|_| !offline),
+        model: args.model.clone(),
     };
+    let on_event = |event: Event<'_>| progress.on_event(event);
     let done = translate_book(
         model.as_ref(),
         &manuscript,
@@ -97,11 +97,12 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         to.as_str(),
         &glossary,
         &PipelineConfig::default(),
+        &options,
         &on_event,
     )
     .await
     .map_err(|e| anyhow!("{e}"))?;
-    bar.finish_and_clear();
+    progress.finish();
 
     let options = RenderOptions {
         language: to.to_string(),
@@ -120,8 +121,112 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|| default_output(&args.file, to.as_str(), &output_format));
     std::fs::write(&out, rendered).with_context(|| format!("writing {}", out.display()))?;
 
-    print_summary(&args.model, offline, &manuscript, &done.qualities, &out);
+    print_summary(&args.model, offline, &glossary, &manuscript, &done, &out);
+    if !done.stopped_at_cap.is_empty() {
+        bail!(
+            "stopped before passing --max-cost ${:.2}: {} of {} chapters are translated in {}; \
+             the other {} keep their source text",
+            args.max_cost.unwrap_or_default(),
+            manuscript.chapters.len() - done.stopped_at_cap.len(),
+            manuscript.chapters.len(),
+            out.display(),
+            done.stopped_at_cap.len()
+        );
+    }
     Ok(())
+}
+
+/// The progress display: one bar for every pass of the book, and a line per chapter in flight.
+struct Progress {
+    bars: MultiProgress,
+    total: ProgressBar,
+    in_flight: Mutex<HashMap<usize, ProgressBar>>,
+    titles: Vec<String>,
+    chapter_style: ProgressStyle,
+}
+
+impl Progress {
+    fn new(manuscript: &Manuscript) -> anyhow::Result<Progress> {
+        let bars = MultiProgress::new();
+        let total = bars.add(ProgressBar::new(3 * manuscript.chapters.len() as u64));
+        total.set_style(
+            ProgressStyle::with_template("{spinner} [{bar:40}] {pos}/{len} passes · {msg} ({eta})")
+                .map_err(|e| anyhow!("{e}"))?
+                .progress_chars("=> "),
+        );
+        total.set_message("finding the book's names and terms");
+        let chapter_style = ProgressStyle::with_template("    {bar:3} {msg}")
+            .map_err(|e| anyhow!("{e}"))?
+            .progress_chars("## ");
+        Ok(Progress {
+            bars,
+            total,
+            in_flight: Mutex::new(HashMap::new()),
+            titles: manuscript
+                .chapters
+                .iter()
+                .enumerate()
+                .map(|(i, c)| render::chapter_title(c, i))
+                .collect(),
+            chapter_style,
+        })
+    }
+
+    fn on_event(&self, event: Event<'_>) {
+        let mut in_flight = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+        match event {
+            Event::TermsDone { found } => {
+                self.total
+                    .set_message(format!("{found} names and terms listed"));
+            }
+            Event::ChapterStarted { chapter } => {
+                let bar = self.bars.add(ProgressBar::new(3));
+                bar.set_style(self.chapter_style.clone());
+                bar.set_message(self.label(chapter, "translating"));
+                in_flight.insert(chapter, bar);
+            }
+            Event::PassDone { chapter, pass } => {
+                self.total.inc(1);
+                if let Some(bar) = in_flight.get(&chapter) {
+                    bar.inc(1);
+                    bar.set_message(self.label(chapter, &format!("{} done", pass.task())));
+                }
+            }
+            Event::ChapterDone { chapter, .. } => {
+                if let Some(bar) = in_flight.remove(&chapter) {
+                    bar.finish_and_clear();
+                    self.bars.remove(&bar);
+                }
+                self.total
+                    .set_message(format!("{} chapters in flight", in_flight.len()));
+            }
+        }
+    }
+
+    fn label(&self, chapter: usize, what: &str) -> String {
+        let title = self
+            .titles
+            .get(chapter)
+            .map(String::as_str)
+            .unwrap_or_default();
+        format!(
+            "chapter {}/{} {title}: {what}",
+            chapter + 1,
+            self.titles.len()
+        )
+    }
+
+    fn finish(&self) {
+        for bar in self
+            .in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain()
+        {
+            bar.1.finish_and_clear();
+        }
+        self.total.finish_and_clear();
+    }
 }
 
 fn default_output(input: &Path, lang: &str, format: &str) -> PathBuf {
@@ -199,13 +304,41 @@ fn csv_fields(line: &str) -> Vec<String> {
     fields
 }
 
+/// Uses of the glossary's terms in the source blocks, and how many of the translated blocks
+/// carry the glossary's translation.
+fn glossary_uses(
+    glossary: &[GlossaryEntry],
+    source: &Manuscript,
+    translated: &Manuscript,
+) -> (u32, u32) {
+    let (mut checked, mut satisfied) = (0, 0);
+    let blocks = source
+        .chapters
+        .iter()
+        .zip(&translated.chapters)
+        .flat_map(|(s, t)| s.blocks.iter().zip(&t.blocks));
+    for (source, target) in blocks {
+        let (source, target) = (source.plain_text(), target.plain_text());
+        for entry in glossary
+            .iter()
+            .filter(|e| contains_term(&source, &e.source))
+        {
+            checked += 1;
+            satisfied += u32::from(contains_term(&target, &entry.target));
+        }
+    }
+    (checked, satisfied)
+}
+
 fn print_summary(
     model: &str,
     offline: bool,
+    glossary: &[GlossaryEntry],
     manuscript: &Manuscript,
-    qualities: &[Quality],
+    done: &BookTranslation,
     out: &Path,
 ) {
+    let qualities = &done.qualities;
     let sum = |f: fn(&Quality) -> PassUsage| {
         qualities
             .iter()
@@ -221,11 +354,16 @@ fn print_summary(
         ("review", sum(|q| q.review)),
         ("polish", sum(|q| q.polish)),
     ];
+    let passes = [("terms", done.terms.usage)].into_iter().chain(passes);
+    let passes: Vec<(&str, PassUsage)> = passes.collect();
     let (input, output): (u64, u64) = passes.iter().fold((0, 0), |(i, o), (_, p)| {
         (i + p.input_tokens, o + p.output_tokens)
     });
-    let checked: u32 = qualities.iter().map(|q| q.glossary_checked).sum();
-    let satisfied: u32 = qualities.iter().map(|q| q.glossary_satisfied).sum();
+    // The quality records count the book's terms with the glossary (every pass enforces
+    // both); the user's glossary is counted on its own here.
+    let (checked, satisfied) = glossary_uses(glossary, manuscript, &done.manuscript);
+    let listed: u32 = qualities.iter().map(|q| q.glossary_checked).sum();
+    let followed: u32 = qualities.iter().map(|q| q.glossary_satisfied).sum();
     let count = |f: fn(&Quality) -> usize| qualities.iter().map(f).sum::<usize>();
     println!("Wrote {}", out.display());
     println!(
@@ -238,6 +376,10 @@ fn print_summary(
             model
         }
     );
+    println!(
+        "{} names and terms listed for the whole book",
+        done.terms.terms.len()
+    );
     for (name, usage) in passes {
         println!(
             "  {name:<9} {:>5} requests  {:>9} tokens in  {:>9} tokens out",
@@ -249,11 +391,17 @@ fn print_summary(
     } else {
         cost(model, input, output)
     };
-    println!("Estimated cost: ${price:.2} ({input} tokens in, {output} out)");
+    println!("Estimated cost: ${price:.4} ({input} tokens in, {output} out)");
     if checked > 0 {
         println!(
             "Glossary: {satisfied} of {checked} uses follow the glossary ({:.1}%)",
             f64::from(satisfied) * 100.0 / f64::from(checked)
+        );
+    }
+    if listed > 0 {
+        println!(
+            "Glossary and book terms: {followed} of {listed} uses follow the list ({:.1}%)",
+            f64::from(followed) * 100.0 / f64::from(listed)
         );
     }
     println!(

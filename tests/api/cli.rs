@@ -194,3 +194,91 @@ async fn translate_writes_an_epub_that_epubcheck_accepts_with_the_glossary_appli
         .iter()
         .any(|c| c.plain_text().contains("Abril")));
 }
+
+/// `booktr translate` against a provider (a local stand-in): the book-wide term pass, chapters
+/// in parallel, and `--max-cost` stopping before the cost would pass the cap.
+#[tokio::test]
+async fn translate_in_parallel_stops_before_passing_its_cost_cap() {
+    let (openai, calls) = crate::stand_ins::openai_stand_in(Duration::from_millis(5)).await;
+    let dir = tempfile::TempDir::new().unwrap();
+    let corpus =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/wasteland.epub");
+    let translate = |out: &str, extra: &[&str]| {
+        let mut command = Command::new(BOOKTR);
+        command
+            .args(["translate"])
+            .arg(&corpus)
+            .args(["--to", "es", "--model", "gpt-4o", "--out"])
+            .arg(dir.path().join(out))
+            .args(extra)
+            .env("OPENAI_API_KEY", "sk-stand-in")
+            .env("OPENAI_BASE_URL", &openai)
+            .env("BOOKTR_LOG", "warn");
+        command
+    };
+    let refused = translate("x.epub", &["--parallel", "0"])
+        .output()
+        .await
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--parallel"));
+
+    let full = translate("full.epub", &["--parallel", "4"])
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&full.stdout).to_string();
+    assert!(full.status.success(), "{stdout}");
+    assert!(stdout.contains("names and terms listed"), "{stdout}");
+    assert!(calls
+        .all()
+        .iter()
+        .any(|u| crate::stand_ins::is_term_list(u)));
+    let cost: f64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Estimated cost: $"))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no cost in {stdout}"));
+    assert!(cost > 0.0, "{stdout}");
+
+    let cap = cost / 2.0;
+    let capped = translate("capped.epub", &["--max-cost", &format!("{cap}")])
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&capped.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&capped.stderr).to_string();
+    assert!(!capped.status.success(), "{stdout}");
+    assert!(
+        stderr.contains("stopped before passing --max-cost"),
+        "{stderr}"
+    );
+    let spent: f64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Estimated cost: $"))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no cost in {stdout}"));
+    assert!(
+        spent > 0.0 && spent <= cap,
+        "spent {spent} of a cap of {cap}"
+    );
+    // What was paid for is kept: the chapters finished are in the file, translated; the
+    // others keep their source.
+    let read = |path: &std::path::Path| {
+        booktr_formats::epub::extract(&std::fs::read(path).unwrap()).unwrap()
+    };
+    let (source, partial) = (read(&corpus), read(&dir.path().join("capped.epub")));
+    let translated = source
+        .chapters
+        .iter()
+        .zip(&partial.chapters)
+        .filter(|(s, p)| s.plain_text() != p.plain_text())
+        .count();
+    assert!(
+        translated > 0 && translated < source.chapters.len(),
+        "{translated} of {} chapters translated",
+        source.chapters.len()
+    );
+}

@@ -1,17 +1,22 @@
-//! A whole book: chapters in order (the term ledger carries from one to the next), each through
-//! the three passes; and which model a run uses.
+//! A whole book on one machine (`booktr translate`), on the server's plan: the book-wide term
+//! pass, then chapters in parallel, each through the three passes; and which model a run uses.
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use booktr_formats::manuscript::Manuscript;
+use futures::stream::{self, StreamExt};
 
 use crate::glossary::GlossaryEntry;
 use crate::model::{ChatError, ChatModel};
 use crate::offline::OfflineEngine;
-use crate::pipeline::{translate_chapter_reporting, ChapterInput, PipelineConfig, Quality};
+use crate::pipeline::{
+    ChapterInput, ChapterOutput, ChapterTranslation, PassUsage, PipelineConfig, Quality,
+};
 use crate::protocol::Pass;
 use crate::providers::{lookup, HttpModel};
+use crate::terms::{candidates, estimate_terms, translate_terms, TermList};
 
 /// The model for a run: the provider's when a key for its family is configured (the user's own,
 /// else the server's), else the offline engine. `env` looks up environment variables.
@@ -56,14 +61,37 @@ pub fn cost(model: &str, input_tokens: u64, output_tokens: u64) -> f64 {
     (input_tokens as f64 * input + output_tokens as f64 * output) / 1_000_000.0
 }
 
+/// How [`translate_book`] runs.
+#[derive(Debug, Clone)]
+pub struct BookOptions {
+    /// Chapters translated at the same time.
+    pub parallel: usize,
+    /// A cap on the model cost in US dollars: no pass starts that could take the run past it.
+    pub max_cost: Option<f64>,
+    /// The model whose list price counts against the cap.
+    pub model: String,
+}
+
 pub struct BookTranslation {
+    /// The book with every translated chapter; chapters left out at the cost cap keep their
+    /// source text.
     pub manuscript: Manuscript,
+    /// The translated chapters' quality records, in chapter order.
     pub qualities: Vec<Quality>,
-    pub ledger: HashMap<String, String>,
+    /// The book's term list, and what finding it cost.
+    pub terms: TermList,
+    /// Chapters (indexes) left untranslated because the next pass would have passed the cap.
+    pub stopped_at_cap: Vec<usize>,
 }
 
 /// Progress of a book's translation.
 pub enum Event<'a> {
+    TermsDone {
+        found: usize,
+    },
+    ChapterStarted {
+        chapter: usize,
+    },
     PassDone {
         chapter: usize,
         pass: Pass,
@@ -74,7 +102,50 @@ pub enum Event<'a> {
     },
 }
 
-/// Translates every chapter in order; `on_event` is told as each pass and each chapter ends.
+/// Reservations against the cost cap, shared by the chapters in flight (the server does the
+/// same on the book's record: `booktr_core::jobs::cost`).
+struct CostCap {
+    cap: Option<f64>,
+    model: String,
+    /// Spent plus reserved, in US dollars.
+    committed: Mutex<f64>,
+}
+
+impl CostCap {
+    /// Reserved over the estimate: retries and longer answers cost more than foreseen.
+    const MARGIN: f64 = 1.25;
+
+    /// Reserves a pass's estimated cost; None when it does not fit under the cap.
+    fn reserve(&self, estimate: PassUsage) -> Option<f64> {
+        let amount =
+            cost(&self.model, estimate.input_tokens, estimate.output_tokens) * Self::MARGIN;
+        let mut committed = self.committed.lock().unwrap_or_else(|p| p.into_inner());
+        if self.cap.is_some_and(|cap| *committed + amount > cap) {
+            return None;
+        }
+        *committed += amount;
+        Some(amount)
+    }
+
+    fn settle(&self, reserved: f64, used: PassUsage) {
+        let spent = cost(&self.model, used.input_tokens, used.output_tokens);
+        *self.committed.lock().unwrap_or_else(|p| p.into_inner()) += spent - reserved;
+    }
+}
+
+/// The tokens and requests of several passes together.
+fn sum(passes: &[PassUsage]) -> PassUsage {
+    passes.iter().fold(PassUsage::default(), |a, b| PassUsage {
+        input_tokens: a.input_tokens + b.input_tokens,
+        output_tokens: a.output_tokens + b.output_tokens,
+        requests: a.requests + b.requests,
+    })
+}
+
+/// Translates the book as the server does: the book-wide term pass first, then `parallel`
+/// chapters at a time, each in three passes with the glossary and the term list enforced.
+/// `on_event` is told as the term list is ready and as chapters start, pass and end.
+#[allow(clippy::too_many_arguments)]
 pub async fn translate_book(
     model: &dyn ChatModel,
     manuscript: &Manuscript,
@@ -82,33 +153,100 @@ pub async fn translate_book(
     target_lang: &str,
     glossary: &[GlossaryEntry],
     config: &PipelineConfig,
+    options: &BookOptions,
     on_event: &(dyn Fn(Event<'_>) + Sync),
 ) -> Result<BookTranslation, ChatError> {
-    let mut translated = manuscript.clone();
-    let mut ledger: HashMap<String, String> = glossary
+    let texts: Vec<String> = manuscript
+        .chapters
         .iter()
-        .map(|e| (e.source.clone(), e.target.clone()))
+        .flat_map(|c| c.blocks.iter().map(|b| b.plain_text()))
         .collect();
-    let mut qualities = Vec::with_capacity(manuscript.chapters.len());
-    for (index, chapter) in manuscript.chapters.iter().enumerate() {
-        let input = ChapterInput {
-            blocks: &chapter.blocks,
-            source_lang,
-            target_lang,
-            glossary,
-            ledger: &ledger,
+    let found = candidates(&texts, glossary);
+    let budget = CostCap {
+        cap: options.max_cost,
+        model: options.model.clone(),
+        committed: Mutex::new(0.0),
+    };
+    let terms = if found.is_empty() {
+        TermList::default()
+    } else {
+        let Some(reserved) =
+            budget.reserve(estimate_terms(&found, source_lang, target_lang, glossary))
+        else {
+            return Ok(BookTranslation {
+                manuscript: manuscript.clone(),
+                qualities: Vec::new(),
+                terms: TermList::default(),
+                stopped_at_cap: (0..manuscript.chapters.len()).collect(),
+            });
         };
-        let on_pass = |pass| {
-            on_event(Event::PassDone {
-                chapter: index,
-                pass,
-            })
+        let list =
+            translate_terms(model, &found, source_lang, target_lang, glossary, config).await?;
+        budget.settle(reserved, list.usage);
+        list
+    };
+    on_event(Event::TermsDone {
+        found: terms.terms.len(),
+    });
+    let enforced = terms.with_glossary(glossary);
+    let no_ledger = HashMap::new();
+
+    let chapters = stream::iter(manuscript.chapters.iter().enumerate())
+        .map(|(index, chapter)| {
+            let (enforced, no_ledger, budget) = (&enforced, &no_ledger, &budget);
+            async move {
+                on_event(Event::ChapterStarted { chapter: index });
+                let input = ChapterInput {
+                    blocks: &chapter.blocks,
+                    source_lang,
+                    target_lang,
+                    glossary: enforced,
+                    ledger: no_ledger,
+                };
+                let mut translation = ChapterTranslation::new(&input, config, None);
+                // A whole chapter is reserved at once: with nothing stored between runs, a
+                // chapter stopped after some passes would be paid for and thrown away.
+                let Some(reserved) = budget.reserve(sum(&translation.estimate())) else {
+                    return Ok((index, None));
+                };
+                let mut result = Ok(());
+                while let Some(pass) = translation.next_pass() {
+                    if let Err(e) = translation.run_pass(model).await {
+                        result = Err(e);
+                        break;
+                    }
+                    on_event(Event::PassDone {
+                        chapter: index,
+                        pass,
+                    });
+                }
+                let quality = translation.checkpoint().quality();
+                budget.settle(reserved, sum(&Pass::ALL.map(|p| quality.usage(p))));
+                result?;
+                let output = translation.finish();
+                on_event(Event::ChapterDone {
+                    chapter: index,
+                    quality: &output.quality,
+                });
+                Ok::<_, ChatError>((index, Some(output)))
+            }
+        })
+        .buffer_unordered(options.parallel.max(1))
+        .collect::<Vec<_>>()
+        .await;
+
+    let mut translated = manuscript.clone();
+    let mut outputs: Vec<(usize, Option<ChapterOutput>)> =
+        chapters.into_iter().collect::<Result<_, _>>()?;
+    outputs.sort_by_key(|(index, _)| *index);
+    let mut qualities = Vec::with_capacity(outputs.len());
+    let mut stopped_at_cap = Vec::new();
+    for (index, output) in outputs {
+        let Some(output) = output else {
+            stopped_at_cap.push(index);
+            continue;
         };
-        let output = translate_chapter_reporting(model, &input, config, &on_pass).await?;
-        // The glossary's choices are fixed; other terms keep their first translation.
-        for (source, target) in output.terms {
-            ledger.entry(source).or_insert(target);
-        }
+        let chapter = &manuscript.chapters[index];
         let target_chapter = &mut translated.chapters[index];
         // The chapter's title follows the block that carries the same words, translated. A title
         // no block repeats (a navigation label of its own) stays as the book had it.
@@ -122,17 +260,16 @@ pub async fn translate_book(
             target_chapter.title = Some(output.blocks[position].plain_text().trim().to_string());
         }
         target_chapter.blocks = output.blocks;
-        on_event(Event::ChapterDone {
-            chapter: index,
-            quality: &output.quality,
-        });
         qualities.push(output.quality);
     }
-    translated.language = Some(target_lang.to_string());
+    if stopped_at_cap.is_empty() {
+        translated.language = Some(target_lang.to_string());
+    }
     Ok(BookTranslation {
         manuscript: translated,
         qualities,
-        ledger,
+        terms,
+        stopped_at_cap,
     })
 }
 
@@ -159,7 +296,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_book_is_translated_chapter_by_chapter_with_titles_following_headings() {
+    async fn a_book_is_translated_in_parallel_with_titles_following_headings() {
         let bytes = std::fs::read(
             std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("../../../shared/corpus/wasteland.epub"),
@@ -177,6 +314,7 @@ mod tests {
             match event {
                 Event::PassDone { .. } => seen.0 += 1,
                 Event::ChapterDone { .. } => seen.1 += 1,
+                Event::TermsDone { .. } | Event::ChapterStarted { .. } => {}
             }
         };
         let done = translate_book(
@@ -186,6 +324,11 @@ mod tests {
             "es",
             &glossary,
             &PipelineConfig::default(),
+            &BookOptions {
+                parallel: 4,
+                max_cost: None,
+                model: "gpt-4o-mini".into(),
+            },
             &count,
         )
         .await

@@ -155,24 +155,15 @@ struct ChunkDone {
     terms: Vec<(String, String)>,
 }
 
+/// One chapter through the three passes at once, with nothing kept between them.
 pub async fn translate_chapter(
     model: &dyn ChatModel,
     input: &ChapterInput<'_>,
     config: &PipelineConfig,
 ) -> Result<ChapterOutput, ChatError> {
-    translate_chapter_reporting(model, input, config, &|_| {}).await
-}
-
-/// Like [`translate_chapter`], telling `on_pass` as each pass ends (for progress displays).
-pub async fn translate_chapter_reporting(
-    model: &dyn ChatModel,
-    input: &ChapterInput<'_>,
-    config: &PipelineConfig,
-    on_pass: &(dyn Fn(Pass) + Sync),
-) -> Result<ChapterOutput, ChatError> {
     let mut translation = ChapterTranslation::new(input, config, None);
     while translation.next_pass().is_some() {
-        on_pass(translation.run_pass(model).await?);
+        translation.run_pass(model).await?;
     }
     Ok(translation.finish())
 }
@@ -184,6 +175,8 @@ pub async fn translate_chapter_reporting(
 pub struct Checkpoint {
     /// Passes finished, in order: 0 to 3.
     pub passes_done: u8,
+    /// The fingerprint of the segments it was made of (see [`fingerprint`]).
+    segments: String,
     /// The text of every segment after those passes.
     texts: Vec<String>,
     quality: Quality,
@@ -234,10 +227,16 @@ impl<'a> ChapterTranslation<'a> {
                     })
             })
             .collect();
+        let print = fingerprint(&segments);
         let state = checkpoint
-            .filter(|c| c.texts.len() == segments.len() && usize::from(c.passes_done) <= 3)
+            .filter(|c| {
+                c.segments == print
+                    && c.texts.len() == segments.len()
+                    && usize::from(c.passes_done) <= 3
+            })
             .unwrap_or_else(|| Checkpoint {
                 passes_done: 0,
+                segments: print,
                 texts: segments.iter().map(|s| s.source.clone()).collect(),
                 quality: Quality::default(),
                 terms: Vec::new(),
@@ -471,6 +470,21 @@ impl<'a> ChapterTranslation<'a> {
             terms,
         }
     }
+}
+
+/// The segments' sources, hashed: a checkpoint applies only to the text it was made of.
+fn fingerprint(segments: &[Segment]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    for segment in segments {
+        hash.update((segment.source.len() as u64).to_be_bytes());
+        hash.update(segment.source.as_bytes());
+    }
+    hash.finalize()
+        .iter()
+        .take(16)
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// A block, or a part of one, as translated.
@@ -800,6 +814,75 @@ mod tests {
         assert_eq!((q.glossary_checked, q.glossary_satisfied), (1, 1));
         assert!(q.missing_blocks.is_empty() && q.broken_marks_blocks.is_empty());
         assert!(q.translate.requests > 30, "{:?}", q.translate);
+    }
+
+    /// The offline engine, counting requests by task.
+    #[derive(Default)]
+    struct Counting {
+        tasks: std::sync::Mutex<Vec<String>>,
+    }
+
+    #[async_trait]
+    impl ChatModel for Counting {
+        async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
+            let task = request.user.lines().next().unwrap_or_default().to_string();
+            self.tasks.lock().unwrap().push(task);
+            OfflineEngine.complete(request).await
+        }
+
+        fn name(&self) -> &str {
+            "counting"
+        }
+    }
+
+    #[tokio::test]
+    async fn a_chapter_resumed_from_its_checkpoint_pays_only_for_the_passes_left() {
+        let blocks = chapter();
+        let glossary = glossary();
+        let ledger = HashMap::new();
+        let input = ChapterInput {
+            blocks: &blocks,
+            source_lang: "en",
+            target_lang: "es",
+            glossary: &glossary,
+            ledger: &ledger,
+        };
+        let config = PipelineConfig::default();
+        let uninterrupted = translate_chapter(&OfflineEngine, &input, &config)
+            .await
+            .unwrap();
+
+        // One pass, then the process "dies": only the stored checkpoint survives.
+        let mut first = ChapterTranslation::new(&input, &config, None);
+        first.run_pass(&OfflineEngine).await.unwrap();
+        let stored = serde_json::to_string(first.checkpoint()).unwrap();
+        drop(first);
+
+        let model = Counting::default();
+        let checkpoint: Checkpoint = serde_json::from_str(&stored).unwrap();
+        let mut resumed = ChapterTranslation::new(&input, &config, Some(checkpoint));
+        assert_eq!(resumed.next_pass(), Some(Pass::Review));
+        while resumed.next_pass().is_some() {
+            resumed.run_pass(&model).await.unwrap();
+        }
+        let out = resumed.finish();
+        let tasks = model.tasks.lock().unwrap().clone();
+        assert!(!tasks.iter().any(|t| t == "TASK: translate"), "{tasks:?}");
+        assert!(tasks.iter().any(|t| t == "TASK: review"), "{tasks:?}");
+        assert_eq!(out.blocks, uninterrupted.blocks);
+        assert_eq!(out.quality, uninterrupted.quality);
+
+        // A checkpoint of other text (here: one block changed) is ignored: the chapter starts
+        // over.
+        let mut other = chapter();
+        other[0].text.push_str(" And more.");
+        let other_input = ChapterInput {
+            blocks: &other,
+            ..input
+        };
+        let checkpoint: Checkpoint = serde_json::from_str(&stored).unwrap();
+        let fresh = ChapterTranslation::new(&other_input, &config, Some(checkpoint));
+        assert_eq!(fresh.next_pass(), Some(Pass::Translate));
     }
 
     #[tokio::test]
