@@ -645,6 +645,53 @@ async fn a_chapter_that_always_fails_ends_in_error_and_resume_finishes_the_book(
     assert_eq!(model.calls.translate_calls_with("Call me Ishmael"), 1);
 }
 
+/// A chapter whose review pass keeps failing: its translate pass is paid for once, kept across
+/// the four failed tries and the resume, and the resumed chapter goes on at the review.
+#[tokio::test]
+async fn a_chapter_failing_in_its_review_pays_its_translate_pass_once_and_resumes_at_the_review() {
+    // The draft of chapter 3 carries the translated word; its source, the original.
+    let model = StandIn::default().failing_on(&pseudo("carpet-bag", &[]));
+    let app = spawn_with_models(false, Arc::new(model.clone())).await;
+    let (key, id) = extracted_book(&app).await;
+    let body = json!({ "bookId": id });
+    assert_eq!(
+        post(&app, "/api/translate", &key, body.clone())
+            .await
+            .status(),
+        200
+    );
+    for _ in 0..6 {
+        drain(&app).await;
+        app.clock.advance(chrono::Duration::minutes(2));
+    }
+    let failed = status(&app, &key, &id).await;
+    assert_eq!(failed["status"], "ERROR", "{failed}");
+    assert_eq!(
+        failed["errors"][0]["chapterId"],
+        format!("{id}-3"),
+        "{failed}"
+    );
+    // The translate pass is done and counted; progress shows it.
+    assert_eq!(failed["chapters"][2]["passesDone"], 1, "{failed}");
+    assert_eq!(model.calls.translate_calls_with("carpet-bag"), 1);
+
+    model.heal();
+    let resumed: Value = post(&app, "/api/translate/resume", &key, body)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(resumed["resumed"], 1, "{resumed}");
+    drain(&app).await;
+    let done = status(&app, &key, &id).await;
+    assert_eq!(done["status"], "COMPLETED", "{done}");
+    assert_eq!(
+        model.calls.translate_calls_with("carpet-bag"),
+        1,
+        "the translate pass was not paid for again"
+    );
+}
+
 /// While a book is translating, the chapters finished so far can be downloaded.
 #[tokio::test]
 async fn a_partial_download_holds_the_chapters_finished_so_far() {
