@@ -42,6 +42,7 @@ cargo test --workspace "$@"
 BOOKTR_TEST_BACKEND=aws cargo test -p booktr-functions --test api "$@" -- \
   --skip cli:: --skip crash:: --skip sign_in_attack:: --skip health:: --skip aws:: \
   --skip translation::a_chapter_that_always_fails_ends_in_error_and_resume_finishes_the_book \
+  --skip translation::a_chapter_failing_in_its_review_pays_its_translate_pass_once_and_resumes_at_the_review \
   --skip upload::an_extraction_that_keeps_failing_ends_in_error_through_the_dead_letter_queue \
   --skip webhooks::a_failing_receiver_is_retried_after_1_5_and_30_minutes_and_then_the_delivery_fails \
   --skip webhooks::a_receiver_that_recovers_stops_the_retries
