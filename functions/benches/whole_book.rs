@@ -138,6 +138,10 @@ struct Figures {
     flagged_blocks: u64,
     glossary: (u64, u64),
     chapters: u64,
+    /// The quote before the start: tokens in and out, dollars, seconds.
+    quoted: (u64, u64, f64, u64),
+    /// What the run used: tokens in and out, dollars.
+    used: (u64, u64, f64),
 }
 
 async fn translate_once(book: &[u8], profile: Profile, window: usize) -> anyhow::Result<Figures> {
@@ -244,6 +248,15 @@ async fn translate_once(book: &[u8], profile: Profile, window: usize) -> anyhow:
         }
     }
 
+    let quote: Value = client
+        .get(format!(
+            "{url}/api/translate/quote?bookId={id}&model=gpt-4o-mini&targetLang=es"
+        ))
+        .bearer_auth(&key)
+        .send()
+        .await?
+        .json()
+        .await?;
     let started = Instant::now();
     let answer = client
         .post(format!("{url}/api/translate"))
@@ -272,8 +285,18 @@ async fn translate_once(book: &[u8], profile: Profile, window: usize) -> anyhow:
 
     let mut flagged_blocks = 0;
     let mut glossary = (0, 0);
+    let tokens = |usage: &Value, name: &str| usage[name].as_u64().unwrap_or(0);
+    let mut used = (
+        tokens(&done["terms"]["usage"], "inputTokens"),
+        tokens(&done["terms"]["usage"], "outputTokens"),
+        done["cost"]["spent"].as_f64().unwrap_or(0.0),
+    );
     for chapter in done["chapters"].as_array().into_iter().flatten() {
         let quality = &chapter["quality"];
+        for pass in ["translate", "review", "polish"] {
+            used.0 += tokens(&quality[pass], "inputTokens");
+            used.1 += tokens(&quality[pass], "outputTokens");
+        }
         for list in ["missingBlocks", "brokenMarksBlocks", "untranslatedBlocks"] {
             flagged_blocks += quality[list].as_array().map_or(0, Vec::len) as u64;
         }
@@ -293,6 +316,13 @@ async fn translate_once(book: &[u8], profile: Profile, window: usize) -> anyhow:
         flagged_blocks,
         glossary,
         chapters: done["chaptersTotal"].as_u64().unwrap_or(0),
+        quoted: (
+            tokens(&quote["total"], "inputTokens"),
+            tokens(&quote["total"], "outputTokens"),
+            quote["estimatedCost"].as_f64().unwrap_or(0.0),
+            quote["estimatedSeconds"].as_u64().unwrap_or(0),
+        ),
+        used,
     })
 }
 
@@ -314,6 +344,21 @@ fn print(label: &str, f: &Figures) {
         f.flagged_blocks,
         f.glossary.0,
         f.glossary.1,
+    );
+    let off = |quoted: f64, used: f64| (quoted - used) * 100.0 / used.max(1e-9);
+    println!(
+        "  quote: {} tokens in ({:+.1}% of the {} used), {} out ({:+.1}% of {}), ${:.4} \
+         ({:+.1}% of ${:.4}); {} s expected at a hosted model's pace (2 s + 10 ms per token)",
+        f.quoted.0,
+        off(f.quoted.0 as f64, f.used.0 as f64),
+        f.used.0,
+        f.quoted.1,
+        off(f.quoted.1 as f64, f.used.1 as f64),
+        f.used.1,
+        f.quoted.2,
+        off(f.quoted.2, f.used.2),
+        f.used.2,
+        f.quoted.3,
     );
 }
 
