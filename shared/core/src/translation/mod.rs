@@ -639,6 +639,8 @@ impl Translations {
                 book_id: book.id.clone(),
                 numbers: numbers.to_vec(),
                 run: book.run,
+                // Counted from nothing: a resumed chapter's earlier passes make its window's
+                // first redelivery look like progress, which costs one extra message at most.
                 passes: 0,
             };
             job.enqueue(self.ports.queue.as_ref()).await?;
