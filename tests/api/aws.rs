@@ -81,7 +81,12 @@ async fn spawn_aws(models: Arc<dyn Models>) -> AwsApp {
 impl AwsApp {
     /// Uploads the sample book; returns its id.
     async fn upload_sample(&self) -> String {
-        let form = Form::new().part("file", Part::bytes(sample_txt()).file_name("voyage.txt"));
+        self.upload("voyage.txt", sample_txt()).await
+    }
+
+    /// Uploads a book; returns its id.
+    async fn upload(&self, file_name: &str, bytes: Vec<u8>) -> String {
+        let form = Form::new().part("file", Part::bytes(bytes).file_name(file_name.to_string()));
         let uploaded: Value = self
             .client
             .post(format!("{}/api/upload", self.url))
@@ -133,6 +138,7 @@ impl AwsApp {
         if count == 0 {
             return (Vec::new(), 0);
         }
+
         let response = handle_sqs(&self.managed, from, sqs_event(&messages))
             .await
             .unwrap();
@@ -220,14 +226,14 @@ async fn on_aws_a_book_goes_from_upload_to_a_presigned_s3_download_through_the_l
         .any(|c| c.plain_text().contains("Càll mé Ìshmàél")));
 }
 
-/// A chapter whose model calls always fail: the SQS handler reports the message as a batch
-/// item failure each time, the queue's redrive moves it to the dead-letter queue after 4
-/// receives, and the dead-letter handler marks the chapter and the book ERROR. (The emulator
-/// keeps a redriven message invisible for the receive's visibility timeout, hence the wait.)
+/// A job that fails on every receive (here a PDF whose chapter text is gone from the bucket):
+/// the SQS handler reports it as a batch item failure each time, the queue's redrive moves it to
+/// the dead-letter queue after 4 receives, and the dead-letter handler puts the book in ERROR
+/// with the last failure. (The emulator keeps a redriven message invisible for the receive's
+/// visibility timeout, hence the wait.)
 #[tokio::test]
-async fn on_aws_a_failing_chapter_is_reported_per_item_and_redriven_after_four_receives() {
-    let model = StandIn::default().failing_on("carpet-bag");
-    let app = spawn_aws(Arc::new(model)).await;
+async fn on_aws_a_job_failing_every_receive_is_reported_per_item_and_redriven_after_four() {
+    let app = spawn_aws(Arc::new(EnvModels::from_vars(Vec::new()))).await;
     let id = app.upload_sample().await;
     app.drive_until(&id, "EXTRACTED").await;
     assert_eq!(
@@ -236,6 +242,14 @@ async fn on_aws_a_failing_chapter_is_reported_per_item_and_redriven_after_four_r
             .status(),
         200
     );
+    app.drive_until(&id, "COMPLETED").await;
+    let gone = booktr_core::books::store::translation_key(&id, 2).unwrap();
+    app.managed.ports.blobs.delete(&gone).await.unwrap();
+    let generate = app
+        .post("/api/generate", json!({"bookId": id, "format": "pdf"}))
+        .await;
+    assert_eq!(generate.status(), 200);
+
     let mut reported: Vec<String> = Vec::new();
     let mut book = Value::Null;
     for _ in 0..400 {
@@ -249,17 +263,53 @@ async fn on_aws_a_failing_chapter_is_reported_per_item_and_redriven_after_four_r
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     assert_eq!(book["status"], "ERROR", "{book}");
-    // The failing chapter's message was reported on each of its four receives (a message
-    // behind it in the same FIFO batch is reported too, without being processed).
     let most = reported
         .iter()
         .map(|id| reported.iter().filter(|other| *other == id).count())
         .max();
     assert_eq!(most, Some(4), "{reported:?}");
+    let error = book["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("generating the file failed after 4 attempts")
+            && error.contains("chapter 2 has no translation to render"),
+        "{book}"
+    );
+}
+
+/// A chapter whose model calls always fail ends in ERROR by its own count of failed tries (not
+/// the queue's receives: its window made progress with the other chapters), with the real cause.
+#[tokio::test]
+async fn on_aws_a_failing_chapter_ends_in_error_after_four_tries_with_its_cause() {
+    let model = StandIn::default().failing_on("carpet-bag");
+    let app = spawn_aws(Arc::new(model)).await;
+    let id = app.upload_sample().await;
+    app.drive_until(&id, "EXTRACTED").await;
+    assert_eq!(
+        app.post("/api/translate", json!({"bookId": id}))
+            .await
+            .status(),
+        200
+    );
+    let mut book = Value::Null;
+    for _ in 0..400 {
+        app.lambda_batch(QueueName::Jobs).await;
+        app.lambda_batch(QueueName::JobsDeadLetter).await;
+        book = app.get(&format!("/api/books/{id}")).await;
+        if book["status"] == "ERROR" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert_eq!(book["status"], "ERROR", "{book}");
     let status = app.get(&format!("/api/translate/status?bookId={id}")).await;
     assert_eq!(
         status["errors"][0]["chapterId"],
         format!("{id}-3"),
+        "{status}"
+    );
+    assert_eq!(
+        status["errors"][0]["error"],
+        "translation failed after 4 attempts: the model is unavailable: stand-in overloaded",
         "{status}"
     );
 }

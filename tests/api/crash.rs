@@ -47,8 +47,8 @@ pub(crate) async fn start_with(
     let mut child = Command::new(BOOKTR)
         .args(["serve", "--addr", &format!("127.0.0.1:{port}"), "--data"])
         .arg(data)
-        .envs(env.iter().copied())
         .env("BOOKTR_LOG", "warn")
+        .envs(env.iter().copied())
         .env("OPENAI_API_KEY", "sk-stand-in")
         .env("OPENAI_BASE_URL", openai)
         .stdout(Stdio::piped())
@@ -276,8 +276,9 @@ async fn a_book_killed_twenty_times_under_failing_requests_pays_no_finished_pass
     let (openai, log) = failing_openai_stand_in(Duration::from_millis(150)).await;
     let data = tempfile::TempDir::new().unwrap();
     let port = free_port();
-    // Windows of two chapters (four with the admin's priority).
-    let env = [("BOOKTR_CHAPTER_WINDOW", "2")];
+    // Windows of two chapters (four with the admin's priority); the retries' warnings would
+    // fill the log.
+    let env = [("BOOKTR_CHAPTER_WINDOW", "2"), ("BOOKTR_LOG", "error")];
     let (mut server, url, key) = start_with(data.path(), port, &openai, &env).await;
     let key = key.expect("an admin key on the first start");
     let client = reqwest::Client::new();

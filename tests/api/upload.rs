@@ -362,3 +362,52 @@ async fn an_extraction_that_keeps_failing_ends_in_error_through_the_dead_letter_
     assert_eq!(health["queues"]["translate"]["failed"], 1);
     assert_eq!(health["queues"]["translate"]["waiting"], 0);
 }
+
+/// File names are stored as their last path component; control characters in a file name or a
+/// title are refused, at upload and on rename.
+#[tokio::test]
+async fn paths_in_file_names_are_dropped_and_control_characters_refused() {
+    let app = spawn_app().await;
+    let user = app.user().await;
+    for (sent, stored) in [
+        ("../../x.txt", "x.txt"),
+        ("C:\\books\\voyage.txt", "voyage.txt"),
+    ] {
+        let id = app.upload_ok(&user.key, sent, sample_txt()).await;
+        let book: Value = app
+            .get(&format!("/api/books/{id}"), &user.key)
+            .await
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(book["fileName"], stored, "{book}");
+        assert!(!book["title"].as_str().unwrap().contains('/'), "{book}");
+    }
+    assert_error(
+        app.upload(&user.key, "bad\u{0}name.txt", sample_txt())
+            .await,
+        400,
+        "bad_request",
+    )
+    .await;
+    let with_nul = Form::new()
+        .part("file", Part::bytes(sample_txt()).file_name("voyage.txt"))
+        .text("title", "The\u{0}Voyage");
+    let response = app
+        .request(Method::POST, "/api/upload", &user.key)
+        .multipart(with_nul)
+        .send()
+        .await
+        .unwrap();
+    assert_error(response, 400, "bad_request").await;
+    let id = app.upload_ok(&user.key, "voyage.txt", sample_txt()).await;
+    let renamed = app
+        .send_json(
+            Method::PATCH,
+            &format!("/api/books/{id}"),
+            &user.key,
+            serde_json::json!({"title": "Line\nbreak"}),
+        )
+        .await;
+    assert_error(renamed, 400, "bad_request").await;
+}

@@ -71,7 +71,7 @@ impl Books {
     /// Stores the original, creates the book as UPLOADED and queues its extraction.
     /// The upload counts against the plan's monthly book quota (given back if it fails).
     #[instrument(skip(self, user, upload), fields(user_id = %user.id, file = %upload.file_name, bytes = upload.bytes.len()))]
-    pub async fn upload(&self, user: &User, upload: Upload) -> Result<Book, BooksError> {
+    pub async fn upload(&self, user: &User, mut upload: Upload) -> Result<Book, BooksError> {
         let user_id = user.id.as_str();
         if upload.bytes.is_empty() {
             return Err(BooksError::Invalid("the file is empty".into()));
@@ -79,8 +79,10 @@ impl Books {
         if upload.bytes.len() as u64 > MAX_UPLOAD_BYTES {
             return Err(BooksError::TooLarge);
         }
+        upload.file_name = file_name_of(&upload.file_name)?;
+        let file_name = &upload.file_name;
         let head = &upload.bytes[..upload.bytes.len().min(64 * 1024)];
-        let format = sniff(&upload.file_name, head).map_err(BooksError::UnsupportedFile)?;
+        let format = sniff(file_name, head).map_err(BooksError::UnsupportedFile)?;
         let user_title = upload
             .title
             .as_deref()
@@ -88,7 +90,7 @@ impl Books {
             .filter(|t| !t.is_empty());
         let title = match user_title {
             Some(t) => validate_title(t)?,
-            None => title_from_file_name(&upload.file_name),
+            None => title_from_file_name(file_name),
         };
         let target_lang = match upload
             .target_lang
@@ -141,7 +143,7 @@ impl Books {
             chapter_count: None,
             translation_model: None,
             format,
-            file_name: upload.file_name.chars().take(255).collect(),
+            file_name: upload.file_name,
             file_size: upload.bytes.len() as u64,
             error: None,
             glossary_id: None,
@@ -371,7 +373,29 @@ fn validate_title(title: &str) -> Result<String, BooksError> {
             "title must be 1 to {MAX_TITLE_CHARS} characters"
         )));
     }
+    if title.chars().any(char::is_control) {
+        return Err(BooksError::Invalid(
+            "title must not contain control characters (such as NUL or line breaks)".into(),
+        ));
+    }
     Ok(title.to_string())
+}
+
+/// The uploaded file's name as stored and shown: its last path component (a client's
+/// `../../x.epub` or `C:\books\x.epub` is `x.epub`), at most 255 characters. Control
+/// characters are refused rather than dropped: a name with them was not typed by a person.
+fn file_name_of(raw: &str) -> Result<String, BooksError> {
+    if raw.chars().any(char::is_control) {
+        return Err(BooksError::Invalid(
+            "the file name must not contain control characters".into(),
+        ));
+    }
+    let base = raw.rsplit(['/', '\\']).next().unwrap_or(raw).trim();
+    let name: String = base.chars().take(255).collect();
+    Ok(match name.as_str() {
+        "" | "." | ".." => "book".into(),
+        _ => name,
+    })
 }
 
 fn title_from_file_name(file_name: &str) -> String {
