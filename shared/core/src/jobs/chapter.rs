@@ -207,6 +207,7 @@ pub(super) async fn run(
         let reserved = match cost::reserve(handler, &book, estimate).await? {
             cost::Reservation::Go(amount) => amount,
             cost::Reservation::OverCap => return cost::pause_over_cap(handler, &book).await,
+            cost::Reservation::Moved => return Ok(()),
         };
         let result = translation.run_pass(model.as_ref()).await;
         // A failed pass keeps nothing of what it got back; its reservation is given back.

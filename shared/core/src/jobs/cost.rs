@@ -13,6 +13,7 @@ use super::JobHandler;
 use crate::books::lifecycle::BookEvent;
 use crate::books::{store, Book};
 use crate::ports::{Condition, StoreError, Update};
+use crate::types::BookStatus;
 
 /// Reserved over the estimate: retried blocks and longer answers cost more than foreseen, and
 /// a pass must not go past the cap once it is sent.
@@ -29,6 +30,8 @@ pub(super) enum Reservation {
     Go(i64),
     /// The pass does not fit under the cap.
     OverCap,
+    /// The run has moved on (paused, resumed, stopped): the job stops without pausing anything.
+    Moved,
 }
 
 /// Reserves `estimate` (tokens of the pass to come) against the book's cap.
@@ -57,7 +60,13 @@ pub(super) async fn reserve(
         .await;
     match reserved {
         Ok(_) => Ok(Reservation::Go(amount)),
-        Err(StoreError::Conflict) => Ok(Reservation::OverCap),
+        // Either the cap or the run refused: only a pass of the current run may pause it.
+        Err(StoreError::Conflict) => Ok(match handler.books.find(&book.id).await? {
+            Some(now) if now.run == book.run && now.status == BookStatus::Translating => {
+                Reservation::OverCap
+            }
+            _ => Reservation::Moved,
+        }),
         Err(e) => Err(e),
     }
 }

@@ -63,6 +63,7 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str, run: u32) -> Result
         let reserved = match cost::reserve(handler, &book, estimate).await? {
             cost::Reservation::Go(amount) => amount,
             cost::Reservation::OverCap => return cost::pause_over_cap(handler, &book).await,
+            cost::Reservation::Moved => return Ok(()),
         };
         let translated = match model_for(handler, &book).await? {
             Ok(model) => Ok(translate_terms(
