@@ -48,15 +48,23 @@ fn io(path: &Path, e: std::io::Error) -> StoreError {
 }
 
 fn write_atomically(root: &Path, target: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    if let Some(parent) = target.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
-    }
     let tmp = root.join(TMP_DIR).join(new_id());
     let result = (|| {
         let mut file = std::fs::File::create(&tmp)?;
         file.write_all(bytes)?;
         file.sync_all()?;
-        std::fs::rename(&tmp, target)
+        // A delete next door prunes the folder once it is empty (`prune_empty_dirs`), possibly
+        // between our making it and the rename: make it again and retry.
+        let mut tries = 0;
+        loop {
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            match std::fs::rename(&tmp, target) {
+                Err(e) if e.kind() == ErrorKind::NotFound && tries < 5 => tries += 1,
+                other => return other,
+            }
+        }
     })();
     if let Err(e) = result {
         let _ = std::fs::remove_file(&tmp);
@@ -164,5 +172,42 @@ impl Blobs for LocalBlobs {
             .await
             .map(|_| ())
             .map_err(|e| io(&self.root, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    /// A delete prunes its emptied folder; a write into the same folder at that moment still
+    /// lands.
+    #[tokio::test]
+    async fn writes_next_to_deletes_in_one_folder_never_fail() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let blobs = Arc::new(LocalBlobs::open(dir.path()).unwrap());
+        let key = |name: &str| BlobKey::parse(&format!("books/b/run/passes/{name}")).unwrap();
+        let deleting = {
+            let blobs = blobs.clone();
+            tokio::spawn(async move {
+                for _ in 0..300 {
+                    blobs
+                        .put(&key("1"), Bytes::from_static(b"one"))
+                        .await
+                        .unwrap();
+                    blobs.delete(&key("1")).await.unwrap();
+                }
+            })
+        };
+        for i in 0..300 {
+            let name = format!("w{i}");
+            blobs
+                .put(&key(&name), Bytes::from_static(b"two"))
+                .await
+                .unwrap();
+            blobs.delete(&key(&name)).await.unwrap();
+        }
+        deleting.await.unwrap();
     }
 }
