@@ -54,14 +54,22 @@ fn write_atomically(root: &Path, target: &Path, bytes: &[u8]) -> Result<(), Stor
         file.write_all(bytes)?;
         file.sync_all()?;
         // A delete next door prunes the folder once it is empty (`prune_empty_dirs`), possibly
-        // between our making it and the rename: make it again and retry.
+        // while we make it (which then fails as existing, yet it is gone) or between our making
+        // it and the rename (which then finds no folder): make it again and retry.
         let mut tries = 0;
         loop {
-            if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            match std::fs::rename(&tmp, target) {
-                Err(e) if e.kind() == ErrorKind::NotFound && tries < 5 => tries += 1,
+            let made = match target.parent() {
+                Some(parent) => std::fs::create_dir_all(parent),
+                None => Ok(()),
+            };
+            let result = made.and_then(|()| std::fs::rename(&tmp, target));
+            match result {
+                Err(e)
+                    if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::AlreadyExists)
+                        && tries < 10 =>
+                {
+                    tries += 1
+                }
                 other => return other,
             }
         }
