@@ -339,16 +339,7 @@ fn print_summary(
     out: &Path,
 ) {
     let qualities = &done.qualities;
-    let sum = |f: fn(&Quality) -> PassUsage| {
-        qualities
-            .iter()
-            .map(f)
-            .fold(PassUsage::default(), |a, b| PassUsage {
-                input_tokens: a.input_tokens + b.input_tokens,
-                output_tokens: a.output_tokens + b.output_tokens,
-                requests: a.requests + b.requests,
-            })
-    };
+    let sum = |f: fn(&Quality) -> PassUsage| qualities.iter().map(f).sum();
     let passes = [
         ("translate", sum(|q| q.translate)),
         ("review", sum(|q| q.review)),
@@ -356,9 +347,8 @@ fn print_summary(
     ];
     let passes = [("terms", done.terms.usage)].into_iter().chain(passes);
     let passes: Vec<(&str, PassUsage)> = passes.collect();
-    let (input, output): (u64, u64) = passes.iter().fold((0, 0), |(i, o), (_, p)| {
-        (i + p.input_tokens, o + p.output_tokens)
-    });
+    let total: PassUsage = passes.iter().map(|(_, p)| *p).sum();
+    let (input, output) = (total.input_tokens, total.output_tokens);
     // The quality records count the book's terms with the glossary (every pass enforces
     // both); the user's glossary is counted on its own here.
     let (checked, satisfied) = glossary_uses(glossary, manuscript, &done.manuscript);

@@ -89,54 +89,11 @@ async fn a_translation_killed_repeatedly_completes_with_every_chapter_translated
     // land inside chapters as well as between them.
     let (openai, calls) = openai_stand_in(Duration::from_millis(30)).await;
     let data = tempfile::TempDir::new().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let (mut server, url, key) = start(data.path(), port, &openai).await;
     let key = key.expect("an admin key on the first start");
     let client = reqwest::Client::new();
-
-    let form = Form::new().part("file", Part::bytes(book(CHAPTERS)).file_name("crash.txt"));
-    let uploaded: Value = client
-        .post(format!("{url}/api/upload"))
-        .bearer_auth(&key)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let id = uploaded["book"]["id"].as_str().unwrap().to_string();
-    let status = |client: reqwest::Client, url: String, key: String, id: String| async move {
-        client
-            .get(format!("{url}/api/translate/status?bookId={id}"))
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap()
-            .json::<Value>()
-            .await
-            .unwrap()
-    };
-    for _ in 0..500 {
-        if status(client.clone(), url.clone(), key.clone(), id.clone()).await["status"]
-            == "EXTRACTED"
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let started = client
-        .post(format!("{url}/api/translate"))
-        .bearer_auth(&key)
-        .json(&json!({"bookId": id, "targetLang": "fr"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(started.status(), 200);
+    let id = upload_and_start(&client, &url, &key, book(CHAPTERS)).await;
 
     for _ in 0..KILLS {
         tokio::time::sleep(Duration::from_millis(random_millis(60, 260))).await;
@@ -147,7 +104,9 @@ async fn a_translation_killed_repeatedly_completes_with_every_chapter_translated
 
     let mut last = Value::Null;
     for _ in 0..1500 {
-        last = status(client.clone(), url.clone(), key.clone(), id.clone()).await;
+        last = book_status(&client, &url, &key, &id)
+            .await
+            .unwrap_or(Value::Null);
         if last["status"] == "COMPLETED" {
             break;
         }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use booktr_formats::manuscript::Manuscript;
 use futures::stream::{self, StreamExt};
 
+use crate::estimate::RESERVE_MARGIN;
 use crate::glossary::GlossaryEntry;
 use crate::model::{ChatError, ChatModel};
 use crate::offline::OfflineEngine;
@@ -112,13 +113,10 @@ struct CostCap {
 }
 
 impl CostCap {
-    /// Reserved over the estimate: retries and longer answers cost more than foreseen.
-    const MARGIN: f64 = 1.25;
-
     /// Reserves a pass's estimated cost; None when it does not fit under the cap.
     fn reserve(&self, estimate: PassUsage) -> Option<f64> {
         let amount =
-            cost(&self.model, estimate.input_tokens, estimate.output_tokens) * Self::MARGIN;
+            cost(&self.model, estimate.input_tokens, estimate.output_tokens) * RESERVE_MARGIN;
         let mut committed = self.committed.lock().unwrap_or_else(|p| p.into_inner());
         if self.cap.is_some_and(|cap| *committed + amount > cap) {
             return None;
@@ -131,15 +129,6 @@ impl CostCap {
         let spent = cost(&self.model, used.input_tokens, used.output_tokens);
         *self.committed.lock().unwrap_or_else(|p| p.into_inner()) += spent - reserved;
     }
-}
-
-/// The tokens and requests of several passes together.
-fn sum(passes: &[PassUsage]) -> PassUsage {
-    passes.iter().fold(PassUsage::default(), |a, b| PassUsage {
-        input_tokens: a.input_tokens + b.input_tokens,
-        output_tokens: a.output_tokens + b.output_tokens,
-        requests: a.requests + b.requests,
-    })
 }
 
 /// Translates the book as the server does: the book-wide term pass first, then `parallel`
@@ -206,7 +195,8 @@ pub async fn translate_book(
                 let mut translation = ChapterTranslation::new(&input, config, None);
                 // A whole chapter is reserved at once: with nothing stored between runs, a
                 // chapter stopped after some passes would be paid for and thrown away.
-                let Some(reserved) = budget.reserve(sum(&translation.estimate())) else {
+                let Some(reserved) = budget.reserve(translation.estimate().into_iter().sum())
+                else {
                     return Ok((index, None));
                 };
                 let mut result = Ok(());
@@ -221,7 +211,10 @@ pub async fn translate_book(
                     });
                 }
                 let quality = translation.checkpoint().quality();
-                budget.settle(reserved, sum(&Pass::ALL.map(|p| quality.usage(p))));
+                budget.settle(
+                    reserved,
+                    Pass::ALL.map(|p| quality.usage(p)).into_iter().sum(),
+                );
                 result?;
                 let output = translation.finish();
                 on_event(Event::ChapterDone {

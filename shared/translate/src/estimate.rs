@@ -17,6 +17,10 @@ use crate::glossary::GlossaryEntry;
 use crate::pipeline::{ChapterInput, ChapterTranslation, PassUsage, PipelineConfig};
 use crate::terms::{candidates, estimate_terms, TermList};
 
+/// What a cost cap reserves over an estimate: retried blocks and longer answers cost more than
+/// foreseen, and work that has started must not go past the cap.
+pub const RESERVE_MARGIN: f64 = 1.25;
+
 /// How long a model takes to answer a request: a fixed part and a part per output token. The
 /// default is typical of the hosted models at the time of writing (about 2 s to the first token,
 /// then 100 tokens a second).
@@ -57,17 +61,13 @@ pub struct BookEstimate {
 impl BookEstimate {
     pub fn total(&self) -> PassUsage {
         [self.terms, self.translate, self.review, self.polish]
-            .iter()
-            .fold(PassUsage::default(), |sum, pass| PassUsage {
-                input_tokens: sum.input_tokens + pass.input_tokens,
-                output_tokens: sum.output_tokens + pass.output_tokens,
-                requests: sum.requests + pass.requests,
-            })
+            .into_iter()
+            .sum()
     }
 }
 
 /// One chapter's three passes, with the book's terms (or the glossary alone) in its prompts.
-pub fn estimate_chapter(
+fn estimate_chapter(
     chapter: &Chapter,
     source_lang: &str,
     target_lang: &str,
@@ -131,9 +131,7 @@ pub fn estimate_book(
             .into_iter()
             .zip(passes)
             {
-                sum.input_tokens += pass.input_tokens;
-                sum.output_tokens += pass.output_tokens;
-                sum.requests += pass.requests;
+                *sum += pass;
             }
         }
         duration += longest.iter().map(|t| pace.request(*t)).sum::<Duration>();

@@ -52,6 +52,36 @@ pub struct PassUsage {
     pub requests: u32,
 }
 
+impl PassUsage {
+    /// One request as the offline engine counts it, answered with `answer`: the estimate of a
+    /// request not sent yet.
+    pub fn estimated(request: &crate::model::ChatRequest, answer: &str) -> PassUsage {
+        use crate::model::estimate_tokens;
+        PassUsage {
+            input_tokens: estimate_tokens(&request.system) + estimate_tokens(&request.user),
+            output_tokens: estimate_tokens(answer),
+            requests: 1,
+        }
+    }
+}
+
+impl std::ops::AddAssign for PassUsage {
+    fn add_assign(&mut self, other: PassUsage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.requests += other.requests;
+    }
+}
+
+impl std::iter::Sum for PassUsage {
+    fn sum<I: Iterator<Item = PassUsage>>(iter: I) -> PassUsage {
+        iter.fold(PassUsage::default(), |mut sum, usage| {
+            sum += usage;
+            sum
+        })
+    }
+}
+
 /// What the user is shown about a chapter's translation.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -308,10 +338,7 @@ impl<'a> ChapterTranslation<'a> {
                     .into_iter()
                     .filter_map(|(id, p)| ProblemKind::of(&p).map(|k| (id, k))),
             );
-            let usage = state.quality.usage_mut(pass);
-            usage.input_tokens += done.usage.input_tokens;
-            usage.output_tokens += done.usage.output_tokens;
-            usage.requests += done.usage.requests;
+            *state.quality.usage_mut(pass) += done.usage;
             state.quality.retries += done.retries;
             state.quality.extra_blocks += done.extra;
             state.terms.extend(done.terms);
@@ -344,7 +371,6 @@ impl<'a> ChapterTranslation<'a> {
     /// source) and the later passes' drafts standing in for the source. Retries and the
     /// review's term lines are not foreseen.
     pub fn estimate(&self) -> [PassUsage; 3] {
-        use crate::model::estimate_tokens;
         Pass::ALL.map(|pass| {
             let units: Vec<Unit> = self
                 .segments
@@ -356,26 +382,24 @@ impl<'a> ChapterTranslation<'a> {
                     draft: (pass != Pass::Translate).then(|| segment.source.clone()),
                 })
                 .collect();
-            let mut usage = PassUsage::default();
-            for units in chunk(units, self.config.chunk_tokens) {
-                let text = units
-                    .iter()
-                    .map(|u| u.source.as_str())
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                let ids: BTreeSet<usize> = units.iter().map(|u| u.id).collect();
-                let request = chunk_request(self.input, pass, &units, &text, &[], &ids);
-                let answer = units
-                    .iter()
-                    .map(|u| format!("[[{}]] {}", u.id, u.source))
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                usage.input_tokens +=
-                    estimate_tokens(&request.system) + estimate_tokens(&request.user);
-                usage.output_tokens += estimate_tokens(&answer);
-                usage.requests += 1;
-            }
-            usage
+            chunk(units, self.config.chunk_tokens)
+                .into_iter()
+                .map(|units| {
+                    let text = units
+                        .iter()
+                        .map(|u| u.source.as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    let ids: BTreeSet<usize> = units.iter().map(|u| u.id).collect();
+                    let request = chunk_request(self.input, pass, &units, &text, &[], &ids);
+                    let answer = units
+                        .iter()
+                        .map(|u| format!("[[{}]] {}", u.id, u.source))
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    PassUsage::estimated(&request, &answer)
+                })
+                .sum()
         })
     }
 

@@ -189,9 +189,7 @@ pub async fn translate_terms(
     for result in results {
         let batch = result?;
         list.terms.extend(batch.terms);
-        list.usage.input_tokens += batch.usage.input_tokens;
-        list.usage.output_tokens += batch.usage.output_tokens;
-        list.usage.requests += batch.usage.requests;
+        list.usage += batch.usage;
     }
     info!(
         candidates = candidates.len(),
@@ -209,19 +207,17 @@ pub fn estimate_terms(
     target_lang: &str,
     glossary: &[GlossaryEntry],
 ) -> PassUsage {
-    let mut usage = PassUsage::default();
-    for batch in candidates.chunks(PER_REQUEST) {
-        let request = request(batch, source_lang, target_lang, glossary);
-        let answer: String = batch
-            .iter()
-            .enumerate()
-            .map(|(id, c)| format!("[[{id}]] {}\n", c.term))
-            .collect();
-        usage.input_tokens += estimate_tokens(&request.system) + estimate_tokens(&request.user);
-        usage.output_tokens += estimate_tokens(&answer);
-        usage.requests += 1;
-    }
-    usage
+    candidates
+        .chunks(PER_REQUEST)
+        .map(|batch| {
+            let answer: String = batch
+                .iter()
+                .enumerate()
+                .map(|(id, c)| format!("[[{id}]] {}\n", c.term))
+                .collect();
+            PassUsage::estimated(&request(batch, source_lang, target_lang, glossary), &answer)
+        })
+        .sum()
 }
 
 /// One request: the batch's terms with their translations, and what the request cost.

@@ -200,10 +200,12 @@ pub(super) async fn run(
             "going on after the passes already done"
         );
     }
-    // What each pass will cost, for the run's cost cap.
-    let estimates = translation.estimate();
+    // What each pass will cost, for the run's cost cap (building every prompt ahead is not
+    // worth it without one: the reservation then ignores the estimate).
+    let estimates = book.max_cost_micros.map(|_| translation.estimate());
     while let Some(pass) = translation.next_pass() {
-        let estimate = estimates[usize::from(translation.checkpoint().passes_done)];
+        let done = usize::from(translation.checkpoint().passes_done);
+        let estimate = estimates.map(|e| e[done]).unwrap_or_default();
         let reserved = match cost::reserve(handler, &book, estimate).await? {
             cost::Reservation::Go(amount) => amount,
             cost::Reservation::OverCap => return cost::pause_over_cap(handler, &book).await,

@@ -5,6 +5,7 @@
 //! finished passes are kept for the resume.
 
 use booktr_translate::book::cost;
+use booktr_translate::estimate::RESERVE_MARGIN;
 use booktr_translate::pipeline::PassUsage;
 use serde_json::Value;
 use tracing::info;
@@ -14,10 +15,6 @@ use crate::books::lifecycle::BookEvent;
 use crate::books::{store, Book};
 use crate::ports::{Condition, StoreError, Update};
 use crate::types::BookStatus;
-
-/// Reserved over the estimate: retried blocks and longer answers cost more than foreseen, and
-/// a pass must not go past the cap once it is sent.
-const MARGIN: f64 = 1.25;
 
 /// Millionths of a dollar, rounded up (a reservation never falls short by rounding).
 pub fn micros(usd: f64) -> i64 {
@@ -34,7 +31,8 @@ pub(super) enum Reservation {
     Moved,
 }
 
-/// Reserves `estimate` (tokens of the pass to come) against the book's cap.
+/// Reserves `estimate` (tokens of the pass to come) against the book's cap; without a cap,
+/// goes ahead at once (the estimate is not looked at).
 pub(super) async fn reserve(
     handler: &JobHandler,
     book: &Book,
@@ -44,7 +42,8 @@ pub(super) async fn reserve(
         return Ok(Reservation::Go(0));
     };
     let model = book.translation_model.as_deref().unwrap_or_default();
-    let amount = micros(cost(model, estimate.input_tokens, estimate.output_tokens) * MARGIN);
+    let amount =
+        micros(cost(model, estimate.input_tokens, estimate.output_tokens) * RESERVE_MARGIN);
     let reserved = handler
         .ports
         .table

@@ -59,47 +59,46 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str, run: u32) -> Result
     let list = if found.is_empty() {
         TermList::default()
     } else {
-        let estimate = estimate_terms(&found, &book.original_lang, &book.target_lang, &glossary);
-        let reserved = match cost::reserve(handler, &book, estimate).await? {
-            cost::Reservation::Go(amount) => amount,
-            cost::Reservation::OverCap => return cost::pause_over_cap(handler, &book).await,
-            cost::Reservation::Moved => return Ok(()),
-        };
-        let translated = match model_for(handler, &book).await? {
-            Ok(model) => Ok(translate_terms(
-                model.as_ref(),
-                &found,
-                &book.original_lang,
-                &book.target_lang,
-                &glossary,
-                &handler.pipeline,
-            )
-            .await),
-            Err(reason) => Err(reason),
-        };
-        let used = match &translated {
-            Ok(Ok(list)) => list.usage,
-            _ => Default::default(),
-        };
-        cost::settle(handler, &book, reserved, used).await?;
-        match translated {
-            Ok(translated) => match translated {
-                Ok(list) => list,
-                Err(ChatError::Retryable { message, .. }) => {
-                    return Err(StoreError::Unavailable(format!(
-                        "the model is unavailable: {message}"
-                    )))
-                }
-                // The chapters meet the same refusal and report it; the run goes on without
-                // a list rather than failing here.
-                Err(ChatError::Fatal(message)) => {
-                    warn!(%message, "the model refused the term list; chapters choose their own terms");
-                    TermList::default()
-                }
-            },
+        match model_for(handler, &book).await? {
             Err(reason) => {
                 warn!(%reason, "no model for the term list; chapters report it");
                 TermList::default()
+            }
+            Ok(model) => {
+                let estimate =
+                    estimate_terms(&found, &book.original_lang, &book.target_lang, &glossary);
+                let reserved = match cost::reserve(handler, &book, estimate).await? {
+                    cost::Reservation::Go(amount) => amount,
+                    cost::Reservation::OverCap => {
+                        return cost::pause_over_cap(handler, &book).await
+                    }
+                    cost::Reservation::Moved => return Ok(()),
+                };
+                let translated = translate_terms(
+                    model.as_ref(),
+                    &found,
+                    &book.original_lang,
+                    &book.target_lang,
+                    &glossary,
+                    &handler.pipeline,
+                )
+                .await;
+                let used = translated.as_ref().map(|l| l.usage).unwrap_or_default();
+                cost::settle(handler, &book, reserved, used).await?;
+                match translated {
+                    Ok(list) => list,
+                    Err(ChatError::Retryable { message, .. }) => {
+                        return Err(StoreError::Unavailable(format!(
+                            "the model is unavailable: {message}"
+                        )))
+                    }
+                    // The chapters meet the same refusal and report it; the run goes on
+                    // without a list rather than failing here.
+                    Err(ChatError::Fatal(message)) => {
+                        warn!(%message, "the model refused the term list; chapters choose their own terms");
+                        TermList::default()
+                    }
+                }
             }
         }
     };
