@@ -20,13 +20,13 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}"
 fi
 
-# Outside checkers of what the public pages publish: the sitemap against its schema, the feed
-# in a real feed reader's parser.
+# Outside checkers of what the service publishes: the sitemap against its schema, the feed
+# in a real feed reader's parser, the API description against the OpenAPI 3.1 schema.
 checks=target/venv-checks
-if ! "$checks/bin/python" -c 'import feedparser, xmlschema' 2>/dev/null; then
-  echo "== installing the feed and sitemap checkers (feedparser, xmlschema) into $checks"
+if ! "$checks/bin/python" -c 'import feedparser, xmlschema, openapi_spec_validator' 2>/dev/null; then
+  echo "== installing the feed, sitemap and OpenAPI checkers into $checks"
   python3 -m venv "$checks"
-  "$checks/bin/pip" install -q 'feedparser>=6,<7' 'xmlschema>=3,<5'
+  "$checks/bin/pip" install -q 'feedparser>=6,<7' 'xmlschema>=3,<5' 'openapi-spec-validator==0.7.2'
 fi
 
 # The AWS adapters run their conformance suites against a local emulator.

@@ -34,7 +34,7 @@ pub async fn start() -> Result<(Config, Managed), Error> {
 }
 
 /// Serves one endpoint group's router behind API Gateway.
-pub async fn serve_http(routes: Router<AppState>) -> Result<(), Error> {
+pub async fn serve_http(routes: booktr_api::Routes) -> Result<(), Error> {
     let (config, managed) = start().await?;
     let state = AppState::new(
         managed.services,
@@ -50,7 +50,7 @@ pub async fn serve_http(routes: Router<AppState>) -> Result<(), Error> {
 /// The group's router as a Lambda serves it: every shared layer, and the caller's address from
 /// API Gateway's request context (its `sourceIp`), which clients cannot forge the way they can
 /// an `X-Forwarded-For` header.
-pub fn http_app(routes: Router<AppState>, state: AppState) -> Router {
+pub fn http_app(routes: booktr_api::Routes, state: AppState) -> Router {
     booktr_api::finish(routes, state).layer(axum::middleware::from_fn(
         |mut request: axum::extract::Request, next: axum::middleware::Next| async move {
             use lambda_http::request::RequestContext;

@@ -1,6 +1,7 @@
 //! Outside checkers for what the service publishes: Python's `xmlschema` (the sitemap against
-//! the sitemap 0.9 schema) and `feedparser` (the RSS feed, read as feed readers read it), from
-//! the virtualenv `scripts/test.sh` makes under `target/venv-checks`.
+//! the sitemap 0.9 schema), `feedparser` (the RSS feed, read as feed readers read it) and
+//! `openapi-spec-validator` (the API description against the OpenAPI 3.1 schema), from the
+//! virtualenv `scripts/test.sh` makes under `target/venv-checks`.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -43,6 +44,20 @@ schema = xmlschema.XMLSchema("tests/fixtures/sitemap-0.9.xsd")
 print(json.dumps([str(e.reason or e) for e in schema.iter_errors(sys.stdin.buffer.read().decode())]))
 "#,
         xml.as_bytes(),
+    );
+    serde_json::from_value(errors).unwrap()
+}
+
+/// The validator's complaints about an OpenAPI 3.1 document (none when it is valid).
+pub fn openapi_errors(document: &[u8]) -> Vec<String> {
+    let errors = python(
+        r#"
+import json, sys
+from openapi_spec_validator import OpenAPIV31SpecValidator
+spec = json.load(sys.stdin)
+print(json.dumps([f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in OpenAPIV31SpecValidator(spec).iter_errors()]))
+"#,
+        document,
     );
     serde_json::from_value(errors).unwrap()
 }

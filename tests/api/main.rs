@@ -19,6 +19,7 @@ mod helpers;
 mod keys;
 mod limits;
 mod notifications;
+mod openapi;
 mod pages;
 mod privacy;
 mod sign_in_attack;

@@ -352,8 +352,9 @@ async fn the_feed_is_rss_2_with_the_50_latest_published_posts() {
 }
 
 /// Runs headless Chromium (Debian's, installed by `scripts/test.sh`) on `url`: the DOM after
-/// rendering, and a screenshot under `target/screenshots/` to look at.
-fn chromium(url: &str, screenshot: &str) -> String {
+/// rendering (scripts included), and a screenshot under `target/screenshots/` to look at.
+/// Offline: every request beyond the test server goes to a proxy that is not there.
+pub fn chromium(url: &str, screenshot: &str) -> String {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/screenshots");
     std::fs::create_dir_all(&dir).unwrap();
     let profile = tempfile::TempDir::new().unwrap();
@@ -366,6 +367,9 @@ fn chromium(url: &str, screenshot: &str) -> String {
                 "--disable-gpu",
                 "--disable-dev-shm-usage",
                 "--hide-scrollbars",
+                // Loopback bypasses a proxy; anything else (a CDN) would fail to load.
+                "--proxy-server=http://127.0.0.1:9",
+                "--virtual-time-budget=10000",
             ])
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .args(extra)

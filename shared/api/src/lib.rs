@@ -6,6 +6,7 @@ mod error;
 mod extract;
 mod limits;
 mod middleware;
+pub mod openapi;
 mod routes;
 pub mod web;
 
@@ -13,6 +14,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use booktr_core::Services;
+pub use openapi::Routes;
 
 pub use auth::{Caller, OptionalCaller};
 pub use error::ApiError;
@@ -53,10 +55,11 @@ impl AppState {
     }
 }
 
-/// Every endpoint group on one router, with JSON 404/405 answers and request logging.
-pub fn router(state: AppState) -> Router {
-    let groups = Router::new()
+/// Every endpoint group's routes, with their documentation.
+pub fn all_routes() -> Routes {
+    Routes::new()
         .merge(health::router())
+        .merge(openapi::router())
         .merge(auth_routes::router())
         .merge(keys::router())
         .merge(user::router())
@@ -72,13 +75,18 @@ pub fn router(state: AppState) -> Router {
         .merge(download::router())
         .merge(glossary::router())
         .merge(webhooks::router())
-        .merge(notifications::router());
-    finish(groups, state)
+        .merge(notifications::router())
+}
+
+/// Every endpoint group on one router, with JSON 404/405 answers and request logging.
+pub fn router(state: AppState) -> Router {
+    finish(all_routes(), state)
 }
 
 /// Adds what every served router needs: the fallbacks, the error-catching and logging layers.
 /// Lambda binaries call this on their own group's router.
-pub fn finish(routes: Router<AppState>, state: AppState) -> Router {
+pub fn finish(routes: Routes, state: AppState) -> Router {
+    let (routes, _) = routes.split_for_parts();
     routes
         .fallback(error::no_route)
         .method_not_allowed_fallback(error::method_not_allowed)

@@ -142,7 +142,7 @@ impl fmt::Debug for ProviderKey {
 }
 
 /// The spec's DeveloperSettings: which keys are set, masked.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DeveloperSettings {
     pub has_key_one: bool,
@@ -167,10 +167,14 @@ impl DeveloperSettings {
 
 /// `PATCH /api/settings/developer`: a field left out is unchanged, `null` removes the key, a
 /// string sets it. Unknown fields are refused, and so is anything but a JSON object.
-#[derive(Default)]
+#[derive(Default, utoipa::ToSchema)]
+#[schema(rename_all = "camelCase")]
 pub struct DeveloperPatch {
+    #[schema(value_type = Option<String>)]
     pub key_one: Option<Option<String>>,
+    #[schema(value_type = Option<String>)]
     pub key_two: Option<Option<String>>,
+    #[schema(value_type = Option<String>)]
     pub key_three: Option<Option<String>>,
 }
 

@@ -10,7 +10,7 @@ use crate::ports::{QueueName, QueueStats, StoreError};
 use crate::Ports;
 
 /// The spec's two processing modes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum QueueMode {
     /// AWS: SQS FIFO and Lambda workers.
@@ -19,7 +19,7 @@ pub enum QueueMode {
     WorkerQueue,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Healthy,
@@ -27,14 +27,14 @@ pub enum Status {
     Unhealthy,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum CheckStatus {
     Up,
     Down,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Check {
     pub status: CheckStatus,
     /// Milliseconds the check took.
@@ -42,7 +42,7 @@ pub struct Check {
     pub error: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Checks {
     pub database: Check,
     pub broker: Check,
@@ -51,7 +51,7 @@ pub struct Checks {
     pub storage: Check,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct QueueCounts {
     pub active: u64,
     pub waiting: u64,
@@ -59,13 +59,13 @@ pub struct QueueCounts {
     pub failed: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Queues {
     pub translate: QueueCounts,
 }
 
 /// The spec's Health body.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HealthReport {
     pub status: Status,

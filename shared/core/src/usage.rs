@@ -87,7 +87,7 @@ impl Quotas {
 }
 
 /// One counter of the report.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema, PartialEq)]
 pub struct Meter {
     pub used: u64,
     pub limit: Option<u64>,
@@ -113,7 +113,7 @@ impl Meter {
 }
 
 /// The spec's Usage.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageReport {
     pub plan: Plan,

@@ -44,7 +44,7 @@ impl Default for PipelineConfig {
 }
 
 /// Tokens one pass used.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PassUsage {
     pub input_tokens: u64,

@@ -6,8 +6,6 @@
 use axum::extract::State;
 use axum::http::HeaderName;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::Router;
 use booktr_core::email::{EmailConfig, EmailSettingsPatch, Outcome};
 use booktr_core::types::{Email, Role};
 use bytes::Bytes;
@@ -16,17 +14,19 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
 use crate::extract::Query;
-use crate::{AppState, Caller};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::{AppState, Caller, Routes};
 
 /// When the verification removal was deprecated (RFC 9745: `@` and seconds since the epoch,
 /// here 2026-11-23T00:00:00Z).
 const DEPRECATED_SINCE: &str = "@1795392000";
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/admin/emails/config", get(config).put(update))
-        .route("/api/admin/emails/test", post(test))
-        .route("/api/admin/emails/verify", post(verify).delete(unverify))
+pub fn router() -> Routes {
+    OpenApiRouter::new()
+        .routes(routes!(config, update))
+        .routes(routes!(test))
+        .routes(routes!(verify, unverify))
 }
 
 fn super_admin(caller: &Caller) -> Result<(), ApiError> {
@@ -53,7 +53,7 @@ fn email(raw: &str) -> Result<Email, ApiError> {
     Email::parse(raw).map_err(|e| ApiError::bad_request(format!("email: {e}")))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct Answer {
     success: bool,
     message: String,
@@ -68,6 +68,9 @@ impl From<Outcome> for Answer {
     }
 }
 
+/// The email settings and the mail server's state (SUPER_ADMIN).
+#[utoipa::path(get, path = "/api/admin/emails/config", tag = "admin", security(("apiKey" = []), ("session" = [])),
+    responses((status = 200, description = "Settings", body = EmailConfig)))]
 async fn config(
     State(state): State<AppState>,
     caller: Caller,
@@ -76,13 +79,17 @@ async fn config(
     Ok(axum::Json(state.services.email.config().await?))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct Updated {
     success: bool,
     sender_email: String,
 }
 
+/// Sets the given fields (SUPER_ADMIN); an empty body changes nothing.
+#[utoipa::path(put, path = "/api/admin/emails/config", tag = "admin", security(("apiKey" = []), ("session" = [])),
+    request_body(content = Option<EmailSettingsPatch>),
+    responses((status = 200, description = "Saved", body = Updated)))]
 async fn update(
     State(state): State<AppState>,
     caller: Caller,
@@ -97,12 +104,16 @@ async fn update(
     }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct To {
     email: Option<String>,
 }
 
+/// Sends a test email, to `email` or the caller (SUPER_ADMIN).
+#[utoipa::path(post, path = "/api/admin/emails/test", tag = "admin", security(("apiKey" = []), ("session" = [])),
+    request_body(content = Option<To>),
+    responses((status = 200, description = "What the mail server said", body = Answer)))]
 async fn test(
     State(state): State<AppState>,
     caller: Caller,
@@ -117,6 +128,10 @@ async fn test(
     Ok(axum::Json(outcome.into()))
 }
 
+/// Allows a recipient in sandbox mode (SUPER_ADMIN).
+#[utoipa::path(post, path = "/api/admin/emails/verify", tag = "admin", security(("apiKey" = []), ("session" = [])),
+    request_body = To,
+    responses((status = 200, description = "Verified", body = Answer)))]
 async fn verify(
     State(state): State<AppState>,
     caller: Caller,
@@ -135,6 +150,11 @@ struct EmailQuery {
     email: Option<String>,
 }
 
+/// Removes an allowed recipient (SUPER_ADMIN). Deprecated: answers carry a `Deprecation` header.
+#[utoipa::path(delete, path = "/api/admin/emails/verify", tag = "admin", security(("apiKey" = []), ("session" = [])),
+    params(("email" = String, Query)),
+    responses((status = 200, description = "Removed", body = Answer,
+        headers(("deprecation" = String)))))]
 async fn unverify(
     State(state): State<AppState>,
     caller: Caller,

@@ -5,8 +5,6 @@ use axum::extract::State;
 use axum::http::header::SET_COOKIE;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
-use axum::Router;
 use booktr_core::accounts::User;
 use booktr_core::accounts::{NewUser, SESSION_COOKIE};
 use booktr_core::types::{Email, Plan, Role};
@@ -17,18 +15,21 @@ use crate::auth::session_token;
 use crate::error::ApiError;
 use crate::extract::Json;
 use crate::limits::ClientAddress;
-use crate::AppState;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::openapi::ErrorBody;
+use crate::{AppState, Routes};
 
 const SESSION_MAX_AGE_SECS: i64 = booktr_core::accounts::SESSION_TTL_DAYS * 24 * 3600;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/auth/signup", post(sign_up))
-        .route("/api/auth/signin", post(sign_in))
-        .route("/api/auth/signout", post(sign_out))
+pub fn router() -> Routes {
+    OpenApiRouter::new()
+        .routes(routes!(sign_up))
+        .routes(routes!(sign_in))
+        .routes(routes!(sign_out))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct SignUp {
     email: String,
@@ -36,19 +37,23 @@ struct SignUp {
     name: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct SignIn {
     email: String,
     password: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct UserBody {
     user: User,
 }
 
-/// Creates a USER on the FREE plan and signs it in.
+/// Creates a USER on the FREE plan and signs it in (sets the `auth.session-token` cookie).
+#[utoipa::path(post, path = "/api/auth/signup", tag = "auth", request_body = SignUp,
+    responses((status = 201, description = "Signed up and in", body = UserBody,
+        headers(("set-cookie" = String, description = "The session cookie"))),
+        (status = 409, description = "The email is taken", body = ErrorBody)))]
 async fn sign_up(
     State(state): State<AppState>,
     ClientAddress(address): ClientAddress,
@@ -77,6 +82,11 @@ async fn sign_up(
     ))
 }
 
+/// Signs in with email and password (sets the `auth.session-token` cookie).
+#[utoipa::path(post, path = "/api/auth/signin", tag = "auth", request_body = SignIn,
+    responses((status = 200, description = "Signed in", body = UserBody,
+        headers(("set-cookie" = String, description = "The session cookie"))),
+        (status = 401, description = "Wrong email or password", body = ErrorBody)))]
 async fn sign_in(
     State(state): State<AppState>,
     ClientAddress(address): ClientAddress,
@@ -98,6 +108,8 @@ async fn sign_in(
 }
 
 /// Ends the session named by the cookie (if any) and clears the cookie. Always succeeds.
+#[utoipa::path(post, path = "/api/auth/signout", tag = "auth",
+    responses((status = 200, description = "Signed out", body = super::Success)))]
 async fn sign_out(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
     if let Some(token) = session_token(&headers) {
         state.services.accounts.sign_out(&token).await?;

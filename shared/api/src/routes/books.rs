@@ -4,8 +4,6 @@ use axum::extract::multipart::{Field, MultipartError};
 use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Path, Request, State};
 use axum::http::header::CONTENT_LENGTH;
 use axum::http::StatusCode;
-use axum::routing::{get, post};
-use axum::Router;
 use booktr_core::books::{Book, BookDetail, Upload, MAX_UPLOAD_BYTES};
 use booktr_core::types::BookStatus;
 use bytes::{Bytes, BytesMut};
@@ -14,7 +12,11 @@ use serde::{Deserialize, Serialize};
 use super::{Success, SUCCESS};
 use crate::error::ApiError;
 use crate::extract::{Json, Query};
-use crate::{AppState, Caller};
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
+use utoipa_axum::routes;
+
+use crate::openapi::ErrorBody;
+use crate::{AppState, Caller, Routes};
 
 /// Room for the multipart framing and the small text fields around a maximal file.
 const MULTIPART_OVERHEAD: u64 = 64 * 1024;
@@ -22,16 +24,13 @@ const UPLOAD_BODY_LIMIT: usize = (MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD) as usiz
 /// The longest text field (title, targetLang) accepted in an upload.
 const MAX_TEXT_FIELD: usize = 4 * 1024;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/books", get(list))
-        .route("/api/books/{id}", get(detail).patch(update).delete(remove))
+pub fn router() -> Routes {
+    OpenApiRouter::new()
+        .routes(routes!(list))
+        .routes(routes!(detail, update, remove))
         // The whole body is capped as it streams in: the multipart parser reads ahead as far as
         // data is available, so the cap (not the per-field check alone) is what bounds memory.
-        .route(
-            "/api/upload",
-            post(upload).layer(DefaultBodyLimit::max(UPLOAD_BODY_LIMIT)),
-        )
+        .routes(routes!(upload).layer(DefaultBodyLimit::max(UPLOAD_BODY_LIMIT)))
 }
 
 #[derive(Deserialize)]
@@ -40,11 +39,15 @@ struct ListQuery {
     limit: Option<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct BookList {
     books: Vec<Book>,
 }
 
+/// The caller's books, newest first.
+#[utoipa::path(get, path = "/api/books", tag = "books", security(("apiKey" = []), ("session" = [])),
+    params(("status" = Option<BookStatus>, Query), ("limit" = Option<u32>, Query)),
+    responses((status = 200, description = "Books", body = BookList)))]
 async fn list(
     State(state): State<AppState>,
     caller: Caller,
@@ -68,6 +71,11 @@ async fn list(
     Ok(axum::Json(BookList { books }))
 }
 
+/// A book with its chapters and translation state.
+#[utoipa::path(get, path = "/api/books/{id}", tag = "books", security(("apiKey" = []), ("session" = [])),
+    params(("id" = String, Path, description = "The book's id")),
+    responses((status = 200, description = "The book", body = BookDetail),
+        (status = 404, description = "No such book", body = ErrorBody)))]
 async fn detail(
     State(state): State<AppState>,
     caller: Caller,
@@ -78,13 +86,17 @@ async fn detail(
     ))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct UpdateBook {
     title: Option<String>,
     author: Option<String>,
 }
 
+#[utoipa::path(patch, path = "/api/books/{id}", tag = "books", security(("apiKey" = []), ("session" = [])),
+    params(("id" = String, Path, description = "The book's id")), request_body = UpdateBook,
+    responses((status = 200, description = "The book now", body = Book),
+        (status = 404, description = "No such book", body = ErrorBody)))]
 async fn update(
     State(state): State<AppState>,
     caller: Caller,
@@ -100,6 +112,11 @@ async fn update(
     ))
 }
 
+/// Deletes the book, its translations and files.
+#[utoipa::path(delete, path = "/api/books/{id}", tag = "books", security(("apiKey" = []), ("session" = [])),
+    params(("id" = String, Path, description = "The book's id")),
+    responses((status = 200, description = "Deleted", body = Success),
+        (status = 404, description = "No such book", body = ErrorBody)))]
 async fn remove(
     State(state): State<AppState>,
     caller: Caller,
@@ -109,7 +126,7 @@ async fn remove(
     Ok(axum::Json(SUCCESS))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct Uploaded {
     success: bool,
     book: Book,
@@ -118,6 +135,9 @@ struct Uploaded {
 /// Reads the multipart body as it arrives. A declared length over the limit is refused before a
 /// byte of the body is read; without one, reading stops at the first chunk past the cap, so the
 /// server never holds more than the limit of any upload.
+#[utoipa::path(post, path = "/api/upload", tag = "books", security(("apiKey" = []), ("session" = [])),
+    request_body(content = UploadForm, content_type = "multipart/form-data"),
+    responses((status = 200, description = "Uploaded; extraction runs in the background", body = Uploaded)))]
 async fn upload(
     State(state): State<AppState>,
     caller: Caller,
@@ -179,6 +199,18 @@ async fn upload(
         success: true,
         book,
     }))
+}
+
+/// The upload's form, for the description (the handler reads it as it streams in).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+struct UploadForm {
+    /// The book: EPUB, PDF, TXT, DOCX or HTML, up to 50 MB.
+    #[schema(value_type = String, format = Binary)]
+    file: Vec<u8>,
+    title: Option<String>,
+    #[schema(rename = "targetLang")]
+    target_lang: Option<String>,
 }
 
 /// A body cut off by the size cap is too large; anything else is a malformed request.

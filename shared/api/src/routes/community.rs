@@ -7,8 +7,6 @@
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::routing::{get, patch, post};
-use axum::Router;
 use booktr_core::community::{
     Category, Comment, CommunityError, NewComment, NewPost, NewTerm, Post, PostFilter, PostPage,
     Tag,
@@ -17,20 +15,23 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
 use crate::extract::{Json, Query};
-use crate::{AppState, Caller, OptionalCaller};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/community/posts", get(list).post(create))
-        .route("/api/community/posts/{id}", get(one))
-        .route("/api/community/categories", get(categories))
-        .route("/api/community/tags", get(tags))
-        .route("/api/admin/community/categories", post(create_category))
-        .route("/api/admin/community/tags", post(create_tag))
-        .route("/api/community/comments", get(comments).post(comment))
-        .route("/api/admin/community/posts/{id}", patch(feature))
-        .route("/api/admin/comments", get(pending))
-        .route("/api/admin/comments/{id}", patch(moderate))
+use crate::openapi::ErrorBody;
+use crate::{AppState, Caller, OptionalCaller, Routes};
+
+pub fn router() -> Routes {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(one))
+        .routes(routes!(categories))
+        .routes(routes!(tags))
+        .routes(routes!(create_category))
+        .routes(routes!(create_tag))
+        .routes(routes!(comments, comment))
+        .routes(routes!(feature))
+        .routes(routes!(pending))
+        .routes(routes!(moderate))
 }
 
 #[derive(Deserialize)]
@@ -40,27 +41,32 @@ struct CommentsQuery {
     post_slug: Option<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct Comments {
     comments: Vec<Comment>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct OneComment {
     comment: Comment,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct Pending {
     comments: Vec<serde_json::Value>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Moderation {
     status: String,
 }
 
+/// A post's approved comments (and the viewer's own pending ones).
+#[utoipa::path(get, path = "/api/community/comments", tag = "community", security((), ("apiKey" = []), ("session" = [])),
+    params(("postId" = Option<String>, Query), ("postSlug" = Option<String>, Query, description = "One of postId and postSlug is required")),
+    responses((status = 200, description = "Comments", body = Comments),
+        (status = 404, description = "No such post", body = ErrorBody)))]
 async fn comments(
     State(state): State<AppState>,
     OptionalCaller(caller): OptionalCaller,
@@ -75,6 +81,10 @@ async fn comments(
     Ok(axum::Json(Comments { comments }))
 }
 
+/// A new comment; it waits for moderation before others see it.
+#[utoipa::path(post, path = "/api/community/comments", tag = "community", security(("apiKey" = []), ("session" = [])), request_body = NewComment,
+    responses((status = 201, description = "Created", body = OneComment),
+        (status = 404, description = "No such post", body = ErrorBody)))]
 async fn comment(
     State(state): State<AppState>,
     caller: Caller,
@@ -88,6 +98,9 @@ async fn comment(
     Ok((StatusCode::CREATED, axum::Json(OneComment { comment })))
 }
 
+/// Comments waiting for moderation (ADMIN).
+#[utoipa::path(get, path = "/api/admin/comments", tag = "admin", security(("apiKey" = []), ("session" = [])),
+    responses((status = 200, description = "Pending comments", body = Pending)))]
 async fn pending(
     State(state): State<AppState>,
     caller: Caller,
@@ -100,6 +113,11 @@ async fn pending(
     Ok(axum::Json(Pending { comments }))
 }
 
+/// Approves or rejects a comment (ADMIN).
+#[utoipa::path(patch, path = "/api/admin/comments/{id}", tag = "admin", security(("apiKey" = []), ("session" = [])),
+    params(("id" = String, Path, description = "The comment's id")), request_body = Moderation,
+    responses((status = 200, description = "Moderated", body = super::Success),
+        (status = 404, description = "No such comment", body = ErrorBody)))]
 async fn moderate(
     State(state): State<AppState>,
     caller: Caller,
@@ -114,12 +132,17 @@ async fn moderate(
     Ok(axum::Json(super::SUCCESS))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Featuring {
     featured: bool,
 }
 
+/// Features or unfeatures a post (ADMIN).
+#[utoipa::path(patch, path = "/api/admin/community/posts/{id}", tag = "admin", security(("apiKey" = []), ("session" = [])),
+    params(("id" = String, Path, description = "The post's id")), request_body = Featuring,
+    responses((status = 200, description = "The post now", body = OnePost),
+        (status = 404, description = "No such post", body = ErrorBody)))]
 async fn feature(
     State(state): State<AppState>,
     caller: Caller,
@@ -154,27 +177,27 @@ struct ListQuery {
     featured: Option<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct OnePost {
     post: Post,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct Categories {
     categories: Vec<Category>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct Tags {
     tags: Vec<Tag>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct OneCategory {
     category: Category,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct OneTag {
     tag: Tag,
 }
@@ -193,6 +216,14 @@ fn positive(name: &str, value: Option<String>, default: u32, max: u32) -> Result
     }
 }
 
+/// Published posts, a page at a time.
+#[utoipa::path(get, path = "/api/community/posts", tag = "community", security((), ("apiKey" = []), ("session" = [])),
+    params(("page" = Option<u32>, Query, minimum = 1, maximum = 100000),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 50),
+        ("category" = Option<String>, Query, description = "A category's slug"),
+        ("tag" = Option<String>, Query, description = "A tag's slug"),
+        ("featured" = Option<bool>, Query)),
+    responses((status = 200, description = "A page of posts", body = PostPage)))]
 async fn list(
     State(state): State<AppState>,
     OptionalCaller(caller): OptionalCaller,
@@ -221,6 +252,8 @@ async fn list(
     ))
 }
 
+#[utoipa::path(post, path = "/api/community/posts", tag = "community", security(("apiKey" = []), ("session" = [])), request_body = NewPost,
+    responses((status = 201, description = "Created", body = OnePost)))]
 async fn create(
     State(state): State<AppState>,
     caller: Caller,
@@ -234,6 +267,11 @@ async fn create(
     Ok((StatusCode::CREATED, axum::Json(OnePost { post })))
 }
 
+/// A post by id or slug.
+#[utoipa::path(get, path = "/api/community/posts/{id}", tag = "community", security((), ("apiKey" = []), ("session" = [])),
+    params(("id" = String, Path, description = "The post's id or slug")),
+    responses((status = 200, description = "The post", body = OnePost),
+        (status = 404, description = "No such post", body = ErrorBody)))]
 async fn one(
     State(state): State<AppState>,
     OptionalCaller(caller): OptionalCaller,
@@ -244,16 +282,23 @@ async fn one(
     Ok(axum::Json(OnePost { post }))
 }
 
+#[utoipa::path(get, path = "/api/community/categories", tag = "community",
+    responses((status = 200, description = "Categories", body = Categories)))]
 async fn categories(State(state): State<AppState>) -> Result<axum::Json<Categories>, ApiError> {
     let categories = state.services.community.categories().await?;
     Ok(axum::Json(Categories { categories }))
 }
 
+#[utoipa::path(get, path = "/api/community/tags", tag = "community",
+    responses((status = 200, description = "Tags", body = Tags)))]
 async fn tags(State(state): State<AppState>) -> Result<axum::Json<Tags>, ApiError> {
     let tags = state.services.community.tags().await?;
     Ok(axum::Json(Tags { tags }))
 }
 
+/// A new category (ADMIN).
+#[utoipa::path(post, path = "/api/admin/community/categories", tag = "admin", security(("apiKey" = []), ("session" = [])), request_body = NewTerm,
+    responses((status = 201, description = "Created", body = OneCategory)))]
 async fn create_category(
     State(state): State<AppState>,
     caller: Caller,
@@ -267,6 +312,9 @@ async fn create_category(
     Ok((StatusCode::CREATED, axum::Json(OneCategory { category })))
 }
 
+/// A new tag (ADMIN).
+#[utoipa::path(post, path = "/api/admin/community/tags", tag = "admin", security(("apiKey" = []), ("session" = [])), request_body = NewTerm,
+    responses((status = 201, description = "Created", body = OneTag)))]
 async fn create_tag(
     State(state): State<AppState>,
     caller: Caller,

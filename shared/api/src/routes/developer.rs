@@ -2,25 +2,28 @@
 //! every signed-in user, on any plan (see `booktr_core::developer`).
 
 use axum::extract::State;
-use axum::routing::get;
-use axum::Router;
 use booktr_core::developer::{DeveloperPatch, DeveloperSettings};
 use serde::Serialize;
 
 use crate::error::ApiError;
 use crate::extract::Json;
-use crate::{AppState, Caller};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api/settings/developer", get(read).patch(update))
+use crate::{AppState, Caller, Routes};
+
+pub fn router() -> Routes {
+    OpenApiRouter::new().routes(routes!(read, update))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct Saved {
     success: bool,
     message: String,
 }
 
+/// The caller's own provider keys, masked.
+#[utoipa::path(get, path = "/api/settings/developer", tag = "developer", security(("apiKey" = []), ("session" = [])),
+    responses((status = 200, description = "Masked keys", body = DeveloperSettings)))]
 async fn read(
     State(state): State<AppState>,
     caller: Caller,
@@ -32,6 +35,9 @@ async fn read(
 
 /// `{keyOne?, keyTwo?, keyThree?}`: a string sets the key (after its provider accepts it), null
 /// removes it, a field left out is unchanged.
+#[utoipa::path(patch, path = "/api/settings/developer", tag = "developer", security(("apiKey" = []), ("session" = [])),
+    request_body = DeveloperPatch,
+    responses((status = 200, description = "Saved", body = Saved)))]
 async fn update(
     State(state): State<AppState>,
     caller: Caller,

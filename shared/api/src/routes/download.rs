@@ -5,21 +5,31 @@ use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::Router;
+use axum::routing::get;
 use booktr_core::jobs::OutputFormat;
 use booktr_core::ports::{BlobKey, LinkCheck};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
 use crate::extract::{Json, Query};
-use crate::{AppState, Caller};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/generate", post(generate))
-        .route("/api/download/{id}", get(download))
-        .route("/files/{*key}", get(file))
+use crate::openapi::ErrorBody;
+use crate::{AppState, Caller, Routes};
+
+pub fn router() -> Routes {
+    let mut routes = OpenApiRouter::new()
+        .routes(routes!(generate))
+        .routes(routes!(download))
+        // A wildcard, which OpenAPI cannot template: served here, documented by `file_doc`.
+        .route("/files/{*key}", get(file));
+    let (_, documented, _): utoipa_axum::router::UtoipaMethodRouter<AppState> = routes!(file_doc);
+    routes
+        .get_openapi_mut()
+        .paths
+        .paths
+        .extend(documented.paths);
+    routes
 }
 
 /// `epub` or `pdf`, else 400.
@@ -31,19 +41,23 @@ pub(crate) fn output_format(raw: Option<&str>) -> Result<OutputFormat, ApiError>
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct Generate {
     book_id: String,
     format: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct Queued {
     success: bool,
     message: String,
 }
 
+/// Renders the translated book as EPUB or PDF in the background.
+#[utoipa::path(post, path = "/api/generate", tag = "files", security(("apiKey" = []), ("session" = [])), request_body = Generate,
+    responses((status = 200, description = "Queued", body = Queued),
+        (status = 404, description = "No such book", body = ErrorBody)))]
 async fn generate(
     State(state): State<AppState>,
     caller: Caller,
@@ -69,13 +83,19 @@ struct FormatQuery {
     format: Option<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct Link {
     url: String,
     /// Beyond the spec: false when the file holds only the chapters finished so far.
     complete: bool,
 }
 
+/// A signed link to the book's file, valid for an hour.
+#[utoipa::path(get, path = "/api/download/{id}", tag = "files", security(("apiKey" = []), ("session" = [])),
+    params(("id" = String, Path, description = "The book's id"),
+        ("format" = String, Query, description = "`epub` or `pdf`")),
+    responses((status = 200, description = "The link", body = Link),
+        (status = 404, description = "No such book or no such file yet", body = ErrorBody)))]
 async fn download(
     State(state): State<AppState>,
     caller: Caller,
@@ -99,6 +119,17 @@ struct Signed {
     name: Option<String>,
     expires: Option<i64>,
     signature: Option<String>,
+}
+
+/// A signed link's file (worker-queue mode; on AWS links go to S3). The key may hold slashes.
+#[utoipa::path(get, path = "/files/{key}", tag = "files",
+    params(("key" = String, Path, description = "The file's key, slashes included"),
+        ("name" = String, Query), ("expires" = i64, Query), ("signature" = String, Query)),
+    responses((status = 200, description = "The file", content_type = "application/octet-stream", body = Vec<u8>),
+        (status = 403, description = "Not signed, a wrong signature or expired", body = ErrorBody),
+        (status = 404, description = "No such file", body = ErrorBody)))]
+async fn file_doc() {
+    // Never routed: only its documentation is used (the route is the wildcard).
 }
 
 /// Serves a signed link: 403 when the signature does not match or the link has expired.

@@ -2,20 +2,21 @@
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::routing::get;
-use axum::Router;
 use booktr_core::glossaries::{EntryInput, Glossary, GlossaryError};
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::{Success, SUCCESS};
 use crate::error::ApiError;
 use crate::extract::Json;
-use crate::{AppState, Caller};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/glossary", get(list).post(create))
-        .route("/api/glossary/{id}", get(one).patch(update).delete(remove))
+use crate::openapi::ErrorBody;
+use crate::{AppState, Caller, Routes};
+
+pub fn router() -> Routes {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(one, update, remove))
 }
 
 impl From<GlossaryError> for ApiError {
@@ -28,17 +29,17 @@ impl From<GlossaryError> for ApiError {
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct GlossaryList {
     glossaries: Vec<Glossary>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct Created {
     glossary: Glossary,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct CreateGlossary {
     name: String,
@@ -46,12 +47,13 @@ struct CreateGlossary {
     entries: Vec<EntryInput>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct UpdateGlossary {
     name: Option<String>,
     /// Absent: unchanged; null: cleared.
     #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>)]
     description: Option<Option<String>>,
     entries: Option<Vec<EntryInput>>,
 }
@@ -61,6 +63,9 @@ fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<S
     Option::<String>::deserialize(deserializer).map(Some)
 }
 
+/// The caller's glossaries.
+#[utoipa::path(get, path = "/api/glossary", tag = "glossaries", security(("apiKey" = []), ("session" = [])),
+    responses((status = 200, description = "Glossaries", body = GlossaryList)))]
 async fn list(
     State(state): State<AppState>,
     caller: Caller,
@@ -69,6 +74,8 @@ async fn list(
     Ok(axum::Json(GlossaryList { glossaries }))
 }
 
+#[utoipa::path(post, path = "/api/glossary", tag = "glossaries", security(("apiKey" = []), ("session" = [])), request_body = CreateGlossary,
+    responses((status = 201, description = "Created", body = Created)))]
 async fn create(
     State(state): State<AppState>,
     caller: Caller,
@@ -82,6 +89,10 @@ async fn create(
     Ok((StatusCode::CREATED, axum::Json(Created { glossary })))
 }
 
+#[utoipa::path(get, path = "/api/glossary/{id}", tag = "glossaries", security(("apiKey" = []), ("session" = [])),
+    params(("id" = String, Path, description = "The glossary's id")),
+    responses((status = 200, description = "The glossary", body = Glossary),
+        (status = 404, description = "No such glossary", body = ErrorBody)))]
 async fn one(
     State(state): State<AppState>,
     caller: Caller,
@@ -92,6 +103,11 @@ async fn one(
     ))
 }
 
+/// Any subset of name, description (null clears it) and entries (replaces them all).
+#[utoipa::path(patch, path = "/api/glossary/{id}", tag = "glossaries", security(("apiKey" = []), ("session" = [])),
+    params(("id" = String, Path, description = "The glossary's id")), request_body = UpdateGlossary,
+    responses((status = 200, description = "The glossary now", body = Glossary),
+        (status = 404, description = "No such glossary", body = ErrorBody)))]
 async fn update(
     State(state): State<AppState>,
     caller: Caller,
@@ -112,6 +128,10 @@ async fn update(
     Ok(axum::Json(glossary))
 }
 
+#[utoipa::path(delete, path = "/api/glossary/{id}", tag = "glossaries", security(("apiKey" = []), ("session" = [])),
+    params(("id" = String, Path, description = "The glossary's id")),
+    responses((status = 200, description = "Deleted", body = super::Success),
+        (status = 404, description = "No such glossary", body = ErrorBody)))]
 async fn remove(
     State(state): State<AppState>,
     caller: Caller,

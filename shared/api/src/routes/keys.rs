@@ -1,8 +1,6 @@
 //! API keys: `GET/POST /api/keys`, `DELETE /api/keys/{id}`.
 
 use axum::extract::{Path, State};
-use axum::routing::{delete, get};
-use axum::Router;
 use booktr_core::accounts::ApiKey;
 use booktr_core::types::Scope;
 use chrono::{DateTime, Utc};
@@ -11,20 +9,23 @@ use serde::{Deserialize, Serialize};
 use super::{Success, SUCCESS};
 use crate::error::ApiError;
 use crate::extract::Json;
-use crate::{AppState, Caller};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/keys", get(list).post(create))
-        .route("/api/keys/{id}", delete(revoke))
+use crate::openapi::ErrorBody;
+use crate::{AppState, Caller, Routes};
+
+pub fn router() -> Routes {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(revoke))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct KeyList {
     keys: Vec<ApiKey>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct CreateKey {
     name: String,
@@ -32,13 +33,16 @@ struct CreateKey {
     expires_at: Option<DateTime<Utc>>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct CreatedKey {
     key: ApiKey,
     secret_key: String,
 }
 
+/// The caller's API keys (never their secrets).
+#[utoipa::path(get, path = "/api/keys", tag = "keys", security(("apiKey" = []), ("session" = [])),
+    responses((status = 200, description = "Keys", body = KeyList)))]
 async fn list(
     State(state): State<AppState>,
     caller: Caller,
@@ -47,6 +51,9 @@ async fn list(
     Ok(axum::Json(KeyList { keys }))
 }
 
+/// A new key; its secret is shown in this answer only.
+#[utoipa::path(post, path = "/api/keys", tag = "keys", security(("apiKey" = []), ("session" = [])), request_body = CreateKey,
+    responses((status = 200, description = "The key and its secret", body = CreatedKey)))]
 async fn create(
     State(state): State<AppState>,
     caller: Caller,
@@ -63,6 +70,10 @@ async fn create(
     }))
 }
 
+#[utoipa::path(delete, path = "/api/keys/{id}", tag = "keys", security(("apiKey" = []), ("session" = [])),
+    params(("id" = String, Path, description = "The key's id")),
+    responses((status = 200, description = "Revoked", body = super::Success),
+        (status = 404, description = "No such key", body = ErrorBody)))]
 async fn revoke(
     State(state): State<AppState>,
     caller: Caller,

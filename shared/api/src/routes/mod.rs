@@ -20,7 +20,7 @@ pub mod webhooks;
 use serde::Serialize;
 
 /// The `{success: true}` body.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub(crate) struct Success {
     pub success: bool,
 }

@@ -4,14 +4,14 @@
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::routing::{get, post};
-use axum::Router;
 use booktr_core::events::{Notification, NotificationSettings, NotificationSettingsPatch};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
 use crate::extract::{Json, Query};
-use crate::{AppState, Caller};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::{AppState, Caller, Routes};
 
 /// The spec's default page size.
 const DEFAULT_LIMIT: usize = 20;
@@ -20,16 +20,13 @@ const MAX_LIMIT: usize = 100;
 /// Ids one mark-read request may name.
 const MAX_IDS: usize = 1000;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/notifications", get(list))
-        .route("/api/notifications/unread-count", get(unread_count))
-        .route("/api/notifications/read", post(mark_read))
-        .route("/api/notifications/read-all", post(mark_all_read))
-        .route(
-            "/api/settings/notifications",
-            get(settings).patch(update_settings),
-        )
+pub fn router() -> Routes {
+    OpenApiRouter::new()
+        .routes(routes!(list))
+        .routes(routes!(unread_count))
+        .routes(routes!(mark_read))
+        .routes(routes!(mark_all_read))
+        .routes(routes!(settings, update_settings))
 }
 
 /// Raw, so that a bad value is our 400 with a clear message rather than a parser's.
@@ -40,7 +37,7 @@ struct ListQuery {
     unread: Option<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct Pagination {
     page: usize,
@@ -49,24 +46,24 @@ struct Pagination {
     total_pages: usize,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct NotificationList {
     notifications: Vec<Notification>,
     pagination: Pagination,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct Count {
     count: usize,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct MarkRead {
     notification_ids: Option<Vec<String>>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct Marked {
     success: bool,
@@ -85,6 +82,12 @@ fn number(raw: Option<String>, name: &str, default: usize, max: usize) -> Result
     }
 }
 
+/// The caller's notifications, newest first, a page at a time.
+#[utoipa::path(get, path = "/api/notifications", tag = "notifications", security(("apiKey" = []), ("session" = [])),
+    params(("page" = Option<u32>, Query, minimum = 1, description = "From 1 (default 1)"),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1-100 (default 20)"),
+        ("unread" = Option<bool>, Query, description = "Only unread ones")),
+    responses((status = 200, description = "A page of notifications", body = NotificationList)))]
 async fn list(
     State(state): State<AppState>,
     caller: Caller,
@@ -114,6 +117,8 @@ async fn list(
     }))
 }
 
+#[utoipa::path(get, path = "/api/notifications/unread-count", tag = "notifications", security(("apiKey" = []), ("session" = [])),
+    responses((status = 200, description = "Unread notifications", body = Count)))]
 async fn unread_count(
     State(state): State<AppState>,
     caller: Caller,
@@ -125,6 +130,9 @@ async fn unread_count(
 /// Marks the named notifications read. Without `notificationIds` (an empty body or `{}`) every
 /// notification of the caller is marked, as `read-all` does; an empty list marks none. Ids that
 /// are not the caller's are ignored.
+#[utoipa::path(post, path = "/api/notifications/read", tag = "notifications", security(("apiKey" = []), ("session" = [])),
+    request_body(content = Option<MarkRead>, description = "Empty or `{}` marks every notification"),
+    responses((status = 200, description = "Marked", body = Marked)))]
 async fn mark_read(
     State(state): State<AppState>,
     caller: Caller,
@@ -153,6 +161,8 @@ async fn mark_read(
     }))
 }
 
+#[utoipa::path(post, path = "/api/notifications/read-all", tag = "notifications", security(("apiKey" = []), ("session" = [])),
+    responses((status = 200, description = "Marked", body = Marked)))]
 async fn mark_all_read(
     State(state): State<AppState>,
     caller: Caller,
@@ -168,6 +178,9 @@ async fn mark_all_read(
     }))
 }
 
+/// Which notifications are made.
+#[utoipa::path(get, path = "/api/settings/notifications", tag = "notifications", security(("apiKey" = []), ("session" = [])),
+    responses((status = 200, description = "Settings", body = NotificationSettings)))]
 async fn settings(
     State(state): State<AppState>,
     caller: Caller,
@@ -181,6 +194,9 @@ async fn settings(
 }
 
 /// Any subset of the six booleans; other fields or non-boolean values are a 400.
+#[utoipa::path(patch, path = "/api/settings/notifications", tag = "notifications", security(("apiKey" = []), ("session" = [])),
+    request_body = NotificationSettingsPatch,
+    responses((status = 200, description = "The settings now", body = NotificationSettings)))]
 async fn update_settings(
     State(state): State<AppState>,
     caller: Caller,

@@ -2,21 +2,21 @@
 //! start falls back on).
 
 use axum::extract::State;
-use axum::routing::get;
-use axum::Router;
 use booktr_core::preferences::Preferences;
 use serde::{Deserialize, Deserializer};
 
 use crate::error::ApiError;
 use crate::extract::Json;
-use crate::{AppState, Caller};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api/settings/preferences", get(read).patch(update))
+use crate::{AppState, Caller, Routes};
+
+pub fn router() -> Routes {
+    OpenApiRouter::new().routes(routes!(read, update))
 }
 
 /// Any subset of the fields; `defaultGlossaryId: null` clears the default glossary.
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct Changes {
     default_model: Option<String>,
@@ -24,6 +24,7 @@ struct Changes {
     preserve_formatting: Option<bool>,
     auto_start_translation: Option<bool>,
     #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>)]
     default_glossary_id: Option<Option<String>>,
 }
 
@@ -32,6 +33,9 @@ fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<S
     Option::<String>::deserialize(deserializer).map(Some)
 }
 
+/// The defaults a translation start falls back on.
+#[utoipa::path(get, path = "/api/settings/preferences", tag = "preferences", security(("apiKey" = []), ("session" = [])),
+    responses((status = 200, description = "Preferences", body = Preferences)))]
 async fn read(
     State(state): State<AppState>,
     caller: Caller,
@@ -45,6 +49,9 @@ async fn read(
     ))
 }
 
+#[utoipa::path(patch, path = "/api/settings/preferences", tag = "preferences", security(("apiKey" = []), ("session" = [])),
+    request_body = Changes,
+    responses((status = 200, description = "The preferences now", body = Preferences)))]
 async fn update(
     State(state): State<AppState>,
     caller: Caller,

@@ -5,8 +5,6 @@ use axum::extract::{Path, State};
 use axum::http::header::LOCATION;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::Router;
 use booktr_core::books::Book;
 use booktr_core::jobs::OutputFormat;
 use bytes::Bytes;
@@ -18,22 +16,25 @@ use super::{Success, SUCCESS};
 use crate::error::ApiError;
 use crate::extract::Query;
 use crate::web::reader::Reader;
-use crate::{AppState, Caller};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/books/{id}/share", post(share).delete(unshare))
-        .route("/shared/{token}", get(reader))
-        .route("/shared/{token}/download", get(public_download))
+use crate::openapi::ErrorBody;
+use crate::{AppState, Caller, Routes};
+
+pub fn router() -> Routes {
+    OpenApiRouter::new()
+        .routes(routes!(share, unshare))
+        .routes(routes!(reader))
+        .routes(routes!(public_download))
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct ShareRequest {
     expires_in: Option<i64>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct Shared {
     success: bool,
@@ -42,6 +43,12 @@ struct Shared {
     expires_at: Option<DateTime<Utc>>,
 }
 
+/// A public link to the book's reader page; `expiresIn` in days (absent or null: no expiry).
+#[utoipa::path(post, path = "/api/books/{id}/share", tag = "books", security(("apiKey" = []), ("session" = [])),
+    params(("id" = String, Path, description = "The book's id")),
+    request_body(content = Option<ShareRequest>),
+    responses((status = 200, description = "Shared", body = Shared),
+        (status = 404, description = "No such book", body = ErrorBody)))]
 async fn share(
     State(state): State<AppState>,
     caller: Caller,
@@ -68,6 +75,10 @@ async fn share(
     }))
 }
 
+#[utoipa::path(delete, path = "/api/books/{id}/share", tag = "books", security(("apiKey" = []), ("session" = [])),
+    params(("id" = String, Path, description = "The book's id")),
+    responses((status = 200, description = "No longer shared", body = Success),
+        (status = 404, description = "No such book", body = ErrorBody)))]
 async fn unshare(
     State(state): State<AppState>,
     caller: Caller,
@@ -91,6 +102,11 @@ struct ReaderQuery {
     chapter: Option<u32>,
 }
 
+/// The shared book's reader page: original and translation side by side, a chapter at a time.
+#[utoipa::path(get, path = "/shared/{token}", tag = "pages",
+    params(("token" = String, Path), ("chapter" = Option<u32>, Query, minimum = 1)),
+    responses((status = 200, description = "HTML page", content_type = "text/html", body = String),
+        (status = 404, description = "No such shared book or chapter", body = ErrorBody)))]
 async fn reader(
     State(state): State<AppState>,
     Path(token): Path<String>,
@@ -129,6 +145,11 @@ struct FormatQuery {
 }
 
 /// Redirects to a fresh signed link of the shared book's file.
+/// Redirects to the shared book's file.
+#[utoipa::path(get, path = "/shared/{token}/download", tag = "pages",
+    params(("token" = String, Path), ("format" = String, Query, description = "`epub` or `pdf`")),
+    responses((status = 302, description = "To a signed link", headers(("location" = String))),
+        (status = 404, description = "No such shared book or file", body = ErrorBody)))]
 async fn public_download(
     State(state): State<AppState>,
     Path(token): Path<String>,

@@ -3,8 +3,6 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::{get, post};
-use axum::Router;
 use booktr_core::translation::{
     Quote, QuoteRequest, StartRequest, TranslationError, TranslationStatus,
 };
@@ -12,16 +10,19 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
 use crate::extract::{Json, Query};
-use crate::{AppState, Caller};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/translate", post(start))
-        .route("/api/translate/pause", post(pause))
-        .route("/api/translate/resume", post(resume))
-        .route("/api/translate/stop", post(stop))
-        .route("/api/translate/status", get(status))
-        .route("/api/translate/quote", get(quote))
+use crate::openapi::ErrorBody;
+use crate::{AppState, Caller, Routes};
+
+pub fn router() -> Routes {
+    OpenApiRouter::new()
+        .routes(routes!(start))
+        .routes(routes!(pause))
+        .routes(routes!(resume))
+        .routes(routes!(stop))
+        .routes(routes!(status))
+        .routes(routes!(quote))
 }
 
 impl From<TranslationError> for ApiError {
@@ -37,7 +38,7 @@ impl From<TranslationError> for ApiError {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct Start {
     book_id: String,
@@ -47,13 +48,13 @@ struct Start {
     max_cost: Option<f64>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct BookRef {
     book_id: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct Resume {
     book_id: String,
@@ -61,7 +62,7 @@ struct Resume {
     max_cost: Option<f64>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct Started {
     success: bool,
@@ -69,13 +70,13 @@ struct Started {
     jobs_created: u32,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct Done {
     success: bool,
     message: &'static str,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct Resumed {
     success: bool,
     message: String,
@@ -83,6 +84,10 @@ struct Resumed {
     total: u32,
 }
 
+/// Queues the book's chapters for translation (three passes each, the glossary enforced).
+#[utoipa::path(post, path = "/api/translate", tag = "translation", security(("apiKey" = []), ("session" = [])), request_body = Start,
+    responses((status = 200, description = "Started", body = Started),
+        (status = 404, description = "No such book", body = ErrorBody)))]
 async fn start(
     State(state): State<AppState>,
     caller: Caller,
@@ -107,6 +112,9 @@ async fn start(
     }))
 }
 
+#[utoipa::path(post, path = "/api/translate/pause", tag = "translation", security(("apiKey" = []), ("session" = [])), request_body = BookRef,
+    responses((status = 200, description = "Paused", body = Done),
+        (status = 404, description = "No such book", body = ErrorBody)))]
 async fn pause(
     State(state): State<AppState>,
     caller: Caller,
@@ -123,6 +131,9 @@ async fn pause(
     }))
 }
 
+#[utoipa::path(post, path = "/api/translate/resume", tag = "translation", security(("apiKey" = []), ("session" = [])), request_body = Resume,
+    responses((status = 200, description = "Resumed", body = Resumed),
+        (status = 404, description = "No such book", body = ErrorBody)))]
 async fn resume(
     State(state): State<AppState>,
     caller: Caller,
@@ -141,6 +152,9 @@ async fn resume(
     }))
 }
 
+#[utoipa::path(post, path = "/api/translate/stop", tag = "translation", security(("apiKey" = []), ("session" = [])), request_body = BookRef,
+    responses((status = 200, description = "Stopped", body = Done),
+        (status = 404, description = "No such book", body = ErrorBody)))]
 async fn stop(
     State(state): State<AppState>,
     caller: Caller,
@@ -163,6 +177,11 @@ struct StatusQuery {
     book_id: Option<String>,
 }
 
+/// The book's translation progress, cost and errors.
+#[utoipa::path(get, path = "/api/translate/status", tag = "translation", security(("apiKey" = []), ("session" = [])),
+    params(("bookId" = String, Query, description = "The book's id")),
+    responses((status = 200, description = "Status", body = TranslationStatus),
+        (status = 404, description = "No such book", body = ErrorBody)))]
 async fn status(
     State(state): State<AppState>,
     caller: Caller,
@@ -191,6 +210,13 @@ struct QuoteQuery {
 }
 
 /// What a start with the same choices would use and cost; nothing is spent or changed.
+#[utoipa::path(get, path = "/api/translate/quote", tag = "translation", security(("apiKey" = []), ("session" = [])),
+    params(("bookId" = String, Query, description = "The book's id"),
+        ("model" = Option<String>, Query, description = "Default: the caller's preference"),
+        ("glossaryId" = Option<String>, Query),
+        ("targetLang" = Option<String>, Query)),
+    responses((status = 200, description = "The estimate", body = Quote),
+        (status = 404, description = "No such book", body = ErrorBody)))]
 async fn quote(
     State(state): State<AppState>,
     caller: Caller,

@@ -1,17 +1,20 @@
 //! The caller's plan usage this month: `GET /api/usage` (the spec's Usage).
 
 use axum::extract::State;
-use axum::routing::get;
-use axum::Router;
 use booktr_core::usage::UsageReport;
 
 use crate::error::ApiError;
-use crate::{AppState, Caller};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api/usage", get(usage))
+use crate::{AppState, Caller, Routes};
+
+pub fn router() -> Routes {
+    OpenApiRouter::new().routes(routes!(usage))
 }
 
+/// This month's usage against the caller's plan.
+#[utoipa::path(get, path = "/api/usage", tag = "account", security(("apiKey" = []), ("session" = [])),
+    responses((status = 200, description = "Usage and limits", body = UsageReport)))]
 async fn usage(
     State(state): State<AppState>,
     caller: Caller,

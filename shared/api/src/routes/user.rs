@@ -5,31 +5,33 @@ use axum::extract::State;
 use axum::http::header::{CACHE_CONTROL, CONTENT_DISPOSITION};
 use axum::http::HeaderValue;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get};
-use axum::Router;
 use booktr_core::accounts::User;
 use booktr_core::privacy::Deleted;
 use serde::Deserialize;
 
 use crate::error::ApiError;
 use crate::extract::Json;
-use crate::{AppState, Caller};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/user", get(profile).patch(update))
-        .route("/api/user/export", get(export))
-        .route("/api/user/delete", delete(close_account))
+use crate::{AppState, Caller, Routes};
+
+pub fn router() -> Routes {
+    OpenApiRouter::new()
+        .routes(routes!(profile, update))
+        .routes(routes!(export))
+        .routes(routes!(close_account))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct CloseAccount {
     confirmation: String,
     reason: Option<String>,
 }
 
-/// One JSON document, offered as a file download.
+/// Everything the account holds, as one JSON document offered as a file download.
+#[utoipa::path(get, path = "/api/user/export", tag = "account", security(("apiKey" = []), ("session" = [])),
+    responses((status = 200, description = "The export", body = booktr_core::privacy::AccountExport)))]
 async fn export(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
     let export = state.services.privacy.export(&caller.0.user).await?;
     let file_name = format!(
@@ -46,6 +48,9 @@ async fn export(State(state): State<AppState>, caller: Caller) -> Result<Respons
     Ok(response)
 }
 
+/// Closes the account and deletes its data; `confirmation` must be the account's email.
+#[utoipa::path(delete, path = "/api/user/delete", tag = "account", security(("apiKey" = []), ("session" = [])), request_body = CloseAccount,
+    responses((status = 200, description = "What was deleted", body = Deleted)))]
 async fn close_account(
     State(state): State<AppState>,
     caller: Caller,
@@ -63,17 +68,22 @@ async fn close_account(
     Ok(axum::Json(deleted))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct UpdateProfile {
     name: Option<String>,
     preferred_language: Option<String>,
 }
 
+/// The caller's profile.
+#[utoipa::path(get, path = "/api/user", tag = "account", security(("apiKey" = []), ("session" = [])),
+    responses((status = 200, description = "Profile", body = User)))]
 async fn profile(caller: Caller) -> axum::Json<User> {
     axum::Json(caller.0.user)
 }
 
+#[utoipa::path(patch, path = "/api/user", tag = "account", security(("apiKey" = []), ("session" = [])), request_body = UpdateProfile,
+    responses((status = 200, description = "The profile now", body = User)))]
 async fn update(
     State(state): State<AppState>,
     caller: Caller,

@@ -3,21 +3,22 @@
 //! `GET /api/webhooks/{id}/deliveries`.
 
 use axum::extract::{Path, State};
-use axum::routing::{get, post};
-use axum::Router;
 use booktr_core::events::{Delivery, EventsError, TestResult, Webhook};
 use serde::{Deserialize, Serialize};
 
 use super::{Success, SUCCESS};
 use crate::error::ApiError;
 use crate::extract::Json;
-use crate::{AppState, Caller};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/webhooks", get(list).post(create))
-        .route("/api/webhooks/{id}", post(test).delete(remove))
-        .route("/api/webhooks/{id}/deliveries", get(deliveries))
+use crate::openapi::ErrorBody;
+use crate::{AppState, Caller, Routes};
+
+pub fn router() -> Routes {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(test, remove))
+        .routes(routes!(deliveries))
 }
 
 impl From<EventsError> for ApiError {
@@ -30,30 +31,33 @@ impl From<EventsError> for ApiError {
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct WebhookList {
     webhooks: Vec<Webhook>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct CreateWebhook {
     url: String,
     events: Vec<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct Created {
     webhook: Webhook,
     /// Shown only in this answer.
     secret: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct DeliveryList {
     deliveries: Vec<Delivery>,
 }
 
+/// The caller's webhooks.
+#[utoipa::path(get, path = "/api/webhooks", tag = "webhooks", security(("apiKey" = []), ("session" = [])),
+    responses((status = 200, description = "Webhooks", body = WebhookList)))]
 async fn list(
     State(state): State<AppState>,
     caller: Caller,
@@ -62,6 +66,9 @@ async fn list(
     Ok(axum::Json(WebhookList { webhooks }))
 }
 
+/// A new webhook; its signing secret is shown in this answer only.
+#[utoipa::path(post, path = "/api/webhooks", tag = "webhooks", security(("apiKey" = []), ("session" = [])), request_body = CreateWebhook,
+    responses((status = 200, description = "The webhook and its secret", body = Created)))]
 async fn create(
     State(state): State<AppState>,
     caller: Caller,
@@ -78,6 +85,10 @@ async fn create(
     }))
 }
 
+#[utoipa::path(delete, path = "/api/webhooks/{id}", tag = "webhooks", security(("apiKey" = []), ("session" = [])),
+    params(("id" = String, Path, description = "The webhook's id")),
+    responses((status = 200, description = "Deleted", body = super::Success),
+        (status = 404, description = "No such webhook", body = ErrorBody)))]
 async fn remove(
     State(state): State<AppState>,
     caller: Caller,
@@ -91,6 +102,11 @@ async fn remove(
     Ok(axum::Json(SUCCESS))
 }
 
+/// Sends a test event now and answers with the receiver's response.
+#[utoipa::path(post, path = "/api/webhooks/{id}", tag = "webhooks", security(("apiKey" = []), ("session" = [])),
+    params(("id" = String, Path, description = "The webhook's id")),
+    responses((status = 200, description = "The test delivery's outcome", body = TestResult),
+        (status = 404, description = "No such webhook", body = ErrorBody)))]
 async fn test(
     State(state): State<AppState>,
     caller: Caller,
@@ -104,6 +120,11 @@ async fn test(
     Ok(axum::Json(result))
 }
 
+/// The webhook's recent deliveries, newest first.
+#[utoipa::path(get, path = "/api/webhooks/{id}/deliveries", tag = "webhooks", security(("apiKey" = []), ("session" = [])),
+    params(("id" = String, Path, description = "The webhook's id")),
+    responses((status = 200, description = "Deliveries", body = DeliveryList),
+        (status = 404, description = "No such webhook", body = ErrorBody)))]
 async fn deliveries(
     State(state): State<AppState>,
     caller: Caller,

@@ -16,29 +16,30 @@ use std::sync::OnceLock;
 use axum::extract::{Path, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::Router;
 use booktr_core::community::{Comment, Post, PostFilter};
 use minijinja::{context, Environment, Value};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
 use crate::extract::Query;
-use crate::AppState;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::openapi::ErrorBody;
+use crate::{AppState, Routes};
 
 /// Posts on one page of the list.
 const PER_PAGE: u32 = 10;
 /// Where the site's pages are written in (the community's paths are Spanish).
 const LANG: &str = "es";
 
-pub fn router() -> Router<AppState> {
-    Router::new()
+pub fn router() -> Routes {
+    OpenApiRouter::new()
         .merge(seo::router())
-        .route("/", get(home))
-        .route("/comunidad", get(community))
-        .route("/comunidad/{slug}", get(post))
-        .route("/comunidad/categoria/{slug}", get(category))
-        .route("/comunidad/etiqueta/{slug}", get(tag))
+        .routes(routes!(home))
+        .routes(routes!(community))
+        .routes(routes!(post))
+        .routes(routes!(category))
+        .routes(routes!(tag))
 }
 
 fn templates() -> &'static Environment<'static> {
@@ -150,6 +151,8 @@ fn view(post: &Post) -> PostView<'_> {
     }
 }
 
+/// The home page: what the service does and the latest community posts.
+#[utoipa::path(get, path = "/", tag = "pages", responses((status = 200, description = "HTML page", content_type = "text/html", body = String)))]
 async fn home(State(state): State<AppState>) -> Result<Response, ApiError> {
     let filter = PostFilter {
         page: 1,
@@ -276,6 +279,10 @@ async fn list_page(
     )
 }
 
+/// The community's posts, paged.
+#[utoipa::path(get, path = "/comunidad", tag = "pages",
+    params(("page" = Option<u32>, Query, minimum = 1)), responses((status = 200, description = "HTML page", content_type = "text/html", body = String),
+        (status = 404, description = "Past the last page", body = ErrorBody)))]
 async fn community(
     State(state): State<AppState>,
     Query(q): Query<PageQuery>,
@@ -283,6 +290,10 @@ async fn community(
     list_page(&state, Selection::All, &q).await
 }
 
+/// A category's posts, paged.
+#[utoipa::path(get, path = "/comunidad/categoria/{slug}", tag = "pages",
+    params(("slug" = String, Path), ("page" = Option<u32>, Query, minimum = 1)), responses((status = 200, description = "HTML page", content_type = "text/html", body = String),
+        (status = 404, description = "No such category or page", body = ErrorBody)))]
 async fn category(
     State(state): State<AppState>,
     Path(slug): Path<String>,
@@ -291,6 +302,10 @@ async fn category(
     list_page(&state, Selection::Category(slug), &q).await
 }
 
+/// A tag's posts, paged.
+#[utoipa::path(get, path = "/comunidad/etiqueta/{slug}", tag = "pages",
+    params(("slug" = String, Path), ("page" = Option<u32>, Query, minimum = 1)), responses((status = 200, description = "HTML page", content_type = "text/html", body = String),
+        (status = 404, description = "No such tag or page", body = ErrorBody)))]
 async fn tag(
     State(state): State<AppState>,
     Path(slug): Path<String>,
@@ -328,6 +343,10 @@ fn flatten(comments: &[Comment], depth: usize, out: &mut Vec<CommentView>) {
     }
 }
 
+/// A post and its approved comments.
+#[utoipa::path(get, path = "/comunidad/{slug}", tag = "pages",
+    params(("slug" = String, Path)), responses((status = 200, description = "HTML page", content_type = "text/html", body = String),
+        (status = 404, description = "No such post", body = ErrorBody)))]
 async fn post(
     State(state): State<AppState>,
     Path(slug): Path<String>,

@@ -8,15 +8,15 @@ use std::io::Cursor;
 use axum::extract::State;
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::Router;
 use booktr_core::community::PostFilter;
 use chrono::{DateTime, Utc};
 use quick_xml::events::{BytesDecl, BytesText, Event};
 use quick_xml::Writer;
 
 use crate::error::ApiError;
-use crate::AppState;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::{AppState, Routes};
 
 /// The feed's size (the spec's).
 const FEED_ITEMS: u32 = 50;
@@ -25,11 +25,11 @@ const FEED_ITEMS: u32 = 50;
 const SITEMAP_POSTS: usize = 2_000;
 const SITEMAP_SHARES: usize = 2_000;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/robots.txt", get(robots))
-        .route("/sitemap.xml", get(sitemap))
-        .route("/comunidad/feed.xml", get(feed))
+pub fn router() -> Routes {
+    OpenApiRouter::new()
+        .routes(routes!(robots))
+        .routes(routes!(sitemap))
+        .routes(routes!(feed))
 }
 
 fn respond(content_type: &'static str, body: String) -> Response {
@@ -43,6 +43,8 @@ fn respond(content_type: &'static str, body: String) -> Response {
         .into_response()
 }
 
+#[utoipa::path(get, path = "/robots.txt", tag = "pages",
+    responses((status = 200, description = "robots.txt", content_type = "text/plain", body = String)))]
 async fn robots(State(state): State<AppState>) -> Response {
     let site = &state.settings.public_url;
     respond(
@@ -53,6 +55,8 @@ async fn robots(State(state): State<AppState>) -> Response {
     )
 }
 
+#[utoipa::path(get, path = "/sitemap.xml", tag = "pages",
+    responses((status = 200, description = "The sitemap", content_type = "application/xml", body = String)))]
 async fn sitemap(State(state): State<AppState>) -> Result<Response, ApiError> {
     let site = &state.settings.public_url;
     let community = &state.services.community;
@@ -109,6 +113,9 @@ fn sitemap_xml(urls: &[(String, Option<DateTime<Utc>>)]) -> Result<String, std::
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
+/// The community's RSS feed.
+#[utoipa::path(get, path = "/comunidad/feed.xml", tag = "pages",
+    responses((status = 200, description = "RSS 2.0", content_type = "application/rss+xml", body = String)))]
 async fn feed(State(state): State<AppState>) -> Result<Response, ApiError> {
     let site = &state.settings.public_url;
     let posts = state

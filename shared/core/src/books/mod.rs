@@ -17,7 +17,7 @@ use crate::types::{BookStatus, ChapterStatus};
 
 /// A book as the API shows it (the spec's Book, plus `format`, `fileName`, `fileSize` and
 /// `error`, the reason when status is ERROR).
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Book {
     pub id: String,
@@ -62,7 +62,7 @@ pub struct Book {
     pub completed_at: Option<DateTime<Utc>>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Chapter {
     pub id: String,
@@ -78,7 +78,7 @@ pub struct Chapter {
 }
 
 /// The spec's BookDetail: a book with its chapters in reading order.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema, PartialEq)]
 pub struct BookDetail {
     #[serde(flatten)]
     pub book: Book,

@@ -35,7 +35,7 @@ const SK: &str = "COMMENT";
 const DELETED_TEXT: &str = "[deleted comment]";
 
 /// The spec's BlogComment.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Comment {
     pub id: String,
@@ -44,11 +44,12 @@ pub struct Comment {
     pub status: String,
     pub created_at: DateTime<Utc>,
     pub author: Option<Author>,
+    #[schema(no_recursion)]
     pub replies: Vec<Comment>,
 }
 
 /// `POST /api/community/comments`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct NewComment {
     pub content: String,

@@ -30,7 +30,7 @@ const PUBLISHED: &str = "POSTS#PUBLISHED";
 const LISTED: usize = 2_000;
 
 /// `POST /api/community/posts`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct NewPost {
     pub title: String,
@@ -54,13 +54,13 @@ pub struct PostFilter {
     pub featured: Option<bool>,
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
 pub struct PostPage {
     pub posts: Vec<Post>,
     pub pagination: Pagination,
 }
 
-#[derive(Debug, Clone, Copy, serde::Serialize)]
+#[derive(Debug, Clone, Copy, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Pagination {
     pub page: u32,

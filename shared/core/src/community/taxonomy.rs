@@ -41,7 +41,7 @@ const MAX_NAME: usize = 100;
 const MAX_DESCRIPTION: usize = 500;
 
 /// A category or tag as an admin asks for it (`description` and `color` are for categories).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewTerm {
     pub name: String,

@@ -38,7 +38,7 @@ const RECIPIENT: &str = "RECIPIENT#";
 
 /// The email settings as the admin API shows them: the spec's EmailConfig, plus `senderPrefix`,
 /// `replyToEmail`, `sandbox` and `allowedRecipients`.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct EmailConfig {
     /// A real SMTP server is configured (else mail is only logged).

@@ -9,7 +9,7 @@ use crate::ports::{StoreError, Update};
 use crate::Ports;
 
 /// The local part of the service's sender and reply-to addresses (the spec's enum).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum SenderPrefix {
     #[default]
@@ -59,12 +59,15 @@ impl TryFrom<String> for SenderName {
 
 /// `PUT /api/admin/emails/config`: the fields given are set, the others kept; `replyToPrefix:
 /// null` removes the reply-to address.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EmailSettingsPatch {
+    #[schema(value_type = Option<String>)]
     pub sender_prefix: Option<SenderPrefix>,
+    #[schema(value_type = Option<String>)]
     pub sender_name: Option<SenderName>,
     #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>)]
     pub reply_to_prefix: Option<Option<SenderPrefix>>,
     /// Sandbox mode: mail only to the allowed recipients (an addition to the spec's fields).
     pub sandbox: Option<bool>,

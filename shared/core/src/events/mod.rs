@@ -77,7 +77,7 @@ pub struct Occurrence {
 }
 
 /// The spec's Webhook. The secret is never part of it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Webhook {
     pub id: String,
@@ -94,7 +94,7 @@ pub struct CreatedWebhook {
     pub secret: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum DeliveryStatus {
     /// Recorded, not tried yet.
@@ -132,7 +132,7 @@ impl DeliveryStatus {
 }
 
 /// One entry of a webhook's delivery history (the spec leaves its fields open).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Delivery {
     pub id: String,
@@ -147,7 +147,7 @@ pub struct Delivery {
     pub next_attempt_at: Option<DateTime<Utc>>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum NotificationType {
     BookCompleted,
@@ -185,7 +185,7 @@ impl NotificationType {
 }
 
 /// The spec's Notification.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Notification {
     pub id: String,
@@ -200,7 +200,7 @@ pub struct Notification {
 
 /// The spec's NotificationSettings. Absent settings are [`Default`]: in-app and the two book
 /// emails on, digest, newsletter and push off.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NotificationSettings {
     pub email_book_completed: bool,

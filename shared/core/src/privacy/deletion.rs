@@ -22,7 +22,7 @@ use crate::ports::{Condition, Index, Item, Query, StoreError, WriteOp};
 /// What the caller must type, exactly (the spec's).
 pub const DELETE_CONFIRMATION: &str = "DELETE MY ACCOUNT";
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Deleted {
     pub success: bool,

@@ -21,7 +21,7 @@ pub struct QuoteRequest {
     pub target_lang: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Quote {
     pub book_id: String,
@@ -42,7 +42,7 @@ pub struct Quote {
     pub estimated_seconds: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct QuotePasses {
     pub terms: PassUsage,
     pub translate: PassUsage,

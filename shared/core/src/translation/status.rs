@@ -9,7 +9,7 @@ use crate::items::parse_time;
 use crate::ports::Query;
 use crate::types::{BookStatus, ChapterStatus};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TranslationStatus {
     pub status: BookStatus,
@@ -37,7 +37,7 @@ pub struct TranslationStatus {
 }
 
 /// The run's model cost so far, at the model's list price, and its `maxCost`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RunCost {
     pub spent: f64,
@@ -45,7 +45,7 @@ pub struct RunCost {
     pub currency: &'static str,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ChapterErrorReport {
     pub chapter_id: String,
@@ -53,7 +53,7 @@ pub struct ChapterErrorReport {
 }
 
 /// The term pass of the current run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TermStage {
     /// PENDING until the run's list is stored, then COMPLETED.
@@ -65,14 +65,14 @@ pub struct TermStage {
 }
 
 /// Chapters that have finished each pass.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Copy, Default, Serialize, utoipa::ToSchema)]
 pub struct PassCounts {
     pub translate: u32,
     pub review: u32,
     pub polish: u32,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ChapterProgress {
     #[serde(flatten)]
