@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine too: installs the tools the tests check output with
 # (epubcheck for EPUB files, poppler's pdftotext for PDF files, fonts for PDF rendering,
-# Chromium for the public pages) when
+# Chromium for the public pages and the API's docs page) when
 # they are missing, starts a local AWS emulator (moto, in a virtualenv under target/) for the AWS
 # adapters, then runs every test. Extra arguments go to `cargo test`.
 set -euo pipefail
@@ -33,6 +33,9 @@ fi
 . infra/emulator.sh
 
 cargo test --workspace "$@"
+
+# The API against its own published description (schemathesis; fails on any finding).
+bash scripts/schemathesis.sh
 
 # The black-box suite again, on the AWS adapters (DynamoDB, SQS, S3 on the emulator). Left out:
 # what only the embedded mode has (the `booktr` binary and its data directory: cli, crash,

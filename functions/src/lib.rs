@@ -7,4 +7,5 @@ pub mod lambda;
 pub mod serve;
 pub mod telemetry;
 pub mod translate_cmd;
+mod uri_guard;
 pub mod wiring;

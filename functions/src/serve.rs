@@ -1,10 +1,13 @@
 //! `booktr serve`: every router on one socket, plus the in-process job workers, until Ctrl-C or
 //! SIGTERM; then the server drains its requests and the workers finish their current job.
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use anyhow::Context;
+use axum::serve::ListenerExt;
+use axum::Router;
 use booktr_api::{AppState, Settings};
 use booktr_core::config::Config;
 use booktr_core::email::digest::Digests;
@@ -14,6 +17,7 @@ use booktr_local::DataDirLock;
 use tokio::sync::watch;
 use tracing::{info, warn};
 
+use crate::uri_guard::GuardedListener;
 use crate::wiring;
 
 pub async fn run(config: Config) -> anyhow::Result<()> {
@@ -80,11 +84,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         config.public_url,
         config.data_dir.display()
     );
-    // The peer's address is what anonymous requests are rate-limited by.
-    let app = booktr_api::router(state).into_make_service_with_connect_info::<SocketAddr>();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
+    serve_router(listener, booktr_api::router(state), shutdown_signal()).await?;
 
     info!("shutting down: waiting for workers to finish their current job");
     let _ = stop.send(true);
@@ -92,6 +92,27 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         let _ = worker.await;
     }
     Ok(())
+}
+
+/// Serves `router` on `listener` until `shutdown` completes, then lets the open requests finish:
+/// the HTTP side of `booktr serve`, which the black-box tests run too.
+///
+/// Each connection goes through the URI guard (see `uri_guard`), so that a URI too long for
+/// hyper gets the JSON error body too instead of hyper's empty 414.
+pub async fn serve_router(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    // `tap_io` changes nothing on the connection: it is how axum hands a custom listener's peer
+    // address to `ConnectInfo<SocketAddr>`, which anonymous requests are rate-limited by.
+    let listener = GuardedListener::new(listener).tap_io(|_| {});
+    axum::serve(
+        listener,
+        router.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await
 }
 
 fn print_first_start_banner(email: &str, secret: &str, url: &str) {

@@ -10,6 +10,34 @@ async fn an_unknown_route_is_a_json_404() {
 }
 
 #[tokio::test]
+async fn a_uri_too_long_for_the_server_is_a_json_414() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = spawn_app().await;
+    // By hand: HTTP clients refuse to send a URI this long at all.
+    let path = format!("/api/{}", "a".repeat(100_000 - "/api/".len()));
+    let mut stream = tokio::net::TcpStream::connect(app.url.trim_start_matches("http://"))
+        .await
+        .unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\nhost: localhost\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    // The server closes the connection after its answer.
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 414 "), "{head}");
+    assert!(head.contains("content-type: application/json"), "{head}");
+    assert!(head.contains("x-request-id: "), "{head}");
+    let body: serde_json::Value = serde_json::from_str(body).unwrap();
+    assert_eq!(body["error"], "uri_too_long", "{body}");
+    assert!(
+        body["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "{body}"
+    );
+    // The server carries on.
+    assert_eq!(app.get_anonymous("/api/health").await.status(), 200);
+}
+
+#[tokio::test]
 async fn a_wrong_method_is_a_json_405() {
     let app = spawn_app().await;
     let response = app

@@ -116,12 +116,12 @@ async fn spawn_configured(
         },
     );
     let router = booktr_api::router(state);
-    tokio::spawn(std::future::IntoFuture::into_future(axum::serve(
+    // The serving code of `booktr serve` itself, so what happens before routing is tested too.
+    tokio::spawn(booktr_functions::serve::serve_router(
         listener,
-        router
-            .clone()
-            .into_make_service_with_connect_info::<std::net::SocketAddr>(),
-    )));
+        router.clone(),
+        std::future::pending(),
+    ));
 
     let (stop, stopped) = watch::channel(false);
     let runner_config = RunnerConfig {
@@ -186,10 +186,11 @@ impl TestApp {
                 trust_forwarded_for: false,
             },
         );
-        tokio::spawn(std::future::IntoFuture::into_future(axum::serve(
+        tokio::spawn(booktr_functions::serve::serve_router(
             listener,
-            booktr_api::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>(),
-        )));
+            booktr_api::router(state),
+            std::future::pending(),
+        ));
         url
     }
 }

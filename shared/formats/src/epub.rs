@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use crate::archive::{Archive, Limits};
 use crate::dom::{self, Element};
 use crate::manuscript::{Block, BlockKind, Chapter, Manuscript};
-use crate::xhtml::{self, document_anchor, resolve};
+use crate::xhtml::{self, document_anchor, resolve, resolve_within};
 use crate::FormatError;
 
 /// Font obfuscation is not DRM: fonts scrambled this way are still readable content-wise.
@@ -18,6 +18,10 @@ const FONT_OBFUSCATION: &[&str] = &[
     "http://www.idpf.org/2008/embedding",
     "http://ns.adobe.com/pdf/enc#RC",
 ];
+
+/// Beyond this many, skipped manifest items are counted, not listed: the warnings are kept with
+/// the book, and a hostile file could name thousands.
+const MAX_LISTED_WARNINGS: usize = 10;
 
 struct ManifestItem {
     href: String,
@@ -57,22 +61,41 @@ pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
         .ok_or_else(|| FormatError::Malformed(format!("{opf_path} is missing")))?;
     let opf = dom::parse(&opf_text, &opf_path)?;
 
-    let manifest: HashMap<String, ManifestItem> = opf
-        .descendants("item")
-        .into_iter()
-        .filter_map(|item| {
-            let id = item.attr("id")?.to_string();
-            let href = inside(&opf_path, item.attr("href")?)?;
-            Some((
-                id,
-                ManifestItem {
-                    href,
-                    media_type: item.attr("media-type").unwrap_or_default().to_string(),
-                    properties: item.attr("properties").unwrap_or_default().to_string(),
-                },
-            ))
-        })
-        .collect();
+    let mut warnings = Vec::new();
+    let mut outside_items = 0usize;
+    let mut manifest: HashMap<String, ManifestItem> = HashMap::new();
+    for item in opf.descendants("item") {
+        let (Some(id), Some(href)) = (item.attr("id"), item.attr("href")) else {
+            continue;
+        };
+        // Never followed (names are only looked up inside the archive anyway), but the user is
+        // told: what the spine lists there is missing from the book.
+        let Some(path) = inside(&opf_path, href) else {
+            outside_items += 1;
+            if outside_items <= MAX_LISTED_WARNINGS {
+                warnings.push(format!(
+                    "the manifest item '{}' points outside the book ({}) and was skipped",
+                    shown(id),
+                    shown(href)
+                ));
+            }
+            continue;
+        };
+        manifest.insert(
+            id.to_string(),
+            ManifestItem {
+                href: path,
+                media_type: item.attr("media-type").unwrap_or_default().to_string(),
+                properties: item.attr("properties").unwrap_or_default().to_string(),
+            },
+        );
+    }
+    if outside_items > MAX_LISTED_WARNINGS {
+        warnings.push(format!(
+            "{} more manifest items point outside the book and were skipped",
+            outside_items - MAX_LISTED_WARNINGS
+        ));
+    }
 
     let mut manuscript = Manuscript {
         title: opf
@@ -87,6 +110,7 @@ pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
             .first("language")
             .map(Element::text)
             .filter(|t| !t.is_empty()),
+        warnings,
         ..Manuscript::default()
     };
 
@@ -104,9 +128,11 @@ pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
         .filter(|i| nav_item.is_none_or(|nav| nav.href != i.href))
         .collect();
     if spine.is_empty() {
-        return Err(FormatError::Malformed(
-            "the package document's spine lists no content".into(),
-        ));
+        let mut message = "the package document's spine lists no content".to_string();
+        if !manuscript.warnings.is_empty() {
+            message = format!("{message} ({})", manuscript.warnings.join("; "));
+        }
+        return Err(FormatError::Malformed(message));
     }
 
     let nav_points = match nav_item {
@@ -159,15 +185,36 @@ pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
     Ok(manuscript)
 }
 
-/// A manifest or navigation href, resolved against `base`; None when it leaves the archive's
-/// root (a path-traversal attempt) or is external.
+/// A manifest or navigation href, resolved against `base`; None when it points outside the
+/// book: a URL of any scheme (`https:`, `file:` ...) or a path whose `..` climb above the
+/// archive's root (a path-traversal attempt). An absolute path is the archive's root, as in
+/// OCF, so `/etc/passwd` names an entry of the archive, not a file of the server.
 fn inside(base: &str, href: &str) -> Option<String> {
-    if href.contains("://") {
+    if has_scheme(href) {
         return None;
     }
-    let dir_depth = base.matches('/').count();
-    let ups = href.split('/').filter(|s| *s == "..").count();
-    (ups <= dir_depth).then(|| resolve(base, href))
+    resolve_within(base, href)
+}
+
+/// Whether `href` starts with a URL scheme (RFC 3986: a letter, then letters, digits, `+`, `-`
+/// or `.`, then `:`). A relative path cannot: its first segment has no colon.
+fn has_scheme(href: &str) -> bool {
+    let Some((scheme, _)) = href.split_once(':') else {
+        return false;
+    };
+    scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+}
+
+/// A file-supplied name as a warning quotes it: no control characters, at most 100 characters.
+fn shown(text: &str) -> String {
+    let clean: String = text.chars().filter(|c| !c.is_control()).collect();
+    match clean.char_indices().nth(100) {
+        Some((cut, _)) => format!("{}…", &clean[..cut]),
+        None => clean,
+    }
 }
 
 fn refuse_drm(zip: &mut Archive<'_>) -> Result<(), FormatError> {
@@ -633,10 +680,80 @@ mod tests {
             ("OEBPS/content.opf", &opf("../../../etc/passwd")),
             ("etc/passwd", b"<html><body><p>secret</p></body></html>"),
         ]);
+        let refused = extract(&epub);
         assert!(
-            matches!(extract(&epub), Err(FormatError::Malformed(_))),
-            "an empty spine, not the file outside"
+            matches!(&refused, Err(FormatError::Malformed(m)) if m.contains("'c1' points outside the book")),
+            "an empty spine that says why, not the file outside: {refused:?}"
         );
+    }
+
+    #[test]
+    fn manifest_items_outside_the_book_are_skipped_with_a_warning_naming_them() {
+        let opf = br#"<package xmlns="http://www.idpf.org/2007/opf" version="3.0"><metadata/>
+            <manifest>
+              <item id="c1" href="c1.xhtml" media-type="application/xhtml+xml"/>
+              <item id="passwd" href="../../etc/passwd" media-type="application/xhtml+xml"/>
+              <item id="encoded" href="%2e%2e/%2e%2e/etc/passwd" media-type="application/xhtml+xml"/>
+              <item id="remote" href="https://example.com/c2.xhtml" media-type="application/xhtml+xml"/>
+              <item id="local" href="file:///etc/passwd" media-type="application/xhtml+xml"/>
+              <item id="root" href="../c1.xhtml" media-type="application/xhtml+xml"/>
+            </manifest>
+            <spine><itemref idref="c1"/><itemref idref="passwd"/><itemref idref="local"/></spine></package>"#;
+        let epub = make_epub(&[
+            ("META-INF/container.xml", CONTAINER),
+            ("OEBPS/content.opf", opf),
+            ("OEBPS/c1.xhtml", CHAPTER),
+            ("etc/passwd", b"<html><body><p>secret</p></body></html>"),
+        ]);
+        let m = extract(&epub).unwrap();
+        assert_eq!(m.word_count(), 4, "only the chapter inside is read");
+        assert_eq!(
+            m.warnings,
+            [
+                "the manifest item 'passwd' points outside the book (../../etc/passwd) and was skipped",
+                "the manifest item 'encoded' points outside the book (%2e%2e/%2e%2e/etc/passwd) and was skipped",
+                "the manifest item 'remote' points outside the book (https://example.com/c2.xhtml) and was skipped",
+                "the manifest item 'local' points outside the book (file:///etc/passwd) and was skipped",
+            ],
+            "'root' climbs to the archive's root, which is still inside"
+        );
+    }
+
+    #[test]
+    fn thousands_of_items_outside_the_book_are_counted_not_listed() {
+        let items: String = (0..500)
+            .map(|i| format!(r#"<item id="x{i}" href="../../x{i}"/>"#))
+            .collect();
+        let opf = format!(
+            r#"<package xmlns="http://www.idpf.org/2007/opf" version="3.0"><metadata/>
+            <manifest><item id="c1" href="c1.xhtml" media-type="application/xhtml+xml"/>{items}</manifest>
+            <spine><itemref idref="c1"/></spine></package>"#
+        );
+        let epub = make_epub(&[
+            ("META-INF/container.xml", CONTAINER),
+            ("OEBPS/content.opf", opf.as_bytes()),
+            ("OEBPS/c1.xhtml", CHAPTER),
+        ]);
+        let warnings = extract(&epub).unwrap().warnings;
+        assert_eq!(warnings.len(), MAX_LISTED_WARNINGS + 1);
+        assert_eq!(
+            warnings.last().map(String::as_str),
+            Some("490 more manifest items point outside the book and were skipped")
+        );
+    }
+
+    #[test]
+    fn a_book_with_nothing_outside_has_no_warnings() {
+        let epub = make_epub(&[
+            ("META-INF/container.xml", CONTAINER),
+            ("OEBPS/content.opf", &opf("c1.xhtml")),
+            ("OEBPS/c1.xhtml", CHAPTER),
+        ]);
+        assert!(extract(&epub).unwrap().warnings.is_empty());
+        assert!(extract(&corpus("wasteland.epub"))
+            .unwrap()
+            .warnings
+            .is_empty());
     }
 
     #[test]

@@ -20,6 +20,10 @@ pub struct Manuscript {
     pub assets: Vec<Asset>,
     /// The asset id of the cover image.
     pub cover: Option<String>,
+    /// What the reader skipped or could not use although the book was read, in words for the
+    /// user (e.g. a manifest entry that points outside the book).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -3,8 +3,9 @@
 //! (a scan) is refused with a message that says so.
 //!
 //! PDF readers are notoriously fragile, so every step is bounded: the page tree and the outline
-//! are walked with visited sets and depth limits (loops are reported, not followed), each page's
-//! text is read under `catch_unwind`, and the whole extraction has a time budget.
+//! are walked with visited sets and depth limits (a looping page tree is refused, a looping
+//! outline is read up to the loop), each page's text is read under `catch_unwind`, and the whole
+//! extraction has a time budget.
 
 use std::collections::{HashMap, HashSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -35,6 +36,8 @@ pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
         // Many PDFs are "encrypted" with an empty user password only to restrict printing.
         doc.decrypt("").map_err(|_| FormatError::Encrypted)?;
     }
+    // Before the reader lists the pages: it cuts a looping tree off only after repeating pages.
+    check_page_tree_kids(&doc)?;
     let pages: Vec<(u32, ObjectId)> = doc.get_pages().into_iter().collect();
     if pages.is_empty() {
         return Err(FormatError::Malformed("the PDF has no pages".into()));
@@ -101,6 +104,59 @@ fn info_string(doc: &Document, info: &Dictionary, key: &[u8]) -> Option<String> 
         .ok()
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
+}
+
+/// Walks the page tree down from the catalog's `/Pages`: a `/Pages` node met twice (one that
+/// lists itself or an ancestor among its `/Kids`, or hangs in two places) would have its pages
+/// read again each time, so the file is refused rather than read with pages repeated.
+fn check_page_tree_kids(doc: &Document) -> Result<(), FormatError> {
+    let Some(root) = doc
+        .catalog()
+        .ok()
+        .and_then(|c| c.get(b"Pages").ok())
+        .and_then(|p| p.as_reference().ok())
+    else {
+        // No tree at all: the page list comes out empty and says so.
+        return Ok(());
+    };
+    let looped = || FormatError::Malformed("the PDF's page tree loops back on itself".into());
+    let mut visited = HashSet::from([root]);
+    let mut stack = vec![(root, 0usize)];
+    while let Some((id, depth)) = stack.pop() {
+        if depth > MAX_TREE_DEPTH {
+            return Err(FormatError::Malformed(
+                "the PDF's page tree is nested too deeply".into(),
+            ));
+        }
+        let Some(kids) = doc
+            .get_dictionary(id)
+            .and_then(|node| node.get(b"Kids"))
+            .and_then(|kids| doc.dereference(kids))
+            .and_then(|(_, kids)| kids.as_array())
+            .ok()
+        else {
+            continue;
+        };
+        for kid in kids {
+            let Ok(kid) = kid.as_reference() else {
+                continue;
+            };
+            // Only `/Pages` nodes are descended into (as the reader does); a leaf listed twice
+            // cannot loop.
+            let is_node = doc
+                .get_dictionary(kid)
+                .and_then(Dictionary::get_type)
+                .is_ok_and(|t| t == b"Pages");
+            if !is_node {
+                continue;
+            }
+            if !visited.insert(kid) {
+                return Err(looped());
+            }
+            stack.push((kid, depth + 1));
+        }
+    }
+    Ok(())
 }
 
 /// Every page's chain of parents must end: a loop there makes readers recurse forever.
@@ -485,9 +541,23 @@ mod tests {
             .save(&printpdf::PdfSaveOptions::default(), &mut Vec::new())
     }
 
-    /// A one-page PDF with text, optionally with an outline whose items point at each other in
-    /// a loop, or a page tree whose parents loop.
-    fn hostile_pdf(outline_loop: bool, parent_loop: bool) -> Vec<u8> {
+    /// How [`hostile_pdf`] breaks its structure.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Hostility {
+        /// Nothing: a well-formed one-page PDF.
+        None,
+        /// Two outline items, each the other's `/Next`.
+        OutlineLoop,
+        /// The `/Pages` node's `/Parent` is its own page.
+        ParentLoop,
+        /// The `/Pages` node lists itself among its `/Kids`.
+        PagesListsItself,
+        /// A `/Pages` node under the root lists the root among its `/Kids`.
+        PagesListsItsAncestor,
+    }
+
+    /// A one-page PDF with text, broken as `hostility` says.
+    fn hostile_pdf(hostility: Hostility) -> Vec<u8> {
         use pdf_extract::{dictionary, Stream};
         let mut doc = Document::with_version("1.5");
         let pages_id = doc.new_object_id();
@@ -498,19 +568,36 @@ mod tests {
             dictionary! {},
             b"BT /F1 12 Tf 72 712 Td (Chapter 1 Hello there loop) Tj ET".to_vec(),
         ));
+        // With an intermediate node, the page hangs under it rather than under the root.
+        let middle_id =
+            (hostility == Hostility::PagesListsItsAncestor).then(|| doc.new_object_id());
         let page = doc.add_object(dictionary! {
-            "Type" => "Page", "Parent" => pages_id, "Contents" => content,
+            "Type" => "Page", "Parent" => middle_id.unwrap_or(pages_id), "Contents" => content,
             "Resources" => dictionary! { "Font" => dictionary! { "F1" => font } },
             "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
         });
-        let mut pages =
-            dictionary! { "Type" => "Pages", "Kids" => vec![page.into()], "Count" => 1 };
-        if parent_loop {
+        let mut root_kids: Vec<Object> = vec![page.into()];
+        match hostility {
+            Hostility::PagesListsItself => root_kids.push(pages_id.into()),
+            Hostility::PagesListsItsAncestor => {
+                if let Some(middle_id) = middle_id {
+                    root_kids = vec![middle_id.into()];
+                    let middle = dictionary! {
+                        "Type" => "Pages", "Parent" => pages_id,
+                        "Kids" => vec![page.into(), pages_id.into()], "Count" => 1,
+                    };
+                    doc.objects.insert(middle_id, Object::Dictionary(middle));
+                }
+            }
+            _ => {}
+        }
+        let mut pages = dictionary! { "Type" => "Pages", "Kids" => root_kids, "Count" => 1 };
+        if hostility == Hostility::ParentLoop {
             pages.set("Parent", page);
         }
         doc.objects.insert(pages_id, Object::Dictionary(pages));
         let mut catalog = dictionary! { "Type" => "Catalog", "Pages" => pages_id };
-        if outline_loop {
+        if hostility == Hostility::OutlineLoop {
             let (a, b) = (doc.new_object_id(), doc.new_object_id());
             let item = |title: &str, next| dictionary! { "Title" => Object::string_literal(title), "Next" => next, "Dest" => vec![page.into(), "Fit".into()] };
             doc.objects.insert(a, Object::Dictionary(item("A", b)));
@@ -529,7 +616,7 @@ mod tests {
 
     #[test]
     fn a_pdf_whose_outline_loops_is_read_without_following_the_loop() {
-        let m = extract(&hostile_pdf(true, false)).unwrap();
+        let m = extract(&hostile_pdf(Hostility::OutlineLoop)).unwrap();
         assert!(m
             .chapters
             .iter()
@@ -549,8 +636,37 @@ mod tests {
     #[test]
     fn a_pdf_whose_page_tree_loops_is_refused() {
         assert!(matches!(
-            extract(&hostile_pdf(false, true)),
+            extract(&hostile_pdf(Hostility::ParentLoop)),
             Err(FormatError::Malformed(_))
         ));
+    }
+
+    #[test]
+    fn a_pages_node_that_lists_itself_among_its_kids_is_refused() {
+        let refused = extract(&hostile_pdf(Hostility::PagesListsItself));
+        assert!(
+            matches!(&refused, Err(FormatError::Malformed(m)) if m.contains("loops")),
+            "{refused:?}"
+        );
+    }
+
+    #[test]
+    fn a_pages_node_that_lists_its_ancestor_among_its_kids_is_refused() {
+        let refused = extract(&hostile_pdf(Hostility::PagesListsItsAncestor));
+        assert!(
+            matches!(&refused, Err(FormatError::Malformed(m)) if m.contains("loops")),
+            "{refused:?}"
+        );
+    }
+
+    #[test]
+    fn a_well_formed_pdf_built_the_same_way_still_reads_once() {
+        let m = extract(&hostile_pdf(Hostility::None)).unwrap();
+        let copies: usize = m
+            .chapters
+            .iter()
+            .map(|c| c.plain_text().matches("Hello there loop").count())
+            .sum();
+        assert_eq!(copies, 1, "{m:?}");
     }
 }

@@ -511,23 +511,36 @@ fn is_verse(open: &Open, ancestors: &[Open]) -> bool {
 }
 
 /// Resolves `href` against the directory of `base` (both archive paths), dropping any fragment.
+/// A `..` above the archive's root stays at the root.
 pub fn resolve(base: &str, href: &str) -> String {
+    resolve_path(base, href).0
+}
+
+/// Like [`resolve`], but None when `href` climbs above the archive's root: such a path means
+/// a file outside the book, not the root, and a caller may want to say so.
+pub fn resolve_within(base: &str, href: &str) -> Option<String> {
+    let (path, climbed_out) = resolve_path(base, href);
+    (!climbed_out).then_some(path)
+}
+
+/// The resolved path, and whether a `..` went above the root on the way (after decoding, so
+/// `%2e%2e` counts too).
+fn resolve_path(base: &str, href: &str) -> (String, bool) {
     let href = href.split('#').next().unwrap_or_default();
     let href = percent_decode(href);
     let mut parts: Vec<&str> = match base.rsplit_once('/') {
         Some((dir, _)) if !href.starts_with('/') => dir.split('/').collect(),
         _ => Vec::new(),
     };
+    let mut climbed_out = false;
     for segment in href.trim_start_matches('/').split('/') {
         match segment {
             "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
+            ".." => climbed_out |= parts.pop().is_none(),
             s => parts.push(s),
         }
     }
-    parts.join("/")
+    (parts.join("/"), climbed_out)
 }
 
 fn percent_decode(s: &str) -> String {
@@ -709,6 +722,14 @@ line 2</pre></body>"#,
             "OPS/img/a.png"
         );
         assert_eq!(resolve("ch1.xhtml", "img/a.png#x"), "img/a.png");
+        assert_eq!(resolve("OPS/ch1.xhtml", "../../etc/passwd"), "etc/passwd");
+        assert_eq!(resolve_within("OPS/ch1.xhtml", "../../etc/passwd"), None);
+        assert_eq!(resolve_within("OPS/ch1.xhtml", "%2e%2e/%2E%2E/x"), None);
+        assert_eq!(
+            resolve_within("OPS/ch1.xhtml", "a/../../b.png").as_deref(),
+            Some("b.png"),
+            "a path that dips and comes back up to the root is still inside"
+        );
         assert_eq!(
             link_target("OPS/ch1.xhtml", "ch2.xhtml"),
             "#doc-OPS-ch2-xhtml"

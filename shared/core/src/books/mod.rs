@@ -15,8 +15,8 @@ pub use share::{Share, MAX_EXPIRES_IN_DAYS};
 
 use crate::types::{BookStatus, ChapterStatus};
 
-/// A book as the API shows it (the spec's Book, plus `format`, `fileName`, `fileSize` and
-/// `error`, the reason when status is ERROR).
+/// A book as the API shows it (the spec's Book, plus `format`, `fileName`, `fileSize`,
+/// `error`, the reason when status is ERROR, and `warnings` from extraction).
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Book {
@@ -39,6 +39,10 @@ pub struct Book {
     pub file_name: String,
     pub file_size: u64,
     pub error: Option<String>,
+    /// What extraction skipped although the book was read (e.g. a manifest entry of an EPUB
+    /// that points outside the book), for the user; absent when there is nothing to say.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// The glossary the current or last translation run uses.
     pub glossary_id: Option<String>,
     /// The translation run: moves on at every start, resume and stop, so chapter jobs queued

@@ -146,6 +146,7 @@ impl Books {
             file_name: upload.file_name,
             file_size: upload.bytes.len() as u64,
             error: None,
+            warnings: Vec::new(),
             glossary_id: None,
             run: 0,
             translation_key: None,

@@ -70,6 +70,7 @@ pub fn book_item(book: &Book) -> Item {
         .with("fileName", book.file_name.clone())
         .with("fileSize", book.file_size)
         .with("error", book.error.clone())
+        .with("warnings", book.warnings.clone())
         .with("glossaryId", book.glossary_id.clone())
         .with("run", book.run)
         .with("translationKey", book.translation_key.clone())
@@ -108,6 +109,16 @@ pub fn book_from(item: &Item) -> Result<Book, StoreError> {
             .and_then(|n| u64::try_from(n).ok())
             .unwrap_or(0),
         error: opt_string(item, "error"),
+        warnings: item
+            .attrs
+            .get("warnings")
+            .and_then(serde_json::Value::as_array)
+            .map(|all| {
+                all.iter()
+                    .filter_map(|w| w.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default(),
         glossary_id: opt_string(item, "glossaryId"),
         run: item
             .i64("run")

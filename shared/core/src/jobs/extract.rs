@@ -88,6 +88,9 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), Store
             .put(store::chapter_item(book_id, &item), Condition::Always)
             .await?;
     }
+    for warning in &manuscript.warnings {
+        warn!(%warning, "extraction skipped part of the book");
+    }
     let word_count = manuscript.word_count();
     let chapter_count = manuscript.chapters.len();
     let chapters = std::mem::take(&mut manuscript.chapters);
@@ -109,7 +112,9 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), Store
         .set("wordCount", word_count)
         .set("chapterCount", chapter_count)
         .set("originalLang", language.as_str())
-        .set("error", Value::Null);
+        .set("error", Value::Null)
+        // Set even when empty: a retry replaces what an earlier attempt wrote.
+        .set("warnings", manuscript.warnings.clone());
     if let (false, Some(title)) = (book.title_from_user, manuscript.title.as_deref()) {
         update = update.set("title", title.chars().take(500).collect::<String>());
     }
