@@ -23,10 +23,11 @@ fi
 # Outside checkers of what the service publishes: the sitemap against its schema, the feed
 # in a real feed reader's parser, the API description against the OpenAPI 3.1 schema.
 checks=target/venv-checks
-if ! "$checks/bin/python" -c 'import feedparser, xmlschema, openapi_spec_validator' 2>/dev/null; then
-  echo "== installing the feed, sitemap and OpenAPI checkers into $checks"
+if ! "$checks/bin/python" -c 'import feedparser, xmlschema, openapi_spec_validator, prometheus_client' 2>/dev/null; then
+  echo "== installing the feed, sitemap, OpenAPI and Prometheus checkers into $checks"
   python3 -m venv "$checks"
-  "$checks/bin/pip" install -q 'feedparser>=6,<7' 'xmlschema>=3,<5' 'openapi-spec-validator==0.7.2'
+  "$checks/bin/pip" install -q 'feedparser>=6,<7' 'xmlschema>=3,<5' 'openapi-spec-validator==0.7.2' \
+    'prometheus-client>=0.20,<1'
 fi
 
 # The AWS adapters run their conformance suites against a local emulator.
@@ -38,12 +39,12 @@ cargo test --workspace "$@"
 bash scripts/schemathesis.sh
 
 # The black-box suite again, on the AWS adapters (DynamoDB, SQS, S3 on the emulator). Left out:
-# what only the embedded mode has (the `booktr` binary and its data directory: cli, crash,
+# what only the embedded mode has (the `booktr` binary and its data directory: cli, crash, metrics,
 # sign_in_attack, health's worker-queue counts; managed health is checked in aws::), and the tests whose queue
 # delays follow the test's manual clock, which SQS does not (its retry delays and visibility are
 # real minutes); the redrive to the dead-letter queue on SQS is tested in aws::.
 BOOKTR_TEST_BACKEND=aws cargo test -p booktr-functions --test api "$@" -- \
-  --skip cli:: --skip crash:: --skip sign_in_attack:: --skip health:: --skip aws:: \
+  --skip cli:: --skip crash:: --skip metrics:: --skip sign_in_attack:: --skip health:: --skip aws:: \
   --skip translation::a_chapter_that_always_fails_ends_in_error_and_resume_finishes_the_book \
   --skip translation::a_chapter_failing_in_its_review_pays_its_translate_pass_once_and_resumes_at_the_review \
   --skip upload::an_extraction_that_keeps_failing_ends_in_error_through_the_dead_letter_queue \

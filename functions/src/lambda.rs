@@ -21,6 +21,8 @@ pub async fn start() -> Result<(Config, Managed), Error> {
     let config = Config::from_env()?;
     // CloudWatch reads one JSON object per line, whatever the local default is.
     crate::telemetry::init(&config.log_filter, LogFormat::Json);
+    let function = std::env::var("AWS_LAMBDA_FUNCTION_NAME").unwrap_or_default();
+    crate::metrics::emf::install(&function);
     let resources = AwsResources::from_env()?;
     let clients = booktr_aws::Clients::from_env().await;
     let managed = wiring::managed(
@@ -62,7 +64,9 @@ pub fn http_app(routes: booktr_api::Routes, state: AppState) -> Router {
             if let Some(ip) = source.and_then(|s| s.parse().ok()) {
                 request.extensions_mut().insert(booktr_api::ClientIp(ip));
             }
-            next.run(request).await
+            let response = next.run(request).await;
+            crate::metrics::emf::flush();
+            response
         },
     ))
 }
@@ -74,7 +78,11 @@ pub async fn serve_queue(from: QueueName) -> Result<(), Error> {
     let managed = Arc::new(managed);
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| {
         let managed = managed.clone();
-        async move { handle_sqs(&managed, from, event.payload).await }
+        async move {
+            let handled = handle_sqs(&managed, from, event.payload).await;
+            crate::metrics::emf::flush();
+            handled
+        }
     }))
     .await
 }
@@ -127,7 +135,11 @@ pub async fn serve_schedule() -> Result<(), Error> {
     let managed = Arc::new(managed);
     lambda_runtime::run(service_fn(move |_: LambdaEvent<serde_json::Value>| {
         let managed = managed.clone();
-        async move { handle_schedule(&managed).await }
+        async move {
+            let handled = handle_schedule(&managed).await;
+            crate::metrics::emf::flush();
+            handled
+        }
     }))
     .await
 }

@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod lambda;
+pub mod metrics;
 pub mod serve;
 pub mod telemetry;
 pub mod translate_cmd;

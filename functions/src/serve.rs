@@ -44,6 +44,15 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
 
     let (stop, stopped) = watch::channel(false);
     let mut workers = Vec::new();
+    if let Some(addr) = config.metrics_addr {
+        let queue = app.ports.queue.clone();
+        let stopped = stopped.clone();
+        workers.push(tokio::spawn(async move {
+            crate::metrics::log_failure(
+                crate::metrics::serve_prometheus(addr, queue, stopped).await,
+            );
+        }));
+    }
     workers.push(tokio::spawn(sweep_expired(
         app.table.clone(),
         stopped.clone(),

@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use tower::ServiceExt;
 
 use crate::helpers::{aws_resources, sample_txt};
-use crate::stand_ins::StandIn;
+use crate::stand_ins::{failing_openai_stand_in, StandIn};
 
 struct AwsApp {
     managed: Managed,
@@ -298,6 +298,67 @@ async fn on_aws_a_failing_chapter_ends_in_error_after_four_tries_with_its_cause(
         "translation failed after 4 attempts: the model is unavailable: stand-in overloaded",
         "{status}"
     );
+}
+
+/// What the stack's dashboard and alarms read is what the Lambdas write: a translation on the
+/// AWS adapters, through a provider failing 3 requests in 10, recorded through the EMF exporter
+/// the Lambdas install, read back as CloudWatch would read the log lines.
+#[tokio::test]
+async fn on_aws_a_translation_emits_emf_lines_for_the_metrics_the_dashboard_and_alarms_read() {
+    booktr_functions::metrics::emf::install("test");
+    let (openai, _log) = failing_openai_stand_in(Duration::from_millis(1)).await;
+    let models = EnvModels::from_vars(vec![
+        ("OPENAI_API_KEY".into(), "sk-stand-in".into()),
+        ("OPENAI_BASE_URL".into(), openai),
+    ]);
+    let app = spawn_aws(Arc::new(models)).await;
+    let id = app.upload_sample().await;
+    app.drive_until(&id, "EXTRACTED").await;
+    let started = app.post("/api/translate", json!({"bookId": id})).await;
+    assert_eq!(started.status(), 200);
+    app.drive_until(&id, "COMPLETED").await;
+
+    let mut lines = Vec::new();
+    booktr_functions::metrics::emf::flush_to(&mut lines);
+    let mut emitted = std::collections::BTreeSet::new();
+    for line in String::from_utf8(lines).unwrap().lines() {
+        let document: Value = serde_json::from_str(line).unwrap();
+        let directive = &document["_aws"]["CloudWatchMetrics"][0];
+        assert_eq!(directive["Namespace"], "booktr", "{line}");
+        assert!(document["_aws"]["Timestamp"].is_u64(), "{line}");
+        for metric in directive["Metrics"].as_array().unwrap() {
+            let name = metric["Name"].as_str().unwrap().to_string();
+            // Each value sits beside the directive, and each dimension too.
+            assert!(document.get(&name).is_some(), "{line}");
+            for dimension in directive["Dimensions"][0].as_array().unwrap() {
+                assert!(document[dimension.as_str().unwrap()].is_string(), "{line}");
+            }
+            emitted.insert(name);
+        }
+    }
+    let referenced = crate::metrics::template_metrics();
+    let unread: Vec<_> = emitted.difference(&referenced).collect();
+    assert!(
+        unread.is_empty(),
+        "emitted but not on the dashboard: {unread:?}"
+    );
+    use booktr_core::metrics as m;
+    for name in [
+        m::BOOKS_STARTED,
+        m::BOOKS_COMPLETED,
+        m::BOOK_SECONDS,
+        m::CHAPTERS_TRANSLATED,
+        m::CHAPTER_SECONDS,
+        m::PASS_SECONDS,
+        m::TOKENS_IN,
+        m::TOKENS_OUT,
+        m::COST_MICROS,
+        m::MODEL_REQUESTS,
+        m::MODEL_ERRORS,
+    ] {
+        assert!(emitted.contains(name), "{name} not emitted: {emitted:?}");
+        assert!(referenced.contains(name), "{name} not on the dashboard");
+    }
 }
 
 /// The `sam local invoke` fixtures, through the real handlers in-process.

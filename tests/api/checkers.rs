@@ -62,6 +62,20 @@ print(json.dumps([f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in
     serde_json::from_value(errors).unwrap()
 }
 
+/// A Prometheus scrape as the Prometheus client library's parser reads it:
+/// `{family: {type, samples: [[name, labels, value]]}}`.
+pub fn prometheus_families(text: &str) -> Value {
+    python(
+        r#"
+import json, sys
+from prometheus_client.parser import text_string_to_metric_families
+print(json.dumps({f.name: {"type": f.type, "samples": [[s.name, s.labels, s.value] for s in f.samples]}
+                  for f in text_string_to_metric_families(sys.stdin.read())}))
+"#,
+        text.as_bytes(),
+    )
+}
+
 /// The feed as feedparser reads it: `{version, bozo, title, entries: [{title, summary, link,
 /// id, author, published}]}`. `bozo` is true when the document is not well-formed.
 pub fn parsed_feed(bytes: &[u8]) -> Value {

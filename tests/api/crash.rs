@@ -19,7 +19,7 @@ const CHAPTERS: usize = 8;
 const KILLS: usize = 3;
 
 /// A book of `chapters` chapters, each with a word found nowhere else (`Marker<n>`).
-fn book(chapters: usize) -> Vec<u8> {
+pub(crate) fn book(chapters: usize) -> Vec<u8> {
     let mut text = String::from("The Crash Book\n\n");
     for n in 1..=chapters {
         text.push_str(&format!("Chapter {n}\n\n"));
@@ -158,7 +158,7 @@ async fn a_translation_killed_repeatedly_completes_with_every_chapter_translated
 }
 
 /// A free local port for a server the test starts (and restarts on the same port).
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -168,7 +168,7 @@ fn free_port() -> u16 {
 
 /// Uploads `bytes` as a text book, waits for its chapters and starts its translation into
 /// French; returns the book's id.
-async fn upload_and_start(
+pub(crate) async fn upload_and_start(
     client: &reqwest::Client,
     url: &str,
     key: &str,
@@ -208,7 +208,12 @@ async fn upload_and_start(
 }
 
 /// The translation status, or None while the server is down.
-async fn book_status(client: &reqwest::Client, url: &str, key: &str, id: &str) -> Option<Value> {
+pub(crate) async fn book_status(
+    client: &reqwest::Client,
+    url: &str,
+    key: &str,
+    id: &str,
+) -> Option<Value> {
     let response = client
         .get(format!("{url}/api/translate/status?bookId={id}"))
         .bearer_auth(key)

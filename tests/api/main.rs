@@ -18,6 +18,7 @@ mod health;
 mod helpers;
 mod keys;
 mod limits;
+mod metrics;
 mod notifications;
 mod openapi;
 mod pages;

@@ -61,6 +61,7 @@ pub async fn limit_requests(
         return next.run(request).await;
     };
     let mut response = if let Some(wait) = verdict.retry_after {
+        booktr_core::metrics::rate_limit_refused("requests");
         let mut refused = ApiError::new(
             StatusCode::TOO_MANY_REQUESTS,
             "rate_limited",

@@ -230,6 +230,7 @@ impl Queue for SqsQueue {
             // SQS does not count deleted messages.
             completed: None,
             dead,
+            oldest_due: None,
         })
     }
 

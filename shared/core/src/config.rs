@@ -19,6 +19,9 @@ pub enum LogFormat {
 pub struct Config {
     /// `BOOKTR_ADDR`: where `booktr serve` listens.
     pub addr: SocketAddr,
+    /// `BOOKTR_METRICS_ADDR`: where `booktr serve` answers Prometheus scrapes at `/metrics`, on
+    /// an address of its own so it is never public by accident. Unset (default): no metrics.
+    pub metrics_addr: Option<SocketAddr>,
     /// `BOOKTR_DATA_DIR`: the embedded database, queue and files.
     pub data_dir: PathBuf,
     /// `BOOKTR_PUBLIC_URL`: the address users reach the service at (links, secure cookies).
@@ -95,6 +98,13 @@ impl Config {
         let addr: SocketAddr = addr_raw
             .parse()
             .map_err(|e| parse_err("BOOKTR_ADDR", &addr_raw, format!("{e}")))?;
+        let metrics_addr = match lookup("BOOKTR_METRICS_ADDR").filter(|v| !v.is_empty()) {
+            None => None,
+            Some(raw) => Some(
+                raw.parse::<SocketAddr>()
+                    .map_err(|e| parse_err("BOOKTR_METRICS_ADDR", &raw, format!("{e}")))?,
+            ),
+        };
         let public_url = lookup("BOOKTR_PUBLIC_URL").unwrap_or_else(|| format!("http://{addr}"));
         if !(public_url.starts_with("http://") || public_url.starts_with("https://")) {
             return Err(parse_err(
@@ -204,6 +214,7 @@ impl Config {
         };
         Ok(Config {
             addr,
+            metrics_addr,
             data_dir: PathBuf::from(get("BOOKTR_DATA_DIR", "./data")),
             public_url: public_url.trim_end_matches('/').to_string(),
             log_filter: get("BOOKTR_LOG", "info"),

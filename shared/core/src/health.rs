@@ -152,6 +152,25 @@ impl Health {
     }
 }
 
+/// The queues' depth and the age of their oldest due job, for the metrics: sampled by the
+/// worker-queue server every few seconds (on AWS the SQS metrics say the same).
+pub async fn sample_queues(queue: &dyn crate::ports::Queue) {
+    for name in [
+        QueueName::Jobs,
+        QueueName::JobsDeadLetter,
+        QueueName::Webhooks,
+    ] {
+        match queue.stats(name).await {
+            Ok(stats) => {
+                crate::metrics::queue_sampled(name.as_str(), stats.waiting, stats.oldest_due)
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, queue = name.as_str(), "queue statistics unavailable")
+            }
+        }
+    }
+}
+
 /// `failed` counts every job that ran out of retries: those waiting in the dead-letter queue and
 /// those its handler has already dealt with.
 fn counts(jobs: QueueStats, dead_letters: QueueStats) -> QueueCounts {

@@ -14,6 +14,7 @@ pub mod ids;
 pub mod items;
 pub mod jobs;
 pub mod limits;
+pub mod metrics;
 pub mod ports;
 pub mod preferences;
 pub mod privacy;

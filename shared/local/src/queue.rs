@@ -238,6 +238,14 @@ impl Queue for SqliteQueue {
                     Ok((u64::try_from(total).unwrap_or(0), u64::try_from(in_flight).unwrap_or(0)))
                 };
                 let (total, in_flight) = count(queue.as_str())?;
+                let first_due: Option<i64> = conn
+                    .query_row(
+                        // Visible ones: a message in flight is hidden until later.
+                        "SELECT min(visible_at) FROM messages WHERE queue = ?1 AND visible_at <= ?2",
+                        params![queue.as_str(), now],
+                        |r| r.get(0),
+                    )
+                    .map_err(sql)?;
                 let dead = match queue.dead_letter() {
                     Some(dl) => count(dl.as_str())?.0,
                     None => 0,
@@ -256,6 +264,8 @@ impl Queue for SqliteQueue {
                     in_flight,
                     completed: Some(u64::try_from(completed).unwrap_or(0)),
                     dead,
+                    oldest_due: first_due
+                        .map(|due| Duration::from_millis(u64::try_from(now - due).unwrap_or(0))),
                 })
             })
             .await

@@ -365,26 +365,57 @@ impl ChatModel for HttpModel {
     }
 }
 
+/// Requests sent to model providers (the `metrics` facade; see `booktr_core::metrics`). No
+/// label: the error-rate alarm divides by it (tokens and cost are counted per model).
+pub const MODEL_REQUESTS: &str = "model_requests";
+/// Failed provider requests, by class: `rate_limited` (429), `timeout` (no answer in time, 408,
+/// 504), `refused` (any other 4xx: a bad key, an unknown model, a refused request) and
+/// `unavailable` (5xx, overload, an unreadable answer).
+pub const MODEL_ERRORS: &str = "model_errors";
+
 impl HttpModel {
     async fn send(&self, request: &ChatRequest) -> Result<ChatResponse, Failure> {
-        let response = self
-            .request(request)
-            .send()
-            .await
-            .map_err(|e| ChatError::Retryable {
+        metrics::counter!(MODEL_REQUESTS).increment(1);
+        let mut timed_out = false;
+        let result = self.exchange(request, &mut timed_out).await;
+        if let Err(failure) = &result {
+            let class = match failure {
+                Failure::RateLimited { .. } => "rate_limited",
+                _ if timed_out => "timeout",
+                Failure::Other(ChatError::Fatal(_)) => "refused",
+                Failure::Other(ChatError::Retryable { .. }) => "unavailable",
+            };
+            metrics::counter!(MODEL_ERRORS, "class" => class).increment(1);
+        }
+        result
+    }
+
+    async fn exchange(
+        &self,
+        request: &ChatRequest,
+        timed_out: &mut bool,
+    ) -> Result<ChatResponse, Failure> {
+        let response = self.request(request).send().await.map_err(|e| {
+            *timed_out = e.is_timeout();
+            ChatError::Retryable {
                 message: format!("{} unreachable: {e}", self.name),
                 retry_after: None,
-            })?;
+            }
+        })?;
         let status = response.status();
+        *timed_out = matches!(status.as_u16(), 408 | 504);
         let retry_after = response
             .headers()
             .get("retry-after")
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
-        let body = response.text().await.map_err(|e| ChatError::Retryable {
-            message: format!("{}: reading the answer failed: {e}", self.name),
-            retry_after: None,
+        let body = response.text().await.map_err(|e| {
+            *timed_out = e.is_timeout();
+            ChatError::Retryable {
+                message: format!("{}: reading the answer failed: {e}", self.name),
+                retry_after: None,
+            }
         })?;
         if !status.is_success() {
             let message = format!(

@@ -214,6 +214,7 @@ impl Accounts {
             )
             .await?;
         if let Some(wait) = from_address.retry_after {
+            crate::metrics::rate_limit_refused("password");
             return Err(AccountsError::RateLimited {
                 message: format!(
                     "too many password attempts from your address; try again in {wait} seconds"
@@ -234,6 +235,7 @@ impl Accounts {
             )?;
             let wait = from_here.retry_after.max(from_anywhere.retry_after);
             if let Some(wait) = wait {
+                crate::metrics::rate_limit_refused("sign_in");
                 return Err(AccountsError::RateLimited {
                     message: format!(
                         "too many sign-in attempts for this account; try again in {wait} seconds"

@@ -417,6 +417,11 @@ impl Events {
             Err(e) => return Err(e),
         }
         let log_status = status.as_str();
+        crate::metrics::webhook_delivery(match status {
+            DeliveryStatus::Delivered => "delivered",
+            DeliveryStatus::Retrying => "retrying",
+            _ => "failed",
+        });
         match status {
             DeliveryStatus::Failed => {
                 warn!(delivery_id = %delivery.id, attempts, status = log_status, "webhook delivery failed for good")

@@ -203,6 +203,7 @@ pub(super) async fn run(
     // What each pass will cost, for the run's cost cap (building every prompt ahead is not
     // worth it without one: the reservation then ignores the estimate).
     let estimates = book.max_cost_micros.map(|_| translation.estimate());
+    let started = std::time::Instant::now();
     while let Some(pass) = translation.next_pass() {
         let done = usize::from(translation.checkpoint().passes_done);
         let estimate = estimates.map(|e| e[done]).unwrap_or_default();
@@ -211,7 +212,11 @@ pub(super) async fn run(
             cost::Reservation::OverCap => return cost::pause_over_cap(handler, &book).await,
             cost::Reservation::Moved => return Ok(()),
         };
+        let pass_started = std::time::Instant::now();
         let result = translation.run_pass(model.as_ref()).await;
+        if result.is_ok() {
+            crate::metrics::pass_finished(pass, pass_started.elapsed());
+        }
         // A failed pass keeps nothing of what it got back; its reservation is given back.
         let used = match &result {
             Ok(_) => translation.checkpoint().quality().usage(pass),
@@ -239,6 +244,7 @@ pub(super) async fn run(
         }
         record_passes(handler, book_id, number, done).await;
     }
+    crate::metrics::chapter_translated(started.elapsed());
     let mut output = translation.finish();
 
     // The chapter's title follows the block that carries the same words, translated.
@@ -495,6 +501,7 @@ pub(super) async fn fail_chapter(
         .transition(&book.id, BookEvent::TranslationFailed, update)
         .await?;
     if let Some(failed) = failed {
+        crate::metrics::book_failed();
         let occurrence = Occurrence {
             key: format!("translation.error:{}:{}:{number}", book.id, failed.run),
             user_id: book.user_id.clone(),

@@ -79,6 +79,14 @@ pub(super) async fn settle(
 ) -> Result<(), StoreError> {
     let model = book.translation_model.as_deref().unwrap_or_default();
     let spent = micros(cost(model, used.input_tokens, used.output_tokens));
+    if used.input_tokens + used.output_tokens > 0 {
+        crate::metrics::model_used(
+            model,
+            used.input_tokens,
+            used.output_tokens,
+            spent.max(0) as u64,
+        );
+    }
     if spent == 0 && reserved == 0 {
         // Nothing to record (a free model, or a pass that failed without a cap).
         return Ok(());

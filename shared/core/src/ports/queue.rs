@@ -86,6 +86,10 @@ pub struct QueueStats {
     pub completed: Option<u64>,
     /// Messages in this queue's dead-letter queue.
     pub dead: u64,
+    /// How long the waiting message due longest ago has been due (None when nothing waits, or
+    /// where the backend does not say: SQS reports it only as the CloudWatch metric
+    /// `ApproximateAgeOfOldestMessage`, which the stack's alarm reads directly).
+    pub oldest_due: Option<Duration>,
 }
 
 #[async_trait]

@@ -165,6 +165,9 @@ impl Translations {
         // the clean-up below (it deletes files by the id).
         let book = self.books.get(&user.id, &request.book_id).await?;
         let result = self.start_run(user, request, &book).await;
+        if result.is_ok() {
+            crate::metrics::book_started();
+        }
         match &result {
             Err(TranslationError::NotFound)
             | Err(TranslationError::Invalid(_))
@@ -595,7 +598,10 @@ impl Translations {
             .transition(book_id, BookEvent::AllChaptersTranslated, update)
             .await?
         {
-            Some(book) => book,
+            Some(book) => {
+                self.record_completed(book_id).await;
+                book
+            }
             // Translated by an earlier try of this job that died before queuing the file: queue
             // it now (the queue's deduplication drops a second copy).
             None => match self.books.find(book_id).await? {
@@ -611,6 +617,23 @@ impl Translations {
         };
         job.enqueue(self.ports.queue.as_ref()).await?;
         Ok(())
+    }
+
+    /// Counts the book translated, with the time since its run started when that is known.
+    async fn record_completed(&self, book_id: &str) {
+        let started = match self
+            .ports
+            .table
+            .get(&store::book_pk(book_id), store::BOOK_SK)
+            .await
+        {
+            Ok(Some(item)) => crate::items::parse_time(&item, "runStartedAt")
+                .ok()
+                .flatten(),
+            _ => None,
+        };
+        let took = started.and_then(|t| (self.ports.clock.now() - t).to_std().ok());
+        crate::metrics::book_completed(took);
     }
 
     /// Sets the run-start fields every new run (start and resume) resets.
