@@ -18,7 +18,8 @@ if ! "$venv/bin/schemathesis" --version 2>/dev/null | grep -q "$version"; then
   "$venv/bin/pip" install -q "schemathesis==$version"
 fi
 
-cargo build -q --bin booktr
+# The same features as the test build, so its artifacts are reused.
+cargo build -q --workspace --all-features --bin booktr
 work=$(mktemp -d)
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 key=$(target/debug/booktr user create --role DEV --plan BUSINESS --email fuzz@example.com \

@@ -167,10 +167,7 @@ pub async fn main() -> anyhow::Result<()> {
             };
             let models = Arc::new(EnvModels::from_env());
             let services = if aws {
-                let resources = wiring::AwsResources::from_env()?;
-                let clients = booktr_aws::Clients::from_env().await;
-                wiring::managed(&config, clients, &resources, Arc::new(SystemClock), models)?
-                    .services
+                managed_services(&config, models).await?
             } else {
                 wiring::embedded(&config, Arc::new(SystemClock), models)?.services
             };
@@ -184,4 +181,23 @@ pub async fn main() -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// The services of the AWS deployment, for `user create --aws`.
+#[cfg(feature = "aws")]
+async fn managed_services(
+    config: &Config,
+    models: Arc<EnvModels>,
+) -> anyhow::Result<booktr_core::Services> {
+    let resources = wiring::AwsResources::from_env()?;
+    let clients = booktr_aws::Clients::from_env().await;
+    Ok(wiring::managed(config, clients, &resources, Arc::new(SystemClock), models)?.services)
+}
+
+#[cfg(not(feature = "aws"))]
+async fn managed_services(_: &Config, _: Arc<EnvModels>) -> anyhow::Result<booktr_core::Services> {
+    anyhow::bail!(
+        "this booktr was built without the AWS adapters; build it with \
+         `cargo build --release -p booktr-functions --features aws --bin booktr`"
+    )
 }

@@ -3,6 +3,7 @@
 //! and one per queue worker) call.
 
 pub mod cli;
+#[cfg(feature = "aws")]
 pub mod lambda;
 pub mod metrics;
 pub mod serve;

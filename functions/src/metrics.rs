@@ -69,6 +69,7 @@ async fn scrape(
 }
 
 /// The Lambda side: one collector per process, flushed as EMF lines after every invocation.
+#[cfg(feature = "aws")]
 pub mod emf {
     use std::sync::OnceLock;
 

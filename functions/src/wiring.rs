@@ -98,6 +98,7 @@ fn mailer(config: &Config) -> Result<Arc<dyn Mailer>, StoreError> {
 }
 
 /// Where the managed-queue resources are (environment variables set by `template.yaml`).
+#[cfg(feature = "aws")]
 #[derive(Debug, Clone)]
 pub struct AwsResources {
     /// `BOOKTR_TABLE`
@@ -110,6 +111,7 @@ pub struct AwsResources {
     pub kms_key_id: String,
 }
 
+#[cfg(feature = "aws")]
 impl AwsResources {
     pub fn from_env() -> Result<AwsResources, StoreError> {
         let var = |name: &str| {
@@ -133,11 +135,13 @@ impl AwsResources {
 
 /// The managed-queue backend: DynamoDB, SQS, S3 and KMS through clients built once (a Lambda's
 /// cold start); S3 presigns the download links; KMS seals users' secrets.
+#[cfg(feature = "aws")]
 pub struct Managed {
     pub services: Services,
     pub ports: Ports,
 }
 
+#[cfg(feature = "aws")]
 pub fn managed(
     config: &Config,
     clients: booktr_aws::Clients,
