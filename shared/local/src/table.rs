@@ -54,12 +54,12 @@ impl SqliteTable {
 }
 
 fn read(conn: &Connection, pk: &str, sk: &str) -> Result<Option<Attrs>, StoreError> {
+    // Cached statements: every request reads items, and preparing one costs about as much as
+    // running it.
     let text: Option<String> = conn
-        .query_row(
-            "SELECT attrs FROM items WHERE pk = ?1 AND sk = ?2",
-            params![pk, sk],
-            |r| r.get(0),
-        )
+        .prepare_cached("SELECT attrs FROM items WHERE pk = ?1 AND sk = ?2")
+        .map_err(sql)?
+        .query_row(params![pk, sk], |r| r.get(0))
         .optional()
         .map_err(sql)?;
     text.map(|t| parse_attrs(&t)).transpose()
@@ -72,26 +72,26 @@ fn parse_attrs(text: &str) -> Result<Attrs, StoreError> {
 fn write(conn: &Connection, pk: &str, sk: &str, attrs: &Attrs) -> Result<(), StoreError> {
     let index_attr = |name: &str| attrs.get(name).and_then(|v| v.as_str()).map(str::to_string);
     let text = serde_json::to_string(attrs).map_err(|e| StoreError::Invalid(e.to_string()))?;
-    conn.execute(
+    conn.prepare_cached(
         "INSERT OR REPLACE INTO items (pk, sk, attrs, gsi1pk, gsi1sk) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![
-            pk,
-            sk,
-            text,
-            index_attr(Index::Gsi1.partition_attr()),
-            index_attr(Index::Gsi1.sort_attr())
-        ],
     )
+    .map_err(sql)?
+    .execute(params![
+        pk,
+        sk,
+        text,
+        index_attr(Index::Gsi1.partition_attr()),
+        index_attr(Index::Gsi1.sort_attr())
+    ])
     .map_err(sql)?;
     Ok(())
 }
 
 fn remove(conn: &Connection, pk: &str, sk: &str) -> Result<(), StoreError> {
-    conn.execute(
-        "DELETE FROM items WHERE pk = ?1 AND sk = ?2",
-        params![pk, sk],
-    )
-    .map_err(sql)?;
+    conn.prepare_cached("DELETE FROM items WHERE pk = ?1 AND sk = ?2")
+        .map_err(sql)?
+        .execute(params![pk, sk])
+        .map_err(sql)?;
     Ok(())
 }
 
