@@ -116,40 +116,38 @@ fn unique_operation_ids(doc: &mut OpenApi) {
 
 /// The answers every operation can give besides its own: the error model's shared statuses.
 fn add_shared_responses(doc: &mut OpenApi) {
-    {
-        for operation in operations(doc) {
-            let secured = operation
-                .security
-                .as_ref()
-                .is_some_and(|s| !s.is_empty() && s.iter().any(|r| r != &Default::default()));
-            let takes_input = operation.request_body.is_some()
-                || operation.parameters.as_ref().is_some_and(|p| !p.is_empty());
-            if takes_input {
-                add_error(
-                    operation,
-                    "400",
-                    "The request is malformed or a value is invalid.",
-                );
-            }
-            if secured {
-                add_error(operation, "401", "No credential, or one that is not valid.");
-                add_error(
-                    operation,
-                    "403",
-                    "The credential lacks the scope (GET needs `read`, other methods `write`) or role.",
-                );
-            }
+    for operation in operations(doc) {
+        let secured = operation
+            .security
+            .as_ref()
+            .is_some_and(|s| !s.is_empty() && s.iter().any(|r| r != &Default::default()));
+        let takes_input = operation.request_body.is_some()
+            || operation.parameters.as_ref().is_some_and(|p| !p.is_empty());
+        if takes_input {
             add_error(
                 operation,
-                "429",
-                "Too many requests; `Retry-After` says when to try again.",
-            );
-            add_error(
-                operation,
-                "503",
-                "A backend is briefly unavailable; `Retry-After` says when to try again.",
+                "400",
+                "The request is malformed or a value is invalid.",
             );
         }
+        if secured {
+            add_error(operation, "401", "No credential, or one that is not valid.");
+            add_error(
+                operation,
+                "403",
+                "The credential lacks the scope (GET needs `read`, other methods `write`) or role.",
+            );
+        }
+        add_error(
+            operation,
+            "429",
+            "Too many requests; `Retry-After` says when to try again.",
+        );
+        add_error(
+            operation,
+            "503",
+            "A backend is briefly unavailable; `Retry-After` says when to try again.",
+        );
     }
 }
 
