@@ -84,6 +84,15 @@ impl AwsApp {
         self.upload("voyage.txt", sample_txt()).await
     }
 
+    /// Uploads the sample book, waits for its chapters and starts its translation; returns its id.
+    async fn start_sample(&self) -> String {
+        let id = self.upload_sample().await;
+        self.drive_until(&id, "EXTRACTED").await;
+        let started = self.post("/api/translate", json!({"bookId": id})).await;
+        assert_eq!(started.status(), 200);
+        id
+    }
+
     /// Uploads a book; returns its id.
     async fn upload(&self, file_name: &str, bytes: Vec<u8>) -> String {
         let form = Form::new().part("file", Part::bytes(bytes).file_name(file_name.to_string()));
@@ -215,10 +224,7 @@ async fn on_aws_a_book_goes_from_upload_to_a_presigned_s3_download_through_the_l
     assert_eq!(health["checks"]["database"]["status"], "up", "{health}");
     assert_eq!(health["checks"]["queue"]["status"], "up", "{health}");
 
-    let id = app.upload_sample().await;
-    app.drive_until(&id, "EXTRACTED").await;
-    let started = app.post("/api/translate", json!({"bookId": id})).await;
-    assert_eq!(started.status(), 200);
+    let id = app.start_sample().await;
     let book = app.drive_until(&id, "COMPLETED").await;
     assert!(book["completedAt"].is_string());
 
@@ -242,14 +248,7 @@ async fn on_aws_a_book_goes_from_upload_to_a_presigned_s3_download_through_the_l
 #[tokio::test]
 async fn on_aws_a_job_failing_every_receive_is_reported_per_item_and_redriven_after_four() {
     let app = spawn_aws(Arc::new(EnvModels::from_vars(Vec::new()))).await;
-    let id = app.upload_sample().await;
-    app.drive_until(&id, "EXTRACTED").await;
-    assert_eq!(
-        app.post("/api/translate", json!({"bookId": id}))
-            .await
-            .status(),
-        200
-    );
+    let id = app.start_sample().await;
     app.drive_until(&id, "COMPLETED").await;
     let gone = booktr_core::books::store::translation_key(&id, 2).unwrap();
     app.managed.ports.blobs.delete(&gone).await.unwrap();
@@ -278,14 +277,7 @@ async fn on_aws_a_job_failing_every_receive_is_reported_per_item_and_redriven_af
 async fn on_aws_a_failing_chapter_ends_in_error_after_four_tries_with_its_cause() {
     let model = StandIn::default().failing_on("carpet-bag");
     let app = spawn_aws(Arc::new(model)).await;
-    let id = app.upload_sample().await;
-    app.drive_until(&id, "EXTRACTED").await;
-    assert_eq!(
-        app.post("/api/translate", json!({"bookId": id}))
-            .await
-            .status(),
-        200
-    );
+    let id = app.start_sample().await;
     app.drive_until(&id, "ERROR").await;
     let status = app.get(&format!("/api/translate/status?bookId={id}")).await;
     assert_eq!(
@@ -312,10 +304,7 @@ async fn on_aws_a_translation_emits_emf_lines_for_the_metrics_the_dashboard_and_
         ("OPENAI_BASE_URL".into(), openai),
     ]);
     let app = spawn_aws(Arc::new(models)).await;
-    let id = app.upload_sample().await;
-    app.drive_until(&id, "EXTRACTED").await;
-    let started = app.post("/api/translate", json!({"bookId": id})).await;
-    assert_eq!(started.status(), 200);
+    let id = app.start_sample().await;
     app.drive_until(&id, "COMPLETED").await;
 
     let mut lines = Vec::new();
