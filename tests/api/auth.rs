@@ -46,6 +46,34 @@ async fn a_revoked_key_stops_working_at_once() {
 }
 
 #[tokio::test]
+async fn a_key_revoked_through_another_process_stops_working_within_a_second() {
+    let app = spawn_app().await;
+    let twin = app.twin().await;
+    let user = app.user().await;
+    let created: Value = app
+        .send_json(Method::POST, "/api/keys", &user.key, json!({"name": "ci"}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let secret = created["secretKey"].as_str().unwrap();
+    // Used here first, so this process remembers the key.
+    assert_eq!(app.get("/api/user", secret).await.status(), 200);
+    let id = created["key"]["id"].as_str().unwrap();
+    let revoked = app
+        .client
+        .delete(format!("{twin}/api/keys/{id}"))
+        .bearer_auth(&user.key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(revoked.status(), 200);
+    // How long a process trusts what it read (`key_cache::FRESH_FOR`), and a margin.
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    assert_error(app.get("/api/user", secret).await, 401, "unauthorized").await;
+}
+
+#[tokio::test]
 async fn an_expired_key_is_401() {
     let app = spawn_app().await;
     let user = app.user().await;

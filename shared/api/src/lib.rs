@@ -24,10 +24,11 @@ pub use routes::{
     notifications, preferences, share, translate, usage, user, webhooks,
 };
 
-/// What every handler shares.
+/// What every handler shares. Every request clones it (axum's `State`), so both halves sit
+/// behind one `Arc` each: a clone is two reference counts, not one per port of every service.
 #[derive(Clone)]
 pub struct AppState {
-    pub services: Services,
+    pub services: Arc<Services>,
     pub settings: Arc<Settings>,
 }
 
@@ -49,7 +50,7 @@ impl Settings {
 impl AppState {
     pub fn new(services: Services, settings: Settings) -> Self {
         AppState {
-            services,
+            services: Arc::new(services),
             settings: Arc::new(settings),
         }
     }

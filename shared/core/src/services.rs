@@ -61,15 +61,16 @@ impl Services {
     pub fn new(ports: Ports, mode: QueueMode, quotas: Quotas, window: usize) -> Self {
         let usage = Usage::new(ports.clone(), quotas);
         let events = Events::new(ports.clone());
+        let accounts = Accounts::new(ports.clone());
         Services {
-            accounts: Accounts::new(ports.clone()),
+            privacy: Privacy::new(ports.clone(), accounts.clone(), usage.clone()),
+            accounts,
             books: Books::new(ports.clone(), usage.clone()),
             developer: Developer::new(ports.clone()),
             glossaries: Glossaries::new(ports.clone()),
             community: Community::new(ports.clone()),
             jobs: JobHandler::new(ports.clone(), usage.clone()),
             translations: Translations::new(ports.clone(), usage.clone()).with_window(window),
-            privacy: Privacy::new(ports.clone(), usage.clone()),
             usage,
             events: events.clone(),
             email: Postman::new(ports.clone()),

@@ -53,6 +53,32 @@ impl SqliteTable {
     }
 }
 
+/// The most rows a range read returns from the calling thread (a page of a listing, the
+/// chapters of most books); a read that finds more starts again on the blocking pool.
+const INLINE_ROWS: usize = 100;
+
+impl SqliteTable {
+    async fn read_range(
+        &self,
+        index: Option<Index>,
+        query: Query,
+    ) -> Result<Vec<Item>, StoreError> {
+        let inline = self
+            .db
+            .read_now(|conn| run_query(conn, index, &query, Some(INLINE_ROWS)))?;
+        match inline {
+            Some(items) => Ok(items),
+            None => {
+                let all = self
+                    .db
+                    .read(move |conn| run_query(conn, index, &query, None))
+                    .await?;
+                Ok(all.unwrap_or_default())
+            }
+        }
+    }
+}
+
 fn read(conn: &Connection, pk: &str, sk: &str) -> Result<Option<Attrs>, StoreError> {
     // Cached statements: every request reads items, and preparing one costs about as much as
     // running it.
@@ -141,11 +167,13 @@ fn check(condition: &Condition, current: Option<&Attrs>) -> Result<(), StoreErro
     }
 }
 
+/// The query's items; None, having read no further, when there are more than `at_most`.
 fn run_query(
     conn: &Connection,
     index: Option<Index>,
     query: &Query,
-) -> Result<Vec<Item>, StoreError> {
+    at_most: Option<usize>,
+) -> Result<Option<Vec<Item>>, StoreError> {
     let (pk_col, sk_col) = match index {
         None => ("pk", "sk"),
         Some(Index::Gsi1) => ("gsi1pk", "gsi1sk"),
@@ -171,6 +199,9 @@ fn run_query(
         .map_err(sql)?;
     let mut items = Vec::new();
     for row in rows {
+        if at_most.is_some_and(|at_most| items.len() == at_most) {
+            return Ok(None);
+        }
         let (pk, sk, attrs) = row.map_err(sql)?;
         items.push(Item {
             pk,
@@ -178,16 +209,18 @@ fn run_query(
             attrs: parse_attrs(&attrs)?,
         });
     }
-    Ok(items)
+    Ok(Some(items))
 }
 
 #[async_trait]
 impl Table for SqliteTable {
     async fn get(&self, pk: &str, sk: &str) -> Result<Option<Item>, StoreError> {
-        let (pk, sk) = (pk.to_string(), sk.to_string());
-        self.db
-            .call(move |conn| Ok(read(conn, &pk, &sk)?.map(|attrs| Item { pk, sk, attrs })))
-            .await
+        let attrs = self.db.read_now(|conn| read(conn, pk, sk))?;
+        Ok(attrs.map(|attrs| Item {
+            pk: pk.to_string(),
+            sk: sk.to_string(),
+            attrs,
+        }))
     }
 
     async fn put(&self, item: Item, condition: Condition) -> Result<(), StoreError> {
@@ -236,15 +269,11 @@ impl Table for SqliteTable {
     }
 
     async fn query(&self, query: Query) -> Result<Vec<Item>, StoreError> {
-        self.db
-            .call(move |conn| run_query(conn, None, &query))
-            .await
+        self.read_range(None, query).await
     }
 
     async fn query_index(&self, index: Index, query: Query) -> Result<Vec<Item>, StoreError> {
-        self.db
-            .call(move |conn| run_query(conn, Some(index), &query))
-            .await
+        self.read_range(Some(index), query).await
     }
 
     async fn transact(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {

@@ -1,5 +1,6 @@
 //! Users, API keys and sessions: who is calling and what they may do.
 
+mod key_cache;
 mod password;
 mod service;
 pub mod store;

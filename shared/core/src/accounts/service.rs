@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use chrono::{DateTime, Duration, Utc};
 use tracing::{info, instrument, warn};
 
+use super::key_cache::{self, KeyCache};
 use super::store::{self, StoredKey};
 use super::{password, ApiKey, Credential, Principal, User, API_KEY_PREFIX};
 use crate::ids::{new_id, random_alphanumeric, sha256_hex};
@@ -64,14 +65,26 @@ pub struct NewKey {
     pub secret: String,
 }
 
+/// Clones share one cache of recently authenticated keys (see `key_cache`): make one per
+/// process and clone it wherever accounts change.
 #[derive(Clone)]
 pub struct Accounts {
     ports: Ports,
+    keys: KeyCache,
 }
 
 impl Accounts {
     pub fn new(ports: Ports) -> Self {
-        Accounts { ports }
+        Accounts {
+            ports,
+            keys: KeyCache::default(),
+        }
+    }
+
+    /// Forgets what this process remembers of the user's keys, after a change to the account
+    /// made outside `Accounts` (closing it).
+    pub fn forget_user(&self, user_id: &str) {
+        self.keys.forget_user(user_id);
     }
 
     fn now(&self) -> DateTime<Utc> {
@@ -193,6 +206,7 @@ impl Accounts {
             )
             .await
             .map_err(not_found_as_domain)?;
+        self.keys.forget_user(user_id);
         Ok(store::user_from(&item)?)
     }
 
@@ -432,25 +446,37 @@ impl Accounts {
             .table
             .delete(&item.pk, &item.sk, Condition::equals("userId", user_id))
             .await?;
+        self.keys.forget_key(key_id);
         info!("API key revoked");
         Ok(())
     }
 
+    /// The caller holding this key. Keys this process authenticated less than
+    /// `key_cache::FRESH_FOR` ago are taken from memory; expiry is checked on every use.
     pub async fn authenticate_key(&self, secret: &str) -> Result<Principal, AccountsError> {
         const INVALID: AccountsError = AccountsError::Unauthenticated("invalid API key");
         if !secret.starts_with(API_KEY_PREFIX) {
             return Err(INVALID);
         }
         let pk = store::api_key_pk(&sha256_hex(secret));
-        let Some(item) = self.ports.table.get(&pk, "APIKEY").await? else {
-            return Err(INVALID);
+        let key_cache::Entry { stored, user } = match self.keys.get(&pk) {
+            Some(entry) => entry,
+            None => {
+                let ticket = self.keys.ticket();
+                let Some(item) = self.ports.table.get(&pk, "APIKEY").await? else {
+                    return Err(INVALID);
+                };
+                let stored = store::api_key_from(&item)?;
+                let user = self.user_or_unauthenticated(&stored.user_id).await?;
+                let entry = key_cache::Entry { stored, user };
+                self.keys.put(pk.clone(), entry.clone(), ticket);
+                entry
+            }
         };
-        let stored = store::api_key_from(&item)?;
         let now = self.now();
         if stored.key.expires_at.is_some_and(|t| t <= now) {
             return Err(AccountsError::Unauthenticated("API key has expired"));
         }
-        let user = self.user_or_unauthenticated(&stored.user_id).await?;
         let stale = stored
             .key
             .last_used_at
@@ -467,6 +493,7 @@ impl Accounts {
                 Ok(_) | Err(StoreError::NotFound) => {}
                 Err(e) => return Err(e.into()),
             }
+            self.keys.touched(&pk, now);
         }
         Ok(Principal {
             user,

@@ -82,6 +82,7 @@ pub fn user_from(item: &Item) -> Result<User, StoreError> {
     })
 }
 
+#[derive(Clone)]
 pub struct StoredKey {
     pub key: ApiKey,
     pub user_id: String,

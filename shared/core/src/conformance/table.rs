@@ -28,6 +28,7 @@ macro_rules! table_conformance {
                 concurrent_spends_never_pass_the_limit_together,
                 delete_of_a_missing_item_succeeds_and_conditions_guard_deletes,
                 query_orders_by_sort_key_with_prefix_direction_and_limit,
+                a_query_returns_every_item_of_a_long_partition,
                 index_query_sees_only_items_with_both_index_attributes,
                 transaction_applies_all_writes_or_none,
                 transaction_update_of_a_missing_item_is_a_conflict,
@@ -314,6 +315,35 @@ pub async fn query_orders_by_sort_key_with_prefix_direction_and_limit(table: &dy
             .unwrap()),
         ["a%b_c"]
     );
+}
+
+/// Longer than any one read an adapter may answer from a first, bounded attempt (the SQLite
+/// adapter reads 100 rows on the calling thread), so every way of reading past it is used.
+pub async fn a_query_returns_every_item_of_a_long_partition(table: &dyn Table) {
+    const ITEMS: usize = 250;
+    let pk = unique("long");
+    let sks: Vec<String> = (0..ITEMS).map(|i| format!("CHAPTER#{i:05}")).collect();
+    for chunk in sks.chunks(MAX_TRANSACTION_OPS) {
+        let puts = chunk
+            .iter()
+            .map(|sk| WriteOp::Put {
+                item: item(&pk, sk),
+                condition: Condition::Always,
+            })
+            .collect();
+        table.transact(puts).await.unwrap();
+    }
+    let read = |items: Vec<Item>| items.into_iter().map(|i| i.sk).collect::<Vec<_>>();
+    let all = table.query(Query::partition(&pk)).await.unwrap();
+    assert_eq!(read(all), sks);
+    let first = table.query(Query::partition(&pk).limit(150)).await.unwrap();
+    assert_eq!(read(first), sks[..150]);
+    let last = table
+        .query(Query::partition(&pk).descending().limit(101))
+        .await
+        .unwrap();
+    let expected: Vec<String> = sks.iter().rev().take(101).cloned().collect();
+    assert_eq!(read(last), expected);
 }
 
 pub async fn index_query_sees_only_items_with_both_index_attributes(table: &dyn Table) {

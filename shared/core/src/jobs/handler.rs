@@ -260,8 +260,11 @@ impl JobHandler {
         }
     }
 
+    /// For purges and the open-account check, which authenticate nobody: an `Accounts` of its
+    /// own does (its key cache stays empty).
     fn privacy(&self) -> Privacy {
-        Privacy::new(self.ports.clone(), self.usage.clone())
+        let accounts = crate::accounts::Accounts::new(self.ports.clone());
+        Privacy::new(self.ports.clone(), accounts, self.usage.clone())
     }
 
     /// The book's owner and whether their account is open; None when the book is gone.

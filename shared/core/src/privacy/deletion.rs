@@ -91,6 +91,7 @@ impl Privacy {
             }
             Err(e) => return Err(e.into()),
         }
+        self.accounts.forget_user(&user.id);
         // The reason is kept in the log only: nothing of the account may stay in the store.
         info!(
             reason = reason.unwrap_or(""),

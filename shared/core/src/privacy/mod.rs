@@ -37,9 +37,11 @@ pub struct Privacy {
 }
 
 impl Privacy {
-    pub fn new(ports: Ports, usage: Usage) -> Self {
+    /// `accounts`: the process's own (a clone), so that closing an account here also ends
+    /// what it remembers of the account's keys.
+    pub fn new(ports: Ports, accounts: Accounts, usage: Usage) -> Self {
         Privacy {
-            accounts: Accounts::new(ports.clone()),
+            accounts,
             books: Books::new(ports.clone(), usage.clone()),
             glossaries: Glossaries::new(ports.clone()),
             events: Events::new(ports.clone()),
