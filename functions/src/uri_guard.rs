@@ -296,6 +296,20 @@ impl Framing {
                     }
                     continue;
                 }
+                // So do a header line's bytes up to its end, which `step` judges.
+                State::Headers(head) if byte != b'\n' => {
+                    let len = input
+                        .iter()
+                        .position(|b| *b == b'\n')
+                        .unwrap_or(input.len());
+                    let (part, after) = input.split_at(len);
+                    out.extend_from_slice(part);
+                    let room = MAX_TRACKED_LINE.saturating_sub(head.line.len());
+                    head.line.extend_from_slice(&part[..len.min(room)]);
+                    head.line_too_long |= len > room;
+                    input = after;
+                    continue;
+                }
                 _ => {}
             }
             self.step(byte, out);
