@@ -93,6 +93,7 @@ async fn a_thousand_wrong_passwords_are_refused_and_memory_stays_bounded() {
     );
 
     assert!(peak < 150, "resident memory reached {peak} MiB");
+    eprintln!("one address: peak resident memory {peak} MiB");
 
     // Many addresses, many emails: nothing throttles, so every attempt reaches the hashers,
     // which check 2 at a time, queue 32 and turn the rest away.
@@ -107,6 +108,7 @@ async fn a_thousand_wrong_passwords_are_refused_and_memory_stays_bounded() {
     );
     assert!(many.get(&401).unwrap_or(&0) >= &32, "{many:?}");
     assert!(peak < 150, "resident memory reached {peak} MiB");
+    eprintln!("many addresses: peak resident memory {peak} MiB");
 
     // The right password still works, from an address that did not attack.
     let client = reqwest::Client::new();
@@ -144,5 +146,6 @@ async fn a_thousand_wrong_passwords_are_refused_and_memory_stays_bounded() {
     // attempt; blocking threads are capped).
     tokio::time::sleep(Duration::from_secs(1)).await;
     let idle = resident_mib(pid);
+    eprintln!("after the bursts: resident memory {idle} MiB");
     assert!(idle < 120, "resident memory {idle} MiB after the bursts");
 }
