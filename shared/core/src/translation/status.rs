@@ -88,22 +88,26 @@ impl Translations {
         user_id: &str,
         book_id: &str,
     ) -> Result<TranslationStatus, TranslationError> {
-        // One read: the book and the run fields the Book type does not carry.
-        let book_item = self
+        // One read of the book's partition: the book item (with the run fields the Book type
+        // does not carry) sorts first ("BOOK" before "CHAPTER#"), its chapters after it, all from
+        // one consistent snapshot.
+        let mut items = self
             .ports
             .table
-            .get(&store::book_pk(book_id), store::BOOK_SK)
+            .query(Query::partition(store::book_pk(book_id)))
             .await?
+            .into_iter();
+        let book_item = items
+            .next()
+            .filter(|item| item.sk == store::BOOK_SK)
             .ok_or(TranslationError::NotFound)?;
         let book = store::book_from(&book_item)?;
         if book.user_id != user_id {
             return Err(TranslationError::NotFound);
         }
-        let items = self
-            .ports
-            .table
-            .query(Query::partition(store::book_pk(book_id)).prefix(store::CHAPTER_PREFIX))
-            .await?;
+        let items: Vec<_> = items
+            .filter(|item| item.sk.starts_with(store::CHAPTER_PREFIX))
+            .collect();
         let mut chapters = Vec::with_capacity(items.len());
         for item in &items {
             chapters.push(ChapterProgress {
