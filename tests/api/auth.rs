@@ -2,7 +2,7 @@ use chrono::{Duration, Utc};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, spawn_app};
+use crate::helpers::{assert_error, spawn_app, TestApp};
 
 #[tokio::test]
 async fn a_request_without_a_credential_is_401_with_an_error_body() {
@@ -27,22 +27,14 @@ async fn an_unknown_or_malformed_api_key_is_401() {
 async fn a_revoked_key_stops_working_at_once() {
     let app = spawn_app().await;
     let user = app.user().await;
-    let created: Value = app
-        .send_json(Method::POST, "/api/keys", &user.key, json!({"name": "ci"}))
-        .await
-        .json()
-        .await
-        .unwrap();
-    let secret = created["secretKey"].as_str().unwrap();
-    assert_eq!(app.get("/api/user", secret).await.status(), 200);
-    let id = created["key"]["id"].as_str().unwrap();
+    let (secret, id) = used_new_key(&app, &user.key).await;
     let revoked = app
         .request(Method::DELETE, &format!("/api/keys/{id}"), &user.key)
         .send()
         .await
         .unwrap();
     assert_eq!(revoked.status(), 200);
-    assert_error(app.get("/api/user", secret).await, 401, "unauthorized").await;
+    assert_error(app.get("/api/user", &secret).await, 401, "unauthorized").await;
 }
 
 #[tokio::test]
@@ -50,16 +42,8 @@ async fn a_key_revoked_through_another_process_stops_working_within_a_second() {
     let app = spawn_app().await;
     let twin = app.twin().await;
     let user = app.user().await;
-    let created: Value = app
-        .send_json(Method::POST, "/api/keys", &user.key, json!({"name": "ci"}))
-        .await
-        .json()
-        .await
-        .unwrap();
-    let secret = created["secretKey"].as_str().unwrap();
     // Used here first, so this process remembers the key.
-    assert_eq!(app.get("/api/user", secret).await.status(), 200);
-    let id = created["key"]["id"].as_str().unwrap();
+    let (secret, id) = used_new_key(&app, &user.key).await;
     let revoked = app
         .client
         .delete(format!("{twin}/api/keys/{id}"))
@@ -70,7 +54,20 @@ async fn a_key_revoked_through_another_process_stops_working_within_a_second() {
     assert_eq!(revoked.status(), 200);
     // How long a process trusts what it read (`key_cache::FRESH_FOR`), and a margin.
     tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
-    assert_error(app.get("/api/user", secret).await, 401, "unauthorized").await;
+    assert_error(app.get("/api/user", &secret).await, 401, "unauthorized").await;
+}
+
+/// A new key of the owner of `key`, used once (so the server remembers it): its secret and id.
+async fn used_new_key(app: &TestApp, key: &str) -> (String, String) {
+    let created: Value = app
+        .send_json(Method::POST, "/api/keys", key, json!({"name": "ci"}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let secret = created["secretKey"].as_str().unwrap().to_string();
+    assert_eq!(app.get("/api/user", &secret).await.status(), 200);
+    (secret, created["key"]["id"].as_str().unwrap().to_string())
 }
 
 #[tokio::test]
