@@ -35,11 +35,13 @@ pub struct JobHandler {
     pub(crate) books: Books,
     pub(crate) translations: Translations,
     pub(crate) events: Events,
-    pub(crate) usage: Usage,
     /// The book owner's own provider keys.
     pub(crate) developer: Developer,
     /// Chunking, parallelism and retries of the translation pipeline.
     pub(crate) pipeline: PipelineConfig,
+    /// For purges and the open-account check, which authenticate nobody: its `Accounts` is
+    /// its own (the key cache stays empty).
+    privacy: Privacy,
 }
 
 impl JobHandler {
@@ -47,7 +49,11 @@ impl JobHandler {
         JobHandler {
             books: Books::new(ports.clone(), usage.clone()),
             translations: Translations::new(ports.clone(), usage.clone()),
-            usage,
+            privacy: Privacy::new(
+                ports.clone(),
+                crate::accounts::Accounts::new(ports.clone()),
+                usage,
+            ),
             events: Events::new(ports.clone()),
             developer: Developer::new(ports.clone()),
             pipeline: PipelineConfig::default(),
@@ -114,7 +120,7 @@ impl JobHandler {
                     .await
             }
             Job::PurgeAccount { user_id } => {
-                self.privacy().purge(user_id).instrument(span.clone()).await
+                self.privacy.purge(user_id).instrument(span.clone()).await
             }
             Job::WeeklyDigest { user_id, week } => {
                 Digests::new(self.ports.clone(), self.events.clone())
@@ -127,13 +133,13 @@ impl JobHandler {
         // before what the job wrote: remove the book again and purge again (both idempotent)
         // so nothing stays behind.
         if let (Some(book_id), Some(owner)) = (job.book_id(), owner) {
-            match self.privacy().account_is_open(&owner).await {
+            match self.privacy.account_is_open(&owner).await {
                 Ok(true) => {}
                 Ok(false) => {
                     span.in_scope(|| info!("the owner closed their account meanwhile; purging"));
                     let purged = async {
                         self.books.remove_everything(book_id).await?;
-                        self.privacy().purge(&owner).await
+                        self.privacy.purge(&owner).await
                     };
                     return match purged.await {
                         Ok(()) => Outcome::Done,
@@ -244,7 +250,7 @@ impl JobHandler {
             warn!(kind = job.kind(), "job dead-lettered and dropped");
             return Outcome::Done;
         };
-        match self.privacy().account_is_open(user_id).await {
+        match self.privacy.account_is_open(user_id).await {
             Ok(true) => {
                 info!(user_id, "purge dropped: the account was never closed");
                 Outcome::Done
@@ -260,19 +266,12 @@ impl JobHandler {
         }
     }
 
-    /// For purges and the open-account check, which authenticate nobody: an `Accounts` of its
-    /// own does (its key cache stays empty).
-    fn privacy(&self) -> Privacy {
-        let accounts = crate::accounts::Accounts::new(self.ports.clone());
-        Privacy::new(self.ports.clone(), accounts, self.usage.clone())
-    }
-
     /// The book's owner and whether their account is open; None when the book is gone.
     async fn owner(&self, book_id: &str) -> Result<Option<(String, bool)>, StoreError> {
         let Some(book) = self.books.find(book_id).await? else {
             return Ok(None);
         };
-        let open = self.privacy().account_is_open(&book.user_id).await?;
+        let open = self.privacy.account_is_open(&book.user_id).await?;
         Ok(Some((book.user_id, open)))
     }
 
