@@ -16,46 +16,43 @@ pub fn contains_term(text: &str, term: &str) -> bool {
 }
 
 /// The byte range of the first whole-word occurrence of `term` in `text`, ignoring case.
+///
+/// One pass over `text` without allocating: a match is tried only where a word starts with the
+/// term's first lower-cased letter. The offline engine calls this for every term of a book-wide
+/// list on every block, so it is on the whole-book path.
 pub fn find_term(text: &str, term: &str) -> Option<(usize, usize)> {
-    let term = term.trim();
-    if term.is_empty() {
-        return None;
-    }
-    let folded_term: Vec<char> = term.chars().flat_map(char::to_lowercase).collect();
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let boundary_before = i == 0 || !is_word_char(chars[i - 1].1);
-        if boundary_before {
-            if let Some(end) = match_at(&chars, i, &folded_term) {
-                let boundary_after = end == chars.len() || !is_word_char(chars[end].1);
-                if boundary_after {
-                    let start_byte = chars[i].0;
-                    let end_byte = chars.get(end).map_or(text.len(), |(b, _)| *b);
-                    return Some((start_byte, end_byte));
+    let folded: Vec<char> = term.trim().chars().flat_map(char::to_lowercase).collect();
+    let first = *folded.first()?;
+    let mut after_word_char = false;
+    for (start, c) in text.char_indices() {
+        if !after_word_char && c.to_lowercase().next() == Some(first) {
+            if let Some(len) = folded_prefix_len(&text[start..], &folded) {
+                let end = start + len;
+                if !text[end..].chars().next().is_some_and(is_word_char) {
+                    return Some((start, end));
                 }
             }
         }
-        i += 1;
+        after_word_char = is_word_char(c);
     }
     None
 }
 
-/// Index after the match of `folded` starting at `start`, comparing lower-cased characters.
-fn match_at(chars: &[(usize, char)], start: usize, folded: &[char]) -> Option<usize> {
-    let mut j = start;
+/// The byte length of the start of `text` whose lower-cased characters are exactly `folded`.
+fn folded_prefix_len(text: &str, folded: &[char]) -> Option<usize> {
     let mut k = 0;
-    while k < folded.len() {
-        let (_, c) = *chars.get(j)?;
+    for (at, c) in text.char_indices() {
+        if k == folded.len() {
+            return Some(at);
+        }
         for lower in c.to_lowercase() {
             if folded.get(k) != Some(&lower) {
                 return None;
             }
             k += 1;
         }
-        j += 1;
     }
-    Some(j)
+    (k == folded.len()).then_some(text.len())
 }
 
 fn is_word_char(c: char) -> bool {
@@ -83,6 +80,17 @@ mod tests {
         assert!(contains_term("Captain Ahab spoke", "captain ahab"));
         assert!(contains_term("ÉTÉ ardent", "été"));
         assert!(!contains_term("anything", ""));
+        assert!(!contains_term("anything", "   "));
+        assert!(contains_term("whale", " whale "));
+        assert!(!contains_term("wha", "whale"));
+        assert!(contains_term("the whale", "whale"));
+    }
+
+    #[test]
+    fn a_match_is_the_byte_range_of_the_original_text() {
+        assert_eq!(find_term("L'ÉTÉ ardent", "été"), Some((2, 7)));
+        assert_eq!(find_term("whalebone, then Whale", "whale"), Some((16, 21)));
+        assert_eq!(find_term("Ahab", "ahab"), Some((0, 4)));
     }
 
     #[test]
