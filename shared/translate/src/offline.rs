@@ -6,7 +6,7 @@
 
 use async_trait::async_trait;
 
-use crate::glossary::find_term;
+use crate::glossary::TermSet;
 use crate::model::{estimate_tokens, ChatError, ChatModel, ChatRequest, ChatResponse};
 use crate::protocol::{parse_answer, quote};
 
@@ -76,11 +76,16 @@ fn answer(user: &str) -> String {
         .and_then(|l| l.strip_prefix("TASK: "))
         .unwrap_or("translate");
     let glossary = glossary(user);
+    let terms = TermSet::new(glossary.iter().map(|(source, _)| source.as_str()));
+    let targets: Vec<&str> = glossary.iter().map(|(_, target)| target.as_str()).collect();
     let mut out = String::new();
     match task {
         "translate" => {
             for (id, text) in parse_answer(section(user, "BLOCKS")).blocks {
-                out.push_str(&format!("[[{id}]] {}\n", pseudo(&text, &glossary)));
+                out.push_str(&format!(
+                    "[[{id}]] {}\n",
+                    pseudo_markup(&text, &terms, &targets)
+                ));
             }
         }
         _ => {
@@ -96,7 +101,7 @@ fn answer(user: &str) -> String {
             let drafts = parse_answer(section(user, "DRAFT")).blocks;
             for (id, text) in &drafts {
                 let text = match sources.get(id).filter(|_| to_fix.contains(id)) {
-                    Some(source) => pseudo(source, &glossary),
+                    Some(source) => pseudo_markup(source, &terms, &targets),
                     None => text.clone(),
                 };
                 out.push_str(&format!("[[{id}]] {text}\n"));
@@ -114,10 +119,16 @@ fn answer(user: &str) -> String {
 /// Pseudo-translates markup: text outside tags is accented, glossary terms become their targets;
 /// tags and entities are kept as they are.
 pub fn pseudo(markup: &str, glossary: &[(String, String)]) -> String {
+    let terms = TermSet::new(glossary.iter().map(|(source, _)| source.as_str()));
+    let targets: Vec<&str> = glossary.iter().map(|(_, target)| target.as_str()).collect();
+    pseudo_markup(markup, &terms, &targets)
+}
+
+fn pseudo_markup(markup: &str, terms: &TermSet, targets: &[&str]) -> String {
     let mut out = String::with_capacity(markup.len() + 16);
     let mut rest = markup;
     while let Some(lt) = rest.find('<') {
-        out.push_str(&pseudo_text(&rest[..lt], glossary));
+        out.push_str(&pseudo_text(&rest[..lt], terms, targets));
         let Some(gt) = rest[lt..].find('>') else {
             out.push_str(&rest[lt..]);
             return out;
@@ -125,25 +136,19 @@ pub fn pseudo(markup: &str, glossary: &[(String, String)]) -> String {
         out.push_str(&rest[lt..lt + gt + 1]);
         rest = &rest[lt + gt + 1..];
     }
-    out.push_str(&pseudo_text(rest, glossary));
+    out.push_str(&pseudo_text(rest, terms, targets));
     out
 }
 
-fn pseudo_text(text: &str, glossary: &[(String, String)]) -> String {
+fn pseudo_text(text: &str, terms: &TermSet, targets: &[&str]) -> String {
     // The earliest glossary term in the text is replaced; what precedes it is accented.
-    let earliest = glossary
-        .iter()
-        .filter_map(|(source, target)| find_term(text, source).map(|(s, e)| (s, e, target)))
-        .min_by_key(|(s, _, _)| *s);
-    match earliest {
-        Some((start, end, target)) => {
-            format!(
-                "{}{}{}",
-                accent(&text[..start]),
-                target,
-                pseudo_text(&text[end..], glossary)
-            )
-        }
+    match terms.earliest(text) {
+        Some(found) => format!(
+            "{}{}{}",
+            accent(&text[..found.start]),
+            targets[found.term],
+            pseudo_text(&text[found.end..], terms, targets)
+        ),
         None => accent(text),
     }
 }

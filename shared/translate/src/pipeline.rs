@@ -11,7 +11,7 @@ use futures::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
 use tracing::{debug, warn};
 
-use crate::glossary::{contains_term, matching, GlossaryEntry};
+use crate::glossary::{self, contains_term, matching, GlossaryEntry, TermSet};
 use crate::model::{ChatError, ChatModel};
 use crate::protocol::{
     self, build_request, check, chunk, glossary_violations, Pass, Problem, PromptContext, Unit,
@@ -434,14 +434,11 @@ impl<'a> ChapterTranslation<'a> {
             .into_iter()
             .map(|(block, parts)| (block, join_parts(parts)))
             .collect();
+        let sources = glossary::sources(input.glossary);
         for (block, text) in &translated {
             let plain = booktr_formats::markup::plain_text(&input.blocks[*block].text);
             let plain_translated = booktr_formats::markup::plain_text(text);
-            for entry in input
-                .glossary
-                .iter()
-                .filter(|e| contains_term(&plain, &e.source))
-            {
+            for entry in sources.keep_present(input.glossary, &plain) {
                 quality.glossary_checked += 1;
                 if contains_term(&plain_translated, &entry.target) {
                     quality.glossary_satisfied += 1;
@@ -538,12 +535,16 @@ fn chunk_request(
         source_lang: input.source_lang,
         target_lang: input.target_lang,
         glossary: matching(input.glossary, &booktr_formats::markup::plain_text(text)),
-        ledger: input
-            .ledger
-            .iter()
-            .filter(|(source, _)| pass == Pass::Review && contains_term(text, source))
-            .map(|(s, t)| (s.clone(), t.clone()))
-            .collect(),
+        ledger: if pass == Pass::Review {
+            let entries: Vec<(&String, &String)> = input.ledger.iter().collect();
+            TermSet::new(entries.iter().map(|(source, _)| source.as_str()))
+                .keep_present(&entries, text)
+                .into_iter()
+                .map(|(source, target)| ((*source).clone(), (*target).clone()))
+                .collect()
+        } else {
+            Vec::new()
+        },
         violations: violations
             .iter()
             .filter(|(id, _, _)| ids.contains(id))

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use booktr_formats::markup;
 
-use crate::glossary::{contains_term, GlossaryEntry};
+use crate::glossary::{self, contains_term, GlossaryEntry};
 use crate::model::ChatRequest;
 
 /// The three passes of every chapter.
@@ -275,9 +275,10 @@ pub fn glossary_violations<'a>(
     translation: &str,
 ) -> Vec<&'a GlossaryEntry> {
     let (source, translation) = (markup::plain_text(source), markup::plain_text(translation));
-    entries
-        .iter()
-        .filter(|e| contains_term(&source, &e.source) && !contains_term(&translation, &e.target))
+    glossary::sources(entries)
+        .keep_present(entries, &source)
+        .into_iter()
+        .filter(|e| !contains_term(&translation, &e.target))
         .collect()
 }
 

@@ -14,7 +14,7 @@ use futures::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
 
-use crate::glossary::{contains_term, GlossaryEntry};
+use crate::glossary::{self, GlossaryEntry};
 use crate::model::{estimate_tokens, ChatError, ChatModel, ChatRequest};
 use crate::pipeline::{complete_with_retries, PassUsage, PipelineConfig};
 use crate::protocol::{parse_answer, quote};
@@ -114,6 +114,7 @@ pub fn candidates(texts: &[String], glossary: &[GlossaryEntry]) -> Vec<Candidate
             }
         }
     }
+    let glossary_sources = glossary::sources(glossary);
     let mut found: Vec<Candidate> = tallies
         .into_iter()
         .filter(|(term, t)| {
@@ -123,7 +124,7 @@ pub fn candidates(texts: &[String], glossary: &[GlossaryEntry]) -> Vec<Candidate
                 // (capitalised in headings), not a name.
                 && lowercase.get(&term.to_lowercase()).copied().unwrap_or(0) < t.total
                 && term.chars().filter(|c| c.is_alphabetic()).count() >= 2
-                && !glossary.iter().any(|e| contains_term(term, &e.source))
+                && !glossary_sources.any_in(term)
         })
         .map(|(term, t)| Candidate {
             term,
@@ -269,10 +270,9 @@ fn request(
          one line per term, starting with the term's marker [[n]], and nothing else."
     );
     let mut user = format!("TASK: translate\nFROM: {source_lang}\nTO: {target_lang}\n");
-    let relevant: Vec<&GlossaryEntry> = glossary
-        .iter()
-        .filter(|e| batch.iter().any(|c| contains_term(&c.context, &e.source)))
-        .collect();
+    // One line per context: a line break is no part of any term, so none matches across two.
+    let contexts: Vec<&str> = batch.iter().map(|c| c.context.as_str()).collect();
+    let relevant = glossary::sources(glossary).keep_present(glossary, &contexts.join("\n"));
     if !relevant.is_empty() {
         user.push_str("GLOSSARY:\n");
         for entry in relevant {
