@@ -14,7 +14,7 @@ use booktr_formats::render::{self, RenderOptions};
 use booktr_translate::book::{
     choose_model, cost, translate_book, BookOptions, BookTranslation, Event,
 };
-use booktr_translate::glossary::{contains_term, GlossaryEntry};
+use booktr_translate::glossary::{self, contains_term, GlossaryEntry};
 use booktr_translate::pipeline::{PassUsage, PipelineConfig, Quality};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
@@ -317,12 +317,10 @@ fn glossary_uses(
         .iter()
         .zip(&translated.chapters)
         .flat_map(|(s, t)| s.blocks.iter().zip(&t.blocks));
+    let sources = glossary::sources(glossary);
     for (source, target) in blocks {
         let (source, target) = (source.plain_text(), target.plain_text());
-        for entry in glossary
-            .iter()
-            .filter(|e| contains_term(&source, &e.source))
-        {
+        for entry in sources.keep_present(glossary, &source) {
             checked += 1;
             satisfied += u32::from(contains_term(&target, &entry.target));
         }

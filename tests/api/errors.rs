@@ -89,3 +89,24 @@ async fn every_response_carries_a_request_id() {
     let response = app.get_anonymous("/api/health").await;
     assert!(!response.headers()["x-request-id"].is_empty());
 }
+
+/// `sam build` runs `cargo lambda build --release`, which turns on `panic = "abort"` unless the
+/// release profile names a panic strategy. With abort, a PDF that makes the parser panic would
+/// kill the worker instead of being refused, and a handler's panic would not answer 500.
+#[test]
+fn the_release_profile_keeps_panics_catchable_when_cargo_lambda_builds_it() {
+    let manifest = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml"),
+    )
+    .unwrap();
+    let release = manifest
+        .split("\n[")
+        .find(|section| section.starts_with("profile.release]"))
+        .expect("the workspace has a release profile");
+    assert!(
+        release
+            .lines()
+            .any(|line| line.trim() == r#"panic = "unwind""#),
+        "[profile.release] must say panic = \"unwind\":\n{release}"
+    );
+}

@@ -13,6 +13,8 @@ pub use kms::KmsSecrets;
 pub use s3::S3Blobs;
 pub use sqs::{QueueUrls, SqsQueue};
 
+use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
+
 /// The AWS clients of one process.
 #[derive(Clone)]
 pub struct Clients {
@@ -23,10 +25,16 @@ pub struct Clients {
 }
 
 impl Clients {
-    /// From the environment (region, credentials, `AWS_ENDPOINT_URL`). S3 uses path-style
-    /// addressing when an endpoint is given, as emulators expect.
+    /// From the environment (region, credentials, `AWS_ENDPOINT_URL`), over HTTPS on rustls with
+    /// ring. S3 uses path-style addressing when an endpoint is given, as emulators expect.
     pub async fn from_env() -> Clients {
-        let config = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+        let https = aws_smithy_http_client::Builder::new()
+            .tls_provider(Provider::Rustls(CryptoMode::Ring))
+            .build_https();
+        let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
+            .http_client(https)
+            .load()
+            .await;
         let s3_config = aws_sdk_s3::config::Builder::from(&config)
             .force_path_style(std::env::var_os("AWS_ENDPOINT_URL").is_some())
             .build();

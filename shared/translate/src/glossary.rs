@@ -101,9 +101,13 @@ impl TermSet {
         text.char_indices().flat_map(move |(start, c)| {
             let may_start = !after_word_char;
             after_word_char = is_word_char(c);
-            let candidates: &[usize] = match c.to_lowercase().next() {
-                Some(first) if may_start => self.by_first.get(&first).map_or(&[], Vec::as_slice),
-                _ => &[],
+            let candidates: &[usize] = if may_start {
+                c.to_lowercase()
+                    .next()
+                    .and_then(|first| self.by_first.get(&first))
+                    .map_or(&[], Vec::as_slice)
+            } else {
+                &[]
             };
             candidates.iter().filter_map(move |&term| {
                 let end = start + folded_prefix_len(&text[start..], &self.folded[term])?;
