@@ -76,8 +76,7 @@ fn answer(user: &str) -> String {
         .and_then(|l| l.strip_prefix("TASK: "))
         .unwrap_or("translate");
     let glossary = glossary(user);
-    let terms = TermSet::new(glossary.iter().map(|(source, _)| source.as_str()));
-    let targets: Vec<&str> = glossary.iter().map(|(_, target)| target.as_str()).collect();
+    let (terms, targets) = replacements(&glossary);
     let mut out = String::new();
     match task {
         "translate" => {
@@ -119,9 +118,15 @@ fn answer(user: &str) -> String {
 /// Pseudo-translates markup: text outside tags is accented, glossary terms become their targets;
 /// tags and entities are kept as they are.
 pub fn pseudo(markup: &str, glossary: &[(String, String)]) -> String {
-    let terms = TermSet::new(glossary.iter().map(|(source, _)| source.as_str()));
-    let targets: Vec<&str> = glossary.iter().map(|(_, target)| target.as_str()).collect();
+    let (terms, targets) = replacements(glossary);
     pseudo_markup(markup, &terms, &targets)
+}
+
+/// The glossary's source terms as one set, and the target each is replaced with (same order).
+fn replacements(glossary: &[(String, String)]) -> (TermSet, Vec<&str>) {
+    let terms = TermSet::new(glossary.iter().map(|(source, _)| source.as_str()));
+    let targets = glossary.iter().map(|(_, target)| target.as_str()).collect();
+    (terms, targets)
 }
 
 fn pseudo_markup(markup: &str, terms: &TermSet, targets: &[&str]) -> String {
