@@ -3,10 +3,16 @@
 //! `#[utoipa::path]` together with the serde types it reads and answers, so the document cannot
 //! list a route that is not served or miss one that is. Served at `GET /api/openapi.json`, with
 //! an interactive page at `/api/docs` whose assets are compiled into the binary (no CDN).
+//!
+//! What is served is `shared/api/openapi.json`, the document [`document`] makes, written out and
+//! compiled in: a function that serves it (the health Lambda) then links no handler of the other
+//! groups, where building the document would link them all. A test fails the moment the file and
+//! the code differ, and rewrites it when asked (`BOOKTR_WRITE_OPENAPI=1`).
 
 use std::sync::OnceLock;
 
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use axum::http::header::{ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, VARY};
+use axum::http::HeaderMap;
 use axum::response::{Html, IntoResponse, Response};
 use serde::Serialize;
 use utoipa::openapi::path::Operation;
@@ -178,15 +184,16 @@ pub fn document() -> OpenApi {
     doc
 }
 
-/// The document serialized once per process: it only changes with the code.
-fn document_json() -> &'static str {
-    static JSON: OnceLock<String> = OnceLock::new();
-    JSON.get_or_init(|| {
-        serde_json::to_string(&document()).unwrap_or_else(|e| {
-            tracing::error!(cause = %e, "the API description does not serialize");
-            String::from("{}")
-        })
-    })
+/// The document as served: [`document`], pretty-printed, as of the last time the test wrote it.
+pub const DOCUMENT_JSON: &str = include_str!("../openapi.json");
+
+/// [`document`] as `shared/api/openapi.json` holds it (pretty, with a final newline), so a change
+/// to the API shows up in review as a readable diff of the description.
+pub fn document_file() -> String {
+    let mut json = serde_json::to_string_pretty(&document())
+        .unwrap_or_else(|e| format!("the API description does not serialize: {e}"));
+    json.push('\n');
+    json
 }
 
 /// `/api/openapi.json` and `/api/docs`: public, cheap (one static string each) and cached.
@@ -207,13 +214,21 @@ async fn description() -> Response {
             (CONTENT_TYPE, "application/json"),
             (CACHE_CONTROL, "public, max-age=300"),
         ],
-        document_json(),
+        DOCUMENT_JSON,
     )
         .into_response()
 }
 
-const SWAGGER_UI_JS: &[u8] = include_bytes!("../assets/swagger-ui/swagger-ui-bundle.js");
-const SWAGGER_UI_CSS: &[u8] = include_bytes!("../assets/swagger-ui/swagger-ui.css");
+/// Swagger UI's files, gzipped (`assets/swagger-ui/README.md`): a quarter of the bytes in every
+/// binary that serves them.
+static SWAGGER_UI_JS: Asset = Asset::new(
+    "text/javascript; charset=utf-8",
+    include_bytes!("../assets/swagger-ui/swagger-ui-bundle.js.gz"),
+);
+static SWAGGER_UI_CSS: Asset = Asset::new(
+    "text/css; charset=utf-8",
+    include_bytes!("../assets/swagger-ui/swagger-ui.css.gz"),
+);
 
 /// The interactive page: Swagger UI (5.35.0, Apache-2.0, `assets/swagger-ui/`) on this document.
 #[utoipa::path(get, path = "/api/docs", tag = "docs",
@@ -225,26 +240,78 @@ async fn docs_page() -> Response {
 /// Swagger UI's script, served from the binary.
 #[utoipa::path(get, path = "/api/docs/swagger-ui-bundle.js", tag = "docs",
     responses((status = 200, description = "JavaScript", content_type = "text/javascript", body = String)))]
-async fn docs_script() -> Response {
-    asset("text/javascript; charset=utf-8", SWAGGER_UI_JS)
+async fn docs_script(headers: HeaderMap) -> Response {
+    SWAGGER_UI_JS.response(&headers)
 }
 
 /// Swagger UI's style sheet, served from the binary.
 #[utoipa::path(get, path = "/api/docs/swagger-ui.css", tag = "docs",
     responses((status = 200, description = "CSS", content_type = "text/css", body = String)))]
-async fn docs_style() -> Response {
-    asset("text/css; charset=utf-8", SWAGGER_UI_CSS)
+async fn docs_style(headers: HeaderMap) -> Response {
+    SWAGGER_UI_CSS.response(&headers)
 }
 
-fn asset(media_type: &'static str, bytes: &'static [u8]) -> Response {
-    (
-        [
-            (CONTENT_TYPE, media_type),
+/// A static file kept gzipped: sent as it is to clients that accept gzip (every browser), and
+/// unzipped once per process for the others.
+struct Asset {
+    media_type: &'static str,
+    gzipped: &'static [u8],
+    plain: OnceLock<Vec<u8>>,
+}
+
+impl Asset {
+    const fn new(media_type: &'static str, gzipped: &'static [u8]) -> Asset {
+        Asset {
+            media_type,
+            gzipped,
+            plain: OnceLock::new(),
+        }
+    }
+
+    fn response(&'static self, request: &HeaderMap) -> Response {
+        let headers = [
+            (CONTENT_TYPE, self.media_type),
             (CACHE_CONTROL, "public, max-age=86400"),
-        ],
-        bytes,
-    )
-        .into_response()
+            (VARY, "accept-encoding"),
+        ];
+        if accepts_gzip(request) {
+            (headers, [(CONTENT_ENCODING, "gzip")], self.gzipped).into_response()
+        } else {
+            (headers, self.plain().as_slice()).into_response()
+        }
+    }
+
+    fn plain(&self) -> &Vec<u8> {
+        self.plain.get_or_init(|| {
+            let mut plain = Vec::new();
+            std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(self.gzipped), &mut plain)
+                .unwrap_or_else(|e| {
+                    // The bytes are compiled in; the unit test below unzips both.
+                    tracing::error!(cause = %e, "a compiled-in asset does not unzip");
+                    0
+                });
+            plain
+        })
+    }
+}
+
+/// Whether `Accept-Encoding` lists gzip without refusing it (`gzip;q=0`).
+fn accepts_gzip(request: &HeaderMap) -> bool {
+    request
+        .get_all(ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .any(|coding| {
+            let mut parts = coding.split(';').map(str::trim);
+            let name = parts.next().unwrap_or_default();
+            let refused = parts.any(|p| {
+                p.strip_prefix("q=")
+                    .and_then(|q| q.parse::<f32>().ok())
+                    .is_some_and(|q| q == 0.0)
+            });
+            (name.eq_ignore_ascii_case("gzip") || name == "*") && !refused
+        })
 }
 
 const DOCS_PAGE: &str = r##"<!doctype html>
@@ -273,5 +340,45 @@ mod tests {
     fn the_description_is_built_from_every_group() {
         let doc = document();
         assert!(doc.paths.paths.contains_key("/api/books/{id}"));
+    }
+
+    /// The served file is the code's document. `BOOKTR_WRITE_OPENAPI=1 cargo test -p booktr-api
+    /// openapi` writes it after an API change.
+    #[test]
+    fn the_served_description_is_the_one_the_code_makes() {
+        let made = document_file();
+        if std::env::var_os("BOOKTR_WRITE_OPENAPI").is_some() {
+            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.json");
+            std::fs::write(path, &made).unwrap();
+            return;
+        }
+        assert!(
+            made == DOCUMENT_JSON,
+            "shared/api/openapi.json is not what the code describes: \
+             run `BOOKTR_WRITE_OPENAPI=1 cargo test -p booktr-api openapi` and review its diff"
+        );
+    }
+
+    #[test]
+    fn the_docs_assets_unzip_to_swagger_ui() {
+        let script = String::from_utf8(SWAGGER_UI_JS.plain().clone()).unwrap();
+        assert!(script.contains("SwaggerUIBundle"), "{}", script.len());
+        let style = String::from_utf8(SWAGGER_UI_CSS.plain().clone()).unwrap();
+        assert!(style.contains(".swagger-ui"), "{}", style.len());
+    }
+
+    #[test]
+    fn gzip_is_sent_only_to_clients_that_accept_it() {
+        let with = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(ACCEPT_ENCODING, value.parse().unwrap());
+            accepts_gzip(&headers)
+        };
+        assert!(with("gzip, deflate, br"));
+        assert!(with("br;q=1.0, GZIP;q=0.5"));
+        assert!(with("*"));
+        assert!(!with("gzip;q=0, br"));
+        assert!(!with("identity"));
+        assert!(!accepts_gzip(&HeaderMap::new()));
     }
 }
