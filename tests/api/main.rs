@@ -6,6 +6,7 @@ mod admin_email;
 mod auth;
 mod aws;
 mod books;
+mod builds;
 mod checkers;
 mod cli;
 mod community;

@@ -1,0 +1,66 @@
+//! How `sam build` makes the bootstraps: every function in `template.yaml` is a binary of the
+//! Lambdas' package and is built there, where cargo lambda reads that package's build settings.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+fn repo_file(path: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)).unwrap()
+}
+
+/// `(Binary, CodeUri)` of every function in the template, in order.
+fn template_functions() -> Vec<(String, String)> {
+    let template = repo_file("template.yaml");
+    let mut functions = Vec::new();
+    let mut binary: Option<String> = None;
+    for line in template.lines() {
+        if let Some(at) = line.find("Binary: ") {
+            let name = &line[at + "Binary: ".len()..];
+            binary = Some(name.trim_end_matches([' ', '}']).to_string());
+        } else if let Some(uri) = line.trim().strip_prefix("CodeUri: ") {
+            let name = binary.take().expect("a CodeUri follows its function's Binary");
+            functions.push((name, uri.to_string()));
+        }
+    }
+    functions
+}
+
+/// At the workspace root, cargo picks the default member (the local `booktr`'s package), where
+/// no Lambda binary is: `cargo lambda build --bin http-books` there fails.
+#[test]
+fn every_function_in_the_template_is_a_binary_built_in_the_lambdas_package() {
+    let functions = template_functions();
+    let in_template: BTreeSet<String> = functions.iter().map(|(bin, _)| bin.clone()).collect();
+    let mut in_package = BTreeSet::new();
+    let bins = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lambdas/src/bin");
+    for entry in std::fs::read_dir(bins).unwrap() {
+        let path = entry.unwrap().path();
+        in_package.insert(path.file_stem().unwrap().to_string_lossy().into_owned());
+    }
+    assert_eq!(in_template, in_package);
+    assert_eq!(functions.len(), in_template.len(), "a binary built twice");
+    for (bin, uri) in &functions {
+        assert_eq!(uri, "lambdas", "{bin} is built from {uri}");
+    }
+}
+
+/// cargo lambda applies `[package.metadata.lambda.build]`'s `env_var` to the build of one
+/// `--bin` (what `sam build` asks for): the Lambdas are built for size, the local binary is not.
+#[test]
+fn sam_build_builds_the_lambdas_for_size_and_leaves_the_local_profile_alone() {
+    let lambdas = repo_file("lambdas/Cargo.toml");
+    let settings = lambdas
+        .split("\n[")
+        .find(|section| section.starts_with("package.metadata.lambda.build]"))
+        .expect("lambdas/Cargo.toml has cargo lambda's build settings");
+    assert!(
+        settings.contains(r#"env_var = ["CARGO_PROFILE_RELEASE_OPT_LEVEL=s"]"#),
+        "{settings}"
+    );
+    let workspace = repo_file("Cargo.toml");
+    let release = workspace
+        .split("\n[")
+        .find(|section| section.starts_with("profile.release]"))
+        .unwrap();
+    assert!(!release.contains("opt-level"), "{release}");
+}
