@@ -18,7 +18,9 @@ fn template_functions() -> Vec<(String, String)> {
             let name = &line[at + "Binary: ".len()..];
             binary = Some(name.trim_end_matches([' ', '}']).to_string());
         } else if let Some(uri) = line.trim().strip_prefix("CodeUri: ") {
-            let name = binary.take().expect("a CodeUri follows its function's Binary");
+            let name = binary
+                .take()
+                .expect("a CodeUri follows its function's Binary");
             functions.push((name, uri.to_string()));
         }
     }
@@ -45,16 +47,19 @@ fn every_function_in_the_template_is_a_binary_built_in_the_lambdas_package() {
 }
 
 /// cargo lambda applies `[package.metadata.lambda.build]`'s `env_var` to the build of one
-/// `--bin` (what `sam build` asks for): the Lambdas are built for size, the local binary is not.
+/// `--bin` (what `sam build` asks for): the Lambdas are built for size with fat LTO, the local
+/// binary is not.
 #[test]
-fn sam_build_builds_the_lambdas_for_size_and_leaves_the_local_profile_alone() {
+fn sam_build_builds_the_lambdas_for_size_with_fat_lto_and_leaves_the_local_profile_alone() {
     let lambdas = repo_file("lambdas/Cargo.toml");
     let settings = lambdas
         .split("\n[")
         .find(|section| section.starts_with("package.metadata.lambda.build]"))
         .expect("lambdas/Cargo.toml has cargo lambda's build settings");
     assert!(
-        settings.contains(r#"env_var = ["CARGO_PROFILE_RELEASE_OPT_LEVEL=s"]"#),
+        settings.contains(
+            r#"env_var = ["CARGO_PROFILE_RELEASE_OPT_LEVEL=s", "CARGO_PROFILE_RELEASE_LTO=fat"]"#
+        ),
         "{settings}"
     );
     let workspace = repo_file("Cargo.toml");
@@ -63,4 +68,10 @@ fn sam_build_builds_the_lambdas_for_size_and_leaves_the_local_profile_alone() {
         .find(|section| section.starts_with("profile.release]"))
         .unwrap();
     assert!(!release.contains("opt-level"), "{release}");
+    // Named, or cargo lambda passes `--config profile.release.lto="thin"`, which outranks the
+    // environment's fat.
+    assert!(
+        release.lines().any(|line| line.trim() == "lto = false"),
+        "{release}"
+    );
 }
