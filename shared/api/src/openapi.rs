@@ -9,11 +9,10 @@
 //! groups, where building the document would link them all. A test fails the moment the file and
 //! the code differ, and rewrites it when asked (`BOOKTR_WRITE_OPENAPI=1`).
 
-use std::sync::OnceLock;
-
 use axum::http::header::{ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, VARY};
 use axum::http::HeaderMap;
 use axum::response::{Html, IntoResponse, Response};
+use booktr_formats::gzipped::Gzipped;
 use serde::Serialize;
 use utoipa::openapi::path::Operation;
 use utoipa::openapi::response::ResponseBuilder;
@@ -221,14 +220,16 @@ async fn description() -> Response {
 
 /// Swagger UI's files, gzipped (`assets/swagger-ui/README.md`): a quarter of the bytes in every
 /// binary that serves them.
-static SWAGGER_UI_JS: Asset = Asset::new(
-    "text/javascript; charset=utf-8",
-    include_bytes!("../assets/swagger-ui/swagger-ui-bundle.js.gz"),
-);
-static SWAGGER_UI_CSS: Asset = Asset::new(
-    "text/css; charset=utf-8",
-    include_bytes!("../assets/swagger-ui/swagger-ui.css.gz"),
-);
+static SWAGGER_UI_JS: Asset = Asset {
+    media_type: "text/javascript; charset=utf-8",
+    file: Gzipped::new(include_bytes!(
+        "../assets/swagger-ui/swagger-ui-bundle.js.gz"
+    )),
+};
+static SWAGGER_UI_CSS: Asset = Asset {
+    media_type: "text/css; charset=utf-8",
+    file: Gzipped::new(include_bytes!("../assets/swagger-ui/swagger-ui.css.gz")),
+};
 
 /// The interactive page: Swagger UI (5.35.0, Apache-2.0, `assets/swagger-ui/`) on this document.
 #[utoipa::path(get, path = "/api/docs", tag = "docs",
@@ -255,19 +256,10 @@ async fn docs_style(headers: HeaderMap) -> Response {
 /// unzipped once per process for the others.
 struct Asset {
     media_type: &'static str,
-    gzipped: &'static [u8],
-    plain: OnceLock<Vec<u8>>,
+    file: Gzipped,
 }
 
 impl Asset {
-    const fn new(media_type: &'static str, gzipped: &'static [u8]) -> Asset {
-        Asset {
-            media_type,
-            gzipped,
-            plain: OnceLock::new(),
-        }
-    }
-
     fn response(&'static self, request: &HeaderMap) -> Response {
         let headers = [
             (CONTENT_TYPE, self.media_type),
@@ -275,23 +267,10 @@ impl Asset {
             (VARY, "accept-encoding"),
         ];
         if accepts_gzip(request) {
-            (headers, [(CONTENT_ENCODING, "gzip")], self.gzipped).into_response()
+            (headers, [(CONTENT_ENCODING, "gzip")], self.file.gzipped()).into_response()
         } else {
-            (headers, self.plain().as_slice()).into_response()
+            (headers, self.file.plain()).into_response()
         }
-    }
-
-    fn plain(&self) -> &Vec<u8> {
-        self.plain.get_or_init(|| {
-            let mut plain = Vec::new();
-            std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(self.gzipped), &mut plain)
-                .unwrap_or_else(|e| {
-                    // The bytes are compiled in; the unit test below unzips both.
-                    tracing::error!(cause = %e, "a compiled-in asset does not unzip");
-                    0
-                });
-            plain
-        })
     }
 }
 
@@ -361,9 +340,9 @@ mod tests {
 
     #[test]
     fn the_docs_assets_unzip_to_swagger_ui() {
-        let script = String::from_utf8(SWAGGER_UI_JS.plain().clone()).unwrap();
+        let script = std::str::from_utf8(SWAGGER_UI_JS.file.plain()).unwrap();
         assert!(script.contains("SwaggerUIBundle"), "{}", script.len());
-        let style = String::from_utf8(SWAGGER_UI_CSS.plain().clone()).unwrap();
+        let style = std::str::from_utf8(SWAGGER_UI_CSS.file.plain()).unwrap();
         assert!(style.contains(".swagger-ui"), "{}", style.len());
     }
 

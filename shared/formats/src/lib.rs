@@ -7,6 +7,7 @@ mod archive;
 pub mod docx;
 mod dom;
 pub mod epub;
+pub mod gzipped;
 pub mod html;
 mod language;
 pub mod manuscript;

@@ -7,8 +7,6 @@
 //! Inline marks are not drawn (the text is), footnotes follow their chapter in a smaller size.
 
 use std::collections::HashMap;
-use std::io::Read;
-use std::sync::OnceLock;
 
 use printpdf::{
     Codepoint, FontId, Mm, Op, ParsedFont, PdfDocument, PdfFontHandle, PdfPage, PdfSaveOptions, Pt,
@@ -16,39 +14,15 @@ use printpdf::{
 };
 
 use super::{chapter_title, is_rtl, RenderOptions};
+use crate::gzipped::Gzipped;
 use crate::manuscript::{Block, BlockKind, Manuscript};
 use crate::markup::{self, Piece, Tag};
 use crate::FormatError;
 
 /// DejaVu Sans, kept gzipped (`gzip -9 -n` of the TTF files): 0.7 MB less in every binary that
-/// renders PDFs, for one unzip per process at the first PDF.
-static REGULAR: EmbeddedFont = EmbeddedFont::new(include_bytes!("../../fonts/DejaVuSans.ttf.gz"));
-static BOLD: EmbeddedFont = EmbeddedFont::new(include_bytes!("../../fonts/DejaVuSans-Bold.ttf.gz"));
-
-struct EmbeddedFont {
-    gzipped: &'static [u8],
-    ttf: OnceLock<Vec<u8>>,
-}
-
-impl EmbeddedFont {
-    const fn new(gzipped: &'static [u8]) -> EmbeddedFont {
-        EmbeddedFont {
-            gzipped,
-            ttf: OnceLock::new(),
-        }
-    }
-
-    /// The TTF bytes; empty if they do not unzip, which `load_font` refuses as unreadable.
-    fn ttf(&'static self) -> &'static [u8] {
-        self.ttf.get_or_init(|| {
-            let mut ttf = Vec::new();
-            match flate2::read::GzDecoder::new(self.gzipped).read_to_end(&mut ttf) {
-                Ok(_) => ttf,
-                Err(_) => Vec::new(),
-            }
-        })
-    }
-}
+/// renders PDFs. An empty font (one that did not unzip) is refused by `load_font`.
+static REGULAR: Gzipped = Gzipped::new(include_bytes!("../../fonts/DejaVuSans.ttf.gz"));
+static BOLD: Gzipped = Gzipped::new(include_bytes!("../../fonts/DejaVuSans-Bold.ttf.gz"));
 
 // A5 portrait, in points.
 const PAGE_W: f32 = 419.53;
@@ -106,8 +80,8 @@ pub fn render(
         .unwrap_or_else(|| "Untitled".into());
     let mut doc = PdfDocument::new(&title);
     let mut fonts = Vec::new();
-    let regular = load_font(&mut doc, REGULAR.ttf(), &mut fonts)?;
-    let bold = load_font(&mut doc, BOLD.ttf(), &mut fonts)?;
+    let regular = load_font(&mut doc, REGULAR.plain(), &mut fonts)?;
+    let bold = load_font(&mut doc, BOLD.plain(), &mut fonts)?;
     let mut regular_chain = vec![regular];
     for bytes in fallback_fonts {
         regular_chain.push(load_font(&mut doc, bytes, &mut fonts)?);
