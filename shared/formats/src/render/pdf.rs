@@ -20,7 +20,7 @@ use crate::markup::{self, Piece, Tag};
 use crate::FormatError;
 
 /// DejaVu Sans, kept gzipped (`gzip -9 -n` of the TTF files): 0.7 MB less in every binary that
-/// renders PDFs. An empty font (one that did not unzip) is refused by `load_font`.
+/// renders PDFs.
 static REGULAR: Gzipped = Gzipped::new(include_bytes!("../../fonts/DejaVuSans.ttf.gz"));
 static BOLD: Gzipped = Gzipped::new(include_bytes!("../../fonts/DejaVuSans-Bold.ttf.gz"));
 
@@ -80,8 +80,8 @@ pub fn render(
         .unwrap_or_else(|| "Untitled".into());
     let mut doc = PdfDocument::new(&title);
     let mut fonts = Vec::new();
-    let regular = load_font(&mut doc, REGULAR.plain(), &mut fonts)?;
-    let bold = load_font(&mut doc, BOLD.plain(), &mut fonts)?;
+    let regular = load_font(&mut doc, built_in(&REGULAR)?, &mut fonts)?;
+    let bold = load_font(&mut doc, built_in(&BOLD)?, &mut fonts)?;
     let mut regular_chain = vec![regular];
     for bytes in fallback_fonts {
         regular_chain.push(load_font(&mut doc, bytes, &mut fonts)?);
@@ -189,6 +189,11 @@ pub fn render(
         ..PdfSaveOptions::default()
     };
     Ok(doc.with_pages(pdf_pages).save(&save, &mut warnings))
+}
+
+fn built_in(font: &'static Gzipped) -> Result<&'static [u8], FormatError> {
+    font.plain()
+        .ok_or_else(|| FormatError::Malformed("a built-in PDF font does not unzip".into()))
 }
 
 fn load_font<'a>(
