@@ -87,3 +87,35 @@ fn sam_build_builds_the_lambdas_for_size_with_fat_lto_and_leaves_the_local_profi
         "{release:?}"
     );
 }
+
+/// What keeps the jobs worker under 15 MB: the Lambdas' package caps both logging facades at
+/// `info` in release builds, for every crate of the bootstrap; the local binary's package does
+/// not.
+#[test]
+fn the_lambdas_compile_debug_and_trace_events_out_and_the_local_binary_keeps_them() {
+    let dependencies = |manifest: &str| -> Vec<String> {
+        repo_file(manifest)
+            .split("\n[")
+            .find(|section| section.starts_with("dependencies]"))
+            .unwrap()
+            .lines()
+            .filter(|line| !line.trim_start().starts_with('#'))
+            .map(String::from)
+            .collect()
+    };
+    let lambdas = dependencies("lambdas/Cargo.toml");
+    for facade in ["tracing", "log"] {
+        assert!(
+            lambdas
+                .iter()
+                .any(|line| line.starts_with(&format!("{facade} = "))
+                    && line.contains(r#"features = ["release_max_level_info"]"#)),
+            "{facade}: {lambdas:?}"
+        );
+    }
+    let local = dependencies("functions/Cargo.toml");
+    assert!(
+        !local.iter().any(|line| line.contains("max_level")),
+        "{local:?}"
+    );
+}
