@@ -7,8 +7,8 @@ use aws_lambda_events::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent, SqsMe
 use axum::Router;
 use booktr_api::{AppState, Settings};
 use booktr_core::config::{Config, LogFormat};
-use booktr_core::jobs::runner;
-use booktr_core::ports::{EnvModels, QueueName, Received, SystemClock};
+use booktr_core::jobs::runner::{self, Worker};
+use booktr_core::ports::{EnvModels, Received, SystemClock};
 use lambda_runtime::{service_fn, LambdaEvent};
 use tracing::error;
 
@@ -73,13 +73,13 @@ pub fn http_app(routes: booktr_api::Routes, state: AppState) -> Router {
 
 /// Runs the worker of one queue: each SQS event is processed in order, failures reported per
 /// item (`ReportBatchItemFailures`).
-pub async fn serve_queue(from: QueueName) -> Result<(), Error> {
+pub async fn serve_queue(worker: Worker) -> Result<(), Error> {
     let (_, managed) = start().await?;
     let managed = Arc::new(managed);
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| {
         let managed = managed.clone();
         async move {
-            let handled = handle_sqs(&managed, from, event.payload).await;
+            let handled = handle_sqs(&managed, worker, event.payload).await;
             crate::metrics::emf::flush();
             handled
         }
@@ -91,14 +91,14 @@ pub async fn serve_queue(from: QueueName) -> Result<(), Error> {
 /// through it in-process.
 pub async fn handle_sqs(
     managed: &Managed,
-    from: QueueName,
+    worker: Worker,
     event: SqsEvent,
 ) -> Result<SqsBatchResponse, Error> {
     let messages: Vec<Received> = event.records.into_iter().map(received).collect();
     let failed = runner::process_delivered(
         managed.ports.queue.as_ref(),
         &managed.services.jobs,
-        from,
+        worker,
         &messages,
     )
     .await

@@ -11,6 +11,7 @@ use booktr_api::{AppState, Settings};
 use booktr_aws::Clients;
 use booktr_core::accounts::NewUser;
 use booktr_core::config::Config;
+use booktr_core::jobs::runner::Worker;
 use booktr_core::ports::{EnvModels, Models, QueueName, Received, SystemClock};
 use booktr_core::types::{Email, Plan, Role};
 use booktr_functions::lambda::{handle_schedule, handle_sqs};
@@ -148,7 +149,7 @@ impl AwsApp {
             return (Vec::new(), 0);
         }
 
-        let response = handle_sqs(&self.managed, from, sqs_event(&messages))
+        let response = handle_sqs(&self.managed, Worker::of(from), sqs_event(&messages))
             .await
             .unwrap();
         let failed: Vec<String> = response
@@ -366,7 +367,7 @@ async fn the_event_fixtures_run_through_the_real_handlers() {
     // SQS: two jobs for books that no longer exist are done; the unreadable message between
     // them fails, and so does everything after it in the FIFO batch.
     let event: SqsEvent = serde_json::from_str(&fixture("sqs-jobs.json")).unwrap();
-    let response = handle_sqs(&app.managed, QueueName::Jobs, event)
+    let response = handle_sqs(&app.managed, Worker::JOBS, event)
         .await
         .unwrap();
     let failed: Vec<String> = response

@@ -1,8 +1,8 @@
 //! Lambda: the book worker on the jobs FIFO queue (extract, chapter and generate jobs), batches in order with partial batch failures.
 
-use booktr_core::ports::QueueName;
+use booktr_core::jobs::runner::Worker;
 
 #[tokio::main]
 async fn main() -> Result<(), booktr_functions::lambda::Error> {
-    booktr_functions::lambda::serve_queue(QueueName::Jobs).await
+    booktr_functions::lambda::serve_queue(Worker::JOBS).await
 }

@@ -1,6 +1,8 @@
 //! The in-process worker loop of `booktr serve` (worker-queue mode): receives jobs from the queue
 //! port and hands them to the [`JobHandler`]. On AWS, the SQS event source does this instead.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -60,7 +62,7 @@ pub async fn run_once(
                 .await?;
             continue;
         }
-        let outcome = handle(handler, from, message).await;
+        let outcome = Worker::of(from).handle(handler, message).await;
         match retry_in(&outcome, message) {
             None => queue.ack(from, &message.receipt).await?,
             Some(delay) => {
@@ -80,9 +82,10 @@ pub async fn run_once(
 pub async fn process_delivered(
     queue: &dyn Queue,
     handler: &JobHandler,
-    from: QueueName,
+    worker: Worker,
     messages: &[Received],
 ) -> Result<Vec<String>, StoreError> {
+    let from = worker.queue;
     let ordered = from != QueueName::Webhooks;
     let mut failed = Vec::new();
     for message in messages {
@@ -90,7 +93,7 @@ pub async fn process_delivered(
             failed.push(message.id.clone());
             continue;
         }
-        let outcome = handle(handler, from, message).await;
+        let outcome = worker.handle(handler, message).await;
         if let Some(delay) = retry_in(&outcome, message) {
             queue.release(from, &message.receipt, delay).await?;
             failed.push(message.id.clone());
@@ -111,25 +114,76 @@ fn retry_in(outcome: &Outcome, message: &Received) -> Option<Duration> {
     }
 }
 
-async fn handle(handler: &JobHandler, from: QueueName, message: &Received) -> Outcome {
-    if from == QueueName::Webhooks {
-        // Not a job: a webhook delivery, with its own retry schedule.
-        return match handler.events.deliver(&message.body).await {
-            DeliveryOutcome::Done => Outcome::Done,
-            DeliveryOutcome::RetryAfter(delay) => Outcome::RetryAfter(delay),
-            DeliveryOutcome::Retry => Outcome::Retry("webhook delivery not recorded".into()),
-        };
-    }
-    let job: Job = match serde_json::from_str(&message.body) {
-        Ok(job) => job,
-        // Not ours to drop silently: retried, it ends in the dead-letter queue for an operator.
-        Err(e) => return Outcome::Retry(format!("unreadable job message: {e}")),
+/// One queue's worker: the queue it takes messages from and what it does with each. A Lambda
+/// binary names its own constant and never matches on the queue, so its bootstrap links that
+/// work alone: the webhook and dead-letter workers carry no book extraction, model client or PDF
+/// renderer.
+#[derive(Clone, Copy)]
+pub struct Worker {
+    pub queue: QueueName,
+    handle: Handle,
+}
+
+type Handle =
+    for<'a> fn(&'a JobHandler, &'a Received) -> Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>;
+
+impl Worker {
+    /// The book jobs: extraction, terms, chapters, rendering, account purges, digests.
+    pub const JOBS: Worker = Worker {
+        queue: QueueName::Jobs,
+        handle: |handler, message| Box::pin(process_job(handler, message)),
     };
-    match from {
-        QueueName::JobsDeadLetter => handler.process_dead_letter(&job).await,
-        QueueName::Jobs => handler.process(&job, message.receive_count).await,
-        // Answered above.
-        QueueName::Webhooks => Outcome::Done,
+    /// Jobs that failed every receive: their chapter and book are marked failed.
+    pub const DEAD_LETTER: Worker = Worker {
+        queue: QueueName::JobsDeadLetter,
+        handle: |handler, message| Box::pin(process_dead_letter(handler, message)),
+    };
+    /// Webhook deliveries, with their own retry schedule.
+    pub const WEBHOOKS: Worker = Worker {
+        queue: QueueName::Webhooks,
+        handle: |handler, message| Box::pin(deliver_webhook(handler, message)),
+    };
+
+    /// The worker of `queue`, for the processes that run them all (`booktr serve`, the tests).
+    pub fn of(queue: QueueName) -> Worker {
+        match queue {
+            QueueName::Jobs => Worker::JOBS,
+            QueueName::JobsDeadLetter => Worker::DEAD_LETTER,
+            QueueName::Webhooks => Worker::WEBHOOKS,
+        }
+    }
+
+    async fn handle(self, handler: &JobHandler, message: &Received) -> Outcome {
+        (self.handle)(handler, message).await
+    }
+}
+
+async fn process_job(handler: &JobHandler, message: &Received) -> Outcome {
+    match read_job(message) {
+        Ok(job) => handler.process(&job, message.receive_count).await,
+        Err(outcome) => outcome,
+    }
+}
+
+async fn process_dead_letter(handler: &JobHandler, message: &Received) -> Outcome {
+    match read_job(message) {
+        Ok(job) => handler.process_dead_letter(&job).await,
+        Err(outcome) => outcome,
+    }
+}
+
+fn read_job(message: &Received) -> Result<Job, Outcome> {
+    serde_json::from_str(&message.body)
+        // Not ours to drop silently: retried, it ends in the dead-letter queue for an operator.
+        .map_err(|e| Outcome::Retry(format!("unreadable job message: {e}")))
+}
+
+/// Not a job: a webhook delivery, with its own retry schedule.
+async fn deliver_webhook(handler: &JobHandler, message: &Received) -> Outcome {
+    match handler.events.deliver(&message.body).await {
+        DeliveryOutcome::Done => Outcome::Done,
+        DeliveryOutcome::RetryAfter(delay) => Outcome::RetryAfter(delay),
+        DeliveryOutcome::Retry => Outcome::Retry("webhook delivery not recorded".into()),
     }
 }
 
