@@ -367,9 +367,7 @@ async fn the_event_fixtures_run_through_the_real_handlers() {
     // SQS: two jobs for books that no longer exist are done; the unreadable message between
     // them fails, and so does everything after it in the FIFO batch.
     let event: SqsEvent = serde_json::from_str(&fixture("sqs-jobs.json")).unwrap();
-    let response = handle_sqs(&app.managed, Worker::JOBS, event)
-        .await
-        .unwrap();
+    let response = handle_sqs(&app.managed, Worker::JOBS, event).await.unwrap();
     let failed: Vec<String> = response
         .batch_item_failures
         .into_iter()

@@ -231,3 +231,21 @@ pub async fn run(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_queue_has_the_worker_that_takes_messages_from_it() {
+        for queue in QueueName::ALL {
+            assert_eq!(Worker::of(queue).queue, queue);
+        }
+    }
+
+    #[test]
+    fn retries_wait_twice_as_long_each_time_and_at_most_a_minute() {
+        let waits: Vec<u64> = (1..=7).map(|n| retry_delay(n).as_secs()).collect();
+        assert_eq!(waits, [2, 4, 8, 16, 32, 60, 60]);
+    }
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The Lambda bootstraps' sizes, built as `sam build` builds them: `cargo lambda build --release
+# --bin NAME` in `lambdas/` (cargo-lambda pinned, in a virtualenv under target/), which applies
+# `lambdas/Cargo.toml`'s size settings. Prints each stripped size and fails when one is 15 MB
+# (15,000,000 bytes) or more, the goal of the README's "Builds".
+#
+# By default the two largest (README "Builds" has every function's figure): each is linked with
+# fat LTO, 60-90 s apiece on two cores. Name others as arguments.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+version=1.9.2
+limit=15000000
+venv=target/venv-cargo-lambda
+if ! "$venv/bin/cargo-lambda" lambda --version 2>/dev/null | grep -q "$version"; then
+  echo "== installing cargo-lambda $version into $venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q "cargo-lambda==$version"
+fi
+
+bins=("$@")
+[ ${#bins[@]} -gt 0 ] || bins=(worker-jobs http-download)
+over=0
+for bin in "${bins[@]}"; do
+  (cd lambdas && PATH="$PWD/../$venv/bin:$PATH" cargo-lambda lambda build --release --bin "$bin")
+  # `strip = "symbols"` in the release profile: this is the file `sam build` packages.
+  size=$(stat -c %s "target/lambda/$bin/bootstrap")
+  verdict="under"
+  if [ "$size" -ge "$limit" ]; then
+    verdict="OVER"
+    over=1
+  fi
+  awk -v bin="$bin" -v size="$size" -v verdict="$verdict" -v limit="$limit" \
+    'BEGIN { printf "%-20s %10d bytes (%.2f MB), %s the %d-byte limit\n", bin, size, size / 1e6, verdict, limit }'
+done
+exit "$over"
