@@ -37,9 +37,13 @@ FUNCTIONS = {
     "http-notifications": "http-books-unauthorized.json",
     "http-glossary": "http-books-unauthorized.json",
     "http-user": "http-books-unauthorized.json",
+    "http-usage": "http-books-unauthorized.json",
+    "http-community": "http-books-unauthorized.json",
+    "http-admin": "http-books-unauthorized.json",
     "worker-jobs": "sqs-jobs.json",
     "worker-dead-letter": "sqs-jobs.json",
     "worker-webhooks": "sqs-jobs.json",
+    "schedule-digest": "schedule-digest.json",
 }
 
 
