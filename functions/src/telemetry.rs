@@ -39,7 +39,7 @@ pub fn init(filter: &str, format: LogFormat) {
                     filter,
                     %asked,
                     recorded = %STATIC_MAX_LEVEL,
-                    "BOOKTR_LOG asks for events this build compiles out; it records {STATIC_MAX_LEVEL} and coarser"
+                    "BOOKTR_LOG asks for finer events than this build records; those are compiled out"
                 );
             }
         }
