@@ -1,5 +1,5 @@
 //! Background jobs: what is queued, and how a worker processes it. The same handler runs in the
-//! local worker loop (`runner`) and, later, in the SQS-triggered Lambda.
+//! local worker loop (`runner`) and in the SQS-triggered Lambdas.
 
 mod chapter;
 mod cost;

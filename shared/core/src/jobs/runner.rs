@@ -1,5 +1,6 @@
-//! The in-process worker loop of `booktr serve` (worker-queue mode): receives jobs from the queue
-//! port and hands them to the [`JobHandler`]. On AWS, the SQS event source does this instead.
+//! Each queue's [`Worker`], and the in-process worker loop of `booktr serve` (worker-queue mode):
+//! receives jobs from the queue port and hands them to the [`JobHandler`]. On AWS, the SQS event
+//! source does the receiving instead (`process_delivered`), one Lambda per worker.
 
 use std::future::Future;
 use std::pin::Pin;
