@@ -8,6 +8,21 @@ fn repo_file(path: &str) -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)).unwrap()
 }
 
+/// The lines of a manifest's `[section]`, trimmed, without its comments (one mentions opt-level).
+fn manifest_section(manifest: &str, section: &str) -> Vec<String> {
+    let header = format!("{section}]");
+    repo_file(manifest)
+        .split("\n[")
+        .find(|s| s.starts_with(&header))
+        .unwrap_or_else(|| panic!("{manifest} has no [{section}]"))
+        .lines()
+        .skip(1)
+        .map(str::trim)
+        .filter(|line| !line.starts_with('#'))
+        .map(String::from)
+        .collect()
+}
+
 /// `(Binary, CodeUri)` of every function in the template, in order.
 fn template_functions() -> Vec<(String, String)> {
     let template = repo_file("template.yaml");
@@ -51,31 +66,13 @@ fn every_function_in_the_template_is_a_binary_built_in_the_lambdas_package() {
 /// binary is not.
 #[test]
 fn sam_build_builds_the_lambdas_for_size_with_fat_lto_and_leaves_the_local_profile_alone() {
-    let lambdas = repo_file("lambdas/Cargo.toml");
-    let settings = lambdas
-        .split("\n[")
-        .find(|section| section.starts_with("package.metadata.lambda.build]"))
-        .expect("lambdas/Cargo.toml has cargo lambda's build settings");
+    let settings = manifest_section("lambdas/Cargo.toml", "package.metadata.lambda.build");
     assert!(
-        settings.contains(
-            r#"env_var = ["CARGO_PROFILE_RELEASE_OPT_LEVEL=s", "CARGO_PROFILE_RELEASE_LTO=fat"]"#
-        ),
-        "{settings}"
+        settings.iter().any(|line| line
+            == r#"env_var = ["CARGO_PROFILE_RELEASE_OPT_LEVEL=s", "CARGO_PROFILE_RELEASE_LTO=fat"]"#),
+        "{settings:?}"
     );
-    let workspace = repo_file("Cargo.toml");
-    let release = workspace
-        .split("\n[")
-        .find(|section| section.starts_with("profile.release]"))
-        .unwrap();
-    let lines_of = |section: &str| -> Vec<String> {
-        section
-            .lines()
-            .map(str::trim)
-            .filter(|line| !line.starts_with('#'))
-            .map(String::from)
-            .collect()
-    };
-    let release = lines_of(release);
+    let release = manifest_section("Cargo.toml", "profile.release");
     assert!(
         !release.iter().any(|line| line.starts_with("opt-level")),
         "{release:?}"
@@ -93,17 +90,7 @@ fn sam_build_builds_the_lambdas_for_size_with_fat_lto_and_leaves_the_local_profi
 /// not.
 #[test]
 fn the_lambdas_compile_debug_and_trace_events_out_and_the_local_binary_keeps_them() {
-    let dependencies = |manifest: &str| -> Vec<String> {
-        repo_file(manifest)
-            .split("\n[")
-            .find(|section| section.starts_with("dependencies]"))
-            .unwrap()
-            .lines()
-            .filter(|line| !line.trim_start().starts_with('#'))
-            .map(String::from)
-            .collect()
-    };
-    let lambdas = dependencies("lambdas/Cargo.toml");
+    let lambdas = manifest_section("lambdas/Cargo.toml", "dependencies");
     for facade in ["tracing", "log"] {
         assert!(
             lambdas
@@ -113,7 +100,7 @@ fn the_lambdas_compile_debug_and_trace_events_out_and_the_local_binary_keeps_the
             "{facade}: {lambdas:?}"
         );
     }
-    let local = dependencies("functions/Cargo.toml");
+    let local = manifest_section("functions/Cargo.toml", "dependencies");
     assert!(
         !local.iter().any(|line| line.contains("max_level")),
         "{local:?}"
