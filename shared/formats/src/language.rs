@@ -9,8 +9,13 @@ pub fn detect_language(text: &str) -> Option<String> {
     if !info.is_reliable() && info.confidence() < 0.5 {
         return None;
     }
-    let code = info.lang().code();
-    Some(iso639_1(code).unwrap_or(code).to_string())
+    Some(code_of(info.lang()))
+}
+
+/// A whatlang language as an ISO 639-1 code (639-3 where 639-1 has none).
+pub fn code_of(lang: whatlang::Lang) -> String {
+    let code = lang.code();
+    iso639_1(code).unwrap_or(code).to_string()
 }
 
 fn iso639_1(code3: &str) -> Option<&'static str> {

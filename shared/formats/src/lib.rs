@@ -9,7 +9,7 @@ mod dom;
 pub mod epub;
 pub mod gzipped;
 pub mod html;
-mod language;
+pub mod language;
 pub mod manuscript;
 pub mod markup;
 pub mod pdf;

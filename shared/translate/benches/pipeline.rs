@@ -76,6 +76,7 @@ async fn main() {
         target_lang: "es",
         glossary: &glossary,
         ledger: &ledger,
+        ladder: &Default::default(),
     };
     let config = PipelineConfig::default();
     let source_tokens: u64 = chapter

@@ -10,6 +10,7 @@ use futures::stream::{self, StreamExt};
 
 use crate::estimate::RESERVE_MARGIN;
 use crate::glossary::GlossaryEntry;
+use crate::ladder::Ladder;
 use crate::model::{ChatError, ChatModel};
 use crate::offline::OfflineEngine;
 use crate::pipeline::{
@@ -179,10 +180,12 @@ pub async fn translate_book(
     });
     let enforced = terms.with_glossary(glossary);
     let no_ledger = HashMap::new();
+    // The run's own: which rungs of the repair ladder work for this model.
+    let ladder = Ladder::default();
 
     let chapters = stream::iter(manuscript.chapters.iter().enumerate())
         .map(|(index, chapter)| {
-            let (enforced, no_ledger, budget) = (&enforced, &no_ledger, &budget);
+            let (enforced, no_ledger, budget, ladder) = (&enforced, &no_ledger, &budget, &ladder);
             async move {
                 on_event(Event::ChapterStarted { chapter: index });
                 let input = ChapterInput {
@@ -191,6 +194,7 @@ pub async fn translate_book(
                     target_lang,
                     glossary: enforced,
                     ledger: no_ledger,
+                    ladder,
                 };
                 let mut translation = ChapterTranslation::new(&input, config, None);
                 // A whole chapter is reserved at once: with nothing stored between runs, a
@@ -339,7 +343,7 @@ mod tests {
         assert!(done
             .qualities
             .iter()
-            .all(|q| q.missing_blocks.is_empty() && q.broken_marks_blocks.is_empty()));
+            .all(|q| q.flagged.is_empty()));
         assert_eq!(done.manuscript.language.as_deref(), Some("es"));
     }
 }

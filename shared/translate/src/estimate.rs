@@ -80,6 +80,7 @@ fn estimate_chapter(
         target_lang,
         glossary,
         ledger: &Default::default(),
+        ladder: &Default::default(),
     };
     ChapterTranslation::new(&input, config, None).estimate()
 }

@@ -2,17 +2,22 @@
 //! polish), with the user's glossary in every pass and a book-wide term list (`terms`).
 //!
 //! Here: the `ChatModel` port and its OpenAI, Anthropic and Gemini clients, the offline engine,
-//! glossary matching, chunking, the prompt and answer protocol with its checks, and the chapter
-//! pipeline. The book jobs that run it per chapter are in `booktr-core` (`jobs::chapter`).
+//! glossary matching, chunking, the prompt protocol, the strict reading of answers, the checks
+//! every block passes, the repair ladder, and the chapter pipeline. The book jobs that run it per chapter are in `booktr-core` (`jobs::chapter`).
 
 pub mod book;
 pub mod budget;
+pub mod checks;
 pub mod estimate;
 pub mod glossary;
+pub mod ladder;
+#[cfg(any(test, feature = "stand-ins"))]
+pub mod misbehaving;
 pub mod model;
 pub mod offline;
 pub mod pipeline;
 pub mod protocol;
 pub mod providers;
+pub mod reading;
 pub mod split;
 pub mod terms;

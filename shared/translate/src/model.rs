@@ -18,6 +18,10 @@ pub struct ChatResponse {
     pub text: String,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// The answer stopped at `max_output_tokens` (OpenAI's `finish_reason: length`,
+    /// Anthropic's `stop_reason: max_tokens`, Gemini's `finishReason: MAX_TOKENS`): its last
+    /// block is cut short and is never kept.
+    pub truncated: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -42,6 +46,13 @@ pub trait ChatModel: Send + Sync {
 
     /// The model identifier, as shown to users and in usage records.
     fn name(&self) -> &str;
+
+    /// Whether the answers are written in a real language, so that language identification
+    /// can judge them. Only the offline engine's pseudo-translation (accented source text,
+    /// in no language at all) says no.
+    fn writes_language(&self) -> bool {
+        true
+    }
 }
 
 /// A rough token count (4 characters a token), for budgets and estimates only.

@@ -8,7 +8,8 @@ use async_trait::async_trait;
 
 use crate::glossary::TermSet;
 use crate::model::{estimate_tokens, ChatError, ChatModel, ChatRequest, ChatResponse};
-use crate::protocol::{parse_answer, quote};
+use crate::protocol::quote;
+use crate::reading::read_answer;
 
 pub const NAME: &str = "offline-pseudo";
 
@@ -18,16 +19,25 @@ pub struct OfflineEngine;
 #[async_trait]
 impl ChatModel for OfflineEngine {
     async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
-        let text = answer(&request.user);
+        let text = if request.user.starts_with("TASK: ") {
+            answer(&request.user)
+        } else {
+            simple_answer(&request.system, &request.user)
+        };
         Ok(ChatResponse {
             input_tokens: estimate_tokens(&request.system) + estimate_tokens(&request.user),
             output_tokens: estimate_tokens(&text),
             text,
+            truncated: false,
         })
     }
 
     fn name(&self) -> &str {
         NAME
+    }
+
+    fn writes_language(&self) -> bool {
+        false
     }
 }
 
@@ -69,6 +79,27 @@ fn glossary(user: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The last rung's prompt (see `protocol::simple_request`): the text alone, the glossary in
+/// the instructions as `Translate "x" as "y".`
+fn simple_answer(system: &str, user: &str) -> String {
+    if !system.starts_with("Translate the user's text") {
+        // Review and polish of a draft that already uses the glossary: nothing to change.
+        return user.to_string();
+    }
+    let glossary: Vec<(String, String)> = system
+        .split(" Translate ")
+        .skip(1)
+        .filter_map(|rule| {
+            let (source, target) = rule.trim_end_matches('.').split_once(" as ")?;
+            Some((
+                serde_json::from_str(source).ok()?,
+                serde_json::from_str(target).ok()?,
+            ))
+        })
+        .collect();
+    pseudo(user, &glossary)
+}
+
 fn answer(user: &str) -> String {
     let task = user
         .lines()
@@ -80,7 +111,7 @@ fn answer(user: &str) -> String {
     let mut out = String::new();
     match task {
         "translate" => {
-            for (id, text) in parse_answer(section(user, "BLOCKS")).blocks {
+            for (id, text) in read_answer(section(user, "BLOCKS"), None).blocks {
                 out.push_str(&format!(
                     "[[{id}]] {}\n",
                     pseudo_markup(&text, &terms, &targets)
@@ -96,8 +127,8 @@ fn answer(user: &str) -> String {
                 .lines()
                 .filter_map(|l| l.strip_prefix("- [[")?.split_once("]]")?.0.parse().ok())
                 .collect();
-            let sources = parse_answer(section(user, "SOURCE")).blocks;
-            let drafts = parse_answer(section(user, "DRAFT")).blocks;
+            let sources = read_answer(section(user, "SOURCE"), None).blocks;
+            let drafts = read_answer(section(user, "DRAFT"), None).blocks;
             for (id, text) in &drafts {
                 let text = match sources.get(id).filter(|_| to_fix.contains(id)) {
                     Some(source) => pseudo_markup(source, &terms, &targets),

@@ -1,7 +1,8 @@
-//! One chapter through the three passes. Chunks of a pass run in parallel (bounded); an answer
-//! block that is missing, mangles inline marks or (in the first pass) echoes the source is asked
-//! for again, alone, up to `max_attempts` times, then kept as it was and flagged in the quality
-//! record: never silently accepted.
+//! One chapter through the three passes. Chunks of a pass run in parallel (bounded). Every
+//! block of every answer is read strictly (`reading`) and checked against its source
+//! (`checks`); the blocks that fail, and only they, go down the repair ladder (`ladder`). A
+//! block that fails every rung keeps the text it had before the pass (its source, in the first
+//! pass) and is listed by kind in the quality record: never silently accepted.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
@@ -11,11 +12,12 @@ use futures::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
 use tracing::{debug, warn};
 
+use crate::checks::{is_refusal_or_remark, Checks, Problem};
 use crate::glossary::{self, contains_term, matching, GlossaryEntry, TermSet};
+use crate::ladder::{Ladder, Repaired, Rung};
 use crate::model::{ChatError, ChatModel};
-use crate::protocol::{
-    self, build_request, check, chunk, glossary_violations, Pass, Problem, PromptContext, Unit,
-};
+use crate::protocol::{build_request, chunk, glossary_violations, simple_request, Pass, PromptContext, Unit};
+use crate::reading::{read_answer, read_plain_answer, Removed};
 use crate::split::{join_parts, split_block};
 
 #[derive(Debug, Clone, Copy)]
@@ -26,8 +28,6 @@ pub struct PipelineConfig {
     /// Chunks of one pass in flight at once: 12 covers the longest chapters of real novels (the
     /// longest in Moby-Dick is 7 chunks), so a pass takes about one model round trip.
     pub concurrency: usize,
-    /// Tries per block and pass before it is flagged.
-    pub max_attempts: u32,
     /// Tries per request on retryable model errors (rate limits, overload).
     pub max_model_retries: u32,
 }
@@ -37,7 +37,6 @@ impl Default for PipelineConfig {
         PipelineConfig {
             chunk_tokens: 2000,
             concurrency: 12,
-            max_attempts: 3,
             max_model_retries: 5,
         }
     }
@@ -84,29 +83,29 @@ impl std::iter::Sum for PassUsage {
 
 /// What the user is shown about a chapter's translation.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct Quality {
     /// Glossary uses checked after the last pass, and how many used the glossary's target.
     pub glossary_checked: u32,
     pub glossary_satisfied: u32,
     /// (block index, source term, expected target) still missing after the last pass.
     pub glossary_violations: Vec<(usize, String, String)>,
-    /// Blocks whose text is still the source's.
-    pub untranslated_blocks: Vec<usize>,
-    /// Blocks the model did not return in some pass, after every retry (the text from before
-    /// that pass was kept: the source, in the first pass). Flagged even if a later pass
-    /// recovered them, so nothing that happened is hidden.
-    pub missing_blocks: Vec<usize>,
-    /// Blocks whose inline marks the model kept breaking in some pass (the text from before that
-    /// pass was kept).
-    pub broken_marks_blocks: Vec<usize>,
-    /// Answer lines for blocks that were not asked for (ignored).
-    pub extra_blocks: u32,
+    /// Blocks whose translation could not be trusted, by what was wrong: the blocks the first
+    /// pass could not get a passing answer for on any rung (they keep their source text,
+    /// unless a later pass translated them; listed all the same, so nothing that happened is
+    /// hidden), and `untranslated` for every block whose final text is still its source.
+    pub flagged: BTreeMap<Problem, Vec<usize>>,
+    /// Review or polish answers that failed every rung: (pass, block, why). The block kept
+    /// the previous pass's text, a checked translation, so it is not flagged.
+    pub kept_previous: Vec<(Pass, usize, Problem)>,
+    /// Blocks that passed only when asked again, by the rung that repaired them.
+    pub repaired: Repaired,
+    /// Text removed from the answers around the blocks (preambles, sign-offs, reasoning ...).
+    pub removed: Removed,
     /// Names and terms the review reported translating otherwise than the book's term list:
     /// (source, the list's translation, the review's). The list's is kept.
-    #[serde(default)]
     pub term_conflicts: Vec<(String, String, String)>,
-    /// Blocks asked for again after a rejected answer.
+    /// Blocks asked for again after a rejected answer (each time counted).
     pub retries: u32,
     pub translate: PassUsage,
     pub review: PassUsage,
@@ -114,6 +113,16 @@ pub struct Quality {
 }
 
 impl Quality {
+    /// Flagged blocks of each kind (a block flagged for two reasons counts under both).
+    pub fn flag_counts(&self) -> BTreeMap<Problem, usize> {
+        self.flagged.iter().map(|(k, blocks)| (*k, blocks.len())).collect()
+    }
+
+    /// Blocks flagged for any reason.
+    pub fn flagged_blocks(&self) -> BTreeSet<usize> {
+        self.flagged.values().flatten().copied().collect()
+    }
+
     /// Glossary compliance in percent (100 when nothing was checked).
     pub fn glossary_compliance(&self) -> f64 {
         if self.glossary_checked == 0 {
@@ -148,6 +157,8 @@ pub struct ChapterInput<'a> {
     pub glossary: &'a [GlossaryEntry],
     /// Names and terms chosen in earlier chapters: source -> translation.
     pub ledger: &'a HashMap<String, String>,
+    /// How the repair ladder's rungs have done in this run (shared by its chapters).
+    pub ladder: &'a Ladder,
 }
 
 pub struct ChapterOutput {
@@ -157,31 +168,16 @@ pub struct ChapterOutput {
     pub terms: Vec<(String, String)>,
 }
 
-/// The failures the quality record lists by block (an echo is reported from the final text).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-enum ProblemKind {
-    Missing,
-    BrokenMarks,
-}
-
-impl ProblemKind {
-    fn of(problem: &Problem) -> Option<ProblemKind> {
-        match problem {
-            Problem::Missing => Some(ProblemKind::Missing),
-            Problem::BrokenMarks => Some(ProblemKind::BrokenMarks),
-            Problem::Untranslated => None,
-        }
-    }
-}
-
 /// The result of one chunk of one pass.
+#[derive(Default)]
 struct ChunkDone {
     texts: HashMap<usize, String>,
+    /// Blocks that failed every rung, and why (the last rung's reason).
     failed: HashMap<usize, Problem>,
     usage: PassUsage,
     retries: u32,
-    extra: u32,
+    repaired: Repaired,
+    removed: Removed,
     terms: Vec<(String, String)>,
 }
 
@@ -213,7 +209,11 @@ pub struct Checkpoint {
     terms: Vec<(String, String)>,
     /// Glossary terms the last pass left out: (segment, source, target).
     violations: Vec<(usize, String, String)>,
-    failures: BTreeSet<(usize, ProblemKind)>,
+    /// Segments the first pass could not get a passing answer for, and why.
+    failures: BTreeSet<(usize, Problem)>,
+    /// Segments whose review or polish answer failed every rung (they kept their text).
+    #[serde(default)]
+    kept: Vec<(Pass, usize, Problem)>,
 }
 
 /// One chapter's passes, run one at a time so that the caller can keep a [`Checkpoint`]
@@ -272,6 +272,7 @@ impl<'a> ChapterTranslation<'a> {
                 terms: Vec::new(),
                 violations: Vec::new(),
                 failures: BTreeSet::new(),
+                kept: Vec::new(),
             });
         ChapterTranslation {
             input,
@@ -299,7 +300,7 @@ impl<'a> ChapterTranslation<'a> {
         };
         let input = self.input;
         let config = self.config;
-        let change_expected = input.source_lang != input.target_lang;
+        let checks = Checks::new(input.source_lang, input.target_lang, model.writes_language());
         let units: Vec<Unit> = self
             .segments
             .iter()
@@ -314,15 +315,15 @@ impl<'a> ChapterTranslation<'a> {
         let pass_violations = &self.state.violations;
         let results: Vec<Result<ChunkDone, ChatError>> = stream::iter(chunks)
             .map(|units| {
-                run_chunk(
+                let chunk = Chunk {
                     model,
                     input,
                     config,
+                    checks: &checks,
                     pass,
-                    units,
-                    pass_violations,
-                    change_expected,
-                )
+                    violations: pass_violations,
+                };
+                chunk.run(units)
             })
             .buffer_unordered(config.concurrency.max(1))
             .collect()
@@ -333,14 +334,18 @@ impl<'a> ChapterTranslation<'a> {
             for (id, text) in done.texts {
                 state.texts[id] = text;
             }
-            state.failures.extend(
-                done.failed
-                    .into_iter()
-                    .filter_map(|(id, p)| ProblemKind::of(&p).map(|k| (id, k))),
-            );
-            *state.quality.usage_mut(pass) += done.usage;
-            state.quality.retries += done.retries;
-            state.quality.extra_blocks += done.extra;
+            for (id, problem) in done.failed {
+                if pass == Pass::Translate {
+                    state.failures.insert((id, problem));
+                } else {
+                    state.kept.push((pass, id, problem));
+                }
+            }
+            let quality = &mut state.quality;
+            *quality.usage_mut(pass) += done.usage;
+            quality.retries += done.retries;
+            quality.repaired += done.repaired;
+            quality.removed += done.removed;
             state.terms.extend(done.terms);
         }
         state.violations = self
@@ -359,6 +364,7 @@ impl<'a> ChapterTranslation<'a> {
             pass = pass.task(),
             violations = state.violations.len(),
             failures = state.failures.len(),
+            kept = state.kept.len(),
             "pass done"
         );
         self.state = state;
@@ -418,9 +424,9 @@ impl<'a> ChapterTranslation<'a> {
             terms,
             violations,
             failures,
+            kept,
             ..
         } = state;
-        let change_expected = input.source_lang != input.target_lang;
         // Blocks sent in parts are joined back before anything is checked: the quality record
         // describes the final text, block by block.
         let mut parts: BTreeMap<usize, Vec<(&str, &str)>> = BTreeMap::new();
@@ -452,27 +458,30 @@ impl<'a> ChapterTranslation<'a> {
             .map(|(id, source, target)| (block_of(id), source, target))
             .filter(|v| seen_violations.insert(v.clone()))
             .collect();
-        let failures: BTreeSet<(usize, ProblemKind)> = failures
-            .into_iter()
-            .map(|(id, kind)| (block_of(id), kind))
-            .collect();
-        for (block, kind) in failures {
-            match kind {
-                ProblemKind::Missing => quality.missing_blocks.push(block),
-                ProblemKind::BrokenMarks => quality.broken_marks_blocks.push(block),
+        let mut flagged: BTreeMap<Problem, BTreeSet<usize>> = BTreeMap::new();
+        for (id, problem) in failures {
+            flagged.entry(problem).or_default().insert(block_of(id));
+        }
+        // Judged on the final text of every part: language identification plays no part here.
+        let checks = Checks::new(input.source_lang, input.target_lang, false);
+        for (id, segment) in segments.iter().enumerate() {
+            if checks.untranslated(&segment.source, &texts[id]) {
+                flagged
+                    .entry(Problem::Untranslated)
+                    .or_default()
+                    .insert(block_of(id));
             }
         }
-        if change_expected {
-            let untranslated: BTreeSet<usize> = segments
-                .iter()
-                .enumerate()
-                .filter(|(id, segment)| {
-                    check(&segment.source, Some(&texts[*id]), true) == Err(Problem::Untranslated)
-                })
-                .map(|(id, _)| block_of(id))
-                .collect();
-            quality.untranslated_blocks = untranslated.into_iter().collect();
-        }
+        quality.flagged = flagged
+            .into_iter()
+            .map(|(problem, blocks)| (problem, blocks.into_iter().collect()))
+            .collect();
+        let mut seen_kept = BTreeSet::new();
+        quality.kept_previous = kept
+            .into_iter()
+            .map(|(pass, id, problem)| (pass, block_of(id), problem))
+            .filter(|k| seen_kept.insert(*k))
+            .collect();
         let blocks = input
             .blocks
             .iter()
@@ -555,79 +564,202 @@ fn chunk_request(
     build_request(pass, &ctx, units, max_output)
 }
 
-async fn run_chunk(
-    model: &dyn ChatModel,
-    input: &ChapterInput<'_>,
-    config: &PipelineConfig,
+/// One chunk of one pass, and what its blocks are checked with.
+struct Chunk<'c> {
+    model: &'c dyn ChatModel,
+    input: &'c ChapterInput<'c>,
+    config: &'c PipelineConfig,
+    checks: &'c Checks,
     pass: Pass,
-    units: Vec<Unit>,
-    violations: &[(usize, String, String)],
-    change_expected: bool,
-) -> Result<ChunkDone, ChatError> {
-    let mut done = ChunkDone {
-        texts: HashMap::new(),
-        failed: HashMap::new(),
-        usage: PassUsage::default(),
-        retries: 0,
-        extra: 0,
-        terms: Vec::new(),
-    };
-    let mut pending = units;
-    for attempt in 1..=config.max_attempts.max(1) {
-        let text: String = pending
+    /// The glossary terms the previous pass left out, for the FIX section.
+    violations: &'c [(usize, String, String)],
+}
+
+/// How one request's blocks came out: their passing texts and why the others failed.
+#[derive(Default)]
+struct Asked {
+    passed: HashMap<usize, String>,
+    failed: HashMap<usize, Problem>,
+    usage: PassUsage,
+    removed: Removed,
+    terms: Vec<(String, String)>,
+}
+
+impl Chunk<'_> {
+    /// Asks for the chunk's blocks on the ladder's first useful rung, then for the failed ones
+    /// on the rungs below, until every block passed or the last rung failed it.
+    async fn run(self, units: Vec<Unit>) -> Result<ChunkDone, ChatError> {
+        let ladder = self.input.ladder;
+        let mut done = ChunkDone::default();
+        let mut pending = units;
+        let mut rung = Some(ladder.first(self.pass));
+        let mut first = true;
+        while let Some(current) = rung {
+            if pending.is_empty() {
+                break;
+            }
+            let groups: Vec<Vec<Unit>> = match current {
+                Rung::Chunk => vec![pending.clone()],
+                Rung::Halves => {
+                    let half = pending.len().div_ceil(2);
+                    pending.chunks(half).map(<[Unit]>::to_vec).collect()
+                }
+                Rung::Singles | Rung::Simple => pending.iter().map(|u| vec![u.clone()]).collect(),
+            };
+            let results = futures::future::join_all(
+                groups.into_iter().map(|group| self.ask(current, group)),
+            )
+            .await;
+            let asked = pending.len() as u32;
+            let mut still = Vec::new();
+            let mut outcomes = Asked::default();
+            for result in results {
+                let result = result?;
+                outcomes.passed.extend(result.passed);
+                outcomes.failed.extend(result.failed);
+                outcomes.usage += result.usage;
+                outcomes.removed += result.removed;
+                outcomes.terms.extend(result.terms);
+            }
+            ladder.record(self.pass, current, asked, outcomes.passed.len() as u32);
+            if !first {
+                done.repaired.add(current, outcomes.passed.len() as u32);
+            }
+            done.usage += outcomes.usage;
+            done.removed += outcomes.removed;
+            done.terms.extend(outcomes.terms);
+            done.texts.extend(outcomes.passed);
+            for unit in pending {
+                if let Some(problem) = outcomes.failed.get(&unit.id) {
+                    done.failed.insert(unit.id, *problem);
+                    still.push(unit);
+                } else {
+                    done.failed.remove(&unit.id);
+                }
+            }
+            rung = ladder.after(self.pass, Some(current), still.len());
+            if !still.is_empty() && rung.is_some() {
+                done.retries += still.len() as u32;
+                warn!(
+                    pass = self.pass.task(),
+                    blocks = still.len(),
+                    rung = current.name(),
+                    problems = ?still.iter().filter_map(|u| done.failed.get(&u.id)).collect::<BTreeSet<_>>(),
+                    "answers rejected; asking again for those blocks"
+                );
+            }
+            pending = still;
+            first = false;
+        }
+        Ok(done)
+    }
+
+    /// One request on `rung` for `units`, its answer read and every block checked.
+    async fn ask(&self, rung: Rung, units: Vec<Unit>) -> Result<Asked, ChatError> {
+        let text: String = units
             .iter()
             .map(|u| u.source.as_str())
             .collect::<Vec<_>>()
             .join("\n");
-        let ids: BTreeSet<usize> = pending.iter().map(|u| u.id).collect();
-        let request = chunk_request(input, pass, &pending, &text, violations, &ids);
-        let response = complete_with_retries(model, request, config.max_model_retries).await?;
-        done.usage.input_tokens += response.input_tokens;
-        done.usage.output_tokens += response.output_tokens;
-        done.usage.requests += 1;
-        let answer = protocol::parse_answer(&response.text);
-        done.extra += answer.blocks.keys().filter(|id| !ids.contains(id)).count() as u32;
-        done.terms.extend(answer.terms);
-        let mut still = Vec::new();
-        for unit in pending {
-            // In the first pass an echo is a failure; later passes may legitimately keep a block.
-            let expect_change = change_expected && pass == Pass::Translate;
-            match check(
-                &unit.source,
-                answer.blocks.get(&unit.id).map(String::as_str),
-                expect_change,
-            ) {
-                Ok(text) => {
-                    done.failed.remove(&unit.id);
-                    done.texts.insert(unit.id, text);
-                }
-                Err(Problem::Untranslated) if attempt == config.max_attempts.max(1) => {
-                    // Kept (it is well-formed) and reported by the quality record.
-                    if let Some(text) = answer.blocks.get(&unit.id) {
-                        done.texts.insert(unit.id, text.clone());
-                    }
-                }
-                Err(problem) => {
-                    done.failed.insert(unit.id, problem);
-                    still.push(unit);
+        let ids: BTreeSet<usize> = units.iter().map(|u| u.id).collect();
+        let request = if rung == Rung::Simple {
+            let [unit] = units.as_slice() else {
+                return Err(ChatError::Fatal("the simple prompt takes one block".into()));
+            };
+            let glossary = matching(self.input.glossary, &booktr_formats::markup::plain_text(&text));
+            simple_request(self.pass, self.input.source_lang, self.input.target_lang, &glossary, unit)
+        } else {
+            chunk_request(self.input, self.pass, &units, &text, self.violations, &ids)
+        };
+        let response =
+            complete_with_retries(self.model, request, self.config.max_model_retries).await?;
+        let mut asked = Asked {
+            usage: PassUsage {
+                input_tokens: response.input_tokens,
+                output_tokens: response.output_tokens,
+                requests: 1,
+            },
+            ..Asked::default()
+        };
+        let mut blocks: BTreeMap<usize, String> = if rung == Rung::Simple {
+            let (text, removed) = read_plain_answer(&response.text);
+            asked.removed = removed;
+            text.map(|t| (units[0].id, t)).into_iter().collect()
+        } else {
+            let order: Vec<usize> = units.iter().map(|u| u.id).collect();
+            let answer = read_answer(&response.text, Some(&order));
+            asked.removed = answer.removed;
+            asked.terms = answer.terms;
+            answer.blocks
+        };
+        // A refusal in place of the whole answer is one, not blocks gone missing.
+        if blocks.is_empty() && is_refusal_or_remark(&text, &response.text) {
+            for unit in &units {
+                asked.failed.insert(unit.id, Problem::Refusal);
+            }
+        }
+        // An answer stopped at its token limit ends in a cut block: the last one it has.
+        let cut = if response.truncated {
+            units.iter().rev().map(|u| u.id).find(|id| blocks.contains_key(id))
+        } else {
+            None
+        };
+        if let Some(id) = cut {
+            blocks.remove(&id);
+            asked.failed.insert(id, Problem::Truncated);
+        }
+        for unit in &units {
+            if asked.failed.contains_key(&unit.id) {
+                continue;
+            }
+            let answer = blocks.get(&unit.id).map(String::as_str);
+            if let Err(problem) = self.checks.check(&unit.source, answer) {
+                asked.failed.insert(unit.id, problem);
+            }
+        }
+        self.find_merged(&units, &blocks, &mut asked.failed);
+        for unit in &units {
+            if !asked.failed.contains_key(&unit.id) {
+                if let Some(text) = blocks.remove(&unit.id) {
+                    asked.passed.insert(unit.id, text);
                 }
             }
         }
-        if still.is_empty() {
-            break;
-        }
-        if attempt < config.max_attempts.max(1) {
-            done.retries += still.len() as u32;
-            warn!(
-                pass = pass.task(),
-                blocks = still.len(),
-                attempt,
-                "answer rejected; asking again for those blocks"
-            );
-        }
-        pending = still;
+        Ok(asked)
     }
-    Ok(done)
+
+    /// A block next to one missing from the answer, longer than its own translation by half of
+    /// the missing block's: it holds its neighbour's text (the neighbour's marker was dropped
+    /// and its text run onto this line).
+    fn find_merged(
+        &self,
+        units: &[Unit],
+        blocks: &BTreeMap<usize, String>,
+        failed: &mut HashMap<usize, Problem>,
+    ) {
+        let letters = |text: &str| {
+            booktr_formats::markup::plain_text(text)
+                .chars()
+                .filter(|c| c.is_alphabetic())
+                .count() as f64
+        };
+        for (at, unit) in units.iter().enumerate() {
+            if failed.get(&unit.id) != Some(&Problem::Missing) {
+                continue;
+            }
+            let missing = self.checks.expected_letters(&unit.source);
+            let neighbours = [at.checked_sub(1), Some(at + 1)];
+            for neighbour in neighbours.into_iter().flatten().filter_map(|n| units.get(n)) {
+                let Some(text) = blocks.get(&neighbour.id) else {
+                    continue;
+                };
+                let own = self.checks.expected_letters(&neighbour.source);
+                if !failed.contains_key(&neighbour.id) && letters(text) >= own + missing * 0.5 {
+                    failed.insert(neighbour.id, Problem::Merged);
+                }
+            }
+        }
+    }
 }
 
 pub(crate) async fn complete_with_retries(
@@ -662,67 +794,30 @@ mod tests {
     use booktr_formats::manuscript::BlockKind;
 
     use super::*;
+    use crate::misbehaving::{Fault, Misbehaving};
     use crate::model::{ChatRequest, ChatResponse};
     use crate::offline::OfflineEngine;
 
-    /// A stand-in model that misbehaves in one way on its first `bad_answers` answers to the
-    /// translate pass (or on all of them), then behaves like the offline engine.
-    struct Flaky {
-        fault: Fault,
-        bad_answers: u32,
-        seen: AtomicU32,
-    }
-
-    #[derive(Clone, Copy)]
-    enum Fault {
-        DropsFirstBlock,
-        EchoesSource,
-        StripsMarks,
-        IgnoresGlossaryUntilTold,
-        IgnoresGlossaryAlways,
-    }
-
-    impl Flaky {
-        fn new(fault: Fault, bad_answers: u32) -> Self {
-            Flaky {
-                fault,
-                bad_answers,
-                seen: AtomicU32::new(0),
-            }
-        }
+    /// A stand-in that leaves the glossary's term out of its answers (until told to fix it,
+    /// or always), and otherwise answers like the offline engine.
+    struct IgnoresGlossary {
+        until_told: bool,
     }
 
     #[async_trait]
-    impl ChatModel for Flaky {
+    impl ChatModel for IgnoresGlossary {
         async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
             let mut response = OfflineEngine.complete(request.clone()).await?;
-            let translating = request.user.starts_with("TASK: translate");
             let told_to_fix = request.user.contains("\nFIX:\n");
-            let misbehave = match self.fault {
-                Fault::IgnoresGlossaryUntilTold => translating && !told_to_fix,
-                Fault::IgnoresGlossaryAlways => true,
-                _ => translating && self.seen.fetch_add(1, Ordering::SeqCst) < self.bad_answers,
-            };
-            if misbehave {
-                response.text = match self.fault {
-                    Fault::DropsFirstBlock => {
-                        response.text.lines().skip(1).collect::<Vec<_>>().join("\n")
-                    }
-                    Fault::EchoesSource => {
-                        let blocks = request.user.split("BLOCKS:\n").nth(1).unwrap_or_default();
-                        blocks.to_string()
-                    }
-                    Fault::StripsMarks => response.text.replace("<i>", "").replace("</i>", ""),
-                    Fault::IgnoresGlossaryUntilTold | Fault::IgnoresGlossaryAlways => {
-                        response.text.replace("ballena", "cachalote")
-                    }
-                };
+            let translating = request.user.starts_with("TASK: translate");
+            if !self.until_told || (translating && !told_to_fix) {
+                response.text = response.text.replace("ballena", "cachalote");
             }
             Ok(response)
         }
 
         fn name(&self) -> &str {
-            "flaky"
+            "ignores-glossary"
         }
     }
 
@@ -752,26 +847,23 @@ mod tests {
     }
 
     async fn run(model: &dyn ChatModel) -> ChapterOutput {
-        let blocks = chapter();
+        run_on(model, &chapter(), &Ladder::default()).await
+    }
+
+    async fn run_on(model: &dyn ChatModel, blocks: &[Block], ladder: &Ladder) -> ChapterOutput {
         let glossary = glossary();
         let ledger = HashMap::new();
         let input = ChapterInput {
-            blocks: &blocks,
+            blocks,
             source_lang: "en",
             target_lang: "es",
             glossary: &glossary,
             ledger: &ledger,
+            ladder,
         };
-        translate_chapter(
-            model,
-            &input,
-            &PipelineConfig {
-                max_attempts: 3,
-                ..PipelineConfig::default()
-            },
-        )
-        .await
-        .unwrap()
+        translate_chapter(model, &input, &PipelineConfig::default())
+            .await
+            .unwrap()
     }
 
     /// The offline engine, noting the largest block section of any request.
@@ -812,6 +904,7 @@ mod tests {
             target_lang: "es",
             glossary: &glossary,
             ledger: &ledger,
+            ladder: &Ladder::default(),
         };
         let model = Measuring::default();
         let config = PipelineConfig {
@@ -837,7 +930,7 @@ mod tests {
         let q = &out.quality;
         // One use checked per block and entry, as for any block.
         assert_eq!((q.glossary_checked, q.glossary_satisfied), (1, 1));
-        assert!(q.missing_blocks.is_empty() && q.broken_marks_blocks.is_empty());
+        assert!(q.flagged.is_empty(), "{:?}", q.flagged);
         assert!(q.translate.requests > 30, "{:?}", q.translate);
     }
 
@@ -871,6 +964,7 @@ mod tests {
             target_lang: "es",
             glossary: &glossary,
             ledger: &ledger,
+            ladder: &Ladder::default(),
         };
         let config = PipelineConfig::default();
         let uninterrupted = translate_chapter(&OfflineEngine, &input, &config)
@@ -919,11 +1013,8 @@ mod tests {
         );
         let q = &out.quality;
         assert_eq!((q.glossary_checked, q.glossary_satisfied), (1, 1));
-        assert!(
-            q.missing_blocks.is_empty()
-                && q.broken_marks_blocks.is_empty()
-                && q.untranslated_blocks.is_empty()
-        );
+        assert!(q.flagged.is_empty(), "{:?}", q.flagged);
+        assert_eq!(q.removed, Removed::default());
         assert_eq!(
             (q.translate.requests, q.review.requests, q.polish.requests),
             (1, 1, 1)
@@ -932,59 +1023,114 @@ mod tests {
         assert_eq!(out.terms, [("whale".to_string(), "ballena".to_string())]);
     }
 
-    #[tokio::test]
-    async fn a_dropped_paragraph_is_asked_for_again() {
-        let out = run(&Flaky::new(Fault::DropsFirstBlock, 1)).await;
-        assert_eq!(out.quality.retries, 1);
-        assert!(out.quality.missing_blocks.is_empty());
-        assert!(out.blocks[0].text.starts_with("Chàptér"));
+    /// The chapter as a clean model translates it.
+    async fn clean() -> ChapterOutput {
+        run(&OfflineEngine).await
+    }
+
+    fn flagged(out: &ChapterOutput) -> Vec<(Problem, Vec<usize>)> {
+        out.quality.flagged.clone().into_iter().collect()
     }
 
     #[tokio::test]
-    async fn a_paragraph_never_returned_is_flagged_and_keeps_its_source() {
-        let out = run(&Flaky::new(Fault::DropsFirstBlock, u32::MAX)).await;
-        assert_eq!(out.quality.missing_blocks, [0]);
-        assert_eq!(out.blocks[0].text, "Chapter 1. Loomings.");
-        assert_eq!(out.quality.retries, 2);
+    async fn chatter_around_the_blocks_is_removed_and_never_reaches_the_book() {
+        let clean = clean().await;
+        for fault in [Fault::Reasoning, Fault::Preamble, Fault::SignOff, Fault::Fenced] {
+            let model = Misbehaving::new(OfflineEngine, &[fault], 1);
+            let out = run(&model).await;
+            assert_eq!(out.blocks, clean.blocks, "{fault:?}");
+            assert!(out.quality.flagged.is_empty(), "{fault:?}: {:?}", out.quality.flagged);
+            assert!(out.quality.removed.total() >= 3, "{fault:?}: {:?}", out.quality.removed);
+            assert_eq!(out.quality.retries, 0, "{fault:?}: nothing to ask again");
+        }
     }
 
     #[tokio::test]
-    async fn an_echoed_source_is_retried_then_flagged_as_untranslated() {
-        let fixed = run(&Flaky::new(Fault::EchoesSource, 1)).await;
-        assert!(fixed.quality.untranslated_blocks.is_empty());
-        assert!(
-            fixed.quality.retries >= 2,
-            "both long paragraphs were echoed: {}",
-            fixed.quality.retries
-        );
-        let stuck = run(&Flaky::new(Fault::EchoesSource, u32::MAX)).await;
-        // Block 1 was re-translated by the review pass, told that it lacked a glossary term;
-        // block 2 stays the source and is reported.
-        assert_eq!(stuck.quality.untranslated_blocks, [2]);
+    async fn every_spoiled_answer_is_repaired_when_asked_again() {
+        let clean = clean().await;
+        for fault in Fault::ALL {
+            // Every second answer spoiled, the answers that repair it included.
+            let model = Misbehaving::new(OfflineEngine, &[fault], 2);
+            let out = run(&model).await;
+            assert_eq!(out.blocks, clean.blocks, "{fault:?}");
+            assert!(out.quality.flagged.is_empty(), "{fault:?}: {:?}", out.quality.flagged);
+        }
     }
 
     #[tokio::test]
-    async fn mangled_inline_marks_are_retried_then_flagged() {
-        let fixed = run(&Flaky::new(Fault::StripsMarks, 1)).await;
-        assert!(fixed.quality.broken_marks_blocks.is_empty());
-        assert!(fixed.blocks[1].text.contains("<i>Ìshmàél</i>"));
-        let stuck = run(&Flaky::new(Fault::StripsMarks, u32::MAX)).await;
-        assert_eq!(
-            stuck.quality.broken_marks_blocks,
-            [1],
-            "flagged, though the review recovered it"
-        );
-        let tags = |t: &str| booktr_formats::markup::tags(t).unwrap();
-        assert_eq!(
-            tags(&stuck.blocks[1].text),
-            tags(&chapter()[1].text),
-            "a mangled answer is never kept"
-        );
+    async fn a_model_that_keeps_misbehaving_leaves_its_blocks_flagged_by_kind_with_their_source() {
+        let source = chapter();
+        let cases = [
+            (Fault::Refusal, Problem::Refusal),
+            (Fault::Remark, Problem::Refusal),
+            (Fault::Tripled, Problem::Repeated),
+            (Fault::OtherScript, Problem::WrongLanguage),
+            (Fault::StripsMarks, Problem::BrokenMarks),
+            (Fault::Truncated, Problem::Truncated),
+        ];
+        for (fault, kind) in cases {
+            let model = Misbehaving::new(OfflineEngine, &[fault], 1);
+            let out = run(&model).await;
+            let flags = flagged(&out);
+            assert!(
+                flags.iter().any(|(k, _)| *k == kind),
+                "{fault:?}: {flags:?}"
+            );
+            for (_, blocks) in &flags {
+                for &block in blocks {
+                    assert_eq!(out.blocks[block].text, source[block].text, "{fault:?} keeps the source");
+                }
+            }
+            for block in &out.blocks {
+                for added in ["Note", "sorry", "这是", "\u{60}\u{60}\u{60}"] {
+                    assert!(!block.text.contains(added), "{fault:?}: {}", block.text);
+                }
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn blocks_the_block_protocol_cannot_get_come_one_at_a_time_with_the_simplest_prompt() {
+        let clean = clean().await;
+        // Echoes every block it is sent in the block protocol, as the smallest models do.
+        let model = Misbehaving::new(OfflineEngine, &[Fault::Echo], 1);
+        let ladder = Ladder::default();
+        let out = run_on(&model, &chapter(), &ladder).await;
+        // The heading's echo is kept: a title may stay as it is ("Moby-Dick").
+        assert_eq!(out.blocks[1..], clean.blocks[1..]);
+        assert!(out.quality.flagged.is_empty(), "{:?}", out.quality.flagged);
+        assert_eq!(out.quality.repaired.simple, 2, "{:?}", out.quality.repaired);
+        // Once a run's blocks have failed on three rungs and passed on the fourth often enough,
+        // its chunks start on the fourth.
+        let long: Vec<Block> = (0..12)
+            .map(|i| Block::new(BlockKind::Paragraph, format!("Some years ago, number {i}, never mind how long precisely, I went to sea.")))
+            .collect();
+        let first = run_on(&model, &long, &ladder).await;
+        assert_eq!(first.quality.translate.requests, 1 + 2 + 12 + 12);
+        let counting = Counting::default();
+        let echoing = Misbehaving::new(&counting, &[Fault::Echo], 1);
+        let out = run_on(&echoing, &long, &ladder).await;
+        assert_eq!(out.blocks, first.blocks);
+        assert!(out.quality.flagged.is_empty(), "{:?}", out.quality.flagged);
+        assert_eq!(out.quality.translate.requests, 12, "one simple request per block");
+        let tasks = counting.tasks.lock().unwrap();
+        assert!(!tasks.iter().any(|t| t.starts_with("TASK: translate")), "{tasks:?}");
+    }
+
+    #[tokio::test]
+    async fn a_heading_that_swallowed_its_paragraph_is_asked_again_and_never_kept() {
+        let clean = clean().await;
+        let model = Misbehaving::new(OfflineEngine, &[Fault::MergedOnOneLine], 1);
+        let out = run(&model).await;
+        // Merged in every chunk answer, whole in the single-block answers.
+        assert_eq!(out.blocks, clean.blocks);
+        assert!(out.quality.flagged.is_empty(), "{:?}", out.quality.flagged);
+        assert!(out.quality.repaired.total() >= 2, "{:?}", out.quality.repaired);
     }
 
     #[tokio::test]
     async fn an_ignored_glossary_term_is_fixed_by_the_review_pass_when_told() {
-        let out = run(&Flaky::new(Fault::IgnoresGlossaryUntilTold, 0)).await;
+        let out = run(&IgnoresGlossary { until_told: true }).await;
         assert_eq!(
             (out.quality.glossary_checked, out.quality.glossary_satisfied),
             (1, 1)
@@ -994,7 +1140,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_glossary_term_never_used_is_reported() {
-        let out = run(&Flaky::new(Fault::IgnoresGlossaryAlways, 0)).await;
+        let out = run(&IgnoresGlossary { until_told: false }).await;
         assert_eq!(
             out.quality.glossary_violations,
             [(1, "whale".to_string(), "ballena".to_string())]

@@ -1,11 +1,11 @@
 //! What is said to the model and how its answer is read and checked.
 //!
-//! Blocks travel as lines `[[id]] text`, text in the manuscript's inline markup; the answer must
-//! carry the same markers. The checks here decide whether an answer may be accepted: every
-//! block present, no extra ones, inline marks intact, the text actually translated, glossary
-//! terms used.
+//! Blocks travel as lines `[[id]] text`, text in the manuscript's inline markup (a line break
+//! inside a block is its `<br/>` mark, so every block is one line); the answer must carry the
+//! same markers, one line per block. How answers are read is in `reading`, how each block is
+//! checked in `checks`. The last rung of the repair ladder asks for one block in the simplest
+//! form there is ([`simple_request`]).
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use booktr_formats::markup;
@@ -14,7 +14,9 @@ use crate::glossary::{self, contains_term, GlossaryEntry};
 use crate::model::ChatRequest;
 
 /// The three passes of every chapter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "camelCase")]
 pub enum Pass {
     Translate,
@@ -162,110 +164,48 @@ fn one_line(s: &str) -> String {
     s.replace(['\n', '\r'], " ")
 }
 
-/// A model's answer, as far as it could be read.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Answer {
-    pub blocks: BTreeMap<usize, String>,
-    /// Markers that appeared more than once (the first is kept).
-    pub duplicates: Vec<usize>,
-    /// `TERM:` lines of a review answer.
-    pub terms: Vec<(String, String)>,
-}
-
-pub fn parse_answer(text: &str) -> Answer {
-    let mut answer = Answer::default();
-    let mut current: Option<usize> = None;
-    for line in text.lines() {
-        let trimmed = line.trim();
-        if let Some(rest) = trimmed.strip_prefix("TERM:") {
-            if let Some(term) = parse_term(rest) {
-                answer.terms.push(term);
-            }
-            current = None;
-            continue;
-        }
-        if let Some((id, rest)) = marker(trimmed) {
-            match answer.blocks.entry(id) {
-                std::collections::btree_map::Entry::Occupied(_) => {
-                    answer.duplicates.push(id);
-                    current = None;
-                }
-                std::collections::btree_map::Entry::Vacant(slot) => {
-                    slot.insert(rest.trim().to_string());
-                    current = Some(id);
-                }
-            }
-            continue;
-        }
-        // A block the model wrapped over several lines continues here.
-        if let (Some(id), false) = (current, trimmed.is_empty()) {
-            if let Some(text) = answer.blocks.get_mut(&id) {
-                text.push(' ');
-                text.push_str(trimmed);
-            }
-        }
-    }
-    answer
-}
-
-fn marker(line: &str) -> Option<(usize, &str)> {
-    let rest = line.strip_prefix("[[")?;
-    let end = rest.find("]]")?;
-    let id = rest[..end].trim().parse().ok()?;
-    Some((id, &rest[end + 2..]))
-}
-
-fn parse_term(rest: &str) -> Option<(String, String)> {
-    let (source, target) = rest.split_once("=>")?;
-    let unquote = |s: &str| {
-        let s = s.trim();
-        serde_json::from_str::<String>(s).unwrap_or_else(|_| s.trim_matches('"').to_string())
+/// One block in the simplest form: the system message says what to do (with the glossary's
+/// terms for this block), the user message is the block's text alone, and the answer is the
+/// text alone. What small local models follow when the block protocol is too much for them.
+pub fn simple_request(
+    pass: Pass,
+    from: &str,
+    to: &str,
+    glossary: &[&GlossaryEntry],
+    unit: &Unit,
+) -> ChatRequest {
+    let mut system = match pass {
+        Pass::Translate => format!("Translate the user's text from {from} to {to}."),
+        Pass::Review => format!(
+            "The user's text is a {to} translation. Correct it only where names or terms are \
+             inconsistent or do not follow the glossary."
+        ),
+        Pass::Polish => format!(
+            "The user's text is a {to} translation. Make it read naturally in {to} without \
+             changing its meaning, names or terms."
+        ),
     };
-    let (source, target) = (unquote(source), unquote(target));
-    (!source.is_empty() && !target.is_empty()).then_some((source, target))
-}
-
-/// Why a block's answer cannot be accepted as it is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Problem {
-    Missing,
-    /// The tags differ from the source's (or the markup is not well-formed).
-    BrokenMarks,
-    /// The answer is the source again.
-    Untranslated,
-}
-
-/// Checks one block's answer against its source.
-pub fn check(source: &str, answer: Option<&str>, expect_change: bool) -> Result<String, Problem> {
-    let Some(answer) = answer.filter(|a| !a.trim().is_empty() || source.trim().is_empty()) else {
-        return Err(Problem::Missing);
-    };
-    match (markup::tags(source), markup::tags(answer)) {
-        (Ok(a), Ok(b)) if a == b => {}
-        _ => return Err(Problem::BrokenMarks),
+    let _ = write!(
+        system,
+        " Keep every tag ({MARKS}) exactly as written. Answer with the {to} text only, on one line."
+    );
+    for entry in glossary {
+        let _ = write!(
+            system,
+            " Translate {} as {}.",
+            quote(&entry.source),
+            quote(&entry.target)
+        );
     }
-    if expect_change && is_untranslated(source, answer) {
-        return Err(Problem::Untranslated);
-    }
-    Ok(answer.to_string())
-}
-
-/// The same words as the source, when the source has enough words for that to mean anything
-/// (names, numbers and one-word headings legitimately stay the same).
-fn is_untranslated(source: &str, answer: &str) -> bool {
-    let words = |s: &str| {
-        markup::plain_text(s)
-            .split_whitespace()
-            .map(str::to_lowercase)
-            .collect::<Vec<_>>()
+    let text = match pass {
+        Pass::Translate => &unit.source,
+        Pass::Review | Pass::Polish => unit.draft.as_ref().unwrap_or(&unit.source),
     };
-    let source_words = words(source);
-    source_words
-        .iter()
-        .filter(|w| w.chars().any(char::is_alphabetic))
-        .count()
-        >= 3
-        && source_words == words(answer)
+    ChatRequest {
+        system,
+        user: one_line(text),
+        max_output_tokens: (crate::model::estimate_tokens(text) * 3 + 128).min(16_000) as u32,
+    }
 }
 
 /// Glossary entries whose source term is in `source` but whose target is not in `translation`.
@@ -307,41 +247,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn answers_are_read_by_marker_even_when_wrapped() {
-        let answer = parse_answer("Sure!\n[[1]] Llamadme <i>Ismael</i>.\n[[2]] Hace unos\naños.\n[[2]] again\nTERM: \"Ishmael\" => \"Ismael\"\nTERM: Ahab => Acab");
-        assert_eq!(answer.blocks[&1], "Llamadme <i>Ismael</i>.");
-        assert_eq!(answer.blocks[&2], "Hace unos años.");
-        assert_eq!(answer.duplicates, [2]);
-        assert_eq!(
-            answer.terms,
-            [
-                ("Ishmael".into(), "Ismael".into()),
-                ("Ahab".into(), "Acab".into())
-            ]
-        );
-    }
-
-    #[test]
-    fn checks_catch_missing_blocks_broken_marks_and_echoes() {
-        let source = "Call me <i>Ishmael</i>, said he.";
-        assert_eq!(check(source, None, true), Err(Problem::Missing));
-        assert_eq!(
-            check(source, Some("Llamadme Ismael, dijo."), true),
-            Err(Problem::BrokenMarks)
-        );
-        assert_eq!(
-            check(source, Some("Llamadme <b>Ismael</b>, dijo."), true),
-            Err(Problem::BrokenMarks)
-        );
-        assert_eq!(
-            check(source, Some("Call me <i>Ishmael</i>, said he."), true),
-            Err(Problem::Untranslated)
-        );
-        assert!(check(source, Some("Llamadme <i>Ismael</i>, dijo."), true).is_ok());
-        assert!(
-            check("<i>Moby-Dick</i>", Some("<i>Moby-Dick</i>"), true).is_ok(),
-            "a title may stay"
-        );
+    fn the_simple_prompt_is_the_text_alone_with_its_terms_in_the_instructions() {
+        let entry = GlossaryEntry {
+            source: "whale".into(),
+            target: "ballena".into(),
+            context: None,
+        };
+        let unit = Unit {
+            id: 7,
+            source: "The <i>white</i> whale.".into(),
+            draft: None,
+        };
+        let request = simple_request(Pass::Translate, "en", "es", &[&entry], &unit);
+        assert_eq!(request.user, "The <i>white</i> whale.");
+        assert!(request.system.contains("Translate \"whale\" as \"ballena\"."));
+        assert!(request.system.contains("from en to es"));
     }
 
     #[test]

@@ -289,6 +289,7 @@ impl HttpModel {
                     .to_string(),
                 input_tokens: tokens(&body["usage"]["prompt_tokens"]),
                 output_tokens: tokens(&body["usage"]["completion_tokens"]),
+                truncated: body["choices"][0]["finish_reason"] == "length",
             }),
             Family::Anthropic => Some(ChatResponse {
                 text: body["content"]
@@ -299,6 +300,7 @@ impl HttpModel {
                     .collect(),
                 input_tokens: tokens(&body["usage"]["input_tokens"]),
                 output_tokens: tokens(&body["usage"]["output_tokens"]),
+                truncated: body["stop_reason"] == "max_tokens",
             }),
             Family::Gemini => Some(ChatResponse {
                 text: body["candidates"][0]["content"]["parts"]
@@ -308,6 +310,7 @@ impl HttpModel {
                     .collect(),
                 input_tokens: tokens(&body["usageMetadata"]["promptTokenCount"]),
                 output_tokens: tokens(&body["usageMetadata"]["candidatesTokenCount"]),
+                truncated: body["candidates"][0]["finishReason"] == "MAX_TOKENS",
             }),
         }
     }
@@ -549,7 +552,8 @@ mod tests {
             ChatResponse {
                 text: "[[1]] Hola".into(),
                 input_tokens: 12,
-                output_tokens: 3
+                output_tokens: 3,
+                truncated: false,
             }
         );
         let seen = stand_in.seen.lock().unwrap()[0].clone();
@@ -582,7 +586,8 @@ mod tests {
             ChatResponse {
                 text: "[[1]] Hola".into(),
                 input_tokens: 20,
-                output_tokens: 4
+                output_tokens: 4,
+                truncated: false,
             }
         );
         let seen = stand_in.seen.lock().unwrap()[0].clone();
@@ -613,7 +618,8 @@ mod tests {
             ChatResponse {
                 text: "[[1]] Hola".into(),
                 input_tokens: 9,
-                output_tokens: 2
+                output_tokens: 2,
+                truncated: false,
             }
         );
         let seen = stand_in.seen.lock().unwrap()[0].clone();

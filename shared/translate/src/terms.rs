@@ -17,7 +17,9 @@ use tracing::{info, warn};
 use crate::glossary::{self, GlossaryEntry};
 use crate::model::{estimate_tokens, ChatError, ChatModel, ChatRequest};
 use crate::pipeline::{complete_with_retries, PassUsage, PipelineConfig};
-use crate::protocol::{parse_answer, quote};
+use crate::checks::is_refusal_or_remark;
+use crate::protocol::quote;
+use crate::reading::read_answer;
 
 /// At most this many terms per book: a novel has a few dozen names that matter, and the list
 /// goes into the prompt of every chunk that mentions one.
@@ -48,6 +50,9 @@ pub struct Candidate {
 pub struct TermList {
     pub terms: BTreeMap<String, String>,
     pub usage: PassUsage,
+    /// Answers left out of the list because they failed a check (see [`usable_terms`]).
+    #[serde(default)]
+    pub rejected: u32,
 }
 
 impl TermList {
@@ -191,10 +196,12 @@ pub async fn translate_terms(
         let batch = result?;
         list.terms.extend(batch.terms);
         list.usage += batch.usage;
+        list.rejected += batch.rejected;
     }
     info!(
         candidates = candidates.len(),
         terms = list.terms.len(),
+        rejected = list.rejected,
         "book terms translated"
     );
     Ok(list)
@@ -237,17 +244,65 @@ async fn translate_batch(
         output_tokens: response.output_tokens,
         requests: 1,
     };
-    let answer = parse_answer(&response.text);
-    let mut terms = BTreeMap::new();
-    for (id, candidate) in batch.iter().enumerate() {
-        match answer.blocks.get(&id).map(|t| t.trim()) {
-            Some(target) if is_plausible(&candidate.term, target) => {
-                terms.insert(candidate.term.clone(), target.to_string());
-            }
-            _ => warn!(term = %candidate.term, "no usable translation for a book term"),
-        }
+    let ids: Vec<usize> = (0..batch.len()).collect();
+    let answer = read_answer(&response.text, Some(&ids));
+    let (terms, rejected) = usable_terms(&batch, &answer.blocks);
+    if answer.removed.total() > 0 || rejected > 0 {
+        warn!(
+            removed = answer.removed.total(),
+            rejected, "the term list's answer had text around its lines or unusable lines"
+        );
     }
-    Ok(TermList { terms, usage })
+    Ok(TermList {
+        terms,
+        usage,
+        rejected,
+    })
+}
+
+/// The answers that may go on the book's list, which every pass of every chapter enforces: a
+/// bad entry would spoil the whole book, so an answer is left out (and its term translated
+/// freely) when it is implausible for a term, talks instead of translating, is another
+/// term of the batch (the answers shifted by a line), or is given for two different terms.
+/// Returns the list and how many answers were left out.
+fn usable_terms(
+    batch: &[Candidate],
+    answers: &BTreeMap<usize, String>,
+) -> (BTreeMap<String, String>, u32) {
+    let mut chosen: Vec<(&str, &str)> = Vec::new();
+    let mut rejected = 0;
+    for (id, candidate) in batch.iter().enumerate() {
+        let Some(target) = answers.get(&id).map(|t| t.trim()) else {
+            warn!(term = %candidate.term, "no translation for a book term");
+            continue;
+        };
+        let shifted = batch
+            .iter()
+            .enumerate()
+            .any(|(other, c)| other != id && c.term.eq_ignore_ascii_case(target));
+        if !is_plausible(&candidate.term, target)
+            || is_refusal_or_remark(&candidate.term, target)
+            || shifted
+        {
+            warn!(term = %candidate.term, answer = %target, "unusable translation for a book term");
+            rejected += 1;
+            continue;
+        }
+        chosen.push((&candidate.term, target));
+    }
+    let mut terms = BTreeMap::new();
+    for (term, target) in &chosen {
+        let shared = chosen
+            .iter()
+            .filter(|(_, t)| t.eq_ignore_ascii_case(target))
+            .count();
+        if shared > 1 {
+            rejected += 1;
+            continue;
+        }
+        terms.insert(term.to_string(), target.to_string());
+    }
+    (terms, rejected)
 }
 
 /// One line, no markup, and not wildly longer than the term.
@@ -340,6 +395,7 @@ mod tests {
         let list = TermList {
             terms: [("Queequeg".to_string(), "Kikeg".to_string())].into(),
             usage: PassUsage::default(),
+            rejected: 0,
         };
         let merged = list.with_glossary(&glossary);
         assert_eq!(merged.len(), 1);

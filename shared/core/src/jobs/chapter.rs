@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use booktr_formats::manuscript::Chapter as SourceChapter;
 use booktr_translate::glossary::GlossaryEntry;
+use booktr_translate::ladder::Ladder;
 use booktr_translate::model::{ChatError, ChatModel};
 use booktr_translate::pipeline::{ChapterInput, ChapterTranslation, Checkpoint};
 use booktr_translate::protocol::Pass;
@@ -179,12 +180,15 @@ pub(super) async fn run(
         Err(reason) => return fail_chapter(handler, &book, number, &reason).await,
     };
     let no_ledger = HashMap::new();
+    // The run's chapters share what the repair ladder learns about the model.
+    let ladder = Ladder::for_run(model.name(), &format!("{book_id}#{}", book.run));
     let input = ChapterInput {
         blocks: &source.blocks,
         source_lang: &book.original_lang,
         target_lang: &book.target_lang,
         glossary: &enforced,
         ledger: &no_ledger,
+        ladder: &ladder,
     };
     // The passes an earlier try finished under this key are not paid for again.
     let checkpoint_key = store::checkpoint_key(book_id, number)?;

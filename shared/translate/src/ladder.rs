@@ -1,0 +1,192 @@
+//! The repair ladder: blocks whose answer failed a check are asked for again, and only they, in
+//! ever smaller requests: the failed blocks of a chunk together, then in halves, then one block
+//! per request, and last one block per request with the simplest prompt there is (the text in,
+//! its translation out), which even small local models follow.
+//!
+//! A model that keeps failing a rung should not be asked on it for every chunk of the book:
+//! [`Ladder`] remembers, per pass, how each rung has done in this run, and requests start on the
+//! lowest rung that has not proved useless.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::Pass;
+
+/// How blocks are asked for, from the cheapest to the surest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Rung {
+    /// Every block of the chunk in one request (the first try).
+    Chunk,
+    /// The blocks in two requests.
+    Halves,
+    /// One block per request, in the block protocol.
+    Singles,
+    /// One block per request, the simplest prompt: no markers, the text alone.
+    Simple,
+}
+
+impl Rung {
+    pub const ALL: [Rung; 4] = [Rung::Chunk, Rung::Halves, Rung::Singles, Rung::Simple];
+
+    fn index(self) -> usize {
+        self as usize
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Rung::Chunk => "chunk",
+            Rung::Halves => "halves",
+            Rung::Singles => "singles",
+            Rung::Simple => "simple",
+        }
+    }
+}
+
+/// Blocks that passed only on a later rung, by the rung that repaired them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Repaired {
+    /// Asked again with the chunk's other failed blocks.
+    pub chunk: u32,
+    pub halves: u32,
+    pub singles: u32,
+    pub simple: u32,
+}
+
+impl Repaired {
+    pub fn add(&mut self, rung: Rung, blocks: u32) {
+        match rung {
+            Rung::Chunk => self.chunk += blocks,
+            Rung::Halves => self.halves += blocks,
+            Rung::Singles => self.singles += blocks,
+            Rung::Simple => self.simple += blocks,
+        }
+    }
+
+    pub fn total(&self) -> u32 {
+        self.chunk + self.halves + self.singles + self.simple
+    }
+}
+
+impl std::ops::AddAssign for Repaired {
+    fn add_assign(&mut self, o: Repaired) {
+        self.chunk += o.chunk;
+        self.halves += o.halves;
+        self.singles += o.singles;
+        self.simple += o.simple;
+    }
+}
+
+/// Blocks asked on a rung before its record can rule it out.
+const TRIAL_BLOCKS: u32 = 8;
+
+/// How each rung has done in one run of one model, per pass: blocks asked and blocks that
+/// passed every check. Shared by the run's chapters.
+#[derive(Debug, Default)]
+pub struct Ladder {
+    asked: [[AtomicU32; 4]; 3],
+    passed: [[AtomicU32; 4]; 3],
+}
+
+fn pass_index(pass: Pass) -> usize {
+    match pass {
+        Pass::Translate => 0,
+        Pass::Review => 1,
+        Pass::Polish => 2,
+    }
+}
+
+impl Ladder {
+    /// The run's ladder: one per model and run key (a book's id and run number on the
+    /// server; the CLI keeps its own). Process-wide, so the chapters of a run share it.
+    pub fn for_run(model: &str, run: &str) -> Arc<Ladder> {
+        static RUNS: Mutex<Vec<(String, Arc<Ladder>)>> = Mutex::new(Vec::new());
+        /// Runs remembered; older ones are forgotten first.
+        const KEPT: usize = 256;
+        let key = format!("{model}\n{run}");
+        let mut runs = RUNS.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, ladder)) = runs.iter().find(|(k, _)| *k == key) {
+            return ladder.clone();
+        }
+        if runs.len() >= KEPT {
+            runs.remove(0);
+        }
+        let ladder = Arc::new(Ladder::default());
+        runs.push((key, ladder.clone()));
+        ladder
+    }
+
+    pub fn record(&self, pass: Pass, rung: Rung, asked: u32, passed: u32) {
+        let p = pass_index(pass);
+        self.asked[p][rung.index()].fetch_add(asked, Ordering::Relaxed);
+        self.passed[p][rung.index()].fetch_add(passed, Ordering::Relaxed);
+    }
+
+    /// A rung that has been tried on enough blocks and failed most of them.
+    fn useless(&self, pass: Pass, rung: Rung) -> bool {
+        let p = pass_index(pass);
+        let asked = self.asked[p][rung.index()].load(Ordering::Relaxed);
+        let passed = self.passed[p][rung.index()].load(Ordering::Relaxed);
+        asked >= TRIAL_BLOCKS && passed * 2 < asked
+    }
+
+    /// Where a pass's chunk starts: the first rung not ruled out (the last is never ruled out).
+    pub fn first(&self, pass: Pass) -> Rung {
+        self.after(pass, None, usize::MAX)
+            .unwrap_or(Rung::Simple)
+    }
+
+    /// The rung after `rung` for `blocks` failed blocks (None: the first), skipping rungs ruled
+    /// out and halves of a single block; None after the last.
+    pub fn after(&self, pass: Pass, rung: Option<Rung>, blocks: usize) -> Option<Rung> {
+        Rung::ALL
+            .into_iter()
+            .filter(|r| rung.is_none_or(|current| *r > current))
+            .filter(|r| !(*r == Rung::Halves && blocks < 2))
+            // A second whole-chunk try only for the first rung's leftovers.
+            .filter(|r| !(*r == Rung::Chunk && rung.is_some()))
+            .find(|r| *r == Rung::Simple || !self.useless(pass, *r))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rung_that_keeps_failing_is_skipped_and_the_last_never_is() {
+        let ladder = Ladder::default();
+        assert_eq!(ladder.first(Pass::Translate), Rung::Chunk);
+        ladder.record(Pass::Translate, Rung::Chunk, 10, 1);
+        assert_eq!(ladder.first(Pass::Translate), Rung::Halves);
+        assert_eq!(ladder.first(Pass::Review), Rung::Chunk, "per pass");
+        ladder.record(Pass::Translate, Rung::Halves, 8, 0);
+        ladder.record(Pass::Translate, Rung::Singles, 8, 3);
+        assert_eq!(ladder.first(Pass::Translate), Rung::Simple);
+        ladder.record(Pass::Translate, Rung::Simple, 8, 0);
+        assert_eq!(ladder.first(Pass::Translate), Rung::Simple);
+    }
+
+    #[test]
+    fn failed_blocks_go_down_in_order_and_one_block_is_not_halved() {
+        let ladder = Ladder::default();
+        let next = |rung, blocks| ladder.after(Pass::Polish, Some(rung), blocks);
+        assert_eq!(next(Rung::Chunk, 5), Some(Rung::Halves));
+        assert_eq!(next(Rung::Chunk, 1), Some(Rung::Singles));
+        assert_eq!(next(Rung::Singles, 1), Some(Rung::Simple));
+        assert_eq!(next(Rung::Simple, 1), None);
+        let healthy = Ladder::default();
+        healthy.record(Pass::Translate, Rung::Chunk, 100, 80);
+        assert_eq!(healthy.first(Pass::Translate), Rung::Chunk);
+    }
+
+    #[test]
+    fn a_run_keeps_its_ladder_and_another_run_has_its_own() {
+        let a = Ladder::for_run("m", "book-1#1");
+        a.record(Pass::Translate, Rung::Chunk, 10, 0);
+        assert_eq!(Ladder::for_run("m", "book-1#1").first(Pass::Translate), Rung::Halves);
+        assert_eq!(Ladder::for_run("m", "book-1#2").first(Pass::Translate), Rung::Chunk);
+    }
+}
