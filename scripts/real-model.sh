@@ -18,8 +18,9 @@ llama_version=0.3.16
 model=${MODEL:-0.5b}
 to=${TO:-es}
 book=${BOOK:-../shared/corpus/moby-dick.epub}
-# The chapter of the book to translate, counted from 1 as the CLI's progress counts them.
-chapter=${CHAPTER:-2}
+# The chapter of the book to translate, counted from 1 as `booktr translate --chapters` counts
+# them (Moby-Dick's 5th is "Loomings", its first chapter of text: 2,193 words).
+chapter=${CHAPTER:-5}
 port=${PORT:-8765}
 dir=target/real-model
 venv=$dir/venv
@@ -62,7 +63,7 @@ cargo build --release -q --bin booktr
 log=$dir/server-$model.log
 echo "== serving $gguf on 127.0.0.1:$port (log: $log)"
 "$venv/bin/python" -m llama_cpp.server --model "$gguf" --host 127.0.0.1 --port "$port" \
-  --n_ctx 8192 --n_threads 2 --model_alias "$model" >"$log" 2>&1 &
+  --n_ctx 8192 --n_threads 2 >"$log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 1 120); do
@@ -75,9 +76,13 @@ out=$dir/chapter-$model.$to.epub
 report=$dir/report-$model.$to.json
 echo "== translating chapter $chapter of $book into $to"
 record=()
-[ -n "${RECORD:-}" ] && record=(--record-answers "$dir/answers-$model.$to.jsonl")
+if [ -n "${RECORD:-}" ]; then
+  rm -f "$dir/answers-$model.$to.jsonl"
+  record=(--record-answers "$dir/answers-$model.$to.jsonl")
+fi
 start=$(date +%s.%N)
-OPENAI_API_KEY=local OPENAI_BASE_URL="http://127.0.0.1:$port/v1" BOOKTR_OPENAI_MODEL="$model" \
+# The server answers whatever model name is asked for with the one it serves.
+OPENAI_API_KEY=local OPENAI_BASE_URL="http://127.0.0.1:$port/v1" \
   target/release/booktr translate "$book" --to "$to" --chapters "$chapter" --parallel 1 \
   --out "$out" --report "$report" "${record[@]}"
 end=$(date +%s.%N)

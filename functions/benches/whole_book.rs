@@ -6,9 +6,17 @@
 //! path (the term pass and the slowest chapter, with unlimited parallelism), flagged blocks and glossary compliance; with `--compare`, the same book again
 //! with one chapter at a time.
 //!
+//! With `--misbehave 0.2`, the book is translated a second time by a stand-in that spoils that
+//! share of its answers the ways real models do (`booktr_translate::misbehaving`: chatter,
+//! reasoning, fences, echoes, merged or tripled blocks, another language, refusals, answers cut
+//! at the token limit ...), and the two books are compared block by block: every block must be
+//! the clean run's, or flagged (keeping its source text). It prints the blocks that are neither,
+//! and the wall time against the clean run's.
+//!
 //! `cargo bench -p booktr-functions --bench whole_book -- [--book moby-dick.epub] [--base 0.2]
-//!  [--per-token-ms 1] [--limited 0.0] [--window 32] [--compare]`
+//!  [--per-token-ms 1] [--limited 0.0] [--window 32] [--compare] [--misbehave 0.2]`
 
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -25,6 +33,7 @@ use booktr_core::ports::{EnvModels, QueueName, SystemClock};
 use booktr_core::types::{Email, Plan, Role};
 use booktr_functions::wiring;
 use booktr_translate::model::{ChatModel, ChatRequest};
+use booktr_translate::misbehaving::{Fault, Misbehaving};
 use booktr_translate::offline::OfflineEngine;
 use serde_json::{json, Value};
 use tokio::sync::watch;
@@ -36,6 +45,8 @@ struct Profile {
     per_token: Duration,
     /// Share of requests answered 429 (every n-th request, spread evenly).
     limited: f64,
+    /// Share of answers spoiled (every n-th answer, each fault in turn).
+    misbehave: f64,
 }
 
 #[derive(Default)]
@@ -56,10 +67,16 @@ async fn stand_in(profile: Profile, seen: Arc<Seen>) -> anyhow::Result<String> {
     } else {
         usize::MAX
     };
+    let (faults, spoil_every) = if profile.misbehave > 0.0 {
+        (&Fault::ALL[..], (1.0 / profile.misbehave).round().max(1.0) as u32)
+    } else {
+        (&[][..], 1)
+    };
+    let model = Arc::new(Misbehaving::new(OfflineEngine, faults, spoil_every));
     let app = axum::Router::new().route(
         "/v1/chat/completions",
         post(move |axum::Json(body): axum::Json<Value>| {
-            let seen = seen.clone();
+            let (seen, model) = (seen.clone(), model.clone());
             async move {
                 let n = seen.requests.fetch_add(1, Ordering::SeqCst) + 1;
                 let now = seen.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
@@ -90,7 +107,7 @@ async fn stand_in(profile: Profile, seen: Arc<Seen>) -> anyhow::Result<String> {
                         max_output_tokens: 16_000,
                     };
                     let terms = request.user.contains("\nCONTEXT:\n");
-                    let Ok(answer) = OfflineEngine.complete(request).await else {
+                    let Ok(answer) = model.complete(request).await else {
                         seen.in_flight.fetch_sub(1, Ordering::SeqCst);
                         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
                     };
@@ -107,7 +124,8 @@ async fn stand_in(profile: Profile, seen: Arc<Seen>) -> anyhow::Result<String> {
                         "id": "chatcmpl-bench",
                         "object": "chat.completion",
                         "model": body["model"],
-                        "choices": [{"index": 0, "finish_reason": "stop",
+                        "choices": [{"index": 0,
+                                     "finish_reason": if answer.truncated { "length" } else { "stop" },
                                      "message": {"role": "assistant", "content": answer.text}}],
                         "usage": {"prompt_tokens": answer.input_tokens,
                                   "completion_tokens": answer.output_tokens,
@@ -142,6 +160,10 @@ struct Figures {
     quoted: (u64, u64, f64, u64),
     /// What the run used: tokens in and out, dollars.
     used: (u64, u64, f64),
+    /// Every chapter's translated blocks, in order, and the blocks its quality record flags.
+    books: Vec<(Vec<String>, BTreeSet<usize>)>,
+    /// Blocks repaired on a later rung, summed over the chapters.
+    repaired: u64,
 }
 
 async fn translate_once(book: &[u8], profile: Profile, window: usize) -> anyhow::Result<Figures> {
@@ -278,12 +300,25 @@ async fn translate_once(book: &[u8], profile: Profile, window: usize) -> anyhow:
         }
     };
     let wall = started.elapsed();
+    let mut books = Vec::new();
+    for chapter in done["chapters"].as_array().into_iter().flatten() {
+        let number = chapter["number"].as_u64().context("a chapter without a number")? as u32;
+        let stored = translations
+            .stored_chapter(&id, number)
+            .await?
+            .context("a completed chapter without its translation")?;
+        books.push((
+            stored.blocks.into_iter().map(|b| b.text).collect(),
+            stored.quality.flagged_blocks(),
+        ));
+    }
     let _ = stop.send(true);
     for worker in workers {
         let _ = worker.await;
     }
 
     let mut flagged_blocks = 0;
+    let mut repaired = 0;
     let mut glossary = (0, 0);
     let tokens = |usage: &Value, name: &str| usage[name].as_u64().unwrap_or(0);
     let mut used = (
@@ -297,9 +332,18 @@ async fn translate_once(book: &[u8], profile: Profile, window: usize) -> anyhow:
             used.0 += tokens(&quality[pass], "inputTokens");
             used.1 += tokens(&quality[pass], "outputTokens");
         }
-        for list in ["missingBlocks", "brokenMarksBlocks", "untranslatedBlocks"] {
-            flagged_blocks += quality[list].as_array().map_or(0, Vec::len) as u64;
-        }
+        flagged_blocks += quality["flagged"]
+            .as_object()
+            .into_iter()
+            .flat_map(|kinds| kinds.values())
+            .flat_map(|blocks| blocks.as_array().into_iter().flatten())
+            .filter_map(Value::as_u64)
+            .collect::<BTreeSet<_>>()
+            .len() as u64;
+        repaired += ["chunk", "halves", "singles", "simple"]
+            .iter()
+            .map(|rung| quality["repaired"][rung].as_u64().unwrap_or(0))
+            .sum::<u64>();
         glossary.0 += quality["glossarySatisfied"].as_u64().unwrap_or(0);
         glossary.1 += quality["glossaryChecked"].as_u64().unwrap_or(0);
     }
@@ -323,7 +367,43 @@ async fn translate_once(book: &[u8], profile: Profile, window: usize) -> anyhow:
             quote["estimatedSeconds"].as_u64().unwrap_or(0),
         ),
         used,
+        books,
+        repaired,
     })
+}
+
+/// The misbehaving run's book against the clean run's, block by block.
+fn compare(clean: &Figures, spoiled: &Figures) {
+    let (mut same, mut flagged, mut added, mut neighbour, mut other) = (0, 0, 0, 0, 0);
+    for ((clean, _), (spoiled, flags)) in clean.books.iter().zip(&spoiled.books) {
+        for (i, (want, got)) in clean.iter().zip(spoiled).enumerate() {
+            if want == got {
+                same += 1;
+            } else if flags.contains(&i) {
+                flagged += 1;
+            } else if clean
+                .iter()
+                .enumerate()
+                .any(|(j, other)| j != i && other.len() > 8 && got.contains(other.as_str()))
+            {
+                neighbour += 1;
+                println!("  holds a neighbour's text: {got:.200}");
+            } else if got.contains(want.as_str()) {
+                added += 1;
+                println!("  text added around the block: {got:.200}");
+            } else {
+                other += 1;
+                println!("  differs: {got:.200}\n   clean: {want:.200}");
+            }
+        }
+    }
+    println!(
+        "  against the clean run: {same} blocks the same, {flagged} flagged (keeping their source), \
+         {added} with text added, {neighbour} holding a neighbour's text, {other} otherwise different; \
+         {} blocks repaired on a later rung; wall time {:.2}x the clean run's",
+        spoiled.repaired,
+        spoiled.wall.as_secs_f64() / clean.wall.as_secs_f64()
+    );
 }
 
 fn print(label: &str, f: &Figures) {
@@ -380,7 +460,9 @@ async fn main() -> anyhow::Result<()> {
         base: Duration::from_secs_f64(seconds("--base", 0.2)?),
         per_token: Duration::from_secs_f64(seconds("--per-token-ms", 1.0)? / 1000.0),
         limited: seconds("--limited", 0.0)?,
+        misbehave: 0.0,
     };
+    let misbehave = seconds("--misbehave", 0.0)?;
     let window: usize = arg(&args, "--window").map_or(Ok(32), |w| w.parse())?;
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../shared/corpus")
@@ -394,6 +476,14 @@ async fn main() -> anyhow::Result<()> {
     );
     let parallel = translate_once(&book, profile, window).await?;
     print(&format!("window {window}"), &parallel);
+    if misbehave > 0.0 {
+        let spoiled = translate_once(&book, Profile { misbehave, ..profile }, window).await?;
+        print(
+            &format!("window {window}, {:.0}% of answers spoiled", misbehave * 100.0),
+            &spoiled,
+        );
+        compare(&parallel, &spoiled);
+    }
     if args.iter().any(|a| a == "--compare") {
         let one = translate_once(&book, profile, 1).await?;
         print("one chapter at a time", &one);

@@ -63,6 +63,17 @@ enum Command {
         /// Stop before the model cost (list price, US dollars) would pass this
         #[arg(long)]
         max_cost: Option<f64>,
+        /// Only these chapters, counted from 1: `3`, `2-5` or `1,4,7`
+        #[arg(long)]
+        chapters: Option<String>,
+        /// Also write what the run did as JSON: blocks in the target language, flagged blocks
+        /// by kind, blocks repaired per rung, text removed from answers, requests
+        #[arg(long)]
+        report: Option<PathBuf>,
+        /// Append every request and the model's raw answer to this file (JSON lines), to
+        /// replay a model's behaviour in tests
+        #[arg(long)]
+        record_answers: Option<PathBuf>,
     },
     /// Manage users.
     User {
@@ -125,6 +136,9 @@ pub async fn main() -> anyhow::Result<()> {
             out,
             parallel,
             max_cost,
+            chapters,
+            report,
+            record_answers,
         } => {
             let args = crate::translate_cmd::TranslateArgs {
                 file,
@@ -136,6 +150,9 @@ pub async fn main() -> anyhow::Result<()> {
                 out,
                 parallel,
                 max_cost,
+                chapters,
+                report,
+                record_answers,
             };
             crate::translate_cmd::run(args).await
         }

@@ -2,7 +2,7 @@
 //! translate it in three passes (offline engine unless a provider key is configured), render it,
 //! and print what it cost and how it went.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -14,7 +14,12 @@ use booktr_formats::render::{self, RenderOptions};
 use booktr_translate::book::{
     choose_model, cost, translate_book, BookOptions, BookTranslation, Event,
 };
+use booktr_translate::checks::{language_of, Problem};
 use booktr_translate::glossary::{self, contains_term, GlossaryEntry};
+use booktr_translate::ladder::Repaired;
+use booktr_translate::model::ChatModel;
+use booktr_translate::reading::Removed;
+use booktr_translate::recorded::Recording;
 use booktr_translate::pipeline::{PassUsage, PipelineConfig, Quality};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
@@ -28,6 +33,10 @@ pub struct TranslateArgs {
     pub out: Option<PathBuf>,
     pub parallel: usize,
     pub max_cost: Option<f64>,
+    /// Chapters to translate, counted from 1 (`3`, `2-5`, `1,4,7`); None: all.
+    pub chapters: Option<String>,
+    pub report: Option<PathBuf>,
+    pub record_answers: Option<PathBuf>,
 }
 
 /// The most chapters `--parallel` takes at once, as the server's widest window.
@@ -61,8 +70,18 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         .and_then(|n| n.to_str())
         .unwrap_or("book");
     let format = sniff(name, &bytes[..bytes.len().min(64 * 1024)]).map_err(anyhow::Error::msg)?;
-    let manuscript = booktr_formats::extract(format.reader(), &bytes)
+    let mut manuscript = booktr_formats::extract(format.reader(), &bytes)
         .map_err(|e| anyhow!("the file could not be read: {e}"))?;
+    if let Some(spec) = &args.chapters {
+        let wanted = chapter_numbers(spec, manuscript.chapters.len())?;
+        manuscript.chapters = manuscript
+            .chapters
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| wanted.contains(&(i + 1)))
+            .map(|(_, c)| c)
+            .collect();
+    }
     let source = from
         .map(|l| l.to_string())
         .or_else(|| manuscript.language.clone())
@@ -73,6 +92,12 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
     };
     let model = choose_model(&args.model, None, |name| std::env::var(name).ok())
         .map_err(|e| anyhow!("{e}"))?;
+    let model: Box<dyn ChatModel> = match &args.record_answers {
+        Some(path) => Box::new(
+            Recording::new(model, path).with_context(|| format!("opening {}", path.display()))?,
+        ),
+        None => model,
+    };
     let offline = model.name() == booktr_translate::offline::NAME;
     if offline {
         eprintln!(
@@ -90,6 +115,7 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         model: args.model.clone(),
     };
     let on_event = |event: Event<'_>| progress.on_event(event);
+    let started = std::time::Instant::now();
     let done = translate_book(
         model.as_ref(),
         &manuscript,
@@ -121,7 +147,13 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|| default_output(&args.file, to.as_str(), &output_format));
     std::fs::write(&out, rendered).with_context(|| format!("writing {}", out.display()))?;
 
+    let report = Report::of(&manuscript, &done, &source, to.as_str(), started.elapsed());
     print_summary(&args.model, offline, &glossary, &manuscript, &done, &out);
+    report.print(to.as_str());
+    if let Some(path) = &args.report {
+        std::fs::write(path, serde_json::to_vec_pretty(&report)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
     if !done.stopped_at_cap.is_empty() {
         bail!(
             "stopped before passing --max-cost ${:.2}: {} of {} chapters are translated in {}; \
@@ -392,13 +424,171 @@ fn print_summary(
             f64::from(followed) * 100.0 / f64::from(listed)
         );
     }
-    println!(
-        "Flagged blocks: {} untranslated, {} missing, {} with broken marks; {} blocks asked for again",
-        count(|q| q.untranslated_blocks.len()),
-        count(|q| q.missing_blocks.len()),
-        count(|q| q.broken_marks_blocks.len()),
-        qualities.iter().map(|q| q.retries as usize).sum::<usize>()
-    );
+    let _ = count;
+}
+
+/// What a run did to the book's blocks, for people (printed) and scripts (`--report`).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Report {
+    chapters: usize,
+    blocks: usize,
+    /// Blocks long enough for language identification to judge, and how it judged their text.
+    judged: usize,
+    in_target: usize,
+    in_source: usize,
+    in_other: usize,
+    /// Blocks in the source language that no flag reports (must be 0).
+    silently_in_source: usize,
+    /// Flagged blocks, and per kind (a block may be flagged for two reasons).
+    flagged_blocks: usize,
+    flagged: BTreeMap<Problem, usize>,
+    repaired: Repaired,
+    removed: Removed,
+    /// Blocks whose review or polish answer was refused (they kept the previous pass's text).
+    kept_previous: usize,
+    requests: u32,
+    seconds: f64,
+}
+
+impl Report {
+    fn of(
+        source: &Manuscript,
+        done: &BookTranslation,
+        source_lang: &str,
+        target: &str,
+        took: std::time::Duration,
+    ) -> Report {
+        let primary = |l: &str| l.split(['-', '_']).next().unwrap_or(l).to_ascii_lowercase();
+        let (source_lang, target) = (primary(source_lang), primary(target));
+        let mut report = Report {
+            chapters: done.qualities.len(),
+            blocks: 0,
+            judged: 0,
+            in_target: 0,
+            in_source: 0,
+            in_other: 0,
+            silently_in_source: 0,
+            flagged_blocks: 0,
+            flagged: BTreeMap::new(),
+            repaired: Repaired::default(),
+            removed: Removed::default(),
+            kept_previous: 0,
+            requests: done.terms.usage.requests,
+            seconds: took.as_secs_f64(),
+        };
+        let chapters = source.chapters.iter().zip(&done.manuscript.chapters);
+        for ((original, translated), quality) in chapters.zip(&done.qualities) {
+            let flagged = quality.flagged_blocks();
+            report.flagged_blocks += flagged.len();
+            for (kind, n) in quality.flag_counts() {
+                *report.flagged.entry(kind).or_default() += n;
+            }
+            report.repaired += quality.repaired;
+            report.removed += quality.removed;
+            report.kept_previous += quality.kept_previous.len();
+            report.requests +=
+                quality.translate.requests + quality.review.requests + quality.polish.requests;
+            for (i, (block, source_block)) in translated.blocks.iter().zip(&original.blocks).enumerate() {
+                if source_block.text.trim().is_empty() {
+                    continue;
+                }
+                report.blocks += 1;
+                let Some(lang) = language_of(&block.plain_text()) else {
+                    continue;
+                };
+                report.judged += 1;
+                if lang == target {
+                    report.in_target += 1;
+                } else if lang == source_lang {
+                    report.in_source += 1;
+                    report.silently_in_source += usize::from(!flagged.contains(&i));
+                } else {
+                    report.in_other += 1;
+                }
+            }
+        }
+        report
+    }
+
+    fn print(&self, target: &str) {
+        let percent = |n: usize, of: usize| if of == 0 { 100.0 } else { n as f64 * 100.0 / of as f64 };
+        println!(
+            "Language identification: {} of {} blocks long enough to judge are in {target} ({:.1}%), {} in the source language, {} in another",
+            self.in_target,
+            self.judged,
+            percent(self.in_target, self.judged),
+            self.in_source,
+            self.in_other
+        );
+        if self.flagged.is_empty() {
+            println!("Flagged blocks: none");
+        } else {
+            let kinds: Vec<String> = self
+                .flagged
+                .iter()
+                .map(|(kind, n)| format!("{n} {}", kind.describe()))
+                .collect();
+            println!(
+                "Flagged blocks: {} of {} ({}); each keeps its source text",
+                self.flagged_blocks,
+                self.blocks,
+                kinds.join(", ")
+            );
+        }
+        let r = self.repaired;
+        println!(
+            "Repaired when asked again: {} blocks (with the chunk's other failures {}, in halves {}, one at a time {}, with the simplest prompt {})",
+            r.total(),
+            r.chunk,
+            r.halves,
+            r.singles,
+            r.simple
+        );
+        let m = self.removed;
+        println!(
+            "Removed from answers: {} (reasoning {}, fences {}, before the blocks {}, between {}, after {}, repeated {}, not asked for {})",
+            m.total(),
+            m.reasoning,
+            m.fences,
+            m.before,
+            m.between,
+            m.after,
+            m.duplicates,
+            m.extra
+        );
+        if self.kept_previous > 0 {
+            println!(
+                "Review or polish answers refused for {} blocks (the previous pass's text was kept)",
+                self.kept_previous
+            );
+        }
+        println!("Requests: {}", self.requests);
+    }
+}
+
+/// `3`, `2-5`, `1,4,7` (or a mix), each between 1 and `count`.
+fn chapter_numbers(spec: &str, count: usize) -> anyhow::Result<BTreeSet<usize>> {
+    let mut wanted = BTreeSet::new();
+    for part in spec.split(',').map(str::trim) {
+        let (from, to) = part.split_once('-').unwrap_or((part, part));
+        let number = |s: &str| -> anyhow::Result<usize> {
+            let n: usize = s
+                .trim()
+                .parse()
+                .map_err(|_| anyhow!("--chapters: '{part}' is not a chapter number or range"))?;
+            if !(1..=count).contains(&n) {
+                bail!("--chapters: the book has chapters 1 to {count}");
+            }
+            Ok(n)
+        };
+        let (from, to) = (number(from)?, number(to)?);
+        if from > to {
+            bail!("--chapters: '{part}' runs backwards");
+        }
+        wanted.extend(from..=to);
+    }
+    Ok(wanted)
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ fn occurrence(user: &TestUser, n: usize, kind: EventKind) -> Occurrence {
 fn done(n: usize) -> EventKind {
     EventKind::BookCompleted {
         download_path: format!("/api/download/book{n}?format=epub"),
+        flagged: Default::default(),
     }
 }
 

@@ -115,6 +115,7 @@ fn completed(user: &TestUser, book_id: &str, key: &str) -> Occurrence {
         status: "COMPLETED".into(),
         kind: EventKind::BookCompleted {
             download_path: format!("/api/download/{book_id}?format=epub"),
+            flagged: Default::default(),
         },
     }
 }

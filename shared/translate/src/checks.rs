@@ -214,6 +214,15 @@ fn letters(text: &str) -> usize {
     text.chars().filter(|c| c.is_alphabetic()).count()
 }
 
+/// The language whatlang finds in `text` (ISO 639-1 code), for blocks long enough to tell by
+/// their words; None for shorter ones. Reports count blocks in the target language with it.
+pub fn language_of(text: &str) -> Option<String> {
+    if letters(text) < MIN_LETTERS_FOR_WORDS {
+        return None;
+    }
+    whatlang::detect(text).map(|info| booktr_formats::language::code_of(info.lang()))
+}
+
 /// The language of `text` as an ISO 639-1 code, when whatlang is sure.
 fn identify(text: &str) -> Option<String> {
     let info = whatlang::detect(text)?;

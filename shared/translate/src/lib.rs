@@ -19,5 +19,6 @@ pub mod pipeline;
 pub mod protocol;
 pub mod providers;
 pub mod reading;
+pub mod recorded;
 pub mod split;
 pub mod terms;

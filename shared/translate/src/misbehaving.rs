@@ -114,18 +114,6 @@ impl<M: ChatModel> ChatModel for Misbehaving<M> {
     }
 }
 
-/// A model lent to a stand-in (to count its requests while the stand-in spoils its answers).
-#[async_trait]
-impl<M: ChatModel> ChatModel for &M {
-    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
-        (**self).complete(request).await
-    }
-
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-}
-
 /// The answer `text` to `request`, spoiled by `fault`; None when the fault has nothing to
 /// work on in this answer (no second block to merge, no marks to strip).
 pub fn spoil(fault: Fault, request: &ChatRequest, text: &str) -> Option<String> {

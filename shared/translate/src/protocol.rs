@@ -65,7 +65,7 @@ pub fn build_request(
     units: &[Unit],
     max_output_tokens: u32,
 ) -> ChatRequest {
-    let (from, to) = (ctx.source_lang, ctx.target_lang);
+    let (from, to) = (language_name(ctx.source_lang), language_name(ctx.target_lang));
     let system = match pass {
         Pass::Translate => format!(
             "You are a literary translator. Translate every block from {from} to {to}, faithfully and naturally. \
@@ -88,7 +88,13 @@ pub fn build_request(
         ),
     };
     let mut user = String::new();
-    let _ = writeln!(user, "TASK: {}\nFROM: {from}\nTO: {to}", pass.task());
+    let _ = writeln!(
+        user,
+        "TASK: {}\nFROM: {}\nTO: {}",
+        pass.task(),
+        ctx.source_lang,
+        ctx.target_lang
+    );
     if !ctx.glossary.is_empty() {
         user.push_str("GLOSSARY:\n");
         for entry in &ctx.glossary {
@@ -155,6 +161,46 @@ pub fn build_request(
     }
 }
 
+/// A language's English name for a code ("es", "pt-BR"), which small models follow far better
+/// than the code; the code itself for languages not listed.
+pub fn language_name(code: &str) -> String {
+    let primary = code.split(['-', '_']).next().unwrap_or(code).to_ascii_lowercase();
+    let name = match primary.as_str() {
+        "en" => "English",
+        "es" => "Spanish",
+        "fr" => "French",
+        "de" => "German",
+        "it" => "Italian",
+        "pt" => "Portuguese",
+        "nl" => "Dutch",
+        "pl" => "Polish",
+        "ru" => "Russian",
+        "uk" => "Ukrainian",
+        "cs" => "Czech",
+        "sv" => "Swedish",
+        "da" => "Danish",
+        "nb" | "no" => "Norwegian",
+        "fi" => "Finnish",
+        "hu" => "Hungarian",
+        "ro" => "Romanian",
+        "el" => "Greek",
+        "tr" => "Turkish",
+        "ar" => "Arabic",
+        "he" => "Hebrew",
+        "fa" => "Persian",
+        "hi" => "Hindi",
+        "zh" => "Chinese",
+        "ja" => "Japanese",
+        "ko" => "Korean",
+        "vi" => "Vietnamese",
+        "th" => "Thai",
+        "id" => "Indonesian",
+        "ca" => "Catalan",
+        _ => return code.to_string(),
+    };
+    name.to_string()
+}
+
 /// A JSON string literal: unambiguous for any term, and easy for a model to copy.
 pub fn quote(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
@@ -174,6 +220,7 @@ pub fn simple_request(
     glossary: &[&GlossaryEntry],
     unit: &Unit,
 ) -> ChatRequest {
+    let (from, to) = (language_name(from), language_name(to));
     let mut system = match pass {
         Pass::Translate => format!("Translate the user's text from {from} to {to}."),
         Pass::Review => format!(
@@ -261,7 +308,8 @@ mod tests {
         let request = simple_request(Pass::Translate, "en", "es", &[&entry], &unit);
         assert_eq!(request.user, "The <i>white</i> whale.");
         assert!(request.system.contains("Translate \"whale\" as \"ballena\"."));
-        assert!(request.system.contains("from en to es"));
+        assert!(request.system.contains("from English to Spanish"));
+        assert!(request.system.contains("Answer with the Spanish text only"));
     }
 
     #[test]

@@ -18,7 +18,7 @@ use crate::glossary::{self, GlossaryEntry};
 use crate::model::{estimate_tokens, ChatError, ChatModel, ChatRequest};
 use crate::pipeline::{complete_with_retries, PassUsage, PipelineConfig};
 use crate::checks::is_refusal_or_remark;
-use crate::protocol::quote;
+use crate::protocol::{language_name, quote};
 use crate::reading::read_answer;
 
 /// At most this many terms per book: a novel has a few dozen names that matter, and the list
@@ -318,10 +318,11 @@ fn request(
     target_lang: &str,
     glossary: &[GlossaryEntry],
 ) -> ChatRequest {
+    let (from, to) = (language_name(source_lang), language_name(target_lang));
     let system = format!(
         "You are a literary translator preparing a book's term list. Translate each name or key term \
-         from {source_lang} to {target_lang} exactly as it should appear everywhere in the book; keep a \
-         name as it is when names are not translated into {target_lang}. Follow the glossary. Answer with \
+         from {from} to {to} exactly as it should appear everywhere in the book; keep a \
+         name as it is when names are not translated into {to}. Follow the glossary. Answer with \
          one line per term, starting with the term's marker [[n]], and nothing else."
     );
     let mut user = format!("TASK: translate\nFROM: {source_lang}\nTO: {target_lang}\n");

@@ -21,6 +21,7 @@
 mod notifications;
 mod webhooks;
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -46,8 +47,11 @@ pub const EVENT_NAMES: [&str; 2] = [BOOK_COMPLETED, TRANSLATION_ERROR];
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EventKind {
     /// The book's file is ready; `download_path` is the download endpoint's path
-    /// (`/api/download/<id>?format=epub`).
-    BookCompleted { download_path: String },
+    /// (`/api/download/<id>?format=epub`), `flagged` what the checks flagged in it.
+    BookCompleted {
+        download_path: String,
+        flagged: Flagged,
+    },
     /// Translating (or generating the file of) the book failed.
     TranslationError { error: String, chapter_index: u32 },
 }
@@ -60,6 +64,20 @@ impl EventKind {
             EventKind::TranslationError { .. } => TRANSLATION_ERROR,
         }
     }
+}
+
+/// Blocks of a book whose translation could not be trusted (they keep their source text), as
+/// the translation's checks reported them: nothing for a clean book.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Flagged {
+    /// Flagged blocks (0: a clean book).
+    pub flagged_blocks: u32,
+    /// Per kind (`untranslated`, `wrongLanguage` ...).
+    pub flagged: BTreeMap<String, u32>,
+    /// For people, e.g. "2 blocks flagged (2 untranslated); they keep their source text."
+    #[serde(skip)]
+    pub sentence: Option<String>,
 }
 
 /// One thing that happened to one book, to tell its owner about.
@@ -286,6 +304,8 @@ struct CompletedData<'a> {
     title: &'a str,
     status: &'a str,
     download_url: &'a str,
+    /// Beyond the spec: whether the book is clean or has flagged blocks, per kind.
+    quality: &'a Flagged,
 }
 
 #[derive(Serialize)]
@@ -396,7 +416,10 @@ impl Events {
         let event = occurrence.kind.name();
         let timestamp = time_text(now);
         match &occurrence.kind {
-            EventKind::BookCompleted { download_path } => to_json(&Payload {
+            EventKind::BookCompleted {
+                download_path,
+                flagged,
+            } => to_json(&Payload {
                 event,
                 timestamp,
                 data: CompletedData {
@@ -404,6 +427,7 @@ impl Events {
                     title: &occurrence.title,
                     status: &occurrence.status,
                     download_url: download_path,
+                    quality: flagged,
                 },
             }),
             EventKind::TranslationError {
@@ -485,11 +509,19 @@ impl Events {
             }
         };
         let (subject, text) = match &occurrence.kind {
-            EventKind::BookCompleted { download_path } => (
+            EventKind::BookCompleted {
+                download_path,
+                flagged,
+            } => (
                 format!("\"{}\" is translated", occurrence.title),
                 format!(
-                    "Your book \"{}\" has finished translating and its file is ready.\n\nDownload it from booktr: {download_path}\n",
-                    occurrence.title
+                    "Your book \"{}\" has finished translating and its file is ready.\n\n{}Download it from booktr: {download_path}\n",
+                    occurrence.title,
+                    flagged
+                        .sentence
+                        .as_ref()
+                        .map(|s| format!("{s}\n\n"))
+                        .unwrap_or_default()
                 ),
             ),
             EventKind::TranslationError {
@@ -526,6 +558,7 @@ mod tests {
     fn event_kinds_are_named_as_the_spec_names_them() {
         let done = EventKind::BookCompleted {
             download_path: "/api/download/b?format=epub".into(),
+            flagged: Flagged::default(),
         };
         let failed = EventKind::TranslationError {
             error: "x".into(),
@@ -546,12 +579,17 @@ mod tests {
                 title: "T",
                 status: "COMPLETED",
                 download_url: "/api/download/b1?format=pdf",
+                quality: &Flagged {
+                    flagged_blocks: 2,
+                    flagged: [("untranslated".to_string(), 2)].into(),
+                    sentence: Some("not in the payload".into()),
+                },
             },
         })
         .expect("json");
         assert_eq!(
             body,
-            r#"{"event":"book.completed","timestamp":"2026-01-01T00:00:00.000Z","data":{"bookId":"b1","title":"T","status":"COMPLETED","downloadUrl":"/api/download/b1?format=pdf"}}"#
+            r#"{"event":"book.completed","timestamp":"2026-01-01T00:00:00.000Z","data":{"bookId":"b1","title":"T","status":"COMPLETED","downloadUrl":"/api/download/b1?format=pdf","quality":{"flaggedBlocks":2,"flagged":{"untranslated":2}}}}"#
         );
     }
 

@@ -41,13 +41,19 @@ fn sk(id: &str) -> String {
 
 pub(super) fn for_occurrence(occurrence: &Occurrence, now: DateTime<Utc>) -> Notification {
     let (kind, title, message) = match &occurrence.kind {
-        EventKind::BookCompleted { .. } => (
+        EventKind::BookCompleted { flagged, .. } => (
             NotificationType::BookCompleted,
             "Translation completed".to_string(),
-            format!(
-                "\"{}\" has been translated and is ready to download.",
-                occurrence.title
-            ),
+            match &flagged.sentence {
+                Some(sentence) => format!(
+                    "\"{}\" has been translated and is ready to download. {sentence}",
+                    occurrence.title
+                ),
+                None => format!(
+                    "\"{}\" has been translated and is ready to download.",
+                    occurrence.title
+                ),
+            },
         ),
         EventKind::TranslationError {
             error,

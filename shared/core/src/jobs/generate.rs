@@ -6,7 +6,7 @@ use tracing::info;
 use super::{JobHandler, OutputFormat};
 use crate::books::lifecycle::BookEvent;
 use crate::books::store;
-use crate::events::{EventKind, Occurrence};
+use crate::events::{EventKind, Flagged, Occurrence};
 use crate::items::time;
 use crate::ports::{StoreError, Update};
 use crate::translation::Completeness;
@@ -37,9 +37,11 @@ pub(super) async fn run(
         .put(&store::output_key(book_id, format)?, bytes.into())
         .await?;
     let now = handler.ports.clock.now();
+    let quality = handler.translations.quality_summary(book_id).await?;
     let update = Update::default()
         .set("completedAt", time(now))
-        .set("progress", 100);
+        .set("progress", 100)
+        .set("warnings", quality.warnings(&book.warnings));
     let Some(done) = handler
         .books
         .transition(book_id, BookEvent::GenerationSucceeded, update)
@@ -57,6 +59,11 @@ pub(super) async fn run(
         status: done.status.as_str().to_string(),
         kind: EventKind::BookCompleted {
             download_path: format!("/api/download/{book_id}?format={}", format.as_str()),
+            flagged: Flagged {
+                flagged_blocks: quality.flagged_blocks,
+                sentence: quality.sentence(),
+                flagged: quality.flagged,
+            },
         },
     };
     handler.events.emit(&occurrence).await

@@ -8,6 +8,7 @@
 //! translated (or paid for) again, whatever happened to the run it was done in.
 
 mod download;
+mod quality;
 mod quote;
 mod render;
 mod status;
@@ -21,6 +22,7 @@ use sha2::{Digest, Sha256};
 use tracing::{info, instrument};
 
 pub use download::{Download, SideBySide, LINK_LIFETIME};
+pub use quality::{QualitySummary, WARNING_PREFIX};
 pub use quote::{Quote, QuoteRequest};
 pub use render::Completeness;
 pub use status::{ChapterProgress, PassCounts, TranslationStatus};

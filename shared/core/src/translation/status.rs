@@ -3,7 +3,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{progress_of, TranslationError, Translations};
+use super::{progress_of, QualitySummary, TranslationError, Translations};
 use crate::books::{store, Chapter};
 use crate::items::parse_time;
 use crate::ports::Query;
@@ -29,6 +29,9 @@ pub struct TranslationStatus {
     pub terms: Option<TermStage>,
     /// Beyond the spec: every chapter with its passes and, once translated, its quality record.
     pub chapters: Vec<ChapterProgress>,
+    /// Beyond the spec: the translated chapters' quality records summed (flagged blocks per
+    /// kind: 0 for a clean book).
+    pub quality: QualitySummary,
     /// Beyond the spec: what the run has cost so far, and its cap.
     pub cost: RunCost,
     /// Beyond the spec: why a run paused itself (its cost cap); null for a pause the user asked
@@ -162,7 +165,9 @@ impl Translations {
                 .then(|| book_item.attrs.get("termsUsage").cloned())
                 .flatten(),
         });
+        let quality = QualitySummary::of(chapters.iter().filter_map(|c| c.quality.as_ref()));
         Ok(TranslationStatus {
+            quality,
             status: book.status,
             progress,
             chapters_total: plain.len() as u32,

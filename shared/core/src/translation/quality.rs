@@ -1,0 +1,139 @@
+//! The book's quality at a glance: its chapters' quality records summed, so that the status,
+//! the book's `warnings` and the `book.completed` event tell a clean book from one with
+//! flagged blocks, with counts per kind.
+
+use std::collections::BTreeMap;
+
+use booktr_translate::pipeline::Quality;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::Translations;
+use crate::books::store;
+use crate::ports::{Query, StoreError};
+
+/// Beyond the spec: what the checks found in the book's answers.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct QualitySummary {
+    /// Blocks whose translation could not be trusted (they keep their source text): 0 for a
+    /// clean book.
+    pub flagged_blocks: u32,
+    /// Flagged blocks per kind (`untranslated`, `wrongLanguage`, `length`, `refusal`, `merged`,
+    /// `repeated`, `truncated`, `missing`, `brokenMarks`); a block may count under two.
+    pub flagged: BTreeMap<String, u32>,
+    /// Chapters with at least one flagged block.
+    pub chapters_flagged: u32,
+    /// Blocks whose first answer failed a check and that a second request repaired.
+    pub repaired_blocks: u32,
+    /// Lines of the models' answers removed around the blocks (preambles, sign-offs,
+    /// reasoning, fences).
+    pub removed_lines: u32,
+}
+
+/// The book warning that reports flagged blocks starts so: a new run replaces it, and the
+/// extraction's warnings stay.
+pub const WARNING_PREFIX: &str = "Translation: ";
+
+impl QualitySummary {
+    /// The sum of chapters' stored quality records (records that do not read are skipped).
+    pub fn of<'a>(records: impl IntoIterator<Item = &'a Value>) -> QualitySummary {
+        let mut summary = QualitySummary::default();
+        for record in records {
+            let Ok(quality) = serde_json::from_value::<Quality>(record.clone()) else {
+                continue;
+            };
+            let flagged = quality.flagged_blocks().len() as u32;
+            summary.flagged_blocks += flagged;
+            summary.chapters_flagged += u32::from(flagged > 0);
+            for (kind, n) in quality.flag_counts() {
+                *summary.flagged.entry(kind.name().to_string()).or_default() += n as u32;
+            }
+            summary.repaired_blocks += quality.repaired.total();
+            summary.removed_lines += quality.removed.total();
+        }
+        summary
+    }
+
+    /// For people: "12 blocks flagged (8 untranslated, 4 in the wrong language); they keep
+    /// their source text." None for a clean book.
+    pub fn sentence(&self) -> Option<String> {
+        if self.flagged_blocks == 0 {
+            return None;
+        }
+        let kinds: Vec<String> = booktr_translate::checks::Problem::ALL
+            .iter()
+            .filter_map(|kind| {
+                let n = self.flagged.get(kind.name())?;
+                Some(format!("{n} {}", kind.describe()))
+            })
+            .collect();
+        let (blocks, they) = if self.flagged_blocks == 1 {
+            ("block", "it keeps its")
+        } else {
+            ("blocks", "they keep their")
+        };
+        Some(format!(
+            "{} {blocks} flagged ({}); {they} source text. GET /api/translate/status lists them by chapter.",
+            self.flagged_blocks,
+            kinds.join(", ")
+        ))
+    }
+
+    /// The book's warnings with this run's: the extraction's kept, an earlier run's replaced.
+    pub fn warnings(&self, current: &[String]) -> Vec<String> {
+        current
+            .iter()
+            .filter(|w| !w.starts_with(WARNING_PREFIX))
+            .cloned()
+            .chain(self.sentence().map(|s| format!("{WARNING_PREFIX}{s}")))
+            .collect()
+    }
+}
+
+impl Translations {
+    /// The summary of the book's chapters' quality records.
+    pub async fn quality_summary(&self, book_id: &str) -> Result<QualitySummary, StoreError> {
+        let items = self
+            .ports
+            .table
+            .query(Query::partition(store::book_pk(book_id)))
+            .await?;
+        Ok(QualitySummary::of(
+            items
+                .iter()
+                .filter(|item| item.sk.starts_with(store::CHAPTER_PREFIX))
+                .filter_map(|item| item.attrs.get("quality")),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_clean_book_says_nothing_and_a_flagged_one_counts_by_kind() {
+        let clean = serde_json::json!({"flagged": {}, "glossaryChecked": 3});
+        let flagged = serde_json::json!({"flagged": {"untranslated": [1, 4], "wrongLanguage": [4]},
+                                         "repaired": {"halves": 2}, "removed": {"after": 3}});
+        let summary = QualitySummary::of([&clean, &flagged, &serde_json::json!("not a record")]);
+        assert_eq!(summary.flagged_blocks, 2);
+        assert_eq!(summary.chapters_flagged, 1);
+        assert_eq!(summary.flagged["untranslated"], 2);
+        assert_eq!(summary.flagged["wrongLanguage"], 1);
+        assert_eq!((summary.repaired_blocks, summary.removed_lines), (2, 3));
+        assert_eq!(
+            summary.sentence().unwrap(),
+            "2 blocks flagged (2 untranslated, 1 in the wrong language); they keep their source text. GET /api/translate/status lists them by chapter."
+        );
+        assert_eq!(QualitySummary::of([&clean]).sentence(), None);
+        let warnings = summary.warnings(&[
+            "2 images could not be read".into(),
+            "Translation: an earlier run's".into(),
+        ]);
+        assert_eq!(warnings.len(), 2);
+        assert!(warnings[1].starts_with("Translation: 2 blocks flagged"));
+        assert_eq!(QualitySummary::default().warnings(&warnings), ["2 images could not be read"]);
+    }
+}
