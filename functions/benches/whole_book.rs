@@ -340,7 +340,7 @@ async fn translate_once(book: &[u8], profile: Profile, window: usize) -> anyhow:
             .filter_map(Value::as_u64)
             .collect::<BTreeSet<_>>()
             .len() as u64;
-        repaired += ["chunk", "halves", "singles", "simple"]
+        repaired += ["halves", "singles", "simple"]
             .iter()
             .map(|rung| quality["repaired"][rung].as_u64().unwrap_or(0))
             .sum::<u64>();

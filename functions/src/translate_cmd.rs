@@ -538,9 +538,8 @@ impl Report {
         }
         let r = self.repaired;
         println!(
-            "Repaired when asked again: {} blocks (with the chunk's other failures {}, in halves {}, one at a time {}, with the simplest prompt {})",
+            "Repaired when asked again: {} blocks (in halves {}, one at a time {}, with the simplest prompt {})",
             r.total(),
-            r.chunk,
             r.halves,
             r.singles,
             r.simple

@@ -34,6 +34,16 @@ impl Rung {
         self as usize
     }
 
+    /// The rung for the blocks still failing after this one (None after the last): halves
+    /// only of two blocks or more. Not the run's record: a request's way down is the same
+    /// however the other chunks fared, so that a recorded run replays request for request.
+    pub fn next(self, blocks: usize) -> Option<Rung> {
+        Rung::ALL
+            .into_iter()
+            .filter(|r| *r > self && *r != Rung::Chunk)
+            .find(|r| !(*r == Rung::Halves && blocks < 2))
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Rung::Chunk => "chunk",
@@ -48,8 +58,6 @@ impl Rung {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Repaired {
-    /// Asked again with the chunk's other failed blocks.
-    pub chunk: u32,
     pub halves: u32,
     pub singles: u32,
     pub simple: u32,
@@ -58,7 +66,8 @@ pub struct Repaired {
 impl Repaired {
     pub fn add(&mut self, rung: Rung, blocks: u32) {
         match rung {
-            Rung::Chunk => self.chunk += blocks,
+            // A chunk is only ever the first try.
+            Rung::Chunk => {}
             Rung::Halves => self.halves += blocks,
             Rung::Singles => self.singles += blocks,
             Rung::Simple => self.simple += blocks,
@@ -66,13 +75,12 @@ impl Repaired {
     }
 
     pub fn total(&self) -> u32 {
-        self.chunk + self.halves + self.singles + self.simple
+        self.halves + self.singles + self.simple
     }
 }
 
 impl std::ops::AddAssign for Repaired {
     fn add_assign(&mut self, o: Repaired) {
-        self.chunk += o.chunk;
         self.halves += o.halves;
         self.singles += o.singles;
         self.simple += o.simple;
@@ -132,22 +140,13 @@ impl Ladder {
         asked >= TRIAL_BLOCKS && passed * 2 < asked
     }
 
-    /// Where a pass's chunk starts: the first rung not ruled out (the last is never ruled out).
+    /// Where a pass's chunks start: the first rung the run's record has not ruled out (the
+    /// last is never ruled out). Asked once per pass, before its chunks go out.
     pub fn first(&self, pass: Pass) -> Rung {
-        self.after(pass, None, usize::MAX)
-            .unwrap_or(Rung::Simple)
-    }
-
-    /// The rung after `rung` for `blocks` failed blocks (None: the first), skipping rungs ruled
-    /// out and halves of a single block; None after the last.
-    pub fn after(&self, pass: Pass, rung: Option<Rung>, blocks: usize) -> Option<Rung> {
         Rung::ALL
             .into_iter()
-            .filter(|r| rung.is_none_or(|current| *r > current))
-            .filter(|r| !(*r == Rung::Halves && blocks < 2))
-            // A second whole-chunk try only for the first rung's leftovers.
-            .filter(|r| !(*r == Rung::Chunk && rung.is_some()))
             .find(|r| *r == Rung::Simple || !self.useless(pass, *r))
+            .unwrap_or(Rung::Simple)
     }
 }
 
@@ -171,12 +170,11 @@ mod tests {
 
     #[test]
     fn failed_blocks_go_down_in_order_and_one_block_is_not_halved() {
-        let ladder = Ladder::default();
-        let next = |rung, blocks| ladder.after(Pass::Polish, Some(rung), blocks);
-        assert_eq!(next(Rung::Chunk, 5), Some(Rung::Halves));
-        assert_eq!(next(Rung::Chunk, 1), Some(Rung::Singles));
-        assert_eq!(next(Rung::Singles, 1), Some(Rung::Simple));
-        assert_eq!(next(Rung::Simple, 1), None);
+        assert_eq!(Rung::Chunk.next(5), Some(Rung::Halves));
+        assert_eq!(Rung::Chunk.next(1), Some(Rung::Singles));
+        assert_eq!(Rung::Halves.next(2), Some(Rung::Singles));
+        assert_eq!(Rung::Singles.next(1), Some(Rung::Simple));
+        assert_eq!(Rung::Simple.next(1), None);
         let healthy = Ladder::default();
         healthy.record(Pass::Translate, Rung::Chunk, 100, 80);
         assert_eq!(healthy.first(Pass::Translate), Rung::Chunk);

@@ -313,6 +313,7 @@ impl<'a> ChapterTranslation<'a> {
             .collect();
         let chunks = chunk(units, config.chunk_tokens);
         let pass_violations = &self.state.violations;
+        let start = input.ladder.first(pass);
         let results: Vec<Result<ChunkDone, ChatError>> = stream::iter(chunks)
             .map(|units| {
                 let chunk = Chunk {
@@ -323,7 +324,7 @@ impl<'a> ChapterTranslation<'a> {
                     pass,
                     violations: pass_violations,
                 };
-                chunk.run(units)
+                chunk.run(start, units)
             })
             .buffer_unordered(config.concurrency.max(1))
             .collect()
@@ -586,13 +587,13 @@ struct Asked {
 }
 
 impl Chunk<'_> {
-    /// Asks for the chunk's blocks on the ladder's first useful rung, then for the failed ones
-    /// on the rungs below, until every block passed or the last rung failed it.
-    async fn run(self, units: Vec<Unit>) -> Result<ChunkDone, ChatError> {
+    /// Asks for the chunk's blocks on `start` (the pass's first useful rung), then for the
+    /// failed ones on the rungs below, until every block passed or the last rung failed it.
+    async fn run(self, start: Rung, units: Vec<Unit>) -> Result<ChunkDone, ChatError> {
         let ladder = self.input.ladder;
         let mut done = ChunkDone::default();
         let mut pending = units;
-        let mut rung = Some(ladder.first(self.pass));
+        let mut rung = Some(start);
         let mut first = true;
         while let Some(current) = rung {
             if pending.is_empty() {
@@ -637,7 +638,7 @@ impl Chunk<'_> {
                     done.failed.remove(&unit.id);
                 }
             }
-            rung = ladder.after(self.pass, Some(current), still.len());
+            rung = current.next(still.len());
             if !still.is_empty() && rung.is_some() {
                 done.retries += still.len() as u32;
                 warn!(
