@@ -719,6 +719,7 @@ impl Chunk<'_> {
             }
         }
         self.find_merged(&units, &blocks, &mut asked.failed);
+        self.find_echoes(&units, &blocks, &mut asked.failed);
         for unit in &units {
             if !asked.failed.contains_key(&unit.id) {
                 if let Some(text) = blocks.remove(&unit.id) {
@@ -727,6 +728,33 @@ impl Chunk<'_> {
             }
         }
         Ok(asked)
+    }
+
+    /// An answer that gives most of its judged blocks back untranslated is an echo through and
+    /// through: its headings and names given back as they were are echoes too, not titles that
+    /// may stay (which a block alone, or in an answer that translated the rest, may be).
+    fn find_echoes(
+        &self,
+        units: &[Unit],
+        blocks: &BTreeMap<usize, String>,
+        failed: &mut HashMap<usize, Problem>,
+    ) {
+        let echoed = units
+            .iter()
+            .filter(|u| failed.get(&u.id) == Some(&Problem::Untranslated))
+            .count();
+        let answered = units.iter().filter(|u| blocks.contains_key(&u.id)).count();
+        if echoed == 0 || echoed * 2 < answered {
+            return;
+        }
+        for unit in units {
+            let same = blocks
+                .get(&unit.id)
+                .is_some_and(|text| text.trim() == unit.source.trim());
+            if same && unit.source.chars().any(char::is_alphabetic) && !failed.contains_key(&unit.id) {
+                failed.insert(unit.id, Problem::Untranslated);
+            }
+        }
     }
 
     /// A block next to one missing from the answer, longer than its own translation by half of
