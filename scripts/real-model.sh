@@ -81,8 +81,10 @@ if [ -n "${RECORD:-}" ]; then
   record=(--record-answers "$dir/answers-$model.$to.jsonl")
 fi
 start=$(date +%s.%N)
-# The server answers whatever model name is asked for with the one it serves.
-OPENAI_API_KEY=local OPENAI_BASE_URL="http://127.0.0.1:$port/v1" \
+# The server answers whatever model name is asked for with the one it serves, one request at a
+# time: a request queued behind others, or a long answer at a few tokens a second, needs far
+# more than a hosted model's 180 s.
+BOOKTR_MODEL_TIMEOUT_SECS=3600 OPENAI_API_KEY=local OPENAI_BASE_URL="http://127.0.0.1:$port/v1" \
   target/release/booktr translate "$book" --to "$to" --chapters "$chapter" --parallel 1 \
   --out "$out" --report "$report" "${record[@]}"
 end=$(date +%s.%N)

@@ -32,8 +32,8 @@ use booktr_core::jobs::runner::{self, RunnerConfig};
 use booktr_core::ports::{EnvModels, QueueName, SystemClock};
 use booktr_core::types::{Email, Plan, Role};
 use booktr_functions::wiring;
-use booktr_translate::model::{ChatModel, ChatRequest};
 use booktr_translate::misbehaving::{Fault, Misbehaving};
+use booktr_translate::model::{ChatModel, ChatRequest};
 use booktr_translate::offline::OfflineEngine;
 use serde_json::{json, Value};
 use tokio::sync::watch;
@@ -68,7 +68,10 @@ async fn stand_in(profile: Profile, seen: Arc<Seen>) -> anyhow::Result<String> {
         usize::MAX
     };
     let (faults, spoil_every) = if profile.misbehave > 0.0 {
-        (&Fault::ALL[..], (1.0 / profile.misbehave).round().max(1.0) as u32)
+        (
+            &Fault::ALL[..],
+            (1.0 / profile.misbehave).round().max(1.0) as u32,
+        )
     } else {
         (&[][..], 1)
     };
@@ -302,7 +305,9 @@ async fn translate_once(book: &[u8], profile: Profile, window: usize) -> anyhow:
     let wall = started.elapsed();
     let mut books = Vec::new();
     for chapter in done["chapters"].as_array().into_iter().flatten() {
-        let number = chapter["number"].as_u64().context("a chapter without a number")? as u32;
+        let number = chapter["number"]
+            .as_u64()
+            .context("a chapter without a number")? as u32;
         let stored = translations
             .stored_chapter(&id, number)
             .await?
@@ -477,9 +482,20 @@ async fn main() -> anyhow::Result<()> {
     let parallel = translate_once(&book, profile, window).await?;
     print(&format!("window {window}"), &parallel);
     if misbehave > 0.0 {
-        let spoiled = translate_once(&book, Profile { misbehave, ..profile }, window).await?;
+        let spoiled = translate_once(
+            &book,
+            Profile {
+                misbehave,
+                ..profile
+            },
+            window,
+        )
+        .await?;
         print(
-            &format!("window {window}, {:.0}% of answers spoiled", misbehave * 100.0),
+            &format!(
+                "window {window}, {:.0}% of answers spoiled",
+                misbehave * 100.0
+            ),
             &spoiled,
         );
         compare(&parallel, &spoiled);

@@ -18,9 +18,9 @@ use booktr_translate::checks::{language_of, Problem};
 use booktr_translate::glossary::{self, contains_term, GlossaryEntry};
 use booktr_translate::ladder::Repaired;
 use booktr_translate::model::ChatModel;
+use booktr_translate::pipeline::{PassUsage, PipelineConfig, Quality};
 use booktr_translate::reading::Removed;
 use booktr_translate::recorded::Recording;
-use booktr_translate::pipeline::{PassUsage, PipelineConfig, Quality};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 pub struct TranslateArgs {
@@ -489,7 +489,9 @@ impl Report {
             report.kept_previous += quality.kept_previous.len();
             report.requests +=
                 quality.translate.requests + quality.review.requests + quality.polish.requests;
-            for (i, (block, source_block)) in translated.blocks.iter().zip(&original.blocks).enumerate() {
+            for (i, (block, source_block)) in
+                translated.blocks.iter().zip(&original.blocks).enumerate()
+            {
                 if source_block.text.trim().is_empty() {
                     continue;
                 }
@@ -512,7 +514,13 @@ impl Report {
     }
 
     fn print(&self, target: &str) {
-        let percent = |n: usize, of: usize| if of == 0 { 100.0 } else { n as f64 * 100.0 / of as f64 };
+        let percent = |n: usize, of: usize| {
+            if of == 0 {
+                100.0
+            } else {
+                n as f64 * 100.0 / of as f64
+            }
+        };
         println!(
             "Language identification: {} of {} blocks long enough to judge are in {target} ({:.1}%), {} in the source language, {} in another",
             self.in_target,

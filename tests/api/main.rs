@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod admin_email;
+mod answers;
 mod auth;
 mod aws;
 mod books;

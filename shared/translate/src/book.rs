@@ -38,10 +38,20 @@ pub fn choose_model(
             model,
             key,
             env(url_var),
-            Duration::from_secs(180),
+            model_timeout(&env),
         )?)),
         None => Ok(Box::new(OfflineEngine)),
     }
+}
+
+/// How long one model request may take: `BOOKTR_MODEL_TIMEOUT_SECS` (1 to 3600), else 180 s,
+/// which a hosted model's longest answer fits. A small model on a CPU writes a chunk's answer
+/// in minutes, and a local server answers one request at a time while the others queue.
+fn model_timeout(env: &impl Fn(&str) -> Option<String>) -> Duration {
+    env("BOOKTR_MODEL_TIMEOUT_SECS")
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .filter(|s| (1..=3600).contains(s))
+        .map_or(Duration::from_secs(180), Duration::from_secs)
 }
 
 /// US dollars per million tokens (input, output) as the providers list them; the offline engine
@@ -340,10 +350,7 @@ mod tests {
             .find(|c| c.plain_text().contains("Abril"))
             .unwrap();
         assert_eq!(burial.title.as_deref(), Some("Ì. THÉ BÜRÌÀL ÖF THÉ DÉÀD"));
-        assert!(done
-            .qualities
-            .iter()
-            .all(|q| q.flagged.is_empty()));
+        assert!(done.qualities.iter().all(|q| q.flagged.is_empty()));
         assert_eq!(done.manuscript.language.as_deref(), Some("es"));
     }
 }

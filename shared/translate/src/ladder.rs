@@ -184,7 +184,13 @@ mod tests {
     fn a_run_keeps_its_ladder_and_another_run_has_its_own() {
         let a = Ladder::for_run("m", "book-1#1");
         a.record(Pass::Translate, Rung::Chunk, 10, 0);
-        assert_eq!(Ladder::for_run("m", "book-1#1").first(Pass::Translate), Rung::Halves);
-        assert_eq!(Ladder::for_run("m", "book-1#2").first(Pass::Translate), Rung::Chunk);
+        assert_eq!(
+            Ladder::for_run("m", "book-1#1").first(Pass::Translate),
+            Rung::Halves
+        );
+        assert_eq!(
+            Ladder::for_run("m", "book-1#2").first(Pass::Translate),
+            Rung::Chunk
+        );
     }
 }

@@ -160,7 +160,11 @@ pub fn spoil(fault: Fault, request: &ChatRequest, text: &str) -> Option<String> 
         }
         Fault::MergedOnOneLine | Fault::MergedOnNextLine => {
             let second = *block_lines.get(1)?;
-            let joint = if fault == Fault::MergedOnOneLine { " " } else { "\n" };
+            let joint = if fault == Fault::MergedOnOneLine {
+                " "
+            } else {
+                "\n"
+            };
             let merged = format!("{}{joint}{}", lines[first], body(lines[second]));
             let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
             out[first] = merged;
@@ -169,26 +173,43 @@ pub fn spoil(fault: Fault, request: &ChatRequest, text: &str) -> Option<String> 
         }
         Fault::Tripled => {
             let text = body(lines[first]);
-            replace_line(first, format!("{}{text} {text} {text}", marker_of(lines[first])))
+            replace_line(
+                first,
+                format!("{}{text} {text} {text}", marker_of(lines[first])),
+            )
         }
         Fault::OtherScript => {
             let at = *block_lines.iter().find(|&&i| !lines[i].contains('<'))?;
-            let letters = body(lines[at]).chars().filter(|c| c.is_alphabetic()).count();
-            let chinese: String = "这是一段中文文本，不是目标语言。".chars().cycle().take(letters / 2 + 8).collect();
+            let letters = body(lines[at])
+                .chars()
+                .filter(|c| c.is_alphabetic())
+                .count();
+            let chinese: String = "这是一段中文文本，不是目标语言。"
+                .chars()
+                .cycle()
+                .take(letters / 2 + 8)
+                .collect();
             replace_line(at, format!("{}{chinese}", marker_of(lines[at])))
         }
         Fault::SourceLanguage => {
             let sent = read_answer(section(&request.user, "BLOCKS:\n")?, None);
             let sources: Vec<&String> = sent.blocks.values().collect();
-            let long = block_lines.iter().position(|&i| body(lines[i]).len() > 80)?;
-            let other = sources.get(long + 1).or_else(|| sources.get(long.checked_sub(1)?))?;
+            let long = block_lines
+                .iter()
+                .position(|&i| body(lines[i]).len() > 80)?;
+            let other = sources
+                .get(long + 1)
+                .or_else(|| sources.get(long.checked_sub(1)?))?;
             let at = block_lines[long];
             replace_line(at, format!("{}{other}", marker_of(lines[at])))
         }
         Fault::Refusal => "I'm sorry, but I can't help with translating this text.".to_string(),
         Fault::Remark => replace_line(
             first,
-            format!("{} (Note: I kept the names as in the original.)", lines[first]),
+            format!(
+                "{} (Note: I kept the names as in the original.)",
+                lines[first]
+            ),
         ),
         Fault::Truncated => {
             let cut = text.len() * 6 / 10;

@@ -16,7 +16,9 @@ use crate::checks::{is_refusal_or_remark, Checks, Problem};
 use crate::glossary::{self, contains_term, matching, GlossaryEntry, TermSet};
 use crate::ladder::{Ladder, Repaired, Rung};
 use crate::model::{ChatError, ChatModel};
-use crate::protocol::{build_request, chunk, glossary_violations, simple_request, Pass, PromptContext, Unit};
+use crate::protocol::{
+    build_request, chunk, glossary_violations, simple_request, Pass, PromptContext, Unit,
+};
 use crate::reading::{read_answer, read_plain_answer, Removed};
 use crate::split::{join_parts, split_block};
 
@@ -115,7 +117,10 @@ pub struct Quality {
 impl Quality {
     /// Flagged blocks of each kind (a block flagged for two reasons counts under both).
     pub fn flag_counts(&self) -> BTreeMap<Problem, usize> {
-        self.flagged.iter().map(|(k, blocks)| (*k, blocks.len())).collect()
+        self.flagged
+            .iter()
+            .map(|(k, blocks)| (*k, blocks.len()))
+            .collect()
     }
 
     /// Blocks flagged for any reason.
@@ -300,7 +305,11 @@ impl<'a> ChapterTranslation<'a> {
         };
         let input = self.input;
         let config = self.config;
-        let checks = Checks::new(input.source_lang, input.target_lang, model.writes_language());
+        let checks = Checks::new(
+            input.source_lang,
+            input.target_lang,
+            model.writes_language(),
+        );
         let units: Vec<Unit> = self
             .segments
             .iter()
@@ -607,10 +616,9 @@ impl Chunk<'_> {
                 }
                 Rung::Singles | Rung::Simple => pending.iter().map(|u| vec![u.clone()]).collect(),
             };
-            let results = futures::future::join_all(
-                groups.into_iter().map(|group| self.ask(current, group)),
-            )
-            .await;
+            let results =
+                futures::future::join_all(groups.into_iter().map(|group| self.ask(current, group)))
+                    .await;
             let asked = pending.len() as u32;
             let mut still = Vec::new();
             let mut outcomes = Asked::default();
@@ -667,8 +675,17 @@ impl Chunk<'_> {
             let [unit] = units.as_slice() else {
                 return Err(ChatError::Fatal("the simple prompt takes one block".into()));
             };
-            let glossary = matching(self.input.glossary, &booktr_formats::markup::plain_text(&text));
-            simple_request(self.pass, self.input.source_lang, self.input.target_lang, &glossary, unit)
+            let glossary = matching(
+                self.input.glossary,
+                &booktr_formats::markup::plain_text(&text),
+            );
+            simple_request(
+                self.pass,
+                self.input.source_lang,
+                self.input.target_lang,
+                &glossary,
+                unit,
+            )
         } else {
             chunk_request(self.input, self.pass, &units, &text, self.violations, &ids)
         };
@@ -701,7 +718,11 @@ impl Chunk<'_> {
         }
         // An answer stopped at its token limit ends in a cut block: the last one it has.
         let cut = if response.truncated {
-            units.iter().rev().map(|u| u.id).find(|id| blocks.contains_key(id))
+            units
+                .iter()
+                .rev()
+                .map(|u| u.id)
+                .find(|id| blocks.contains_key(id))
         } else {
             None
         };
@@ -751,7 +772,10 @@ impl Chunk<'_> {
             let same = blocks
                 .get(&unit.id)
                 .is_some_and(|text| text.trim() == unit.source.trim());
-            if same && unit.source.chars().any(char::is_alphabetic) && !failed.contains_key(&unit.id) {
+            if same
+                && unit.source.chars().any(char::is_alphabetic)
+                && !failed.contains_key(&unit.id)
+            {
                 failed.insert(unit.id, Problem::Untranslated);
             }
         }
@@ -778,7 +802,11 @@ impl Chunk<'_> {
             }
             let missing = self.checks.expected_letters(&unit.source);
             let neighbours = [at.checked_sub(1), Some(at + 1)];
-            for neighbour in neighbours.into_iter().flatten().filter_map(|n| units.get(n)) {
+            for neighbour in neighbours
+                .into_iter()
+                .flatten()
+                .filter_map(|n| units.get(n))
+            {
                 let Some(text) = blocks.get(&neighbour.id) else {
                     continue;
                 };
@@ -1064,12 +1092,25 @@ mod tests {
     #[tokio::test]
     async fn chatter_around_the_blocks_is_removed_and_never_reaches_the_book() {
         let clean = clean().await;
-        for fault in [Fault::Reasoning, Fault::Preamble, Fault::SignOff, Fault::Fenced] {
+        for fault in [
+            Fault::Reasoning,
+            Fault::Preamble,
+            Fault::SignOff,
+            Fault::Fenced,
+        ] {
             let model = Misbehaving::new(OfflineEngine, &[fault], 1);
             let out = run(&model).await;
             assert_eq!(out.blocks, clean.blocks, "{fault:?}");
-            assert!(out.quality.flagged.is_empty(), "{fault:?}: {:?}", out.quality.flagged);
-            assert!(out.quality.removed.total() >= 3, "{fault:?}: {:?}", out.quality.removed);
+            assert!(
+                out.quality.flagged.is_empty(),
+                "{fault:?}: {:?}",
+                out.quality.flagged
+            );
+            assert!(
+                out.quality.removed.total() >= 3,
+                "{fault:?}: {:?}",
+                out.quality.removed
+            );
             assert_eq!(out.quality.retries, 0, "{fault:?}: nothing to ask again");
         }
     }
@@ -1082,7 +1123,11 @@ mod tests {
             let model = Misbehaving::new(OfflineEngine, &[fault], 2);
             let out = run(&model).await;
             assert_eq!(out.blocks, clean.blocks, "{fault:?}");
-            assert!(out.quality.flagged.is_empty(), "{fault:?}: {:?}", out.quality.flagged);
+            assert!(
+                out.quality.flagged.is_empty(),
+                "{fault:?}: {:?}",
+                out.quality.flagged
+            );
         }
     }
 
@@ -1107,7 +1152,10 @@ mod tests {
             );
             for (_, blocks) in &flags {
                 for &block in blocks {
-                    assert_eq!(out.blocks[block].text, source[block].text, "{fault:?} keeps the source");
+                    assert_eq!(
+                        out.blocks[block].text, source[block].text,
+                        "{fault:?} keeps the source"
+                    );
                 }
             }
             for block in &out.blocks {
@@ -1132,7 +1180,14 @@ mod tests {
         // Once a run's blocks have failed on three rungs and passed on the fourth often enough,
         // its chunks start on the fourth.
         let long: Vec<Block> = (0..12)
-            .map(|i| Block::new(BlockKind::Paragraph, format!("Some years ago, number {i}, never mind how long precisely, I went to sea.")))
+            .map(|i| {
+                Block::new(
+                    BlockKind::Paragraph,
+                    format!(
+                        "Some years ago, number {i}, never mind how long precisely, I went to sea."
+                    ),
+                )
+            })
             .collect();
         let first = run_on(&model, &long, &ladder).await;
         assert_eq!(first.quality.translate.requests, 1 + 2 + 12 + 12);
@@ -1141,9 +1196,15 @@ mod tests {
         let out = run_on(&echoing, &long, &ladder).await;
         assert_eq!(out.blocks, first.blocks);
         assert!(out.quality.flagged.is_empty(), "{:?}", out.quality.flagged);
-        assert_eq!(out.quality.translate.requests, 12, "one simple request per block");
+        assert_eq!(
+            out.quality.translate.requests, 12,
+            "one simple request per block"
+        );
         let tasks = counting.tasks.lock().unwrap();
-        assert!(!tasks.iter().any(|t| t.starts_with("TASK: translate")), "{tasks:?}");
+        assert!(
+            !tasks.iter().any(|t| t.starts_with("TASK: translate")),
+            "{tasks:?}"
+        );
     }
 
     #[tokio::test]
@@ -1154,7 +1215,11 @@ mod tests {
         // Merged in every chunk answer, whole in the single-block answers.
         assert_eq!(out.blocks, clean.blocks);
         assert!(out.quality.flagged.is_empty(), "{:?}", out.quality.flagged);
-        assert!(out.quality.repaired.total() >= 2, "{:?}", out.quality.repaired);
+        assert!(
+            out.quality.repaired.total() >= 2,
+            "{:?}",
+            out.quality.repaired
+        );
     }
 
     #[tokio::test]

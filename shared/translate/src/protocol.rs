@@ -65,7 +65,10 @@ pub fn build_request(
     units: &[Unit],
     max_output_tokens: u32,
 ) -> ChatRequest {
-    let (from, to) = (language_name(ctx.source_lang), language_name(ctx.target_lang));
+    let (from, to) = (
+        language_name(ctx.source_lang),
+        language_name(ctx.target_lang),
+    );
     let system = match pass {
         Pass::Translate => format!(
             "You are a literary translator. Translate every block from {from} to {to}, faithfully and naturally. \
@@ -164,7 +167,11 @@ pub fn build_request(
 /// A language's English name for a code ("es", "pt-BR"), which small models follow far better
 /// than the code; the code itself for languages not listed.
 pub fn language_name(code: &str) -> String {
-    let primary = code.split(['-', '_']).next().unwrap_or(code).to_ascii_lowercase();
+    let primary = code
+        .split(['-', '_'])
+        .next()
+        .unwrap_or(code)
+        .to_ascii_lowercase();
     let name = match primary.as_str() {
         "en" => "English",
         "es" => "Spanish",
@@ -307,7 +314,9 @@ mod tests {
         };
         let request = simple_request(Pass::Translate, "en", "es", &[&entry], &unit);
         assert_eq!(request.user, "The <i>white</i> whale.");
-        assert!(request.system.contains("Translate \"whale\" as \"ballena\"."));
+        assert!(request
+            .system
+            .contains("Translate \"whale\" as \"ballena\"."));
         assert!(request.system.contains("from English to Spanish"));
         assert!(request.system.contains("Answer with the Spanish text only"));
     }

@@ -194,7 +194,12 @@ pub fn read_plain_answer(text: &str) -> (Option<String>, Removed) {
     }
     // A marker the model added anyway is not part of the text.
     let single = match lines.as_slice() {
-        [line] => Some(marker(line).map_or(*line, |(_, rest)| rest).trim().to_string()),
+        [line] => Some(
+            marker(line)
+                .map_or(*line, |(_, rest)| rest)
+                .trim()
+                .to_string(),
+        ),
         _ => None,
     };
     (single, removed)
@@ -216,7 +221,11 @@ mod tests {
             "the sign-off is not the last block's continuation"
         );
         assert_eq!(
-            (answer.removed.before, answer.removed.fences, answer.removed.after),
+            (
+                answer.removed.before,
+                answer.removed.fences,
+                answer.removed.after
+            ),
             (1, 2, 1)
         );
     }

@@ -77,7 +77,8 @@ impl<M: ChatModel> ChatModel for Recording<M> {
 /// made again.
 #[cfg(any(test, feature = "stand-ins"))]
 pub struct Replay {
-    answers: Mutex<std::collections::HashMap<(String, String), std::collections::VecDeque<Exchange>>>,
+    answers:
+        Mutex<std::collections::HashMap<(String, String), std::collections::VecDeque<Exchange>>>,
 }
 
 #[cfg(any(test, feature = "stand-ins"))]

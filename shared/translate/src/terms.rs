@@ -14,10 +14,10 @@ use futures::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
 
+use crate::checks::is_refusal_or_remark;
 use crate::glossary::{self, GlossaryEntry};
 use crate::model::{estimate_tokens, ChatError, ChatModel, ChatRequest};
 use crate::pipeline::{complete_with_retries, PassUsage, PipelineConfig};
-use crate::checks::is_refusal_or_remark;
 use crate::protocol::{language_name, quote};
 use crate::reading::read_answer;
 

@@ -134,6 +134,9 @@ mod tests {
         ]);
         assert_eq!(warnings.len(), 2);
         assert!(warnings[1].starts_with("Translation: 2 blocks flagged"));
-        assert_eq!(QualitySummary::default().warnings(&warnings), ["2 images could not be read"]);
+        assert_eq!(
+            QualitySummary::default().warnings(&warnings),
+            ["2 images could not be read"]
+        );
     }
 }

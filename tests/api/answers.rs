@@ -1,0 +1,164 @@
+//! What models answer, as real ones do: a misbehaving model's flags reach the status, the book's
+//! warnings and the notification; a real small model's recorded answers (made by
+//! `scripts/real-model.sh`) replay into a book where nothing is silently left in English.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use booktr_core::ports::{KeyCheckError, Models};
+use booktr_translate::book::{translate_book, BookOptions};
+use booktr_translate::checks::{language_of, Problem};
+use booktr_translate::misbehaving::{Fault, Misbehaving};
+use booktr_translate::model::{ChatError, ChatModel};
+use booktr_translate::offline::OfflineEngine;
+use booktr_translate::pipeline::PipelineConfig;
+use booktr_translate::providers::Family;
+use booktr_translate::recorded::Replay;
+use serde_json::json;
+
+use crate::helpers::{corpus, sample_txt, spawn_with_models};
+
+/// Every request answered by a model spoiling every answer with `faults`.
+struct Spoiling(&'static [Fault]);
+
+#[async_trait]
+impl Models for Spoiling {
+    fn model(&self, _: &str, _: Option<String>) -> Result<Arc<dyn ChatModel>, ChatError> {
+        Ok(Arc::new(Misbehaving::new(OfflineEngine, self.0, 1)))
+    }
+
+    async fn check_key(&self, _: Family, _: &str) -> Result<(), KeyCheckError> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_model_that_refuses_everything_leaves_a_book_flagged_in_status_warnings_and_notification()
+{
+    let app = spawn_with_models(true, Arc::new(Spoiling(&[Fault::Refusal]))).await;
+    let user = app.user().await;
+    let id = app.upload_ok(&user.key, "voyage.txt", sample_txt()).await;
+    app.wait_for_status(&user.key, &id, "EXTRACTED").await;
+    let book = app.translate_to_end(&user.key, &id, json!({})).await;
+    assert_eq!(book["status"], "COMPLETED", "{book}");
+
+    let status: serde_json::Value = app
+        .get(&format!("/api/translate/status?bookId={id}"), &user.key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let quality = &status["quality"];
+    let flagged = quality["flaggedBlocks"].as_u64().unwrap();
+    assert!(flagged > 0, "{quality}");
+    assert_eq!(
+        quality["flagged"]["refusal"].as_u64(),
+        Some(flagged),
+        "{quality}"
+    );
+    let warnings = book["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().starts_with(&format!(
+                "Translation: {flagged} blocks flagged ({flagged} refused"
+            ))),
+        "{warnings:?}"
+    );
+    let page: serde_json::Value = app
+        .get("/api/notifications", &user.key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let message = page["notifications"][0]["message"].as_str().unwrap();
+    assert!(message.contains("blocks flagged"), "{message}");
+}
+
+#[tokio::test]
+async fn a_clean_model_leaves_a_clean_book_with_no_translation_warning() {
+    let app = spawn_with_models(true, Arc::new(Spoiling(&[]))).await;
+    let user = app.user().await;
+    let id = app.upload_ok(&user.key, "voyage.txt", sample_txt()).await;
+    app.wait_for_status(&user.key, &id, "EXTRACTED").await;
+    let book = app.translate_to_end(&user.key, &id, json!({})).await;
+    assert_eq!(book["status"], "COMPLETED", "{book}");
+    let status: serde_json::Value = app
+        .get(&format!("/api/translate/status?bookId={id}"), &user.key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(status["quality"]["flaggedBlocks"], 0, "{status}");
+    assert!(
+        !book["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().starts_with("Translation:")),
+        "{book}"
+    );
+}
+
+/// Qwen2.5-Coder-0.5B-Instruct (Q4 GGUF, llama.cpp's server) translating Moby-Dick's
+/// "Loomings" into Spanish, as `RECORD=1 bash scripts/real-model.sh` recorded it.
+const RECORDED: &str = include_str!("../fixtures/real-model/qwen2.5-coder-0.5b.es.jsonl");
+
+#[tokio::test]
+async fn a_real_small_models_recorded_answers_replay_into_a_book_with_nothing_silently_english() {
+    let mut book = booktr_formats::epub::extract(&corpus("moby-dick.epub")).unwrap();
+    // The chapter the script translates (`--chapters 5`).
+    book.chapters = vec![book.chapters.remove(4)];
+    let source = book.language.clone().unwrap();
+    let model = Replay::from_lines(RECORDED).unwrap();
+    let done = translate_book(
+        &model,
+        &book,
+        &source,
+        "es",
+        &[],
+        &PipelineConfig::default(),
+        &BookOptions {
+            parallel: 1,
+            max_cost: None,
+            model: "gpt-4o-mini".into(),
+        },
+        &|_| {},
+    )
+    .await
+    .expect("every request of this run was recorded");
+    let quality = &done.qualities[0];
+    let flagged = quality.flagged_blocks();
+    let (mut judged, mut spanish) = (0, 0);
+    for (i, (block, original)) in done.manuscript.chapters[0]
+        .blocks
+        .iter()
+        .zip(&book.chapters[0].blocks)
+        .enumerate()
+    {
+        for chatter in ["Here is", "```", "<think>", "translation", "Translation"] {
+            assert!(!block.text.contains(chatter), "{}", block.text);
+        }
+        if flagged.contains(&i) {
+            assert_eq!(
+                block.text, original.text,
+                "a flagged block keeps its source"
+            );
+            continue;
+        }
+        if let Some(lang) = language_of(&block.plain_text()) {
+            judged += 1;
+            spanish += usize::from(lang == "es");
+            assert_ne!(lang, "en", "silently English: {}", block.text);
+        }
+    }
+    let kinds: BTreeMap<Problem, usize> = quality.flag_counts();
+    assert!(
+        judged > 0 && spanish * 10 >= (judged + flagged.len()) * 9,
+        "{spanish} of {judged} judged blocks in Spanish, {} flagged {kinds:?}",
+        flagged.len()
+    );
+    // The real model needed the ladder: the recording holds its failed rungs too.
+    assert!(quality.repaired.total() > 0, "{:?}", quality.repaired);
+}
