@@ -420,6 +420,7 @@ async fn an_event_is_delivered_to_the_webhooks_subscribed_to_it_only() {
             "title": "The Voyage",
             "status": "COMPLETED",
             "downloadUrl": "/api/download/book1?format=epub",
+            "quality": {"flaggedBlocks": 0, "flagged": {}},
         })
     );
     let history = deliveries(&app, &user, id).await;

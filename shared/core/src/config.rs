@@ -152,6 +152,20 @@ impl Config {
                 ))
             }
         };
+        // Read where the model clients are made (`booktr_translate::book::choose_model`);
+        // checked here so that a bad value stops the start like any other.
+        let timeout_raw = get("BOOKTR_MODEL_TIMEOUT_SECS", "180");
+        if !timeout_raw
+            .trim()
+            .parse::<u64>()
+            .is_ok_and(|s| (1..=3600).contains(&s))
+        {
+            return Err(parse_err(
+                "BOOKTR_MODEL_TIMEOUT_SECS",
+                &timeout_raw,
+                "expected a number of seconds from 1 to 3600".to_string(),
+            ));
+        }
         let admin_raw = get("BOOKTR_ADMIN_EMAIL", "admin@localhost");
         let admin_email = Email::parse(&admin_raw)
             .map_err(|e| parse_err("BOOKTR_ADMIN_EMAIL", &admin_raw, e.0))?;
