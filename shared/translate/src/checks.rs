@@ -339,13 +339,15 @@ fn words(text: &str) -> Vec<String> {
 /// The answer is the source again, or the source with a few words changed. Judged only on
 /// sources with enough ordinary words: names, numbers and short headings may stay the same.
 fn nearly_identical(source: &str, answer: &str) -> bool {
-    // Words not capitalised (every word, in scripts without capitals).
+    // Words not capitalised (every word, in scripts without capitals, and in a text written
+    // all in capitals, such as a headline).
+    let shouted = !source.chars().any(char::is_lowercase);
     let ordinary = source
         .split_whitespace()
         .filter(|w| {
             w.chars()
                 .next()
-                .is_some_and(|c| c.is_alphabetic() && !c.is_uppercase())
+                .is_some_and(|c| c.is_alphabetic() && (shouted || !c.is_uppercase()))
         })
         .count();
     let (source_words, answer_words) = (words(source), words(answer));
@@ -498,6 +500,11 @@ mod tests {
             Checks::new("ar", "fr", false).check(arabic, Some(arabic)),
             Err(Problem::Untranslated),
             "a script without capitals is judged too"
+        );
+        let headline = "“WHALING VOYAGE BY ONE ISHMAEL.";
+        assert_eq!(
+            es().check(headline, Some(headline)),
+            Err(Problem::Untranslated)
         );
     }
 
