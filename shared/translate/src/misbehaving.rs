@@ -92,7 +92,7 @@ impl<M: ChatModel> ChatModel for Misbehaving<M> {
     async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
         let mut response = self.inner.complete(request.clone()).await?;
         let n = self.answers.fetch_add(1, Ordering::SeqCst);
-        if self.faults.is_empty() || (n + 1) % self.every != 0 {
+        if self.faults.is_empty() || !(n + 1).is_multiple_of(self.every) {
             return Ok(response);
         }
         let fault = self.faults[(n / self.every) as usize % self.faults.len()];

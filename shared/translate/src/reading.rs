@@ -109,10 +109,13 @@ pub fn read_answer(text: &str, asked: Option<&[usize]>) -> Answer {
         seen_marker = true;
         if asked.is_some_and(|asked| !asked.contains(&id)) {
             answer.removed.extra += 1;
-        } else if answer.blocks.contains_key(&id) {
-            answer.removed.duplicates += 1;
         } else {
-            answer.blocks.insert(id, rest.trim().to_string());
+            match answer.blocks.entry(id) {
+                std::collections::btree_map::Entry::Occupied(_) => answer.removed.duplicates += 1,
+                std::collections::btree_map::Entry::Vacant(slot) => {
+                    slot.insert(rest.trim().to_string());
+                }
+            }
         }
     }
     if seen_marker {

@@ -403,6 +403,32 @@ mod tests {
         assert_eq!(merged[0].target, "Quiquegue");
     }
 
+    #[test]
+    fn a_garbage_term_answer_never_reaches_the_list() {
+        let batch: Vec<Candidate> = ["Queequeg", "Ishmael", "Pequod", "Ahab", "Starbuck", "Stubb"]
+            .iter()
+            .map(|term| Candidate {
+                term: term.to_string(),
+                context: String::new(),
+                occurrences: 3,
+            })
+            .collect();
+        let answer = read_answer(
+            "Sure! Here are the terms:\n[[0]] Quiqueg\n[[1]] I'm sorry, but I can't help with that\n\
+             [[2]] Ahab\n[[3]] Acab\n[[4]] <b>Starbuck</b>\n[[5]] Acab\nI hope this helps!",
+            Some(&[0, 1, 2, 3, 4, 5]),
+        );
+        let (terms, rejected) = usable_terms(&batch, &answer.blocks);
+        // Kept: Queequeg. Refused: Ishmael (a refusal), Pequod (another term: shifted), Starbuck
+        // (markup), Ahab and Stubb (the same answer for two terms).
+        assert_eq!(
+            terms,
+            [("Queequeg".to_string(), "Quiqueg".to_string())].into()
+        );
+        assert_eq!(rejected, 5);
+        assert_eq!((answer.removed.before, answer.removed.after), (1, 1));
+    }
+
     #[tokio::test]
     async fn the_offline_engine_translates_the_list() {
         let found = candidates(&book(), &[]);
