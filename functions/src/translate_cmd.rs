@@ -384,7 +384,6 @@ fn print_summary(
     let (checked, satisfied) = glossary_uses(glossary, manuscript, &done.manuscript);
     let listed: u32 = qualities.iter().map(|q| q.glossary_checked).sum();
     let followed: u32 = qualities.iter().map(|q| q.glossary_satisfied).sum();
-    let count = |f: fn(&Quality) -> usize| qualities.iter().map(f).sum::<usize>();
     println!("Wrote {}", out.display());
     println!(
         "{} chapters, {} words, model {}",
@@ -424,7 +423,6 @@ fn print_summary(
             f64::from(followed) * 100.0 / f64::from(listed)
         );
     }
-    let _ = count;
 }
 
 /// What a run did to the book's blocks, for people (printed) and scripts (`--report`).
