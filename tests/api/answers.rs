@@ -15,9 +15,9 @@ use booktr_translate::offline::OfflineEngine;
 use booktr_translate::pipeline::PipelineConfig;
 use booktr_translate::providers::Family;
 use booktr_translate::recorded::Replay;
-use serde_json::json;
+use serde_json::{json, Value};
 
-use crate::helpers::{corpus, sample_txt, spawn_with_models};
+use crate::helpers::{corpus, sample_txt, spawn_with_models, TestApp, TestUser};
 
 /// Every request answered by a model spoiling every answer with `faults`.
 struct Spoiling(&'static [Fault]);
@@ -33,22 +33,29 @@ impl Models for Spoiling {
     }
 }
 
-#[tokio::test]
-async fn a_model_that_refuses_everything_leaves_a_book_flagged_in_status_warnings_and_notification()
-{
-    let app = spawn_with_models(true, Arc::new(Spoiling(&[Fault::Refusal]))).await;
+/// The sample book uploaded and translated to COMPLETED: the book, its translation status and
+/// its owner.
+async fn translated_sample(app: &TestApp) -> (Value, Value, TestUser) {
     let user = app.user().await;
     let id = app.upload_ok(&user.key, "voyage.txt", sample_txt()).await;
     app.wait_for_status(&user.key, &id, "EXTRACTED").await;
     let book = app.translate_to_end(&user.key, &id, json!({})).await;
     assert_eq!(book["status"], "COMPLETED", "{book}");
-
-    let status: serde_json::Value = app
+    let status: Value = app
         .get(&format!("/api/translate/status?bookId={id}"), &user.key)
         .await
         .json()
         .await
         .unwrap();
+    (book, status, user)
+}
+
+#[tokio::test]
+async fn a_model_that_refuses_everything_leaves_a_book_flagged_in_status_warnings_and_notification()
+{
+    let app = spawn_with_models(true, Arc::new(Spoiling(&[Fault::Refusal]))).await;
+    let (book, status, user) = translated_sample(&app).await;
+
     let quality = &status["quality"];
     let flagged = quality["flaggedBlocks"].as_u64().unwrap();
     assert!(flagged > 0, "{quality}");
@@ -67,7 +74,7 @@ async fn a_model_that_refuses_everything_leaves_a_book_flagged_in_status_warning
         }),
         "{warnings:?}"
     );
-    let page: serde_json::Value = app
+    let page: Value = app
         .get("/api/notifications", &user.key)
         .await
         .json()
@@ -80,17 +87,7 @@ async fn a_model_that_refuses_everything_leaves_a_book_flagged_in_status_warning
 #[tokio::test]
 async fn a_clean_model_leaves_a_clean_book_with_no_translation_warning() {
     let app = spawn_with_models(true, Arc::new(Spoiling(&[]))).await;
-    let user = app.user().await;
-    let id = app.upload_ok(&user.key, "voyage.txt", sample_txt()).await;
-    app.wait_for_status(&user.key, &id, "EXTRACTED").await;
-    let book = app.translate_to_end(&user.key, &id, json!({})).await;
-    assert_eq!(book["status"], "COMPLETED", "{book}");
-    let status: serde_json::Value = app
-        .get(&format!("/api/translate/status?bookId={id}"), &user.key)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let (book, status, _) = translated_sample(&app).await;
     assert_eq!(status["quality"]["flaggedBlocks"], 0, "{status}");
     assert!(
         !book["warnings"]
