@@ -136,6 +136,27 @@ async fn a_post_is_a_draft_by_default_with_a_unique_transliterated_slug_and_an_e
 }
 
 #[tokio::test]
+async fn a_title_used_more_often_than_its_numbered_slugs_still_gets_a_unique_slug() {
+    let app = spawn_app().await;
+    let author = app.user().await;
+    let mut slugs = std::collections::HashSet::new();
+    for _ in 0..23 {
+        let post = created(&app, &author, json!({"title": "file", "content": "x"})).await;
+        assert!(slugs.insert(post["slug"].as_str().unwrap().to_string()));
+    }
+    assert!(slugs.contains("file-20"));
+    let random: Vec<_> = slugs
+        .iter()
+        .filter(|s| s.len() == "file-".len() + 8)
+        .collect();
+    assert_eq!(
+        random.len(),
+        3,
+        "three posts past file-20 got random suffixes: {slugs:?}"
+    );
+}
+
+#[tokio::test]
 async fn invalid_posts_are_refused_with_400_and_free_unverified_accounts_cannot_publish() {
     let app = spawn_app().await;
     let author = app.user().await;

@@ -1,14 +1,17 @@
 //! Slugs: readable, transliterated URL names (`¿Qué es Moby-Dick?` -> `que-es-moby-dick`),
 //! unique per kind through a claim item.
 
-use crate::ids::new_id;
+use crate::ids::random_hex;
 use crate::ports::{Condition, Item, StoreError};
 use crate::Ports;
 
 /// The longest slug, in characters.
 const MAX_LEN: usize = 80;
-/// Numbered variants (`-2`, `-3`, ...) tried before a random suffix.
+/// Numbered variants (`-2`, `-3`, ...) tried before random suffixes.
 const NUMBERED: u32 = 20;
+/// Random 32-bit suffixes tried once the numbered variants are taken: a collision of all of
+/// them is as unlikely as it gets, and still answers a conflict rather than looping.
+const RANDOM_TRIES: usize = 3;
 
 /// ASCII lowercase letters and digits joined by single hyphens; `fallback` when nothing of
 /// `text` survives (a title of emoji, say).
@@ -49,7 +52,9 @@ pub(super) async fn claim(
 ) -> Result<String, StoreError> {
     let candidates = std::iter::once(base.to_string())
         .chain((2..=NUMBERED).map(|n| format!("{base}-{n}")))
-        .chain(std::iter::once(format!("{base}-{}", &new_id()[..8])));
+        // Random, not a prefix of a time-ordered id: those share their first characters for a
+        // minute, so a popular title would run out of slugs.
+        .chain((0..RANDOM_TRIES).map(|_| format!("{base}-{}", random_hex(4))));
     for slug in candidates {
         let item = Item::new(claim_pk(kind, &slug), CLAIM_SK).with("id", owner_id);
         match ports.table.put(item, Condition::NotExists).await {
