@@ -137,7 +137,9 @@ impl Checks {
         if !self.translating() || self.quoted_in_another_language(&source_plain) {
             return Ok(());
         }
-        if nearly_identical(&source_plain, &answer_plain) {
+        if nearly_identical(&source_plain, &answer_plain)
+            || mostly_copied(&source_plain, &answer_plain)
+        {
             return Err(Problem::Untranslated);
         }
         if !self.length_plausible(&source_plain, &answer_plain) {
@@ -367,6 +369,27 @@ fn nearly_identical(source: &str, answer: &str) -> bool {
     common * 10 >= longer * 9
 }
 
+/// Half or more of the answer's ordinary words (lower-case, four letters or more: not names,
+/// not the short words languages share, such as "no" and "me") are copied from the source,
+/// eight at least: a block left half in the source language, as small models do when a
+/// paragraph is long. A real translation shares few such words with its source ("animal",
+/// "general"; more between English and French, still far from half).
+fn mostly_copied(source: &str, answer: &str) -> bool {
+    let ordinary = |text: &str| -> Vec<String> {
+        text.split(|c: char| !c.is_alphabetic())
+            .filter(|w| w.chars().count() >= 4 && w.chars().all(char::is_lowercase))
+            .map(str::to_string)
+            .collect()
+    };
+    let source_words: std::collections::HashSet<String> = ordinary(source).into_iter().collect();
+    let answer_words = ordinary(answer);
+    let copied = answer_words
+        .iter()
+        .filter(|w| source_words.contains(*w))
+        .count();
+    copied >= 8 && copied * 2 >= answer_words.len()
+}
+
 /// Some sentence of at least 20 letters appears twice, or the whole text is one phrase said
 /// two to four times.
 fn repeats_itself(text: &str) -> bool {
@@ -489,6 +512,30 @@ mod tests {
             .is_ok(),
             "names stay"
         );
+    }
+
+    #[test]
+    fn a_block_left_half_in_the_source_language_is_untranslated() {
+        let source = "But look! here come more crowds, pacing straight for the water, and seemingly bound for a dive. Strange! Nothing will content them but the extremest limit of the land; loitering under the shady lee of yonder warehouses will not suffice. No. They must get just as nigh the water as they possibly can without falling in. And there they stand—miles of them—leagues. Inlanders all, they come from lanes and alleys, streets and avenues—north, east, south, and west. Yet here they all unite. Tell me, does the magnetic virtue of the needles of the compasses of all those ships attract them thither?";
+        // Qwen2.5-Coder-0.5B's answer (scripts/real-model.sh), which whatlang takes for Spanish.
+        let spanglish = "Pero look! aquí comienzan más crowds, pacing straight for la playa y parece que estén bound para un dive. Strange! No hay nada que contienen ellos pero el extremest limit de la land; loitering under the shady lee de yonder warehouses will not suffice. No. Ellos deben get just as nigh la playa como pueden sin fallar. Y aquí están—miles de them—leagues. Inlanders all, they come from lanes and alleys, streets and avenues—north, east, south, and west. Yet aquí están todas unite. Tell me, does the magnetic virtue of the needles of the compasses of all those ships attract them thither?";
+        assert_eq!(
+            es().check(source, Some(spanglish)),
+            Err(Problem::Untranslated)
+        );
+        // Faithful translations share few ordinary words with the English, French the most.
+        let translations = [
+            ("es", "¡Pero mirad! Aquí llega más gente, que camina derecha hacia el agua y parece dispuesta a zambullirse. ¡Qué extraño! Nada los contenta sino el límite extremo de la tierra; no les basta holgazanear a la sombra de aquellos almacenes. No. Tienen que acercarse al agua tanto como puedan sin caerse. Y allí están, millas de ellos, leguas. Gente de tierra adentro, todos vienen de callejas y callejones, de calles y avenidas, del norte, del este, del sur y del oeste. Y aquí se unen todos. Decidme, ¿los atrae hasta aquí la virtud magnética de las agujas de las brújulas de todos esos barcos?"),
+            ("fr", "Mais regardez ! Voici venir d'autres foules, qui marchent droit vers l'eau et semblent prêtes à plonger. Étrange ! Rien ne les contente que la limite extrême de la terre ; flâner à l'ombre de ces entrepôts ne suffit pas. Non. Il leur faut approcher de l'eau aussi près qu'ils le peuvent sans y tomber. Et les voilà, des milles, des lieues. Tous gens de l'intérieur, ils viennent des ruelles et des allées, des rues et des avenues, du nord, de l'est, du sud et de l'ouest. Pourtant ici ils s'unissent tous. Dites-moi, la vertu magnétique des aiguilles des compas de tous ces navires les attire-t-elle ici ?"),
+            ("de", "Aber seht! Da kommen noch mehr Menschen, die geradewegs auf das Wasser zugehen und offenbar hineinspringen wollen. Seltsam! Nichts genügt ihnen als die äußerste Grenze des Landes; im Schatten jener Lagerhäuser herumzulungern reicht nicht. Nein. Sie müssen so nah ans Wasser, wie sie nur können, ohne hineinzufallen. Und da stehen sie, meilenweit, meilenlang. Alle aus dem Binnenland, kommen sie aus Gassen und Gässchen, Straßen und Alleen, aus Norden, Osten, Süden und Westen. Und hier vereinen sie sich alle. Sagt mir, zieht die magnetische Kraft der Nadeln in den Kompassen all dieser Schiffe sie hierher?"),
+        ];
+        for (lang, translation) in translations {
+            assert_eq!(
+                Checks::new("en", lang, true).check(source, Some(translation)),
+                Ok(()),
+                "{lang}"
+            );
+        }
     }
 
     #[test]

@@ -82,9 +82,12 @@ fn glossary(user: &str) -> Vec<(String, String)> {
 /// The last rung's prompt (see `protocol::simple_request`): the text alone, the glossary in
 /// the instructions as `Translate "x" as "y".`
 fn simple_answer(system: &str, user: &str) -> String {
-    if !system.starts_with("Translate the user's text") {
+    let Some((translating, text)) = crate::protocol::read_simple_request(user) else {
+        return String::new();
+    };
+    if !translating {
         // Review and polish of a draft that already uses the glossary: nothing to change.
-        return user.to_string();
+        return text.to_string();
     }
     let glossary: Vec<(String, String)> = system
         .split(" Translate ")
@@ -97,7 +100,7 @@ fn simple_answer(system: &str, user: &str) -> String {
             ))
         })
         .collect();
-    pseudo(user, &glossary)
+    pseudo(text, &glossary)
 }
 
 fn answer(user: &str) -> String {

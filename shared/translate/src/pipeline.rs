@@ -310,10 +310,14 @@ impl<'a> ChapterTranslation<'a> {
             input.target_lang,
             model.writes_language(),
         );
+        // A block the translate pass could not translate holds its source: there is no
+        // translation for the later passes to review or polish, so they leave it out.
+        let untranslatable: BTreeSet<usize> = self.state.failures.iter().map(|f| f.0).collect();
         let units: Vec<Unit> = self
             .segments
             .iter()
             .enumerate()
+            .filter(|(id, _)| pass == Pass::Translate || !untranslatable.contains(id))
             .map(|(id, segment)| Unit {
                 id,
                 source: segment.source.clone(),
@@ -1164,6 +1168,16 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[tokio::test]
+    async fn blocks_left_untranslated_are_not_sent_to_the_review_or_the_polish() {
+        let model = Misbehaving::new(OfflineEngine, &[Fault::Refusal], 1);
+        let out = run(&model).await;
+        assert_eq!(out.blocks, chapter(), "every block keeps its source");
+        assert!(out.quality.translate.requests > 0);
+        assert_eq!(out.quality.review.requests, 0);
+        assert_eq!(out.quality.polish.requests, 0);
     }
 
     #[tokio::test]

@@ -217,9 +217,12 @@ fn one_line(s: &str) -> String {
     s.replace(['\n', '\r'], " ")
 }
 
-/// One block in the simplest form: the system message says what to do (with the glossary's
-/// terms for this block), the user message is the block's text alone, and the answer is the
-/// text alone. What small local models follow when the block protocol is too much for them.
+/// One block in the simplest form: the system message says who answers and how (with the
+/// glossary's terms for this block), the user message asks for the task on the block's text
+/// alone and ends on the answer's label, and the answer is the text alone. What small local
+/// models follow when the block protocol is too much for them: Qwen2.5-0.5B gives a long
+/// paragraph back in English when the task is in the system message only, and in Spanish
+/// when it is asked for next to the text (measured for `scripts/real-model.sh`).
 pub fn simple_request(
     pass: Pass,
     from: &str,
@@ -228,20 +231,32 @@ pub fn simple_request(
     unit: &Unit,
 ) -> ChatRequest {
     let (from, to) = (language_name(from), language_name(to));
-    let mut system = match pass {
-        Pass::Translate => format!("Translate the user's text from {from} to {to}."),
-        Pass::Review => format!(
-            "The user's text is a {to} translation. Correct it only where names or terms are \
-             inconsistent or do not follow the glossary."
+    let (role, task, label) = match pass {
+        Pass::Translate => (
+            "a translator",
+            format!("Translate from {from} into {to}:"),
+            format!("{to} translation:"),
         ),
-        Pass::Polish => format!(
-            "The user's text is a {to} translation. Make it read naturally in {to} without \
-             changing its meaning, names or terms."
+        Pass::Review => (
+            "an editor",
+            format!(
+                "Correct this {to} translation only where names or terms are inconsistent or \
+                 do not follow the glossary:"
+            ),
+            format!("Corrected {to} text:"),
+        ),
+        Pass::Polish => (
+            "an editor",
+            format!(
+                "Make this {to} translation read naturally in {to} without changing its \
+                 meaning, names or terms:"
+            ),
+            format!("{to} text:"),
         ),
     };
-    let _ = write!(
-        system,
-        " Keep every tag ({MARKS}) exactly as written. Answer with the {to} text only, on one line."
+    let mut system = format!(
+        "You are {role}. You always answer in {to}, with the text alone, on one line. Keep \
+         every tag ({MARKS}) exactly as written."
     );
     for entry in glossary {
         let _ = write!(
@@ -257,9 +272,18 @@ pub fn simple_request(
     };
     ChatRequest {
         system,
-        user: one_line(text),
+        user: format!("{task}\n\n{}\n\n{label}", one_line(text)),
         max_output_tokens: (crate::model::estimate_tokens(text) * 3 + 128).min(16_000) as u32,
     }
+}
+
+/// What a [`simple_request`] asks about: whether it asks for a translation (not a review or a
+/// polish), and the block's text. None for any other message. For engines that answer it
+/// (the offline one).
+pub fn read_simple_request(user: &str) -> Option<(bool, &str)> {
+    let (task, rest) = user.split_once("\n\n")?;
+    let (text, _label) = rest.rsplit_once("\n\n")?;
+    Some((task.starts_with("Translate from "), text))
 }
 
 /// Glossary entries whose source term is in `source` but whose target is not in `translation`.
@@ -313,12 +337,23 @@ mod tests {
             draft: None,
         };
         let request = simple_request(Pass::Translate, "en", "es", &[&entry], &unit);
-        assert_eq!(request.user, "The <i>white</i> whale.");
+        assert_eq!(
+            request.user,
+            "Translate from English into Spanish:\n\nThe <i>white</i> whale.\n\nSpanish translation:"
+        );
+        assert_eq!(
+            read_simple_request(&request.user),
+            Some((true, "The <i>white</i> whale."))
+        );
         assert!(request
             .system
             .contains("Translate \"whale\" as \"ballena\"."));
-        assert!(request.system.contains("from English to Spanish"));
-        assert!(request.system.contains("Answer with the Spanish text only"));
+        assert!(request.system.contains("You always answer in Spanish"));
+        let review = simple_request(Pass::Review, "en", "es", &[], &unit);
+        assert_eq!(
+            read_simple_request(&review.user),
+            Some((false, "The <i>white</i> whale."))
+        );
     }
 
     #[test]
