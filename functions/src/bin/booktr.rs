@@ -7,7 +7,7 @@ const BLOCKING_THREADS: usize = 16;
 
 /// Every request allocates and frees dozens of small values across threads. With mimalloc
 /// authenticated reads run about a third faster than on glibc's allocator, for about 25 MiB more
-/// resident memory under a burst (the README's load and sign-in figures).
+/// resident memory under a burst (docs/benchmarks.md's load figures).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -14,7 +14,7 @@ use tracing::error;
 #[derive(Debug, Clone)]
 pub struct ApiError {
     pub status: StatusCode,
-    /// Stable, machine-readable (the README lists them all).
+    /// Stable, machine-readable (docs/api.md lists them all).
     pub code: &'static str,
     /// For people; never contains internals.
     pub message: String,

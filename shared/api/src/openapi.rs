@@ -35,7 +35,7 @@ pub const SESSION: &str = "session";
 #[derive(Serialize, ToSchema)]
 #[schema(example = json!({"error": "not_found", "message": "book not found"}))]
 pub struct ErrorBody {
-    /// Stable, machine-readable code (the README lists them all).
+    /// Stable, machine-readable code (docs/api.md lists them all).
     pub error: String,
     /// For people; never contains internals.
     pub message: String,

@@ -1,5 +1,5 @@
 //! Typed configuration from the environment (`BOOKTR_*`), read once at start. Every name is
-//! documented in the README's configuration table.
+//! documented in docs/operations.md's configuration table.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -44,7 +44,7 @@ pub struct Config {
     /// last address is then the client's for the per-address rate limits.
     pub trust_forwarded_for: bool,
     /// `BOOKTR_QUOTA_<FREE|PRO|BUSINESS>_<BOOKS|WORDS>`: monthly quotas per plan, a number or
-    /// `unlimited`; unset ones keep their defaults (the README's table).
+    /// `unlimited`; unset ones keep their defaults (docs/operations.md's table).
     pub quotas: Quotas,
     /// `BOOKTR_SMTP_URL` and `BOOKTR_MAIL_FROM`: where notification emails are sent; both or neither.
     /// Without them emails are only logged.

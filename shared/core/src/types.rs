@@ -74,7 +74,7 @@ string_enum!(
 );
 
 string_enum!(
-    /// The lifecycle of a book (see the state table in the README).
+    /// The lifecycle of a book (see the state table in docs/api.md).
     BookStatus {
         Uploaded => "UPLOADED",
         Extracting => "EXTRACTING",
@@ -108,7 +108,7 @@ impl Plan {
         }
     }
 
-    /// The translation models the plan may use (a gap in the spec; documented in the README):
+    /// The translation models the plan may use (a gap in the spec; documented in docs/api.md):
     /// Free gets the three fast models, paid plans all six. Role DEV may use every model.
     pub fn allowed_models(self) -> &'static [&'static str] {
         const FAST: &[&str] = &["gpt-4o-mini", "claude-3-haiku", "gemini-2.0-flash"];
@@ -126,7 +126,7 @@ impl Plan {
         }
     }
 
-    /// Whether the plan's jobs go first (see the README's usage section for what that buys).
+    /// Whether the plan's jobs go first (see docs/api.md's usage section for what that buys).
     pub fn has_priority(self) -> bool {
         matches!(self, Plan::Pro | Plan::Business)
     }

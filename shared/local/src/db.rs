@@ -6,7 +6,7 @@
 //! thread instead: a point read or a bounded range read from the page cache takes microseconds,
 //! less than the two thread switches a trip through the blocking pool costs, and a WAL reader
 //! never waits for the writer. Every request reads a few items, so this is most of what an
-//! authenticated read costs (see the load figures in the README).
+//! authenticated read costs (see the load figures in docs/benchmarks.md).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

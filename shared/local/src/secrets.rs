@@ -1,7 +1,7 @@
 //! The secrets port in worker-queue mode: AES-256-GCM under a 32-byte key kept in the data
 //! directory's `secrets.key` (made on the first start, 0600). The key sits beside the database,
 //! so it protects against a leaked or backed-up database file, not against someone who can read
-//! the whole directory; the README says to keep the two apart in backups.
+//! the whole directory; docs/operations.md says to keep the two apart in backups.
 
 use std::path::Path;
 

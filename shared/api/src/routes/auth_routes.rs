@@ -1,5 +1,5 @@
 //! Sign-up, sign-in and sign-out with the session cookie (the spec hides this flow; these
-//! endpoints are ours, documented in the README).
+//! endpoints are ours, documented in docs/api.md).
 
 use axum::extract::State;
 use axum::http::header::SET_COOKIE;

@@ -1,4 +1,4 @@
-//! How accounts map onto table items (the layout is documented in the README's data section):
+//! How accounts map onto table items (the layout is documented in docs/operations.md's data layout):
 //!
 //! | item | pk | sk | gsi1pk / gsi1sk |
 //! |---|---|---|---|

@@ -1,5 +1,5 @@
 //! The book state machine: every status change the service makes goes through [`BookEvent`],
-//! so the allowed transitions are written in one place (and tabled in the README).
+//! so the allowed transitions are written in one place (and tabled in docs/api.md).
 
 use crate::types::BookStatus::{self, *};
 

@@ -17,7 +17,7 @@ use crate::Ports;
 
 /// The largest file accepted by upload (the spec's 50 MB, read as MiB).
 pub const MAX_UPLOAD_BYTES: u64 = 50 * 1024 * 1024;
-/// The most books one list call returns (a gap in the spec; documented in the README).
+/// The most books one list call returns (a gap in the spec; documented in docs/api.md).
 pub const MAX_LIST_LIMIT: usize = 100;
 const DEFAULT_LIST_LIMIT: usize = 50;
 const MAX_TITLE_CHARS: usize = 500;

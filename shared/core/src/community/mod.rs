@@ -1,5 +1,5 @@
 //! The community: blog posts with categories and tags, and comments (see `comments` for their
-//! rules). Public pages and feeds come next; see the README's roadmap.
+//! rules). The public pages and feeds that show them are `booktr-api`'s `web` module.
 //!
 //! Layout:
 //! - a post: `POST#<id>` / `POST`, with `authorId`, `categoryId`, `tagIds` and counters

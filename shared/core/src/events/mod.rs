@@ -3,7 +3,7 @@
 //! webhook (sent by a worker of the `webhooks` queue, retried after 1, 5 and 30 minutes) and an
 //! email, each as the user's settings ask.
 //!
-//! Layout (the README's data section repeats it):
+//! Layout (docs/operations.md's data layout repeats it):
 //!
 //! | item | pk | sk |
 //! |---|---|---|

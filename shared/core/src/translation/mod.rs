@@ -123,7 +123,7 @@ pub struct BookTerms {
 }
 
 /// Chapters of a book translated at the same time, unless configured otherwise: Moby-Dick's 141
-/// chapters in 5 windows (the whole-book benchmark's figures are in the README).
+/// chapters in 5 windows (the whole-book benchmark's figures are in docs/translation.md).
 pub const DEFAULT_WINDOW: usize = 32;
 /// The widest window, priority included.
 pub const MAX_WINDOW: usize = 64;
