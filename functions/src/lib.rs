@@ -9,5 +9,4 @@ pub mod metrics;
 pub mod serve;
 pub mod telemetry;
 pub mod translate_cmd;
-mod uri_guard;
 pub mod wiring;

@@ -6,7 +6,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use anyhow::Context;
-use axum::serve::ListenerExt;
 use axum::Router;
 use booktr_api::{AppState, Settings};
 use booktr_core::config::Config;
@@ -17,7 +16,6 @@ use booktr_local::DataDirLock;
 use tokio::sync::watch;
 use tracing::{info, warn};
 
-use crate::uri_guard::GuardedListener;
 use crate::wiring;
 
 pub async fn run(config: Config) -> anyhow::Result<()> {
@@ -105,17 +103,11 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
 
 /// Serves `router` on `listener` until `shutdown` completes, then lets the open requests finish:
 /// the HTTP side of `booktr serve`, which the black-box tests run too.
-///
-/// Each connection goes through the URI guard (see `uri_guard`), so that a URI too long for
-/// hyper gets the JSON error body too instead of hyper's empty 414.
 pub async fn serve_router(
     listener: tokio::net::TcpListener,
     router: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    // `tap_io` changes nothing on the connection: it is how axum hands a custom listener's peer
-    // address to `ConnectInfo<SocketAddr>`, which anonymous requests are rate-limited by.
-    let listener = GuardedListener::new(listener).tap_io(|_| {});
     axum::serve(
         listener,
         router.into_make_service_with_connect_info::<SocketAddr>(),

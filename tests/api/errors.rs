@@ -10,29 +10,28 @@ async fn an_unknown_route_is_a_json_404() {
 }
 
 #[tokio::test]
-async fn a_uri_too_long_for_the_server_is_a_json_414() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+async fn a_uri_too_long_is_a_json_414_and_one_past_hypers_limit_a_bare_414() {
     let app = spawn_app().await;
-    // By hand: HTTP clients refuse to send a URI this long at all.
+    let long = format!("/api/books?q={}", "a".repeat(9_000));
+    let response = app.get_anonymous(&long).await;
+    assert!(response.headers().contains_key("x-request-id"));
+    assert_error(response, 414, "uri_too_long").await;
+    let at_the_limit = format!("/api/{}", "a".repeat(8 * 1024 - "/api/".len()));
+    assert_error(app.get_anonymous(&at_the_limit).await, 404, "not_found").await;
+
+    // Past 65,534 bytes hyper refuses the request head itself, before any layer, with no body
+    // (by hand: HTTP clients refuse to send a URI this long at all).
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let path = format!("/api/{}", "a".repeat(100_000 - "/api/".len()));
     let mut stream = tokio::net::TcpStream::connect(app.url.trim_start_matches("http://"))
         .await
         .unwrap();
     let request = format!("GET {path} HTTP/1.1\r\nhost: localhost\r\n\r\n");
     stream.write_all(request.as_bytes()).await.unwrap();
-    // The server closes the connection after its answer.
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).await.unwrap();
-    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
-    assert!(head.starts_with("HTTP/1.1 414 "), "{head}");
-    assert!(head.contains("content-type: application/json"), "{head}");
-    assert!(head.contains("x-request-id: "), "{head}");
-    let body: serde_json::Value = serde_json::from_str(body).unwrap();
-    assert_eq!(body["error"], "uri_too_long", "{body}");
-    assert!(
-        body["message"].as_str().is_some_and(|m| !m.is_empty()),
-        "{body}"
-    );
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 414 "), "{answer}");
     // The server carries on.
     assert_eq!(app.get_anonymous("/api/health").await.status(), 200);
 }

@@ -96,6 +96,7 @@ pub fn finish(routes: Routes, state: AppState) -> Router {
             state.clone(),
             limits::limit_requests,
         ))
+        .layer(axum::middleware::from_fn(middleware::refuse_long_uris))
         .layer(axum::middleware::from_fn(middleware::trace_requests))
         .with_state(state)
 }

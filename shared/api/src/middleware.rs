@@ -1,4 +1,5 @@
-//! Request-wide layers: a tracing span per request, and a last line of defence against panics.
+//! Request-wide layers: a tracing span per request, a limit on the URI's length, and a last
+//! line of defence against panics.
 
 use std::panic::AssertUnwindSafe;
 use std::time::Instant;
@@ -41,6 +42,29 @@ pub async fn trace_requests(request: Request, next: Next) -> Response {
         response.headers_mut().insert("x-request-id", value);
     }
     response
+}
+
+/// The longest request URI served, in bytes: what API Gateway and most proxies accept, far
+/// beyond any URI the API builds (ids, a few query parameters).
+pub const MAX_URI_BYTES: usize = 8 * 1024;
+
+/// A URI longer than [`MAX_URI_BYTES`] is refused with 414 before routing, in the error model.
+/// hyper itself refuses URIs over 65,534 bytes while it reads the request head, before any
+/// layer runs, with a bare 414 and no body: it has no hook to change that answer.
+pub async fn refuse_long_uris(request: Request, next: Next) -> Response {
+    let length = request
+        .uri()
+        .path_and_query()
+        .map_or(0, |p| p.as_str().len());
+    if length > MAX_URI_BYTES {
+        return ApiError::new(
+            axum::http::StatusCode::URI_TOO_LONG,
+            "uri_too_long",
+            format!("the request URI is {length} bytes; at most {MAX_URI_BYTES} are accepted"),
+        )
+        .into_response();
+    }
+    next.run(request).await
 }
 
 /// A panic in a handler is a bug; the caller still gets a JSON 500 and the server lives on.

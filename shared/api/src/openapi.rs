@@ -145,6 +145,11 @@ fn add_shared_responses(doc: &mut OpenApi) {
         }
         add_error(
             operation,
+            "414",
+            "The request URI is longer than 8,192 bytes.",
+        );
+        add_error(
+            operation,
             "429",
             "Too many requests; `Retry-After` says when to try again.",
         );
