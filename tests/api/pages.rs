@@ -257,17 +257,28 @@ async fn the_sitemap_lists_what_the_public_can_open_and_every_url_answers_200() 
         json!({"title": "Unlisted draft", "content": "x"}),
     )
     .await;
-    // A translated, shared book; and one shared then unshared.
+    // Translated books shared publicly, unlisted (the default), and publicly then unshared.
     let mut tokens = Vec::new();
-    for _ in 0..2 {
+    for public in [json!(true), json!(null), json!(true)] {
         let id = app.translated_sample(&author.key).await;
-        let token = app.share(&author.key, &id).await;
-        tokens.push((id, token));
+        let shared: Value = app
+            .send_json(
+                Method::POST,
+                &format!("/api/books/{id}/share"),
+                &author.key,
+                json!({"public": public}),
+            )
+            .await
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(shared["public"], public == json!(true), "{shared}");
+        tokens.push((id, shared["shareToken"].as_str().unwrap().to_string()));
     }
     let unshared = app
         .send_json(
             Method::DELETE,
-            &format!("/api/books/{}/share", tokens[1].0),
+            &format!("/api/books/{}/share", tokens[2].0),
             &author.key,
             json!({}),
         )
@@ -298,7 +309,11 @@ async fn the_sitemap_lists_what_the_public_can_open_and_every_url_answers_200() 
         );
     }
     assert!(!xml.contains("unlisted-draft"));
-    assert!(!xml.contains(&tokens[1].1), "a revoked link is not listed");
+    assert!(
+        !xml.contains(&tokens[1].1),
+        "an unlisted link is not listed"
+    );
+    assert!(!xml.contains(&tokens[2].1), "a revoked link is not listed");
     assert!(xml.contains("<lastmod>"));
     assert_eq!(sitemap_errors(&xml), Vec::<String>::new());
     for url in &urls {

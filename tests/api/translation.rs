@@ -215,6 +215,7 @@ async fn a_book_is_translated_downloaded_generated_as_pdf_and_shared_publicly() 
     let share_url = shared["shareUrl"].as_str().unwrap();
     assert!(shared["shareToken"].as_str().unwrap().len() >= 22);
     assert!(shared["expiresAt"].is_string());
+    assert_eq!(shared["public"], false, "unlisted unless asked");
     let page = fetch(&format!("{share_url}?chapter=2")).await;
     assert_eq!(page.status(), 200);
     let html = page.text().await.unwrap();
@@ -230,12 +231,8 @@ async fn a_book_is_translated_downloaded_generated_as_pdf_and_shared_publicly() 
         .await
         .unwrap();
     assert_eq!(redirect.status(), 302);
-    assert_eq!(
-        fetch(redirect.headers()["location"].to_str().unwrap())
-            .await
-            .status(),
-        200
-    );
+    let handed_out = redirect.headers()["location"].to_str().unwrap().to_string();
+    assert_eq!(fetch(&handed_out).await.status(), 200);
     let revoked = app
         .request(Method::DELETE, &format!("/api/books/{id}/share"), key)
         .send()
@@ -243,6 +240,19 @@ async fn a_book_is_translated_downloaded_generated_as_pdf_and_shared_publicly() 
         .unwrap();
     assert_eq!(revoked.status(), 200);
     assert_error(fetch(share_url).await, 404, "not_found").await;
+    assert_eq!(
+        fetch(&handed_out).await.status(),
+        404,
+        "a download link given out through a revoked share ends with it"
+    );
+    // The owner's own links are not the share's.
+    let own: Value = app
+        .get(&format!("/api/download/{id}?format=epub"), key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(fetch(own["url"].as_str().unwrap()).await.status(), 200);
 
     // Another tenant sees none of it.
     let stranger = app.user().await;

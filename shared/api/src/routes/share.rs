@@ -32,6 +32,9 @@ pub fn router() -> Routes {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct ShareRequest {
     expires_in: Option<i64>,
+    /// Listed in the sitemap for search engines; absent or false: unlisted, reachable only by
+    /// whoever has the link.
+    public: Option<bool>,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -41,9 +44,12 @@ struct Shared {
     share_url: String,
     share_token: String,
     expires_at: Option<DateTime<Utc>>,
+    /// Whether the link is listed in the sitemap.
+    public: bool,
 }
 
-/// A public link to the book's reader page; `expiresIn` in days (absent or null: no expiry).
+/// A link to the book's reader page; `expiresIn` in days (absent or null: no expiry); `public`
+/// lists it in the sitemap (unlisted by default).
 #[utoipa::path(post, path = "/api/books/{id}/share", tag = "books", security(("apiKey" = []), ("session" = [])),
     params(("id" = String, Path, description = "The book's id")),
     request_body(content = Option<ShareRequest>),
@@ -65,13 +71,19 @@ async fn share(
     let share = state
         .services
         .books
-        .share(caller.user_id(), &id, body.expires_in)
+        .share(
+            caller.user_id(),
+            &id,
+            body.expires_in,
+            body.public.unwrap_or(false),
+        )
         .await?;
     Ok(axum::Json(Shared {
         success: true,
         share_url: format!("{}/shared/{}", state.settings.public_url, share.token),
         share_token: share.token,
         expires_at: share.expires_at,
+        public: share.public,
     }))
 }
 
@@ -144,8 +156,7 @@ struct FormatQuery {
     format: Option<String>,
 }
 
-/// Redirects to a fresh signed link of the shared book's file.
-/// Redirects to the shared book's file.
+/// Redirects to a signed link to the shared book's file, which ends with the share.
 #[utoipa::path(get, path = "/shared/{token}/download", tag = "pages",
     params(("token" = String, Path), ("format" = String, Query, description = "`epub` or `pdf`")),
     responses((status = 302, description = "To a signed link", headers(("location" = String))),
@@ -160,7 +171,7 @@ async fn public_download(
     let download = state
         .services
         .translations
-        .existing_download(&book, format)
+        .shared_download(&book, &token, format)
         .await?;
     Ok((StatusCode::FOUND, [(LOCATION, download.url)]).into_response())
 }

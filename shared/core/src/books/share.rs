@@ -1,5 +1,6 @@
-//! Public share links: an unguessable token that shows a translated book to anyone, until it is
-//! revoked or expires.
+//! Share links: an unguessable token that shows a translated book to whoever holds it, until it
+//! is revoked or expires. A link is unlisted unless its owner makes it public: only public ones
+//! are listed in the sitemap, for crawlers.
 
 use chrono::{DateTime, Duration, Utc};
 use serde_json::Value;
@@ -8,7 +9,7 @@ use tracing::info;
 use super::{store, Book, Books, BooksError};
 use crate::ids::random_alphanumeric;
 use crate::items::{opt_time, parse_time};
-use crate::ports::{Condition, Item, StoreError, Update};
+use crate::ports::{blobs, Condition, Item, StoreError, Update};
 use crate::types::BookStatus;
 
 /// 32 characters of 62: about 190 bits, far beyond guessing.
@@ -16,23 +17,27 @@ const TOKEN_LENGTH: usize = 32;
 /// The longest expiry a share may ask for (a gap in the spec): ten years; null means never.
 pub const MAX_EXPIRES_IN_DAYS: i64 = 3650;
 
-/// The `gsi1` partition listing share links.
+/// The `gsi1` partition listing public share links.
 const SHARES: &str = "SHARES";
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Share {
     pub token: String,
     pub expires_at: Option<DateTime<Utc>>,
+    /// Listed in the sitemap.
+    pub public: bool,
 }
 
 impl Books {
-    /// Shares a translated book (TRANSLATED, GENERATING or COMPLETED). Sharing again replaces
-    /// the link: the old token stops working.
+    /// Shares a translated book (TRANSLATED, GENERATING or COMPLETED), listed in the sitemap
+    /// when `public`. Sharing again replaces the link: the old token, and every download link
+    /// given out through it, stop working.
     pub async fn share(
         &self,
         user_id: &str,
         book_id: &str,
         expires_in_days: Option<i64>,
+        public: bool,
     ) -> Result<Share, BooksError> {
         let book = self.get(user_id, book_id).await?;
         if !matches!(
@@ -58,16 +63,18 @@ impl Books {
         self.revoke_share(&book).await?;
         let token = random_alphanumeric(TOKEN_LENGTH);
         let now = self.ports.clock.now();
-        // Indexed in `gsi1` `SHARES` by creation, for the sitemap.
-        let item = Item::new(store::share_pk(&token), store::SHARE_SK)
+        let mut item = Item::new(store::share_pk(&token), store::SHARE_SK)
             .with("bookId", book.id.clone())
             .with("expiresAt", opt_time(expires_at))
             .with("createdAt", crate::items::time(now))
-            .with("gsi1pk", SHARES)
-            .with(
+            .with("public", public);
+        if public {
+            // Indexed in `gsi1` `SHARES` by creation, for the sitemap.
+            item = item.with("gsi1pk", SHARES).with(
                 "gsi1sk",
                 format!("{}#{token}", crate::items::time_text(now)),
             );
+        }
         self.ports.table.put(item, Condition::NotExists).await?;
         let update = Update::default()
             .set("shareToken", token.clone())
@@ -81,8 +88,12 @@ impl Books {
                 Condition::Exists,
             )
             .await?;
-        info!(book_id, "book shared");
-        Ok(Share { token, expires_at })
+        info!(book_id, public, "book shared");
+        Ok(Share {
+            token,
+            expires_at,
+            public,
+        })
     }
 
     /// Revokes the book's share link, if it has one.
@@ -157,7 +168,9 @@ impl Books {
         let now = self.ports.clock.now();
         let mut shares = Vec::new();
         for item in items {
-            if parse_time(&item, "expiresAt")?.is_some_and(|at| at <= now) {
+            // Links shared before the choice existed are in the index too, and stay unlisted.
+            let public = item.bool("public") == Some(true);
+            if !public || parse_time(&item, "expiresAt")?.is_some_and(|at| at <= now) {
                 continue;
             }
             let token = item.pk.trim_start_matches("SHARE#").to_string();
@@ -166,12 +179,15 @@ impl Books {
         Ok(shares)
     }
 
+    /// Ends the book's share link and the download links given out through it (their copies).
     pub(crate) async fn revoke_share(&self, book: &Book) -> Result<(), StoreError> {
         if let Some(token) = &book.share_token {
             self.ports
                 .table
                 .delete(&store::share_pk(token), store::SHARE_SK, Condition::Always)
                 .await?;
+            let copies = store::share_files_prefix(&book.id, token);
+            blobs::delete_prefix(self.ports.blobs.as_ref(), &copies).await?;
         }
         Ok(())
     }

@@ -205,6 +205,31 @@ pub fn partial_key(book_id: &str, format: OutputFormat) -> Result<BlobKey, Store
     ))
 }
 
+/// Where a share link's copies of the book's files live: a download through a share hands out
+/// a link to its own copy, so that revoking the share (deleting the copies) ends every link
+/// given out through it. Under the outputs, so a new run or a new file drops them too.
+pub fn shared_files_prefix(book_id: &str) -> String {
+    format!("books/{book_id}/output/shared/")
+}
+
+/// The copies of one share link's files.
+pub fn share_files_prefix(book_id: &str, token: &str) -> String {
+    format!("{}{token}/", shared_files_prefix(book_id))
+}
+
+/// One share link's copy of the book as `format`.
+pub fn share_file_key(
+    book_id: &str,
+    token: &str,
+    format: OutputFormat,
+) -> Result<BlobKey, StoreError> {
+    BlobKey::parse(&format!(
+        "{}book.{}",
+        share_files_prefix(book_id, token),
+        format.as_str()
+    ))
+}
+
 /// The public share link: `SHARE#<token>` / `SHARE`, read by token without credentials. Kept
 /// outside the book's partition so a revoked token is gone at once (an index may lag).
 pub fn share_pk(token: &str) -> String {

@@ -36,6 +36,9 @@ pub(super) async fn run(
         .blobs
         .put(&store::output_key(book_id, format)?, bytes.into())
         .await?;
+    // Share links' copies of the previous file are dropped; they are copied again on demand.
+    let stale = store::shared_files_prefix(book_id);
+    crate::ports::blobs::delete_prefix(handler.ports.blobs.as_ref(), &stale).await?;
     let now = handler.ports.clock.now();
     let quality = handler.translations.quality_summary(book_id).await?;
     let update = Update::default()

@@ -73,18 +73,31 @@ impl Translations {
         self.link(book, &key, format, all_done).await
     }
 
-    /// A link to a file the owner's book already has, for visitors of its share page: the
-    /// public never makes the service render anything. NotFound when the file was not made.
-    pub async fn existing_download(
+    /// A link to a file the owner's book already has, for visitors of its share page (`token`):
+    /// the public never makes the service render anything. The link points at the share's own
+    /// copy of the file, made on its first download, so that revoking the share ends it.
+    /// NotFound when the file was not made.
+    pub async fn shared_download(
         &self,
         book: &Book,
+        token: &str,
         format: OutputFormat,
     ) -> Result<Download, TranslationError> {
         if !self.has_file(book, format).await? {
             return Err(TranslationError::NotFound);
         }
-        let whole = store::output_key(&book.id, format)?;
-        self.link(book, &whole, format, true).await
+        let copy = store::share_file_key(&book.id, token, format)?;
+        if self.ports.blobs.list(copy.as_str()).await?.is_empty() {
+            let whole = store::output_key(&book.id, format)?;
+            let bytes = self
+                .ports
+                .blobs
+                .get(&whole)
+                .await?
+                .ok_or(TranslationError::NotFound)?;
+            self.ports.blobs.put(&copy, bytes).await?;
+        }
+        self.link(book, &copy, format, true).await
     }
 
     /// Whether the finished book's file in `format` exists.
