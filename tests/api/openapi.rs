@@ -79,8 +79,39 @@ async fn the_api_description_is_valid_openapi_3_1_at_version_1_0_0_with_both_cre
     );
 }
 
+/// The headers that defend the browser, on any response of ours.
+pub fn assert_defended(what: &str, headers: &reqwest::header::HeaderMap) {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(header("x-content-type-options"), "nosniff", "{what}");
+    let referrer = if what.contains("/shared/") {
+        "no-referrer"
+    } else {
+        "strict-origin-when-cross-origin"
+    };
+    assert_eq!(header("referrer-policy"), referrer, "{what}");
+    if header("content-type").starts_with("text/html") {
+        let policy = header("content-security-policy");
+        assert!(
+            policy.contains("frame-ancestors 'none'"),
+            "{what}: {policy}"
+        );
+        let scripts = policy
+            .split(';')
+            .find(|d| d.trim().starts_with("script-src"))
+            .unwrap_or_default();
+        assert_eq!(scripts.trim(), "script-src 'self'", "{what}: {policy}");
+        assert_eq!(header("x-frame-options"), "DENY", "{what}");
+    }
+}
+
 #[tokio::test]
-async fn every_documented_operation_is_served_by_the_router() {
+async fn every_documented_operation_is_served_by_the_router_with_the_browsers_defences() {
     let app = spawn_app().await;
     let (_, document) = description(&app).await;
     let operations = operations(&document);
@@ -102,6 +133,7 @@ async fn every_documented_operation_is_served_by_the_router() {
             .await
             .unwrap();
         let status = response.status();
+        assert_defended(&format!("{method} {path}"), response.headers());
         let body = response.text().await.unwrap_or_default();
         assert_ne!(
             status, 405,

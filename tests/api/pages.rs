@@ -368,7 +368,9 @@ async fn the_feed_is_rss_2_with_the_50_latest_published_posts() {
 
 /// Runs headless Chromium (Debian's, installed by `scripts/test.sh`) on `url`: the DOM after
 /// rendering (scripts included), and a screenshot under `target/screenshots/` to look at.
-/// Offline: every request beyond the test server goes to a proxy that is not there.
+/// Offline: every request beyond the test server goes to a proxy that is not there. Fails on
+/// any message the page writes to the console (a script error, a resource the page's policy
+/// refused).
 pub fn chromium(url: &str, screenshot: &str) -> String {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/screenshots");
     std::fs::create_dir_all(&dir).unwrap();
@@ -391,18 +393,21 @@ pub fn chromium(url: &str, screenshot: &str) -> String {
             .arg(url)
             .output()
             .expect("chromium is installed by scripts/test.sh");
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        let log = String::from_utf8_lossy(&output.stderr).to_string();
+        assert!(output.status.success(), "{log}");
+        let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+        assert!(console.is_empty(), "{url} wrote to the console: {console:#?}");
         String::from_utf8(output.stdout).unwrap()
     };
     run(&[
         format!("--screenshot={}", dir.join(screenshot).display()),
         "--window-size=1200,900".into(),
     ]);
-    run(&["--dump-dom".into()])
+    run(&[
+        "--dump-dom".into(),
+        "--enable-logging=stderr".into(),
+        "--v=0".into(),
+    ])
 }
 
 #[tokio::test]

@@ -97,6 +97,10 @@ pub fn finish(routes: Routes, state: AppState) -> Router {
             limits::limit_requests,
         ))
         .layer(axum::middleware::from_fn(middleware::refuse_long_uris))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            middleware::defend_the_browser,
+        ))
         .layer(axum::middleware::from_fn(middleware::trace_requests))
         .with_state(state)
 }

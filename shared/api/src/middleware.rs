@@ -1,16 +1,78 @@
-//! Request-wide layers: a tracing span per request, a limit on the URI's length, and a last
-//! line of defence against panics.
+//! Request-wide layers: a tracing span per request, the headers that defend the browser, a limit
+//! on the URI's length, and a last line of defence against panics.
 
 use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
-use axum::extract::Request;
+use axum::extract::{Request, State};
+use axum::http::header::{
+    CONTENT_SECURITY_POLICY, CONTENT_TYPE, REFERRER_POLICY, STRICT_TRANSPORT_SECURITY,
+    X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
+};
+use axum::http::{HeaderName, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::FutureExt;
 use tracing::{error, info, info_span, Instrument};
 
 use crate::error::ApiError;
+use crate::AppState;
+
+/// What an HTML page of ours may load: its own scripts, styles and images only (no inline script,
+/// no other origin), `data:` images (Swagger UI's icons), inline styles (the pages' layout and
+/// Swagger UI set some), and no framing by anyone.
+const PAGE_POLICY: &str =
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
+     img-src 'self' data:; connect-src 'self'; font-src 'self'; form-action 'self'; \
+     base-uri 'none'; frame-ancestors 'none'";
+
+/// The headers every response carries, in both modes (see [`defences`]).
+pub async fn defend_the_browser(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let share_page = request.uri().path().starts_with("/shared/");
+    let mut response = next.run(request).await;
+    let html = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/html"));
+    let headers = response.headers_mut();
+    for (name, value) in defences(share_page, html, state.settings.is_https()) {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+    response
+}
+
+/// `nosniff` everywhere; on HTML, the page policy and `X-Frame-Options` for browsers without
+/// `frame-ancestors`; a share page's address (a secret) never sent as a referrer, other pages'
+/// only as their origin to other sites; HSTS when the service is reached over https.
+fn defences(share_page: bool, html: bool, https: bool) -> Vec<(HeaderName, &'static str)> {
+    let mut headers = vec![
+        (X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (
+            REFERRER_POLICY,
+            if share_page {
+                "no-referrer"
+            } else {
+                "strict-origin-when-cross-origin"
+            },
+        ),
+    ];
+    if html {
+        headers.push((CONTENT_SECURITY_POLICY, PAGE_POLICY));
+        headers.push((X_FRAME_OPTIONS, "DENY"));
+    }
+    if https {
+        headers.push((
+            STRICT_TRANSPORT_SECURITY,
+            "max-age=31536000; includeSubDomains",
+        ));
+    }
+    headers
+}
 
 /// One span per request (method, path, request id, and the user once authenticated), and one
 /// log line when it ends with status and latency.
@@ -85,5 +147,30 @@ pub async fn catch_panics(request: Request, next: Next) -> Response {
             )
             .into_response()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(headers: &[(HeaderName, &str)]) -> Vec<String> {
+        headers.iter().map(|(n, _)| n.to_string()).collect()
+    }
+
+    #[test]
+    fn hsts_is_sent_only_when_the_service_is_reached_over_https() {
+        assert!(names(&defences(false, false, true)).contains(&"strict-transport-security".into()));
+        assert!(!names(&defences(false, true, false)).contains(&"strict-transport-security".into()));
+    }
+
+    #[test]
+    fn pages_get_the_policy_and_share_pages_send_no_referrer() {
+        let page = defences(true, true, false);
+        assert!(page.contains(&(CONTENT_SECURITY_POLICY, PAGE_POLICY)));
+        assert!(page.contains(&(REFERRER_POLICY, "no-referrer")));
+        let json = defences(false, false, false);
+        assert!(!names(&json).contains(&"content-security-policy".into()));
+        assert!(json.contains(&(X_CONTENT_TYPE_OPTIONS, "nosniff")));
     }
 }

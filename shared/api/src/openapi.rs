@@ -197,6 +197,7 @@ pub fn router() -> Routes {
         .routes(routes!(description))
         .routes(routes!(docs_page))
         .routes(routes!(docs_script))
+        .routes(routes!(docs_initializer))
         .routes(routes!(docs_style))
 }
 
@@ -240,6 +241,23 @@ async fn docs_page() -> Response {
 async fn docs_script(headers: HeaderMap) -> Response {
     SWAGGER_UI_JS.response(&headers)
 }
+
+/// What starts Swagger UI on the description: a file, since the pages' policy runs no inline
+/// script.
+#[utoipa::path(get, path = "/api/docs/swagger-initializer.js", tag = "docs",
+    responses((status = 200, description = "JavaScript", content_type = "text/javascript", body = String)))]
+async fn docs_initializer() -> Response {
+    (
+        [
+            (CONTENT_TYPE, "text/javascript; charset=utf-8"),
+            (CACHE_CONTROL, "public, max-age=300"),
+        ],
+        DOCS_INITIALIZER,
+    )
+        .into_response()
+}
+
+const DOCS_INITIALIZER: &str = "window.ui = SwaggerUIBundle({ url: \"/api/openapi.json\", dom_id: \"#swagger-ui\", deepLinking: true });\n";
 
 /// Swagger UI's style sheet, served from the binary.
 #[utoipa::path(get, path = "/api/docs/swagger-ui.css", tag = "docs",
@@ -305,9 +323,7 @@ const DOCS_PAGE: &str = r##"<!doctype html>
 <body>
 <div id="swagger-ui"></div>
 <script src="/api/docs/swagger-ui-bundle.js"></script>
-<script>
-window.ui = SwaggerUIBundle({ url: "/api/openapi.json", dom_id: "#swagger-ui", deepLinking: true });
-</script>
+<script src="/api/docs/swagger-initializer.js"></script>
 </body>
 </html>
 "##;
