@@ -258,3 +258,97 @@ async fn sign_up_refuses_a_taken_email_a_bad_email_and_a_short_password() {
     let response = app.post_anonymous("/api/auth/signup", &short).await;
     assert_error(response, 400, "bad_request").await;
 }
+
+#[tokio::test]
+async fn a_cross_origin_request_carried_by_the_session_cookie_changes_nothing() {
+    let app = spawn_app().await;
+    let response = sign_up(&app, "cy@example.com").await;
+    let pair = session_cookie(&response)
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    // What another site's page makes a browser send: the cookie, and where it comes from.
+    let from = |method: Method, path: &str, site: &str, origin: &str| {
+        app.anonymous(method, path)
+            .header("cookie", &pair)
+            .header("sec-fetch-site", site)
+            .header("origin", origin)
+    };
+    let evil = "https://evil.example";
+    let attempts = [
+        from(Method::POST, "/api/keys", "cross-site", evil).json(&json!({"name": "stolen"})),
+        from(Method::POST, "/api/upload", "cross-site", evil).multipart(
+            reqwest::multipart::Form::new().part(
+                "file",
+                reqwest::multipart::Part::bytes(b"Chapter 1\n\nText".to_vec()).file_name("a.txt"),
+            ),
+        ),
+        from(Method::POST, "/api/notifications/read", "cross-site", evil).json(&json!({})),
+        from(Method::DELETE, "/api/user/delete", "same-site", evil)
+            .json(&json!({"confirmation": "DELETE MY ACCOUNT"})),
+    ];
+    for attempt in attempts {
+        assert_error(attempt.send().await.unwrap(), 403, "forbidden").await;
+    }
+    // Browsers without Sec-Fetch-Site are judged by Origin alone.
+    let old_browser = app
+        .anonymous(Method::POST, "/api/keys")
+        .header("cookie", &pair)
+        .header("origin", evil)
+        .json(&json!({"name": "stolen"}))
+        .send()
+        .await
+        .unwrap();
+    assert_error(old_browser, 403, "forbidden").await;
+    let signed_in = |path: &str| {
+        app.anonymous(Method::GET, path)
+            .header("cookie", &pair)
+            .send()
+    };
+    let keys: Value = signed_in("/api/keys").await.unwrap().json().await.unwrap();
+    assert!(
+        keys["keys"].as_array().is_some_and(|k| k.is_empty()),
+        "{keys}"
+    );
+    let books: Value = signed_in("/api/books").await.unwrap().json().await.unwrap();
+    assert_eq!(books["books"], json!([]), "{books}");
+    assert_eq!(signed_in("/api/user").await.unwrap().status(), 200);
+
+    // The site's own pages may; so may a client that is no browser page (no Origin at all),
+    // and a bearer key from anywhere.
+    let own = from(Method::POST, "/api/keys", "same-origin", &app.url)
+        .json(&json!({"name": "mine"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(own.status(), 200);
+    let curl = app
+        .anonymous(Method::POST, "/api/notifications/read")
+        .header("cookie", &pair)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(curl.status(), 200);
+    let key = app.user().await.key;
+    let keyed = app
+        .request(Method::POST, "/api/keys", &key)
+        .header("sec-fetch-site", "cross-site")
+        .header("origin", evil)
+        .json(&json!({"name": "from a script"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(keyed.status(), 200);
+    // Signing in from another site's page (login CSRF) is refused too.
+    let body = json!({"email": "cy@example.com", "password": "correct horse battery"});
+    let planted = app
+        .anonymous(Method::POST, "/api/auth/signin")
+        .header("sec-fetch-site", "cross-site")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_error(planted, 403, "forbidden").await;
+}

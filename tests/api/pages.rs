@@ -396,7 +396,10 @@ pub fn chromium(url: &str, screenshot: &str) -> String {
         let log = String::from_utf8_lossy(&output.stderr).to_string();
         assert!(output.status.success(), "{log}");
         let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
-        assert!(console.is_empty(), "{url} wrote to the console: {console:#?}");
+        assert!(
+            console.is_empty(),
+            "{url} wrote to the console: {console:#?}"
+        );
         String::from_utf8(output.stdout).unwrap()
     };
     run(&[

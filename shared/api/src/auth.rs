@@ -32,11 +32,11 @@ impl FromRequestParts<AppState> for Caller {
                 "authentication required: send 'Authorization: Bearer <API key>' or sign in",
             ))
         })?;
-        let needed = if parts.method == Method::GET || parts.method == Method::HEAD {
-            Scope::Read
-        } else {
-            Scope::Write
-        };
+        let safe = parts.method == Method::GET || parts.method == Method::HEAD;
+        if !safe && principal.credential == Credential::Session {
+            require_same_origin(&parts.headers, state)?;
+        }
+        let needed = if safe { Scope::Read } else { Scope::Write };
         if !principal.may(needed) {
             let what = match principal.credential {
                 Credential::ApiKey { .. } => "this API key",
@@ -50,6 +50,36 @@ impl FromRequestParts<AppState> for Caller {
         tracing::Span::current().record("user_id", principal.user.id.as_str());
         Ok(Caller(principal))
     }
+}
+
+/// A browser sends its cookies along with a request another site's page makes, so a request
+/// that changes something on the strength of the session cookie (and a sign-in, sign-up or
+/// sign-out, which set it) must come from our own pages: `Sec-Fetch-Site` says `same-origin`
+/// (or `none`: typed by the user), or, from browsers that do not send it, `Origin` is ours. A
+/// request with neither comes from no browser page (curl, a server) and cannot be forged by one.
+/// Bearer keys are never sent by a browser on its own, so they need no such proof.
+pub fn require_same_origin(headers: &HeaderMap, state: &AppState) -> Result<(), ApiError> {
+    let header = |name: &str| headers.get(name).map(|v| v.to_str().unwrap_or_default());
+    let ours = match (header("sec-fetch-site"), header("origin")) {
+        (Some(site), _) => site == "same-origin" || site == "none",
+        (None, Some(origin)) => origin == origin_of(&state.settings.public_url),
+        (None, None) => true,
+    };
+    if ours {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(
+            "a request carried by the session cookie must come from this site's own pages",
+        ))
+    }
+}
+
+/// `https://books.example` from `https://books.example/base`.
+fn origin_of(url: &str) -> &str {
+    let after_scheme = url.find("://").map_or(0, |at| at + 3);
+    url[after_scheme..]
+        .find('/')
+        .map_or(url, |slash| &url[..after_scheme + slash])
 }
 
 /// The caller of a public route: signed in or not. A credential that is sent but wrong is
@@ -124,4 +154,18 @@ pub fn session_token(headers: &HeaderMap) -> Option<String> {
         .find(|(name, _)| *name == SESSION_COOKIE)
         .map(|(_, value)| value.trim_matches('"').to_string())
         .filter(|v| !v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_origin_is_the_scheme_host_and_port_of_the_public_url() {
+        assert_eq!(
+            origin_of("https://books.example/base"),
+            "https://books.example"
+        );
+        assert_eq!(origin_of("http://127.0.0.1:8080"), "http://127.0.0.1:8080");
+    }
 }

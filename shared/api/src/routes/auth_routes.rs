@@ -53,6 +53,7 @@ struct UserBody {
 #[utoipa::path(post, path = "/api/auth/signup", tag = "auth", request_body = SignUp,
     responses((status = 201, description = "Signed up and in", body = UserBody,
         headers(("set-cookie" = String, description = "The session cookie"))),
+        (status = 403, description = "Sent from another site's page", body = ErrorBody),
         (status = 409, description = "The email is taken", body = ErrorBody)))]
 async fn sign_up(
     State(state): State<AppState>,
@@ -60,6 +61,7 @@ async fn sign_up(
     headers: HeaderMap,
     Json(body): Json<SignUp>,
 ) -> Result<Response, ApiError> {
+    crate::auth::require_same_origin(&headers, &state)?;
     let email = Email::parse(&body.email).map_err(|e| ApiError::bad_request(e.0))?;
     let accounts = &state.services.accounts;
     accounts.limit_password_attempt(&address, None).await?;
@@ -86,13 +88,15 @@ async fn sign_up(
 #[utoipa::path(post, path = "/api/auth/signin", tag = "auth", request_body = SignIn,
     responses((status = 200, description = "Signed in", body = UserBody,
         headers(("set-cookie" = String, description = "The session cookie"))),
-        (status = 401, description = "Wrong email or password", body = ErrorBody)))]
+        (status = 401, description = "Wrong email or password", body = ErrorBody),
+        (status = 403, description = "Sent from another site's page", body = ErrorBody)))]
 async fn sign_in(
     State(state): State<AppState>,
     ClientAddress(address): ClientAddress,
     headers: HeaderMap,
     Json(body): Json<SignIn>,
 ) -> Result<Response, ApiError> {
+    crate::auth::require_same_origin(&headers, &state)?;
     let accounts = &state.services.accounts;
     accounts
         .limit_password_attempt(&address, Some(&body.email))
@@ -109,8 +113,10 @@ async fn sign_in(
 
 /// Ends the session named by the cookie (if any) and clears the cookie. Always succeeds.
 #[utoipa::path(post, path = "/api/auth/signout", tag = "auth",
-    responses((status = 200, description = "Signed out", body = super::Success)))]
+    responses((status = 200, description = "Signed out", body = super::Success),
+        (status = 403, description = "Sent from another site's page", body = ErrorBody)))]
 async fn sign_out(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
+    crate::auth::require_same_origin(&headers, &state)?;
     if let Some(token) = session_token(&headers) {
         state.services.accounts.sign_out(&token).await?;
     }
