@@ -323,6 +323,35 @@ async fn the_sitemap_lists_what_the_public_can_open_and_every_url_answers_200() 
 }
 
 #[tokio::test]
+async fn a_feed_description_is_the_excerpt_as_text_never_as_markup() {
+    let app = spawn_app().await;
+    let author = app.user().await;
+    publish(
+        &app,
+        &author,
+        json!({"title": "Hostile", "content": "Body.", "excerpt": "<script>alert(1)</script> & <b>bold</b>", "status": "PUBLISHED"}),
+    )
+    .await;
+    let bytes = app
+        .get_anonymous("/comunidad/feed.xml")
+        .await
+        .bytes()
+        .await
+        .unwrap();
+    let channel = rss::Channel::read_from(&bytes[..]).expect("a valid RSS 2.0 document");
+    // What a feed reader renders as HTML: the characters, escaped.
+    assert_eq!(
+        channel.items()[0].description(),
+        Some("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;")
+    );
+    // A real feed reader's parser sees HTML that shows the characters, with no element in it.
+    let feed = parsed_feed(&bytes);
+    let summary = feed["entries"][0]["summary"].as_str().unwrap();
+    assert!(!summary.contains('<'), "{summary}");
+    assert!(summary.starts_with("&lt;script&gt;"), "{summary}");
+}
+
+#[tokio::test]
 async fn the_feed_is_rss_2_with_the_50_latest_published_posts() {
     let app = spawn_app().await;
     let author = app.user().await;

@@ -140,7 +140,9 @@ async fn feed(State(state): State<AppState>) -> Result<Response, ApiError> {
             rss::ItemBuilder::default()
                 .title(Some(post.title.clone()))
                 .link(Some(link.clone()))
-                .description(post.excerpt.clone())
+                // Feed readers take a description as HTML; an excerpt is plain text, so it goes
+                // escaped: a `<script>` someone typed is shown, never run.
+                .description(post.excerpt.as_deref().map(escape_html))
                 .pub_date(post.published_at.map(|at| at.to_rfc2822()))
                 .guid(Some(
                     rss::GuidBuilder::default()
@@ -167,6 +169,22 @@ async fn feed(State(state): State<AppState>) -> Result<Response, ApiError> {
         "application/rss+xml; charset=utf-8",
         channel.to_string(),
     ))
+}
+
+/// `text` as HTML that shows exactly its characters.
+fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
