@@ -208,6 +208,16 @@ pub fn plain_text(markup: &str) -> String {
     }
 }
 
+/// Whether a book may link to `href`: an anchor in the book, or a web or mail address.
+pub fn safe_link(href: &str) -> bool {
+    let href = href.trim_start();
+    if href.starts_with('#') {
+        return true;
+    }
+    let scheme = href.split_once(':').map(|(s, _)| s.to_ascii_lowercase());
+    matches!(scheme.as_deref(), Some("http" | "https" | "mailto"))
+}
+
 /// Builds markup from pieces, escaping text and attributes.
 #[derive(Debug, Default, Clone)]
 pub struct MarkupBuilder {
@@ -220,8 +230,12 @@ impl MarkupBuilder {
         self.out.push_str(&escape_text(text));
     }
 
+    /// Opens an inline mark. A link goes only to a place in the book (`#anchor`) or to an
+    /// `http`, `https` or `mailto` address: any other (`javascript:`, `data:`, `file:`) is
+    /// dropped with its text kept, since the book is opened in readers that would follow it.
     pub fn open(&mut self, name: &'static str, attr: Option<&str>) {
         match (name, attr) {
+            ("a", Some(href)) if !safe_link(href) => return,
             ("a", Some(href)) => {
                 let _ = write!(self.out, "<a href=\"{}\">", escape_attr(href));
             }
@@ -325,5 +339,31 @@ mod tests {
         );
         assert!(parse(&m).is_ok());
         assert_eq!(plain_text(&m), "1 < 2 & link end");
+    }
+
+    #[test]
+    fn only_anchors_web_and_mail_links_are_kept_and_others_keep_their_text() {
+        for href in ["#n1", "https://x.org", "HTTP://x.org", "mailto:a@b.org"] {
+            let mut b = MarkupBuilder::default();
+            b.open("a", Some(href));
+            b.text("x");
+            b.close("a");
+            assert!(b.take().starts_with("<a href="), "{href}");
+        }
+        for href in [
+            "javascript:alert(1)",
+            " JavaScript://%0aalert(1)",
+            "data:text/html,<script>",
+            "file:///etc/passwd",
+            "vbscript:x",
+        ] {
+            let mut b = MarkupBuilder::default();
+            b.open("a", Some(href));
+            b.open("i", None);
+            b.text("x");
+            b.close("i");
+            b.close("a");
+            assert_eq!(b.take(), "<i>x</i>", "{href}");
+        }
     }
 }

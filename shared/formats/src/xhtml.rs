@@ -565,7 +565,8 @@ fn percent_decode(s: &str) -> String {
 /// is the fragment, or for a whole document [`document_anchor`] of its path.
 pub fn link_target(base: &str, href: &str) -> String {
     let href = href.trim();
-    let external = href.contains("://") || href.starts_with("mailto:") || href.starts_with("tel:");
+    // Kept as written when it names a scheme: the markup builder keeps only web and mail links.
+    let external = href.contains("://") || href.starts_with("mailto:");
     if external {
         return href.to_string();
     }
