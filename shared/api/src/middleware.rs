@@ -86,7 +86,7 @@ pub async fn trace_requests(request: Request, next: Next) -> Response {
     let span = info_span!(
         "request",
         method = %request.method(),
-        path = %request.uri().path(),
+        path = %logged_path(request.uri().path()),
         request_id = %request_id,
         user_id = tracing::field::Empty,
     );
@@ -104,6 +104,21 @@ pub async fn trace_requests(request: Request, next: Next) -> Response {
         response.headers_mut().insert("x-request-id", value);
     }
     response
+}
+
+/// The request path as logged: a share token is a credential (whoever has it reads the book),
+/// so the segment after `shared` (`/shared/{token}`, and a share's files under
+/// `/files/.../shared/{token}/`) is replaced by `{token}`.
+fn logged_path(path: &str) -> String {
+    let mut after_shared = false;
+    path.split('/')
+        .map(|segment| {
+            let shown = if after_shared { "{token}" } else { segment };
+            after_shared = segment == "shared";
+            shown
+        })
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// The longest request URI served, in bytes: what API Gateway and most proxies accept, far
@@ -156,6 +171,19 @@ mod tests {
 
     fn names(headers: &[(HeaderName, &str)]) -> Vec<String> {
         headers.iter().map(|(n, _)| n.to_string()).collect()
+    }
+
+    #[test]
+    fn share_tokens_are_kept_out_of_logged_paths() {
+        assert_eq!(
+            logged_path("/shared/abc123/download"),
+            "/shared/{token}/download"
+        );
+        assert_eq!(
+            logged_path("/files/books/b1/output/shared/abc123/book.epub"),
+            "/files/books/b1/output/shared/{token}/book.epub"
+        );
+        assert_eq!(logged_path("/api/books/b1/share"), "/api/books/b1/share");
     }
 
     #[test]

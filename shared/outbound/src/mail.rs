@@ -29,7 +29,7 @@ impl LogMailer {
 #[async_trait]
 impl Mailer for LogMailer {
     async fn send(&self, email: OutgoingEmail) -> Result<(), MailError> {
-        info!(from = %email.from_address, to = %email.to, subject = %email.subject, text = %email.text, "email (not sent: no SMTP relay configured)");
+        info!(from = %email.from_address, to = %booktr_core::types::masked_email(&email.to), subject = %email.subject, text = %email.text, "email (not sent: no SMTP relay configured)");
         Ok(())
     }
 

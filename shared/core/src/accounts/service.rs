@@ -93,7 +93,7 @@ impl Accounts {
 
     /// Creates a user; the email is claimed by its own item in the same transaction, so two
     /// sign-ups with one email cannot both succeed.
-    #[instrument(skip(self, new), fields(email = %new.email))]
+    #[instrument(skip(self, new), fields(email = %new.email.masked()))]
     pub async fn create_user(&self, new: NewUser) -> Result<User, AccountsError> {
         self.insert_user(new, Vec::new()).await
     }
