@@ -21,6 +21,14 @@ const MAX_PAGES: usize = 10_000;
 const MAX_OUTLINE_ITEMS: usize = 10_000;
 const MAX_TREE_DEPTH: usize = 64;
 const TIME_BUDGET: Duration = Duration::from_secs(120);
+/// The most bytes one stream (a page's content, an object stream, a font) may decompress to:
+/// 64 times the file, at least 16 MiB (a small file's embedded fonts), at most 64 MiB. Real
+/// books stay far below it; an inflation bomb (a few hundred kilobytes of Flate that would
+/// become gigabytes) is stopped at it, inside the decoder, before the memory is taken.
+fn stream_budget(file_len: usize) -> usize {
+    file_len.saturating_mul(64).clamp(16 << 20, 64 << 20)
+}
+
 /// Without headings or an outline, a chapter is this many pages.
 const PAGES_PER_CHAPTER: usize = 10;
 
@@ -29,9 +37,22 @@ pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
         return Err(FormatError::Empty);
     }
     let started = Instant::now();
-    let mut doc = catch_unwind(AssertUnwindSafe(|| Document::load_mem(bytes)))
-        .map_err(|_| FormatError::Malformed("the PDF structure could not be read".into()))?
-        .map_err(|e| FormatError::Malformed(format!("not a readable PDF ({e})")))?;
+    let budget = stream_budget(bytes.len());
+    let options = pdf_extract::LoadOptions {
+        max_decompressed_size: Some(budget),
+        ..Default::default()
+    };
+    let mut doc = catch_unwind(AssertUnwindSafe(|| {
+        Document::load_mem_with_options(bytes, options)
+    }))
+    .map_err(|_| FormatError::Malformed("the PDF structure could not be read".into()))?
+    .map_err(|e| {
+        if over_budget(&e) {
+            inflates_too_much(budget)
+        } else {
+            FormatError::Malformed(format!("not a readable PDF ({e})"))
+        }
+    })?;
     if doc.is_encrypted() {
         // Many PDFs are "encrypted" with an empty user password only to restrict printing.
         doc.decrypt("").map_err(|_| FormatError::Encrypted)?;
@@ -61,11 +82,15 @@ pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
         let page = catch_unwind(AssertUnwindSafe(|| {
             let mut text = String::new();
             let mut output = pdf_extract::PlainTextOutput::new(&mut text);
-            pdf_extract::output_doc_page(&doc, &mut output, *number).map(|()| text)
+            pdf_extract::output_doc_page_within(&doc, &mut output, *number, budget).map(|()| text)
         }));
-        // A page the reader cannot handle is left empty rather than failing the whole book.
+        // A page the reader cannot handle is left empty rather than failing the whole book;
+        // one that inflates past the budget fails it, saying so.
         texts.push(match page {
             Ok(Ok(text)) => text,
+            Ok(Err(pdf_extract::OutputError::PdfError(e))) if over_budget(&e) => {
+                return Err(inflates_too_much(budget))
+            }
             _ => String::new(),
         });
     }
@@ -92,6 +117,20 @@ pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
     manuscript.chapters.retain(|c| !c.blocks.is_empty());
     manuscript.detect_language_if_missing();
     Ok(manuscript)
+}
+
+fn over_budget(e: &pdf_extract::Error) -> bool {
+    matches!(
+        e,
+        pdf_extract::Error::Decompress(pdf_extract::DecompressError::MemoryLimitExceeded { .. })
+    )
+}
+
+fn inflates_too_much(budget: usize) -> FormatError {
+    FormatError::TooLarge(format!(
+        "a stream of the PDF decompresses to more than {} MiB, the limit for a file of this size",
+        budget >> 20
+    ))
 }
 
 fn info_string(doc: &Document, info: &Dictionary, key: &[u8]) -> Option<String> {
@@ -612,6 +651,69 @@ mod tests {
         let mut bytes = Vec::new();
         doc.save_to(&mut bytes).unwrap();
         bytes
+    }
+
+    /// `bytes` through zlib, `times` over.
+    fn deflated(bytes: impl Fn(&mut dyn std::io::Write), times: usize) -> Vec<u8> {
+        use std::io::Write;
+        let mut out = Vec::new();
+        {
+            let mut encoder =
+                flate2::write::ZlibEncoder::new(&mut out, flate2::Compression::best());
+            bytes(&mut encoder);
+            encoder.finish().unwrap();
+        }
+        for _ in 1..times {
+            let mut again =
+                flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+            again.write_all(&out).unwrap();
+            out = again.finish().unwrap();
+        }
+        out
+    }
+
+    /// A one-page PDF whose page content is `content`, compressed with `filters`.
+    fn pdf_with_content(content: Vec<u8>, filters: Vec<Object>) -> Vec<u8> {
+        use pdf_extract::{dictionary, Stream};
+        let mut doc = Document::with_version("1.5");
+        let pages_id = doc.new_object_id();
+        let content = doc.add_object(Stream::new(dictionary! { "Filter" => filters }, content));
+        let page = doc.add_object(dictionary! {
+            "Type" => "Page", "Parent" => pages_id, "Contents" => content,
+            "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
+        });
+        doc.objects.insert(
+            pages_id,
+            Object::Dictionary(
+                dictionary! { "Type" => "Pages", "Kids" => vec![page.into()], "Count" => 1 },
+            ),
+        );
+        let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+        doc.trailer.set("Root", catalog);
+        let mut bytes = Vec::new();
+        doc.save_to(&mut bytes).unwrap();
+        bytes
+    }
+
+    #[test]
+    fn a_page_that_inflates_past_the_budget_is_refused_without_inflating() {
+        // 256 MiB of spaces in about 260 KB, once and twice deflated.
+        let spaces = |w: &mut dyn std::io::Write| {
+            let chunk = vec![b' '; 1 << 20];
+            for _ in 0..256 {
+                w.write_all(&chunk).unwrap();
+            }
+        };
+        let flate = || Object::Name(b"FlateDecode".to_vec());
+        for (times, filters) in [(1, vec![flate()]), (2, vec![flate(), flate()])] {
+            let pdf = pdf_with_content(deflated(spaces, times), filters);
+            match extract(&pdf) {
+                Err(FormatError::TooLarge(message)) => {
+                    assert!(message.contains("decompresses to more than"), "{message}")
+                }
+                other => panic!("{times}x deflated: {other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -1251,10 +1251,21 @@ struct TextState<'a>
     tm: Transform,
 }
 
+thread_local! {
+    /// The most bytes one stream may decompress to, set by `output_doc_page_within` for the
+    /// page it reads (booktr: a hostile PDF must not inflate without limit).
+    static MAX_DECOMPRESSED: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+}
+
 // XXX: We'd ideally implement this without having to copy the uncompressed data
 fn get_contents(contents: &Stream) -> Vec<u8> {
     if contents.filters().is_ok() {
-        contents.decompressed_content().unwrap_or_else(|_|contents.content.clone())
+        match contents.decompressed_content_with_limit(MAX_DECOMPRESSED.with(|m| m.get())) {
+            Ok(data) => data,
+            // Past the limit: nothing (a font or image lost), never the bomb.
+            Err(lopdf::Error::Decompress(lopdf::DecompressError::MemoryLimitExceeded { .. })) => Vec::new(),
+            Err(_) => contents.content.clone(),
+        }
     } else {
         contents.content.clone()
     }
@@ -2386,6 +2397,16 @@ pub fn output_doc(doc: &Document, output: &mut dyn OutputDev) -> Result<(), Outp
     Ok(())
 }
 
+/// As `output_doc_page`, with no stream of the page decompressing to more than
+/// `max_decompressed` bytes: the page's content past it is an error
+/// (`DecompressError::MemoryLimitExceeded`), a font or image stream past it is left out.
+pub fn output_doc_page_within(doc: &Document, output: &mut dyn OutputDev, page_num: u32, max_decompressed: usize) -> Result<(), OutputError> {
+    MAX_DECOMPRESSED.with(|m| m.set(max_decompressed));
+    let result = output_doc_page(doc, output, page_num);
+    MAX_DECOMPRESSED.with(|m| m.set(usize::MAX));
+    result
+}
+
 pub fn output_doc_page(doc: &Document, output: &mut dyn OutputDev, page_num: u32) -> Result<(), OutputError> {
     if doc.is_encrypted() {
         error!("Encrypted documents must be decrypted with a password using {{extract_text|extract_text_from_mem|output_doc}}_encrypted");
@@ -2415,7 +2436,8 @@ fn output_doc_inner<'a>(page_num: u32, object_id: ObjectId, doc: &'a Document, p
     let art_box = get::<Option<Vec<f64>>>(&doc, page_dict, b"ArtBox")
         .map(|x| (x[0], x[1], x[2], x[3]));
     output.begin_page(page_num, &media_box, art_box)?;
-    p.process_stream(&doc, doc.get_page_content(object_id), resources, &media_box, output, page_num)?;
+    let content = doc.get_page_content_with_limit(object_id, MAX_DECOMPRESSED.with(|m| m.get()))?;
+    p.process_stream(&doc, content, resources, &media_box, output, page_num)?;
     output.end_page()?;
     Ok(())
 }
