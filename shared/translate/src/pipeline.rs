@@ -599,6 +599,10 @@ struct Asked {
     terms: Vec<(String, String)>,
 }
 
+/// How many times the last rung (one block, the simplest prompt) is asked before a block is
+/// flagged.
+const SIMPLE_TRIES: usize = 2;
+
 impl Chunk<'_> {
     /// Asks for the chunk's blocks on `start` (the pass's first useful rung), then for the
     /// failed ones on the rungs below, until every block passed or the last rung failed it.
@@ -608,6 +612,7 @@ impl Chunk<'_> {
         let mut pending = units;
         let mut rung = Some(start);
         let mut first = true;
+        let mut simple_tries = 0;
         while let Some(current) = rung {
             if pending.is_empty() {
                 break;
@@ -650,7 +655,13 @@ impl Chunk<'_> {
                     done.failed.remove(&unit.id);
                 }
             }
-            rung = current.next(still.len());
+            // The last rung is tried twice: a model that samples (as real ones do) often gets
+            // right on a second try a block it got wrong once.
+            simple_tries += usize::from(current == Rung::Simple);
+            rung = current
+                .next(still.len())
+                .or((current == Rung::Simple && simple_tries < SIMPLE_TRIES)
+                    .then_some(Rung::Simple));
             if !still.is_empty() && rung.is_some() {
                 done.retries += still.len() as u32;
                 warn!(

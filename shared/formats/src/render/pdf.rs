@@ -252,14 +252,49 @@ fn is_rtl_char(c: char) -> bool {
     matches!(c as u32, 0x0590..=0x08FF | 0xFB1D..=0xFDFF | 0xFE70..=0xFEFF)
 }
 
-/// Decoded images by asset id, with their pixel size. An image that cannot be decoded is
-/// skipped (its alternative text is still printed).
+/// The most pixels one image may have to be decoded (a 4,000 x 4,000 picture; a book's
+/// illustrations are far smaller): its pixels are held decoded, four bytes each, until the
+/// file is written.
+const MAX_IMAGE_PIXELS: u64 = 16_000_000;
+/// The most pixels of all a book's images together (about 128 MB decoded).
+const MAX_BOOK_PIXELS: u64 = 32_000_000;
+
+/// An image's size in pixels from its header alone, without decoding it.
+fn dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
+    image::ImageReader::new(std::io::Cursor::new(bytes))
+        .with_guessed_format()
+        .ok()?
+        .into_dimensions()
+        .ok()
+}
+
+/// Decoded images by asset id, with their pixel size. An image that cannot be decoded, or
+/// would take the book past its pixel budget (read from the header before decoding), is
+/// skipped: its alternative text is still printed.
 fn load_images(
     doc: &mut PdfDocument,
     manuscript: &Manuscript,
 ) -> HashMap<String, (XObjectId, f32, f32)> {
+    load_images_within(doc, manuscript, MAX_IMAGE_PIXELS, MAX_BOOK_PIXELS)
+}
+
+fn load_images_within(
+    doc: &mut PdfDocument,
+    manuscript: &Manuscript,
+    max_image_pixels: u64,
+    max_book_pixels: u64,
+) -> HashMap<String, (XObjectId, f32, f32)> {
     let mut images = HashMap::new();
+    let mut pixels_left = max_book_pixels;
     for asset in &manuscript.assets {
+        let Some((w, h)) = dimensions(&asset.bytes) else {
+            continue;
+        };
+        let pixels = u64::from(w) * u64::from(h);
+        if pixels > max_image_pixels || pixels > pixels_left {
+            continue;
+        }
+        pixels_left -= pixels;
         let mut warnings = Vec::new();
         if let Ok(raw) = RawImage::decode_from_bytes(&asset.bytes, &mut warnings) {
             let (w, h) = (raw.width as f32, raw.height as f32);
@@ -562,5 +597,63 @@ fn shape_with(font: &Font<'_>, index: usize, word: &str) -> Shaped {
         font: index,
         glyphs,
         width_em: width as f32 / font.units_per_em,
+    }
+}
+
+#[cfg(test)]
+mod image_budget_tests {
+    use super::*;
+    use crate::manuscript::Asset;
+
+    /// A PNG of `w` x `h` grey pixels, written row by row (a large one never sits in memory
+    /// decoded).
+    fn png(w: u32, h: u32) -> Vec<u8> {
+        let mut out = Vec::new();
+        {
+            let mut encoder = png::Encoder::new(&mut out, w, h);
+            encoder.set_color(png::ColorType::Grayscale);
+            let mut writer = encoder.write_header().unwrap();
+            let mut stream = writer.stream_writer().unwrap();
+            let row = vec![128u8; w as usize];
+            for _ in 0..h {
+                std::io::Write::write_all(&mut stream, &row).unwrap();
+            }
+            stream.finish().unwrap();
+        }
+        out
+    }
+
+    fn asset(id: &str, bytes: Vec<u8>) -> Asset {
+        Asset {
+            id: id.into(),
+            media_type: "image/png".into(),
+            file_name: format!("{id}.png"),
+            bytes,
+        }
+    }
+
+    #[test]
+    fn images_past_the_pixel_budget_are_left_out_before_they_are_decoded() {
+        let mut manuscript = Manuscript::default();
+        manuscript.assets = vec![
+            asset("small", png(20, 10)),
+            asset("huge", png(400, 400)),
+            // Each within the per-image limit, together past the book's.
+            asset("big1", png(100, 100)),
+            asset("big2", png(100, 100)),
+            asset("big3", png(100, 100)),
+        ];
+        let mut doc = PdfDocument::new("t");
+        let images = load_images_within(&mut doc, &manuscript, 20_000, 25_000);
+        assert!(images.contains_key("small"));
+        assert!(!images.contains_key("huge"));
+        assert!(images.contains_key("big1") && images.contains_key("big2"));
+        assert!(!images.contains_key("big3"), "past the book's budget");
+    }
+
+    #[test]
+    fn an_image_size_is_read_from_its_header() {
+        assert_eq!(dimensions(&png(8000, 2)), Some((8000, 2)));
+        assert_eq!(dimensions(b"not an image"), None);
     }
 }
