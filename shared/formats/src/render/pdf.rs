@@ -634,15 +634,17 @@ mod image_budget_tests {
 
     #[test]
     fn images_past_the_pixel_budget_are_left_out_before_they_are_decoded() {
-        let mut manuscript = Manuscript::default();
-        manuscript.assets = vec![
-            asset("small", png(20, 10)),
-            asset("huge", png(400, 400)),
-            // Each within the per-image limit, together past the book's.
-            asset("big1", png(100, 100)),
-            asset("big2", png(100, 100)),
-            asset("big3", png(100, 100)),
-        ];
+        let manuscript = Manuscript {
+            assets: vec![
+                asset("small", png(20, 10)),
+                asset("huge", png(400, 400)),
+                // Each within the per-image limit, together past the book's.
+                asset("big1", png(100, 100)),
+                asset("big2", png(100, 100)),
+                asset("big3", png(100, 100)),
+            ],
+            ..Manuscript::default()
+        };
         let mut doc = PdfDocument::new("t");
         let images = load_images_within(&mut doc, &manuscript, 20_000, 25_000);
         assert!(images.contains_key("small"));
