@@ -240,10 +240,12 @@ async fn a_book_is_translated_downloaded_generated_as_pdf_and_shared_publicly() 
         .unwrap();
     assert_eq!(revoked.status(), 200);
     assert_error(fetch(share_url).await, 404, "not_found").await;
-    assert_eq!(
-        fetch(&handed_out).await.status(),
-        404,
-        "a download link given out through a revoked share ends with it"
+    // The share's copy is gone: 404 from this server's links; S3 answers a presigned link to
+    // a missing object with 403 unless the signer may list the bucket.
+    let after = fetch(&handed_out).await.status().as_u16();
+    assert!(
+        matches!(after, 403 | 404),
+        "a download link given out through a revoked share ends with it: {after}"
     );
     // The owner's own links are not the share's.
     let own: Value = app
