@@ -129,6 +129,15 @@ async fn sign_up(app: &crate::helpers::TestApp, email: &str) -> reqwest::Respons
     app.post_anonymous("/api/auth/signup", &body).await
 }
 
+/// The `name=value` pair of the session cookie a response sets, as a browser sends it back.
+fn session_pair(response: &reqwest::Response) -> String {
+    session_cookie(response)
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string()
+}
+
 fn session_cookie(response: &reqwest::Response) -> String {
     let header = response
         .headers()
@@ -193,11 +202,7 @@ async fn sign_in_checks_the_password_and_sign_out_ends_the_session() {
     let right = json!({"email": "BO@example.com", "password": "correct horse battery"});
     let response = app.post_anonymous("/api/auth/signin", &right).await;
     assert_eq!(response.status(), 200);
-    let pair = session_cookie(&response)
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string();
+    let pair = session_pair(&response);
     let out = app
         .anonymous(Method::POST, "/api/auth/signout")
         .header("cookie", &pair)
@@ -219,11 +224,7 @@ async fn sign_in_checks_the_password_and_sign_out_ends_the_session() {
 async fn sessions_expire_after_thirty_days() {
     let app = spawn_app().await;
     let response = sign_up(&app, "cy@example.com").await;
-    let pair = session_cookie(&response)
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string();
+    let pair = session_pair(&response);
     app.clock.advance(Duration::days(31));
     let me = app
         .anonymous(Method::GET, "/api/user")
@@ -263,11 +264,7 @@ async fn sign_up_refuses_a_taken_email_a_bad_email_and_a_short_password() {
 async fn a_cross_origin_request_carried_by_the_session_cookie_changes_nothing() {
     let app = spawn_app().await;
     let response = sign_up(&app, "cy@example.com").await;
-    let pair = session_cookie(&response)
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string();
+    let pair = session_pair(&response);
     // What another site's page makes a browser send: the cookie, and where it comes from.
     let from = |method: Method, path: &str, site: &str, origin: &str| {
         app.anonymous(method, path)

@@ -109,7 +109,11 @@ pub async fn trace_requests(request: Request, next: Next) -> Response {
 /// The request path as logged: a share token is a credential (whoever has it reads the book),
 /// so the segment after `shared` (`/shared/{token}`, and a share's files under
 /// `/files/.../shared/{token}/`) is replaced by `{token}`.
-fn logged_path(path: &str) -> String {
+fn logged_path(path: &str) -> std::borrow::Cow<'_, str> {
+    // Most paths hold no share: logged as they are, without building a copy per request.
+    if !path.contains("/shared/") {
+        return path.into();
+    }
     let mut after_shared = false;
     path.split('/')
         .map(|segment| {
@@ -119,6 +123,7 @@ fn logged_path(path: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("/")
+        .into()
 }
 
 /// The longest request URI served, in bytes: what API Gateway and most proxies accept, far
