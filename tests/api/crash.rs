@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use reqwest::multipart::{Form, Part};
@@ -10,7 +11,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::stand_ins::{failing_openai_stand_in, is_term_list, openai_stand_in, Seen};
+use crate::stand_ins::{failing_openai_stand_in, is_term_list, openai_stand_in, FailingLog, Seen};
 
 const BOOKTR: &str = env!("CARGO_BIN_EXE_booktr");
 const CHAPTERS: usize = 8;
@@ -157,6 +158,20 @@ async fn a_translation_killed_repeatedly_completes_with_every_chapter_translated
     server.start_kill().unwrap();
 }
 
+/// When the stand-in first answered a billable pass request that arrived after `since`.
+fn first_answer_since(
+    log: &Mutex<FailingLog>,
+    since: std::time::Instant,
+) -> Option<std::time::Instant> {
+    log.lock()
+        .unwrap()
+        .requests
+        .iter()
+        .filter(|r| r.status == 200 && r.arrived > since && !is_term_list(&r.user))
+        .filter_map(|r| r.answered)
+        .min()
+}
+
 /// A free local port for a server the test starts (and restarts on the same port).
 pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -268,6 +283,7 @@ async fn a_book_killed_twenty_times_under_failing_requests_pays_no_finished_pass
     });
 
     let mut kills = Vec::new();
+    let mut life = std::time::Instant::now();
     while kills.len() < FAILING_KILLS {
         // Wait for model requests in flight (a window being translated), then kill a little
         // later, anywhere in the passes.
@@ -282,13 +298,27 @@ async fn a_book_killed_twenty_times_under_failing_requests_pays_no_finished_pass
             "no request in flight after {} kills: the book ran out of work too soon",
             kills.len()
         );
-        // At least 400 ms: a window with no finished pass in four lives in a row is taken for
-        // one that crashes its worker (and dead-lettered), so each life gets time for a pass.
         tokio::time::sleep(Duration::from_millis(random_millis(400, 1200))).await;
+        // A window with no finished pass in four lives in a row is taken for one that crashes
+        // its worker (and dead-lettered), so each life stores one pass at least: a chapter's
+        // pass is one request, stored well within `STORED_WITHIN` of its answer. The random
+        // delay alone hit one window four times running, under retries and backoff.
+        let stored = tokio::time::timeout(Duration::from_secs(30), async {
+            loop {
+                if let Some(answered) = first_answer_since(&log, life) {
+                    tokio::time::sleep_until((answered + STORED_WITHIN).into()).await;
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await;
+        assert!(stored.is_ok(), "no pass answered in a life of 30 s");
         server.start_kill().unwrap(); // SIGKILL
         kills.push(std::time::Instant::now());
         server.wait().await.unwrap();
         (server, _, _) = start_with(data.path(), port, &openai, &env).await;
+        life = std::time::Instant::now();
     }
 
     let (seen, last) = tokio::time::timeout(Duration::from_secs(180), watching)
