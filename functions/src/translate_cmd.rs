@@ -10,7 +10,7 @@ use anyhow::{anyhow, bail, Context};
 use booktr_core::books::sniff;
 use booktr_core::types::LanguageCode;
 use booktr_formats::manuscript::Manuscript;
-use booktr_formats::render::{self, RenderOptions};
+use booktr_formats::render::{self, RenderOptions, Rendition};
 use booktr_translate::book::{
     choose_model, cost, translate_book, BookOptions, BookTranslation, Event,
 };
@@ -139,13 +139,19 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
     };
     let rendered = match output_format.as_str() {
         "pdf" => render::pdf::render(&done.manuscript, &options, &[]),
-        _ => render::epub::render(&done.manuscript, &options),
+        _ => render::epub::render(&done.manuscript, &options).map(|bytes| Rendition {
+            bytes,
+            warnings: Vec::new(),
+        }),
     }
     .map_err(|e| anyhow!("rendering: {e}"))?;
     let out = args
         .out
         .unwrap_or_else(|| default_output(&args.file, to.as_str(), &output_format));
-    std::fs::write(&out, rendered).with_context(|| format!("writing {}", out.display()))?;
+    std::fs::write(&out, rendered.bytes).with_context(|| format!("writing {}", out.display()))?;
+    for warning in &rendered.warnings {
+        eprintln!("warning: {warning}");
+    }
 
     let report = Report::of(&manuscript, &done, &source, to.as_str(), started.elapsed());
     print_summary(&args.model, offline, &glossary, &manuscript, &done, &out);

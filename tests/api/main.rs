@@ -18,6 +18,7 @@ mod errors;
 mod glossary;
 mod health;
 mod helpers;
+mod hostile;
 mod keys;
 mod limits;
 mod metrics;

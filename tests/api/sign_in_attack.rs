@@ -20,6 +20,39 @@ fn resident_mib(pid: u32) -> u64 {
     kib / 1024
 }
 
+/// The highest resident memory of a process while it is watched, sampled every 20 ms.
+pub(crate) struct PeakMemory {
+    peak: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    sampler: tokio::task::JoinHandle<()>,
+}
+
+impl PeakMemory {
+    pub(crate) fn watch(pid: u32) -> PeakMemory {
+        let peak = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let sampler = tokio::spawn({
+            let peak = peak.clone();
+            async move {
+                loop {
+                    peak.fetch_max(resident_mib(pid), std::sync::atomic::Ordering::Relaxed);
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            }
+        });
+        PeakMemory { peak, sampler }
+    }
+
+    /// The peak so far, in MiB.
+    pub(crate) fn mib(&self) -> u64 {
+        self.peak.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl Drop for PeakMemory {
+    fn drop(&mut self) {
+        self.sampler.abort();
+    }
+}
+
 /// `attempts` wrong sign-ins, `at_once` in flight; `address(n)` is the `X-Forwarded-For` of the
 /// n-th. Returns the count of each status, and the peak resident memory seen while they ran.
 async fn burst(
@@ -30,16 +63,7 @@ async fn burst(
     address: impl Fn(usize) -> String,
 ) -> (std::collections::BTreeMap<u16, usize>, u64) {
     let client = reqwest::Client::new();
-    let peak = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let sampler = {
-        let peak = peak.clone();
-        tokio::spawn(async move {
-            loop {
-                peak.fetch_max(resident_mib(pid), std::sync::atomic::Ordering::Relaxed);
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        })
-    };
+    let memory = PeakMemory::watch(pid);
     let statuses: Vec<u16> = stream::iter(0..attempts)
         .map(|n| {
             let request = client
@@ -53,12 +77,11 @@ async fn burst(
         .buffer_unordered(at_once)
         .collect()
         .await;
-    sampler.abort();
     let mut counts = std::collections::BTreeMap::new();
     for status in statuses {
         *counts.entry(status).or_insert(0) += 1;
     }
-    (counts, peak.load(std::sync::atomic::Ordering::Relaxed))
+    (counts, memory.mib())
 }
 
 #[tokio::test]

@@ -766,6 +766,23 @@ async fn a_partial_download_holds_the_chapters_finished_so_far() {
     epubcheck(&epub);
     let partial = booktr_formats::epub::extract(&epub).unwrap();
     assert_eq!(partial.chapters.len(), 2);
+    // The same progress is served from the file rendered for the first request.
+    let file_of = |link: &Value| {
+        link["url"]
+            .as_str()
+            .unwrap()
+            .split('?')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let again: Value = app
+        .get(&format!("/api/download/{id}?format=epub"), &key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(file_of(&again), file_of(&link));
     // Generating needs a translated book.
     assert_error(
         post(
@@ -785,6 +802,43 @@ async fn a_partial_download_holds_the_chapters_finished_so_far() {
         "bad_request",
     )
     .await;
+    // More progress, a new file; the one before it is gone.
+    assert_eq!(
+        post(&app, "/api/translate/resume", &key, json!({"bookId": id}))
+            .await
+            .status(),
+        200
+    );
+    for _ in 0..10 {
+        if status(&app, &key, &id).await["chaptersCompleted"].as_u64() > Some(2) {
+            break;
+        }
+        runner::run_once(
+            app.ports.queue.as_ref(),
+            &app.services.jobs,
+            booktr_core::ports::QueueName::Jobs,
+            &runner::RunnerConfig {
+                batch: 1,
+                ..runner::RunnerConfig::default()
+            },
+        )
+        .await
+        .unwrap();
+    }
+    let later: Value = app
+        .get(&format!("/api/download/{id}?format=epub"), &key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_ne!(file_of(&later), file_of(&link));
+    let more = fetch(later["url"].as_str().unwrap())
+        .await
+        .bytes()
+        .await
+        .unwrap();
+    assert!(booktr_formats::epub::extract(&more).unwrap().chapters.len() > 2);
+    assert_eq!(fetch(url).await.status(), 404, "the older file is dropped");
 }
 
 /// The user's preferences fill in what a start leaves out: model, glossary.

@@ -155,7 +155,9 @@ fn main() {
         pandoc(&[&html_fixture, "-o", &out_str]),
     );
     let (t, peak) = measure(3, || {
-        render::pdf::render(&manuscript, &options, &[]).expect("render")
+        render::pdf::render(&manuscript, &options, &[])
+            .expect("render")
+            .bytes
     });
     row("render PDF", t, peak, bytes.len(), None);
 }

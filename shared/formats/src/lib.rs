@@ -8,6 +8,8 @@ pub mod docx;
 mod dom;
 pub mod epub;
 pub mod gzipped;
+#[cfg(any(test, feature = "hostile-corpus"))]
+pub mod hostile;
 pub mod html;
 pub mod language;
 pub mod manuscript;

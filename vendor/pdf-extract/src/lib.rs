@@ -1590,7 +1590,8 @@ impl<'a> Processor<'a> {
     }
 
     fn process_stream(&mut self, doc: &'a Document, content: Vec<u8>, resources: &'a Dictionary, media_box: &MediaBox, output: &mut dyn OutputDev, page_num: u32) -> Result<(), OutputError> {
-        let content = Content::decode(&content).unwrap();
+        // booktr: a malformed content stream (one nested too deep, say) is an error, not a panic.
+        let content = Content::decode(&content)?;
         let mut gs: GraphicsState = GraphicsState {
             ts: TextState {
                 font: None,

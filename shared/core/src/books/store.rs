@@ -197,10 +197,22 @@ pub fn output_key(book_id: &str, format: OutputFormat) -> Result<BlobKey, StoreE
     BlobKey::parse(&format!("books/{book_id}/output/book.{}", format.as_str()))
 }
 
-/// A file of the chapters finished so far, rendered on request while a book is unfinished.
-pub fn partial_key(book_id: &str, format: OutputFormat) -> Result<BlobKey, StoreError> {
+/// Where the files rendered for downloads of an unfinished book live.
+pub fn progress_files_prefix(book_id: &str) -> String {
+    format!("books/{book_id}/output/progress/")
+}
+
+/// A file rendered for a download while the book is unfinished, named for what it holds
+/// (`fingerprint`: the chapters finished and the translation they belong to), so that the
+/// next download of the same progress is served from it rather than rendered again.
+pub fn progress_file_key(
+    book_id: &str,
+    fingerprint: &str,
+    format: OutputFormat,
+) -> Result<BlobKey, StoreError> {
     BlobKey::parse(&format!(
-        "books/{book_id}/output/partial.{}",
+        "{}{fingerprint}.{}",
+        progress_files_prefix(book_id),
         format.as_str()
     ))
 }

@@ -25,16 +25,16 @@ pub(super) async fn run(
         info!("book gone or not translated; nothing to generate");
         return Ok(());
     };
-    let bytes = handler
+    let rendition = handler
         .translations
         .render(&book, format, Completeness::Whole)
         .await?
         .ok_or_else(|| StoreError::Unavailable("the book has no chapters to render".into()))?;
-    let size = bytes.len();
+    let size = rendition.bytes.len();
     handler
         .ports
         .blobs
-        .put(&store::output_key(book_id, format)?, bytes.into())
+        .put(&store::output_key(book_id, format)?, rendition.bytes.into())
         .await?;
     // Share links' copies of the previous file are dropped; they are copied again on demand.
     let stale = store::shared_files_prefix(book_id);
@@ -44,7 +44,10 @@ pub(super) async fn run(
     let update = Update::default()
         .set("completedAt", time(now))
         .set("progress", 100)
-        .set("warnings", quality.warnings(&book.warnings));
+        .set(
+            "warnings",
+            quality.warnings(&file_warnings(&book.warnings, format, &rendition.warnings)),
+        );
     let Some(done) = handler
         .books
         .transition(book_id, BookEvent::GenerationSucceeded, update)
@@ -70,4 +73,43 @@ pub(super) async fn run(
         },
     };
     handler.events.emit(&occurrence).await
+}
+
+/// The book's warnings with the file's own replaced: `PDF file: 2 images left out, ...`. A
+/// warning about the other format's file stays (that file is still there).
+fn file_warnings(current: &[String], format: OutputFormat, file: &[String]) -> Vec<String> {
+    let prefix = format!("{} file: ", format.as_str().to_uppercase());
+    current
+        .iter()
+        .filter(|w| !w.starts_with(&prefix))
+        .cloned()
+        .chain(file.iter().map(|w| format!("{prefix}{w}")))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_files_warnings_replace_its_earlier_ones_and_keep_the_rest() {
+        let current = [
+            "Chapter 3 is short".to_string(),
+            "PDF file: 1 image left out, not readable as images: a.png".to_string(),
+            "EPUB file: something".to_string(),
+        ];
+        let now = file_warnings(
+            &current,
+            OutputFormat::Pdf,
+            &["2 images left out, each past the limit: b.png, c.png".to_string()],
+        );
+        assert_eq!(
+            now,
+            [
+                "Chapter 3 is short",
+                "EPUB file: something",
+                "PDF file: 2 images left out, each past the limit: b.png, c.png"
+            ]
+        );
+    }
 }

@@ -1,5 +1,6 @@
 //! Download links: the generated file when there is one, else a file of the chapters finished so
-//! far rendered on request, so no finished work is ever out of reach.
+//! far, rendered on the first request for that progress and kept, so no finished work is ever
+//! out of reach and no request renders what an earlier one did.
 
 use std::time::Duration;
 
@@ -13,6 +14,33 @@ use crate::types::{BookStatus, ChapterStatus};
 
 /// How long a download link works (the spec's hour).
 pub const LINK_LIFETIME: Duration = Duration::from_secs(3600);
+
+/// Renders for downloads, one at a time in this process: each holds a whole book (and its
+/// decoded images) in memory for seconds.
+static RENDER_TURNS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+
+/// What a progress file holds, as 16 hex digits: the translation's key, the names on its cover
+/// and language, and the chapters finished (what [`Translations::render`] reads).
+fn progress_fingerprint(book: &Book, chapters: &[crate::books::Chapter]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    for part in [
+        book.translation_key.as_deref().unwrap_or_default(),
+        &book.title,
+        book.author.as_deref().unwrap_or_default(),
+        &book.target_lang,
+    ] {
+        hash.update(part.as_bytes());
+        hash.update([0]);
+    }
+    for chapter in chapters
+        .iter()
+        .filter(|c| c.status == ChapterStatus::Completed)
+    {
+        hash.update(chapter.number.to_be_bytes());
+    }
+    hex::encode(&hash.finalize()[..8])
+}
 
 /// A download link and what it holds.
 #[derive(Debug, Clone)]
@@ -36,14 +64,18 @@ impl Translations {
     }
 
     /// As [`Translations::download`], for a book already authorised (its share link).
+    ///
+    /// An unfinished book's file is rendered once per state of its progress: the file is named
+    /// for the chapters it holds, and a download of the same progress is served from it. Renders
+    /// take turns ([`RENDER_TURNS`]), so a burst of download requests costs one render, not one
+    /// each.
     pub async fn download_of(
         &self,
         book: &Book,
         format: OutputFormat,
     ) -> Result<Download, TranslationError> {
         let whole = store::output_key(&book.id, format)?;
-        let has_whole = !self.ports.blobs.list(whole.as_str()).await?.is_empty();
-        if has_whole && book.status == BookStatus::Completed {
+        if book.status == BookStatus::Completed && self.exists(&whole).await? {
             return self.link(book, &whole, format, true).await;
         }
         let chapters = self.books.chapters(&book.id).await?;
@@ -60,17 +92,51 @@ impl Translations {
         } else {
             Completeness::FinishedSoFar
         };
-        let Some(bytes) = self.render(book, format, completeness).await? else {
-            return Err(TranslationError::NotFound);
-        };
-        let key = if all_done {
-            whole
-        } else {
-            store::partial_key(&book.id, format)?
-        };
-        self.ports.blobs.put(&key, bytes.into()).await?;
-        info!(book_id = %book.id, format = format.as_str(), complete = all_done, "file rendered for download");
+        let key =
+            store::progress_file_key(&book.id, &progress_fingerprint(book, &chapters), format)?;
+        if !self.exists(&key).await? {
+            let _turn = RENDER_TURNS
+                .acquire()
+                .await
+                .map_err(|e| StoreError::Unavailable(format!("the render turns closed: {e}")))?;
+            // Rendered by the request this one waited behind.
+            if !self.exists(&key).await? {
+                let Some(rendition) = self.render(book, format, completeness).await? else {
+                    return Err(TranslationError::NotFound);
+                };
+                self.ports.blobs.put(&key, rendition.bytes.into()).await?;
+                self.drop_older_progress_files(&book.id, &key, format)
+                    .await?;
+                info!(book_id = %book.id, format = format.as_str(), complete = all_done, "file rendered for download");
+            }
+        }
         self.link(book, &key, format, all_done).await
+    }
+
+    async fn exists(&self, key: &crate::ports::BlobKey) -> Result<bool, StoreError> {
+        Ok(!self.ports.blobs.list(key.as_str()).await?.is_empty())
+    }
+
+    /// Removes the book's earlier progress files in `format`: a link to one, handed out before,
+    /// stops working once the book has moved on (the new link holds more).
+    async fn drop_older_progress_files(
+        &self,
+        book_id: &str,
+        current: &crate::ports::BlobKey,
+        format: OutputFormat,
+    ) -> Result<(), StoreError> {
+        let extension = format!(".{}", format.as_str());
+        for key in self
+            .ports
+            .blobs
+            .list(&store::progress_files_prefix(book_id))
+            .await?
+        {
+            if &key != current && key.as_str().ends_with(&extension) {
+                self.ports.blobs.delete(&key).await?;
+            }
+        }
+        Ok(())
     }
 
     /// A link to a file the owner's book already has, for visitors of its share page (`token`):
@@ -105,8 +171,7 @@ impl Translations {
         if book.status != BookStatus::Completed {
             return Ok(false);
         }
-        let whole = store::output_key(&book.id, format)?;
-        Ok(!self.ports.blobs.list(whole.as_str()).await?.is_empty())
+        self.exists(&store::output_key(&book.id, format)?).await
     }
 
     /// Checks a link of this service (see [`crate::ports::Links::verify`]).

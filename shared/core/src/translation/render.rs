@@ -2,7 +2,7 @@
 //! translations, through the EPUB or PDF renderer.
 
 use booktr_formats::manuscript::{Chapter as SourceChapter, Manuscript};
-use booktr_formats::render::{self, RenderOptions};
+use booktr_formats::render::{self, RenderOptions, Rendition};
 
 use super::Translations;
 use crate::books::{store, Book};
@@ -19,13 +19,14 @@ pub enum Completeness {
 }
 
 impl Translations {
-    /// Renders the book; None when `FinishedSoFar` finds no translated chapter.
+    /// Renders the book; None when `FinishedSoFar` finds no translated chapter. The rendition's
+    /// warnings say what the file leaves out (images past the PDF's pixel budgets).
     pub async fn render(
         &self,
         book: &Book,
         format: OutputFormat,
         completeness: Completeness,
-    ) -> Result<Option<Vec<u8>>, StoreError> {
+    ) -> Result<Option<Rendition>, StoreError> {
         let key = book.translation_key.clone().unwrap_or_default();
         let mut manuscript: Manuscript =
             self.read_json(&store::manuscript_key(&book.id)?)
@@ -79,7 +80,12 @@ impl Translations {
         };
         // Rendering is CPU work (seconds for a long PDF): off the async threads.
         let rendered = tokio::task::spawn_blocking(move || match format {
-            OutputFormat::Epub => render::epub::render(&manuscript, &options),
+            OutputFormat::Epub => {
+                render::epub::render(&manuscript, &options).map(|bytes| Rendition {
+                    bytes,
+                    warnings: Vec::new(),
+                })
+            }
             OutputFormat::Pdf => render::pdf::render(&manuscript, &options, &[]),
         })
         .await

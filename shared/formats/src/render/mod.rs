@@ -5,6 +5,13 @@ pub mod pdf;
 
 use crate::manuscript::{BlockKind, Chapter};
 
+/// A rendered file, and what the reader should know it lacks (images left out, and why).
+#[derive(Debug, Clone)]
+pub struct Rendition {
+    pub bytes: Vec<u8>,
+    pub warnings: Vec<String>,
+}
+
 /// What a renderer needs beyond the manuscript.
 #[derive(Debug, Clone)]
 pub struct RenderOptions {

@@ -13,7 +13,7 @@ use printpdf::{
     RawImage, TextItem, TextMatrix, XObjectId, XObjectTransform,
 };
 
-use super::{chapter_title, is_rtl, RenderOptions};
+use super::{chapter_title, is_rtl, RenderOptions, Rendition};
 use crate::gzipped::Gzipped;
 use crate::manuscript::{Block, BlockKind, Manuscript};
 use crate::markup::{self, Piece, Tag};
@@ -67,12 +67,13 @@ struct Layout<'a> {
 }
 
 /// Renders the manuscript as a PDF. `fallback_fonts` are tried, in order, for words the
-/// embedded font cannot show (such as CJK).
+/// embedded font cannot show (such as CJK). Images past the pixel budgets, or that do not
+/// decode, are left out (their alternative text stays), and the rendition's warnings say so.
 pub fn render(
     manuscript: &Manuscript,
     options: &RenderOptions,
     fallback_fonts: &[Vec<u8>],
-) -> Result<Vec<u8>, FormatError> {
+) -> Result<Rendition, FormatError> {
     let title = options
         .title
         .clone()
@@ -108,7 +109,7 @@ pub fn render(
 
     // Chapters, each from a new page; the contents need to know where each begins.
     let note_numbers = manuscript.note_numbers();
-    let images = load_images(&mut doc, manuscript);
+    let (images, left_out) = load_images(&mut doc, manuscript);
     let mut chapter_starts = Vec::new();
     for (index, chapter) in manuscript.chapters.iter().enumerate() {
         layout.new_page();
@@ -188,7 +189,10 @@ pub fn render(
         subset_fonts: false,
         ..PdfSaveOptions::default()
     };
-    Ok(doc.with_pages(pdf_pages).save(&save, &mut warnings))
+    Ok(Rendition {
+        bytes: doc.with_pages(pdf_pages).save(&save, &mut warnings),
+        warnings: left_out.warnings(),
+    })
 }
 
 fn built_in(font: &'static Gzipped) -> Result<&'static [u8], FormatError> {
@@ -268,13 +272,66 @@ fn dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
         .ok()
 }
 
-/// Decoded images by asset id, with their pixel size. An image that cannot be decoded, or
-/// would take the book past its pixel budget (read from the header before decoding), is
-/// skipped: its alternative text is still printed.
+/// Why images were left out of the PDF, by image file name.
+#[derive(Debug, Default)]
+struct LeftOut {
+    too_large: Vec<String>,
+    past_book_budget: Vec<String>,
+    undecodable: Vec<String>,
+}
+
+impl LeftOut {
+    /// One sentence per reason, naming the first few images.
+    fn warnings(&self) -> Vec<String> {
+        let name = |names: &[String]| {
+            let shown = names.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
+            match names.len() {
+                0..=5 => shown,
+                n => format!("{shown} and {} more", n - 5),
+            }
+        };
+        let count = |n: usize| {
+            if n == 1 {
+                "1 image".to_string()
+            } else {
+                format!("{n} images")
+            }
+        };
+        let mut out = Vec::new();
+        if !self.too_large.is_empty() {
+            out.push(format!(
+                "{} left out, each past the limit of {} megapixels per image: {}",
+                count(self.too_large.len()),
+                MAX_IMAGE_PIXELS / 1_000_000,
+                name(&self.too_large)
+            ));
+        }
+        if !self.past_book_budget.is_empty() {
+            out.push(format!(
+                "{} left out, past the limit of {} megapixels for all of a book's images: {}",
+                count(self.past_book_budget.len()),
+                MAX_BOOK_PIXELS / 1_000_000,
+                name(&self.past_book_budget)
+            ));
+        }
+        if !self.undecodable.is_empty() {
+            out.push(format!(
+                "{} left out, not readable as images: {}",
+                count(self.undecodable.len()),
+                name(&self.undecodable)
+            ));
+        }
+        out
+    }
+}
+
+/// Decoded images by asset id, with their pixel size, and the images left out: one that cannot
+/// be decoded, or would take an image or the book past its pixel budget (read from the header
+/// before decoding). A left-out image's alternative text is still printed.
 fn load_images(
     doc: &mut PdfDocument,
     manuscript: &Manuscript,
-) -> HashMap<String, (XObjectId, f32, f32)> {
+) -> (HashMap<String, (XObjectId, f32, f32)>, LeftOut) {
     load_images_within(doc, manuscript, MAX_IMAGE_PIXELS, MAX_BOOK_PIXELS)
 }
 
@@ -283,27 +340,36 @@ fn load_images_within(
     manuscript: &Manuscript,
     max_image_pixels: u64,
     max_book_pixels: u64,
-) -> HashMap<String, (XObjectId, f32, f32)> {
+) -> (HashMap<String, (XObjectId, f32, f32)>, LeftOut) {
     let mut images = HashMap::new();
+    let mut left_out = LeftOut::default();
     let mut pixels_left = max_book_pixels;
     for asset in &manuscript.assets {
+        let name = asset.file_name.clone();
         let Some((w, h)) = dimensions(&asset.bytes) else {
+            left_out.undecodable.push(name);
             continue;
         };
         let pixels = u64::from(w) * u64::from(h);
-        if pixels > max_image_pixels || pixels > pixels_left {
+        if pixels > max_image_pixels {
+            left_out.too_large.push(name);
+            continue;
+        }
+        if pixels > pixels_left {
+            left_out.past_book_budget.push(name);
             continue;
         }
         pixels_left -= pixels;
         let mut warnings = Vec::new();
-        if let Ok(raw) = RawImage::decode_from_bytes(&asset.bytes, &mut warnings) {
-            let (w, h) = (raw.width as f32, raw.height as f32);
-            if w > 0.0 && h > 0.0 {
+        match RawImage::decode_from_bytes(&asset.bytes, &mut warnings) {
+            Ok(raw) if raw.width > 0 && raw.height > 0 => {
+                let (w, h) = (raw.width as f32, raw.height as f32);
                 images.insert(asset.id.clone(), (doc.add_image(&raw), w, h));
             }
+            _ => left_out.undecodable.push(name),
         }
     }
-    images
+    (images, left_out)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -605,23 +671,7 @@ mod image_budget_tests {
     use super::*;
     use crate::manuscript::Asset;
 
-    /// A PNG of `w` x `h` grey pixels, written row by row (a large one never sits in memory
-    /// decoded).
-    fn png(w: u32, h: u32) -> Vec<u8> {
-        let mut out = Vec::new();
-        {
-            let mut encoder = png::Encoder::new(&mut out, w, h);
-            encoder.set_color(png::ColorType::Grayscale);
-            let mut writer = encoder.write_header().unwrap();
-            let mut stream = writer.stream_writer().unwrap();
-            let row = vec![128u8; w as usize];
-            for _ in 0..h {
-                std::io::Write::write_all(&mut stream, &row).unwrap();
-            }
-            stream.finish().unwrap();
-        }
-        out
-    }
+    use crate::hostile::png;
 
     fn asset(id: &str, bytes: Vec<u8>) -> Asset {
         Asset {
@@ -646,11 +696,20 @@ mod image_budget_tests {
             ..Manuscript::default()
         };
         let mut doc = PdfDocument::new("t");
-        let images = load_images_within(&mut doc, &manuscript, 20_000, 25_000);
+        let (images, left_out) = load_images_within(&mut doc, &manuscript, 20_000, 25_000);
         assert!(images.contains_key("small"));
         assert!(!images.contains_key("huge"));
         assert!(images.contains_key("big1") && images.contains_key("big2"));
         assert!(!images.contains_key("big3"), "past the book's budget");
+        assert_eq!(left_out.too_large, ["huge.png"]);
+        assert_eq!(left_out.past_book_budget, ["big3.png"]);
+        let warnings = left_out.warnings();
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with("1 image left out, each past"),
+            "{warnings:?}"
+        );
+        assert!(warnings[0].ends_with(": huge.png"), "{warnings:?}");
     }
 
     #[test]

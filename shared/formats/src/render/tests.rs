@@ -137,7 +137,9 @@ fn first_sentence(chapter: &crate::manuscript::Chapter) -> Option<String> {
 #[test]
 fn moby_dick_renders_to_a_pdf_that_gives_back_every_chapters_first_sentence() {
     let manuscript = epub::extract(&corpus("moby-dick.epub")).unwrap();
-    let pdf = super::pdf::render(&manuscript, &options("en"), &[]).unwrap();
+    let pdf = super::pdf::render(&manuscript, &options("en"), &[])
+        .unwrap()
+        .bytes;
     let path = temp_file("moby-dick.pdf", &pdf);
     let text = pdftotext(&path);
     let mut checked = 0;
@@ -163,7 +165,9 @@ fn moby_dick_renders_to_a_pdf_that_gives_back_every_chapters_first_sentence() {
 #[test]
 fn the_arabic_book_renders_to_a_pdf_with_its_arabic_text() {
     let manuscript = epub::extract(&corpus("regime-anticancer-arabic.epub")).unwrap();
-    let pdf = super::pdf::render(&manuscript, &options("ar"), &[]).unwrap();
+    let pdf = super::pdf::render(&manuscript, &options("ar"), &[])
+        .unwrap()
+        .bytes;
     let path = temp_file("arabic.pdf", &pdf);
     let text = pdftotext(&path);
     let words: Vec<String> = manuscript.chapters[0]

@@ -1,0 +1,553 @@
+//! A corpus of hostile files, made on demand (nothing large is committed): inflation bombs in
+//! PDF streams and zip entries, oversized and countless images, markup nested past any reason,
+//! and structures that loop, in each format that can carry them. The unit tests feed them to
+//! the readers and the renderer, and the black-box suite uploads them to `booktr serve` and
+//! measures its memory; each says how the service must answer it.
+//!
+//! Behind the `hostile-corpus` feature (and in this crate's tests): no production code uses it.
+//! It only writes to memory, so its `expect`s cannot fail short of running out of it.
+#![allow(clippy::expect_used)]
+
+use std::io::Write;
+
+use flate2::write::ZlibEncoder;
+use flate2::Compression;
+
+/// How the service answers a hostile file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// Extraction refuses it; the refusal names the limit with these words.
+    Refused(&'static str),
+    /// It is read; rendered as a PDF, `images_left_out` of its images are left out for their
+    /// size (each named in a warning), the rest of the book intact.
+    Read { images_left_out: usize },
+}
+
+/// One file of the corpus.
+#[derive(Debug, Clone)]
+pub struct HostileFile {
+    /// What it attacks, as a file name with the format's extension.
+    pub file_name: &'static str,
+    pub bytes: Vec<u8>,
+    pub answer: Answer,
+}
+
+/// The words the refusals of an inflating PDF stream, an inflating archive and nested markup use.
+pub const PDF_STREAM_LIMIT: &str = "decompresses to more than";
+pub const ARCHIVE_LIMIT: &str = "inflates past the limit";
+pub const NESTING_LIMIT: &str = "nested deeper than";
+pub const LOOP_REFUSAL: &str = "loops back on itself";
+
+/// Deep enough for any recursive reader to blow its stack; a few hundred kilobytes of markup.
+const DEEP: usize = 100_000;
+
+/// The whole corpus. Building it takes a second or two (most of it deflating the bombs).
+pub fn corpus() -> Vec<HostileFile> {
+    let huge = png(8_000, 8_000);
+    let megapixel = png(1_000, 1_000);
+    vec![
+        HostileFile {
+            file_name: "pdf-one-bomb.pdf",
+            bytes: pdf_one_bomb(1),
+            answer: Answer::Refused(PDF_STREAM_LIMIT),
+        },
+        HostileFile {
+            file_name: "pdf-chained-bomb.pdf",
+            bytes: pdf_one_bomb(2),
+            answer: Answer::Refused(PDF_STREAM_LIMIT),
+        },
+        HostileFile {
+            file_name: "pdf-many-streams.pdf",
+            bytes: pdf_many_streams(200),
+            answer: Answer::Read { images_left_out: 0 },
+        },
+        HostileFile {
+            file_name: "pdf-page-tree-loop.pdf",
+            bytes: pdf_page_tree_loop(),
+            answer: Answer::Refused(LOOP_REFUSAL),
+        },
+        HostileFile {
+            file_name: "pdf-deep-arrays.pdf",
+            bytes: pdf_deep_arrays(),
+            answer: Answer::Read { images_left_out: 0 },
+        },
+        HostileFile {
+            file_name: "epub-huge-images.epub",
+            bytes: epub(&[chapter_with_images(0..2)], &[&huge, &huge]),
+            answer: Answer::Read { images_left_out: 2 },
+        },
+        HostileFile {
+            file_name: "epub-many-images.epub",
+            bytes: epub(&[chapter_with_images(0..300)], &[&megapixel; 300]),
+            // The renderer's book-wide budget takes 32 one-megapixel images.
+            answer: Answer::Read {
+                images_left_out: 268,
+            },
+        },
+        HostileFile {
+            file_name: "epub-zip-bomb.epub",
+            bytes: epub(&[zip_bomb_chapter()], &[]),
+            answer: Answer::Refused(ARCHIVE_LIMIT),
+        },
+        HostileFile {
+            file_name: "epub-deep-nesting.epub",
+            bytes: epub(&[deep_chapter()], &[]),
+            answer: Answer::Refused(NESTING_LIMIT),
+        },
+        HostileFile {
+            file_name: "epub-entity-expansion.epub",
+            bytes: epub(&[entity_expansion_chapter()], &[]),
+            answer: Answer::Read { images_left_out: 0 },
+        },
+        HostileFile {
+            file_name: "docx-huge-images.docx",
+            bytes: docx(&[&huge, &huge], false),
+            answer: Answer::Read { images_left_out: 2 },
+        },
+        HostileFile {
+            file_name: "docx-deep-nesting.docx",
+            bytes: docx(&[], true),
+            answer: Answer::Refused(NESTING_LIMIT),
+        },
+        HostileFile {
+            file_name: "html-deep-nesting.html",
+            bytes: format!("<html><body>{}</body></html>", deep_chapter()).into_bytes(),
+            answer: Answer::Refused(NESTING_LIMIT),
+        },
+    ]
+}
+
+/// Ordinary prose, so that what survives the attack is a book worth translating.
+const PROSE: &str = "Call me Ishmael. Some years ago, never mind how long precisely, having \
+                     little or no money in my purse, I thought I would sail about a little.";
+
+/// `bytes` through zlib, `times` over.
+pub fn deflated(bytes: impl FnOnce(&mut dyn Write), times: usize) -> Vec<u8> {
+    let mut encoder = ZlibEncoder::new(Vec::new(), Compression::best());
+    bytes(&mut encoder);
+    let mut out = encoder.finish().expect("deflating to memory");
+    for _ in 1..times {
+        let mut again = ZlibEncoder::new(Vec::new(), Compression::best());
+        again.write_all(&out).expect("deflating to memory");
+        out = again.finish().expect("deflating to memory");
+    }
+    out
+}
+
+/// `mib` MiB of spaces, a megabyte at a time.
+fn spaces(mib: usize) -> impl FnOnce(&mut dyn Write) {
+    move |w: &mut dyn Write| {
+        let chunk = vec![b' '; 1 << 20];
+        for _ in 0..mib {
+            w.write_all(&chunk).expect("writing to memory");
+        }
+    }
+}
+
+/// A PNG of `w` x `h` grey pixels, written row by row (a large one never sits in memory
+/// decoded; 8,000 x 8,000 is about 60 KB).
+pub fn png(w: u32, h: u32) -> Vec<u8> {
+    fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let mut crc = flate2::Crc::new();
+        crc.update(kind);
+        crc.update(data);
+        out.extend_from_slice(kind);
+        out.extend_from_slice(data);
+        out.extend_from_slice(&crc.sum().to_be_bytes());
+    }
+    let mut header = Vec::new();
+    header.extend_from_slice(&w.to_be_bytes());
+    header.extend_from_slice(&h.to_be_bytes());
+    // 8-bit greyscale, deflate, no filter, no interlace.
+    header.extend_from_slice(&[8, 0, 0, 0, 0]);
+    let pixels = deflated(
+        |out| {
+            // Each row: filter type 0, then the row's pixels.
+            let mut row = vec![128u8; w as usize + 1];
+            row[0] = 0;
+            for _ in 0..h {
+                out.write_all(&row).expect("writing to memory");
+            }
+        },
+        1,
+    );
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    chunk(&mut out, b"IHDR", &header);
+    chunk(&mut out, b"IDAT", &pixels);
+    chunk(&mut out, b"IEND", &[]);
+    out
+}
+
+/// A PDF of `objects` (object 1 the catalog) with its cross-reference table.
+fn pdf(objects: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = b"%PDF-1.5\n".to_vec();
+    let mut offsets = Vec::new();
+    for (n, body) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{} 0 obj\n", n + 1).as_bytes());
+        out.extend_from_slice(body);
+        out.extend_from_slice(b"\nendobj\n");
+    }
+    let xref = out.len();
+    out.extend_from_slice(
+        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
+    );
+    for offset in offsets {
+        out.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
+    }
+    out.extend_from_slice(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .as_bytes(),
+    );
+    out
+}
+
+/// A stream object of `data` decoded by `flates` FlateDecode filters.
+fn stream(data: &[u8], flates: usize) -> Vec<u8> {
+    let filters = vec!["/FlateDecode"; flates].join(" ");
+    let mut out =
+        format!("<< /Length {} /Filter [{filters}] >>\nstream\n", data.len()).into_bytes();
+    out.extend_from_slice(data);
+    out.extend_from_slice(b"\nendstream");
+    out
+}
+
+/// A page's text operators: one line of prose, told apart by `n`.
+fn shown_text(n: usize) -> Vec<u8> {
+    format!("BT /F1 12 Tf 72 700 Td (Page {n}. {PROSE}) Tj ET\n").into_bytes()
+}
+
+/// A PDF whose pages show `contents` (object references or inline streams, per page), objects
+/// 1 to 3 being the catalog, the page tree and the font, `extra` after the pages.
+fn pdf_of_pages(pages: Vec<Vec<u8>>, extra: Vec<Vec<u8>>) -> Vec<u8> {
+    let first_page = 4 + extra.len();
+    let kids: Vec<String> = (0..pages.len())
+        .map(|n| format!("{} 0 R", first_page + 2 * n + 1))
+        .collect();
+    let mut objects = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        format!(
+            "<< /Type /Pages /Kids [{}] /Count {} >>",
+            kids.join(" "),
+            kids.len()
+        )
+        .into_bytes(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec(),
+    ];
+    objects.extend(extra);
+    for (n, contents) in pages.into_iter().enumerate() {
+        let content_id = first_page + 2 * n;
+        objects.push(contents);
+        objects.push(
+            format!(
+                "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] \
+                 /Resources << /Font << /F1 3 0 R >> >> /Contents {content_id} 0 R >>"
+            )
+            .into_bytes(),
+        );
+    }
+    pdf(&objects)
+}
+
+/// One page whose content is 256 MiB of spaces after its text, in about 260 KB: deflated
+/// once, or `flates` times over (each pass shrinks it again).
+fn pdf_one_bomb(flates: usize) -> Vec<u8> {
+    let content = deflated(
+        |w| {
+            w.write_all(&shown_text(1)).expect("writing to memory");
+            spaces(256)(w)
+        },
+        flates,
+    );
+    pdf_of_pages(vec![stream(&content, flates)], Vec::new())
+}
+
+/// `pages` pages, each showing its own line and then one shared stream of 15 MiB of spaces
+/// (just under the smallest per-stream budget): gigabytes to inflate from a few kilobytes, one
+/// stream at a time.
+fn pdf_many_streams(pages: usize) -> Vec<u8> {
+    // Objects 1 to 3 as in `pdf_of_pages`, 4 the padding, then per page its line and itself.
+    let page_id = |n: usize| 5 + 2 * n + 1;
+    let kids: Vec<String> = (0..pages).map(|n| format!("{} 0 R", page_id(n))).collect();
+    let mut objects = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        format!(
+            "<< /Type /Pages /Kids [{}] /Count {pages} >>",
+            kids.join(" ")
+        )
+        .into_bytes(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec(),
+        stream(&deflated(spaces(15), 1), 1),
+    ];
+    for n in 0..pages {
+        let line = deflated(|w| w.write_all(&shown_text(n)).expect("writing"), 1);
+        objects.push(stream(&line, 1));
+        objects.push(
+            format!(
+                "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] \
+                 /Resources << /Font << /F1 3 0 R >> >> /Contents [{} 0 R 4 0 R] >>",
+                page_id(n) - 1
+            )
+            .into_bytes(),
+        );
+    }
+    pdf(&objects)
+}
+
+/// A page tree whose root lists itself among its kids.
+fn pdf_page_tree_loop() -> Vec<u8> {
+    let content = stream(
+        &deflated(|w| w.write_all(&shown_text(1)).expect("writing"), 1),
+        1,
+    );
+    pdf(&[
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [2 0 R 4 0 R] /Count 2 >>".to_vec(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] \
+          /Resources << /Font << /F1 3 0 R >> >> /Contents 5 0 R >>"
+            .to_vec(),
+        content,
+    ])
+}
+
+/// An object of arrays nested `DEEP` levels, beside a readable page, and a second page whose
+/// content stream nests its text arrays as deep.
+fn pdf_deep_arrays() -> Vec<u8> {
+    let deep = format!("{}{}", "[".repeat(DEEP), "]".repeat(DEEP)).into_bytes();
+    let readable = stream(
+        &deflated(|w| w.write_all(&shown_text(1)).expect("writing"), 1),
+        1,
+    );
+    let nested_text = deflated(
+        |w| {
+            let text = format!(
+                "BT /F1 12 Tf {}(deep){} TJ ET\n",
+                "[".repeat(DEEP),
+                "]".repeat(DEEP)
+            );
+            w.write_all(text.as_bytes()).expect("writing")
+        },
+        1,
+    );
+    pdf_of_pages(vec![readable, stream(&nested_text, 1)], vec![deep])
+}
+
+/// A chapter's XHTML body: a heading, prose, and `<img>`s of images `images`.
+fn chapter_with_images(images: std::ops::Range<usize>) -> String {
+    let imgs: String = images
+        .map(|n| format!(r#"<img src="i{n}.png" alt="Picture {n}"/>"#))
+        .collect();
+    format!("<h1>One</h1><p>{PROSE}</p>{imgs}<p>{PROSE}</p>")
+}
+
+/// Prose inside `DEEP` nested `<div>`s.
+fn deep_chapter() -> String {
+    format!(
+        "<h1>One</h1><p>{PROSE}</p>{}<p>{PROSE}</p>{}",
+        "<div>".repeat(DEEP),
+        "</div>".repeat(DEEP)
+    )
+}
+
+/// Marker of the chapter [`zip_bomb_chapter`] pads; the EPUB writer deflates it.
+const ZIP_BOMB_PADDING: &str = "<!--padding-->";
+
+/// A chapter padded to 200 MiB of spaces (about 200 KB deflated).
+fn zip_bomb_chapter() -> String {
+    format!("<h1>One</h1><p>{PROSE}</p>{ZIP_BOMB_PADDING}")
+}
+
+/// A DOCTYPE that defines an entity of a billion `lol`s (the "billion laughs"): a reader that
+/// expanded internal entities would build gigabytes. The text uses the entity once.
+fn entity_expansion_chapter() -> String {
+    let mut doctype = String::from("<!DOCTYPE html [<!ENTITY lol0 \"lol\">");
+    for n in 1..10 {
+        let previous = format!("&lol{};", n - 1).repeat(10);
+        doctype.push_str(&format!("<!ENTITY lol{n} \"{previous}\">"));
+    }
+    doctype.push(']');
+    // The DOCTYPE is spliced in before <html> by the EPUB writer.
+    format!("{doctype}>\u{0}<h1>One</h1><p>{PROSE}</p><p>&lol9;</p>")
+}
+
+/// An EPUB 3 of `chapters` (XHTML bodies; a leading DOCTYPE, ended by NUL, goes before
+/// `<html>`) and PNG `images` named `i0.png`, `i1.png`...
+fn epub(chapters: &[String], images: &[&Vec<u8>]) -> Vec<u8> {
+    use zip::write::SimpleFileOptions;
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let stored = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    let deflate = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    let mut put = |name: &str, bytes: &[u8], options| {
+        zip.start_file(name, options).expect("writing to memory");
+        zip.write_all(bytes).expect("writing to memory");
+    };
+    put("mimetype", b"application/epub+zip", stored);
+    put(
+        "META-INF/container.xml",
+        br#"<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles></container>"#,
+        deflate,
+    );
+    let mut manifest = String::new();
+    let mut spine = String::new();
+    for n in 0..chapters.len() {
+        manifest.push_str(&format!(
+            r#"<item id="c{n}" href="c{n}.xhtml" media-type="application/xhtml+xml"/>"#
+        ));
+        spine.push_str(&format!(r#"<itemref idref="c{n}"/>"#));
+    }
+    for n in 0..images.len() {
+        manifest.push_str(&format!(
+            r#"<item id="i{n}" href="i{n}.png" media-type="image/png"/>"#
+        ));
+    }
+    let opf = format!(
+        r#"<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0" unique-identifier="id"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:identifier id="id">urn:hostile</dc:identifier><dc:title>Hostile</dc:title><dc:language>en</dc:language></metadata><manifest>{manifest}</manifest><spine>{spine}</spine></package>"#
+    );
+    put("OEBPS/content.opf", opf.as_bytes(), deflate);
+    for (n, body) in chapters.iter().enumerate() {
+        let (doctype, body) = body.split_once('\u{0}').unwrap_or(("", body));
+        let (body, padded) = match body.strip_suffix(ZIP_BOMB_PADDING) {
+            Some(body) => (body, true),
+            None => (body, false),
+        };
+        let name = format!("OEBPS/c{n}.xhtml");
+        zip.start_file(name, deflate).expect("writing to memory");
+        let head = format!(
+            r#"<?xml version="1.0"?>{doctype}<html xmlns="http://www.w3.org/1999/xhtml"><head><title>One</title></head><body>{body}"#
+        );
+        zip.write_all(head.as_bytes()).expect("writing to memory");
+        if padded {
+            spaces(200)(&mut zip);
+        }
+        zip.write_all(b"</body></html>").expect("writing to memory");
+    }
+    for (n, image) in images.iter().enumerate() {
+        zip.start_file(format!("OEBPS/i{n}.png"), stored)
+            .expect("writing to memory");
+        zip.write_all(image).expect("writing to memory");
+    }
+    zip.finish().expect("writing to memory").into_inner()
+}
+
+/// A DOCX of prose and PNG `images`; with `deep`, its prose sits `DEEP` tables deep.
+fn docx(images: &[&Vec<u8>], deep: bool) -> Vec<u8> {
+    use zip::write::SimpleFileOptions;
+    let options = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let mut put = |name: &str, bytes: &[u8]| {
+        zip.start_file(name, options).expect("writing to memory");
+        zip.write_all(bytes).expect("writing to memory");
+    };
+    put(
+        "[Content_Types].xml",
+        br#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Default Extension="png" ContentType="image/png"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>"#,
+    );
+    put(
+        "_rels/.rels",
+        br#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>"#,
+    );
+    let rels: String = (0..images.len())
+        .map(|n| {
+            format!(
+                r#"<Relationship Id="rImg{n}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="media/i{n}.png"/>"#
+            )
+        })
+        .collect();
+    put(
+        "word/_rels/document.xml.rels",
+        format!(r#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">{rels}</Relationships>"#).as_bytes(),
+    );
+    let paragraph = format!("<w:p><w:r><w:t>{PROSE}</w:t></w:r></w:p>");
+    let pictures: String = (0..images.len())
+        .map(|n| {
+            format!(
+                r#"<w:p><w:r><w:drawing><wp:inline><wp:docPr id="{n}" name="Picture {n}" descr="Picture {n}"/><a:graphic><a:graphicData><pic:pic><pic:blipFill><a:blip r:embed="rImg{n}"/></pic:blipFill></pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r></w:p>"#
+            )
+        })
+        .collect();
+    let nested = if deep {
+        format!(
+            "{}{paragraph}{}",
+            "<w:tbl><w:tr><w:tc>".repeat(DEEP),
+            "</w:tc></w:tr></w:tbl>".repeat(DEEP)
+        )
+    } else {
+        String::new()
+    };
+    let document = format!(
+        r#"<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:pic="http://schemas.openxmlformats.org/drawingml/2006/picture"><w:body><w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>One</w:t></w:r></w:p>{paragraph}{pictures}{nested}{paragraph}</w:body></w:document>"#
+    );
+    put("word/document.xml", document.as_bytes());
+    for (n, image) in images.iter().enumerate() {
+        put(&format!("word/media/i{n}.png"), image);
+    }
+    zip.finish().expect("writing to memory").into_inner()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::RenderOptions;
+    use crate::Format;
+
+    fn format_of(file_name: &str) -> Format {
+        match file_name.rsplit('.').next() {
+            Some("pdf") => Format::Pdf,
+            Some("epub") => Format::Epub,
+            Some("docx") => Format::Docx,
+            Some("html") => Format::Html,
+            other => panic!("no format for {other:?}"),
+        }
+    }
+
+    /// The images a rendition's warnings count as left out: "2 images left out, ...".
+    pub(crate) fn images_left_out(warnings: &[String]) -> usize {
+        warnings
+            .iter()
+            .filter_map(|w| w.split_whitespace().next()?.parse::<usize>().ok())
+            .sum()
+    }
+
+    #[test]
+    fn every_hostile_file_is_refused_naming_its_limit_or_read_and_rendered_within_budget() {
+        for file in corpus() {
+            let name = file.file_name;
+            let read = crate::extract(format_of(name), &file.bytes);
+            match (file.answer, read) {
+                (Answer::Refused(words), Err(e)) => {
+                    assert!(e.to_string().contains(words), "{name}: {e}")
+                }
+                (Answer::Read { images_left_out: n }, Ok(manuscript)) => {
+                    assert!(
+                        manuscript
+                            .chapters
+                            .iter()
+                            .any(|c| c.plain_text().contains("Ishmael")),
+                        "{name}: the prose is lost"
+                    );
+                    let options = RenderOptions {
+                        language: "en".into(),
+                        title: None,
+                        author: None,
+                        identifier: "urn:hostile".into(),
+                        modified: "2026-11-25T00:00:00Z".into(),
+                    };
+                    let rendition = crate::render::pdf::render(&manuscript, &options, &[])
+                        .unwrap_or_else(|e| panic!("{name}: {e}"));
+                    assert_eq!(
+                        images_left_out(&rendition.warnings),
+                        n,
+                        "{name}: {:?}",
+                        rendition.warnings
+                    );
+                }
+                (answer, read) => panic!("{name}: expected {answer:?}, got {read:?}"),
+            }
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! The hostile-file corpus (`booktr_formats::hostile`) uploaded to the real `booktr serve`:
+//! every file is refused naming the limit it hit, or read and rendered as a PDF with the images
+//! past the budget left out and named on the book, while the server's resident memory stays
+//! under 300 MiB; and the next ordinary book still translates.
+
+use std::time::Duration;
+
+use booktr_formats::hostile::{corpus, Answer};
+use reqwest::multipart::{Form, Part};
+use serde_json::{json, Value};
+
+use crate::crash::{free_port, start_with};
+use crate::sign_in_attack::PeakMemory;
+use crate::stand_ins::openai_stand_in;
+
+/// What the issue allows `booktr serve` while it reads and renders the corpus.
+const MEMORY_CEILING_MIB: u64 = 300;
+
+struct Server {
+    client: reqwest::Client,
+    url: String,
+    key: String,
+}
+
+impl Server {
+    async fn book(&self, id: &str) -> Value {
+        self.client
+            .get(format!("{}/api/books/{id}", self.url))
+            .bearer_auth(&self.key)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
+    /// Polls the book until `done` says so; panics after two minutes.
+    async fn book_until(&self, id: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+        for _ in 0..1200 {
+            let book = self.book(id).await;
+            if done(&book) {
+                return book;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("book {id} never became {what}: {}", self.book(id).await);
+    }
+
+    async fn upload(&self, file_name: &str, bytes: Vec<u8>) -> String {
+        let form = Form::new().part("file", Part::bytes(bytes).file_name(file_name.to_string()));
+        let uploaded: Value = self
+            .client
+            .post(format!("{}/api/upload", self.url))
+            .bearer_auth(&self.key)
+            .multipart(form)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        uploaded["book"]["id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{file_name}: not uploaded: {uploaded}"))
+            .to_string()
+    }
+
+    async fn post(&self, path: &str, body: Value) {
+        let response = self
+            .client
+            .post(format!("{}{path}", self.url))
+            .bearer_auth(&self.key)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            response.status(),
+            200,
+            "{path}: {}",
+            response.text().await.unwrap()
+        );
+    }
+
+    /// Translates an extracted book and renders it as a PDF; the book once the PDF is made.
+    async fn translate_to_pdf(&self, id: &str) -> Value {
+        self.post("/api/translate", json!({"bookId": id, "targetLang": "fr"}))
+            .await;
+        let done = self
+            .book_until(id, "COMPLETED", |b| b["status"] == "COMPLETED")
+            .await;
+        self.post("/api/generate", json!({"bookId": id, "format": "pdf"}))
+            .await;
+        self.book_until(id, "rendered as a PDF", |b| {
+            b["status"] == "COMPLETED" && b["completedAt"] != done["completedAt"]
+        })
+        .await
+    }
+}
+
+fn settled(book: &Value) -> bool {
+    book["status"] == "EXTRACTED" || book["status"] == "ERROR"
+}
+
+#[tokio::test]
+async fn every_hostile_file_is_answered_within_its_budget_and_the_next_book_translates() {
+    let data = tempfile::TempDir::new().unwrap();
+    let (openai, _) = openai_stand_in(Duration::ZERO).await;
+    let (mut server, url, key) = start_with(data.path(), free_port(), &openai, &[]).await;
+    let memory = PeakMemory::watch(server.id().unwrap());
+    let server_at = Server {
+        client: reqwest::Client::new(),
+        url,
+        key: key.expect("an admin key on the first start"),
+    };
+    let files = corpus();
+    assert!(files.len() >= 12, "{} files", files.len());
+    for file in files {
+        let name = file.file_name;
+        let id = server_at.upload(name, file.bytes).await;
+        let book = server_at
+            .book_until(&id, "EXTRACTED or ERROR", settled)
+            .await;
+        match file.answer {
+            Answer::Refused(words) => {
+                assert_eq!(book["status"], "ERROR", "{name}: {book}");
+                let error = book["error"].as_str().unwrap_or_default();
+                assert!(error.contains(words), "{name}: {error}");
+            }
+            Answer::Read { images_left_out } => {
+                assert_eq!(book["status"], "EXTRACTED", "{name}: {book}");
+                let book = server_at.translate_to_pdf(&id).await;
+                let warnings: Vec<&str> = book["warnings"]
+                    .as_array()
+                    .map(|w| w.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                let left_out: usize = warnings
+                    .iter()
+                    .filter_map(|w| w.strip_prefix("PDF file: "))
+                    .filter_map(|w| w.split_whitespace().next()?.parse::<usize>().ok())
+                    .sum();
+                assert_eq!(left_out, images_left_out, "{name}: {warnings:?}");
+                if images_left_out > 0 {
+                    assert!(
+                        warnings.iter().any(|w| w.contains("megapixels")),
+                        "{name}: the warning names the limit: {warnings:?}"
+                    );
+                }
+            }
+        }
+        eprintln!(
+            "{name}: {}; peak so far {} MiB",
+            book["status"],
+            memory.mib()
+        );
+    }
+
+    // The server is whole: an ordinary book goes all the way.
+    let ordinary = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/childrens-literature.txt"),
+    )
+    .unwrap();
+    let id = server_at.upload("childrens-literature.txt", ordinary).await;
+    let book = server_at.book_until(&id, "EXTRACTED", settled).await;
+    assert_eq!(book["status"], "EXTRACTED", "{book}");
+    let book = server_at.translate_to_pdf(&id).await;
+    assert_eq!(book["status"], "COMPLETED", "{book}");
+
+    let peak = memory.mib();
+    eprintln!("peak resident memory over the corpus: {peak} MiB");
+    assert!(
+        peak < MEMORY_CEILING_MIB,
+        "booktr serve reached {peak} MiB (ceiling {MEMORY_CEILING_MIB})"
+    );
+    server.start_kill().unwrap();
+}
