@@ -136,6 +136,7 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         author: None,
         identifier: format!("urn:booktr:{}", booktr_core::ids::new_id()),
         modified: chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        budget: booktr_formats::Budget::default(),
     };
     let rendered = match output_format.as_str() {
         "pdf" => render::pdf::render(&done.manuscript, &options, &[]),

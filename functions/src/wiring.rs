@@ -52,6 +52,7 @@ pub fn embedded(
         QueueMode::WorkerQueue,
         config.quotas,
         config.chapter_window,
+        config.file_budget,
     );
     Ok(Embedded {
         services,
@@ -177,6 +178,7 @@ pub fn managed(
         QueueMode::ManagedQueue,
         config.quotas,
         config.chapter_window,
+        config.file_budget,
     );
     Ok(Managed { services, ports })
 }

@@ -35,6 +35,9 @@ pub struct Config {
     /// `BOOKTR_CHAPTER_WINDOW`: chapters of a book translated at the same time (plans with
     /// priority get twice as many).
     pub chapter_window: usize,
+    /// `BOOKTR_FILE_MEMORY_MIB`: the ceiling every limit on reading an upload and rendering a
+    /// book follows from (`booktr_formats::Budget`); 64 by default.
+    pub file_budget: booktr_formats::Budget,
     /// `BOOKTR_ADMIN_EMAIL`: the email of the administrator created on first start.
     pub admin_email: Email,
     /// `BOOKTR_WEBHOOK_ALLOW_PRIVATE`: `true` lets webhooks reach plain-http, private and loopback
@@ -152,6 +155,26 @@ impl Config {
                 ))
             }
         };
+        let budget_raw = get(
+            "BOOKTR_FILE_MEMORY_MIB",
+            &booktr_formats::Budget::DEFAULT_MIB.to_string(),
+        );
+        let file_budget = budget_raw
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .and_then(booktr_formats::Budget::of_mib)
+            .ok_or_else(|| {
+                parse_err(
+                    "BOOKTR_FILE_MEMORY_MIB",
+                    &budget_raw,
+                    format!(
+                        "expected a number of MiB from {} to {}",
+                        booktr_formats::Budget::MIN_MIB,
+                        booktr_formats::Budget::MAX_MIB
+                    ),
+                )
+            })?;
         // Read where the model clients are made (`booktr_translate::book::choose_model`);
         // checked here so that a bad value stops the start like any other.
         let timeout_raw = get("BOOKTR_MODEL_TIMEOUT_SECS", "180");
@@ -235,6 +258,7 @@ impl Config {
             log_format,
             workers,
             chapter_window,
+            file_budget,
             admin_email,
             webhook_allow_private,
             trust_forwarded_for,
@@ -260,6 +284,25 @@ mod tests {
         assert_eq!(config.public_url, "http://127.0.0.1:8080");
         assert_eq!(config.data_dir, PathBuf::from("./data"));
         assert!(!config.is_https());
+    }
+
+    #[test]
+    fn the_file_memory_ceiling_is_64_mib_unless_set_within_its_range() {
+        let budget = |v: Option<&'static str>| {
+            Config::from_lookup(|n| (n == "BOOKTR_FILE_MEMORY_MIB").then_some(v?.into()))
+                .map(|c| c.file_budget)
+        };
+        assert_eq!(budget(None).unwrap(), booktr_formats::Budget::default());
+        assert_eq!(
+            budget(Some("256")).unwrap(),
+            booktr_formats::Budget::of_mib(256).unwrap()
+        );
+        for wrong in ["8", "5000", "lots"] {
+            assert_eq!(
+                budget(Some(wrong)).unwrap_err().name,
+                "BOOKTR_FILE_MEMORY_MIB"
+            );
+        }
     }
 
     #[test]

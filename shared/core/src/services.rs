@@ -57,8 +57,15 @@ pub struct Services {
 }
 
 impl Services {
-    /// `window`: chapters of a book translated at the same time (see `Translations`).
-    pub fn new(ports: Ports, mode: QueueMode, quotas: Quotas, window: usize) -> Self {
+    /// `window`: chapters of a book translated at the same time (see `Translations`);
+    /// `file_budget`: what reading an upload and rendering a book may cost in memory.
+    pub fn new(
+        ports: Ports,
+        mode: QueueMode,
+        quotas: Quotas,
+        window: usize,
+        file_budget: booktr_formats::Budget,
+    ) -> Self {
         let usage = Usage::new(ports.clone(), quotas);
         let events = Events::new(ports.clone());
         let accounts = Accounts::new(ports.clone());
@@ -69,8 +76,10 @@ impl Services {
             developer: Developer::new(ports.clone()),
             glossaries: Glossaries::new(ports.clone()),
             community: Community::new(ports.clone()),
-            jobs: JobHandler::new(ports.clone(), usage.clone()),
-            translations: Translations::new(ports.clone(), usage.clone()).with_window(window),
+            jobs: JobHandler::new(ports.clone(), usage.clone()).with_file_budget(file_budget),
+            translations: Translations::new(ports.clone(), usage.clone())
+                .with_window(window)
+                .with_file_budget(file_budget),
             usage,
             events: events.clone(),
             email: Postman::new(ports.clone()),

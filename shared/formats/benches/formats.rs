@@ -137,6 +137,7 @@ fn main() {
         author: None,
         identifier: "urn:booktr:bench".into(),
         modified: "2026-01-01T00:00:00Z".into(),
+        budget: booktr_formats::Budget::default(),
     };
     let (t, peak) = measure(5, || {
         render::epub::render(&manuscript, &options).expect("render")

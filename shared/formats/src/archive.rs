@@ -18,12 +18,12 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// 10,000 entries; 64 MiB per entry; in total 20x the file (at least 16 MiB, at most 1 GiB).
-    pub fn for_file(len: usize) -> Limits {
-        let total = (len as u64).saturating_mul(20).clamp(16 << 20, 1 << 30);
+    /// 10,000 entries; per entry and in total what `budget` allows a file of `len` bytes.
+    pub fn for_file(len: usize, budget: crate::Budget) -> Limits {
+        let (entry, total) = budget.archive_bytes(len);
         Limits {
             max_entries: 10_000,
-            max_entry_bytes: 64 << 20,
+            max_entry_bytes: entry,
             max_total_bytes: total,
         }
     }

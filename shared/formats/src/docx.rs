@@ -20,6 +20,10 @@ use crate::FormatError;
 const DOCUMENT: &str = "word/document.xml";
 
 pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
+    extract_within(bytes, crate::Budget::default())
+}
+
+pub fn extract_within(bytes: &[u8], budget: crate::Budget) -> Result<Manuscript, FormatError> {
     if bytes.is_empty() {
         return Err(FormatError::Empty);
     }
@@ -27,7 +31,7 @@ pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
     if bytes.starts_with(&[0xD0, 0xCF, 0x11, 0xE0]) {
         return Err(FormatError::Encrypted);
     }
-    let mut zip = Archive::open(bytes, Limits::for_file(bytes.len()))?;
+    let mut zip = Archive::open(bytes, Limits::for_file(bytes.len(), budget))?;
     let document = zip.read_text(DOCUMENT)?.ok_or_else(|| {
         FormatError::Malformed("word/document.xml is missing: not a Word document".into())
     })?;

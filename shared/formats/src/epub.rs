@@ -36,10 +36,14 @@ struct NavPoint {
 }
 
 pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
+    extract_within(bytes, crate::Budget::default())
+}
+
+pub fn extract_within(bytes: &[u8], budget: crate::Budget) -> Result<Manuscript, FormatError> {
     if bytes.is_empty() {
         return Err(FormatError::Empty);
     }
-    let mut zip = Archive::open(bytes, Limits::for_file(bytes.len()))?;
+    let mut zip = Archive::open(bytes, Limits::for_file(bytes.len(), budget))?;
     refuse_drm(&mut zip)?;
 
     let container = zip.read_text("META-INF/container.xml")?.ok_or_else(|| {

@@ -21,23 +21,24 @@ const MAX_PAGES: usize = 10_000;
 const MAX_OUTLINE_ITEMS: usize = 10_000;
 const MAX_TREE_DEPTH: usize = 64;
 const TIME_BUDGET: Duration = Duration::from_secs(120);
-/// The most bytes one stream (a page's content, an object stream, a font) may decompress to:
-/// 64 times the file, at least 16 MiB (a small file's embedded fonts), at most 64 MiB. Real
-/// books stay far below it; an inflation bomb (a few hundred kilobytes of Flate that would
-/// become gigabytes) is stopped at it, inside the decoder, before the memory is taken.
-fn stream_budget(file_len: usize) -> usize {
-    file_len.saturating_mul(64).clamp(16 << 20, 64 << 20)
-}
 
 /// Without headings or an outline, a chapter is this many pages.
 const PAGES_PER_CHAPTER: usize = 10;
 
 pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
+    extract_within(bytes, crate::Budget::default())
+}
+
+/// Every stream (a page's content, an object stream, a font) decompresses within `budget`'s
+/// [`crate::Budget::pdf_stream_bytes`]. Real books stay far below it; an inflation bomb (a few
+/// hundred kilobytes of Flate that would become gigabytes) is stopped at it, inside the decoder,
+/// before the memory is taken.
+pub fn extract_within(bytes: &[u8], budget: crate::Budget) -> Result<Manuscript, FormatError> {
     if bytes.is_empty() {
         return Err(FormatError::Empty);
     }
     let started = Instant::now();
-    let budget = stream_budget(bytes.len());
+    let budget = budget.pdf_stream_bytes(bytes.len());
     let options = pdf_extract::LoadOptions {
         max_decompressed_size: Some(budget),
         ..Default::default()

@@ -1,7 +1,7 @@
 //! The extract job: UPLOADED -> EXTRACTING -> EXTRACTED (or ERROR with the reason).
 
 use booktr_formats::manuscript::Manuscript;
-use booktr_formats::FormatError;
+use booktr_formats::{Budget, FormatError};
 use serde_json::Value;
 use tracing::{info, warn};
 
@@ -37,11 +37,12 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), Store
         .await;
     };
     let format = book.format;
+    let budget = handler.translations.file_budget();
     // Parsing is CPU work: off the async threads. A panic in a parser is a bug, reported as an
     // unreadable file rather than taking the worker down.
     // The readers bound their own work; this is the backstop for one that does not return (its
     // thread is then abandoned, and the book fails instead of the worker hanging).
-    let reading = tokio::task::spawn_blocking(move || parse(format, &bytes));
+    let reading = tokio::task::spawn_blocking(move || parse(format, &bytes, budget));
     let mut manuscript = match tokio::time::timeout(PARSE_TIME_LIMIT, reading).await {
         Ok(Ok(Ok(manuscript))) => manuscript,
         Ok(Ok(Err(message))) => return fail(handler, book_id, message).await,
@@ -140,8 +141,8 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), Store
 }
 
 /// Reads the file into a manuscript; the error is the message the user sees.
-fn parse(format: BookFormat, bytes: &[u8]) -> Result<Manuscript, String> {
-    booktr_formats::extract(format.reader(), bytes)
+fn parse(format: BookFormat, bytes: &[u8], budget: Budget) -> Result<Manuscript, String> {
+    booktr_formats::extract_within(format.reader(), bytes, budget)
         .map_err(|e: FormatError| format!("the file could not be read: {e}"))
 }
 

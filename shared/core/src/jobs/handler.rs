@@ -61,6 +61,12 @@ impl JobHandler {
         }
     }
 
+    /// With uploads read and books rendered within `budget` (`BOOKTR_FILE_MEMORY_MIB`).
+    pub fn with_file_budget(mut self, budget: booktr_formats::Budget) -> Self {
+        self.translations = self.translations.with_file_budget(budget);
+        self
+    }
+
     /// Runs a job from the jobs queue, received for the `receive_count`th time. Idempotent: a
     /// redelivered job finds its work done or redoes it with the same result.
     pub async fn process(&self, job: &Job, receive_count: u32) -> Outcome {

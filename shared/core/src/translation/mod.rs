@@ -133,6 +133,8 @@ pub struct Translations {
     ports: Ports,
     /// Chapters of a book translated at the same time (twice as many with priority).
     window: usize,
+    /// What reading an upload and rendering a book may cost in memory.
+    file_budget: booktr_formats::Budget,
     books: Books,
     glossaries: Glossaries,
     usage: Usage,
@@ -142,6 +144,7 @@ impl Translations {
     pub fn new(ports: Ports, usage: Usage) -> Self {
         Translations {
             window: DEFAULT_WINDOW,
+            file_budget: booktr_formats::Budget::default(),
             books: Books::new(ports.clone(), usage.clone()),
             glossaries: Glossaries::new(ports.clone()),
             usage,
@@ -153,6 +156,16 @@ impl Translations {
     pub fn with_window(mut self, window: usize) -> Self {
         self.window = window.max(1);
         self
+    }
+
+    /// With uploads read and books rendered within `budget` (`BOOKTR_FILE_MEMORY_MIB`).
+    pub fn with_file_budget(mut self, budget: booktr_formats::Budget) -> Self {
+        self.file_budget = budget;
+        self
+    }
+
+    pub fn file_budget(&self) -> booktr_formats::Budget {
+        self.file_budget
     }
 
     /// Starts a run: EXTRACTED -> TRANSLATING, one job per chapter not already translated under

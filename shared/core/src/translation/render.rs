@@ -77,6 +77,7 @@ impl Translations {
                 .now()
                 .format("%Y-%m-%dT%H:%M:%SZ")
                 .to_string(),
+            budget: self.file_budget,
         };
         // Rendering is CPU work (seconds for a long PDF): off the async threads.
         let rendered = tokio::task::spawn_blocking(move || match format {

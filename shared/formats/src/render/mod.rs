@@ -24,6 +24,8 @@ pub struct RenderOptions {
     pub identifier: String,
     /// When the file was made, `YYYY-MM-DDThh:mm:ssZ` (EPUB's `dcterms:modified`).
     pub modified: String,
+    /// How many pixels of images a PDF may decode.
+    pub budget: crate::Budget,
 }
 
 /// Languages written right to left.

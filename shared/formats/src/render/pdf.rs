@@ -109,7 +109,7 @@ pub fn render(
 
     // Chapters, each from a new page; the contents need to know where each begins.
     let note_numbers = manuscript.note_numbers();
-    let (images, left_out) = load_images(&mut doc, manuscript);
+    let (images, left_out) = load_images(&mut doc, manuscript, options.budget);
     let mut chapter_starts = Vec::new();
     for (index, chapter) in manuscript.chapters.iter().enumerate() {
         layout.new_page();
@@ -191,7 +191,7 @@ pub fn render(
     };
     Ok(Rendition {
         bytes: doc.with_pages(pdf_pages).save(&save, &mut warnings),
-        warnings: left_out.warnings(),
+        warnings: left_out.warnings(options.budget),
     })
 }
 
@@ -256,13 +256,6 @@ fn is_rtl_char(c: char) -> bool {
     matches!(c as u32, 0x0590..=0x08FF | 0xFB1D..=0xFDFF | 0xFE70..=0xFEFF)
 }
 
-/// The most pixels one image may have to be decoded (a 4,000 x 4,000 picture; a book's
-/// illustrations are far smaller): its pixels are held decoded, four bytes each, until the
-/// file is written.
-const MAX_IMAGE_PIXELS: u64 = 16_000_000;
-/// The most pixels of all a book's images together (about 128 MB decoded).
-const MAX_BOOK_PIXELS: u64 = 32_000_000;
-
 /// An image's size in pixels from its header alone, without decoding it.
 fn dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
     image::ImageReader::new(std::io::Cursor::new(bytes))
@@ -282,7 +275,7 @@ struct LeftOut {
 
 impl LeftOut {
     /// One sentence per reason, naming the first few images.
-    fn warnings(&self) -> Vec<String> {
+    fn warnings(&self, budget: crate::Budget) -> Vec<String> {
         let name = |names: &[String]| {
             let shown = names.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
             match names.len() {
@@ -302,7 +295,7 @@ impl LeftOut {
             out.push(format!(
                 "{} left out, each past the limit of {} megapixels per image: {}",
                 count(self.too_large.len()),
-                MAX_IMAGE_PIXELS / 1_000_000,
+                budget.image_pixels() / 1_000_000,
                 name(&self.too_large)
             ));
         }
@@ -310,7 +303,7 @@ impl LeftOut {
             out.push(format!(
                 "{} left out, past the limit of {} megapixels for all of a book's images: {}",
                 count(self.past_book_budget.len()),
-                MAX_BOOK_PIXELS / 1_000_000,
+                budget.book_pixels() / 1_000_000,
                 name(&self.past_book_budget)
             ));
         }
@@ -331,8 +324,9 @@ impl LeftOut {
 fn load_images(
     doc: &mut PdfDocument,
     manuscript: &Manuscript,
+    budget: crate::Budget,
 ) -> (HashMap<String, (XObjectId, f32, f32)>, LeftOut) {
-    load_images_within(doc, manuscript, MAX_IMAGE_PIXELS, MAX_BOOK_PIXELS)
+    load_images_within(doc, manuscript, budget.image_pixels(), budget.book_pixels())
 }
 
 fn load_images_within(
@@ -703,7 +697,7 @@ mod image_budget_tests {
         assert!(!images.contains_key("big3"), "past the book's budget");
         assert_eq!(left_out.too_large, ["huge.png"]);
         assert_eq!(left_out.past_book_budget, ["big3.png"]);
-        let warnings = left_out.warnings();
+        let warnings = left_out.warnings(crate::Budget::default());
         assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert!(
             warnings[0].starts_with("1 image left out, each past"),

@@ -20,6 +20,7 @@ pub(crate) fn options(language: &str) -> RenderOptions {
         author: None,
         identifier: "urn:booktr:test".into(),
         modified: "2026-01-01T00:00:00Z".into(),
+        budget: crate::Budget::default(),
     }
 }
 
@@ -182,5 +183,47 @@ fn the_arabic_book_renders_to_a_pdf_with_its_arabic_text() {
         "{found} of {} Arabic words found in: {}",
         words.len(),
         &text[..text.len().min(400)]
+    );
+}
+
+#[test]
+fn a_smaller_ceiling_leaves_out_an_image_the_default_renders() {
+    use crate::manuscript::{Asset, Block, BlockKind, Chapter, Manuscript};
+    use crate::Budget;
+    let manuscript = Manuscript {
+        chapters: vec![Chapter {
+            title: Some("One".into()),
+            blocks: vec![Block {
+                kind: BlockKind::Image {
+                    asset: "picture".into(),
+                },
+                text: "A picture".into(),
+                anchors: Vec::new(),
+            }],
+        }],
+        assets: vec![Asset {
+            id: "picture".into(),
+            media_type: "image/png".into(),
+            file_name: "picture.png".into(),
+            // 9 megapixels: within the default's 16, past the 4 of a 16 MiB ceiling.
+            bytes: crate::hostile::png(3_000, 3_000),
+        }],
+        ..Manuscript::default()
+    };
+    let left_out = |budget: Budget| {
+        let options = RenderOptions {
+            budget,
+            ..options("en")
+        };
+        super::pdf::render(&manuscript, &options, &[])
+            .unwrap()
+            .warnings
+    };
+    assert_eq!(left_out(Budget::default()), Vec::<String>::new());
+    let warnings = left_out(Budget::of_mib(16).unwrap());
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("4 megapixels per image: picture.png"),
+        "{warnings:?}"
     );
 }
