@@ -9,7 +9,7 @@ use anyhow::Context;
 use axum::Router;
 use booktr_api::{AppState, Settings};
 use booktr_core::config::Config;
-use booktr_core::email::digest::Digests;
+use booktr_core::jobs::digest::Digests;
 use booktr_core::jobs::runner::{self, RunnerConfig};
 use booktr_core::ports::{EnvModels, QueueName, SystemClock};
 use booktr_local::DataDirLock;

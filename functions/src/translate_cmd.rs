@@ -11,10 +11,9 @@ use booktr_core::books::sniff;
 use booktr_core::types::LanguageCode;
 use booktr_formats::manuscript::Manuscript;
 use booktr_formats::render::{self, RenderOptions, Rendition};
-use booktr_translate::book::{
-    choose_model, cost, translate_book, BookOptions, BookTranslation, Event,
-};
+use booktr_translate::book::{choose_model, translate_book, BookOptions, BookTranslation, Event};
 use booktr_translate::checks::{language_of, Problem};
+use booktr_translate::estimate::cost;
 use booktr_translate::glossary::{self, contains_term, GlossaryEntry};
 use booktr_translate::ladder::Repaired;
 use booktr_translate::model::ChatModel;

@@ -1,5 +1,5 @@
 //! Lambda: the weekly digest's schedule (EventBridge, hourly): queues each subscriber's digest
-//! once the week is over (see `booktr_core::email::digest`).
+//! once the week is over (see `booktr_core::jobs::digest`).
 
 #[tokio::main]
 async fn main() -> Result<(), booktr_functions::lambda::Error> {

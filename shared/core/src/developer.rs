@@ -19,8 +19,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 use tracing::{error, info};
 
 use crate::items::{required_str, time};
+use crate::ports::Ports;
 use crate::ports::{Condition, Item, KeyCheckError, Query, StoreError, WriteOp};
-use crate::Ports;
 
 /// The shortest and longest key accepted, in characters. Real keys are 39 (Gemini) to about
 /// 200 (OpenAI project keys); 20 keeps the preview (7 characters) a small part of any key.

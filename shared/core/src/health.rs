@@ -6,8 +6,8 @@ use std::time::Instant;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::ports::Ports;
 use crate::ports::{QueueName, QueueStats, StoreError};
-use crate::Ports;
 
 /// The spec's two processing modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]

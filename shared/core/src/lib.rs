@@ -12,6 +12,7 @@ pub mod glossaries;
 pub mod health;
 pub mod ids;
 pub mod items;
+pub mod job;
 pub mod jobs;
 pub mod limits;
 pub mod metrics;
@@ -26,4 +27,8 @@ pub mod usage;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 
-pub use services::{Ports, Services};
+#[cfg(test)]
+mod floors;
+
+pub use ports::Ports;
+pub use services::Services;

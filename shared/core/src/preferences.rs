@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ports::Ports;
 use crate::ports::{Condition, Item, StoreError};
-use crate::Ports;
 
 /// The model a translation uses when neither the request nor the user's preferences name one.
 pub const DEFAULT_MODEL: &str = "gpt-4o-mini";

@@ -1,40 +1,20 @@
-//! The bundle of ports one process is wired with, and the use cases built on them.
-
-use std::sync::Arc;
+//! The use cases one process is built of, on the ports it is wired with.
 
 use crate::accounts::Accounts;
 use crate::books::Books;
 use crate::community::Community;
 use crate::developer::Developer;
-use crate::email::digest::Digests;
 use crate::email::Postman;
 use crate::events::Events;
 use crate::glossaries::Glossaries;
 use crate::health::{Health, QueueMode};
+use crate::jobs::digest::Digests;
 use crate::jobs::JobHandler;
 use crate::limits::RateLimiter;
-use crate::ports::{Blobs, Clock, HttpOut, Links, Mailer, Models, Queue, Secrets, Table};
+use crate::ports::Ports;
 use crate::privacy::Privacy;
 use crate::translation::Translations;
 use crate::usage::{Quotas, Usage};
-
-/// The adapters, chosen once by a binary's wiring function.
-#[derive(Clone)]
-pub struct Ports {
-    pub table: Arc<dyn Table>,
-    pub queue: Arc<dyn Queue>,
-    pub blobs: Arc<dyn Blobs>,
-    pub clock: Arc<dyn Clock>,
-    /// Outbound HTTP for webhook deliveries, behind the SSRF policy.
-    pub http: Arc<dyn HttpOut>,
-    pub mailer: Arc<dyn Mailer>,
-    /// The translation model for a run (provider or offline engine), and provider key checks.
-    pub models: Arc<dyn Models>,
-    /// Time-limited download links for stored files.
-    pub links: Arc<dyn Links>,
-    /// Seals secrets before they are stored (users' own provider keys).
-    pub secrets: Arc<dyn Secrets>,
-}
 
 /// Every use case, sharing one set of ports. Cheap to clone.
 #[derive(Clone)]

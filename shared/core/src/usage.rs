@@ -18,9 +18,9 @@ use serde::Serialize;
 use tracing::info;
 
 use crate::accounts::User;
+use crate::ports::Ports;
 use crate::ports::{Condition, Item, StoreError, Update};
 use crate::types::{Plan, Role};
-use crate::Ports;
 
 /// A plan's monthly allowance; None is unlimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

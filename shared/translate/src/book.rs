@@ -8,7 +8,7 @@ use std::time::Duration;
 use booktr_formats::manuscript::Manuscript;
 use futures::stream::{self, StreamExt};
 
-use crate::estimate::RESERVE_MARGIN;
+use crate::estimate::{cost, RESERVE_MARGIN};
 use crate::glossary::GlossaryEntry;
 use crate::ladder::Ladder;
 use crate::model::{ChatError, ChatModel};
@@ -52,25 +52,6 @@ fn model_timeout(env: &impl Fn(&str) -> Option<String>) -> Duration {
         .and_then(|s| s.trim().parse::<u64>().ok())
         .filter(|s| (1..=3600).contains(s))
         .map_or(Duration::from_secs(180), Duration::from_secs)
-}
-
-/// US dollars per million tokens (input, output) as the providers list them; the offline engine
-/// is free. Used for estimates only.
-pub fn price_per_million(model: &str) -> (f64, f64) {
-    match model {
-        "gpt-4o-mini" => (0.15, 0.60),
-        "gpt-4o" => (2.50, 10.00),
-        "claude-3-haiku" => (0.25, 1.25),
-        "claude-sonnet-4-20250514" => (3.00, 15.00),
-        "gemini-2.0-flash" => (0.10, 0.40),
-        "gemini-1.5-pro" => (1.25, 5.00),
-        _ => (0.0, 0.0),
-    }
-}
-
-pub fn cost(model: &str, input_tokens: u64, output_tokens: u64) -> f64 {
-    let (input, output) = price_per_million(model);
-    (input_tokens as f64 * input + output_tokens as f64 * output) / 1_000_000.0
 }
 
 /// How [`translate_book`] runs.

@@ -12,7 +12,6 @@ use std::time::Duration;
 use booktr_formats::manuscript::Chapter;
 use serde::Serialize;
 
-use crate::book::cost;
 use crate::glossary::GlossaryEntry;
 use crate::pipeline::{ChapterInput, ChapterTranslation, PassUsage, PipelineConfig};
 use crate::terms::{candidates, estimate_terms, TermList};
@@ -20,6 +19,25 @@ use crate::terms::{candidates, estimate_terms, TermList};
 /// What a cost cap reserves over an estimate: retried blocks and longer answers cost more than
 /// foreseen, and work that has started must not go past the cap.
 pub const RESERVE_MARGIN: f64 = 1.25;
+
+/// US dollars per million tokens (input, output) as the providers list them; the offline engine
+/// is free. Used for estimates only.
+pub fn price_per_million(model: &str) -> (f64, f64) {
+    match model {
+        "gpt-4o-mini" => (0.15, 0.60),
+        "gpt-4o" => (2.50, 10.00),
+        "claude-3-haiku" => (0.25, 1.25),
+        "claude-sonnet-4-20250514" => (3.00, 15.00),
+        "gemini-2.0-flash" => (0.10, 0.40),
+        "gemini-1.5-pro" => (1.25, 5.00),
+        _ => (0.0, 0.0),
+    }
+}
+
+pub fn cost(model: &str, input_tokens: u64, output_tokens: u64) -> f64 {
+    let (input, output) = price_per_million(model);
+    (input_tokens as f64 * input + output_tokens as f64 * output) / 1_000_000.0
+}
 
 /// How long a model takes to answer a request: a fixed part and a part per output token. The
 /// default is typical of the hosted models at the time of writing (about 2 s to the first token,

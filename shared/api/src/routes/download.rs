@@ -6,7 +6,7 @@ use axum::extract::{Path, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use booktr_core::jobs::OutputFormat;
+use booktr_core::job::OutputFormat;
 use booktr_core::ports::{BlobKey, LinkCheck};
 use serde::{Deserialize, Serialize};
 

@@ -6,7 +6,7 @@ use axum::http::header::LOCATION;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use booktr_core::books::Book;
-use booktr_core::jobs::OutputFormat;
+use booktr_core::job::OutputFormat;
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

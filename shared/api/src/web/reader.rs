@@ -3,7 +3,7 @@
 
 use axum::response::Response;
 use booktr_core::books::{Book, Chapter};
-use booktr_core::jobs::OutputFormat;
+use booktr_core::job::OutputFormat;
 use booktr_core::translation::SideBySide;
 use minijinja::context;
 use serde::Serialize;

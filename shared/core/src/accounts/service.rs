@@ -11,9 +11,9 @@ use super::{password, ApiKey, Credential, Principal, User, API_KEY_PREFIX};
 use crate::ids::{new_id, random_alphanumeric, sha256_hex};
 use crate::items;
 use crate::limits::rate::{self, RateLimiter, Subject};
+use crate::ports::Ports;
 use crate::ports::{Condition, Item, Query, StoreError, Update, WriteOp};
 use crate::types::{Email, LanguageCode, Plan, Role, Scope};
-use crate::Ports;
 
 /// How long a sign-in session lasts.
 pub const SESSION_TTL_DAYS: i64 = 30;

@@ -62,7 +62,10 @@ pub fn user_item(user: &User, password_hash: Option<&str>) -> Item {
 }
 
 /// The user with this id, if their account exists (a closed account's profile is gone).
-pub async fn find_user(ports: &crate::Ports, user_id: &str) -> Result<Option<User>, StoreError> {
+pub async fn find_user(
+    ports: &crate::ports::Ports,
+    user_id: &str,
+) -> Result<Option<User>, StoreError> {
     let item = ports.table.get(&user_pk(user_id), PROFILE).await?;
     item.as_ref().map(user_from).transpose()
 }

@@ -9,11 +9,11 @@ use super::store;
 use super::{sniff, Book, BookDetail, BookFormat, Chapter};
 use crate::accounts::User;
 use crate::ids::new_id;
-use crate::jobs::Job;
+use crate::job::Job;
+use crate::ports::Ports;
 use crate::ports::{blobs, Condition, Index, Query, StoreError, Update};
 use crate::types::{BookStatus, LanguageCode};
 use crate::usage::{Spend, Usage, UsageError};
-use crate::Ports;
 
 /// The largest file accepted by upload (the spec's 50 MB, read as MiB).
 pub const MAX_UPLOAD_BYTES: u64 = 50 * 1024 * 1024;

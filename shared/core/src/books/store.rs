@@ -14,7 +14,7 @@ use crate::books::{Book, BookFormat, Chapter};
 use crate::items::{
     corrupt, opt_string, opt_time, parse_time, parsed, required_str, required_time, time, time_text,
 };
-use crate::jobs::OutputFormat;
+use crate::job::OutputFormat;
 use crate::ports::{BlobKey, Item, StoreError};
 
 pub const BOOK_SK: &str = "BOOK";

@@ -25,8 +25,8 @@ mod taxonomy;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::ports::Ports;
 use crate::ports::StoreError;
-use crate::Ports;
 
 pub use comments::{Comment, NewComment};
 pub use posts::{NewPost, Pagination, PostFilter, PostPage, MAX_PAGE_SIZE};

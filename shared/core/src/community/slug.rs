@@ -2,8 +2,8 @@
 //! unique per kind through a claim item.
 
 use crate::ids::random_hex;
+use crate::ports::Ports;
 use crate::ports::{Condition, Item, StoreError};
-use crate::Ports;
 
 /// The longest slug, in characters.
 const MAX_LEN: usize = 80;

@@ -16,7 +16,6 @@
 //! confirm step; the message tells its reader why they got it). Outside sandbox mode every
 //! address receives mail and the list is kept but not consulted.
 
-pub mod digest;
 mod settings;
 
 use chrono::{DateTime, Utc};
@@ -26,11 +25,11 @@ use tracing::{info, warn};
 pub use settings::{EmailSettingsPatch, SenderPrefix};
 
 use crate::items::time;
+use crate::ports::Ports;
 use crate::ports::{
     Condition, Item, MailError, MailServer, OutgoingEmail, Query, StoreError, Update,
 };
 use crate::types::Email;
-use crate::Ports;
 
 const PK: &str = "EMAIL";
 const SETTINGS_SK: &str = "SETTINGS";

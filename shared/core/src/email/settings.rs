@@ -5,8 +5,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use super::{update_settings, PK, SETTINGS_SK};
 use crate::items::{parse_time, time};
+use crate::ports::Ports;
 use crate::ports::{StoreError, Update};
-use crate::Ports;
 
 /// The local part of the service's sender and reply-to addresses (the spec's enum).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema, Deserialize, Default)]

@@ -18,7 +18,7 @@
 //! [`Events::emit`] idempotent: it is written in the same transaction as the notification and
 //! the deliveries, on the condition that it does not exist yet.
 
-mod notifications;
+pub mod notifications;
 mod webhooks;
 
 use std::collections::BTreeMap;
@@ -35,8 +35,8 @@ pub use webhooks::{sign, TestResult, MAX_WEBHOOKS, RETRY_SCHEDULE, TIMEOUT};
 use crate::email::Postman;
 use crate::ids::{new_id, sha256_hex};
 use crate::items::{time, time_text};
+use crate::ports::Ports;
 use crate::ports::{Condition, Item, StoreError, WriteOp};
-use crate::Ports;
 
 /// The event names a webhook subscribes to (the spec's Events section).
 pub const BOOK_COMPLETED: &str = "book.completed";

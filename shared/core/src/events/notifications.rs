@@ -13,6 +13,10 @@ use crate::ids::new_id;
 use crate::items::{corrupt, required_str, required_time, time};
 use crate::ports::{Condition, Item, Query, StoreError, Update};
 
+/// The index partition of the users who receive the weekly digest (`crate::jobs::digest`): their
+/// notification-settings item carries it while the setting is on.
+pub const DIGEST_SUBSCRIBERS: &str = "DIGEST_SUBSCRIBERS";
+
 const PREFIX: &str = "NOTIFICATION#";
 
 /// One page of a user's notifications, newest first, and how many there are in all (of the
@@ -278,7 +282,7 @@ impl Events {
         if settings.email_weekly_digest {
             // Lists the user among the digest's subscribers (a sparse index).
             item = item
-                .with("gsi1pk", crate::email::digest::SUBSCRIBERS)
+                .with("gsi1pk", DIGEST_SUBSCRIBERS)
                 .with("gsi1sk", user_id);
         }
         // Last write wins: two concurrent patches of different fields may lose one, which a

@@ -13,8 +13,8 @@ use tracing::info;
 
 use crate::ids::new_id;
 use crate::items::{parse_time, required_str, required_time, time, time_text};
+use crate::ports::Ports;
 use crate::ports::{Condition, Index, Item, Query, StoreError, Update};
-use crate::Ports;
 
 pub const MAX_ENTRIES: usize = 2000;
 const MAX_NAME: usize = 200;

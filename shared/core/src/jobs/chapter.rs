@@ -98,7 +98,7 @@ async fn continued(handler: &JobHandler, window: &Window<'_>) -> Result<bool, St
         unfinished = unfinished.len(),
         "the window was cut short while making progress; going on as a fresh message"
     );
-    let job = super::Job::Chapters {
+    let job = crate::job::Job::Chapters {
         book_id: window.book_id.to_string(),
         numbers: unfinished,
         run: window.run,

@@ -4,7 +4,7 @@
 //! pass whose reservation does not fit pauses the run instead, with the reason; its chapter's
 //! finished passes are kept for the resume.
 
-use booktr_translate::book::cost;
+use booktr_translate::estimate::cost;
 use booktr_translate::estimate::RESERVE_MARGIN;
 use booktr_translate::pipeline::PassUsage;
 use serde_json::Value;

@@ -3,11 +3,12 @@
 
 use tracing::info;
 
-use super::{JobHandler, OutputFormat};
+use super::JobHandler;
 use crate::books::lifecycle::BookEvent;
 use crate::books::store;
 use crate::events::{EventKind, Flagged, Occurrence};
 use crate::items::time;
+use crate::job::OutputFormat;
 use crate::ports::{StoreError, Update};
 use crate::translation::Completeness;
 

@@ -3,17 +3,18 @@
 
 use tracing::{error, info, info_span, warn, Instrument};
 
-use super::{chapter, extract, generate, terms, Job};
+use super::{chapter, extract, generate, terms};
 use crate::books::lifecycle::BookEvent;
 use crate::books::{Book, Books};
 use crate::developer::Developer;
-use crate::email::digest::Digests;
 use crate::events::{EventKind, Events, Occurrence};
+use crate::job::Job;
+use crate::jobs::digest::Digests;
+use crate::ports::Ports;
 use crate::ports::{StoreError, Update};
 use crate::privacy::Privacy;
 use crate::translation::Translations;
 use crate::usage::Usage;
-use crate::Ports;
 use booktr_translate::pipeline::PipelineConfig;
 
 /// What became of a job.

@@ -10,8 +10,9 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tracing::{error, warn};
 
-use super::{Job, JobHandler, Outcome};
+use super::{JobHandler, Outcome};
 use crate::events::DeliveryOutcome;
+use crate::job::Job;
 use crate::ports::{Queue, QueueName, Received, StoreError};
 
 /// How a worker polls.

@@ -13,9 +13,9 @@
 use chrono::{DateTime, Utc};
 
 use crate::ids::sha256_hex;
+use crate::ports::Ports;
 use crate::ports::{Condition, Item, StoreError, Update};
 use crate::types::{Plan, Role};
-use crate::Ports;
 
 /// A fixed window: at most `limit` requests per `seconds`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

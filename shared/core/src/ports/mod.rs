@@ -22,6 +22,8 @@ pub use queue::{Outgoing, Queue, QueueName, QueueStats, Received};
 pub use secrets::{AesGcmKey, Secrets};
 pub use table::{Attrs, Condition, Index, Item, Query, Table, Update, WriteOp};
 
+use std::sync::Arc;
+
 /// The one error type of the storage ports. Adapters translate their SDK or driver errors into it.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -38,4 +40,22 @@ pub enum StoreError {
     /// The backend failed or could not be reached; retrying later may succeed.
     #[error("storage backend unavailable: {0}")]
     Unavailable(String),
+}
+
+/// The adapters, chosen once by a binary's wiring function.
+#[derive(Clone)]
+pub struct Ports {
+    pub table: Arc<dyn Table>,
+    pub queue: Arc<dyn Queue>,
+    pub blobs: Arc<dyn Blobs>,
+    pub clock: Arc<dyn Clock>,
+    /// Outbound HTTP for webhook deliveries, behind the SSRF policy.
+    pub http: Arc<dyn HttpOut>,
+    pub mailer: Arc<dyn Mailer>,
+    /// The translation model for a run (provider or offline engine), and provider key checks.
+    pub models: Arc<dyn Models>,
+    /// Time-limited download links for stored files.
+    pub links: Arc<dyn Links>,
+    /// Seals secrets before they are stored (users' own provider keys).
+    pub secrets: Arc<dyn Secrets>,
 }

@@ -16,7 +16,7 @@ use tracing::{info, instrument};
 use super::{Privacy, PrivacyError};
 use crate::accounts::User;
 use crate::items;
-use crate::jobs::Job;
+use crate::job::Job;
 use crate::ports::{Condition, Index, Item, Query, StoreError, WriteOp};
 
 /// What the caller must type, exactly (the spec's).

@@ -14,8 +14,8 @@ use crate::books::Books;
 use crate::community::Community;
 use crate::events::Events;
 use crate::glossaries::Glossaries;
+use crate::ports::Ports;
 use crate::usage::Usage;
-use crate::Ports;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PrivacyError {

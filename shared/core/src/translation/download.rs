@@ -8,7 +8,7 @@ use tracing::info;
 
 use super::{Completeness, TranslationError, Translations};
 use crate::books::{store, Book};
-use crate::jobs::OutputFormat;
+use crate::job::OutputFormat;
 use crate::ports::StoreError;
 use crate::types::{BookStatus, ChapterStatus};
 

@@ -32,12 +32,12 @@ use crate::books::lifecycle::BookEvent;
 use crate::books::{store, Book, Books, BooksError, Chapter};
 use crate::glossaries::{Glossaries, GlossaryError};
 use crate::items::time;
-use crate::jobs::{Job, OutputFormat};
+use crate::job::{Job, OutputFormat};
+use crate::ports::Ports;
 use crate::ports::{blobs, Condition, StoreError, Update};
 use crate::preferences::Preferences;
 use crate::types::{BookStatus, ChapterStatus, LanguageCode, Role};
 use crate::usage::{Spend, Usage, UsageError};
-use crate::Ports;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TranslationError {

@@ -6,7 +6,7 @@ use booktr_formats::render::{self, RenderOptions, Rendition};
 
 use super::Translations;
 use crate::books::{store, Book};
-use crate::jobs::OutputFormat;
+use crate::job::OutputFormat;
 use crate::ports::StoreError;
 
 /// Which chapters a rendition holds.

@@ -15,17 +15,16 @@
 use chrono::{DateTime, Datelike, Duration, NaiveDate, TimeZone, Utc};
 use tracing::{info, warn};
 
-use super::Postman;
 use crate::books::store as books_store;
+use crate::email::Postman;
+use crate::events::notifications::DIGEST_SUBSCRIBERS;
 use crate::events::{Events, Notification, NotificationType};
 use crate::ids::new_id;
-use crate::jobs::Job;
+use crate::job::Job;
+use crate::ports::Ports;
 use crate::ports::{Condition, Index, Item, MailError, Query, StoreError};
 use crate::types::BookStatus;
-use crate::Ports;
 
-/// The index partition of the users who receive the digest.
-pub const SUBSCRIBERS: &str = "DIGEST_SUBSCRIBERS";
 /// When, on the Monday after a week, its digests go out.
 const SEND_HOUR: u32 = 8;
 
@@ -143,7 +142,7 @@ impl Digests {
         let subscribers = self
             .ports
             .table
-            .query_index(Index::Gsi1, Query::partition(SUBSCRIBERS))
+            .query_index(Index::Gsi1, Query::partition(DIGEST_SUBSCRIBERS))
             .await?;
         let mut queued = 0;
         for subscriber in &subscribers {

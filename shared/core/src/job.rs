@@ -1,0 +1,152 @@
+//! The job vocabulary: the units of background work any domain may queue, and the files a book
+//! can be rendered as. How each job is processed lives at the top, in `crate::jobs`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ports::{Outgoing, Queue, QueueName, StoreError};
+
+/// A unit of background work. Serialized as the queue message body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum Job {
+    /// Read the uploaded file into chapters.
+    #[serde(rename_all = "camelCase")]
+    Extract { book_id: String },
+    /// Find and translate the book's names and terms for run `run`, before its chapters (see
+    /// `booktr_translate::terms`). Dropped, like the chapter jobs, once the run has moved on.
+    #[serde(rename_all = "camelCase")]
+    Terms { book_id: String, run: u32 },
+    /// Translate a window of chapters of run `run` at the same time, each in three passes
+    /// (dropped when the book has moved on to another run: paused, resumed, stopped or
+    /// restarted since). A book's windows run one after another in its message group.
+    /// `passes` counts the passes of the window's chapters done when the message was queued: a
+    /// redelivered message that finds more was cut short while making progress (a crash, a
+    /// deploy), and goes on as a fresh message instead of using up the queue's receives.
+    #[serde(rename_all = "camelCase")]
+    Chapters {
+        book_id: String,
+        numbers: Vec<u32>,
+        run: u32,
+        #[serde(default)]
+        passes: u32,
+    },
+    /// Render the translated book as `format` (`epub` or `pdf`). `requested` (ms since the
+    /// epoch) tells two requests for the same file apart for the queue's deduplication.
+    #[serde(rename_all = "camelCase")]
+    Generate {
+        book_id: String,
+        format: OutputFormat,
+        requested: i64,
+    },
+    /// Remove everything a closed account held (see `crate::privacy`).
+    #[serde(rename_all = "camelCase")]
+    PurgeAccount { user_id: String },
+    /// Send the user their digest of `week` (`2026-W47`; see `crate::jobs::digest`).
+    #[serde(rename_all = "camelCase")]
+    WeeklyDigest { user_id: String, week: String },
+}
+
+/// The files a translated book can be rendered as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputFormat {
+    Epub,
+    Pdf,
+}
+
+impl OutputFormat {
+    pub fn parse(raw: &str) -> Option<OutputFormat> {
+        match raw {
+            "epub" => Some(OutputFormat::Epub),
+            "pdf" => Some(OutputFormat::Pdf),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutputFormat::Epub => "epub",
+            OutputFormat::Pdf => "pdf",
+        }
+    }
+
+    pub fn media_type(self) -> &'static str {
+        match self {
+            OutputFormat::Epub => "application/epub+zip",
+            OutputFormat::Pdf => "application/pdf",
+        }
+    }
+}
+
+impl Job {
+    /// The job's name in logs and metrics.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Job::Extract { .. } => "extract",
+            Job::Terms { .. } => "terms",
+            Job::Chapters { .. } => "chapters",
+            Job::Generate { .. } => "generate",
+            Job::PurgeAccount { .. } => "purge-account",
+            Job::WeeklyDigest { .. } => "weekly-digest",
+        }
+    }
+
+    /// The book the job works on; None for account jobs.
+    pub fn book_id(&self) -> Option<&str> {
+        match self {
+            Job::Extract { book_id }
+            | Job::Terms { book_id, .. }
+            | Job::Chapters { book_id, .. }
+            | Job::Generate { book_id, .. } => Some(book_id),
+            Job::PurgeAccount { .. } | Job::WeeklyDigest { .. } => None,
+        }
+    }
+
+    /// The queue's message group: the book's (its jobs run in order), or the account's.
+    pub fn group(&self) -> String {
+        match self {
+            Job::PurgeAccount { user_id } | Job::WeeklyDigest { user_id, .. } => {
+                format!("account-{user_id}")
+            }
+            _ => self.book_id().unwrap_or_default().to_string(),
+        }
+    }
+
+    /// Identifies the job for the queue's deduplication: queuing the same job twice within the
+    /// window (a retried request) queues it once.
+    pub fn dedup_id(&self) -> String {
+        match self {
+            Job::Extract { book_id } => format!("extract-{book_id}"),
+            Job::Terms { book_id, run } => format!("terms-{book_id}-{run}"),
+            Job::Chapters {
+                book_id,
+                numbers,
+                run,
+                passes,
+            } => format!(
+                "chapters-{book_id}-{run}-{}-{}-{}-{passes}",
+                numbers.first().copied().unwrap_or(0),
+                numbers.last().copied().unwrap_or(0),
+                numbers.len()
+            ),
+            Job::Generate {
+                book_id,
+                format,
+                requested,
+            } => format!("generate-{book_id}-{}-{requested}", format.as_str()),
+            Job::PurgeAccount { user_id } => format!("purge-{user_id}"),
+            Job::WeeklyDigest { user_id, week } => format!("digest-{user_id}-{week}"),
+        }
+    }
+
+    /// Sends the job to the jobs queue, in its book's message group so a book's jobs run in order.
+    pub async fn enqueue(&self, queue: &dyn Queue) -> Result<String, StoreError> {
+        let body = serde_json::to_string(self).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        let message = Outgoing {
+            group: self.group(),
+            dedup_id: self.dedup_id(),
+            body,
+        };
+        queue.send(QueueName::Jobs, message).await
+    }
+}
