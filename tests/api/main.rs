@@ -29,6 +29,7 @@ mod privacy;
 mod sign_in_attack;
 mod smtp_sink;
 mod stand_ins;
+mod store_calls;
 mod translation;
 mod upload;
 mod user;

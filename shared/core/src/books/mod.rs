@@ -79,6 +79,12 @@ pub struct Chapter {
     /// Why the chapter is in ERROR.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The translation key of its stored translation, recorded when it was completed (None on
+    /// chapters completed before this was recorded, and on chapters never completed). While the
+    /// chapter is COMPLETED the stored translation is the one recorded here: a run that would
+    /// replace it sets the chapter PENDING first.
+    #[serde(skip)]
+    pub stored_key: Option<String>,
 }
 
 /// The spec's BookDetail: a book with its chapters in reading order.

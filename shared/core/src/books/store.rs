@@ -160,6 +160,7 @@ pub fn chapter_from(item: &Item) -> Result<Chapter, StoreError> {
             .and_then(|n| u8::try_from(n).ok())
             .unwrap_or(0),
         error: opt_string(item, "error"),
+        stored_key: opt_string(item, "storedKey"),
     })
 }
 

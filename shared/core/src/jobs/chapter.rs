@@ -415,6 +415,7 @@ async fn mark_completed(
     let mut chapter = Update::default()
         .set("status", ChapterStatus::Completed.as_str())
         .set("passesDone", 3)
+        .set("storedKey", key)
         .set("error", Value::Null);
     if let Some(quality) = quality {
         chapter = chapter.set("quality", quality);

@@ -82,6 +82,7 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), Store
             status: ChapterStatus::Pending,
             passes_done: 0,
             error: None,
+            stored_key: None,
         };
         handler
             .ports

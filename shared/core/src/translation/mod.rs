@@ -33,8 +33,7 @@ use crate::books::{store, Book, Books, BooksError, Chapter};
 use crate::glossaries::{Glossaries, GlossaryError};
 use crate::items::time;
 use crate::job::{Job, OutputFormat};
-use crate::ports::Ports;
-use crate::ports::{blobs, Condition, StoreError, Update};
+use crate::ports::{blobs, Condition, Ports, StoreError, Update, WriteOp};
 use crate::preferences::Preferences;
 use crate::types::{BookStatus, ChapterStatus, LanguageCode, Role};
 use crate::usage::{Spend, Usage, UsageError};
@@ -229,16 +228,7 @@ impl Translations {
             )
             .await?;
         let chapters = self.books.chapters(&book.id).await?;
-        let mut pending = Vec::new();
-        for chapter in &chapters {
-            let reusable = self
-                .stored_chapter(&book.id, chapter.number)
-                .await?
-                .is_some_and(|stored| stored.key == key);
-            if !reusable {
-                pending.push(chapter.number);
-            }
-        }
+        let pending = self.chapters_to_translate(book, &chapters, &key).await?;
         let words = Spend {
             books: 0,
             words: unfinished_words(&chapters, &pending),
@@ -268,7 +258,9 @@ impl Translations {
         // back the words it leaves untranslated) settles it. Refunding here too would pay twice.
         // Files of an earlier translation no longer match the text.
         blobs::delete_prefix(self.ports.blobs.as_ref(), &store::outputs_prefix(&book.id)).await?;
-        let queued = self.queue_chapters(&book, &pending).await?;
+        let queued = self
+            .queue_chapters(&book, &pending, self.window_of(user))
+            .await?;
         info!(
             run = book.run,
             model,
@@ -278,6 +270,35 @@ impl Translations {
             "translation started"
         );
         Ok(queued)
+    }
+
+    /// The chapters a run under `key` must translate: every one on a book's first run (nothing
+    /// is stored yet); later, those whose stored translation is under another key. A completed
+    /// chapter's item records its stored translation's key, so only the other chapters (and
+    /// ones completed before that was recorded) have their stored translation read.
+    async fn chapters_to_translate(
+        &self,
+        book: &Book,
+        chapters: &[Chapter],
+        key: &str,
+    ) -> Result<Vec<u32>, StoreError> {
+        if book.run == 0 {
+            return Ok(chapters.iter().map(|c| c.number).collect());
+        }
+        let mut pending = Vec::new();
+        for chapter in chapters {
+            let reusable = match (&chapter.status, &chapter.stored_key) {
+                (ChapterStatus::Completed, Some(stored)) => stored == key,
+                _ => self
+                    .stored_chapter(&book.id, chapter.number)
+                    .await?
+                    .is_some_and(|stored| stored.key == key),
+            };
+            if !reusable {
+                pending.push(chapter.number);
+            }
+        }
+        Ok(pending)
     }
 
     /// What a run of `book` with these choices translates with (each defaulting to the user's
@@ -299,25 +320,11 @@ impl Translations {
                 .to_string(),
             None => book.target_lang.clone(),
         };
-        let glossary_id = match glossary_id {
-            Some(id) => Some(id),
-            // A default glossary deleted since it was chosen is no reason to refuse a start.
-            None => match preferences.default_glossary_id {
-                Some(id) if self.glossaries.get(&user.id, &id).await.is_ok() => Some(id),
-                _ => None,
-            },
-        };
-        let entries = match &glossary_id {
-            Some(id) => match self.glossaries.get(&user.id, id).await {
-                Ok(glossary) => glossary
-                    .entries
-                    .into_iter()
-                    .map(|e| GlossaryEntry {
-                        source: e.source,
-                        target: e.target,
-                        context: e.context,
-                    })
-                    .collect(),
+        // Each glossary is read once: the one asked for (which must exist), else the default
+        // one (a default deleted since it was chosen is no reason to refuse a start).
+        let glossary = match (glossary_id, preferences.default_glossary_id) {
+            (Some(id), _) => match self.glossaries.get(&user.id, &id).await {
+                Ok(glossary) => Some(glossary),
                 Err(GlossaryError::NotFound) => {
                     return Err(TranslationError::Invalid(format!(
                         "glossaryId: there is no glossary '{id}'"
@@ -326,8 +333,22 @@ impl Translations {
                 Err(GlossaryError::Store(e)) => return Err(e.into()),
                 Err(GlossaryError::Invalid(m)) => return Err(TranslationError::Invalid(m)),
             },
-            None => Vec::new(),
+            (None, Some(id)) => self.glossaries.get(&user.id, &id).await.ok(),
+            (None, None) => None,
         };
+        let glossary_id = glossary.as_ref().map(|g| g.id.clone());
+        let entries: Vec<GlossaryEntry> = glossary
+            .map(|g| {
+                g.entries
+                    .into_iter()
+                    .map(|e| GlossaryEntry {
+                        source: e.source,
+                        target: e.target,
+                        context: e.context,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         let key = translation_key(&model, &book.original_lang, &target, &entries);
         Ok(RunChoice {
             model,
@@ -356,18 +377,31 @@ impl Translations {
         self.put_json(&store::glossary_snapshot_key(&book.id)?, entries)
             .await?;
         // Chapters first, then the book: a crash in between leaves an EXTRACTED book whose
-        // chapters say what is already translated, and a retried start finds the same.
-        for chapter in chapters {
-            let (status, passes) = if pending.contains(&chapter.number) {
-                (ChapterStatus::Pending, 0)
-            } else {
-                (ChapterStatus::Completed, 3)
-            };
-            match self
-                .set_chapter(&book.id, chapter.number, status, passes)
-                .await
-            {
-                Err(StoreError::NotFound) => return Err(TranslationError::NotFound),
+        // chapters say what is already translated, and a retried start finds the same. The
+        // chapters are written in batches, each all or nothing; a chapter gone (the book
+        // deleted meanwhile) fails its batch's condition.
+        let pending: std::collections::HashSet<u32> = pending.iter().copied().collect();
+        for batch in chapters.chunks(CHAPTER_WRITES_PER_BATCH) {
+            let writes = batch
+                .iter()
+                .map(|chapter| {
+                    let (status, passes) = if pending.contains(&chapter.number) {
+                        (ChapterStatus::Pending, 0)
+                    } else {
+                        (ChapterStatus::Completed, 3)
+                    };
+                    WriteOp::Update {
+                        pk: store::book_pk(&book.id),
+                        sk: store::chapter_sk(chapter.number),
+                        update: chapter_state(status, passes),
+                        condition: Condition::Exists,
+                    }
+                })
+                .collect();
+            match self.ports.table.transact(writes).await {
+                Err(StoreError::Conflict | StoreError::NotFound) => {
+                    return Err(TranslationError::NotFound)
+                }
                 other => other?,
             }
         }
@@ -383,7 +417,7 @@ impl Translations {
             .set("costCommittedMicros", 0)
             .set("completedAt", Value::Null)
             .set("error", Value::Null)
-            .set("progress", progress_of(&chapters_after(chapters, pending)));
+            .set("progress", progress_of(&chapters_after(chapters, &pending)));
         let update = self.new_run(update);
         let Some(book) = self
             .books
@@ -466,7 +500,8 @@ impl Translations {
                 "the book changed meanwhile; look at its status and try again".into(),
             ));
         };
-        let queued = self.queue_chapters(&book, &pending).await?;
+        let width = self.window_for(user_id).await?;
+        let queued = self.queue_chapters(&book, &pending, width).await?;
         info!(run = book.run, queued, "translation resumed");
         Ok((queued, chapters.len() as u32))
     }
@@ -663,7 +698,13 @@ impl Translations {
     /// Queues the run: the term pass, then the pending chapters in windows, all in the book's
     /// message group so they run in that order. A window's chapters are translated at the same
     /// time; plans with priority get wider windows.
-    async fn queue_chapters(&self, book: &Book, pending: &[u32]) -> Result<u32, StoreError> {
+    /// Queues the term pass and the `pending` chapters in windows of `width`.
+    async fn queue_chapters(
+        &self,
+        book: &Book,
+        pending: &[u32],
+        width: usize,
+    ) -> Result<u32, StoreError> {
         if !pending.is_empty() {
             let terms = Job::Terms {
                 book_id: book.id.clone(),
@@ -671,7 +712,6 @@ impl Translations {
             };
             terms.enqueue(self.ports.queue.as_ref()).await?;
         }
-        let width = self.window_for(&book.user_id).await?;
         for numbers in pending.chunks(width) {
             let job = Job::Chapters {
                 book_id: book.id.clone(),
@@ -693,15 +733,19 @@ impl Translations {
     /// Chapters of the user's books translated at the same time: plans with priority get wider
     /// windows. A worker waiting on the network costs the same for one request or a hundred,
     /// and the per-key budget (`booktr_translate::budget`) keeps the provider's limits.
-    async fn window_for(&self, user_id: &str) -> Result<usize, StoreError> {
-        let priority = crate::accounts::store::find_user(&self.ports, user_id)
-            .await?
-            .is_some_and(|u| u.plan.has_priority() || u.role == Role::Dev);
-        Ok(if priority {
+    fn window_of(&self, user: &User) -> usize {
+        if user.plan.has_priority() || user.role == Role::Dev {
             (self.window * 2).min(MAX_WINDOW)
         } else {
             self.window
-        })
+        }
+    }
+
+    /// [`Translations::window_of`] the user with this id (the plain window if they are gone).
+    async fn window_for(&self, user_id: &str) -> Result<usize, StoreError> {
+        Ok(crate::accounts::store::find_user(&self.ports, user_id)
+            .await?
+            .map_or(self.window, |user| self.window_of(&user)))
     }
 
     async fn set_chapter(
@@ -711,15 +755,8 @@ impl Translations {
         status: ChapterStatus,
         passes: u8,
     ) -> Result<(), StoreError> {
-        let mut update = Update::default()
-            .set("status", status.as_str())
-            .set("passesDone", passes)
-            .set("error", Value::Null);
-        if passes == 0 {
-            // The quality record describes a translation this chapter no longer has.
-            update = update.remove("quality");
-        }
-        self.update_chapter(book_id, number, update).await
+        self.update_chapter(book_id, number, chapter_state(status, passes))
+            .await
     }
 
     pub(crate) async fn update_chapter(
@@ -827,7 +864,24 @@ fn unfinished_words(chapters: &[Chapter], numbers: &[u32]) -> u64 {
 }
 
 /// The chapters as they will be once `pending` are reset and the others reused.
-fn chapters_after(chapters: &[Chapter], pending: &[u32]) -> Vec<Chapter> {
+/// Chapter writes in one transaction of a start: a Moby-Dick of 135 chapters is 2 round trips.
+const CHAPTER_WRITES_PER_BATCH: usize = crate::ports::table::MAX_TRANSACTION_OPS;
+
+/// The update that sets a chapter's state (and clears its error).
+fn chapter_state(status: ChapterStatus, passes: u8) -> Update {
+    let update = Update::default()
+        .set("status", status.as_str())
+        .set("passesDone", passes)
+        .set("error", Value::Null);
+    if passes == 0 {
+        // The quality record describes a translation this chapter no longer has.
+        update.remove("quality")
+    } else {
+        update
+    }
+}
+
+fn chapters_after(chapters: &[Chapter], pending: &std::collections::HashSet<u32>) -> Vec<Chapter> {
     chapters
         .iter()
         .map(|c| {
@@ -888,6 +942,7 @@ mod tests {
             status,
             passes_done: passes,
             error: None,
+            stored_key: None,
         }
     }
 
