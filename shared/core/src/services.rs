@@ -9,10 +9,10 @@ use crate::events::Events;
 use crate::glossaries::Glossaries;
 use crate::health::{Health, QueueMode};
 use crate::jobs::digest::Digests;
-use crate::jobs::JobHandler;
+use crate::jobs::{JobHandler, JobParts};
 use crate::limits::RateLimiter;
 use crate::ports::Ports;
-use crate::privacy::Privacy;
+use crate::privacy::{Domains, Privacy};
 use crate::translation::Translations;
 use crate::usage::{Quotas, Usage};
 
@@ -46,26 +46,64 @@ impl Services {
         window: usize,
         file_budget: booktr_formats::Budget,
     ) -> Self {
+        // The one place services are built: each gets the collaborators it works with, and
+        // every service exists once per process (clones share its state, such as the key cache).
         let usage = Usage::new(ports.clone(), quotas);
-        let events = Events::new(ports.clone());
-        let accounts = Accounts::new(ports.clone());
+        let limiter = RateLimiter::new(ports.clone());
+        let accounts = Accounts::new(ports.clone(), limiter.clone());
+        let email = Postman::new(ports.clone());
+        let events = Events::new(ports.clone(), email.clone());
+        let developer = Developer::new(ports.clone());
+        let glossaries = Glossaries::new(ports.clone());
+        let community = Community::new(ports.clone(), events.clone());
+        let books = Books::new(ports.clone(), usage.clone());
+        let translations = Translations::new(
+            ports.clone(),
+            books.clone(),
+            glossaries.clone(),
+            usage.clone(),
+        )
+        .with_window(window)
+        .with_file_budget(file_budget);
+        let privacy = Privacy::new(
+            ports.clone(),
+            Domains {
+                accounts: accounts.clone(),
+                books: books.clone(),
+                glossaries: glossaries.clone(),
+                events: events.clone(),
+                community: community.clone(),
+                developer: developer.clone(),
+                usage: usage.clone(),
+            },
+        );
+        let digests = Digests::new(ports.clone(), events.clone(), email.clone());
+        let jobs = JobHandler::new(
+            ports.clone(),
+            JobParts {
+                books: books.clone(),
+                translations: translations.clone(),
+                privacy: privacy.clone(),
+                events: events.clone(),
+                developer: developer.clone(),
+                digests: digests.clone(),
+            },
+        );
         Services {
-            privacy: Privacy::new(ports.clone(), accounts.clone(), usage.clone()),
             accounts,
-            books: Books::new(ports.clone(), usage.clone()),
-            developer: Developer::new(ports.clone()),
-            glossaries: Glossaries::new(ports.clone()),
-            community: Community::new(ports.clone()),
-            jobs: JobHandler::new(ports.clone(), usage.clone()).with_file_budget(file_budget),
-            translations: Translations::new(ports.clone(), usage.clone())
-                .with_window(window)
-                .with_file_budget(file_budget),
-            usage,
-            events: events.clone(),
-            email: Postman::new(ports.clone()),
-            digests: Digests::new(ports.clone(), events),
-            limiter: RateLimiter::new(ports.clone()),
+            books,
+            developer,
+            glossaries,
+            community,
+            jobs,
             health: Health::new(ports, mode),
+            translations,
+            events,
+            email,
+            digests,
+            limiter,
+            usage,
+            privacy,
         }
     }
 }

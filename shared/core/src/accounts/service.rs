@@ -71,13 +71,15 @@ pub struct NewKey {
 pub struct Accounts {
     ports: Ports,
     keys: KeyCache,
+    limiter: RateLimiter,
 }
 
 impl Accounts {
-    pub fn new(ports: Ports) -> Self {
+    pub fn new(ports: Ports, limiter: RateLimiter) -> Self {
         Accounts {
             ports,
             keys: KeyCache::default(),
+            limiter,
         }
     }
 
@@ -220,7 +222,7 @@ impl Accounts {
         address: &str,
         sign_in_email: Option<&str>,
     ) -> Result<(), AccountsError> {
-        let limiter = RateLimiter::new(self.ports.clone());
+        let limiter = &self.limiter;
         let from_address = limiter
             .hit(
                 &Subject::PasswordAddress(address.to_string()),

@@ -417,8 +417,8 @@ impl Community {
         Ok(())
     }
 
-    fn events(&self) -> crate::events::Events {
-        crate::events::Events::new(self.ports.clone())
+    fn events(&self) -> &crate::events::Events {
+        &self.events
     }
 }
 

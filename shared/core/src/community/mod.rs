@@ -129,10 +129,12 @@ pub enum CommunityError {
 #[derive(Clone)]
 pub struct Community {
     ports: Ports,
+    /// Replies tell the parent comment's author.
+    events: crate::events::Events,
 }
 
 impl Community {
-    pub fn new(ports: Ports) -> Self {
-        Community { ports }
+    pub fn new(ports: Ports, events: crate::events::Events) -> Self {
+        Community { ports, events }
     }
 }

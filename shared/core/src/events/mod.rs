@@ -322,11 +322,8 @@ fn to_json<T: Serialize>(value: &T) -> Result<String, StoreError> {
 }
 
 impl Events {
-    pub fn new(ports: Ports) -> Self {
-        Events {
-            postman: Postman::new(ports.clone()),
-            ports,
-        }
+    pub fn new(ports: Ports, postman: Postman) -> Self {
+        Events { ports, postman }
     }
 
     /// Tells the book's owner: an in-app notification, a delivery per subscribed active

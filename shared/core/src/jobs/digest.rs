@@ -123,11 +123,11 @@ pub struct Digests {
 }
 
 impl Digests {
-    pub fn new(ports: Ports, events: Events) -> Self {
+    pub fn new(ports: Ports, events: Events, postman: Postman) -> Self {
         Digests {
-            postman: Postman::new(ports.clone()),
             ports,
             events,
+            postman,
         }
     }
 

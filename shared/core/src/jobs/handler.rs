@@ -14,7 +14,6 @@ use crate::ports::Ports;
 use crate::ports::{StoreError, Update};
 use crate::privacy::Privacy;
 use crate::translation::Translations;
-use crate::usage::Usage;
 use booktr_translate::pipeline::PipelineConfig;
 
 /// What became of a job.
@@ -40,32 +39,41 @@ pub struct JobHandler {
     pub(crate) developer: Developer,
     /// Chunking, parallelism and retries of the translation pipeline.
     pub(crate) pipeline: PipelineConfig,
-    /// For purges and the open-account check, which authenticate nobody: its `Accounts` is
-    /// its own (the key cache stays empty).
+    /// For purges and the open-account check.
     privacy: Privacy,
+    digests: Digests,
+}
+
+/// What the job handler works with, each shared with the rest of the process.
+pub struct JobParts {
+    pub books: Books,
+    pub translations: Translations,
+    pub privacy: Privacy,
+    pub events: Events,
+    pub developer: Developer,
+    pub digests: Digests,
 }
 
 impl JobHandler {
-    pub fn new(ports: Ports, usage: Usage) -> Self {
+    pub fn new(ports: Ports, parts: JobParts) -> Self {
+        let JobParts {
+            books,
+            translations,
+            privacy,
+            events,
+            developer,
+            digests,
+        } = parts;
         JobHandler {
-            books: Books::new(ports.clone(), usage.clone()),
-            translations: Translations::new(ports.clone(), usage.clone()),
-            privacy: Privacy::new(
-                ports.clone(),
-                crate::accounts::Accounts::new(ports.clone()),
-                usage,
-            ),
-            events: Events::new(ports.clone()),
-            developer: Developer::new(ports.clone()),
+            books,
+            translations,
+            privacy,
+            events,
+            developer,
+            digests,
             pipeline: PipelineConfig::default(),
             ports,
         }
-    }
-
-    /// With uploads read and books rendered within `budget` (`BOOKTR_FILE_MEMORY_MIB`).
-    pub fn with_file_budget(mut self, budget: booktr_formats::Budget) -> Self {
-        self.translations = self.translations.with_file_budget(budget);
-        self
     }
 
     /// Runs a job from the jobs queue, received for the `receive_count`th time. Idempotent: a
@@ -130,7 +138,7 @@ impl JobHandler {
                 self.privacy.purge(user_id).instrument(span.clone()).await
             }
             Job::WeeklyDigest { user_id, week } => {
-                Digests::new(self.ports.clone(), self.events.clone())
+                self.digests
                     .send(user_id, week)
                     .instrument(span.clone())
                     .await

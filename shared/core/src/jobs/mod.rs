@@ -11,4 +11,4 @@ mod handler;
 pub mod runner;
 mod terms;
 
-pub use handler::{JobHandler, Outcome};
+pub use handler::{JobHandler, JobParts, Outcome};

@@ -91,7 +91,7 @@ impl Privacy {
             }
             Err(e) => return Err(e.into()),
         }
-        self.accounts.forget_user(&user.id);
+        self.domains.accounts.forget_user(&user.id);
         // The reason is kept in the log only: nothing of the account may stay in the store.
         info!(
             reason = reason.unwrap_or(""),
@@ -116,10 +116,10 @@ impl Privacy {
         }
         let table = &self.ports.table;
         // Comments first: their pointers live in the user's partition, removed below.
-        let mut removed = self.community.remove_comments_of(user_id).await?;
-        removed += self.community.remove_posts_of(user_id).await?;
+        let mut removed = self.domains.community.remove_comments_of(user_id).await?;
+        removed += self.domains.community.remove_posts_of(user_id).await?;
         for book in self.all_books(user_id).await? {
-            self.books.remove_everything(&book.id).await?;
+            self.domains.books.remove_everything(&book.id).await?;
             removed += 1;
         }
         // Items found through the index, each in its own partition.

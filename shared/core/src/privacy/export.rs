@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::{Privacy, PrivacyError};
 use crate::accounts::{ApiKey, User};
 use crate::books::BookDetail;
-use crate::developer::{Developer, DeveloperError, DeveloperSettings};
+use crate::developer::{DeveloperError, DeveloperSettings};
 use crate::events::{Delivery, Notification, NotificationSettings, Webhook};
 use crate::glossaries::{Glossary, GlossaryError};
 use crate::ports::{Index, Query, StoreError};
@@ -46,16 +46,17 @@ impl Privacy {
         let mut books = Vec::new();
         for book in self.all_books(user_id).await? {
             let chapters = self
+                .domains
                 .books
                 .chapters(&book.id)
                 .await
                 .map_err(crate::translation::into_store)?;
             books.push(BookDetail { book, chapters });
         }
-        let webhooks = self.events.webhooks(user_id).await?;
+        let webhooks = self.domains.events.webhooks(user_id).await?;
         let mut webhook_deliveries = BTreeMap::new();
         for webhook in &webhooks {
-            let history = match self.events.deliveries(user_id, &webhook.id).await {
+            let history = match self.domains.events.deliveries(user_id, &webhook.id).await {
                 Ok(history) => history,
                 // Deleted since it was listed.
                 Err(crate::events::EventsError::NotFound) => continue,
@@ -63,14 +64,20 @@ impl Privacy {
             };
             webhook_deliveries.insert(webhook.id.clone(), history);
         }
-        let glossaries = self.glossaries.list(user_id).await.map_err(|e| match e {
-            GlossaryError::Store(s) => PrivacyError::Store(s),
-            other => PrivacyError::Invalid(other.to_string()),
-        })?;
+        let glossaries = self
+            .domains
+            .glossaries
+            .list(user_id)
+            .await
+            .map_err(|e| match e {
+                GlossaryError::Store(s) => PrivacyError::Store(s),
+                other => PrivacyError::Invalid(other.to_string()),
+            })?;
         Ok(AccountExport {
             user: user.clone(),
             books,
             api_keys: self
+                .domains
                 .accounts
                 .list_keys(user_id)
                 .await
@@ -78,18 +85,17 @@ impl Privacy {
             webhooks,
             glossaries,
             preferences: crate::preferences::get(&self.ports, user_id).await?,
-            notification_settings: self.events.notification_settings(user_id).await?,
-            notifications: self.events.all_notifications(user_id).await?,
+            notification_settings: self.domains.events.notification_settings(user_id).await?,
+            notifications: self.domains.events.all_notifications(user_id).await?,
             webhook_deliveries,
-            usage: self.usage.report(user).await?,
-            developer_settings: Developer::new(self.ports.clone())
-                .settings(user_id)
-                .await
-                .map_err(|e| match e {
+            usage: self.domains.usage.report(user).await?,
+            developer_settings: self.domains.developer.settings(user_id).await.map_err(
+                |e| match e {
                     DeveloperError::Store(s) => s,
                     other => StoreError::Unavailable(other.to_string()),
-                })?,
-            posts: self.community.posts_of(user_id).await?,
+                },
+            )?,
+            posts: self.domains.community.posts_of(user_id).await?,
             exported_at: self.ports.clock.now(),
         })
     }

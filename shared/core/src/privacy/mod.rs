@@ -28,26 +28,25 @@ pub enum PrivacyError {
 #[derive(Clone)]
 pub struct Privacy {
     ports: Ports,
-    accounts: Accounts,
-    books: Books,
-    glossaries: Glossaries,
-    events: Events,
-    community: Community,
-    usage: Usage,
+    domains: Domains,
+}
+
+/// What an account's export gathers and its deletion removes: every domain that holds a
+/// user's data. `accounts` is the process's own (a clone), so that closing an account here
+/// also ends what it remembers of the account's keys.
+#[derive(Clone)]
+pub struct Domains {
+    pub accounts: Accounts,
+    pub books: Books,
+    pub glossaries: Glossaries,
+    pub events: Events,
+    pub community: Community,
+    pub developer: crate::developer::Developer,
+    pub usage: Usage,
 }
 
 impl Privacy {
-    /// `accounts`: the process's own (a clone), so that closing an account here also ends
-    /// what it remembers of the account's keys.
-    pub fn new(ports: Ports, accounts: Accounts, usage: Usage) -> Self {
-        Privacy {
-            accounts,
-            books: Books::new(ports.clone(), usage.clone()),
-            glossaries: Glossaries::new(ports.clone()),
-            events: Events::new(ports.clone()),
-            community: Community::new(ports.clone()),
-            usage,
-            ports,
-        }
+    pub fn new(ports: Ports, domains: Domains) -> Self {
+        Privacy { ports, domains }
     }
 }

@@ -140,12 +140,12 @@ pub struct Translations {
 }
 
 impl Translations {
-    pub fn new(ports: Ports, usage: Usage) -> Self {
+    pub fn new(ports: Ports, books: Books, glossaries: Glossaries, usage: Usage) -> Self {
         Translations {
             window: DEFAULT_WINDOW,
             file_budget: booktr_formats::Budget::default(),
-            books: Books::new(ports.clone(), usage.clone()),
-            glossaries: Glossaries::new(ports.clone()),
+            books,
+            glossaries,
             usage,
             ports,
         }
