@@ -11,18 +11,14 @@ const FLOORS: [(&str, &[&str]); 5] = [
         "application",
         &["services", "jobs", "privacy", "config", "health"],
     ),
-    ("books and words", &["books", "translation", "community"]),
-    ("telling people", &["events", "email"]),
     (
-        "accounts and settings",
-        &[
-            "accounts",
-            "limits",
-            "usage",
-            "preferences",
-            "developer",
-            "glossaries",
-        ],
+        "books",
+        &["books", "translation", "glossaries", "community"],
+    ),
+    ("notify", &["events", "email"]),
+    (
+        "accounts",
+        &["accounts", "limits", "usage", "preferences", "developer"],
     ),
     (
         "base",
