@@ -13,10 +13,8 @@ use aws_sdk_dynamodb::types::{
     TransactWriteItem, Update as DynamoUpdate,
 };
 use aws_sdk_dynamodb::Client;
-use booktr_core::ports::table::MAX_TRANSACTION_OPS;
-use booktr_core::ports::{
-    Attrs, Condition, Index, Item, Query, StoreError, Table, Update, WriteOp,
-};
+use booktr_ports::table::MAX_TRANSACTION_OPS;
+use booktr_ports::{Attrs, Condition, Index, Item, Query, StoreError, Table, Update, WriteOp};
 use serde_json::{Number, Value};
 
 /// The name of the secondary index (see `template.yaml`).

@@ -12,8 +12,8 @@ use aws_sdk_kms::error::ProvideErrorMetadata;
 use aws_sdk_kms::primitives::Blob;
 use aws_sdk_kms::types::DataKeySpec;
 use aws_sdk_kms::Client;
-use booktr_core::ports::secrets::unopenable;
-use booktr_core::ports::{AesGcmKey, Secrets, StoreError};
+use booktr_ports::secrets::unopenable;
+use booktr_ports::{AesGcmKey, Secrets, StoreError};
 
 use crate::dynamo::aws_error_text;
 

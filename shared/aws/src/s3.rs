@@ -7,7 +7,7 @@ use aws_sdk_s3::error::ProvideErrorMetadata;
 use aws_sdk_s3::presigning::PresigningConfig;
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::Client;
-use booktr_core::ports::{BlobKey, Blobs, LinkCheck, Links, StoreError};
+use booktr_ports::{BlobKey, Blobs, LinkCheck, Links, StoreError};
 use bytes::Bytes;
 
 use crate::dynamo::aws_error_text;

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use aws_sdk_sqs::error::ProvideErrorMetadata;
 use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
 use aws_sdk_sqs::Client;
-use booktr_core::ports::{Outgoing, Queue, QueueName, QueueStats, Received, StoreError};
+use booktr_ports::{Outgoing, Queue, QueueName, QueueStats, Received, StoreError};
 use tracing::debug;
 
 use crate::dynamo::aws_error_text;
@@ -76,7 +76,7 @@ impl SqsQueue {
             .ok_or_else(|| StoreError::Unavailable("SQS returned no queue ARN".into()))?;
         let redrive = format!(
             "{{\"deadLetterTargetArn\":\"{arn}\",\"maxReceiveCount\":\"{}\"}}",
-            booktr_core::ports::queue::MAX_RECEIVES
+            booktr_ports::queue::MAX_RECEIVES
         );
         let jobs = create(format!("{prefix}-jobs.fifo"), true, Some(redrive)).await?;
         let webhooks = create(format!("{prefix}-webhooks"), false, None).await?;
@@ -245,7 +245,7 @@ fn dedup_id(id: &str) -> String {
     if id.len() <= 128 && id.chars().all(|c| c.is_ascii_graphic()) {
         id.to_string()
     } else {
-        booktr_core::ids::sha256_hex(id)
+        booktr_ports::ids::sha256_hex(id)
     }
 }
 

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use booktr_aws::{Clients, DynamoTable, KmsSecrets, QueueUrls, S3Blobs, SqsQueue};
-use booktr_core::conformance::queue::QueueHarness;
-use booktr_core::conformance::Fixture;
-use booktr_core::ports::{Blobs, Queue, Secrets, StoreError, Table};
+use booktr_ports::conformance::queue::QueueHarness;
+use booktr_ports::conformance::Fixture;
+use booktr_ports::{Blobs, Queue, Secrets, StoreError, Table};
 
 async fn clients() -> Clients {
     assert!(
@@ -97,22 +97,22 @@ impl QueueHarness for SqsHarness {
 
 mod table {
     use super::*;
-    booktr_core::table_conformance!(dynamo_table);
+    booktr_ports::table_conformance!(dynamo_table);
 }
 
 mod queue {
     use super::*;
-    booktr_core::queue_conformance!(sqs_queue);
+    booktr_ports::queue_conformance!(sqs_queue);
 }
 
 mod blobs {
     use super::*;
-    booktr_core::blobs_conformance!(s3_blobs);
+    booktr_ports::blobs_conformance!(s3_blobs);
 }
 
 mod secrets {
     use super::*;
-    booktr_core::secrets_conformance!(kms_secrets);
+    booktr_ports::secrets_conformance!(kms_secrets);
 
     /// Beyond the port's cases: the data key names its KMS key, and KMS will not open it for
     /// another (a restored table under another stack's key reads as unopenable, not as garbage).

@@ -10,13 +10,11 @@ pub mod email;
 pub mod events;
 pub mod glossaries;
 pub mod health;
-pub mod ids;
 pub mod items;
 pub mod job;
 pub mod jobs;
 pub mod limits;
 pub mod metrics;
-pub mod ports;
 pub mod preferences;
 pub mod privacy;
 pub mod services;
@@ -24,11 +22,9 @@ pub mod translation;
 pub mod types;
 pub mod usage;
 
-#[cfg(feature = "conformance")]
-pub mod conformance;
-
 #[cfg(test)]
 mod floors;
 
-pub use ports::Ports;
+pub use booktr_ports as ports;
+pub use booktr_ports::{ids, Ports};
 pub use services::Services;

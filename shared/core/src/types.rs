@@ -173,19 +173,7 @@ impl Email {
 impl Email {
     /// For logs, which must not hold addresses: `a***@example.com`.
     pub fn masked(&self) -> String {
-        masked_email(&self.0)
-    }
-}
-
-/// `ana@example.com` -> `a***@example.com`: enough to tell deliveries apart in a log, not to
-/// read an address out of it.
-pub fn masked_email(address: &str) -> String {
-    match address.rsplit_once('@') {
-        Some((local, domain)) => {
-            let first: String = local.chars().take(1).collect();
-            format!("{first}***@{domain}")
-        }
-        None => "***".to_string(),
+        crate::ports::mail::masked_email(&self.0)
     }
 }
 
@@ -257,7 +245,7 @@ mod tests {
             Email::parse("Ana@Example.com").unwrap().masked(),
             "a***@example.com"
         );
-        assert_eq!(masked_email("nobody"), "***");
+        assert_eq!(crate::ports::mail::masked_email("nobody"), "***");
     }
 
     use super::*;

@@ -6,8 +6,8 @@ use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
-use booktr_core::ids::new_id;
-use booktr_core::ports::{BlobKey, Blobs, StoreError};
+use booktr_ports::ids::new_id;
+use booktr_ports::{BlobKey, Blobs, StoreError};
 use bytes::Bytes;
 
 use crate::db::unavailable;

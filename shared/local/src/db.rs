@@ -12,7 +12,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use booktr_core::ports::StoreError;
+use booktr_ports::StoreError;
 use rusqlite::Connection;
 
 #[derive(Clone)]

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use booktr_core::ports::StoreError;
+use booktr_ports::StoreError;
 
 /// The secret kept in `path`, or, the first time, a new one from `make`, stored before it is
 /// returned. `usable` says whether the bytes in an existing file are a key of the expected shape.
@@ -46,7 +46,7 @@ pub fn load_or_create(
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
-    let temporary = path.with_file_name(format!("{file_name}.{}.tmp", booktr_core::ids::new_id()));
+    let temporary = path.with_file_name(format!("{file_name}.{}.tmp", booktr_ports::ids::new_id()));
     let written = (|| {
         let mut options = std::fs::OpenOptions::new();
         options.write(true).create_new(true);

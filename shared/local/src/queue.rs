@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use booktr_core::ids::new_id;
-use booktr_core::ports::queue::{DEDUP_WINDOW, MAX_RECEIVES};
-use booktr_core::ports::{Clock, Outgoing, Queue, QueueName, QueueStats, Received, StoreError};
+use booktr_ports::ids::new_id;
+use booktr_ports::queue::{DEDUP_WINDOW, MAX_RECEIVES};
+use booktr_ports::{Clock, Outgoing, Queue, QueueName, QueueStats, Received, StoreError};
 use rusqlite::{params, OptionalExtension, TransactionBehavior};
 
 use crate::db::{sql, Db};

@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use async_trait::async_trait;
-use booktr_core::ports::secrets::unopenable;
-use booktr_core::ports::{AesGcmKey, Secrets, StoreError};
+use booktr_ports::secrets::unopenable;
+use booktr_ports::{AesGcmKey, Secrets, StoreError};
 
 /// The format's first byte, authenticated with the rest: `1 || nonce || ciphertext || tag`.
 const VERSION: u8 = 1;
@@ -23,7 +23,7 @@ impl LocalSecrets {
         let key = crate::key_file::load_or_create(
             path,
             |key| key.len() == AesGcmKey::KEY_LEN,
-            || booktr_core::ids::random_bytes(AesGcmKey::KEY_LEN),
+            || booktr_ports::ids::random_bytes(AesGcmKey::KEY_LEN),
         )?;
         Ok(LocalSecrets {
             key: AesGcmKey::new(&key)?,

@@ -5,10 +5,8 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use async_trait::async_trait;
-use booktr_core::ports::table::MAX_TRANSACTION_OPS;
-use booktr_core::ports::{
-    Attrs, Condition, Index, Item, Query, StoreError, Table, Update, WriteOp,
-};
+use booktr_ports::table::MAX_TRANSACTION_OPS;
+use booktr_ports::{Attrs, Condition, Index, Item, Query, StoreError, Table, Update, WriteOp};
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 
 use crate::db::{sql, Db};

@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use booktr_core::conformance::queue::QueueHarness;
-use booktr_core::conformance::Fixture;
-use booktr_core::ports::{Blobs, Clock, ManualClock, Queue, Secrets, SystemClock, Table};
 use booktr_local::{LocalBlobs, LocalSecrets, SqliteQueue, SqliteTable};
+use booktr_ports::conformance::queue::QueueHarness;
+use booktr_ports::conformance::Fixture;
+use booktr_ports::{Blobs, Clock, ManualClock, Queue, Secrets, SystemClock, Table};
 use tempfile::TempDir;
 
 async fn sqlite_table() -> Fixture<dyn Table> {
@@ -84,30 +84,30 @@ impl QueueHarness for SqliteQueueHarness {
 
 mod table {
     use super::*;
-    booktr_core::table_conformance!(sqlite_table);
+    booktr_ports::table_conformance!(sqlite_table);
 }
 
 mod queue {
     use super::*;
-    booktr_core::queue_conformance!(sqlite_queue);
+    booktr_ports::queue_conformance!(sqlite_queue);
 }
 
 mod blobs {
     use super::*;
-    booktr_core::blobs_conformance!(local_blobs);
+    booktr_ports::blobs_conformance!(local_blobs);
 }
 
 mod secrets {
     use super::*;
-    booktr_core::secrets_conformance!(local_secrets);
+    booktr_ports::secrets_conformance!(local_secrets);
 }
 
 mod system_clock {
     use super::*;
-    booktr_core::clock_conformance!(system_clock);
+    booktr_ports::clock_conformance!(system_clock);
 }
 
 mod manual_clock {
     use super::*;
-    booktr_core::clock_conformance!(manual_clock);
+    booktr_ports::clock_conformance!(manual_clock);
 }

@@ -15,8 +15,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use booktr_core::ports::http::MAX_ANSWER_BODY;
-use booktr_core::ports::{HttpAnswer, HttpOut, HttpOutError};
+use booktr_ports::http::MAX_ANSWER_BODY;
+use booktr_ports::{HttpAnswer, HttpOut, HttpOutError};
 use bytes::Bytes;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::redirect::Policy;

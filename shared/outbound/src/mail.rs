@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use booktr_core::ports::{MailError, MailServer, Mailer, OutgoingEmail};
+use booktr_ports::{MailError, MailServer, Mailer, OutgoingEmail};
 use lettre::message::header::ContentType;
 use lettre::message::Mailbox;
 use lettre::{Address, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
@@ -29,7 +29,7 @@ impl LogMailer {
 #[async_trait]
 impl Mailer for LogMailer {
     async fn send(&self, email: OutgoingEmail) -> Result<(), MailError> {
-        info!(from = %email.from_address, to = %booktr_core::types::masked_email(&email.to), subject = %email.subject, text = %email.text, "email (not sent: no SMTP relay configured)");
+        info!(from = %email.from_address, to = %booktr_ports::mail::masked_email(&email.to), subject = %email.subject, text = %email.text, "email (not sent: no SMTP relay configured)");
         Ok(())
     }
 

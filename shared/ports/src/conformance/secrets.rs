@@ -1,7 +1,7 @@
-//! The `Secrets` contract, case by case. Invoke with `booktr_core::secrets_conformance!(make)`
+//! The `Secrets` contract, case by case. Invoke with `booktr_ports::secrets_conformance!(make)`
 //! where `make` is an async fn returning a `Fixture<dyn Secrets>`.
 
-use crate::ports::{Secrets, StoreError};
+use crate::{Secrets, StoreError};
 
 #[macro_export]
 macro_rules! secrets_conformance {

@@ -1,9 +1,9 @@
-//! The `Clock` contract. Invoke with `booktr_core::clock_conformance!(make)` where `make` is an
+//! The `Clock` contract. Invoke with `booktr_ports::clock_conformance!(make)` where `make` is an
 //! async fn returning a `Fixture<dyn Clock>`.
 
 use chrono::Timelike;
 
-use crate::ports::Clock;
+use crate::Clock;
 
 #[macro_export]
 macro_rules! clock_conformance {

@@ -1,5 +1,5 @@
 //! The data port: a small DynamoDB-shaped table. The domain maps its entities onto items once
-//! (see `crate::accounts::store`, `crate::books::store`, `crate::glossaries`); each backend
+//! (see `booktr_core::accounts::store`, `booktr_core::books::store`, `booktr_core::glossaries`); each backend
 //! implements only this.
 //!
 //! Items live under a partition key (`pk`) and a sort key (`sk`). Attributes are JSON values.

@@ -1,10 +1,10 @@
-//! The `Blobs` contract, case by case. Invoke with `booktr_core::blobs_conformance!(make)`
+//! The `Blobs` contract, case by case. Invoke with `booktr_ports::blobs_conformance!(make)`
 //! where `make` is an async fn returning a `Fixture<dyn Blobs>`.
 
 use bytes::Bytes;
 
 use super::unique;
-use crate::ports::{BlobKey, Blobs};
+use crate::{BlobKey, Blobs};
 
 #[macro_export]
 macro_rules! blobs_conformance {
@@ -105,7 +105,7 @@ pub async fn delete_prefix_removes_only_that_prefix(blobs: &dyn Blobs) {
             .await
             .unwrap();
     }
-    let removed = crate::ports::blobs::delete_prefix(blobs, &format!("{root}/book1/"))
+    let removed = crate::blobs::delete_prefix(blobs, &format!("{root}/book1/"))
         .await
         .unwrap();
     assert_eq!(removed, 2);

@@ -1,16 +1,22 @@
-//! Ports: the traits the domain owns and every adapter implements. Each method documents what an
-//! adapter MUST do; the conformance suites (`crate::conformance`, feature `conformance`) check it
-//! against every adapter (SQLite and local files always, the AWS ones against an emulator).
+//! Ports: the traits the domain (`booktr-core`, which re-exports this crate as `ports`) owns and
+//! every adapter implements. Each method documents what an adapter MUST do; the conformance
+//! suites (`crate::conformance`, feature `conformance`) check it against every adapter (SQLite
+//! and local files always, the AWS ones against an emulator). A crate of its own so that the
+//! adapter crates depend on it alone and build beside the domain.
 
 pub mod blobs;
 pub mod clock;
 pub mod http;
+pub mod ids;
 pub mod links;
 pub mod mail;
 pub mod models;
 pub mod queue;
 pub mod secrets;
 pub mod table;
+
+#[cfg(feature = "conformance")]
+pub mod conformance;
 
 pub use blobs::{BlobKey, Blobs};
 pub use clock::{Clock, ManualClock, SystemClock};

@@ -1,12 +1,12 @@
 //! The `Table` contract, case by case. Invoke with
-//! `booktr_core::table_conformance!(make)` where `make` is an async fn returning a
+//! `booktr_ports::table_conformance!(make)` where `make` is an async fn returning a
 //! `Fixture<dyn Table>`.
 
 use serde_json::json;
 
 use super::unique;
-use crate::ports::table::MAX_TRANSACTION_OPS;
-use crate::ports::{Condition, Index, Item, Query, StoreError, Table, Update, WriteOp};
+use crate::table::MAX_TRANSACTION_OPS;
+use crate::{Condition, Index, Item, Query, StoreError, Table, Update, WriteOp};
 
 #[macro_export]
 macro_rules! table_conformance {

@@ -1,5 +1,5 @@
 //! Outgoing email, as a port: notification, digest and admin emails go through it (by way of
-//! [`crate::email::Postman`], which adds the sender the administrator configured). Locally it
+//! `booktr_core::email::Postman`, which adds the sender the administrator configured). Locally it
 //! only logs.
 
 use async_trait::async_trait;
@@ -56,4 +56,16 @@ pub trait Mailer: Send + Sync {
 
     /// The server this mailer sends through.
     fn server(&self) -> MailServer;
+}
+
+/// `ana@example.com` -> `a***@example.com`: enough to tell deliveries apart in a log, not to
+/// read an address out of it.
+pub fn masked_email(address: &str) -> String {
+    match address.rsplit_once('@') {
+        Some((local, domain)) => {
+            let first: String = local.chars().take(1).collect();
+            format!("{first}***@{domain}")
+        }
+        None => "***".to_string(),
+    }
 }

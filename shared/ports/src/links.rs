@@ -121,7 +121,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::ports::ManualClock;
+    use crate::ManualClock;
 
     fn parts(url: &str) -> (String, String, i64, String) {
         let (path, query) = url.split_once('?').unwrap();

@@ -1,4 +1,4 @@
-//! The `Queue` contract, case by case. Invoke with `booktr_core::queue_conformance!(make)`
+//! The `Queue` contract, case by case. Invoke with `booktr_ports::queue_conformance!(make)`
 //! where `make` is an async fn returning a fresh [`QueueHarness`] (empty queues).
 
 use std::sync::Arc;
@@ -7,8 +7,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use super::unique;
-use crate::ports::queue::MAX_RECEIVES;
-use crate::ports::{Outgoing, Queue, QueueName, Received};
+use crate::queue::MAX_RECEIVES;
+use crate::{Outgoing, Queue, QueueName, Received};
 
 /// What the queue suite needs from a backend besides the port itself.
 #[async_trait]
