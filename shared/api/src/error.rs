@@ -147,6 +147,10 @@ impl From<PrivacyError> for ApiError {
         match e {
             PrivacyError::Invalid(m) => ApiError::bad_request(m),
             PrivacyError::Store(s) => s.into(),
+            PrivacyError::Accounts(e) => e.into(),
+            PrivacyError::Events(e) => e.into(),
+            PrivacyError::Glossaries(e) => e.into(),
+            PrivacyError::Developer(e) => e.into(),
         }
     }
 }

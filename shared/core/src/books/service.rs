@@ -229,13 +229,11 @@ impl Books {
     }
 
     /// The chapters in reading order.
-    pub async fn chapters(&self, book_id: &str) -> Result<Vec<Chapter>, BooksError> {
+    /// Only the store can fail here: the caller already holds the book.
+    pub async fn chapters(&self, book_id: &str) -> Result<Vec<Chapter>, StoreError> {
         let query = Query::partition(store::book_pk(book_id)).prefix(store::CHAPTER_PREFIX);
         let items = self.ports.table.query(query).await?;
-        Ok(items
-            .iter()
-            .map(store::chapter_from)
-            .collect::<Result<_, _>>()?)
+        items.iter().map(store::chapter_from).collect()
     }
 
     /// Changes title and/or author. An empty author clears it.

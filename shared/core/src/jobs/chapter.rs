@@ -73,8 +73,7 @@ async fn continued(handler: &JobHandler, window: &Window<'_>) -> Result<bool, St
     let chapters = handler
         .books
         .chapters(window.book_id)
-        .await
-        .map_err(crate::translation::into_store)?;
+        .await?;
     let in_window = chapters
         .iter()
         .filter(|c| window.numbers.contains(&c.number));
@@ -459,8 +458,7 @@ async fn mark_completed(
     let chapters = handler
         .books
         .chapters(&book.id)
-        .await
-        .map_err(crate::translation::into_store)?;
+        .await?;
     let progress = crate::translation::progress_of(&chapters);
     handler
         .ports
@@ -533,8 +531,7 @@ pub(super) async fn fail_unfinished(
     let chapters = handler
         .books
         .chapters(&book.id)
-        .await
-        .map_err(crate::translation::into_store)?;
+        .await?;
     for number in numbers {
         let done = chapters
             .iter()

@@ -8,9 +8,9 @@ use serde::Serialize;
 use super::{Privacy, PrivacyError};
 use crate::accounts::{ApiKey, User};
 use crate::books::BookDetail;
-use crate::developer::{DeveloperError, DeveloperSettings};
+use crate::developer::DeveloperSettings;
 use crate::events::{Delivery, Notification, NotificationSettings, Webhook};
-use crate::glossaries::{Glossary, GlossaryError};
+use crate::glossaries::Glossary;
 use crate::ports::{Index, Query, StoreError};
 use crate::preferences::Preferences;
 use crate::usage::UsageReport;
@@ -49,8 +49,7 @@ impl Privacy {
                 .domains
                 .books
                 .chapters(&book.id)
-                .await
-                .map_err(crate::translation::into_store)?;
+                .await?;
             books.push(BookDetail { book, chapters });
         }
         let webhooks = self.domains.events.webhooks(user_id).await?;
@@ -60,28 +59,15 @@ impl Privacy {
                 Ok(history) => history,
                 // Deleted since it was listed.
                 Err(crate::events::EventsError::NotFound) => continue,
-                Err(e) => return Err(StoreError::Unavailable(e.to_string()).into()),
+                Err(e) => return Err(e.into()),
             };
             webhook_deliveries.insert(webhook.id.clone(), history);
         }
-        let glossaries = self
-            .domains
-            .glossaries
-            .list(user_id)
-            .await
-            .map_err(|e| match e {
-                GlossaryError::Store(s) => PrivacyError::Store(s),
-                other => PrivacyError::Invalid(other.to_string()),
-            })?;
+        let glossaries = self.domains.glossaries.list(user_id).await?;
         Ok(AccountExport {
             user: user.clone(),
             books,
-            api_keys: self
-                .domains
-                .accounts
-                .list_keys(user_id)
-                .await
-                .map_err(|e| StoreError::Unavailable(e.to_string()))?,
+            api_keys: self.domains.accounts.list_keys(user_id).await?,
             webhooks,
             glossaries,
             preferences: crate::preferences::get(&self.ports, user_id).await?,
@@ -89,12 +75,7 @@ impl Privacy {
             notifications: self.domains.events.all_notifications(user_id).await?,
             webhook_deliveries,
             usage: self.domains.usage.report(user).await?,
-            developer_settings: self.domains.developer.settings(user_id).await.map_err(
-                |e| match e {
-                    DeveloperError::Store(s) => s,
-                    other => StoreError::Unavailable(other.to_string()),
-                },
-            )?,
+            developer_settings: self.domains.developer.settings(user_id).await?,
             posts: self.domains.community.posts_of(user_id).await?,
             exported_at: self.ports.clock.now(),
         })

@@ -23,6 +23,15 @@ pub enum PrivacyError {
     Invalid(String),
     #[error(transparent)]
     Store(#[from] crate::ports::StoreError),
+    /// A domain gathered into an export answered with its own error; passed on as it is.
+    #[error(transparent)]
+    Accounts(#[from] crate::accounts::AccountsError),
+    #[error(transparent)]
+    Events(#[from] crate::events::EventsError),
+    #[error(transparent)]
+    Glossaries(#[from] crate::glossaries::GlossaryError),
+    #[error(transparent)]
+    Developer(#[from] crate::developer::DeveloperError),
 }
 
 #[derive(Clone)]

@@ -624,7 +624,7 @@ impl Translations {
     /// Moves a TRANSLATING book whose chapters are all completed on to TRANSLATED and queues its
     /// EPUB. Safe to call from any number of jobs: only the first transition queues.
     pub(crate) async fn finish_if_translated(&self, book_id: &str) -> Result<(), StoreError> {
-        let chapters = self.books.chapters(book_id).await.map_err(into_store)?;
+        let chapters = self.books.chapters(book_id).await?;
         self.finish_if_all_completed(book_id, &chapters).await
     }
 
@@ -920,13 +920,6 @@ pub fn progress_of(chapters: &[Chapter]) -> u8 {
         .sum();
     // Rounded down, so 100 means every chapter is done.
     u8::try_from(done * 100 / (total * 3)).unwrap_or(100)
-}
-
-pub(crate) fn into_store(e: BooksError) -> StoreError {
-    match e {
-        BooksError::Store(s) => s,
-        other => StoreError::Invalid(other.to_string()),
-    }
 }
 
 #[cfg(test)]

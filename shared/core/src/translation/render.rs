@@ -35,8 +35,7 @@ impl Translations {
         let chapters = self
             .books
             .chapters(&book.id)
-            .await
-            .map_err(super::into_store)?;
+            .await?;
         for chapter in &chapters {
             match self.stored_chapter(&book.id, chapter.number).await? {
                 Some(stored) if stored.key == key => manuscript.chapters.push(SourceChapter {
