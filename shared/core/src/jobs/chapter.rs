@@ -70,10 +70,7 @@ async fn continued(handler: &JobHandler, window: &Window<'_>) -> Result<bool, St
     if run_key(&book, window.run)?.is_none() {
         return Ok(false);
     }
-    let chapters = handler
-        .books
-        .chapters(window.book_id)
-        .await?;
+    let chapters = handler.books.chapters(window.book_id).await?;
     let in_window = chapters
         .iter()
         .filter(|c| window.numbers.contains(&c.number));
@@ -455,10 +452,7 @@ async fn mark_completed(
         }
         Err(e) => return Err(e),
     }
-    let chapters = handler
-        .books
-        .chapters(&book.id)
-        .await?;
+    let chapters = handler.books.chapters(&book.id).await?;
     let progress = crate::translation::progress_of(&chapters);
     handler
         .ports
@@ -528,10 +522,7 @@ pub(super) async fn fail_unfinished(
     numbers: &[u32],
     reason: &str,
 ) -> Result<(), StoreError> {
-    let chapters = handler
-        .books
-        .chapters(&book.id)
-        .await?;
+    let chapters = handler.books.chapters(&book.id).await?;
     for number in numbers {
         let done = chapters
             .iter()

@@ -45,11 +45,7 @@ impl Privacy {
         let user_id = user.id.as_str();
         let mut books = Vec::new();
         for book in self.all_books(user_id).await? {
-            let chapters = self
-                .domains
-                .books
-                .chapters(&book.id)
-                .await?;
+            let chapters = self.domains.books.chapters(&book.id).await?;
             books.push(BookDetail { book, chapters });
         }
         let webhooks = self.domains.events.webhooks(user_id).await?;

@@ -32,10 +32,7 @@ impl Translations {
             self.read_json(&store::manuscript_key(&book.id)?)
                 .await?
                 .ok_or_else(|| StoreError::Unavailable("the manuscript is missing".into()))?;
-        let chapters = self
-            .books
-            .chapters(&book.id)
-            .await?;
+        let chapters = self.books.chapters(&book.id).await?;
         for chapter in &chapters {
             match self.stored_chapter(&book.id, chapter.number).await? {
                 Some(stored) if stored.key == key => manuscript.chapters.push(SourceChapter {
