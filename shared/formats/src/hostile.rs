@@ -58,7 +58,7 @@ pub fn corpus() -> Vec<HostileFile> {
         },
         HostileFile {
             file_name: "pdf-many-streams.pdf",
-            bytes: pdf_many_streams(200),
+            bytes: pdf_many_streams(60),
             answer: Answer::Read { images_left_out: 0 },
         },
         HostileFile {
@@ -267,8 +267,8 @@ fn pdf_one_bomb(flates: usize) -> Vec<u8> {
 }
 
 /// `pages` pages, each showing its own line and then one shared stream of 15 MiB of spaces
-/// (just under the smallest per-stream budget): gigabytes to inflate from a few kilobytes, one
-/// stream at a time.
+/// (just under the smallest per-stream budget): close to a gigabyte to inflate from a few
+/// kilobytes, one stream at a time.
 fn pdf_many_streams(pages: usize) -> Vec<u8> {
     // Objects 1 to 3 as in `pdf_of_pages`, 4 the padding, then per page its line and itself.
     let page_id = |n: usize| 5 + 2 * n + 1;
@@ -357,7 +357,8 @@ fn deep_chapter() -> String {
 /// Marker of the chapter [`zip_bomb_chapter`] pads; the EPUB writer deflates it.
 const ZIP_BOMB_PADDING: &str = "<!--padding-->";
 
-/// A chapter padded to 200 MiB of spaces (about 200 KB deflated).
+/// A chapter padded to 64 MiB of spaces (about 64 KB deflated): past every archive limit of a
+/// file this small (16 MiB in all).
 fn zip_bomb_chapter() -> String {
     format!("<h1>One</h1><p>{PROSE}</p>{ZIP_BOMB_PADDING}")
 }
@@ -422,7 +423,7 @@ fn epub(chapters: &[String], images: &[&Vec<u8>]) -> Vec<u8> {
         );
         zip.write_all(head.as_bytes()).expect("writing to memory");
         if padded {
-            spaces(200)(&mut zip);
+            spaces(64)(&mut zip);
         }
         zip.write_all(b"</body></html>").expect("writing to memory");
     }
