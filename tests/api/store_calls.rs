@@ -189,7 +189,8 @@ async fn starting_moby_dick_reads_each_thing_once_and_writes_its_chapters_in_bat
         calls.len()
     );
     // A small constant (the key, the user, the book, preferences, usage, the run's writes,
-    // the queued windows) plus one transaction per 100 chapters; nothing per chapter.
+    // the queued windows) plus the chapters' writes: nothing per chapter. The bound allows a
+    // batch per 25 chapters; the start writes one transaction per 100.
     let per_chapter_batches = chapters.div_ceil(25);
     assert!(
         calls.len() <= 20 + per_chapter_batches,
