@@ -838,7 +838,12 @@ async fn a_partial_download_holds_the_chapters_finished_so_far() {
         .await
         .unwrap();
     assert!(booktr_formats::epub::extract(&more).unwrap().chapters.len() > 2);
-    assert_eq!(fetch(url).await.status(), 404, "the older file is dropped");
+    // Gone: 404 from this server, 403 from S3 for a presigned link to a missing object.
+    let gone = fetch(url).await.status().as_u16();
+    assert!(
+        gone == 404 || gone == 403,
+        "the older file is dropped: {gone}"
+    );
 }
 
 /// The user's preferences fill in what a start leaves out: model, glossary.
