@@ -61,6 +61,21 @@ async fn extracted_book(app: &TestApp) -> (String, String) {
     (user.key, id)
 }
 
+/// Runs the next job of the jobs queue, one message.
+async fn run_one_job(app: &TestApp) {
+    runner::run_once(
+        app.ports.queue.as_ref(),
+        &app.services.jobs,
+        booktr_core::ports::QueueName::Jobs,
+        &runner::RunnerConfig {
+            batch: 1,
+            ..runner::RunnerConfig::default()
+        },
+    )
+    .await
+    .unwrap();
+}
+
 /// Fetches a link without credentials.
 async fn fetch(url: &str) -> reqwest::Response {
     reqwest::get(url).await.unwrap()
@@ -735,17 +750,7 @@ async fn a_partial_download_holds_the_chapters_finished_so_far() {
     );
     // The term pass and one window of chapters, then pause.
     for _ in 0..2 {
-        runner::run_once(
-            app.ports.queue.as_ref(),
-            &app.services.jobs,
-            booktr_core::ports::QueueName::Jobs,
-            &runner::RunnerConfig {
-                batch: 1,
-                ..runner::RunnerConfig::default()
-            },
-        )
-        .await
-        .unwrap();
+        run_one_job(&app).await;
     }
     assert_eq!(
         post(&app, "/api/translate/pause", &key, json!({"bookId": id}))
@@ -813,17 +818,7 @@ async fn a_partial_download_holds_the_chapters_finished_so_far() {
         if status(&app, &key, &id).await["chaptersCompleted"].as_u64() > Some(2) {
             break;
         }
-        runner::run_once(
-            app.ports.queue.as_ref(),
-            &app.services.jobs,
-            booktr_core::ports::QueueName::Jobs,
-            &runner::RunnerConfig {
-                batch: 1,
-                ..runner::RunnerConfig::default()
-            },
-        )
-        .await
-        .unwrap();
+        run_one_job(&app).await;
     }
     let later: Value = app
         .get(&format!("/api/download/{id}?format=epub"), &key)
