@@ -147,6 +147,8 @@ impl From<PrivacyError> for ApiError {
         match e {
             PrivacyError::Invalid(m) => ApiError::bad_request(m),
             PrivacyError::Store(s) => s.into(),
+            // Only the purge job meets it; no route purges.
+            e @ PrivacyError::StillOpen => ApiError::internal(&e),
             PrivacyError::Accounts(e) => e.into(),
             PrivacyError::Events(e) => e.into(),
             PrivacyError::Glossaries(e) => e.into(),

@@ -1,6 +1,9 @@
 //! The use cases one process is built of, on the ports it is wired with.
 
+use std::sync::Arc;
+
 use crate::accounts::Accounts;
+use crate::accounts::User;
 use crate::books::Books;
 use crate::community::Community;
 use crate::developer::Developer;
@@ -8,10 +11,11 @@ use crate::email::Postman;
 use crate::events::Events;
 use crate::glossaries::Glossaries;
 use crate::health::{Health, QueueMode};
-use crate::jobs::digest::Digests;
+use crate::jobs::digest::{DigestParts, Digests};
 use crate::jobs::{JobHandler, JobParts};
 use crate::limits::RateLimiter;
 use crate::ports::Ports;
+use crate::ports::StoreError;
 use crate::privacy::{Domains, Privacy};
 use crate::translation::Translations;
 use crate::usage::{Quotas, Usage};
@@ -52,16 +56,18 @@ impl Services {
         let limiter = RateLimiter::new(ports.clone());
         let accounts = Accounts::new(ports.clone(), limiter.clone());
         let email = Postman::new(ports.clone());
-        let events = Events::new(ports.clone(), email.clone());
+        let directory = Arc::new(Directory(accounts.clone()));
+        let events = Events::new(ports.clone(), email.clone(), directory.clone());
         let developer = Developer::new(ports.clone());
         let glossaries = Glossaries::new(ports.clone());
-        let community = Community::new(ports.clone(), events.clone());
+        let community = Community::new(ports.clone(), events.clone(), directory.clone());
         let books = Books::new(ports.clone(), usage.clone());
         let translations = Translations::new(
             ports.clone(),
             books.clone(),
             glossaries.clone(),
             usage.clone(),
+            directory,
         )
         .with_window(window)
         .with_file_budget(file_budget);
@@ -77,7 +83,15 @@ impl Services {
                 usage: usage.clone(),
             },
         );
-        let digests = Digests::new(ports.clone(), events.clone(), email.clone());
+        let digests = Digests::new(
+            ports.clone(),
+            DigestParts {
+                events: events.clone(),
+                postman: email.clone(),
+                accounts: accounts.clone(),
+                books: books.clone(),
+            },
+        );
         let jobs = JobHandler::new(
             ports.clone(),
             JobParts {
@@ -105,5 +119,35 @@ impl Services {
             usage,
             privacy,
         }
+    }
+}
+
+/// The accounts service answering the narrow questions other domains own about a user
+/// (`translation::Owners`, `events::Recipients`, `community::Authors`): they depend on their
+/// own question, and only this wiring knows that accounts answer it.
+struct Directory(Accounts);
+
+#[async_trait::async_trait]
+impl crate::translation::Owners for Directory {
+    async fn owner(&self, user_id: &str) -> Result<Option<User>, StoreError> {
+        self.0.find(user_id).await
+    }
+}
+
+#[async_trait::async_trait]
+impl crate::events::Recipients for Directory {
+    async fn email_of(&self, user_id: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .0
+            .find(user_id)
+            .await?
+            .map(|user| user.email.to_string()))
+    }
+}
+
+#[async_trait::async_trait]
+impl crate::community::Authors for Directory {
+    async fn author(&self, user_id: &str) -> Result<Option<User>, StoreError> {
+        self.0.find(user_id).await
     }
 }

@@ -95,7 +95,8 @@ struct Link {
     params(("id" = String, Path, description = "The book's id"),
         ("format" = String, Query, description = "`epub` or `pdf`")),
     responses((status = 200, description = "The link", body = Link),
-        (status = 404, description = "No such book or no such file yet", body = ErrorBody)))]
+        (status = 404, description = "No such book or no such file yet", body = ErrorBody),
+        (status = 422, description = "The book's file could not be made: `render_failed`, naming the limit it met", body = ErrorBody)))]
 async fn download(
     State(state): State<AppState>,
     caller: Caller,

@@ -4,7 +4,7 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use booktr_core::translation::{
-    Quote, QuoteRequest, StartRequest, TranslationError, TranslationStatus,
+    Quote, QuoteRequest, RenderError, StartRequest, TranslationError, TranslationStatus,
 };
 use serde::{Deserialize, Serialize};
 
@@ -33,7 +33,22 @@ impl From<TranslationError> for ApiError {
             TranslationError::QuotaExceeded(m) => {
                 ApiError::new(StatusCode::BAD_REQUEST, "quota_exceeded", m)
             }
-            TranslationError::Store(s) => s.into(),
+            TranslationError::Render(RenderError::Store(s)) | TranslationError::Store(s) => {
+                s.into()
+            }
+            // A new run took the chapters meanwhile: the next try finds them.
+            TranslationError::Render(e @ RenderError::Missing(_)) => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "service_unavailable",
+                format!("{e}; try again shortly"),
+            ),
+            // The same book fails the same way again; the message names the limit it met.
+            TranslationError::Render(e @ RenderError::Refused { .. }) => ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "render_failed",
+                e.to_string(),
+            ),
+            TranslationError::Render(e @ RenderError::Stopped(_)) => ApiError::internal(&e),
         }
     }
 }

@@ -12,7 +12,7 @@ use crate::ids::{new_id, random_alphanumeric, sha256_hex};
 use crate::items;
 use crate::limits::rate::{self, RateLimiter, Subject};
 use crate::ports::Ports;
-use crate::ports::{Condition, Item, Query, StoreError, Update, WriteOp};
+use crate::ports::{Condition, Index, Item, Query, StoreError, Update, WriteOp};
 use crate::types::{Email, LanguageCode, Plan, Role, Scope};
 
 /// How long a sign-in session lasts.
@@ -173,6 +173,60 @@ impl Accounts {
         };
         let key = self.create_key(&user, "bootstrap", None, None).await?;
         Ok(Some((user, key)))
+    }
+
+    /// The writes that close `user`'s account: the profile and the email claim (the claim only
+    /// while it is still theirs, else the transaction fails with `Conflict` and
+    /// [`Accounts::close_profile`] closes the profile alone). For a transaction of the caller's,
+    /// beside writes of its own.
+    pub fn closing(&self, user: &User) -> Vec<WriteOp> {
+        vec![
+            WriteOp::Delete {
+                pk: store::user_pk(&user.id),
+                sk: store::PROFILE.into(),
+                condition: Condition::Always,
+            },
+            WriteOp::Delete {
+                pk: store::email_pk(&user.email),
+                sk: "EMAIL".into(),
+                condition: Condition::equals("userId", user.id.as_str()),
+            },
+        ]
+    }
+
+    /// Closes the account by removing its profile alone.
+    pub async fn close_profile(&self, user_id: &str) -> Result<(), StoreError> {
+        self.ports
+            .table
+            .delete(&store::user_pk(user_id), store::PROFILE, Condition::Always)
+            .await
+    }
+
+    /// Removes every API key and session of a closed account; returns how many.
+    pub async fn remove_credentials_of(&self, user_id: &str) -> Result<usize, StoreError> {
+        let table = &self.ports.table;
+        let mut removed = 0;
+        for partition in [store::user_api_keys(user_id), store::user_sessions(user_id)] {
+            for item in table
+                .query_index(Index::Gsi1, Query::partition(partition))
+                .await?
+            {
+                match table
+                    .delete(&item.pk, &item.sk, Condition::equals("userId", user_id))
+                    .await
+                {
+                    // Already gone, or the id was reused for another user's item.
+                    Ok(()) | Err(StoreError::Conflict) => removed += 1,
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(removed)
+    }
+
+    /// The account, None when there is none (never opened, or closed).
+    pub async fn find(&self, user_id: &str) -> Result<Option<User>, StoreError> {
+        store::find_user(&self.ports, user_id).await
     }
 
     pub async fn user(&self, user_id: &str) -> Result<User, AccountsError> {

@@ -210,6 +210,14 @@ impl Books {
         Ok(books)
     }
 
+    /// Every book of the user, newest first, without the list's limit (an export, a purge, a
+    /// digest).
+    pub async fn all_of(&self, user_id: &str) -> Result<Vec<Book>, StoreError> {
+        let query = Query::partition(store::user_books(user_id)).descending();
+        let items = self.ports.table.query_index(Index::Gsi1, query).await?;
+        items.iter().map(store::book_from).collect()
+    }
+
     /// The book, if it exists and belongs to the user.
     pub async fn get(&self, user_id: &str, book_id: &str) -> Result<Book, BooksError> {
         let item = self
@@ -350,6 +358,26 @@ impl Books {
         match result {
             Ok(item) => Ok(Some(store::book_from(&item)?)),
             Err(StoreError::NotFound | StoreError::Conflict) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Keeps a job's latest failure on the book, its status unchanged; nothing when the book is
+    /// gone (a failure is no reason to bring it back).
+    pub(crate) async fn note_error(&self, book_id: &str, error: &str) -> Result<(), StoreError> {
+        let update = Update::default().set("error", error);
+        match self
+            .ports
+            .table
+            .update(
+                &store::book_pk(book_id),
+                store::BOOK_SK,
+                update,
+                Condition::Exists,
+            )
+            .await
+        {
+            Ok(_) | Err(StoreError::NotFound | StoreError::Conflict) => Ok(()),
             Err(e) => Err(e),
         }
     }

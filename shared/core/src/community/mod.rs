@@ -126,15 +126,32 @@ pub enum CommunityError {
     Store(#[from] StoreError),
 }
 
+/// Who wrote a post: the one thing the community needs of the accounts domain, answered by
+/// the wiring with the accounts service.
+#[async_trait::async_trait]
+pub trait Authors: Send + Sync {
+    /// The account, None once it is closed.
+    async fn author(&self, user_id: &str) -> Result<Option<crate::accounts::User>, StoreError>;
+}
+
 #[derive(Clone)]
 pub struct Community {
     ports: Ports,
     /// Replies tell the parent comment's author.
     events: crate::events::Events,
+    authors: std::sync::Arc<dyn Authors>,
 }
 
 impl Community {
-    pub fn new(ports: Ports, events: crate::events::Events) -> Self {
-        Community { ports, events }
+    pub fn new(
+        ports: Ports,
+        events: crate::events::Events,
+        authors: std::sync::Arc<dyn Authors>,
+    ) -> Self {
+        Community {
+            ports,
+            events,
+            authors,
+        }
     }
 }

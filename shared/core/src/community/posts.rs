@@ -570,16 +570,14 @@ impl Community {
 
     /// What readers see of an author: their name (never their email) and image.
     pub(super) async fn author(&self, user_id: &str) -> Result<Author, StoreError> {
-        Ok(
-            match crate::accounts::store::find_user(&self.ports, user_id).await? {
-                Some(user) => author_of(&user),
-                None => Author {
-                    id: user_id.to_string(),
-                    name: ANONYMOUS.to_string(),
-                    image: None,
-                },
+        Ok(match self.authors.author(user_id).await? {
+            Some(user) => author_of(&user),
+            None => Author {
+                id: user_id.to_string(),
+                name: ANONYMOUS.to_string(),
+                image: None,
             },
-        )
+        })
     }
 }
 

@@ -22,6 +22,7 @@ pub mod notifications;
 mod webhooks;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -264,10 +265,19 @@ pub enum DeliveryOutcome {
     Retry,
 }
 
+/// Where a user's emails go: the one thing events need of the accounts domain, answered by
+/// the wiring with the accounts service.
+#[async_trait::async_trait]
+pub trait Recipients: Send + Sync {
+    /// The user's email address, None once the account is closed.
+    async fn email_of(&self, user_id: &str) -> Result<Option<String>, StoreError>;
+}
+
 #[derive(Clone)]
 pub struct Events {
     ports: Ports,
     postman: Postman,
+    recipients: Arc<dyn Recipients>,
 }
 
 pub(crate) fn user_pk(user_id: &str) -> String {
@@ -322,8 +332,12 @@ fn to_json<T: Serialize>(value: &T) -> Result<String, StoreError> {
 }
 
 impl Events {
-    pub fn new(ports: Ports, postman: Postman) -> Self {
-        Events { ports, postman }
+    pub fn new(ports: Ports, postman: Postman, recipients: Arc<dyn Recipients>) -> Self {
+        Events {
+            ports,
+            postman,
+            recipients,
+        }
     }
 
     /// Tells the book's owner: an in-app notification, a delivery per subscribed active
@@ -538,12 +552,7 @@ impl Events {
     }
 
     async fn recipient(&self, user_id: &str) -> Result<Option<String>, StoreError> {
-        let item = self
-            .ports
-            .table
-            .get(&user_pk(user_id), crate::accounts::store::PROFILE)
-            .await?;
-        Ok(item.and_then(|i| i.str("email").map(str::to_string)))
+        self.recipients.email_of(user_id).await
     }
 }
 

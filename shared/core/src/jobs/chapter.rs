@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tracing::{info, info_span, warn, Instrument};
 
-use super::{cost, JobHandler};
+use super::{cost, JobError, JobHandler};
 use crate::books::lifecycle::BookEvent;
 use crate::books::{store, Book};
 use crate::developer::DeveloperError;
@@ -46,7 +46,7 @@ pub(super) async fn run_window(
     handler: &JobHandler,
     window: &Window<'_>,
     receive_count: u32,
-) -> Result<(), StoreError> {
+) -> Result<(), JobError> {
     if receive_count > 1 && continued(handler, window).await? {
         return Ok(());
     }
@@ -57,13 +57,13 @@ pub(super) async fn run_window(
     futures::future::join_all(chapters)
         .await
         .into_iter()
-        .collect::<Result<Vec<()>, StoreError>>()
+        .collect::<Result<Vec<()>, JobError>>()
         .map(|_| ())
 }
 
 /// Queues the window's unfinished chapters as a fresh message when the window made progress
 /// since `window` was queued; false (nothing queued) otherwise.
-async fn continued(handler: &JobHandler, window: &Window<'_>) -> Result<bool, StoreError> {
+async fn continued(handler: &JobHandler, window: &Window<'_>) -> Result<bool, JobError> {
     let Some(book) = handler.books.find(window.book_id).await? else {
         return Ok(false);
     };
@@ -109,14 +109,14 @@ pub(super) async fn run(
     book_id: &str,
     number: u32,
     run: u32,
-) -> Result<(), StoreError> {
+) -> Result<(), JobError> {
     let Some(book) = handler.books.find(book_id).await? else {
         info!("book deleted; dropping the job");
         return Ok(());
     };
     if book.run == run && book.status == BookStatus::Translated {
         // A retry of the job that finished the book, in case it died before queuing the file.
-        return handler.translations.finish_if_translated(book_id).await;
+        return Ok(handler.translations.finish_if_translated(book_id).await?);
     }
     let Some(key) = run_key(&book, run)? else {
         return Ok(());
@@ -128,14 +128,14 @@ pub(super) async fn run(
         .is_some_and(|stored| stored.key == key)
     {
         info!("chapter already translated under this key; no model call");
-        return mark_completed(handler, &book, number, &key, None, 0).await;
+        return Ok(mark_completed(handler, &book, number, &key, None, 0).await?);
     }
 
     let source: SourceChapter = handler
         .translations
         .read_json(&store::chapter_key(book_id, number)?)
         .await?
-        .ok_or_else(|| StoreError::Unavailable(format!("chapter {number} text is missing")))?;
+        .ok_or_else(|| JobError::Missing(format!("chapter {number} text is missing")))?;
     let glossary: Vec<GlossaryEntry> = handler
         .translations
         .read_json(&store::glossary_snapshot_key(book_id)?)
@@ -173,7 +173,7 @@ pub(super) async fn run(
 
     let model = match model_for(handler, &book).await? {
         Ok(model) => model,
-        Err(reason) => return fail_chapter(handler, &book, number, &reason).await,
+        Err(reason) => return Ok(fail_chapter(handler, &book, number, &reason).await?),
     };
     let no_ledger = HashMap::new();
     // The run's chapters share what the repair ladder learns about the model.
@@ -209,7 +209,7 @@ pub(super) async fn run(
         let estimate = estimates.map(|e| e[done]).unwrap_or_default();
         let reserved = match cost::reserve(handler, &book, estimate).await? {
             cost::Reservation::Go(amount) => amount,
-            cost::Reservation::OverCap => return cost::pause_over_cap(handler, &book).await,
+            cost::Reservation::OverCap => return Ok(cost::pause_over_cap(handler, &book).await?),
             cost::Reservation::Moved => return Ok(()),
         };
         let pass_started = std::time::Instant::now();
@@ -231,7 +231,7 @@ pub(super) async fn run(
             }
             Err(ChatError::Fatal(message)) => {
                 let reason = format!("the model refused: {message}");
-                return fail_chapter(handler, &book, number, &reason).await;
+                return Ok(fail_chapter(handler, &book, number, &reason).await?);
             }
         }
         let done = translation.checkpoint().passes_done;
@@ -293,7 +293,7 @@ pub(super) async fn run(
         ),
         "chapter translated"
     );
-    mark_completed(handler, &book, number, &key, Some(quality), words).await
+    Ok(mark_completed(handler, &book, number, &key, Some(quality), words).await?)
 }
 
 /// Tries of a chapter that may really fail (the model still failing after the pipeline's own
@@ -316,7 +316,7 @@ async fn failed_attempt(
     number: u32,
     pass: Pass,
     cause: &str,
-) -> Result<(), StoreError> {
+) -> Result<(), JobError> {
     let pk = store::book_pk(&book.id);
     let sk = store::chapter_sk(number);
     let table = &handler.ports.table;
@@ -339,7 +339,7 @@ async fn failed_attempt(
             table.update(&pk, &sk, first, Condition::Exists).await?;
             1
         }
-        Err(e) => return Err(e),
+        Err(e) => return Err(e.into()),
     };
     warn!(
         number,
@@ -350,14 +350,14 @@ async fn failed_attempt(
     );
     if attempts >= MAX_ATTEMPTS {
         let reason = format!("translation failed after {attempts} attempts: {cause}");
-        return fail_chapter(handler, book, number, &reason).await;
+        return Ok(fail_chapter(handler, book, number, &reason).await?);
     }
-    Err(StoreError::Unavailable(cause.to_string()))
+    Err(JobError::ModelFailed(cause.to_string()))
 }
 
 /// The translation key of run `run` while the book still translates it; None (logged) when the
 /// run has moved on (paused, stopped, failed or restarted since the job was queued).
-pub(super) fn run_key(book: &Book, run: u32) -> Result<Option<String>, StoreError> {
+pub(super) fn run_key(book: &Book, run: u32) -> Result<Option<String>, JobError> {
     if book.run != run || book.status != BookStatus::Translating {
         info!(book_run = book.run, status = %book.status, "the run has moved on; dropping the job");
         return Ok(None);
@@ -365,7 +365,7 @@ pub(super) fn run_key(book: &Book, run: u32) -> Result<Option<String>, StoreErro
     book.translation_key
         .clone()
         .map(Some)
-        .ok_or_else(|| StoreError::Unavailable("a translating book has no translation key".into()))
+        .ok_or_else(|| JobError::Missing("a translating book has no translation key".into()))
 }
 
 /// The model the book's run translates with: the owner's own key for the model's family when
@@ -376,14 +376,13 @@ pub(super) fn run_key(book: &Book, run: u32) -> Result<Option<String>, StoreErro
 pub(super) async fn model_for(
     handler: &JobHandler,
     book: &Book,
-) -> Result<Result<Arc<dyn ChatModel>, String>, StoreError> {
+) -> Result<Result<Arc<dyn ChatModel>, String>, JobError> {
     let model_name = book.translation_model.clone().unwrap_or_default();
     let user_key = match lookup(&model_name) {
         Some((family, _)) => match handler.developer.user_key(&book.user_id, family).await {
             Ok(key) => key,
             Err(e @ DeveloperError::Unreadable(_)) => return Ok(Err(e.to_string())),
-            Err(DeveloperError::Store(e)) => return Err(e),
-            Err(e) => return Err(StoreError::Unavailable(e.to_string())),
+            Err(e) => return Err(e.into()),
         },
         // An unknown model is refused just below, by the port.
         None => None,

@@ -15,7 +15,9 @@
 use chrono::{DateTime, Datelike, Duration, NaiveDate, TimeZone, Utc};
 use tracing::{info, warn};
 
-use crate::books::store as books_store;
+use super::JobError;
+use crate::accounts::Accounts;
+use crate::books::Books;
 use crate::email::Postman;
 use crate::events::notifications::DIGEST_SUBSCRIBERS;
 use crate::events::{Events, Notification, NotificationType};
@@ -120,14 +122,33 @@ pub struct Digests {
     ports: Ports,
     events: Events,
     postman: Postman,
+    /// Whom to write to, and the books a week finished or failed.
+    accounts: Accounts,
+    books: Books,
+}
+
+/// What the digests work with, each shared with the rest of the process.
+pub struct DigestParts {
+    pub events: Events,
+    pub postman: Postman,
+    pub accounts: Accounts,
+    pub books: Books,
 }
 
 impl Digests {
-    pub fn new(ports: Ports, events: Events, postman: Postman) -> Self {
+    pub fn new(ports: Ports, parts: DigestParts) -> Self {
+        let DigestParts {
+            events,
+            postman,
+            accounts,
+            books,
+        } = parts;
         Digests {
             ports,
             events,
             postman,
+            accounts,
+            books,
         }
     }
 
@@ -167,7 +188,7 @@ impl Digests {
     }
 
     /// Sends `user_id` the digest of `week` (a `WeeklyDigest` job), once.
-    pub async fn send(&self, user_id: &str, week: &str) -> Result<(), StoreError> {
+    pub async fn send(&self, user_id: &str, week: &str) -> Result<(), JobError> {
         let Some(week) = Week::parse(week) else {
             warn!(week, "digest job for an unreadable week dropped");
             return Ok(());
@@ -178,7 +199,7 @@ impl Digests {
             return Ok(());
         }
         let settings = self.events.notification_settings(user_id).await?;
-        let Some(user) = crate::accounts::store::find_user(&self.ports, user_id).await? else {
+        let Some(user) = self.accounts.find(user_id).await? else {
             return Ok(());
         };
         if !settings.email_weekly_digest {
@@ -196,7 +217,7 @@ impl Digests {
                 .await
             {
                 Ok(()) => {}
-                Err(MailError::Transport(e)) => return Err(StoreError::Unavailable(e)),
+                Err(MailError::Transport(e)) => return Err(JobError::Mail(e)),
                 Err(e) => warn!(user_id, error = %e, "digest email not sent"),
             }
             if settings.in_app_enabled {
@@ -218,21 +239,12 @@ impl Digests {
         }
         let sent =
             Item::new(user_pk, marker).with("sentAt", crate::items::time(self.ports.clock.now()));
-        self.ports.table.put(sent, Condition::Always).await
+        Ok(self.ports.table.put(sent, Condition::Always).await?)
     }
 
     async fn summary(&self, user_id: &str, week: &Week) -> Result<Summary, StoreError> {
         let mut summary = Summary::default();
-        let books = self
-            .ports
-            .table
-            .query_index(
-                Index::Gsi1,
-                Query::partition(books_store::user_books(user_id)),
-            )
-            .await?;
-        for item in &books {
-            let book = books_store::book_from(item)?;
+        for book in self.books.all_of(user_id).await? {
             match book.status {
                 BookStatus::Completed if book.completed_at.is_some_and(|t| week.contains(t)) => {
                     summary.finished.push(book.title)

@@ -5,16 +5,16 @@ use booktr_formats::{Budget, FormatError};
 use serde_json::Value;
 use tracing::{info, warn};
 
-use super::JobHandler;
+use super::{JobError, JobHandler};
 use crate::books::lifecycle::BookEvent;
 use crate::books::{store, BookFormat, Chapter};
-use crate::ports::{Condition, StoreError, Update};
+use crate::ports::{Condition, Update};
 use crate::types::{ChapterStatus, LanguageCode};
 
 /// The longest a book may take to parse.
 const PARSE_TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(300);
 
-pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), StoreError> {
+pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), JobError> {
     let books = &handler.books;
     let Some(book) = books
         .transition(book_id, BookEvent::ExtractionStarted, Update::default())
@@ -29,12 +29,8 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), Store
         .get(&store::original_key(book_id, book.format)?)
         .await?
     else {
-        return fail(
-            handler,
-            book_id,
-            "the uploaded file is missing from storage".into(),
-        )
-        .await;
+        let message = "the uploaded file is missing from storage".to_string();
+        return Ok(fail(handler, book_id, message).await?);
     };
     let format = book.format;
     let budget = handler.translations.file_budget();
@@ -43,14 +39,14 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), Store
     // The readers bound their own work; this is the backstop for one that does not return (its
     // thread is then abandoned, and the book fails instead of the worker hanging).
     let reading = tokio::task::spawn_blocking(move || parse(format, &bytes, budget));
-    let mut manuscript = match tokio::time::timeout(PARSE_TIME_LIMIT, reading).await {
-        Ok(Ok(Ok(manuscript))) => manuscript,
-        Ok(Ok(Err(message))) => return fail(handler, book_id, message).await,
-        Ok(Err(_)) => {
-            let message = "the file could not be read (the reader failed on it)".to_string();
-            return fail(handler, book_id, message).await;
-        }
-        Err(_) => return fail(handler, book_id, "the file takes too long to read".into()).await,
+    let read = match tokio::time::timeout(PARSE_TIME_LIMIT, reading).await {
+        Ok(Ok(read)) => read,
+        Ok(Err(_)) => Err("the file could not be read (the reader failed on it)".to_string()),
+        Err(_) => Err("the file takes too long to read".to_string()),
+    };
+    let mut manuscript = match read {
+        Ok(manuscript) => manuscript,
+        Err(message) => return Ok(fail(handler, book_id, message).await?),
     };
 
     // Everything is written under fixed keys before the book moves on, so a retry after a crash
@@ -64,8 +60,9 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), Store
             .await?;
     }
     for (index, chapter) in manuscript.chapters.iter().enumerate() {
-        let number = u32::try_from(index + 1)
-            .map_err(|_| StoreError::Invalid("too many chapters".into()))?;
+        let Ok(number) = u32::try_from(index + 1) else {
+            return Ok(fail(handler, book_id, "the book has too many chapters".into()).await?);
+        };
         handler
             .ports
             .blobs
@@ -147,13 +144,16 @@ fn parse(format: BookFormat, bytes: &[u8], budget: Budget) -> Result<Manuscript,
         .map_err(|e: FormatError| format!("the file could not be read: {e}"))
 }
 
-fn to_json<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, StoreError> {
-    serde_json::to_vec(value)
-        .map_err(|e| StoreError::Invalid(format!("serializing the manuscript: {e}")))
+fn to_json<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, JobError> {
+    serde_json::to_vec(value).map_err(JobError::Encoding)
 }
 
 /// A failure no retry can fix: the book goes to ERROR with a message for the user.
-async fn fail(handler: &JobHandler, book_id: &str, message: String) -> Result<(), StoreError> {
+async fn fail(
+    handler: &JobHandler,
+    book_id: &str,
+    message: String,
+) -> Result<(), crate::ports::StoreError> {
     warn!(%message, "extraction failed");
     let update = Update::default().set("error", message);
     handler

@@ -3,13 +3,13 @@
 
 use tracing::info;
 
-use super::JobHandler;
+use super::{JobError, JobHandler};
 use crate::books::lifecycle::BookEvent;
 use crate::books::store;
 use crate::events::{EventKind, Flagged, Occurrence};
 use crate::items::time;
 use crate::job::OutputFormat;
-use crate::ports::{StoreError, Update};
+use crate::ports::Update;
 use crate::translation::Completeness;
 
 pub(super) async fn run(
@@ -17,7 +17,7 @@ pub(super) async fn run(
     book_id: &str,
     format: OutputFormat,
     requested: i64,
-) -> Result<(), StoreError> {
+) -> Result<(), JobError> {
     let Some(book) = handler
         .books
         .transition(book_id, BookEvent::GenerationStarted, Update::default())
@@ -30,7 +30,7 @@ pub(super) async fn run(
         .translations
         .render(&book, format, Completeness::Whole)
         .await?
-        .ok_or_else(|| StoreError::Unavailable("the book has no chapters to render".into()))?;
+        .ok_or_else(|| JobError::Missing("the book has no chapters to render".into()))?;
     let size = rendition.bytes.len();
     handler
         .ports
@@ -73,7 +73,7 @@ pub(super) async fn run(
             },
         },
     };
-    handler.events.emit(&occurrence).await
+    Ok(handler.events.emit(&occurrence).await?)
 }
 
 /// The book's warnings with the file's own replaced: `PDF file: 2 images left out, ...`. A

@@ -3,7 +3,7 @@
 
 use tracing::{error, info, info_span, warn, Instrument};
 
-use super::{chapter, extract, generate, terms};
+use super::{chapter, extract, generate, terms, JobError};
 use crate::books::lifecycle::BookEvent;
 use crate::books::{Book, Books};
 use crate::developer::Developer;
@@ -134,9 +134,12 @@ impl JobHandler {
                     .instrument(span.clone())
                     .await
             }
-            Job::PurgeAccount { user_id } => {
-                self.privacy.purge(user_id).instrument(span.clone()).await
-            }
+            Job::PurgeAccount { user_id } => self
+                .privacy
+                .purge(user_id)
+                .instrument(span.clone())
+                .await
+                .map_err(JobError::from),
             Job::WeeklyDigest { user_id, week } => {
                 self.digests
                     .send(user_id, week)
@@ -154,7 +157,7 @@ impl JobHandler {
                     span.in_scope(|| info!("the owner closed their account meanwhile; purging"));
                     let purged = async {
                         self.books.remove_everything(book_id).await?;
-                        self.privacy.purge(&owner).await
+                        self.privacy.purge(&owner).await.map_err(JobError::from)
                     };
                     return match purged.await {
                         Ok(()) => Outcome::Done,
@@ -166,11 +169,34 @@ impl JobHandler {
         }
         match result {
             Ok(()) => Outcome::Done,
+            Err(e) if e.is_final() => {
+                span.in_scope(
+                    || warn!(error = %e, "job failed; another try would fail the same way"),
+                );
+                self.give_up_now(job, &e).await
+            }
             Err(e) => {
                 span.in_scope(|| warn!(error = %e, "job failed; the queue will retry it"));
                 self.note_last_error(job, &e).await;
                 Outcome::Retry(e.to_string())
             }
+        }
+    }
+
+    /// A job whose failure no retry can mend ([`JobError::is_final`]): handled as the
+    /// dead-letter queue would handle it after the retries, without spending them.
+    async fn give_up_now(&self, job: &Job, e: &JobError) -> Outcome {
+        let Some(book_id) = job.book_id() else {
+            error!(kind = job.kind(), error = %e, "job dropped");
+            return Outcome::Done;
+        };
+        match self.books.find(book_id).await {
+            Ok(Some(book)) => {
+                self.give_up(job, &book, format!("{} failed: {e}", doing(job)))
+                    .await
+            }
+            Ok(None) => Outcome::Done,
+            Err(e) => Outcome::Retry(e.to_string()),
         }
     }
 
@@ -188,14 +214,7 @@ impl JobHandler {
         };
         let reason = format!(
             "{} failed after {} attempts: {}",
-            match job {
-                Job::Extract { .. } => "extraction",
-                Job::Terms { .. } => "finding the book's terms",
-                Job::Chapters { .. } => "translation",
-                Job::Generate { .. } => "generating the file",
-                Job::PurgeAccount { .. } => "purging the account",
-                Job::WeeklyDigest { .. } => "sending the weekly digest",
-            },
+            doing(job),
             crate::ports::queue::MAX_RECEIVES,
             // No failure recorded: every try ended with its worker (killed, out of memory or
             // out of time) before it could say why.
@@ -204,6 +223,13 @@ impl JobHandler {
             })
         );
         error!(book_id, %reason, "job dead-lettered");
+        self.give_up(job, &book, reason).await
+    }
+
+    /// Marks the book (and a chapter, for a chapter job) ERROR with `reason`, so the user sees
+    /// why, and tells them.
+    async fn give_up(&self, job: &Job, book: &Book, reason: String) -> Outcome {
+        let book_id = &book.id;
         let result = match job {
             Job::Extract { .. } => self
                 .books
@@ -217,11 +243,11 @@ impl JobHandler {
             // A job of a run that has moved on failed for nobody: the new run has its own.
             Job::Terms { .. } | Job::Chapters { .. } if job_run(job) != Some(book.run) => Ok(()),
             // Without its term list a run still translates (each chapter then chooses).
-            Job::Terms { .. } => terms::give_up(self, &book).await,
+            Job::Terms { .. } => terms::give_up(self, book).await,
             Job::Chapters { numbers, .. } => {
-                chapter::fail_unfinished(self, &book, numbers, &reason).await
+                chapter::fail_unfinished(self, book, numbers, &reason).await
             }
-            Job::Generate { .. } => self.fail_generation(&book, reason).await,
+            Job::Generate { .. } => self.fail_generation(book, reason).await,
             Job::PurgeAccount { .. } | Job::WeeklyDigest { .. } => Ok(()),
         };
         match result {
@@ -291,25 +317,25 @@ impl JobHandler {
     }
 
     /// Keeps the latest failure on the book (status unchanged) for the dead-letter handler.
-    async fn note_last_error(&self, job: &Job, e: &StoreError) {
+    async fn note_last_error(&self, job: &Job, e: &JobError) {
         let Some(book_id) = job.book_id() else {
             return;
         };
-        let update = Update::default().set("error", e.to_string());
-        let pk = crate::books::store::book_pk(book_id);
-        if let Err(err) = self
-            .ports
-            .table
-            .update(
-                &pk,
-                crate::books::store::BOOK_SK,
-                update,
-                crate::ports::Condition::Always,
-            )
-            .await
-        {
+        if let Err(err) = self.books.note_error(book_id, &e.to_string()).await {
             warn!(error = %err, "could not record the job's failure on the book");
         }
+    }
+}
+
+/// What `job` was doing, for the reason a book shows when the job is given up.
+fn doing(job: &Job) -> &'static str {
+    match job {
+        Job::Extract { .. } => "extraction",
+        Job::Terms { .. } => "finding the book's terms",
+        Job::Chapters { .. } => "translation",
+        Job::Generate { .. } => "generating the file",
+        Job::PurgeAccount { .. } => "purging the account",
+        Job::WeeklyDigest { .. } => "sending the weekly digest",
     }
 }
 

@@ -5,10 +5,12 @@
 mod chapter;
 mod cost;
 pub mod digest;
+mod error;
 mod extract;
 mod generate;
 mod handler;
 pub mod runner;
 mod terms;
 
+pub use error::JobError;
 pub use handler::{JobHandler, JobParts, Outcome};

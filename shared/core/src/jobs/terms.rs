@@ -12,7 +12,7 @@ use serde_json::Value;
 use tracing::{info, warn};
 
 use super::chapter::{model_for, run_key};
-use super::{cost, JobHandler};
+use super::{cost, JobError, JobHandler};
 use crate::books::{store, Book};
 use crate::ports::{Condition, StoreError, Update};
 use crate::translation::BookTerms;
@@ -20,7 +20,7 @@ use crate::translation::BookTerms;
 /// What the book shows as its current step while the list is made.
 const STEP: &str = "Finding the book's names and terms";
 
-pub(super) async fn run(handler: &JobHandler, book_id: &str, run: u32) -> Result<(), StoreError> {
+pub(super) async fn run(handler: &JobHandler, book_id: &str, run: u32) -> Result<(), JobError> {
     let Some(book) = handler.books.find(book_id).await? else {
         return Ok(());
     };
@@ -70,7 +70,7 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str, run: u32) -> Result
                 let reserved = match cost::reserve(handler, &book, estimate).await? {
                     cost::Reservation::Go(amount) => amount,
                     cost::Reservation::OverCap => {
-                        return cost::pause_over_cap(handler, &book).await
+                        return Ok(cost::pause_over_cap(handler, &book).await?)
                     }
                     cost::Reservation::Moved => return Ok(()),
                 };
@@ -88,7 +88,7 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str, run: u32) -> Result
                 match translated {
                     Ok(list) => list,
                     Err(ChatError::Retryable { message, .. }) => {
-                        return Err(StoreError::Unavailable(format!(
+                        return Err(JobError::ModelFailed(format!(
                             "the model is unavailable: {message}"
                         )))
                     }
@@ -102,7 +102,7 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str, run: u32) -> Result
             }
         }
     };
-    store_list(handler, &book, key, list, found.len()).await
+    Ok(store_list(handler, &book, key, list, found.len()).await?)
 }
 
 async fn store_list(

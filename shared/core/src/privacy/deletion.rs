@@ -17,7 +17,7 @@ use super::{Privacy, PrivacyError};
 use crate::accounts::User;
 use crate::items;
 use crate::job::Job;
-use crate::ports::{Condition, Index, Item, Query, StoreError, WriteOp};
+use crate::ports::{Condition, Item, Query, StoreError, WriteOp};
 
 /// What the caller must type, exactly (the spec's).
 pub const DELETE_CONFIRMATION: &str = "DELETE MY ACCOUNT";
@@ -59,35 +59,17 @@ impl Privacy {
         job.enqueue(self.ports.queue.as_ref()).await?;
         let now = self.ports.clock.now();
         let marker = Item::new(marker_pk(&user.id), MARKER_SK).with("at", items::time(now));
-        let ops = vec![
-            WriteOp::Delete {
-                pk: crate::accounts::store::user_pk(&user.id),
-                sk: crate::accounts::store::PROFILE.into(),
-                condition: Condition::Always,
-            },
-            WriteOp::Delete {
-                pk: crate::accounts::store::email_pk(&user.email),
-                sk: "EMAIL".into(),
-                condition: Condition::equals("userId", user.id.as_str()),
-            },
-            WriteOp::Put {
-                item: marker,
-                condition: Condition::Always,
-            },
-        ];
+        let mut ops = self.domains.accounts.closing(user);
+        ops.push(WriteOp::Put {
+            item: marker,
+            condition: Condition::Always,
+        });
         match self.ports.table.transact(ops).await {
             Ok(()) => {}
             // The email claim already belongs to someone else (a deletion raced a sign-up
             // after an earlier deletion): close the profile alone.
             Err(StoreError::Conflict) => {
-                self.ports
-                    .table
-                    .delete(
-                        &crate::accounts::store::user_pk(&user.id),
-                        crate::accounts::store::PROFILE,
-                        Condition::Always,
-                    )
-                    .await?;
+                self.domains.accounts.close_profile(&user.id).await?;
             }
             Err(e) => return Err(e.into()),
         }
@@ -108,37 +90,20 @@ impl Privacy {
     /// (to be retried) while the account is still open: its deletion is under way, or failed
     /// and then the job ends in the dead-letter queue, which lets it go.
     #[instrument(skip(self))]
-    pub async fn purge(&self, user_id: &str) -> Result<(), StoreError> {
+    pub async fn purge(&self, user_id: &str) -> Result<(), PrivacyError> {
         if self.account_is_open(user_id).await? {
-            return Err(StoreError::Unavailable(
-                "the account is not closed (yet); nothing is purged".into(),
-            ));
+            return Err(PrivacyError::StillOpen);
         }
         let table = &self.ports.table;
         // Comments first: their pointers live in the user's partition, removed below.
         let mut removed = self.domains.community.remove_comments_of(user_id).await?;
         removed += self.domains.community.remove_posts_of(user_id).await?;
-        for book in self.all_books(user_id).await? {
+        for book in self.domains.books.all_of(user_id).await? {
             self.domains.books.remove_everything(&book.id).await?;
             removed += 1;
         }
-        // Items found through the index, each in its own partition.
-        for index_partition in [
-            crate::glossaries::user_glossaries(user_id),
-            crate::accounts::store::user_api_keys(user_id),
-            crate::accounts::store::user_sessions(user_id),
-        ] {
-            let items = table
-                .query_index(Index::Gsi1, Query::partition(index_partition))
-                .await?;
-            for item in items {
-                table
-                    .delete(&item.pk, &item.sk, Condition::equals("userId", user_id))
-                    .await
-                    .or_else(ignore_conflict)?;
-                removed += 1;
-            }
-        }
+        removed += self.domains.glossaries.remove_all_of(user_id).await?;
+        removed += self.domains.accounts.remove_credentials_of(user_id).await?;
         // The user's own partition (preferences, settings, notifications, webhooks, event
         // markers, usage, provider keys) and each webhook's delivery history.
         let own = table
@@ -173,15 +138,6 @@ impl Privacy {
 impl Privacy {
     /// Whether the user's profile still exists.
     pub async fn account_is_open(&self, user_id: &str) -> Result<bool, StoreError> {
-        Ok(crate::accounts::store::find_user(&self.ports, user_id)
-            .await?
-            .is_some())
-    }
-}
-
-fn ignore_conflict(e: StoreError) -> Result<(), StoreError> {
-    match e {
-        StoreError::Conflict => Ok(()),
-        e => Err(e),
+        Ok(self.domains.accounts.find(user_id).await?.is_some())
     }
 }

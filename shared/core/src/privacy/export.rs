@@ -11,7 +11,6 @@ use crate::books::BookDetail;
 use crate::developer::DeveloperSettings;
 use crate::events::{Delivery, Notification, NotificationSettings, Webhook};
 use crate::glossaries::Glossary;
-use crate::ports::{Index, Query, StoreError};
 use crate::preferences::Preferences;
 use crate::usage::UsageReport;
 
@@ -44,7 +43,7 @@ impl Privacy {
     pub async fn export(&self, user: &User) -> Result<AccountExport, PrivacyError> {
         let user_id = user.id.as_str();
         let mut books = Vec::new();
-        for book in self.all_books(user_id).await? {
+        for book in self.domains.books.all_of(user_id).await? {
             let chapters = self.domains.books.chapters(&book.id).await?;
             books.push(BookDetail { book, chapters });
         }
@@ -75,15 +74,5 @@ impl Privacy {
             posts: self.domains.community.posts_of(user_id).await?,
             exported_at: self.ports.clock.now(),
         })
-    }
-
-    /// Every book of the user (the books list stops at 100).
-    pub(super) async fn all_books(
-        &self,
-        user_id: &str,
-    ) -> Result<Vec<crate::books::Book>, StoreError> {
-        let query = Query::partition(crate::books::store::user_books(user_id)).descending();
-        let items = self.ports.table.query_index(Index::Gsi1, query).await?;
-        items.iter().map(crate::books::store::book_from).collect()
     }
 }

@@ -21,6 +21,9 @@ use crate::usage::Usage;
 pub enum PrivacyError {
     #[error("{0}")]
     Invalid(String),
+    /// A purge found the account open: its deletion is still under way, or it failed.
+    #[error("the account is not closed (yet); nothing is purged")]
+    StillOpen,
     #[error(transparent)]
     Store(#[from] crate::ports::StoreError),
     /// A domain gathered into an export answered with its own error; passed on as it is.

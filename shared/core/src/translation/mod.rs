@@ -13,6 +13,8 @@ mod quote;
 mod render;
 mod status;
 
+use std::sync::Arc;
+
 use booktr_formats::manuscript::Block;
 use booktr_translate::glossary::GlossaryEntry;
 use booktr_translate::pipeline::Quality;
@@ -24,7 +26,7 @@ use tracing::{info, instrument};
 pub use download::{Download, SideBySide, LINK_LIFETIME};
 pub use quality::{QualitySummary, WARNING_PREFIX};
 pub use quote::{Quote, QuoteRequest};
-pub use render::Completeness;
+pub use render::{Completeness, RenderError};
 pub use status::{ChapterProgress, PassCounts, TranslationStatus};
 
 use crate::accounts::User;
@@ -49,8 +51,21 @@ pub enum TranslationError {
     /// The plan's monthly word quota cannot cover the chapters to translate.
     #[error("{0}")]
     QuotaExceeded(String),
+    /// The book's file could not be made for a download.
+    #[error(transparent)]
+    Render(#[from] RenderError),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// What a run needs of the accounts domain when the book's owner is not the caller (a resumed
+/// window, a finished chapter starting the next): the owner as they are now. Translation owns
+/// this one question rather than reading how accounts are stored; the wiring answers it with
+/// the accounts service.
+#[async_trait::async_trait]
+pub trait Owners: Send + Sync {
+    /// The account, None once it is closed.
+    async fn owner(&self, user_id: &str) -> Result<Option<User>, StoreError>;
 }
 
 impl From<BooksError> for TranslationError {
@@ -137,11 +152,19 @@ pub struct Translations {
     books: Books,
     glossaries: Glossaries,
     usage: Usage,
+    owners: Arc<dyn Owners>,
 }
 
 impl Translations {
-    pub fn new(ports: Ports, books: Books, glossaries: Glossaries, usage: Usage) -> Self {
+    pub fn new(
+        ports: Ports,
+        books: Books,
+        glossaries: Glossaries,
+        usage: Usage,
+        owners: Arc<dyn Owners>,
+    ) -> Self {
         Translations {
+            owners,
             window: DEFAULT_WINDOW,
             file_budget: booktr_formats::Budget::default(),
             books,
@@ -743,7 +766,9 @@ impl Translations {
 
     /// [`Translations::window_of`] the user with this id (the plain window if they are gone).
     async fn window_for(&self, user_id: &str) -> Result<usize, StoreError> {
-        Ok(crate::accounts::store::find_user(&self.ports, user_id)
+        Ok(self
+            .owners
+            .owner(user_id)
             .await?
             .map_or(self.window, |user| self.window_of(&user)))
     }

@@ -9,6 +9,24 @@ use crate::books::{store, Book};
 use crate::job::OutputFormat;
 use crate::ports::StoreError;
 
+/// Why a book could not be rendered.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// What the file is made of is not (or no longer) there: the manuscript, or a chapter's
+    /// translation under the book's key (a new run started meanwhile).
+    #[error("{0}")]
+    Missing(String),
+    /// The renderer refused the book (a limit of the file budget, a malformed image): the same
+    /// book fails the same way every time.
+    #[error("rendering the {format} failed: {cause}")]
+    Refused { format: &'static str, cause: String },
+    /// The rendering task ended without an answer (it panicked or was cancelled).
+    #[error("the renderer stopped: {0}")]
+    Stopped(String),
+}
+
 /// Which chapters a rendition holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Completeness {
@@ -26,12 +44,12 @@ impl Translations {
         book: &Book,
         format: OutputFormat,
         completeness: Completeness,
-    ) -> Result<Option<Rendition>, StoreError> {
+    ) -> Result<Option<Rendition>, RenderError> {
         let key = book.translation_key.clone().unwrap_or_default();
         let mut manuscript: Manuscript =
             self.read_json(&store::manuscript_key(&book.id)?)
                 .await?
-                .ok_or_else(|| StoreError::Unavailable("the manuscript is missing".into()))?;
+                .ok_or_else(|| RenderError::Missing("the manuscript is missing".into()))?;
         let chapters = self.books.chapters(&book.id).await?;
         for chapter in &chapters {
             match self.stored_chapter(&book.id, chapter.number).await? {
@@ -41,7 +59,7 @@ impl Translations {
                 }),
                 _ if completeness == Completeness::FinishedSoFar => {}
                 _ => {
-                    return Err(StoreError::Unavailable(format!(
+                    return Err(RenderError::Missing(format!(
                         "chapter {} has no translation to render",
                         chapter.number
                     )))
@@ -86,9 +104,10 @@ impl Translations {
             OutputFormat::Pdf => render::pdf::render(&manuscript, &options, &[]),
         })
         .await
-        .map_err(|e| StoreError::Unavailable(format!("the renderer failed: {e}")))?
-        .map_err(|e| {
-            StoreError::Unavailable(format!("rendering the {} failed: {e}", format.as_str()))
+        .map_err(|e| RenderError::Stopped(e.to_string()))?
+        .map_err(|e| RenderError::Refused {
+            format: format.as_str(),
+            cause: e.to_string(),
         })?;
         Ok(Some(rendered))
     }
