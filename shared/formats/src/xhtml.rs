@@ -165,8 +165,8 @@ struct Locator {
     located: Located,
     first: Option<usize>,
     last_end: usize,
-    /// (position, +1 for a start tag, -1 for an end tag).
-    depth: Vec<(usize, i32)>,
+    /// (the tag's range, +1 for a start tag, -1 for an end tag).
+    depth: Vec<(Range<usize>, i32)>,
     inlines: Vec<InlineTag>,
     notes: Vec<(String, Range<usize>)>,
     kept: Vec<Kept>,
@@ -199,12 +199,37 @@ impl Locator {
             self.clear();
             return;
         };
-        let range = first..self.last_end;
+        // Elements that start before the text and end inside it (a `span id` around the first
+        // sentence), or the other way round, are taken in whole.
+        let mut pairs = Vec::new();
+        let mut open = Vec::new();
+        for (tag, delta) in &self.depth {
+            if *delta > 0 {
+                open.push(tag.start);
+            } else if let Some(start) = open.pop() {
+                pairs.push(start..tag.end);
+            }
+        }
+        let mut range = first..self.last_end;
+        loop {
+            let mut widened = false;
+            for pair in &pairs {
+                let starts_inside = pair.start >= range.start && pair.start < range.end;
+                let ends_inside = pair.end > range.start && pair.end <= range.end;
+                if starts_inside != ends_inside {
+                    range = range.start.min(pair.start)..range.end.max(pair.end);
+                    widened = true;
+                }
+            }
+            if !widened {
+                break;
+            }
+        }
         let inside = |r: &Range<usize>| r.start >= range.start && r.end <= range.end;
         let mut level = 0i32;
         let mut balanced = true;
-        for (at, delta) in &self.depth {
-            if range.contains(at) {
+        for (tag, delta) in &self.depth {
+            if range.contains(&tag.start) {
                 level += delta;
                 balanced &= level >= 0;
             }
@@ -492,7 +517,7 @@ impl Walker<'_> {
                 self.skip_depth = 1;
                 if let Some(l) = &mut self.locator {
                     l.skip_start = self.event.start;
-                    l.depth.push((self.event.start, 1));
+                    l.depth.push((self.event.clone(), 1));
                 }
                 // `head` holds the title we want; everything else in it is skipped.
                 if name == "head" {
@@ -539,7 +564,7 @@ impl Walker<'_> {
         let mut open = self.open(name, role, e);
         if let Some(l) = &mut self.locator {
             let event = self.event.clone();
-            l.depth.push((event.start, 1));
+            l.depth.push((event.clone(), 1));
             match role {
                 Role::Block => {
                     let parent = self.stack.iter().rev().find_map(|o| o.container);
@@ -599,7 +624,7 @@ impl Walker<'_> {
         if self.skip_depth > 0 {
             self.skip_depth -= 1;
             if let (0, Some(l)) = (self.skip_depth, &mut self.locator) {
-                l.depth.push((self.event.start, -1));
+                l.depth.push((self.event.clone(), -1));
                 l.kept.push(Kept {
                     at_char: l.chars,
                     source: l.skip_start..self.event.end,
@@ -612,7 +637,7 @@ impl Walker<'_> {
             return;
         }
         if let Some(l) = &mut self.locator {
-            l.depth.push((self.event.start, -1));
+            l.depth.push((self.event.clone(), -1));
             if name == "head" {
                 l.located.head_end = Some(self.event.start);
             }

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use super::render;
 use crate::epub;
-use crate::manuscript::{Chapter, Manuscript};
+use crate::manuscript::{BlockKind, Chapter, Manuscript};
 use crate::markup::{self, escape_attr, escape_text, Piece, Tag};
 use crate::render::tests::{corpus, options, temp_file};
 use crate::render::{Layout, RenderOptions};
@@ -235,6 +235,10 @@ fn every_corpus_book_translated_in_place_keeps_its_files_structure_and_validity(
                         let text = block.plain_text();
                         let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
                         assert!(all.contains(&text), "{what}: {text:?} is missing");
+                        if matches!(block.kind, BlockKind::Image { .. }) {
+                            // An image has one alternative text: the translation.
+                            continue;
+                        }
                         let original = text.replace("ZZ", "");
                         assert!(all.contains(&original), "{what}: {original:?} is missing");
                     }
