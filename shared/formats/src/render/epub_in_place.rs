@@ -107,7 +107,6 @@ pub fn render(
                 &mut edits[doc],
             );
             if !placed {
-                eprintln!("DEBUG {} {:?} {:?}", document.path, origin, document.source.get(origin.range.clone()));
                 left_in_original += 1;
             }
         }

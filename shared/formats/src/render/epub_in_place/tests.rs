@@ -21,7 +21,7 @@ const BOOKS: [(&str, &str); 4] = [
     ("regime-anticancer-arabic.epub", "en"),
 ];
 
-/// Every word marked: `ZZword`. Tags are kept as they were, so the markup stays valid.
+/// Every word marked: `§§word`. Tags are kept as they were, so the markup stays valid.
 fn fake(markup: &str) -> String {
     let mut out = String::new();
     for piece in markup::parse(markup).unwrap() {
@@ -33,7 +33,7 @@ fn fake(markup: &str) -> String {
                     if c.is_whitespace() {
                         word_start = true;
                     } else if word_start {
-                        marked.push_str("ZZ");
+                        marked.push_str("§§");
                         word_start = false;
                     }
                     marked.push(c);
@@ -77,7 +77,7 @@ fn translate(manuscript: &Manuscript) -> Vec<Option<Chapter>> {
 
 fn in_place_options(language: &str) -> RenderOptions {
     RenderOptions {
-        title: Some("ZZTitle ZZtranslated".into()),
+        title: Some("§§Title §§translated".into()),
         modified: "2026-02-03T04:05:06Z".into(),
         ..options(language)
     }
@@ -239,7 +239,7 @@ fn every_corpus_book_translated_in_place_keeps_its_files_structure_and_validity(
                             // An image has one alternative text: the translation.
                             continue;
                         }
-                        let original = text.replace("ZZ", "");
+                        let original = text.replace("§§", "");
                         assert!(all.contains(&original), "{what}: {original:?} is missing");
                     }
                 }
@@ -260,7 +260,7 @@ fn every_corpus_book_translated_in_place_keeps_its_files_structure_and_validity(
             );
             assert_eq!(
                 first_title(&opf).as_deref(),
-                Some("ZZTitle ZZtranslated"),
+                Some("§§Title §§translated"),
                 "{what}"
             );
             let titles: Vec<String> =
