@@ -485,7 +485,10 @@ fn titled(mut chapter: Chapter, doc_title: Option<String>) -> Chapter {
 }
 
 /// Keeps a chapter that has text or images; an empty one (a cover page's wrapper) is dropped.
-fn push_if_content(chapters: &mut Vec<(Chapter, Vec<Position>)>, chapter: (Chapter, Vec<Position>)) {
+fn push_if_content(
+    chapters: &mut Vec<(Chapter, Vec<Position>)>,
+    chapter: (Chapter, Vec<Position>),
+) {
     if !chapter.0.blocks.is_empty() {
         chapters.push(chapter);
     }

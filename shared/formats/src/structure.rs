@@ -31,7 +31,10 @@ pub struct StructureCounts {
 /// Counts the structure of every XHTML file of the EPUB `bytes` (whether in the spine or not,
 /// except the navigation document, which is not the book's text).
 pub fn count_epub(bytes: &[u8]) -> Result<StructureCounts, FormatError> {
-    let mut zip = Archive::open(bytes, Limits::for_file(bytes.len(), crate::Budget::default()))?;
+    let mut zip = Archive::open(
+        bytes,
+        Limits::for_file(bytes.len(), crate::Budget::default()),
+    )?;
     let mut total = StructureCounts::default();
     for name in zip.names() {
         let lower = name.to_ascii_lowercase();
@@ -93,6 +96,9 @@ pub fn count_xhtml(source: &str) -> StructureCounts {
     counts.lists = n("ul") + n("ol") + n("dl");
     counts.tables = n("table");
     counts.images = n("img") + n("image");
-    counts.headings = ["h1", "h2", "h3", "h4", "h5", "h6"].iter().map(|h| n(h)).sum();
+    counts.headings = ["h1", "h2", "h3", "h4", "h5", "h6"]
+        .iter()
+        .map(|h| n(h))
+        .sum();
     counts
 }

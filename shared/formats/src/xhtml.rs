@@ -661,7 +661,9 @@ impl Walker<'_> {
                 let event = self.event.clone();
                 match open.role {
                     Role::Block => {
-                        if let Some(c) = open.container.and_then(|c| l.located.containers.get_mut(c)) {
+                        if let Some(c) =
+                            open.container.and_then(|c| l.located.containers.get_mut(c))
+                        {
                             c.end_tag = closed_here.then_some(event);
                         }
                     }

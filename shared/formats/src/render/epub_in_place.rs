@@ -309,7 +309,10 @@ fn place_block(
 }
 
 /// `lang`, `xml:lang` and, where the direction differs from the other language's, `dir`.
-fn lang_attrs<'a>(lang: Option<&'a str>, other: Option<&str>) -> Vec<(&'static str, Option<&'a str>)> {
+fn lang_attrs<'a>(
+    lang: Option<&'a str>,
+    other: Option<&str>,
+) -> Vec<(&'static str, Option<&'a str>)> {
     let Some(lang) = lang else {
         return Vec::new();
     };
@@ -490,10 +493,7 @@ fn to_xhtml(markup: &str, origin: &Origin, source: &str, copy: bool) -> String {
             Piece::Text(text) => {
                 let mut rest = text.as_str();
                 loop {
-                    let due = kept
-                        .peek()
-                        .map(|(at, _)| *at)
-                        .filter(|_| !in_link(&open));
+                    let due = kept.peek().map(|(at, _)| *at).filter(|_| !in_link(&open));
                     let Some(due) = due else { break };
                     let len = rest.chars().count();
                     if due > written + len {
@@ -751,7 +751,9 @@ fn translate_nav(
     let toc = navs
         .iter()
         .copied()
-        .find(|&i| attr_of(&found[i], "type").is_some_and(|t| t.split_whitespace().any(|w| w == "toc")))
+        .find(|&i| {
+            attr_of(&found[i], "type").is_some_and(|t| t.split_whitespace().any(|w| w == "toc"))
+        })
         .or_else(|| navs.first().copied())?;
     let mut edits = Vec::new();
     for link in found
@@ -761,7 +763,9 @@ fn translate_nav(
         let Some(href) = attr_of(link, "href") else {
             continue;
         };
-        let href = quick_xml::escape::unescape(href).map(|h| h.into_owned()).unwrap_or_default();
+        let href = quick_xml::escape::unescape(href)
+            .map(|h| h.into_owned())
+            .unwrap_or_default();
         let Some(position) = package.nav_position(path, &href) else {
             continue;
         };
@@ -801,15 +805,20 @@ fn translate_ncx(
         }
         // This point's own label and target, not those of the points inside it.
         let own = |name: &str| {
-            found.iter().find(|f| {
-                f.name == name && f.ancestors.last() == Some(&index)
-            })
+            found
+                .iter()
+                .find(|f| f.name == name && f.ancestors.last() == Some(&index))
         };
         let Some(src) = own("content").and_then(|c| attr_of(c, "src")) else {
             continue;
         };
-        let src = quick_xml::escape::unescape(src).map(|h| h.into_owned()).unwrap_or_default();
-        let Some(label) = found.iter().position(|f| f.name == "navlabel" && f.ancestors.last() == Some(&index)) else {
+        let src = quick_xml::escape::unescape(src)
+            .map(|h| h.into_owned())
+            .unwrap_or_default();
+        let Some(label) = found
+            .iter()
+            .position(|f| f.name == "navlabel" && f.ancestors.last() == Some(&index))
+        else {
             continue;
         };
         let Some(text) = found
@@ -885,13 +894,19 @@ fn rewrite_opf(
     let target = escape_text(langs.target);
 
     // Language: the first is the book's; a bilingual book is in both.
-    match found.iter().find(|f| f.name == "language" && in_metadata(f)) {
+    match found
+        .iter()
+        .find(|f| f.name == "language" && in_metadata(f))
+    {
         Some(language) => {
             let mut text = target.clone();
             if let (Layout::Bilingual, Some(src)) = (layout, langs.source) {
                 if src != langs.target {
                     let end = language.content.end;
-                    let close = source.get(end..).and_then(|r| r.find('>')).map(|i| end + i + 1);
+                    let close = source
+                        .get(end..)
+                        .and_then(|r| r.find('>'))
+                        .map(|i| end + i + 1);
                     if let Some(close) = close {
                         edits.push(Edit {
                             range: close..close,
@@ -1049,7 +1064,8 @@ fn write_zip(
         }
         match changed.get(name) {
             Some(bytes) => {
-                out.start_file(name.as_str(), deflated).map_err(write_error)?;
+                out.start_file(name.as_str(), deflated)
+                    .map_err(write_error)?;
                 out.write_all(bytes).map_err(|e| write_error(e.into()))?;
             }
             None => zip.copy_raw(index, &mut out)?,

@@ -203,7 +203,9 @@ pub fn render(
     info.creation_date = made;
     info.modification_date = made;
     info.metadata_date = made;
-    let mut pdf = doc.with_pages(pdf_pages).to_lopdf_document(&save, &mut warnings);
+    let mut pdf = doc
+        .with_pages(pdf_pages)
+        .to_lopdf_document(&save, &mut warnings);
     if save.optimize {
         pdf.compress();
     }
@@ -238,7 +240,9 @@ fn parse_utc(text: &str) -> Option<printpdf::DateTime> {
     let (date, time) = text.split_once('T').unwrap_or((text, "00:00:00"));
     let mut date = date.split('-').map(|p| p.parse::<u32>().ok());
     let (year, month, day) = (date.next()??, date.next()??, date.next()??);
-    let mut time = time.split(':').map(|p| p.split('.').next()?.parse::<u32>().ok());
+    let mut time = time
+        .split(':')
+        .map(|p| p.split('.').next()?.parse::<u32>().ok());
     let (hour, minute) = (time.next()??, time.next()??);
     let second = time.next().flatten().unwrap_or(0);
     let valid = (1..=12).contains(&month)

@@ -111,10 +111,32 @@ fn well_formed(name: &str, text: &str) {
             Ok(quick_xml::events::Event::Start(_)) => depth += 1,
             Ok(quick_xml::events::Event::End(_)) => depth -= 1,
             Ok(_) => {}
-            Err(e) => panic!("{name} no longer parses: {e} at {}", reader.buffer_position()),
+            Err(e) => panic!(
+                "{name} no longer parses: {e} at {}",
+                reader.buffer_position()
+            ),
         }
     }
     assert_eq!(depth, 0, "{name}: unclosed elements");
+}
+
+/// Every `id` of an XML file, sorted.
+fn ids(text: &str) -> Vec<String> {
+    let mut reader = quick_xml::Reader::from_str(text);
+    let mut ids = Vec::new();
+    loop {
+        match reader.read_event() {
+            Ok(quick_xml::events::Event::Start(e)) | Ok(quick_xml::events::Event::Empty(e)) => ids
+                .extend(e.attributes().flatten().filter_map(|a| {
+                    (a.key.as_ref() == b"id")
+                        .then(|| String::from_utf8_lossy(&a.value).into_owned())
+                })),
+            Ok(quick_xml::events::Event::Eof) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
+    ids.sort();
+    ids
 }
 
 /// epubcheck's count of fatal errors, errors and warnings for a file.
@@ -136,9 +158,7 @@ fn epubcheck_messages(path: &Path) -> (usize, String) {
     );
     let count = report
         .lines()
-        .filter(|l| {
-            l.starts_with("ERROR") || l.starts_with("WARNING") || l.starts_with("FATAL")
-        })
+        .filter(|l| l.starts_with("ERROR") || l.starts_with("WARNING") || l.starts_with("FATAL"))
         .count();
     (count, report)
 }
@@ -179,7 +199,11 @@ fn every_corpus_book_translated_in_place_keeps_its_files_structure_and_validity(
                 Budget::default(),
             )
             .unwrap();
-            assert!(rendition.warnings.is_empty(), "{name}: {:?}", rendition.warnings);
+            assert!(
+                rendition.warnings.is_empty(),
+                "{name}: {:?}",
+                rendition.warnings
+            );
             let output = rendition.bytes;
             let output_entries = entries(&output);
             let what = format!("{name} ({layout:?})");
@@ -194,8 +218,7 @@ fn every_corpus_book_translated_in_place_keeps_its_files_structure_and_validity(
             );
             for (file, bytes, _) in &source_entries {
                 let out = output_entries.iter().find(|(n, _, _)| n == file);
-                let (_, out_bytes, _) =
-                    out.unwrap_or_else(|| panic!("{what}: {file} is missing"));
+                let (_, out_bytes, _) = out.unwrap_or_else(|| panic!("{what}: {file} is missing"));
                 let text = [".xhtml", ".html", ".opf", ".ncx"]
                     .iter()
                     .any(|e| file.ends_with(e));
@@ -203,7 +226,17 @@ fn every_corpus_book_translated_in_place_keeps_its_files_structure_and_validity(
                     assert_eq!(bytes, out_bytes, "{what}: {file} changed");
                 }
                 if text {
-                    well_formed(file, &String::from_utf8_lossy(out_bytes));
+                    let out_text = String::from_utf8_lossy(out_bytes);
+                    well_formed(file, &out_text);
+                    // Every id stays, once: links and notes keep their targets.
+                    let before = ids(&String::from_utf8_lossy(bytes));
+                    let after = ids(&out_text);
+                    let mut unique = after.clone();
+                    unique.dedup();
+                    assert_eq!(unique, after, "{what}: {file} repeats an id");
+                    if layout == Layout::Translated || !file.ends_with(".opf") {
+                        assert_eq!(before, after, "{what}: {file}'s ids changed");
+                    }
                 }
             }
 
@@ -263,8 +296,11 @@ fn every_corpus_book_translated_in_place_keeps_its_files_structure_and_validity(
                 Some("§§Title §§translated"),
                 "{what}"
             );
-            let titles: Vec<String> =
-                package.descendants("title").iter().map(|t| t.text()).collect();
+            let titles: Vec<String> = package
+                .descendants("title")
+                .iter()
+                .map(|t| t.text())
+                .collect();
             assert!(
                 titles.contains(&manuscript.title.clone().unwrap()),
                 "{what}: the original title is kept: {titles:?}"
@@ -277,8 +313,14 @@ fn every_corpus_book_translated_in_place_keeps_its_files_structure_and_validity(
                     let text = String::from_utf8_lossy(bytes);
                     let root = &text[text.find("<html").unwrap()..];
                     let root = &root[..root.find('>').unwrap()];
-                    assert!(root.contains(&format!(r#" lang="{target}""#)), "{what}: {file}: {root}");
-                    assert!(root.contains(&format!(r#"xml:lang="{target}""#)), "{what}: {file}");
+                    assert!(
+                        root.contains(&format!(r#" lang="{target}""#)),
+                        "{what}: {file}: {root}"
+                    );
+                    assert!(
+                        root.contains(&format!(r#"xml:lang="{target}""#)),
+                        "{what}: {file}"
+                    );
                 }
             }
 
@@ -296,7 +338,9 @@ fn every_corpus_book_translated_in_place_keeps_its_files_structure_and_validity(
                 assert_eq!(before.len(), after.len(), "{what}: {file}");
                 let mut checked = 0;
                 for chapter in &manuscript.chapters {
-                    let Some(title) = &chapter.title else { continue };
+                    let Some(title) = &chapter.title else {
+                        continue;
+                    };
                     if before.contains(title) {
                         assert!(
                             after.contains(&fake_title(title)),
@@ -368,5 +412,133 @@ fn a_partial_translation_keeps_the_untranslated_chapters_as_they_were() {
             None => manuscript.chapters[index].plain_text(),
         };
         assert_eq!(chapter.plain_text(), expected, "chapter {index}");
+    }
+}
+
+fn make_epub(files: &[(&str, &str)]) -> Vec<u8> {
+    use std::io::Write;
+    let mut out = std::io::Cursor::new(Vec::new());
+    let mut zip = zip::ZipWriter::new(&mut out);
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    zip.start_file("mimetype", stored).unwrap();
+    zip.write_all(b"application/epub+zip").unwrap();
+    for (name, text) in files {
+        zip.start_file(*name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        zip.write_all(text.as_bytes()).unwrap();
+    }
+    zip.finish().unwrap();
+    out.into_inner()
+}
+
+const CONTAINER: &str = r#"<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles></container>"#;
+
+const OPF: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<package xmlns="http://www.idpf.org/2007/opf" version="3.0" unique-identifier="id">
+  <metadata xmlns:dc="http://purl.org/dc/elements/1.1/">
+    <dc:identifier id="id">x</dc:identifier><dc:title>Book</dc:title><dc:language>en</dc:language>
+    <meta property="dcterms:modified">2020-01-01T00:00:00Z</meta>
+  </metadata>
+  <manifest><item id="c1" href="text/c1.xhtml" media-type="application/xhtml+xml"/></manifest>
+  <spine><itemref idref="c1"/></spine>
+</package>"#;
+
+const CHAPTER: &str = r##"<?xml version="1.0" encoding="UTF-8"?>
+<html xmlns="http://www.w3.org/1999/xhtml" xmlns:epub="http://www.idpf.org/2007/ops" lang="en">
+<head><title>One</title></head>
+<body>
+  <h1 id="top" class="chapter">One</h1>
+  <p class="first"><span id="s1">A <em class="name">whale</em> swims<a epub:type="noteref" id="r1" href="#n1">1</a> by<span epub:type="pagebreak" id="p2"/> the <a href="c2.xhtml#there">shore</a>.</span> <math xmlns="http://www.w3.org/1998/Math/MathML"><mi>x</mi></math> Then it dives.</p>
+  <ul><li>An item</li></ul>
+  <aside epub:type="footnote" id="n1"><p>A note.</p></aside>
+</body>
+</html>"##;
+
+fn uppercase(markup: &str) -> String {
+    // Inside text only: tags and entities keep their case.
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in markup.chars() {
+        match c {
+            '<' | '&' => in_tag = true,
+            '>' | ';' => in_tag = false,
+            _ => {}
+        }
+        if in_tag || matches!(c, '>' | ';') {
+            out.push(c);
+        } else {
+            out.extend(c.to_uppercase());
+        }
+    }
+    out
+}
+
+#[test]
+fn a_paragraphs_marks_notes_page_markers_and_math_come_back_around_the_translation() {
+    let source = make_epub(&[
+        ("META-INF/container.xml", CONTAINER),
+        ("OEBPS/content.opf", OPF),
+        ("OEBPS/text/c1.xhtml", CHAPTER),
+    ]);
+    let manuscript = epub::extract(&source).unwrap();
+    let translated: Vec<Option<Chapter>> = manuscript
+        .chapters
+        .iter()
+        .map(|c| {
+            let mut c = c.clone();
+            for block in &mut c.blocks {
+                block.text = uppercase(&block.text);
+            }
+            Some(c)
+        })
+        .collect();
+    let render = |layout| {
+        let bytes = render(
+            &source,
+            &translated,
+            &in_place_options("fr"),
+            layout,
+            Budget::default(),
+        )
+        .unwrap()
+        .bytes;
+        text_of(&entries(&bytes), "OEBPS/text/c1.xhtml")
+    };
+
+    let page = render(Layout::Translated);
+    for kept in [
+        r#"<h1 id="top" class="chapter">ONE</h1>"#,
+        r#"<em class="name">WHALE</em>"#,
+        r##"<a epub:type="noteref" id="r1" href="#n1">1</a>"##,
+        r#"<span epub:type="pagebreak" id="p2"/>"#,
+        r#"<a href="c2.xhtml#there">SHORE</a>"#,
+        r#"<span id="s1"></span>"#,
+        "<mi>x</mi></math>",
+        "<li>AN ITEM</li>",
+        r#"<aside epub:type="footnote" id="n1"><p>A NOTE.</p></aside>"#,
+        r#"lang="fr" xml:lang="fr""#,
+    ] {
+        assert!(page.contains(kept), "no {kept:?} in\n{page}");
+    }
+    assert!(page.contains("THEN IT DIVES."), "{page}");
+    assert!(!page.contains("whale"), "{page}");
+
+    let page = render(Layout::Bilingual);
+    for present in [
+        r#"<h1 id="top" class="chapter booktr-original" lang="en" xml:lang="en">One</h1>"#,
+        r#"<h1 class="chapter booktr-translation" lang="fr" xml:lang="fr">ONE</h1>"#,
+        r##"<a epub:type="noteref" href="#n1">1</a>"##,
+        r#"<li><span class="booktr-original" lang="en" xml:lang="en">An item</span> <span class="booktr-translation" lang="fr" xml:lang="fr">AN ITEM</span></li>"#,
+        "booktr-bilingual.css",
+    ] {
+        assert!(page.contains(present), "no {present:?} in\n{page}");
+    }
+    for id in ["top", "r1", "p2", "s1", "n1"] {
+        assert_eq!(
+            page.matches(&format!(r#"id="{id}""#)).count(),
+            1,
+            "id {id} once in\n{page}"
+        );
     }
 }
