@@ -250,7 +250,7 @@ fn parse_utc(text: &str) -> Option<printpdf::DateTime> {
         && hour < 24
         && minute < 60
         && second < 61;
-    valid.then(|| printpdf::DateTime {
+    valid.then_some(printpdf::DateTime {
         date: printpdf::Date {
             year: year as i32,
             month: month as u8,
