@@ -187,7 +187,8 @@ fn every_corpus_book_translated_in_place_keeps_its_files_structure_and_validity(
         let source = corpus(name);
         let manuscript = epub::extract(&source).unwrap();
         let translated = translate(&manuscript);
-        let (source_messages, _) = epubcheck_messages(&temp_file(name, &source));
+        let (source_messages, _) =
+            epubcheck_messages(&temp_file(&format!("in-place-source-{name}"), &source));
         let source_entries = entries(&source);
         let source_counts = count_epub(&source).unwrap();
         for layout in [Layout::Translated, Layout::Bilingual] {
