@@ -94,14 +94,46 @@ impl<'a> Archive<'a> {
 
     /// The entry as UTF-8 text (a BOM is dropped), or None when there is no such entry.
     pub fn read_text(&mut self, name: &str) -> Result<Option<String>, FormatError> {
-        let Some(bytes) = self.read(name)? else {
-            return Ok(None);
-        };
-        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
-        match std::str::from_utf8(bytes) {
-            Ok(text) => Ok(Some(text.to_string())),
-            // XML may declare another encoding; UTF-16 and Latin-1 cover what books use.
-            Err(_) => Ok(Some(crate::txt::decode(bytes))),
-        }
+        Ok(self.read(name)?.map(|bytes| decode(&bytes).0))
+    }
+
+    /// The entries' names in the archive's order.
+    pub fn names(&self) -> Vec<String> {
+        (0..self.zip.len())
+            .filter_map(|i| self.zip.name_for_index(i).map(str::to_string))
+            .collect()
+    }
+
+    /// Copies entry `index` into `out` as it is stored (still compressed): byte-identical, and
+    /// nothing is inflated.
+    pub fn copy_raw<W: std::io::Write + std::io::Seek>(
+        &mut self,
+        index: usize,
+        out: &mut zip::ZipWriter<W>,
+    ) -> Result<(), FormatError> {
+        let entry = self
+            .zip
+            .by_index_raw(index)
+            .map_err(|e| FormatError::Malformed(format!("entry {index}: {e}")))?;
+        out.raw_copy_file(entry)
+            .map_err(|e| FormatError::Malformed(format!("copying entry {index}: {e}")))
+    }
+
+    /// Whether entry `index` is stored uncompressed.
+    pub fn is_stored(&mut self, index: usize) -> bool {
+        self.zip
+            .by_index_raw(index)
+            .is_ok_and(|e| e.compression() == zip::CompressionMethod::Stored)
+    }
+}
+
+/// Text from bytes: UTF-8 (a BOM is dropped), else what the bytes look like; and whether they
+/// were UTF-8.
+pub fn decode(bytes: &[u8]) -> (String, bool) {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    match std::str::from_utf8(bytes) {
+        Ok(text) => (text.to_string(), true),
+        // XML may declare another encoding; UTF-16 and Latin-1 cover what books use.
+        Err(_) => (crate::txt::decode(bytes), false),
     }
 }

@@ -29,10 +29,59 @@ struct ManifestItem {
     properties: String,
 }
 
-struct NavPoint {
+pub(crate) struct NavPoint {
     path: String,
     fragment: Option<String>,
     title: String,
+}
+
+/// Where a block came from: (index among [`Package::documents`], index among its blocks).
+pub(crate) type Position = (usize, usize);
+
+/// A book as the extractor read it, with what the in-place renderer needs to put a translation
+/// back where each block came from. Both walk the book with [`read_package`], so they cannot
+/// disagree about which block is which.
+pub(crate) struct Package {
+    pub manuscript: Manuscript,
+    /// For every chapter, where each of its blocks came from.
+    pub origins: Vec<Vec<Position>>,
+    pub opf_path: String,
+    pub opf_text: String,
+    /// The spine's content documents that were read, in reading order (only when located).
+    pub documents: Vec<SpineDocument>,
+    pub nav_path: Option<String>,
+    pub ncx_path: Option<String>,
+}
+
+pub(crate) struct SpineDocument {
+    pub path: String,
+    pub source: String,
+    /// Whether the file was UTF-8 (else it was decoded and must say UTF-8 when written).
+    pub utf8: bool,
+    pub located: xhtml::Located,
+    /// Every block's anchors as read (before pruning), to find where navigation points go.
+    pub anchors: Vec<Vec<String>>,
+}
+
+impl Package {
+    /// The block a navigation link (`href` in the file `base`) starts at, as chapters are cut.
+    pub fn nav_position(&self, base: &str, href: &str) -> Option<Position> {
+        let point = nav_point(base, href, String::new())?;
+        let start = point_position(
+            &point,
+            |path| self.documents.iter().position(|d| d.path == path),
+            |doc, fragment| {
+                self.documents[doc]
+                    .anchors
+                    .iter()
+                    .position(|a| a.iter().any(|a| a == fragment))
+            },
+        )?;
+        // A point on a document without blocks takes effect at the next block.
+        (start.0..self.documents.len())
+            .map(|doc| (doc, if doc == start.0 { start.1 } else { 0 }))
+            .find(|&(doc, block)| block < self.documents[doc].anchors.len())
+    }
 }
 
 pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
@@ -40,6 +89,16 @@ pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
 }
 
 pub fn extract_within(bytes: &[u8], budget: crate::Budget) -> Result<Manuscript, FormatError> {
+    read_package(bytes, budget, false).map(|p| p.manuscript)
+}
+
+/// Reads the book; with `locate`, also keeps its content documents and where every block came
+/// from.
+pub(crate) fn read_package(
+    bytes: &[u8],
+    budget: crate::Budget,
+    locate: bool,
+) -> Result<Package, FormatError> {
     if bytes.is_empty() {
         return Err(FormatError::Empty);
     }
@@ -143,16 +202,16 @@ pub fn extract_within(bytes: &[u8], budget: crate::Budget) -> Result<Manuscript,
         Some(nav) => read_nav(&mut zip, &nav.href)?,
         None => Vec::new(),
     };
+    let ncx = opf
+        .first("spine")
+        .and_then(|s| s.attr("toc"))
+        .and_then(|id| manifest.get(id))
+        .or_else(|| {
+            manifest
+                .values()
+                .find(|i| i.media_type == "application/x-dtbncx+xml")
+        });
     let nav_points = if nav_points.is_empty() {
-        let ncx = opf
-            .first("spine")
-            .and_then(|s| s.attr("toc"))
-            .and_then(|id| manifest.get(id))
-            .or_else(|| {
-                manifest
-                    .values()
-                    .find(|i| i.media_type == "application/x-dtbncx+xml")
-            });
         match ncx {
             Some(ncx) => read_ncx(&mut zip, &ncx.href)?,
             None => Vec::new(),
@@ -163,11 +222,27 @@ pub fn extract_within(bytes: &[u8], budget: crate::Budget) -> Result<Manuscript,
 
     // Every spine document's blocks, the first one carrying the document's own anchor.
     let mut documents: Vec<(String, Vec<Block>, Option<String>)> = Vec::new();
+    let mut located: Vec<SpineDocument> = Vec::new();
     for item in &spine {
-        let Some(source) = zip.read_text(&item.href)? else {
+        let Some(bytes) = zip.read(&item.href)? else {
             continue;
         };
-        let doc = xhtml::parse(&source, &xhtml::Context { path: &item.href })?;
+        let (source, utf8) = crate::archive::decode(&bytes);
+        drop(bytes);
+        let context = xhtml::Context { path: &item.href };
+        let doc = if locate {
+            let (doc, places) = xhtml::parse_located(&source, &context)?;
+            located.push(SpineDocument {
+                path: item.href.clone(),
+                source,
+                utf8,
+                located: places,
+                anchors: doc.blocks.iter().map(|b| b.anchors.clone()).collect(),
+            });
+            doc
+        } else {
+            xhtml::parse(&source, &context)?
+        };
         let mut blocks = doc.blocks;
         if let Some(first) = blocks.first_mut() {
             first.anchors.insert(0, document_anchor(&item.href));
@@ -178,15 +253,30 @@ pub fn extract_within(bytes: &[u8], budget: crate::Budget) -> Result<Manuscript,
         documents.push((item.href.clone(), blocks, doc.title));
     }
 
-    manuscript.chapters = split_into_chapters(documents, &nav_points);
+    let (chapters, mut origins) = split_into_chapters(documents, &nav_points);
+    manuscript.chapters = chapters;
     if manuscript.chapters.iter().all(|c| c.word_count() == 0) {
         return Err(FormatError::NoText);
     }
     let cover_path = cover_path(&opf, &manifest);
-    collect_assets(&mut zip, &mut manuscript, &manifest, cover_path.as_deref())?;
+    collect_assets(
+        &mut zip,
+        &mut manuscript,
+        &mut origins,
+        &manifest,
+        cover_path.as_deref(),
+    )?;
     manuscript.prune_anchors();
     manuscript.detect_language_if_missing();
-    Ok(manuscript)
+    Ok(Package {
+        manuscript,
+        origins,
+        opf_path,
+        opf_text,
+        documents: located,
+        nav_path: nav_item.map(|n| n.href.clone()),
+        ncx_path: ncx.map(|n| n.href.clone()),
+    })
 }
 
 /// A manifest or navigation href, resolved against `base`; None when it points outside the
@@ -286,7 +376,7 @@ fn read_ncx(zip: &mut Archive<'_>, path: &str) -> Result<Vec<NavPoint>, FormatEr
         .collect())
 }
 
-fn nav_point(base: &str, href: &str, title: String) -> Option<NavPoint> {
+pub(crate) fn nav_point(base: &str, href: &str, title: String) -> Option<NavPoint> {
     let (file, fragment) = match href.split_once('#') {
         Some((file, fragment)) => (file, Some(fragment.to_string()).filter(|f| !f.is_empty())),
         None => (href, None),
@@ -303,44 +393,52 @@ fn nav_point(base: &str, href: &str, title: String) -> Option<NavPoint> {
     })
 }
 
-/// Cuts the documents' blocks into chapters at the navigation points.
+/// Where a navigation point starts: (document index, block index).
+fn point_position(
+    point: &NavPoint,
+    document: impl Fn(&str) -> Option<usize>,
+    block_with_anchor: impl Fn(usize, &str) -> Option<usize>,
+) -> Option<Position> {
+    let doc = document(&point.path)?;
+    let block = match &point.fragment {
+        None => 0,
+        // An anchor on an element that holds no text of its own lands on the next block.
+        Some(fragment) => block_with_anchor(doc, fragment)?,
+    };
+    Some((doc, block))
+}
+
+/// Cuts the documents' blocks into chapters at the navigation points; and where each block of
+/// each chapter came from.
 fn split_into_chapters(
     documents: Vec<(String, Vec<Block>, Option<String>)>,
     nav: &[NavPoint],
-) -> Vec<Chapter> {
-    // Where each navigation point starts: (document index, block index).
-    let mut starts: Vec<((usize, usize), &str)> = Vec::new();
+) -> (Vec<Chapter>, Vec<Vec<Position>>) {
+    let mut starts: Vec<(Position, &str)> = Vec::new();
     let mut seen = HashSet::new();
     for point in nav {
-        let Some(doc) = documents
-            .iter()
-            .position(|(path, _, _)| *path == point.path)
-        else {
-            continue;
-        };
-        let block = match &point.fragment {
-            None => 0,
-            Some(fragment) => {
-                let blocks = &documents[doc].1;
-                // An anchor on an element that holds no text of its own lands on the next block.
-                match blocks
+        let position = point_position(
+            point,
+            |path| documents.iter().position(|(p, _, _)| p == path),
+            |doc, fragment| {
+                documents[doc]
+                    .1
                     .iter()
                     .position(|b| b.anchors.iter().any(|a| a == fragment))
-                {
-                    Some(i) => i,
-                    None => continue,
-                }
-            }
+            },
+        );
+        let Some(position) = position else {
+            continue;
         };
-        if seen.insert((doc, block)) {
-            starts.push(((doc, block), point.title.as_str()));
+        if seen.insert(position) {
+            starts.push((position, point.title.as_str()));
         }
     }
     starts.sort_by_key(|(position, _)| *position);
 
-    let mut chapters: Vec<Chapter> = Vec::new();
+    let mut chapters: Vec<(Chapter, Vec<Position>)> = Vec::new();
     let mut next_start = starts.iter().peekable();
-    let mut current = Chapter::default();
+    let mut current = (Chapter::default(), Vec::new());
     for (doc_index, (_, blocks, doc_title)) in documents.into_iter().enumerate() {
         for (block_index, block) in blocks.into_iter().enumerate() {
             // `<=`: a point on a document with no blocks takes effect at the next block.
@@ -350,24 +448,28 @@ fn split_into_chapters(
                 }
                 let finished = std::mem::replace(
                     &mut current,
-                    Chapter {
-                        title: Some(title.to_string()).filter(|t| !t.trim().is_empty()),
-                        blocks: Vec::new(),
-                    },
+                    (
+                        Chapter {
+                            title: Some(title.to_string()).filter(|t| !t.trim().is_empty()),
+                            blocks: Vec::new(),
+                        },
+                        Vec::new(),
+                    ),
                 );
                 push_if_content(&mut chapters, finished);
                 next_start.next();
             }
-            current.blocks.push(block);
+            current.0.blocks.push(block);
+            current.1.push((doc_index, block_index));
         }
         // Without navigation, every document is a chapter titled by its first heading or title.
         if starts.is_empty() {
-            let finished = std::mem::take(&mut current);
-            push_if_content(&mut chapters, titled(finished, doc_title));
+            let (chapter, origins) = std::mem::take(&mut current);
+            push_if_content(&mut chapters, (titled(chapter, doc_title), origins));
         }
     }
     push_if_content(&mut chapters, current);
-    chapters
+    chapters.into_iter().unzip()
 }
 
 fn titled(mut chapter: Chapter, doc_title: Option<String>) -> Chapter {
@@ -383,8 +485,11 @@ fn titled(mut chapter: Chapter, doc_title: Option<String>) -> Chapter {
 }
 
 /// Keeps a chapter that has text or images; an empty one (a cover page's wrapper) is dropped.
-fn push_if_content(chapters: &mut Vec<Chapter>, chapter: Chapter) {
-    if !chapter.blocks.is_empty() {
+fn push_if_content(
+    chapters: &mut Vec<(Chapter, Vec<Position>)>,
+    chapter: (Chapter, Vec<Position>),
+) {
+    if !chapter.0.blocks.is_empty() {
         chapters.push(chapter);
     }
 }
@@ -409,6 +514,7 @@ fn cover_path(opf: &Element, manifest: &HashMap<String, ManifestItem>) -> Option
 fn collect_assets(
     zip: &mut Archive<'_>,
     manuscript: &mut Manuscript,
+    origins: &mut Vec<Vec<Position>>,
     manifest: &HashMap<String, ManifestItem>,
     cover: Option<&str>,
 ) -> Result<(), FormatError> {
@@ -446,30 +552,47 @@ fn collect_assets(
     // A chapter that is only the cover picture (the cover page) is not a chapter: the cover is
     // kept as the book's cover.
     if let Some(cover_path) = cover {
-        manuscript.chapters.retain(|chapter| {
-            let only_cover = chapter.word_count() == 0
-                && chapter
-                    .blocks
-                    .iter()
-                    .all(|b| matches!(&b.kind, BlockKind::Image { asset } if asset == cover_path));
-            !only_cover
-        });
+        let keep: Vec<bool> = manuscript
+            .chapters
+            .iter()
+            .map(|chapter| {
+                let only_cover = chapter.word_count() == 0
+                    && chapter.blocks.iter().all(
+                        |b| matches!(&b.kind, BlockKind::Image { asset } if asset == cover_path),
+                    );
+                !only_cover
+            })
+            .collect();
+        let mut flags = keep.iter();
+        manuscript
+            .chapters
+            .retain(|_| flags.next().copied().unwrap_or(true));
+        let mut flags = keep.iter();
+        origins.retain(|_| flags.next().copied().unwrap_or(true));
     }
-    for chapter in &mut manuscript.chapters {
-        chapter.blocks.retain_mut(|block| match &mut block.kind {
-            BlockKind::Image { asset } => match by_path.get(asset.as_str()) {
-                Some(id) => {
-                    *asset = id.clone();
-                    true
-                }
-                // A missing image keeps its alternative text as a paragraph; text is never lost.
-                None => {
-                    block.kind = BlockKind::Paragraph;
-                    !block.text.is_empty()
-                }
-            },
-            _ => true,
+    for (chapter, origins) in manuscript.chapters.iter_mut().zip(origins.iter_mut()) {
+        let mut keep = Vec::with_capacity(chapter.blocks.len());
+        chapter.blocks.retain_mut(|block| {
+            let kept = match &mut block.kind {
+                BlockKind::Image { asset } => match by_path.get(asset.as_str()) {
+                    Some(id) => {
+                        *asset = id.clone();
+                        true
+                    }
+                    // A missing image keeps its alternative text as a paragraph; text is never
+                    // lost.
+                    None => {
+                        block.kind = BlockKind::Paragraph;
+                        !block.text.is_empty()
+                    }
+                },
+                _ => true,
+            };
+            keep.push(kept);
+            kept
         });
+        let mut flags = keep.iter();
+        origins.retain(|_| flags.next().copied().unwrap_or(true));
     }
     Ok(())
 }

@@ -16,6 +16,8 @@ pub mod manuscript;
 pub mod markup;
 pub mod pdf;
 pub mod render;
+#[cfg(any(test, feature = "hostile-corpus"))]
+pub mod structure;
 pub mod txt;
 pub mod xhtml;
 
@@ -141,6 +143,11 @@ pub enum FormatError {
     /// A limit that protects the service was exceeded (a zip bomb, too many entries ...).
     #[error("the file exceeds a safety limit: {0}")]
     TooLarge(String),
+    /// A translation does not fit the book it is to be put back into: its chapters or blocks
+    /// are not the ones the book gives today (the extractor changed since the book was read).
+    /// The caller renders the manuscript afresh instead.
+    #[error("the translation does not match the book's text: {0}")]
+    Mismatch(String),
 }
 
 /// Words as `wc -w` counts them: runs of non-whitespace.

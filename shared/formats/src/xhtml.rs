@@ -8,6 +8,8 @@
 //! The parser is lenient enough for real-world HTML (void elements without a slash, unmatched end
 //! tags, HTML named entities) and never expands entities declared in a DTD.
 
+use std::ops::Range;
+
 use quick_xml::escape::{resolve_html5_entity, unescape_with};
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
@@ -54,6 +56,10 @@ enum Role {
 struct Open {
     name: String,
     role: Role,
+    /// Where the element started in the source (located walks only).
+    at: usize,
+    /// Its index among the located containers, for a block element.
+    container: Option<usize>,
     /// For list items: ordered; for notes: the id; for tables: position.
     class: String,
     id: Option<String>,
@@ -72,9 +78,197 @@ struct Walker<'a> {
     col: u32,
     in_title: bool,
     title: String,
+    /// Where each block came from, when the caller asked (the in-place renderer).
+    locator: Option<Locator>,
+    /// The source range of the event being walked.
+    event: Range<usize>,
+}
+
+/// Where a document's blocks came from in its source, so a renderer can put a translation back
+/// in place. Ranges are byte ranges of the source text the walker read.
+#[derive(Debug, Default)]
+pub(crate) struct Located {
+    /// One per block of the document, in the same order.
+    pub origins: Vec<Origin>,
+    /// The block elements (p, h1, li, td ...) the blocks sit in.
+    pub containers: Vec<Container>,
+    /// The root `html` element's start tag.
+    pub html_tag: Option<Range<usize>>,
+    /// Where `</head>` starts.
+    pub head_end: Option<usize>,
+}
+
+/// Where one block came from.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Origin {
+    /// From the first to the last event that made the block's text (or the `img` tag of an
+    /// image): what a translation replaces.
+    pub range: Range<usize>,
+    /// Whether the range is well-nested XML, so replacing it keeps the document well-formed.
+    pub balanced: bool,
+    /// The innermost block element the block sits in.
+    pub container: Option<usize>,
+    /// The start tags of the range's inline elements, as the markup names them, in order.
+    pub inlines: Vec<InlineTag>,
+    /// Footnote references in the range: the markup's note id and the element's whole source.
+    pub notes: Vec<(String, Range<usize>)>,
+    /// What the range holds that the text does not (page markers, elements with ids, math,
+    /// back links ...): kept as written, at about the same place in the translation.
+    pub kept: Vec<Kept>,
+    /// Characters of text in the range, to place the kept pieces proportionally.
+    pub chars: usize,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct InlineTag {
+    /// `i`, `b`, `sup`, `sub` or `a`.
+    pub name: &'static str,
+    /// A link's target as the markup writes it.
+    pub href: Option<String>,
+    /// The element's name as written (`em`, `cite` ...).
+    pub element: String,
+    /// The start tag.
+    pub tag: Range<usize>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Kept {
+    /// After this many characters of the range's text.
+    pub at_char: usize,
+    /// The source kept: a whole element, or only its start tag when `close` names the element
+    /// whose text was translated (a `span id` around words).
+    pub source: Range<usize>,
+    pub close: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Container {
+    pub name: String,
+    pub start_tag: Range<usize>,
+    pub end_tag: Option<Range<usize>>,
+    /// Blocks whose innermost block element this is.
+    pub blocks: usize,
+    /// Block elements inside it.
+    pub nested: usize,
+}
+
+impl Container {
+    /// Whether the element holds exactly one block and nothing else that is a block.
+    pub fn holds_one_block(&self) -> bool {
+        self.blocks == 1 && self.nested == 0 && self.end_tag.is_some()
+    }
+}
+
+/// What the walker collects between two blocks.
+#[derive(Debug, Default)]
+struct Locator {
+    located: Located,
+    first: Option<usize>,
+    last_end: usize,
+    /// (the tag's range, +1 for a start tag, -1 for an end tag).
+    depth: Vec<(Range<usize>, i32)>,
+    inlines: Vec<InlineTag>,
+    notes: Vec<(String, Range<usize>)>,
+    kept: Vec<Kept>,
+    chars: usize,
+    skip_start: usize,
+    /// The id of the footnote reference being read.
+    pending_note: Option<String>,
+}
+
+impl Locator {
+    fn touch(&mut self, event: &Range<usize>) {
+        if self.first.is_none() {
+            self.first = Some(event.start);
+        }
+        self.last_end = event.end;
+    }
+
+    fn clear(&mut self) {
+        self.first = None;
+        self.depth.clear();
+        self.inlines.clear();
+        self.notes.clear();
+        self.kept.clear();
+        self.chars = 0;
+    }
+
+    fn finish(&mut self, container: Option<usize>) {
+        let Some(first) = self.first else {
+            self.located.origins.push(Origin::default());
+            self.clear();
+            return;
+        };
+        // Elements that start before the text and end inside it (a `span id` around the first
+        // sentence), or the other way round, are taken in whole.
+        let mut pairs = Vec::new();
+        let mut open = Vec::new();
+        for (tag, delta) in &self.depth {
+            if *delta > 0 {
+                open.push(tag.start);
+            } else if let Some(start) = open.pop() {
+                pairs.push(start..tag.end);
+            }
+        }
+        let mut range = first..self.last_end;
+        loop {
+            let mut widened = false;
+            for pair in &pairs {
+                let starts_inside = pair.start >= range.start && pair.start < range.end;
+                let ends_inside = pair.end > range.start && pair.end <= range.end;
+                if starts_inside != ends_inside {
+                    range = range.start.min(pair.start)..range.end.max(pair.end);
+                    widened = true;
+                }
+            }
+            if !widened {
+                break;
+            }
+        }
+        let inside = |r: &Range<usize>| r.start >= range.start && r.end <= range.end;
+        let mut level = 0i32;
+        let mut balanced = true;
+        for (tag, delta) in &self.depth {
+            if range.contains(&tag.start) {
+                level += delta;
+                balanced &= level >= 0;
+            }
+        }
+        balanced &= level == 0;
+        let origin = Origin {
+            balanced,
+            container,
+            inlines: self.inlines.drain(..).filter(|t| inside(&t.tag)).collect(),
+            notes: self.notes.drain(..).filter(|(_, r)| inside(r)).collect(),
+            kept: self.kept.drain(..).filter(|k| inside(&k.source)).collect(),
+            chars: self.chars,
+            range,
+        };
+        if let Some(c) = container.and_then(|c| self.located.containers.get_mut(c)) {
+            c.blocks += 1;
+        }
+        self.located.origins.push(origin);
+        self.clear();
+    }
 }
 
 pub fn parse(source: &str, ctx: &Context<'_>) -> Result<Document, FormatError> {
+    walk(source, ctx, false).map(|(doc, _)| doc)
+}
+
+/// Parses like [`parse`] and also says where each block came from in `source`.
+pub(crate) fn parse_located(
+    source: &str,
+    ctx: &Context<'_>,
+) -> Result<(Document, Located), FormatError> {
+    walk(source, ctx, true).map(|(doc, located)| (doc, located.unwrap_or_default()))
+}
+
+fn walk(
+    source: &str,
+    ctx: &Context<'_>,
+    locate: bool,
+) -> Result<(Document, Option<Located>), FormatError> {
     let mut reader = Reader::from_str(source);
     let config = reader.config_mut();
     config.check_end_names = false;
@@ -92,8 +286,11 @@ pub fn parse(source: &str, ctx: &Context<'_>) -> Result<Document, FormatError> {
         col: 0,
         in_title: false,
         title: String::new(),
+        locator: locate.then(Locator::default),
+        event: 0..0,
     };
     loop {
+        let before = reader.buffer_position() as usize;
         let event = reader.read_event().map_err(|e| {
             FormatError::Malformed(format!(
                 "{}: {e} at byte {}",
@@ -101,6 +298,7 @@ pub fn parse(source: &str, ctx: &Context<'_>) -> Result<Document, FormatError> {
                 reader.buffer_position()
             ))
         })?;
+        walker.event = before..reader.buffer_position() as usize;
         match event {
             Event::Start(e) => walker.start(&e, false)?,
             Event::Empty(e) => walker.start(&e, true)?,
@@ -126,7 +324,7 @@ pub fn parse(source: &str, ctx: &Context<'_>) -> Result<Document, FormatError> {
         .collect::<Vec<_>>()
         .join(" ");
     walker.doc.title = (!title.is_empty()).then_some(title);
-    Ok(walker.doc)
+    Ok((walker.doc, walker.locator.map(|l| l.located)))
 }
 
 /// Unescapes XML and HTML named entities; an unknown entity is kept as written.
@@ -249,6 +447,11 @@ impl Walker<'_> {
             }
             return Ok(());
         }
+        if name == "html" {
+            if let Some(l) = &mut self.locator {
+                l.located.html_tag = Some(self.event.clone());
+            }
+        }
         if name == "title" && self.stack.iter().any(|o| o.name == "head") {
             self.in_title = !empty;
         }
@@ -263,6 +466,9 @@ impl Walker<'_> {
         match name.as_str() {
             "br" => {
                 self.text.line_break();
+                if let Some(l) = &mut self.locator {
+                    l.touch(&self.event);
+                }
                 return Ok(());
             }
             "img" | "image" => {
@@ -275,6 +481,12 @@ impl Walker<'_> {
                     let mut alt_text = MarkupBuilder::default();
                     alt_text.text(&alt);
                     let asset = resolve(self.ctx.path, &src);
+                    let container = self.container();
+                    if let Some(l) = &mut self.locator {
+                        l.clear();
+                        l.touch(&self.event);
+                        l.finish(container);
+                    }
                     self.push_block(BlockKind::Image { asset }, alt_text.take());
                 }
                 return Ok(());
@@ -284,6 +496,13 @@ impl Walker<'_> {
         if empty || VOID.contains(&name.as_str()) {
             if role == Role::Block {
                 self.flush();
+            } else if let Some(l) = &mut self.locator {
+                // An empty element inside text (a page marker, an anchor): kept as written.
+                l.kept.push(Kept {
+                    at_char: l.chars,
+                    source: self.event.clone(),
+                    close: None,
+                });
             }
             return Ok(());
         }
@@ -296,6 +515,10 @@ impl Walker<'_> {
         match role {
             Role::Skip => {
                 self.skip_depth = 1;
+                if let Some(l) = &mut self.locator {
+                    l.skip_start = self.event.start;
+                    l.depth.push((self.event.clone(), 1));
+                }
                 // `head` holds the title we want; everything else in it is skipped.
                 if name == "head" {
                     self.skip_depth = 0;
@@ -329,12 +552,54 @@ impl Walker<'_> {
             Role::NoteRef => {
                 if let Some(href) = attr(e, "href") {
                     let target = link_target(self.ctx.path, &href);
-                    self.text.note_ref(target.trim_start_matches('#'));
+                    let id = target.trim_start_matches('#');
+                    self.text.note_ref(id);
+                    if let Some(l) = &mut self.locator {
+                        l.pending_note = Some(id.to_string());
+                    }
                 }
             }
             Role::BackLink | Role::Plain => {}
         }
-        let open = self.open(name, role, e);
+        let mut open = self.open(name, role, e);
+        if let Some(l) = &mut self.locator {
+            let event = self.event.clone();
+            l.depth.push((event.clone(), 1));
+            match role {
+                Role::Block => {
+                    let parent = self.stack.iter().rev().find_map(|o| o.container);
+                    if let Some(p) = parent.and_then(|p| l.located.containers.get_mut(p)) {
+                        p.nested += 1;
+                    }
+                    open.container = Some(l.located.containers.len());
+                    l.located.containers.push(Container {
+                        name: open.name.clone(),
+                        start_tag: event,
+                        ..Container::default()
+                    });
+                }
+                Role::Inline(tag) => {
+                    l.touch(&event);
+                    l.inlines.push(InlineTag {
+                        name: tag,
+                        href: (tag == "a")
+                            .then(|| attr(e, "href").map(|h| link_target(self.ctx.path, &h)))
+                            .flatten(),
+                        element: open.name.clone(),
+                        tag: event,
+                    });
+                }
+                Role::NoteRef => l.touch(&event),
+                Role::Plain if open.id.is_some() || attr(e, "name").is_some() => {
+                    l.kept.push(Kept {
+                        at_char: l.chars,
+                        source: event,
+                        close: Some(open.name.clone()),
+                    });
+                }
+                _ => {}
+            }
+        }
         self.stack.push(open);
         Ok(())
     }
@@ -343,6 +608,8 @@ impl Walker<'_> {
         Open {
             name,
             role,
+            at: self.event.start,
+            container: None,
             class: attr(e, "class").unwrap_or_default().to_ascii_lowercase(),
             id: attr(e, "id"),
             epub_type: format!(
@@ -356,10 +623,24 @@ impl Walker<'_> {
     fn end(&mut self, name: &str) {
         if self.skip_depth > 0 {
             self.skip_depth -= 1;
+            if let (0, Some(l)) = (self.skip_depth, &mut self.locator) {
+                l.depth.push((self.event.clone(), -1));
+                l.kept.push(Kept {
+                    at_char: l.chars,
+                    source: l.skip_start..self.event.end,
+                    close: None,
+                });
+            }
             return;
         }
         if VOID.contains(&name) {
             return;
+        }
+        if let Some(l) = &mut self.locator {
+            l.depth.push((self.event.clone(), -1));
+            if name == "head" {
+                l.located.head_end = Some(self.event.start);
+            }
         }
         // Close up to the matching element; an end tag that matches nothing is ignored.
         let Some(pos) = self.stack.iter().rposition(|o| o.name == name) else {
@@ -370,10 +651,42 @@ impl Walker<'_> {
             else {
                 break;
             };
+            let closed_here = self.stack.len() == pos + 1;
             match role {
                 Role::Block => self.flush(),
                 Role::Inline(tag) => self.text.close(tag),
                 _ => {}
+            }
+            if let (Some(l), Some(open)) = (&mut self.locator, self.stack.last()) {
+                let event = self.event.clone();
+                match open.role {
+                    Role::Block => {
+                        if let Some(c) =
+                            open.container.and_then(|c| l.located.containers.get_mut(c))
+                        {
+                            c.end_tag = closed_here.then_some(event);
+                        }
+                    }
+                    Role::Inline(_) if closed_here => l.touch(&event),
+                    Role::NoteRef if closed_here => {
+                        l.touch(&event);
+                        let id = l.pending_note.take();
+                        match id {
+                            Some(id) => l.notes.push((id, open.at..event.end)),
+                            None => l.kept.push(Kept {
+                                at_char: l.chars,
+                                source: open.at..event.end,
+                                close: None,
+                            }),
+                        }
+                    }
+                    Role::BackLink if closed_here => l.kept.push(Kept {
+                        at_char: l.chars,
+                        source: open.at..event.end,
+                        close: None,
+                    }),
+                    _ => {}
+                }
             }
             if is_title {
                 self.in_title = false;
@@ -400,6 +713,12 @@ impl Walker<'_> {
         {
             return;
         }
+        if let Some(l) = &mut self.locator {
+            l.chars += text.chars().count();
+            if !text.trim().is_empty() {
+                l.touch(&self.event);
+            }
+        }
         if self.stack.iter().any(|o| o.name == "pre") {
             for (i, line) in text.split('\n').enumerate() {
                 if i > 0 {
@@ -417,11 +736,23 @@ impl Walker<'_> {
         if self.text.is_blank() {
             // Keep open inline tags for the next block; drop only the whitespace.
             let _ = self.text.take();
+            if let Some(l) = &mut self.locator {
+                l.clear();
+            }
             return;
         }
         let text = self.text.take();
         let kind = self.kind();
+        let container = self.container();
+        if let Some(l) = &mut self.locator {
+            l.finish(container);
+        }
         self.push_block(kind, text);
+    }
+
+    /// The innermost open block element, among the located containers.
+    fn container(&self) -> Option<usize> {
+        self.stack.iter().rev().find_map(|o| o.container)
     }
 
     fn push_block(&mut self, kind: BlockKind, text: String) {

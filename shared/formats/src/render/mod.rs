@@ -1,6 +1,7 @@
 //! Renderers: a (translated) manuscript to a file readers accept.
 
 pub mod epub;
+pub mod epub_in_place;
 pub mod pdf;
 
 use crate::manuscript::{BlockKind, Chapter};
@@ -26,6 +27,16 @@ pub struct RenderOptions {
     pub modified: String,
     /// How many pixels of images a PDF may decode.
     pub budget: crate::Budget,
+}
+
+/// How a translation is laid out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// The translation alone.
+    #[default]
+    Translated,
+    /// Each translated block right after its original, which is styled as secondary.
+    Bilingual,
 }
 
 /// Languages written right to left.

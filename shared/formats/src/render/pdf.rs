@@ -189,9 +189,85 @@ pub fn render(
         subset_fonts: false,
         ..PdfSaveOptions::default()
     };
+    let author = options
+        .author
+        .clone()
+        .or_else(|| manuscript.author.clone())
+        .unwrap_or_default();
+    let made = made_at(&options.modified);
+    let info = &mut doc.metadata.info;
+    info.document_title = title.clone();
+    info.author = author;
+    info.creator = "booktr".into();
+    info.identifier = options.identifier.clone();
+    info.creation_date = made;
+    info.modification_date = made;
+    info.metadata_date = made;
+    let mut pdf = doc
+        .with_pages(pdf_pages)
+        .to_lopdf_document(&save, &mut warnings);
+    if save.optimize {
+        pdf.compress();
+    }
+    // The document's language (ISO 32000 `/Lang`), which printpdf does not write: screen
+    // readers and search pick their rules by it.
+    if let Ok(catalog) = pdf.catalog_mut() {
+        catalog.set(
+            "Lang",
+            pdf_extract::Object::String(
+                options.language.as_bytes().to_vec(),
+                pdf_extract::StringFormat::Literal,
+            ),
+        );
+    }
+    let mut bytes = Vec::new();
+    pdf.save_to(&mut bytes)
+        .map_err(|e| FormatError::Malformed(format!("writing the PDF failed: {e}")))?;
     Ok(Rendition {
-        bytes: doc.with_pages(pdf_pages).save(&save, &mut warnings),
+        bytes,
         warnings: left_out.warnings(options.budget),
+    })
+}
+
+/// When the file was made, from `RenderOptions::modified` (`YYYY-MM-DDThh:mm:ssZ`); the clock
+/// when that does not parse, never 1970.
+fn made_at(modified: &str) -> printpdf::DateTime {
+    parse_utc(modified).unwrap_or_else(printpdf::DateTime::now_utc)
+}
+
+fn parse_utc(text: &str) -> Option<printpdf::DateTime> {
+    let text = text.trim().trim_end_matches('Z');
+    let (date, time) = text.split_once('T').unwrap_or((text, "00:00:00"));
+    let mut date = date.split('-').map(|p| p.parse::<u32>().ok());
+    let (year, month, day) = (date.next()??, date.next()??, date.next()??);
+    let mut time = time
+        .split(':')
+        .map(|p| p.split('.').next()?.parse::<u32>().ok());
+    let (hour, minute) = (time.next()??, time.next()??);
+    let second = time.next().flatten().unwrap_or(0);
+    let valid = (1..=12).contains(&month)
+        && (1..=31).contains(&day)
+        && hour < 24
+        && minute < 60
+        && second < 61;
+    valid.then_some(printpdf::DateTime {
+        date: printpdf::Date {
+            year: year as i32,
+            month: month as u8,
+            day: day as u8,
+        },
+        time: printpdf::Time {
+            hour: hour as u8,
+            minute: minute as u8,
+            second: second as u8,
+            millisecond: 0,
+        },
+        offset: printpdf::Offset {
+            hours: 0,
+            minutes: 0,
+            seconds: 0,
+            milliseconds: 0,
+        },
     })
 }
 

@@ -227,3 +227,40 @@ fn a_smaller_ceiling_leaves_out_an_image_the_default_renders() {
         "{warnings:?}"
     );
 }
+
+#[test]
+fn a_pdf_says_its_title_author_language_and_when_it_was_made() {
+    let manuscript = epub::extract(&corpus("wasteland.epub")).unwrap();
+    let options = RenderOptions {
+        title: Some("La Terre vaine".into()),
+        author: Some("T. S. Eliot".into()),
+        modified: "2026-03-04T05:06:07Z".into(),
+        ..options("fr")
+    };
+    let pdf = super::pdf::render(&manuscript, &options, &[])
+        .unwrap()
+        .bytes;
+    let doc = pdf_extract::Document::load_mem(&pdf).unwrap();
+    let text = |object: &pdf_extract::Object| match object {
+        pdf_extract::Object::String(bytes, _) => {
+            // UTF-16BE with a byte-order mark, or PDFDocEncoding (ASCII here).
+            match bytes.strip_prefix(&[0xFE, 0xFF]) {
+                Some(utf16) => String::from_utf16_lossy(
+                    &utf16
+                        .chunks(2)
+                        .map(|c| u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]))
+                        .collect::<Vec<_>>(),
+                ),
+                None => String::from_utf8_lossy(bytes).into_owned(),
+            }
+        }
+        other => panic!("not a string: {other:?}"),
+    };
+    let info_ref = doc.trailer.get(b"Info").unwrap().as_reference().unwrap();
+    let info = doc.get_dictionary(info_ref).unwrap();
+    assert_eq!(text(info.get(b"Title").unwrap()), "La Terre vaine");
+    assert_eq!(text(info.get(b"Author").unwrap()), "T. S. Eliot");
+    let created = text(info.get(b"CreationDate").unwrap());
+    assert!(created.starts_with("D:20260304050607"), "{created}");
+    assert_eq!(text(doc.catalog().unwrap().get(b"Lang").unwrap()), "fr");
+}

@@ -1,0 +1,1083 @@
+//! An EPUB translated in place: the source package, file for file, with each block's translated
+//! text put back where the extractor found it. Stylesheets, fonts, images, ids, links and the
+//! reading order stay as they were; only content documents, the package document and the
+//! navigation files change, and those only where there is text to change.
+//!
+//! Which element a block came from is found by walking the source again with the extractor's
+//! own traversal ([`crate::epub::read_package`]), so nothing beyond the manuscript needs to be
+//! kept. When that walk no longer gives the blocks the translation was made from, the answer is
+//! [`FormatError::Mismatch`] and the caller renders the manuscript afresh.
+
+use std::collections::HashMap;
+use std::io::{Cursor, Write};
+use std::ops::Range;
+
+use quick_xml::events::{BytesStart, Event};
+use quick_xml::Reader;
+use zip::write::SimpleFileOptions;
+use zip::{CompressionMethod, ZipWriter};
+
+use super::{is_rtl, Layout, RenderOptions, Rendition};
+use crate::archive::{Archive, Limits};
+use crate::epub::{read_package, Package, Position};
+use crate::manuscript::{Block, BlockKind, Chapter};
+use crate::markup::{self, escape_attr, escape_text, Piece, Tag};
+use crate::xhtml::{Located, Origin};
+use crate::{Budget, FormatError};
+
+/// The stylesheet a bilingual book adds, beside its package document.
+const BILINGUAL_CSS_NAME: &str = "booktr-bilingual.css";
+const BILINGUAL_CSS: &str = ".booktr-original { color: #666; font-size: 0.85em; }
+.booktr-translation { display: inline; }
+p.booktr-translation, div.booktr-translation, blockquote.booktr-translation,
+h1.booktr-translation, h2.booktr-translation, h3.booktr-translation, h4.booktr-translation,
+h5.booktr-translation, h6.booktr-translation, pre.booktr-translation { display: block; }
+";
+const ORIGINAL_CLASS: &str = "booktr-original";
+const TRANSLATION_CLASS: &str = "booktr-translation";
+
+/// Block elements a bilingual book may repeat as a sibling; the others (a list item, a table
+/// cell, a note's `aside`) get the translation inside, after the original words.
+const COPYABLE: &[&str] = &[
+    "p",
+    "div",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "blockquote",
+    "pre",
+    "address",
+    "center",
+];
+
+/// Renders `original_epub` with its text replaced by `translated`.
+///
+/// `translated[i]` is the translation of chapter `i` of the manuscript `epub::extract` gives for
+/// the same file (the same blocks in the same order), or None to keep that chapter as it is (a
+/// partial download). The title comes from `options.title`, the language from
+/// `options.language`, `dcterms:modified` from `options.modified`.
+pub fn render(
+    original_epub: &[u8],
+    translated: &[Option<Chapter>],
+    options: &RenderOptions,
+    layout: Layout,
+    budget: Budget,
+) -> Result<Rendition, FormatError> {
+    let package = read_package(original_epub, budget, true)?;
+    check_match(&package, translated)?;
+    let limits = Limits::for_file(original_epub.len(), budget);
+    let target = options.language.as_str();
+    let source_language = package.manuscript.language.clone();
+    let langs = Languages {
+        target,
+        source: source_language.as_deref(),
+    };
+    let mut warnings = Vec::new();
+
+    // Every document's edits.
+    let mut edits: Vec<Vec<Edit>> = vec![Vec::new(); package.documents.len()];
+    let mut left_in_original = 0usize;
+    for (chapter_index, chapter) in translated.iter().enumerate() {
+        let Some(chapter) = chapter else { continue };
+        let source_blocks = &package.manuscript.chapters[chapter_index].blocks;
+        for ((block, original), &(doc, index)) in chapter
+            .blocks
+            .iter()
+            .zip(source_blocks)
+            .zip(&package.origins[chapter_index])
+        {
+            if block.text == original.text {
+                continue;
+            }
+            let document = &package.documents[doc];
+            let Some(origin) = document.located.origins.get(index) else {
+                left_in_original += 1;
+                continue;
+            };
+            let placed = place_block(
+                &document.source,
+                &document.located,
+                origin,
+                block,
+                layout,
+                &langs,
+                &mut edits[doc],
+            );
+            if !placed {
+                left_in_original += 1;
+            }
+        }
+    }
+    if left_in_original > 0 {
+        warnings.push(format!(
+            "{left_in_original} passages kept their original text: their markup in the source \
+             could not take a translation in place"
+        ));
+    }
+
+    let opf_dir = package
+        .opf_path
+        .rsplit_once('/')
+        .map(|(dir, _)| format!("{dir}/"))
+        .unwrap_or_default();
+    let css_path = format!("{opf_dir}{BILINGUAL_CSS_NAME}");
+    let mut changed: HashMap<String, Vec<u8>> = HashMap::new();
+    let mut total = 0u64;
+    let mut keep = |path: &str, text: String| -> Result<(), FormatError> {
+        let len = text.len() as u64;
+        total += len;
+        if len > limits.max_entry_bytes || total > limits.max_total_bytes {
+            return Err(FormatError::TooLarge(format!(
+                "the translated '{path}' would be larger than the limit"
+            )));
+        }
+        changed.insert(path.to_string(), text.into_bytes());
+        Ok(())
+    };
+    for (document, mut edits) in package.documents.iter().zip(edits) {
+        if edits.is_empty() {
+            continue;
+        }
+        document_edits(
+            &document.source,
+            &document.located,
+            &document.path,
+            &css_path,
+            layout,
+            target,
+            &mut edits,
+        );
+        let mut text = apply(&document.source, edits);
+        if !document.utf8 {
+            text = declare_utf8(&text);
+        }
+        keep(&document.path, text)?;
+    }
+
+    let mut zip = Archive::open(original_epub, limits)?;
+    if let Some(nav) = &package.nav_path {
+        if let Some(source) = zip.read_text(nav)? {
+            if let Some(text) = translate_nav(&package, translated, nav, &source, target) {
+                keep(nav, text)?;
+            }
+        }
+    }
+    if let Some(ncx) = &package.ncx_path {
+        if let Some(source) = zip.read_text(ncx)? {
+            if let Some(text) = translate_ncx(&package, translated, ncx, &source, options) {
+                keep(ncx, text)?;
+            }
+        }
+    }
+    let opf = rewrite_opf(&package, options, layout, &langs);
+    keep(&package.opf_path, opf)?;
+
+    let bytes = write_zip(&mut zip, &changed, layout, &css_path)?;
+    Ok(Rendition { bytes, warnings })
+}
+
+struct Languages<'a> {
+    target: &'a str,
+    source: Option<&'a str>,
+}
+
+/// The translation must have the chapters and blocks the book gives today.
+fn check_match(package: &Package, translated: &[Option<Chapter>]) -> Result<(), FormatError> {
+    let chapters = &package.manuscript.chapters;
+    if translated.len() != chapters.len() {
+        return Err(FormatError::Mismatch(format!(
+            "the book has {} chapters, the translation {}",
+            chapters.len(),
+            translated.len()
+        )));
+    }
+    for (index, (translation, chapter)) in translated.iter().zip(chapters).enumerate() {
+        let Some(translation) = translation else {
+            continue;
+        };
+        if translation.blocks.len() != chapter.blocks.len() {
+            return Err(FormatError::Mismatch(format!(
+                "chapter {} has {} blocks in the book, {} in the translation",
+                index + 1,
+                chapter.blocks.len(),
+                translation.blocks.len()
+            )));
+        }
+        let kinds_differ = translation
+            .blocks
+            .iter()
+            .zip(&chapter.blocks)
+            .position(|(a, b)| std::mem::discriminant(&a.kind) != std::mem::discriminant(&b.kind));
+        if let Some(block) = kinds_differ {
+            return Err(FormatError::Mismatch(format!(
+                "block {} of chapter {} is not the same kind of block in the book",
+                block + 1,
+                index + 1
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A replacement of `range` of a document's source by `text` (an insertion when it is empty).
+#[derive(Debug, Clone)]
+struct Edit {
+    range: Range<usize>,
+    text: String,
+}
+
+/// Puts one block's translation in its place; false when it cannot be (it is left as it was).
+fn place_block(
+    source: &str,
+    located: &Located,
+    origin: &Origin,
+    block: &Block,
+    layout: Layout,
+    langs: &Languages<'_>,
+    edits: &mut Vec<Edit>,
+) -> bool {
+    let Some(original) = source.get(origin.range.clone()) else {
+        return false;
+    };
+    if let BlockKind::Image { .. } = block.kind {
+        let alt = block.plain_text();
+        edits.push(Edit {
+            range: origin.range.clone(),
+            text: rewrite_tag(original, &[("alt", Some(&alt))], None, false),
+        });
+        return true;
+    }
+    if !origin.balanced || origin.range.is_empty() {
+        return false;
+    }
+    if markup::parse(&block.text).is_err() {
+        return false;
+    }
+    match layout {
+        Layout::Translated => {
+            edits.push(Edit {
+                range: origin.range.clone(),
+                text: to_xhtml(&block.text, origin, source, false),
+            });
+        }
+        Layout::Bilingual => {
+            let translation = to_xhtml(&block.text, origin, source, true);
+            let target = lang_attrs(Some(langs.target), langs.source);
+            let original_langs = lang_attrs(langs.source, Some(langs.target));
+            let container = origin
+                .container
+                .and_then(|c| located.containers.get(c))
+                .filter(|c| c.holds_one_block() && COPYABLE.contains(&c.name.as_str()));
+            match container.and_then(|c| Some((c, c.end_tag.clone()?))) {
+                Some((container, end_tag)) => {
+                    let Some(start) = source.get(container.start_tag.clone()) else {
+                        return false;
+                    };
+                    edits.push(Edit {
+                        range: container.start_tag.clone(),
+                        text: rewrite_tag(start, &original_langs, Some(ORIGINAL_CLASS), false),
+                    });
+                    let copy = rewrite_tag(start, &target, Some(TRANSLATION_CLASS), true);
+                    edits.push(Edit {
+                        range: end_tag.end..end_tag.end,
+                        text: format!("\n{copy}{translation}</{}>", container.name),
+                    });
+                }
+                None => {
+                    let span = |class: &str, attrs: &[(&str, Option<&str>)]| {
+                        rewrite_tag("<span>", attrs, Some(class), false)
+                    };
+                    edits.push(Edit {
+                        range: origin.range.start..origin.range.start,
+                        text: span(ORIGINAL_CLASS, &original_langs),
+                    });
+                    edits.push(Edit {
+                        range: origin.range.end..origin.range.end,
+                        text: format!(
+                            "</span> {}{translation}</span>",
+                            span(TRANSLATION_CLASS, &target)
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    true
+}
+
+/// `lang`, `xml:lang` and, where the direction differs from the other language's, `dir`.
+fn lang_attrs<'a>(
+    lang: Option<&'a str>,
+    other: Option<&str>,
+) -> Vec<(&'static str, Option<&'a str>)> {
+    let Some(lang) = lang else {
+        return Vec::new();
+    };
+    let mut attrs = vec![("lang", Some(lang)), ("xml:lang", Some(lang))];
+    if is_rtl(lang) {
+        attrs.push(("dir", Some("rtl")));
+    } else if other.is_some_and(is_rtl) {
+        attrs.push(("dir", Some("ltr")));
+    }
+    attrs
+}
+
+/// The root's language (and direction), and in a bilingual book the added stylesheet.
+fn document_edits(
+    source: &str,
+    located: &Located,
+    path: &str,
+    css_path: &str,
+    layout: Layout,
+    target: &str,
+    edits: &mut Vec<Edit>,
+) {
+    if let Some(tag) = located.html_tag.clone() {
+        if let Some(original) = source.get(tag.clone()) {
+            edits.push(Edit {
+                range: tag,
+                text: root_with_language(original, target),
+            });
+        }
+    }
+    if layout == Layout::Bilingual {
+        if let Some(at) = located.head_end {
+            edits.push(Edit {
+                range: at..at,
+                text: format!(
+                    r#"<link rel="stylesheet" type="text/css" href="{}"/>"#,
+                    escape_attr(&relative_href(path, css_path))
+                ),
+            });
+        }
+    }
+}
+
+fn root_with_language(tag: &str, target: &str) -> String {
+    let has_dir = tag_attrs(tag).iter().any(|(k, _)| k == "dir");
+    let dir = if is_rtl(target) {
+        Some("rtl")
+    } else if has_dir {
+        Some("ltr")
+    } else {
+        None
+    };
+    let mut set = vec![("lang", Some(target)), ("xml:lang", Some(target))];
+    if dir.is_some() {
+        set.push(("dir", dir));
+    }
+    rewrite_tag(tag, &set, None, false)
+}
+
+/// `to` as a link from the document `from` (both archive paths).
+fn relative_href(from: &str, to: &str) -> String {
+    let from_dir: Vec<&str> = from.split('/').collect();
+    let from_dir = &from_dir[..from_dir.len().saturating_sub(1)];
+    let to_parts: Vec<&str> = to.split('/').collect();
+    let common = from_dir
+        .iter()
+        .zip(&to_parts)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut parts: Vec<&str> = vec![".."; from_dir.len() - common];
+    parts.extend(&to_parts[common..]);
+    parts.join("/")
+}
+
+/// Applies non-overlapping edits (insertions at one place in the order they were made).
+fn apply(source: &str, mut edits: Vec<Edit>) -> String {
+    edits.sort_by_key(|e| (e.range.start, e.range.end));
+    let mut out = String::with_capacity(source.len() + source.len() / 4);
+    let mut at = 0;
+    for edit in edits {
+        if edit.range.start < at {
+            // Overlapping edits never come out of one walk; a second one is dropped rather
+            // than corrupting the document.
+            continue;
+        }
+        out.push_str(source.get(at..edit.range.start).unwrap_or_default());
+        out.push_str(&edit.text);
+        at = edit.range.end;
+    }
+    out.push_str(source.get(at..).unwrap_or_default());
+    out
+}
+
+/// A decoded (non-UTF-8) document is written as UTF-8 and must say so.
+fn declare_utf8(text: &str) -> String {
+    let Some(rest) = text.strip_prefix("<?xml") else {
+        return text.to_string();
+    };
+    let Some(end) = rest.find("?>") else {
+        return text.to_string();
+    };
+    let declaration = &rest[..end];
+    let fixed = match declaration.find("encoding") {
+        Some(at) => {
+            let after = &declaration[at..];
+            let quote_start = after.find(['"', '\'']);
+            let value_end = quote_start.and_then(|q| {
+                let quote = after.as_bytes()[q] as char;
+                after[q + 1..].find(quote).map(|e| q + 1 + e + 1)
+            });
+            match value_end {
+                Some(e) => format!(
+                    "{}encoding=\"UTF-8\"{}",
+                    &declaration[..at],
+                    &declaration[at + e..]
+                ),
+                None => declaration.to_string(),
+            }
+        }
+        None => declaration.to_string(),
+    };
+    format!("<?xml{fixed}{}", &rest[end..])
+}
+
+/// The block's translated markup as XHTML, with the source's own inline elements (their
+/// classes, ids and link targets), note references and everything that was not text (page
+/// markers, math, anchors) put back. In a `copy` (the bilingual translation beside its
+/// original) ids are left out, and so is what was not text, which the original still shows.
+fn to_xhtml(markup: &str, origin: &Origin, source: &str, copy: bool) -> String {
+    let Ok(pieces) = markup::parse(markup) else {
+        return escape_text(&markup::plain_text(markup));
+    };
+    let translated_chars: usize = pieces
+        .iter()
+        .map(|p| match p {
+            Piece::Text(t) => t.chars().count(),
+            Piece::Tag(_) => 0,
+        })
+        .sum();
+    let mut kept: Vec<(usize, String)> = if copy {
+        Vec::new()
+    } else {
+        origin
+            .kept
+            .iter()
+            .filter_map(|k| {
+                let text = source.get(k.source.clone())?;
+                let text = match &k.close {
+                    Some(name) => format!("{text}</{name}>"),
+                    None => text.to_string(),
+                };
+                let at = (k.at_char * translated_chars)
+                    .checked_div(origin.chars)
+                    .unwrap_or(0);
+                Some((at, text))
+            })
+            .collect()
+    };
+    kept.sort_by_key(|(at, _)| *at);
+    let mut kept = kept.into_iter().peekable();
+    let mut used_inline = vec![false; origin.inlines.len()];
+    let mut used_note = vec![false; origin.notes.len()];
+    let mut out = String::with_capacity(markup.len() * 2);
+    // What each open markup tag was written as: Some(element) or None (left out).
+    let mut open: Vec<Option<String>> = Vec::new();
+    let mut written = 0usize;
+    let in_link = |open: &[Option<String>]| open.iter().flatten().any(|e| e == "a");
+    let tag_text = |range: &Range<usize>| {
+        let text = source.get(range.clone()).unwrap_or_default();
+        if copy {
+            strip_ids(text)
+        } else {
+            text.to_string()
+        }
+    };
+    for piece in pieces {
+        match piece {
+            Piece::Text(text) => {
+                let mut rest = text.as_str();
+                loop {
+                    let due = kept.peek().map(|(at, _)| *at).filter(|_| !in_link(&open));
+                    let Some(due) = due else { break };
+                    let len = rest.chars().count();
+                    if due > written + len {
+                        break;
+                    }
+                    // At the first space at or after the place, not inside a word.
+                    let offset = due.saturating_sub(written);
+                    let split = rest
+                        .char_indices()
+                        .skip(offset)
+                        .find(|(_, c)| c.is_whitespace())
+                        .map(|(i, _)| i)
+                        .unwrap_or(rest.len());
+                    out.push_str(&escape_text(&rest[..split]));
+                    written += rest[..split].chars().count();
+                    rest = &rest[split..];
+                    if let Some((_, text)) = kept.next() {
+                        out.push_str(&text);
+                    }
+                }
+                out.push_str(&escape_text(rest));
+                written += rest.chars().count();
+            }
+            Piece::Tag(Tag::Open { name, attr }) => {
+                let found = origin.inlines.iter().enumerate().position(|(i, t)| {
+                    !used_inline[i] && t.name == name && (name != "a" || t.href == attr)
+                });
+                match found {
+                    Some(i) => {
+                        used_inline[i] = true;
+                        out.push_str(&tag_text(&origin.inlines[i].tag));
+                        open.push(Some(origin.inlines[i].element.clone()));
+                    }
+                    // A link the source did not have is not made up; its text is kept.
+                    None if name == "a" => open.push(None),
+                    None => {
+                        out.push_str(&format!("<{name}>"));
+                        open.push(Some(name.to_string()));
+                    }
+                }
+            }
+            Piece::Tag(Tag::Close(_)) => {
+                if let Some(Some(element)) = open.pop() {
+                    out.push_str(&format!("</{element}>"));
+                }
+            }
+            Piece::Tag(Tag::Empty { name: "br", .. }) => out.push_str("<br/>"),
+            Piece::Tag(Tag::Empty { attr: Some(id), .. }) => {
+                let found = origin
+                    .notes
+                    .iter()
+                    .enumerate()
+                    .position(|(i, (note, _))| !used_note[i] && *note == id);
+                if let Some(i) = found {
+                    used_note[i] = true;
+                    out.push_str(&tag_text(&origin.notes[i].1));
+                }
+            }
+            Piece::Tag(Tag::Empty { .. }) => {}
+        }
+    }
+    for (_, text) in kept {
+        out.push_str(&text);
+    }
+    out
+}
+
+/// The attributes of a start tag as written: (name, raw value).
+fn tag_attrs(tag: &str) -> Vec<(String, String)> {
+    let mut reader = Reader::from_str(tag);
+    match reader.read_event() {
+        Ok(Event::Start(e)) | Ok(Event::Empty(e)) => raw_attrs(&e),
+        _ => Vec::new(),
+    }
+}
+
+fn raw_attrs(e: &BytesStart<'_>) -> Vec<(String, String)> {
+    e.html_attributes()
+        .flatten()
+        .map(|a| {
+            (
+                String::from_utf8_lossy(a.key.as_ref()).into_owned(),
+                String::from_utf8_lossy(&a.value).into_owned(),
+            )
+        })
+        .collect()
+}
+
+/// A start (or empty) tag with attributes set (None removes one), a class added and, for a
+/// copy, its id left out. Values are written as the source escaped them.
+fn rewrite_tag(
+    tag: &str,
+    set: &[(&str, Option<&str>)],
+    add_class: Option<&str>,
+    drop_id: bool,
+) -> String {
+    let mut reader = Reader::from_str(tag);
+    let (e, empty) = match reader.read_event() {
+        Ok(Event::Start(e)) => (e, false),
+        Ok(Event::Empty(e)) => (e, true),
+        _ => return tag.to_string(),
+    };
+    let name = String::from_utf8_lossy(e.name().as_ref()).into_owned();
+    let mut out = format!("<{name}");
+    let mut class_done = false;
+    for (key, value) in raw_attrs(&e) {
+        if set.iter().any(|(k, _)| *k == key) || (drop_id && key == "id") {
+            continue;
+        }
+        let value = value.replace('"', "&quot;");
+        if key == "class" {
+            if let Some(class) = add_class {
+                out.push_str(&format!(r#" class="{value} {class}""#));
+                class_done = true;
+                continue;
+            }
+        }
+        out.push_str(&format!(r#" {key}="{value}""#));
+    }
+    if let (Some(class), false) = (add_class, class_done) {
+        out.push_str(&format!(r#" class="{class}""#));
+    }
+    for (key, value) in set {
+        if let Some(value) = value {
+            out.push_str(&format!(r#" {key}="{}""#, escape_attr(value)));
+        }
+    }
+    out.push_str(if empty { "/>" } else { ">" });
+    out
+}
+
+/// A fragment of XHTML with every `id` left out (a copy must not repeat them).
+fn strip_ids(fragment: &str) -> String {
+    let mut reader = Reader::from_str(fragment);
+    let mut out = String::with_capacity(fragment.len());
+    loop {
+        let before = reader.buffer_position() as usize;
+        let event = match reader.read_event() {
+            Ok(Event::Eof) | Err(_) => break,
+            Ok(event) => event,
+        };
+        let raw = fragment
+            .get(before..reader.buffer_position() as usize)
+            .unwrap_or_default();
+        match event {
+            Event::Start(_) | Event::Empty(_) => out.push_str(&rewrite_tag(raw, &[], None, true)),
+            _ => out.push_str(raw),
+        }
+    }
+    out
+}
+
+/// The chapter (if translated) whose first block is the first block at or after `position`.
+fn translated_title<'a>(
+    package: &Package,
+    translated: &'a [Option<Chapter>],
+    position: Position,
+) -> Option<&'a str> {
+    let chapter = package
+        .origins
+        .iter()
+        .position(|o| o.first() == Some(&position))?;
+    translated
+        .get(chapter)?
+        .as_ref()?
+        .title
+        .as_deref()
+        .filter(|t| !t.trim().is_empty())
+}
+
+/// One element of a small XML file, with where its content is.
+struct Found {
+    name: String,
+    attrs: Vec<(String, String)>,
+    tag: Range<usize>,
+    content: Range<usize>,
+    /// Indices of the enclosing found elements, innermost last.
+    ancestors: Vec<usize>,
+}
+
+/// Every element of `source` with its start tag and content ranges, in document order.
+fn scan(source: &str) -> Vec<Found> {
+    let mut reader = Reader::from_str(source);
+    reader.config_mut().check_end_names = false;
+    reader.config_mut().allow_unmatched_ends = true;
+    let mut found: Vec<Found> = Vec::new();
+    let mut stack: Vec<usize> = Vec::new();
+    loop {
+        let before = reader.buffer_position() as usize;
+        let event = match reader.read_event() {
+            Ok(Event::Eof) | Err(_) => break,
+            Ok(event) => event,
+        };
+        let after = reader.buffer_position() as usize;
+        match event {
+            Event::Start(e) => {
+                found.push(Found {
+                    name: local(e.name().as_ref()),
+                    attrs: raw_attrs(&e),
+                    tag: before..after,
+                    content: after..after,
+                    ancestors: stack.clone(),
+                });
+                stack.push(found.len() - 1);
+                if stack.len() > 256 {
+                    break;
+                }
+            }
+            Event::Empty(e) => found.push(Found {
+                name: local(e.name().as_ref()),
+                attrs: raw_attrs(&e),
+                tag: before..after,
+                content: after..after,
+                ancestors: stack.clone(),
+            }),
+            Event::End(e) => {
+                let name = local(e.name().as_ref());
+                if let Some(pos) = stack.iter().rposition(|&i| found[i].name == name) {
+                    let index = stack[pos];
+                    found[index].content.end = before;
+                    stack.truncate(pos);
+                }
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
+fn local(raw: &[u8]) -> String {
+    let name = String::from_utf8_lossy(raw).to_ascii_lowercase();
+    name.rsplit(':').next().unwrap_or_default().to_string()
+}
+
+fn attr_of<'a>(found: &'a Found, name: &str) -> Option<&'a str> {
+    found
+        .attrs
+        .iter()
+        .find(|(k, _)| k == name || k.rsplit(':').next() == Some(name))
+        .map(|(_, v)| v.as_str())
+}
+
+/// The navigation document with every chapter's entry in the table of contents translated.
+fn translate_nav(
+    package: &Package,
+    translated: &[Option<Chapter>],
+    path: &str,
+    source: &str,
+    target: &str,
+) -> Option<String> {
+    let found = scan(source);
+    let navs: Vec<usize> = (0..found.len())
+        .filter(|&i| found[i].name == "nav")
+        .collect();
+    let toc = navs
+        .iter()
+        .copied()
+        .find(|&i| {
+            attr_of(&found[i], "type").is_some_and(|t| t.split_whitespace().any(|w| w == "toc"))
+        })
+        .or_else(|| navs.first().copied())?;
+    let mut edits = Vec::new();
+    for link in found
+        .iter()
+        .filter(|f| f.name == "a" && f.ancestors.contains(&toc))
+    {
+        let Some(href) = attr_of(link, "href") else {
+            continue;
+        };
+        let href = quick_xml::escape::unescape(href)
+            .map(|h| h.into_owned())
+            .unwrap_or_default();
+        let Some(position) = package.nav_position(path, &href) else {
+            continue;
+        };
+        if let Some(title) = translated_title(package, translated, position) {
+            edits.push(Edit {
+                range: link.content.clone(),
+                text: escape_text(title),
+            });
+        }
+    }
+    if edits.is_empty() {
+        return None;
+    }
+    if let Some(html) = found.iter().find(|f| f.name == "html") {
+        let tag = source.get(html.tag.clone())?;
+        edits.push(Edit {
+            range: html.tag.clone(),
+            text: root_with_language(tag, target),
+        });
+    }
+    Some(apply(source, edits))
+}
+
+/// The NCX with every chapter's label and the book's title translated.
+fn translate_ncx(
+    package: &Package,
+    translated: &[Option<Chapter>],
+    path: &str,
+    source: &str,
+    options: &RenderOptions,
+) -> Option<String> {
+    let found = scan(source);
+    let mut edits = Vec::new();
+    for (index, point) in found.iter().enumerate() {
+        if point.name != "navpoint" {
+            continue;
+        }
+        // This point's own label and target, not those of the points inside it.
+        let own = |name: &str| {
+            found
+                .iter()
+                .find(|f| f.name == name && f.ancestors.last() == Some(&index))
+        };
+        let Some(src) = own("content").and_then(|c| attr_of(c, "src")) else {
+            continue;
+        };
+        let src = quick_xml::escape::unescape(src)
+            .map(|h| h.into_owned())
+            .unwrap_or_default();
+        let Some(label) = found
+            .iter()
+            .position(|f| f.name == "navlabel" && f.ancestors.last() == Some(&index))
+        else {
+            continue;
+        };
+        let Some(text) = found
+            .iter()
+            .find(|f| f.name == "text" && f.ancestors.last() == Some(&label))
+        else {
+            continue;
+        };
+        let Some(position) = package.nav_position(path, &src) else {
+            continue;
+        };
+        if let Some(title) = translated_title(package, translated, position) {
+            edits.push(Edit {
+                range: text.content.clone(),
+                text: escape_text(title),
+            });
+        }
+    }
+    if let Some(title) = &options.title {
+        let doc_title = found.iter().position(|f| f.name == "doctitle");
+        if let Some(text) = doc_title.and_then(|d| {
+            found
+                .iter()
+                .find(|f| f.name == "text" && f.ancestors.last() == Some(&d))
+        }) {
+            edits.push(Edit {
+                range: text.content.clone(),
+                text: escape_text(title),
+            });
+        }
+    }
+    if edits.is_empty() {
+        return None;
+    }
+    if let Some(root) = found.iter().find(|f| f.name == "ncx") {
+        if let Some(tag) = source.get(root.tag.clone()) {
+            edits.push(Edit {
+                range: root.tag.clone(),
+                text: rewrite_tag(tag, &[("xml:lang", Some(&options.language))], None, false),
+            });
+        }
+    }
+    Some(apply(source, edits))
+}
+
+/// The package document: the target language, the translated title with the original kept as
+/// a second title, the modification date, and a bilingual book's stylesheet.
+fn rewrite_opf(
+    package: &Package,
+    options: &RenderOptions,
+    layout: Layout,
+    langs: &Languages<'_>,
+) -> String {
+    let source = package.opf_text.as_str();
+    let found = scan(source);
+    let epub3 = found
+        .iter()
+        .find(|f| f.name == "package")
+        .and_then(|p| attr_of(p, "version"))
+        .is_some_and(|v| v.trim_start().starts_with('3'));
+    let in_metadata = |f: &Found| f.ancestors.iter().any(|&a| found[a].name == "metadata");
+    let metadata = found.iter().find(|f| f.name == "metadata");
+    let mut edits = Vec::new();
+    let unique = |base: &str| {
+        let mut id = base.to_string();
+        let mut n = 1;
+        while source.contains(&format!("\"{id}\"")) {
+            n += 1;
+            id = format!("{base}-{n}");
+        }
+        id
+    };
+    let target = escape_text(langs.target);
+
+    // Language: the first is the book's; a bilingual book is in both.
+    match found
+        .iter()
+        .find(|f| f.name == "language" && in_metadata(f))
+    {
+        Some(language) => {
+            let mut text = target.clone();
+            if let (Layout::Bilingual, Some(src)) = (layout, langs.source) {
+                if src != langs.target {
+                    let end = language.content.end;
+                    let close = source
+                        .get(end..)
+                        .and_then(|r| r.find('>'))
+                        .map(|i| end + i + 1);
+                    if let Some(close) = close {
+                        edits.push(Edit {
+                            range: close..close,
+                            text: format!("\n    <dc:language>{}</dc:language>", escape_text(src)),
+                        });
+                    }
+                }
+            }
+            text.shrink_to_fit();
+            edits.push(Edit {
+                range: language.content.clone(),
+                text,
+            });
+        }
+        None => {
+            if let Some(m) = metadata {
+                edits.push(Edit {
+                    range: m.content.end..m.content.end,
+                    text: format!("  <dc:language>{target}</dc:language>\n  "),
+                });
+            }
+        }
+    }
+
+    // Title: the translation first (reading systems show the first), the original kept after.
+    if let Some(title) = options.title.as_deref().filter(|t| !t.trim().is_empty()) {
+        let id = unique("booktr-title");
+        let new_title = format!(
+            r#"<dc:title id="{id}" xml:lang="{target}">{}</dc:title>"#,
+            escape_text(title)
+        );
+        match found.iter().find(|f| f.name == "title" && in_metadata(f)) {
+            Some(original) => {
+                edits.push(Edit {
+                    range: original.tag.start..original.tag.start,
+                    text: format!("{new_title}\n    "),
+                });
+                let has_lang = original.attrs.iter().any(|(k, _)| k == "xml:lang");
+                if let (false, Some(src), Some(tag)) =
+                    (has_lang, langs.source, source.get(original.tag.clone()))
+                {
+                    edits.push(Edit {
+                        range: original.tag.clone(),
+                        text: rewrite_tag(tag, &[("xml:lang", Some(src))], None, false),
+                    });
+                }
+            }
+            None => {
+                if let Some(m) = metadata {
+                    edits.push(Edit {
+                        range: m.content.end..m.content.end,
+                        text: format!("  {new_title}\n  "),
+                    });
+                }
+            }
+        }
+        if epub3 {
+            if let Some(m) = metadata {
+                edits.push(Edit {
+                    range: m.content.end..m.content.end,
+                    text: format!(
+                        "  <meta refines=\"#{id}\" property=\"title-type\">main</meta>\n  "
+                    ),
+                });
+            }
+        }
+    }
+
+    // Modified.
+    if epub3 {
+        let modified = found.iter().find(|f| {
+            f.name == "meta" && attr_of(f, "property") == Some("dcterms:modified") && in_metadata(f)
+        });
+        match modified {
+            Some(m) if !m.content.is_empty() => edits.push(Edit {
+                range: m.content.clone(),
+                text: escape_text(&options.modified),
+            }),
+            _ => {
+                if let Some(m) = metadata {
+                    edits.push(Edit {
+                        range: m.content.end..m.content.end,
+                        text: format!(
+                            "  <meta property=\"dcterms:modified\">{}</meta>\n  ",
+                            escape_text(&options.modified)
+                        ),
+                    });
+                }
+            }
+        }
+    }
+
+    if layout == Layout::Bilingual {
+        if let Some(manifest) = found.iter().find(|f| f.name == "manifest") {
+            let id = unique("booktr-bilingual-css");
+            edits.push(Edit {
+                range: manifest.content.end..manifest.content.end,
+                text: format!(
+                    "  <item id=\"{id}\" href=\"{BILINGUAL_CSS_NAME}\" media-type=\"text/css\"/>\n  "
+                ),
+            });
+        }
+    }
+
+    // Page progression follows the target language's direction.
+    if let Some(spine) = found.iter().find(|f| f.name == "spine") {
+        let declared = attr_of(spine, "page-progression-direction").is_some();
+        let direction = if is_rtl(langs.target) {
+            Some("rtl")
+        } else if declared {
+            Some("ltr")
+        } else {
+            None
+        };
+        if let (Some(direction), Some(tag)) = (direction, source.get(spine.tag.clone())) {
+            edits.push(Edit {
+                range: spine.tag.clone(),
+                text: rewrite_tag(
+                    tag,
+                    &[("page-progression-direction", Some(direction))],
+                    None,
+                    false,
+                ),
+            });
+        }
+    }
+    apply(source, edits)
+}
+
+/// The package again: the mimetype first and stored, every unchanged entry copied as it was
+/// stored (byte-identical, never inflated), changed ones written anew under their own names.
+fn write_zip(
+    zip: &mut Archive<'_>,
+    changed: &HashMap<String, Vec<u8>>,
+    layout: Layout,
+    css_path: &str,
+) -> Result<Vec<u8>, FormatError> {
+    let mut out = ZipWriter::new(Cursor::new(Vec::new()));
+    let stored = SimpleFileOptions::default().compression_method(CompressionMethod::Stored);
+    let deflated = SimpleFileOptions::default().compression_method(CompressionMethod::Deflated);
+    let write_error =
+        |e: zip::result::ZipError| FormatError::Malformed(format!("writing the EPUB failed: {e}"));
+    let names = zip.names();
+    let mimetype_first = names.first().is_some_and(|n| n == "mimetype") && zip.is_stored(0);
+    if mimetype_first {
+        zip.copy_raw(0, &mut out)?;
+    } else {
+        out.start_file("mimetype", stored).map_err(write_error)?;
+        out.write_all(b"application/epub+zip")
+            .map_err(|e| write_error(e.into()))?;
+    }
+    for (index, name) in names.iter().enumerate() {
+        if name == "mimetype" || (layout == Layout::Bilingual && name == css_path) {
+            continue;
+        }
+        match changed.get(name) {
+            Some(bytes) => {
+                out.start_file(name.as_str(), deflated)
+                    .map_err(write_error)?;
+                out.write_all(bytes).map_err(|e| write_error(e.into()))?;
+            }
+            None => zip.copy_raw(index, &mut out)?,
+        }
+    }
+    if layout == Layout::Bilingual {
+        out.start_file(css_path, deflated).map_err(write_error)?;
+        out.write_all(BILINGUAL_CSS.as_bytes())
+            .map_err(|e| write_error(e.into()))?;
+    }
+    Ok(out.finish().map_err(write_error)?.into_inner())
+}
+
+#[cfg(test)]
+mod tests;
