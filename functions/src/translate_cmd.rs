@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use anyhow::{anyhow, bail, Context};
-use booktr_core::books::sniff;
+use booktr_core::books::{sniff, BookFormat};
 use booktr_core::types::LanguageCode;
 use booktr_formats::manuscript::Manuscript;
-use booktr_formats::render::{self, RenderOptions, Rendition};
+use booktr_formats::render::{self, RenderOptions};
 use booktr_translate::book::{choose_model, translate_book, BookOptions, BookTranslation, Event};
 use booktr_translate::checks::{language_of, Problem};
 use booktr_translate::estimate::cost;
@@ -71,8 +71,11 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
     let format = sniff(name, &bytes[..bytes.len().min(64 * 1024)]).map_err(anyhow::Error::msg)?;
     let mut manuscript = booktr_formats::extract(format.reader(), &bytes)
         .map_err(|e| anyhow!("the file could not be read: {e}"))?;
+    // Which of the book's chapters are translated (all, or those `--chapters` names).
+    let mut selected: Vec<bool> = vec![true; manuscript.chapters.len()];
     if let Some(spec) = &args.chapters {
         let wanted = chapter_numbers(spec, manuscript.chapters.len())?;
+        selected = (1..=selected.len()).map(|n| wanted.contains(&n)).collect();
         manuscript.chapters = manuscript
             .chapters
             .into_iter()
@@ -131,7 +134,8 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
 
     let options = RenderOptions {
         language: to.to_string(),
-        title: None,
+        // The source's; a book translated in place carries its translation first.
+        title: manuscript.title.clone(),
         author: None,
         identifier: format!("urn:booktr:{}", booktr_core::ids::new_id()),
         modified: chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
@@ -139,10 +143,17 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
     };
     let rendered = match output_format.as_str() {
         "pdf" => render::pdf::render(&done.manuscript, &options, &[]),
-        _ => render::epub::render(&done.manuscript, &options).map(|bytes| Rendition {
-            bytes,
-            warnings: Vec::new(),
-        }),
+        _ => {
+            // An EPUB comes back as the same book translated in place; the chapters left out
+            // keep their source text there.
+            let mut done_chapters = done.manuscript.chapters.iter().cloned();
+            let translated: Vec<_> = selected
+                .iter()
+                .map(|&chosen| chosen.then(|| done_chapters.next()).flatten())
+                .collect();
+            let original = (format == BookFormat::Epub).then_some(bytes.as_slice());
+            render::translated_epub(original, &done.manuscript, &translated, &options)
+        }
     }
     .map_err(|e| anyhow!("rendering: {e}"))?;
     let out = args

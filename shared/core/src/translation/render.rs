@@ -5,7 +5,7 @@ use booktr_formats::manuscript::{Chapter as SourceChapter, Manuscript};
 use booktr_formats::render::{self, RenderOptions, Rendition};
 
 use super::Translations;
-use crate::books::{store, Book};
+use crate::books::{store, Book, BookFormat};
 use crate::job::OutputFormat;
 use crate::ports::StoreError;
 
@@ -51,13 +51,14 @@ impl Translations {
                 .await?
                 .ok_or_else(|| RenderError::Missing("the manuscript is missing".into()))?;
         let chapters = self.books.chapters(&book.id).await?;
+        let mut translated = Vec::with_capacity(chapters.len());
         for chapter in &chapters {
             match self.stored_chapter(&book.id, chapter.number).await? {
-                Some(stored) if stored.key == key => manuscript.chapters.push(SourceChapter {
+                Some(stored) if stored.key == key => translated.push(Some(SourceChapter {
                     title: stored.title,
                     blocks: stored.blocks,
-                }),
-                _ if completeness == Completeness::FinishedSoFar => {}
+                })),
+                _ if completeness == Completeness::FinishedSoFar => translated.push(None),
                 _ => {
                     return Err(RenderError::Missing(format!(
                         "chapter {} has no translation to render",
@@ -66,7 +67,7 @@ impl Translations {
                 }
             }
         }
-        if manuscript.chapters.is_empty() {
+        if translated.iter().all(Option::is_none) {
             return Ok(None);
         }
         for asset in &mut manuscript.assets {
@@ -79,6 +80,16 @@ impl Translations {
                 asset.bytes = bytes.to_vec();
             }
         }
+        // An EPUB comes back as the same book, translated in place.
+        let original = match (book.format, format) {
+            (BookFormat::Epub, OutputFormat::Epub) => {
+                self.ports
+                    .blobs
+                    .get(&store::original_key(&book.id, book.format)?)
+                    .await?
+            }
+            _ => None,
+        };
         manuscript.language = Some(book.target_lang.clone());
         let options = RenderOptions {
             language: book.target_lang.clone(),
@@ -96,12 +107,12 @@ impl Translations {
         // Rendering is CPU work (seconds for a long PDF): off the async threads.
         let rendered = tokio::task::spawn_blocking(move || match format {
             OutputFormat::Epub => {
-                render::epub::render(&manuscript, &options).map(|bytes| Rendition {
-                    bytes,
-                    warnings: Vec::new(),
-                })
+                render::translated_epub(original.as_deref(), &manuscript, &translated, &options)
             }
-            OutputFormat::Pdf => render::pdf::render(&manuscript, &options, &[]),
+            OutputFormat::Pdf => {
+                manuscript.chapters = translated.into_iter().flatten().collect();
+                render::pdf::render(&manuscript, &options, &[])
+            }
         })
         .await
         .map_err(|e| RenderError::Stopped(e.to_string()))?

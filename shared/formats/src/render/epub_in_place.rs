@@ -68,6 +68,10 @@ pub fn render(
 ) -> Result<Rendition, FormatError> {
     let package = read_package(original_epub, budget, true)?;
     check_match(&package, translated)?;
+    let options = &RenderOptions {
+        title: book_title(&package, translated, options.title.as_deref()),
+        ..options.clone()
+    };
     let limits = Limits::for_file(original_epub.len(), budget);
     let target = options.language.as_str();
     let source_language = package.manuscript.language.clone();
@@ -644,6 +648,36 @@ fn strip_ids(fragment: &str) -> String {
         }
     }
     out
+}
+
+/// The book's title in the target language: the translation of the first block that carries
+/// the same words as `title` (a title page, a heading), as chapter titles follow their
+/// headings; `title` as it is when no block carries it or that block is not translated.
+fn book_title(
+    package: &Package,
+    translated: &[Option<Chapter>],
+    title: Option<&str>,
+) -> Option<String> {
+    let title = title?.trim();
+    let same = |text: String| text.trim().eq_ignore_ascii_case(title);
+    let found = package
+        .manuscript
+        .chapters
+        .iter()
+        .zip(translated)
+        .filter_map(|(source, translation)| Some((source, translation.as_ref()?)))
+        .find_map(|(source, translation)| {
+            let at = source.blocks.iter().position(|b| same(b.plain_text()))?;
+            translation
+                .blocks
+                .get(at)
+                .map(|b| b.plain_text().trim().to_string())
+        });
+    Some(
+        found
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| title.to_string()),
+    )
 }
 
 /// The chapter (if translated) whose first block is the first block at or after `position`.

@@ -39,6 +39,39 @@ pub enum Layout {
     Bilingual,
 }
 
+/// The translated book as EPUB: the source package translated in place when the source was an
+/// EPUB (`original`), else the manuscript rebuilt with this crate's own stylesheet. A source
+/// whose walk no longer gives the blocks it was translated from (read by an older extractor)
+/// is rebuilt too, saying so in the warnings. `manuscript` holds the book's metadata and
+/// images; `translated[i]` is chapter i's translation, or None to leave it out of a rebuilt
+/// book (a partial download) and keep its source text in a book translated in place.
+pub fn translated_epub(
+    original: Option<&[u8]>,
+    manuscript: &crate::manuscript::Manuscript,
+    translated: &[Option<Chapter>],
+    options: &RenderOptions,
+) -> Result<Rendition, crate::FormatError> {
+    let mut warnings = Vec::new();
+    if let Some(original) = original {
+        match epub_in_place::render(
+            original,
+            translated,
+            options,
+            Layout::Translated,
+            options.budget,
+        ) {
+            Err(crate::FormatError::Mismatch(why)) => warnings.push(format!(
+                "rebuilt with a plain style: the source EPUB no longer matches its chapters ({why})"
+            )),
+            done => return done,
+        }
+    }
+    let mut rebuilt = manuscript.clone();
+    rebuilt.chapters = translated.iter().flatten().cloned().collect();
+    let bytes = epub::render(&rebuilt, options)?;
+    Ok(Rendition { bytes, warnings })
+}
+
 /// Languages written right to left.
 pub fn is_rtl(language: &str) -> bool {
     let primary = language
