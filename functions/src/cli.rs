@@ -54,6 +54,10 @@ enum Command {
         /// epub or pdf
         #[arg(long, default_value = "epub")]
         format: String,
+        /// translated, or bilingual: each translated block after its original (so far for
+        /// EPUB output of an EPUB source)
+        #[arg(long, default_value = "translated")]
+        layout: String,
         /// Output file (default: <name>.<lang>.<format> here)
         #[arg(long)]
         out: Option<PathBuf>,
@@ -133,6 +137,7 @@ pub async fn main() -> anyhow::Result<()> {
             model,
             glossary,
             format,
+            layout,
             out,
             parallel,
             max_cost,
@@ -147,6 +152,7 @@ pub async fn main() -> anyhow::Result<()> {
                 model,
                 glossary,
                 format,
+                layout,
                 out,
                 parallel,
                 max_cost,

@@ -10,7 +10,7 @@ use anyhow::{anyhow, bail, Context};
 use booktr_core::books::{sniff, BookFormat};
 use booktr_core::types::LanguageCode;
 use booktr_formats::manuscript::Manuscript;
-use booktr_formats::render::{self, RenderOptions};
+use booktr_formats::render::{self, Layout, RenderOptions};
 use booktr_translate::book::{choose_model, translate_book, BookOptions, BookTranslation, Event};
 use booktr_translate::checks::{language_of, Problem};
 use booktr_translate::estimate::cost;
@@ -29,6 +29,8 @@ pub struct TranslateArgs {
     pub model: String,
     pub glossary: Option<PathBuf>,
     pub format: String,
+    /// `translated` or `bilingual`.
+    pub layout: String,
     pub out: Option<PathBuf>,
     pub parallel: usize,
     pub max_cost: Option<f64>,
@@ -61,6 +63,11 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         "epub" | "pdf" => args.format.clone(),
         other => bail!("--format: '{other}' is not epub or pdf"),
     };
+    let layout = match args.layout.as_str() {
+        "translated" => Layout::Translated,
+        "bilingual" => Layout::Bilingual,
+        other => bail!("--layout: '{other}' is not translated or bilingual"),
+    };
     let bytes =
         std::fs::read(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
     let name = args
@@ -69,6 +76,11 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         .and_then(|n| n.to_str())
         .unwrap_or("book");
     let format = sniff(name, &bytes[..bytes.len().min(64 * 1024)]).map_err(anyhow::Error::msg)?;
+    if layout == Layout::Bilingual && (format != BookFormat::Epub || output_format != "epub") {
+        // Not built yet: the bilingual PDF (two columns) and bilingual books rebuilt from
+        // other formats.
+        bail!("--layout bilingual: so far only for EPUB output of an EPUB book");
+    }
     let mut manuscript = booktr_formats::extract(format.reader(), &bytes)
         .map_err(|e| anyhow!("the file could not be read: {e}"))?;
     // Which of the book's chapters are translated (all, or those `--chapters` names).
@@ -152,7 +164,7 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
                 .map(|&chosen| chosen.then(|| done_chapters.next()).flatten())
                 .collect();
             let original = (format == BookFormat::Epub).then_some(bytes.as_slice());
-            render::translated_epub(original, &done.manuscript, &translated, &options)
+            render::translated_epub(original, &done.manuscript, &translated, &options, layout)
         }
     }
     .map_err(|e| anyhow!("rendering: {e}"))?;

@@ -2,7 +2,7 @@
 //! translations, through the EPUB or PDF renderer.
 
 use booktr_formats::manuscript::{Chapter as SourceChapter, Manuscript};
-use booktr_formats::render::{self, RenderOptions, Rendition};
+use booktr_formats::render::{self, Layout, RenderOptions, Rendition};
 
 use super::Translations;
 use crate::books::{store, Book, BookFormat};
@@ -106,9 +106,13 @@ impl Translations {
         };
         // Rendering is CPU work (seconds for a long PDF): off the async threads.
         let rendered = tokio::task::spawn_blocking(move || match format {
-            OutputFormat::Epub => {
-                render::translated_epub(original.as_deref(), &manuscript, &translated, &options)
-            }
+            OutputFormat::Epub => render::translated_epub(
+                original.as_deref(),
+                &manuscript,
+                &translated,
+                &options,
+                Layout::Translated,
+            ),
             OutputFormat::Pdf => {
                 manuscript.chapters = translated.into_iter().flatten().collect();
                 render::pdf::render(&manuscript, &options, &[])

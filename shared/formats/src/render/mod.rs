@@ -40,7 +40,8 @@ pub enum Layout {
 }
 
 /// The translated book as EPUB: the source package translated in place when the source was an
-/// EPUB (`original`), else the manuscript rebuilt with this crate's own stylesheet. A source
+/// EPUB (`original`), in `layout`, else the manuscript rebuilt with this crate's own
+/// stylesheet (translated only: a rebuilt book has no bilingual layout yet). A source
 /// whose walk no longer gives the blocks it was translated from (read by an older extractor)
 /// is rebuilt too, saying so in the warnings. `manuscript` holds the book's metadata and
 /// images; `translated[i]` is chapter i's translation, or None to leave it out of a rebuilt
@@ -50,17 +51,14 @@ pub fn translated_epub(
     manuscript: &crate::manuscript::Manuscript,
     translated: &[Option<Chapter>],
     options: &RenderOptions,
+    layout: Layout,
 ) -> Result<Rendition, crate::FormatError> {
     let mut warnings = Vec::new();
     if let Some(original) = original {
-        match epub_in_place::render(
-            original,
-            translated,
-            options,
-            Layout::Translated,
-            options.budget,
-        ) {
-            Err(crate::FormatError::Mismatch(why)) => warnings.push(format!(
+        match epub_in_place::render(original, translated, options, layout, options.budget) {
+            // A bilingual book needs the source's own walk: it is not rebuilt in another layout.
+            Err(crate::FormatError::Mismatch(why)) if layout == Layout::Translated => warnings
+                .push(format!(
                 "rebuilt with a plain style: the source EPUB no longer matches its chapters ({why})"
             )),
             done => return done,
