@@ -244,7 +244,8 @@ impl Digests {
 
     async fn summary(&self, user_id: &str, week: &Week) -> Result<Summary, StoreError> {
         let mut summary = Summary::default();
-        for book in self.books.all_of(user_id).await? {
+        // Oldest first, as the week went.
+        for book in self.books.all_of(user_id).await?.into_iter().rev() {
             match book.status {
                 BookStatus::Completed if book.completed_at.is_some_and(|t| week.contains(t)) => {
                     summary.finished.push(book.title)

@@ -173,6 +173,8 @@ impl JobHandler {
                 span.in_scope(
                     || warn!(error = %e, "job failed; another try would fail the same way"),
                 );
+                // Kept for the dead-letter handler, should giving up itself fail until then.
+                self.note_last_error(job, &e).await;
                 self.give_up_now(job, &e).await
             }
             Err(e) => {

@@ -43,7 +43,8 @@ pub enum Layout {
 /// EPUB (`original`), in `layout`, else the manuscript rebuilt with this crate's own
 /// stylesheet (translated only: a rebuilt book has no bilingual layout yet). A source
 /// whose walk no longer gives the blocks it was translated from (read by an older extractor)
-/// is rebuilt too, saying so in the warnings. `manuscript` holds the book's metadata and
+/// is rebuilt too, as is one the in-place writer refuses (past a limit), saying so in the
+/// warnings. `manuscript` holds the book's metadata and
 /// images; `translated[i]` is chapter i's translation, or None to leave it out of a rebuilt
 /// book (a partial download) and keep its source text in a book translated in place.
 pub fn translated_epub(
@@ -57,10 +58,17 @@ pub fn translated_epub(
     if let Some(original) = original {
         match epub_in_place::render(original, translated, options, layout, options.budget) {
             // A bilingual book needs the source's own walk: it is not rebuilt in another layout.
-            Err(crate::FormatError::Mismatch(why)) if layout == Layout::Translated => warnings
-                .push(format!(
-                "rebuilt with a plain style: the source EPUB no longer matches its chapters ({why})"
-            )),
+            // A translated one is: the book is better rebuilt than refused.
+            Err(e) if layout == Layout::Translated => warnings.push(match e {
+                crate::FormatError::Mismatch(why) => format!(
+                    "rebuilt with a plain style: the source EPUB no longer matches its chapters \
+                     ({why})"
+                ),
+                other => format!(
+                    "rebuilt with a plain style: the source EPUB could not be translated in \
+                     place ({other})"
+                ),
+            }),
             done => return done,
         }
     }
