@@ -568,3 +568,35 @@ impl TestApp {
             .collect()
     }
 }
+
+/// Asserts that epubcheck finds nothing wrong with the EPUB.
+pub fn epubcheck(bytes: &[u8]) {
+    let dir = tempfile::TempDir::new().unwrap();
+    let path = dir.path().join("book.epub");
+    std::fs::write(&path, bytes).unwrap();
+    let check = std::process::Command::new("java")
+        .args(["-jar", "/usr/share/java/epubcheck.jar", "-q"])
+        .arg(&path)
+        .output()
+        .expect("epubcheck is installed by scripts/test.sh");
+    assert!(
+        check.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
+}
+
+/// The PDF's text in reading order, as poppler's `pdftotext` reads it.
+pub fn pdftotext(bytes: &[u8]) -> String {
+    let dir = tempfile::TempDir::new().unwrap();
+    let path = dir.path().join("book.pdf");
+    std::fs::write(&path, bytes).unwrap();
+    let out = std::process::Command::new("pdftotext")
+        .arg(&path)
+        .arg("-")
+        .output()
+        .expect("pdftotext is installed by scripts/test.sh");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

@@ -13,6 +13,7 @@ mod cli;
 mod community;
 mod cost;
 mod crash;
+mod editions;
 mod developer;
 mod errors;
 mod glossary;

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 
 use crate::helpers::{
-    assert_error, corpus, on_aws, sample_txt, spawn_app, spawn_app_without_workers,
+    assert_error, corpus, epubcheck, on_aws, sample_txt, spawn_app, spawn_app_without_workers,
     spawn_with_models, spawn_with_models_and_env, TestApp,
 };
 use crate::stand_ins::{is_term_list, StandIn};
@@ -81,22 +81,6 @@ async fn fetch(url: &str) -> reqwest::Response {
     reqwest::get(url).await.unwrap()
 }
 
-fn epubcheck(bytes: &[u8]) {
-    let dir = tempfile::TempDir::new().unwrap();
-    let path = dir.path().join("book.epub");
-    std::fs::write(&path, bytes).unwrap();
-    let check = std::process::Command::new("java")
-        .args(["-jar", "/usr/share/java/epubcheck.jar", "-q"])
-        .arg(&path)
-        .output()
-        .expect("epubcheck is installed by scripts/test.sh");
-    assert!(
-        check.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&check.stdout),
-        String::from_utf8_lossy(&check.stderr)
-    );
-}
 
 /// The whole journey over HTTP with background workers and the offline engine.
 #[tokio::test]

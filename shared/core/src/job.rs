@@ -30,12 +30,15 @@ pub enum Job {
         #[serde(default)]
         passes: u32,
     },
-    /// Render the translated book as `format` (`epub` or `pdf`). `requested` (ms since the
-    /// epoch) tells two requests for the same file apart for the queue's deduplication.
+    /// Render the translated book as `format` (`epub` or `pdf`) in `layout` (absent in
+    /// messages queued before layouts existed: translated). `requested` (ms since the epoch)
+    /// tells two requests for the same file apart for the queue's deduplication.
     #[serde(rename_all = "camelCase")]
     Generate {
         book_id: String,
         format: OutputFormat,
+        #[serde(default, skip_serializing_if = "Layout::is_translated")]
+        layout: Layout,
         requested: i64,
     },
     /// Remove everything a closed account held (see `crate::privacy`).
@@ -52,6 +55,78 @@ pub enum Job {
 pub enum OutputFormat {
     Epub,
     Pdf,
+}
+
+/// How a translation is laid out in its file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Layout {
+    /// The translation alone.
+    #[default]
+    Translated,
+    /// Each translated block with its original: after it (EPUB) or beside it (PDF).
+    Bilingual,
+}
+
+impl Layout {
+    pub fn parse(raw: &str) -> Option<Layout> {
+        match raw {
+            "translated" => Some(Layout::Translated),
+            "bilingual" => Some(Layout::Bilingual),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layout::Translated => "translated",
+            Layout::Bilingual => "bilingual",
+        }
+    }
+
+    pub fn is_translated(&self) -> bool {
+        *self == Layout::Translated
+    }
+}
+
+/// One file a translated book can be rendered as: a format in a layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Edition {
+    pub format: OutputFormat,
+    pub layout: Layout,
+}
+
+impl Edition {
+    pub fn new(format: OutputFormat, layout: Layout) -> Self {
+        Edition { format, layout }
+    }
+
+    /// The end of the file's name: `epub`, or `bilingual.epub` (the translated edition's
+    /// names are those files had before layouts existed).
+    pub fn suffix(self) -> String {
+        match self.layout {
+            Layout::Translated => self.format.as_str().to_string(),
+            Layout::Bilingual => format!("bilingual.{}", self.format.as_str()),
+        }
+    }
+
+    /// For people: `EPUB`, `bilingual PDF`.
+    pub fn label(self) -> String {
+        let format = self.format.as_str().to_uppercase();
+        match self.layout {
+            Layout::Translated => format,
+            Layout::Bilingual => format!("bilingual {format}"),
+        }
+    }
+
+    /// The query string that names it in a download link: `format=epub`, or
+    /// `format=epub&layout=bilingual`.
+    pub fn query(self) -> String {
+        match self.layout {
+            Layout::Translated => format!("format={}", self.format.as_str()),
+            Layout::Bilingual => format!("format={}&layout=bilingual", self.format.as_str()),
+        }
+    }
 }
 
 impl OutputFormat {
@@ -132,8 +207,12 @@ impl Job {
             Job::Generate {
                 book_id,
                 format,
+                layout,
                 requested,
-            } => format!("generate-{book_id}-{}-{requested}", format.as_str()),
+            } => format!(
+                "generate-{book_id}-{}-{requested}",
+                Edition::new(*format, *layout).suffix()
+            ),
             Job::PurgeAccount { user_id } => format!("purge-{user_id}"),
             Job::WeeklyDigest { user_id, week } => format!("digest-{user_id}-{week}"),
         }

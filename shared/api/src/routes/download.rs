@@ -6,7 +6,7 @@ use axum::extract::{Path, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use booktr_core::job::OutputFormat;
+use booktr_core::job::{Edition, Layout, OutputFormat};
 use booktr_core::ports::{BlobKey, LinkCheck};
 use serde::{Deserialize, Serialize};
 
@@ -32,13 +32,20 @@ pub fn router() -> Routes {
     routes
 }
 
-/// `epub` or `pdf`, else 400.
-pub(crate) fn output_format(raw: Option<&str>) -> Result<OutputFormat, ApiError> {
-    match raw {
-        None | Some("") => Err(ApiError::bad_request("format is required: epub or pdf")),
+/// `epub` or `pdf` in `translated` (the default) or `bilingual` layout, else 400.
+pub(crate) fn edition(format: Option<&str>, layout: Option<&str>) -> Result<Edition, ApiError> {
+    let format = match format {
+        None | Some("") => return Err(ApiError::bad_request("format is required: epub or pdf")),
         Some(raw) => OutputFormat::parse(raw)
-            .ok_or_else(|| ApiError::bad_request(format!("format '{raw}' is not epub or pdf"))),
-    }
+            .ok_or_else(|| ApiError::bad_request(format!("format '{raw}' is not epub or pdf")))?,
+    };
+    let layout = match layout {
+        None => Layout::Translated,
+        Some(raw) => Layout::parse(raw).ok_or_else(|| {
+            ApiError::bad_request(format!("layout '{raw}' is not translated or bilingual"))
+        })?,
+    };
+    Ok(Edition::new(format, layout))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -46,6 +53,9 @@ pub(crate) fn output_format(raw: Option<&str>) -> Result<OutputFormat, ApiError>
 struct Generate {
     book_id: String,
     format: String,
+    /// `translated` (default): the translation alone; `bilingual`: each translated block after
+    /// its original (EPUB) or beside it (PDF).
+    layout: Option<String>,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -63,17 +73,17 @@ async fn generate(
     caller: Caller,
     Json(body): Json<Generate>,
 ) -> Result<axum::Json<Queued>, ApiError> {
-    let format = output_format(Some(&body.format))?;
+    let edition = edition(Some(&body.format), body.layout.as_deref())?;
     state
         .services
         .translations
-        .generate(caller.user_id(), &body.book_id, format)
+        .generate(caller.user_id(), &body.book_id, edition)
         .await?;
     Ok(axum::Json(Queued {
         success: true,
         message: format!(
             "generating the {}; the book is COMPLETED when it is ready",
-            format.as_str()
+            edition.label()
         ),
     }))
 }
@@ -81,6 +91,7 @@ async fn generate(
 #[derive(Deserialize)]
 struct FormatQuery {
     format: Option<String>,
+    layout: Option<String>,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -93,7 +104,8 @@ struct Link {
 /// A signed link to the book's file, valid for an hour.
 #[utoipa::path(get, path = "/api/download/{id}", tag = "files", security(("apiKey" = []), ("session" = [])),
     params(("id" = String, Path, description = "The book's id"),
-        ("format" = String, Query, description = "`epub` or `pdf`")),
+        ("format" = String, Query, description = "`epub` or `pdf`"),
+        ("layout" = Option<String>, Query, description = "`translated` (default) or `bilingual`")),
     responses((status = 200, description = "The link", body = Link),
         (status = 404, description = "No such book or no such file yet", body = ErrorBody),
         (status = 422, description = "The book's file could not be made: `render_failed`, naming the limit it met", body = ErrorBody)))]
@@ -103,11 +115,11 @@ async fn download(
     Path(id): Path<String>,
     Query(q): Query<FormatQuery>,
 ) -> Result<axum::Json<Link>, ApiError> {
-    let format = output_format(q.format.as_deref())?;
+    let edition = edition(q.format.as_deref(), q.layout.as_deref())?;
     let download = state
         .services
         .translations
-        .download(caller.user_id(), &id, format)
+        .download(caller.user_id(), &id, edition)
         .await?;
     Ok(axum::Json(Link {
         url: download.url,

@@ -6,12 +6,12 @@ use axum::http::header::LOCATION;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use booktr_core::books::Book;
-use booktr_core::job::OutputFormat;
+use booktr_core::job::{Edition, Layout, OutputFormat};
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::download::output_format;
+use super::download::edition;
 use super::{Success, SUCCESS};
 use crate::error::ApiError;
 use crate::extract::Query;
@@ -132,10 +132,13 @@ async fn reader(
         .side_by_side(&book, number)
         .await?
         .ok_or_else(|| ApiError::not_found("chapter"))?;
-    let mut formats = Vec::new();
+    let mut editions = Vec::new();
     for format in [OutputFormat::Epub, OutputFormat::Pdf] {
-        if translations.has_file(&book, format).await? {
-            formats.push(format);
+        for layout in [Layout::Translated, Layout::Bilingual] {
+            let edition = Edition::new(format, layout);
+            if translations.has_file(&book, edition).await? {
+                editions.push(edition);
+            }
         }
     }
     crate::web::reader::page(
@@ -146,7 +149,7 @@ async fn reader(
             chapters: &chapters,
             number,
             current: &current,
-            formats: &formats,
+            editions: &editions,
         },
     )
 }
@@ -154,11 +157,13 @@ async fn reader(
 #[derive(Deserialize)]
 struct FormatQuery {
     format: Option<String>,
+    layout: Option<String>,
 }
 
 /// Redirects to a signed link to the shared book's file, which ends with the share.
 #[utoipa::path(get, path = "/shared/{token}/download", tag = "pages",
-    params(("token" = String, Path), ("format" = String, Query, description = "`epub` or `pdf`")),
+    params(("token" = String, Path), ("format" = String, Query, description = "`epub` or `pdf`"),
+        ("layout" = Option<String>, Query, description = "`translated` (default) or `bilingual`")),
     responses((status = 302, description = "To a signed link", headers(("location" = String))),
         (status = 404, description = "No such shared book or file", body = ErrorBody)))]
 async fn public_download(
@@ -167,11 +172,11 @@ async fn public_download(
     Query(q): Query<FormatQuery>,
 ) -> Result<Response, ApiError> {
     let book = shared_book(&state, &token).await?;
-    let format = output_format(q.format.as_deref())?;
+    let edition = edition(q.format.as_deref(), q.layout.as_deref())?;
     let download = state
         .services
         .translations
-        .shared_download(&book, &token, format)
+        .shared_download(&book, &token, edition)
         .await?;
     Ok((StatusCode::FOUND, [(LOCATION, download.url)]).into_response())
 }

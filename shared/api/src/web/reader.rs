@@ -3,7 +3,7 @@
 
 use axum::response::Response;
 use booktr_core::books::{Book, Chapter};
-use booktr_core::job::OutputFormat;
+use booktr_core::job::Edition;
 use booktr_core::translation::SideBySide;
 use minijinja::context;
 use serde::Serialize;
@@ -21,7 +21,7 @@ pub struct Reader<'a> {
     pub number: u32,
     pub current: &'a SideBySide,
     /// The output files that exist, offered for download.
-    pub formats: &'a [OutputFormat],
+    pub editions: &'a [Edition],
 }
 
 #[derive(Serialize)]
@@ -54,7 +54,7 @@ pub fn page(state: &AppState, reader: Reader<'_>) -> Result<Response, ApiError> 
         chapters,
         number,
         current,
-        formats,
+        editions,
     } = reader;
     let contents: Vec<Entry> = chapters
         .iter()
@@ -100,7 +100,10 @@ pub fn page(state: &AppState, reader: Reader<'_>) -> Result<Response, ApiError> 
     let mut head = head(state, &path, book.title.clone(), description);
     head.lang = book.target_lang.clone();
     head.og_type = "book";
-    let downloads: Vec<&str> = formats.iter().map(|f| f.as_str()).collect();
+    let downloads: Vec<_> = editions
+        .iter()
+        .map(|e| context! { query => e.query(), label => e.label() })
+        .collect();
     render_with(
         "reader.html",
         head,

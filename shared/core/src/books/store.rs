@@ -14,7 +14,7 @@ use crate::books::{Book, BookFormat, Chapter};
 use crate::items::{
     corrupt, opt_string, opt_time, parse_time, parsed, required_str, required_time, time, time_text,
 };
-use crate::job::OutputFormat;
+use crate::job::Edition;
 use crate::ports::{BlobKey, Item, StoreError};
 
 pub const BOOK_SK: &str = "BOOK";
@@ -193,9 +193,9 @@ pub fn outputs_prefix(book_id: &str) -> String {
     format!("books/{book_id}/output/")
 }
 
-/// The generated file of a translated book.
-pub fn output_key(book_id: &str, format: OutputFormat) -> Result<BlobKey, StoreError> {
-    BlobKey::parse(&format!("books/{book_id}/output/book.{}", format.as_str()))
+/// The generated file of a translated book: `book.epub`, `book.bilingual.pdf`.
+pub fn output_key(book_id: &str, edition: Edition) -> Result<BlobKey, StoreError> {
+    BlobKey::parse(&format!("books/{book_id}/output/book.{}", edition.suffix()))
 }
 
 /// Where the files rendered for downloads of an unfinished book live.
@@ -209,13 +209,21 @@ pub fn progress_files_prefix(book_id: &str) -> String {
 pub fn progress_file_key(
     book_id: &str,
     fingerprint: &str,
-    format: OutputFormat,
+    edition: Edition,
 ) -> Result<BlobKey, StoreError> {
     BlobKey::parse(&format!(
         "{}{fingerprint}.{}",
         progress_files_prefix(book_id),
-        format.as_str()
+        edition.suffix()
     ))
+}
+
+/// Whether `key` is a progress file (see [`progress_file_key`]) of `edition`.
+pub fn is_progress_file_of(key: &BlobKey, book_id: &str, edition: Edition) -> bool {
+    key.as_str()
+        .strip_prefix(&progress_files_prefix(book_id))
+        .and_then(|name| name.split_once('.'))
+        .is_some_and(|(_, suffix)| suffix == edition.suffix())
 }
 
 /// Where a share link's copies of the book's files live: a download through a share hands out
@@ -230,16 +238,16 @@ pub fn share_files_prefix(book_id: &str, token: &str) -> String {
     format!("{}{token}/", shared_files_prefix(book_id))
 }
 
-/// One share link's copy of the book as `format`.
+/// One share link's copy of the book's `edition`.
 pub fn share_file_key(
     book_id: &str,
     token: &str,
-    format: OutputFormat,
+    edition: Edition,
 ) -> Result<BlobKey, StoreError> {
     BlobKey::parse(&format!(
         "{}book.{}",
         share_files_prefix(book_id, token),
-        format.as_str()
+        edition.suffix()
     ))
 }
 

@@ -57,7 +57,7 @@ mod tests {
     #[test]
     fn only_a_refused_render_fails_at_once() {
         let refused = JobError::Render(RenderError::Refused {
-            format: "pdf",
+            edition: "PDF".into(),
             cause: "past the budget".into(),
         });
         assert!(refused.is_final());

@@ -8,14 +8,14 @@ use crate::books::lifecycle::BookEvent;
 use crate::books::store;
 use crate::events::{EventKind, Flagged, Occurrence};
 use crate::items::time;
-use crate::job::OutputFormat;
+use crate::job::Edition;
 use crate::ports::Update;
 use crate::translation::Completeness;
 
 pub(super) async fn run(
     handler: &JobHandler,
     book_id: &str,
-    format: OutputFormat,
+    edition: Edition,
     requested: i64,
 ) -> Result<(), JobError> {
     let Some(book) = handler
@@ -28,14 +28,14 @@ pub(super) async fn run(
     };
     let rendition = handler
         .translations
-        .render(&book, format, Completeness::Whole)
+        .render(&book, edition, Completeness::Whole)
         .await?
         .ok_or_else(|| JobError::Missing("the book has no chapters to render".into()))?;
     let size = rendition.bytes.len();
     handler
         .ports
         .blobs
-        .put(&store::output_key(book_id, format)?, rendition.bytes.into())
+        .put(&store::output_key(book_id, edition)?, rendition.bytes.into())
         .await?;
     // Share links' copies of the previous file are dropped; they are copied again on demand.
     let stale = store::shared_files_prefix(book_id);
@@ -47,7 +47,7 @@ pub(super) async fn run(
         .set("progress", 100)
         .set(
             "warnings",
-            quality.warnings(&file_warnings(&book.warnings, format, &rendition.warnings)),
+            quality.warnings(&file_warnings(&book.warnings, edition, &rendition.warnings)),
         );
     let Some(done) = handler
         .books
@@ -56,16 +56,16 @@ pub(super) async fn run(
     else {
         return Ok(());
     };
-    info!(format = format.as_str(), bytes = size, "file generated");
+    info!(edition = edition.label(), bytes = size, "file generated");
     let occurrence = Occurrence {
         // The job's identity: a redelivered job tells nobody twice; a later request does.
-        key: format!("book.completed:{book_id}:{}:{requested}", format.as_str()),
+        key: format!("book.completed:{book_id}:{}:{requested}", edition.suffix()),
         user_id: done.user_id.clone(),
         book_id: book_id.to_string(),
         title: done.title.clone(),
         status: done.status.as_str().to_string(),
         kind: EventKind::BookCompleted {
-            download_path: format!("/api/download/{book_id}?format={}", format.as_str()),
+            download_path: format!("/api/download/{book_id}?{}", edition.query()),
             flagged: Flagged {
                 flagged_blocks: quality.flagged_blocks,
                 sentence: quality.sentence(),
@@ -76,10 +76,10 @@ pub(super) async fn run(
     Ok(handler.events.emit(&occurrence).await?)
 }
 
-/// The book's warnings with the file's own replaced: `PDF file: 2 images left out, ...`. A
-/// warning about the other format's file stays (that file is still there).
-fn file_warnings(current: &[String], format: OutputFormat, file: &[String]) -> Vec<String> {
-    let prefix = format!("{} file: ", format.as_str().to_uppercase());
+/// The book's warnings with the file's own replaced: `PDF file: 2 images left out, ...`,
+/// `bilingual EPUB file: ...`. A warning about another file stays (that file is still there).
+fn file_warnings(current: &[String], edition: Edition, file: &[String]) -> Vec<String> {
+    let prefix = format!("{} file: ", edition.label());
     current
         .iter()
         .filter(|w| !w.starts_with(&prefix))
@@ -91,6 +91,7 @@ fn file_warnings(current: &[String], format: OutputFormat, file: &[String]) -> V
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::job::{Layout, OutputFormat};
 
     #[test]
     fn a_files_warnings_replace_its_earlier_ones_and_keep_the_rest() {
@@ -101,7 +102,7 @@ mod tests {
         ];
         let now = file_warnings(
             &current,
-            OutputFormat::Pdf,
+            Edition::new(OutputFormat::Pdf, Layout::Translated),
             &["2 images left out, each past the limit: b.png, c.png".to_string()],
         );
         assert_eq!(

@@ -8,7 +8,7 @@ use crate::books::lifecycle::BookEvent;
 use crate::books::{Book, Books};
 use crate::developer::Developer;
 use crate::events::{EventKind, Events, Occurrence};
-use crate::job::Job;
+use crate::job::{Edition, Job};
 use crate::jobs::digest::Digests;
 use crate::ports::Ports;
 use crate::ports::{StoreError, Update};
@@ -128,9 +128,10 @@ impl JobHandler {
             Job::Generate {
                 book_id,
                 format,
+                layout,
                 requested,
             } => {
-                generate::run(self, book_id, *format, *requested)
+                generate::run(self, book_id, Edition::new(*format, *layout), *requested)
                     .instrument(span.clone())
                     .await
             }

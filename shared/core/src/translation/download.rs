@@ -8,7 +8,7 @@ use tracing::info;
 
 use super::{Completeness, TranslationError, Translations};
 use crate::books::{store, Book};
-use crate::job::OutputFormat;
+use crate::job::Edition;
 use crate::ports::StoreError;
 use crate::types::{BookStatus, ChapterStatus};
 
@@ -51,16 +51,16 @@ pub struct Download {
 }
 
 impl Translations {
-    /// A link valid for an hour to the book as `format`; 404 (`NotFound`) when nothing of it is
+    /// A link valid for an hour to the book's `edition`; 404 (`NotFound`) when nothing of it is
     /// translated yet.
     pub async fn download(
         &self,
         user_id: &str,
         book_id: &str,
-        format: OutputFormat,
+        edition: Edition,
     ) -> Result<Download, TranslationError> {
         let book = self.books.get(user_id, book_id).await?;
-        self.download_of(&book, format).await
+        self.download_of(&book, edition).await
     }
 
     /// As [`Translations::download`], for a book already authorised (its share link).
@@ -72,11 +72,11 @@ impl Translations {
     pub async fn download_of(
         &self,
         book: &Book,
-        format: OutputFormat,
+        edition: Edition,
     ) -> Result<Download, TranslationError> {
-        let whole = store::output_key(&book.id, format)?;
+        let whole = store::output_key(&book.id, edition)?;
         if book.status == BookStatus::Completed && self.exists(&whole).await? {
-            return self.link(book, &whole, format, true).await;
+            return self.link(book, &whole, edition, true).await;
         }
         let chapters = self.books.chapters(&book.id).await?;
         let all_done = !chapters.is_empty()
@@ -93,7 +93,7 @@ impl Translations {
             Completeness::FinishedSoFar
         };
         let key =
-            store::progress_file_key(&book.id, &progress_fingerprint(book, &chapters), format)?;
+            store::progress_file_key(&book.id, &progress_fingerprint(book, &chapters), edition)?;
         if !self.exists(&key).await? {
             let _turn = RENDER_TURNS
                 .acquire()
@@ -101,38 +101,37 @@ impl Translations {
                 .map_err(|e| StoreError::Unavailable(format!("the render turns closed: {e}")))?;
             // Rendered by the request this one waited behind.
             if !self.exists(&key).await? {
-                let Some(rendition) = self.render(book, format, completeness).await? else {
+                let Some(rendition) = self.render(book, edition, completeness).await? else {
                     return Err(TranslationError::NotFound);
                 };
                 self.ports.blobs.put(&key, rendition.bytes.into()).await?;
-                self.drop_older_progress_files(&book.id, &key, format)
+                self.drop_older_progress_files(&book.id, &key, edition)
                     .await?;
-                info!(book_id = %book.id, format = format.as_str(), complete = all_done, "file rendered for download");
+                info!(book_id = %book.id, edition = edition.label(), complete = all_done, "file rendered for download");
             }
         }
-        self.link(book, &key, format, all_done).await
+        self.link(book, &key, edition, all_done).await
     }
 
     async fn exists(&self, key: &crate::ports::BlobKey) -> Result<bool, StoreError> {
         Ok(!self.ports.blobs.list(key.as_str()).await?.is_empty())
     }
 
-    /// Removes the book's earlier progress files in `format`: a link to one, handed out before,
+    /// Removes the book's earlier progress files of `edition`: a link to one, handed out before,
     /// stops working once the book has moved on (the new link holds more).
     async fn drop_older_progress_files(
         &self,
         book_id: &str,
         current: &crate::ports::BlobKey,
-        format: OutputFormat,
+        edition: Edition,
     ) -> Result<(), StoreError> {
-        let extension = format!(".{}", format.as_str());
         for key in self
             .ports
             .blobs
             .list(&store::progress_files_prefix(book_id))
             .await?
         {
-            if &key != current && key.as_str().ends_with(&extension) {
+            if &key != current && store::is_progress_file_of(&key, book_id, edition) {
                 self.ports.blobs.delete(&key).await?;
             }
         }
@@ -147,14 +146,14 @@ impl Translations {
         &self,
         book: &Book,
         token: &str,
-        format: OutputFormat,
+        edition: Edition,
     ) -> Result<Download, TranslationError> {
-        if !self.has_file(book, format).await? {
+        if !self.has_file(book, edition).await? {
             return Err(TranslationError::NotFound);
         }
-        let copy = store::share_file_key(&book.id, token, format)?;
+        let copy = store::share_file_key(&book.id, token, edition)?;
         if self.ports.blobs.list(copy.as_str()).await?.is_empty() {
-            let whole = store::output_key(&book.id, format)?;
+            let whole = store::output_key(&book.id, edition)?;
             let bytes = self
                 .ports
                 .blobs
@@ -163,15 +162,15 @@ impl Translations {
                 .ok_or(TranslationError::NotFound)?;
             self.ports.blobs.put(&copy, bytes).await?;
         }
-        self.link(book, &copy, format, true).await
+        self.link(book, &copy, edition, true).await
     }
 
-    /// Whether the finished book's file in `format` exists.
-    pub async fn has_file(&self, book: &Book, format: OutputFormat) -> Result<bool, StoreError> {
+    /// Whether the finished book's file of `edition` exists.
+    pub async fn has_file(&self, book: &Book, edition: Edition) -> Result<bool, StoreError> {
         if book.status != BookStatus::Completed {
             return Ok(false);
         }
-        self.exists(&store::output_key(&book.id, format)?).await
+        self.exists(&store::output_key(&book.id, edition)?).await
     }
 
     /// Checks a link of this service (see [`crate::ports::Links::verify`]).
@@ -197,10 +196,10 @@ impl Translations {
         &self,
         book: &Book,
         key: &crate::ports::BlobKey,
-        format: OutputFormat,
+        edition: Edition,
         complete: bool,
     ) -> Result<Download, TranslationError> {
-        let name = file_name(&book.title, &book.target_lang, format, complete);
+        let name = file_name(&book.title, &book.target_lang, edition, complete);
         let url = self
             .ports
             .links
@@ -210,8 +209,9 @@ impl Translations {
     }
 }
 
-/// `Moby-Dick.es.epub`, or `Moby-Dick.es.partial.epub`: the title's letters, digits and dashes.
-fn file_name(title: &str, lang: &str, format: OutputFormat, complete: bool) -> String {
+/// `Moby-Dick.es.epub`, `Moby-Dick.es.partial.epub` or `Moby-Dick.es.bilingual.pdf`: the
+/// title's letters, digits and dashes.
+fn file_name(title: &str, lang: &str, edition: Edition, complete: bool) -> String {
     let mut stem: String = title
         .chars()
         .map(|c| if c.is_alphanumeric() { c } else { '-' })
@@ -225,7 +225,7 @@ fn file_name(title: &str, lang: &str, format: OutputFormat, complete: bool) -> S
         stem = "book".into();
     }
     let partial = if complete { "" } else { ".partial" };
-    format!("{stem}.{lang}{partial}.{}", format.as_str())
+    format!("{stem}.{lang}{partial}.{}", edition.suffix())
 }
 
 /// One chapter of a shared book: the original blocks, and the translation when there is one.
@@ -264,16 +264,26 @@ impl Translations {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::job::{Layout, OutputFormat};
 
     #[test]
     fn file_names_keep_the_title_readable_and_mark_partial_files() {
         assert_eq!(
-            file_name("Moby Dick; or, The Whale", "es", OutputFormat::Epub, true),
+            file_name(
+                "Moby Dick; or, The Whale",
+                "es",
+                Edition::new(OutputFormat::Epub, Layout::Translated),
+                true
+            ),
             "Moby-Dick-or-The-Whale.es.epub"
         );
         assert_eq!(
-            file_name("???", "fr", OutputFormat::Pdf, false),
+            file_name("???", "fr", Edition::new(OutputFormat::Pdf, Layout::Translated), false),
             "book.fr.partial.pdf"
+        );
+        assert_eq!(
+            file_name("Waste Land", "ar", Edition::new(OutputFormat::Epub, Layout::Bilingual), true),
+            "Waste-Land.ar.bilingual.epub"
         );
     }
 }

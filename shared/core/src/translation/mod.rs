@@ -34,7 +34,7 @@ use crate::books::lifecycle::BookEvent;
 use crate::books::{store, Book, Books, BooksError, Chapter};
 use crate::glossaries::{Glossaries, GlossaryError};
 use crate::items::time;
-use crate::job::{Job, OutputFormat};
+use crate::job::{Edition, Job, Layout, OutputFormat};
 use crate::ports::{blobs, Condition, Ports, StoreError, Update, WriteOp};
 use crate::preferences::Preferences;
 use crate::types::{BookStatus, ChapterStatus, LanguageCode, Role};
@@ -580,7 +580,7 @@ impl Translations {
         &self,
         user_id: &str,
         book_id: &str,
-        format: OutputFormat,
+        edition: Edition,
     ) -> Result<(), TranslationError> {
         let book = self.books.get(user_id, book_id).await?;
         if !matches!(
@@ -594,7 +594,8 @@ impl Translations {
         }
         let job = Job::Generate {
             book_id: book_id.to_string(),
-            format,
+            format: edition.format,
+            layout: edition.layout,
             requested: self.ports.clock.now().timestamp_millis(),
         };
         job.enqueue(self.ports.queue.as_ref()).await?;
@@ -686,6 +687,7 @@ impl Translations {
         let job = Job::Generate {
             book_id: book.id,
             format: OutputFormat::Epub,
+            layout: Layout::Translated,
             requested: i64::from(book.run),
         };
         job.enqueue(self.ports.queue.as_ref()).await?;

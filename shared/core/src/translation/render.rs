@@ -6,7 +6,7 @@ use booktr_formats::render::{self, Layout, RenderOptions, Rendition};
 
 use super::Translations;
 use crate::books::{store, Book, BookFormat};
-use crate::job::OutputFormat;
+use crate::job::{Edition, OutputFormat};
 use crate::ports::StoreError;
 
 /// Why a book could not be rendered.
@@ -20,8 +20,8 @@ pub enum RenderError {
     Missing(String),
     /// The renderer refused the book (a limit of the file budget, a malformed image): the same
     /// book fails the same way every time.
-    #[error("rendering the {format} failed: {cause}")]
-    Refused { format: &'static str, cause: String },
+    #[error("rendering the {edition} failed: {cause}")]
+    Refused { edition: String, cause: String },
     /// The rendering task ended without an answer (it panicked or was cancelled).
     #[error("the renderer stopped: {0}")]
     Stopped(String),
@@ -37,12 +37,12 @@ pub enum Completeness {
 }
 
 impl Translations {
-    /// Renders the book; None when `FinishedSoFar` finds no translated chapter. The rendition's
-    /// warnings say what the file leaves out (images past the PDF's pixel budgets).
+    /// Renders the book's `edition`; None when `FinishedSoFar` finds no translated chapter. The
+    /// rendition's warnings say what the file leaves out (images past the PDF's pixel budgets).
     pub async fn render(
         &self,
         book: &Book,
-        format: OutputFormat,
+        edition: Edition,
         completeness: Completeness,
     ) -> Result<Option<Rendition>, RenderError> {
         let key = book.translation_key.clone().unwrap_or_default();
@@ -81,7 +81,7 @@ impl Translations {
             }
         }
         // An EPUB comes back as the same book, translated in place.
-        let original = match (book.format, format) {
+        let original = match (book.format, edition.format) {
             (BookFormat::Epub, OutputFormat::Epub) => {
                 self.ports
                     .blobs
@@ -105,13 +105,17 @@ impl Translations {
             budget: self.file_budget,
         };
         // Rendering is CPU work (seconds for a long PDF): off the async threads.
-        let rendered = tokio::task::spawn_blocking(move || match format {
+        let layout = match edition.layout {
+            crate::job::Layout::Translated => Layout::Translated,
+            crate::job::Layout::Bilingual => Layout::Bilingual,
+        };
+        let rendered = tokio::task::spawn_blocking(move || match edition.format {
             OutputFormat::Epub => render::translated_epub(
                 original.as_deref(),
                 &manuscript,
                 &translated,
                 &options,
-                Layout::Translated,
+                layout,
             ),
             OutputFormat::Pdf => {
                 manuscript.chapters = translated.into_iter().flatten().collect();
@@ -121,7 +125,7 @@ impl Translations {
         .await
         .map_err(|e| RenderError::Stopped(e.to_string()))?
         .map_err(|e| RenderError::Refused {
-            format: format.as_str(),
+            edition: edition.label(),
             cause: e.to_string(),
         })?;
         Ok(Some(rendered))
