@@ -89,7 +89,9 @@ async fn an_epub_books_bilingual_editions_hold_each_original_with_its_translatio
     let epub = download(&app, &user, &id, "format=epub&layout=bilingual").await;
     epubcheck(&epub);
     let text = text_of(&epub);
-    let at = text.find(original).expect("the original is in the bilingual EPUB");
+    let at = text
+        .find(original)
+        .expect("the original is in the bilingual EPUB");
     let translated = pseudo(original);
     assert!(
         text[at..].contains(&translated),
@@ -104,7 +106,9 @@ async fn an_epub_books_bilingual_editions_hold_each_original_with_its_translatio
     let text = pdftotext(&pdf);
     let words: Vec<&str> = text.split_whitespace().collect();
     let joined = words.join(" ");
-    let at = joined.find("April is the cruellest").expect("the original is in the bilingual PDF");
+    let at = joined
+        .find("April is the cruellest")
+        .expect("the original is in the bilingual PDF");
     assert!(
         joined[at..].contains(&pseudo("April is the cruellest")),
         "the translation follows the original in reading order"
@@ -118,10 +122,17 @@ async fn an_epub_books_bilingual_editions_hold_each_original_with_its_translatio
         .text()
         .await
         .unwrap();
-    for label in ["Download EPUB", "Download bilingual EPUB", "Download bilingual PDF"] {
+    for label in [
+        "Download EPUB",
+        "Download bilingual EPUB",
+        "Download bilingual PDF",
+    ] {
         assert!(page.contains(label), "{label}: {page}");
     }
-    assert!(page.contains("download?format=pdf&amp;layout=bilingual"), "{page}");
+    assert!(
+        page.contains("download?format=pdf&amp;layout=bilingual"),
+        "{page}"
+    );
     let shared = reqwest::get(format!(
         "{}/shared/{token}/download?format=pdf&layout=bilingual",
         app.url
@@ -148,7 +159,9 @@ async fn a_text_books_bilingual_epub_is_rebuilt_with_each_original_before_its_tr
         .trim()
         .to_string();
     let text = text_of(&epub);
-    let at = text.find(&line).expect("the original is in the bilingual EPUB");
+    let at = text
+        .find(&line)
+        .expect("the original is in the bilingual EPUB");
     assert!(text[at..].contains(&pseudo(&line)), "{text}");
 }
 

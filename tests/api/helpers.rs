@@ -597,6 +597,10 @@ pub fn pdftotext(bytes: &[u8]) -> String {
         .arg("-")
         .output()
         .expect("pdftotext is installed by scripts/test.sh");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }

@@ -81,7 +81,6 @@ async fn fetch(url: &str) -> reqwest::Response {
     reqwest::get(url).await.unwrap()
 }
 
-
 /// The whole journey over HTTP with background workers and the offline engine.
 #[tokio::test]
 async fn a_book_is_translated_downloaded_generated_as_pdf_and_shared_publicly() {

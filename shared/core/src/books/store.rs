@@ -239,11 +239,7 @@ pub fn share_files_prefix(book_id: &str, token: &str) -> String {
 }
 
 /// One share link's copy of the book's `edition`.
-pub fn share_file_key(
-    book_id: &str,
-    token: &str,
-    edition: Edition,
-) -> Result<BlobKey, StoreError> {
+pub fn share_file_key(book_id: &str, token: &str, edition: Edition) -> Result<BlobKey, StoreError> {
     BlobKey::parse(&format!(
         "{}book.{}",
         share_files_prefix(book_id, token),

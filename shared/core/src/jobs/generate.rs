@@ -35,7 +35,10 @@ pub(super) async fn run(
     handler
         .ports
         .blobs
-        .put(&store::output_key(book_id, edition)?, rendition.bytes.into())
+        .put(
+            &store::output_key(book_id, edition)?,
+            rendition.bytes.into(),
+        )
         .await?;
     // Share links' copies of the previous file are dropped; they are copied again on demand.
     let stale = store::shared_files_prefix(book_id);

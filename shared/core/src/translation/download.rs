@@ -278,11 +278,21 @@ mod tests {
             "Moby-Dick-or-The-Whale.es.epub"
         );
         assert_eq!(
-            file_name("???", "fr", Edition::new(OutputFormat::Pdf, Layout::Translated), false),
+            file_name(
+                "???",
+                "fr",
+                Edition::new(OutputFormat::Pdf, Layout::Translated),
+                false
+            ),
             "book.fr.partial.pdf"
         );
         assert_eq!(
-            file_name("Waste Land", "ar", Edition::new(OutputFormat::Epub, Layout::Bilingual), true),
+            file_name(
+                "Waste Land",
+                "ar",
+                Edition::new(OutputFormat::Epub, Layout::Bilingual),
+                true
+            ),
             "Waste-Land.ar.bilingual.epub"
         );
     }
