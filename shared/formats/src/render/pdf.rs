@@ -448,16 +448,82 @@ enum Align {
     Center,
 }
 
+/// A column text is set in: its left edge and width, in points.
+#[derive(Clone, Copy)]
+struct Frame {
+    x: f32,
+    width: f32,
+}
+
+/// The page's single column.
+const FULL: Frame = Frame {
+    x: MARGIN_X,
+    width: CONTENT_W,
+};
+
+/// The space between the columns of a bilingual page.
+const GUTTER: f32 = 16.0;
+
+/// What a block lays out as, before it is put on a page: each piece knows its height, so a
+/// bilingual row can be measured before it is placed.
+enum Item {
+    /// Space down (not carried over to a new page).
+    Gap(f32),
+    /// Starts a new page unless this much room is left (a heading kept with what follows).
+    Keep(f32),
+    Line(Line),
+    Image {
+        id: XObjectId,
+        px_w: f32,
+        w: f32,
+        h: f32,
+    },
+}
+
+/// One line of shaped words, its start measured from the frame's left edge.
+struct Line {
+    words: Vec<std::rc::Rc<Shaped>>,
+    size: f32,
+    leading: f32,
+    space: f32,
+    x: f32,
+    rtl: bool,
+}
+
+impl Item {
+    /// The height it takes when nothing moves it to a new page.
+    fn height(&self) -> f32 {
+        match self {
+            Item::Gap(h) => *h,
+            Item::Keep(_) => 0.0,
+            Item::Line(line) => line.leading,
+            Item::Image { h, .. } => h + 4.0,
+        }
+    }
+}
+
+/// Where the next item goes: a page (an index into the pages being laid out) and a height.
+#[derive(Clone, Copy, PartialEq)]
+struct Cursor {
+    page: usize,
+    y: f32,
+}
+
+impl Cursor {
+    /// The one further down the book.
+    fn lower(self, other: Cursor) -> Cursor {
+        if other.page > self.page || (other.page == self.page && other.y < self.y) {
+            other
+        } else {
+            self
+        }
+    }
+}
+
 impl Layout<'_> {
     fn new_page(&mut self) {
         self.pages.push(Vec::new());
         self.y = PAGE_H - MARGIN_TOP;
-    }
-
-    fn ensure(&mut self, height: f32) {
-        if self.pages.is_empty() || self.y - height < MARGIN_BOTTOM {
-            self.new_page();
-        }
     }
 
     fn shape(&mut self, word: &str, weight: Weight) -> std::rc::Rc<Shaped> {
@@ -489,7 +555,7 @@ impl Layout<'_> {
         self.shape(" ", Weight::Regular).width_em.max(0.25)
     }
 
-    /// Lays out text as wrapped lines; returns nothing, moves `y` down.
+    /// Lays out text as wrapped lines across the page; moves `y` down.
     fn paragraph(
         &mut self,
         text: &str,
@@ -498,10 +564,13 @@ impl Layout<'_> {
         align: Align,
         rtl_default: bool,
     ) {
-        self.paragraph_indented(text, size, weight, align, rtl_default, 0.0);
+        let items = self.text_items(text, size, weight, align, rtl_default, 0.0, CONTENT_W);
+        self.place_here(&items);
     }
 
-    fn paragraph_indented(
+    /// Text as lines `width` wide: greedy breaking, ragged on the side the text ends.
+    #[allow(clippy::too_many_arguments)]
+    fn text_items(
         &mut self,
         text: &str,
         size: f32,
@@ -509,22 +578,24 @@ impl Layout<'_> {
         align: Align,
         rtl_default: bool,
         indent: f32,
-    ) {
+        width: f32,
+    ) -> Vec<Item> {
         let rtl = text_direction(text).unwrap_or(rtl_default);
         let leading = size * 1.45;
+        let space = self.space_em() * size;
+        let mut items = Vec::new();
         for hard_line in text.split('\n') {
             let words: Vec<std::rc::Rc<Shaped>> = hard_line
                 .split_whitespace()
                 .map(|w| self.shape(w, weight))
                 .collect();
-            let space = self.space_em() * size;
-            let width = CONTENT_W - indent;
+            let room = width - indent;
             let mut line: Vec<std::rc::Rc<Shaped>> = Vec::new();
             let mut line_w = 0.0;
             let mut lines = Vec::new();
             for word in words {
                 let w = word.width_em * size;
-                if !line.is_empty() && line_w + space + w > width {
+                if !line.is_empty() && line_w + space + w > room {
                     lines.push(std::mem::take(&mut line));
                     line_w = 0.0;
                 }
@@ -534,49 +605,119 @@ impl Layout<'_> {
             if !line.is_empty() || lines.is_empty() {
                 lines.push(line);
             }
-            for line in lines {
-                self.ensure(leading);
-                self.y -= leading;
-                let line_w: f32 = line.iter().map(|w| w.width_em * size).sum::<f32>()
-                    + space * line.len().saturating_sub(1) as f32;
-                let start = match (align, rtl) {
-                    (Align::Center, _) => MARGIN_X + (CONTENT_W - line_w) / 2.0,
-                    (Align::Start, false) => MARGIN_X + indent,
-                    (Align::Start, true) => PAGE_W - MARGIN_X - indent - line_w,
+            for words in lines {
+                let line_w: f32 = words.iter().map(|w| w.width_em * size).sum::<f32>()
+                    + space * words.len().saturating_sub(1) as f32;
+                let x = match (align, rtl) {
+                    (Align::Center, _) => (width - line_w) / 2.0,
+                    (Align::Start, false) => indent,
+                    (Align::Start, true) => width - indent - line_w,
                 };
-                // Right-to-left lines run from the right: words are placed in reverse.
-                let ordered: Vec<&std::rc::Rc<Shaped>> = if rtl {
-                    line.iter().rev().collect()
-                } else {
-                    line.iter().collect()
-                };
-                let mut x = start;
-                let y = self.y;
-                let mut ops = Vec::with_capacity(ordered.len() * 3 + 2);
-                ops.push(Op::StartTextSection);
-                let mut current_font = None;
-                for word in ordered {
-                    if current_font != Some(word.font) {
-                        ops.push(Op::SetFont {
-                            font: PdfFontHandle::External(self.fonts[word.font].id.clone()),
-                            size: Pt(size),
-                        });
-                        current_font = Some(word.font);
+                items.push(Item::Line(Line {
+                    words,
+                    size,
+                    leading,
+                    space,
+                    x,
+                    rtl,
+                }));
+            }
+        }
+        items
+    }
+
+    /// Places items in the page's single column from `y` on the last page.
+    fn place_here(&mut self, items: &[Item]) {
+        if self.pages.is_empty() {
+            self.new_page();
+        }
+        let mut cursor = Cursor {
+            page: self.pages.len() - 1,
+            y: self.y,
+        };
+        self.place(items, FULL, &mut cursor);
+        self.y = cursor.y;
+    }
+
+    /// Moves the cursor to the top of the next page, adding one when there is none yet.
+    fn next_page(&mut self, cursor: &mut Cursor) {
+        if cursor.page + 1 >= self.pages.len() {
+            self.pages.push(Vec::new());
+        }
+        cursor.page += 1;
+        cursor.y = PAGE_H - MARGIN_TOP;
+    }
+
+    /// Places items in `frame` from `cursor` on, breaking pages where they do not fit.
+    fn place(&mut self, items: &[Item], frame: Frame, cursor: &mut Cursor) {
+        for item in items {
+            match item {
+                Item::Gap(h) => cursor.y -= h,
+                Item::Keep(h) => {
+                    if cursor.y - h < MARGIN_BOTTOM {
+                        self.next_page(cursor);
                     }
-                    ops.push(Op::SetTextMatrix {
-                        matrix: TextMatrix::Translate(Pt(x), Pt(y)),
-                    });
-                    ops.push(Op::ShowText {
-                        items: vec![TextItem::GlyphIds(word.glyphs.clone())],
-                    });
-                    x += word.width_em * size + space;
                 }
-                ops.push(Op::EndTextSection);
-                if let Some(page) = self.pages.last_mut() {
-                    page.extend(ops);
+                Item::Line(line) => {
+                    if cursor.y - line.leading < MARGIN_BOTTOM {
+                        self.next_page(cursor);
+                    }
+                    cursor.y -= line.leading;
+                    let ops = self.line_ops(line, frame.x + line.x, cursor.y);
+                    self.pages[cursor.page].extend(ops);
+                }
+                Item::Image { id, px_w, w, h } => {
+                    if cursor.y - (h + 8.0) < MARGIN_BOTTOM {
+                        self.next_page(cursor);
+                    }
+                    cursor.y -= h + 4.0;
+                    let x = frame.x + (frame.width - w) / 2.0;
+                    // At `dpi`, one pixel is 72/dpi points: choose it so the image is `w`
+                    // points wide.
+                    let dpi = px_w * 72.0 / w;
+                    self.pages[cursor.page].push(Op::UseXobject {
+                        id: id.clone(),
+                        transform: XObjectTransform {
+                            translate_x: Some(Pt(x)),
+                            translate_y: Some(Pt(cursor.y)),
+                            dpi: Some(dpi),
+                            ..Default::default()
+                        },
+                    });
                 }
             }
         }
+    }
+
+    fn line_ops(&self, line: &Line, start: f32, y: f32) -> Vec<Op> {
+        // Right-to-left lines run from the right: words are placed in reverse.
+        let ordered: Vec<&std::rc::Rc<Shaped>> = if line.rtl {
+            line.words.iter().rev().collect()
+        } else {
+            line.words.iter().collect()
+        };
+        let mut x = start;
+        let mut ops = Vec::with_capacity(ordered.len() * 3 + 2);
+        ops.push(Op::StartTextSection);
+        let mut current_font = None;
+        for word in ordered {
+            if current_font != Some(word.font) {
+                ops.push(Op::SetFont {
+                    font: PdfFontHandle::External(self.fonts[word.font].id.clone()),
+                    size: Pt(line.size),
+                });
+                current_font = Some(word.font);
+            }
+            ops.push(Op::SetTextMatrix {
+                matrix: TextMatrix::Translate(Pt(x), Pt(y)),
+            });
+            ops.push(Op::ShowText {
+                items: vec![TextItem::GlyphIds(word.glyphs.clone())],
+            });
+            x += word.width_em * line.size + line.space;
+        }
+        ops.push(Op::EndTextSection);
+        ops
     }
 
     fn block(
@@ -586,7 +727,23 @@ impl Layout<'_> {
         images: &HashMap<String, (XObjectId, f32, f32)>,
         rtl: bool,
     ) {
+        let items = self.block_items(block, notes, Some(images), rtl, CONTENT_W);
+        self.place_here(&items);
+    }
+
+    /// A block laid out `width` wide. Without `images`, an image block is its caption alone
+    /// (a bilingual page draws the image once, across both columns).
+    fn block_items(
+        &mut self,
+        block: &Block,
+        notes: &HashMap<String, usize>,
+        images: Option<&HashMap<String, (XObjectId, f32, f32)>>,
+        rtl: bool,
+        width: f32,
+    ) -> Vec<Item> {
         let text = printable(&block.text, notes);
+        let regular = Weight::Regular;
+        let mut items = Vec::new();
         match &block.kind {
             BlockKind::Heading { level } => {
                 let size = match level {
@@ -594,75 +751,73 @@ impl Layout<'_> {
                     2 => 13.5,
                     _ => 12.0,
                 };
-                self.y -= size * 0.6;
-                self.ensure(size * 3.0);
-                self.paragraph(&text, size, Weight::Bold, Align::Start, rtl);
-                self.y -= 3.0;
+                items.push(Item::Gap(size * 0.6));
+                items.push(Item::Keep(size * 3.0));
+                items.extend(self.text_items(&text, size, Weight::Bold, Align::Start, rtl, 0.0, width));
+                items.push(Item::Gap(3.0));
             }
             BlockKind::Line => {
-                self.paragraph_indented(&text, BODY, Weight::Regular, Align::Start, rtl, 8.0)
+                items.extend(self.text_items(&text, BODY, regular, Align::Start, rtl, 8.0, width))
             }
             BlockKind::Quote => {
-                self.paragraph_indented(&text, BODY, Weight::Regular, Align::Start, rtl, 18.0);
-                self.y -= 4.0;
+                items.extend(self.text_items(&text, BODY, regular, Align::Start, rtl, 18.0, width));
+                items.push(Item::Gap(4.0));
             }
             BlockKind::ListItem { ordered: _, depth } => {
                 let indent = 12.0 * f32::from(*depth);
-                self.paragraph_indented(
-                    &format!("• {text}"),
-                    BODY,
-                    Weight::Regular,
-                    Align::Start,
-                    rtl,
-                    indent,
-                );
+                let text = format!("• {text}");
+                items.extend(self.text_items(&text, BODY, regular, Align::Start, rtl, indent, width));
             }
             BlockKind::Footnote { id } => {
                 let number = notes.get(id).map(|n| format!("{n}. ")).unwrap_or_default();
-                self.paragraph(
-                    &format!("{number}{text}"),
-                    NOTE,
-                    Weight::Regular,
-                    Align::Start,
-                    rtl,
-                );
-                self.y -= 2.0;
+                let text = format!("{number}{text}");
+                items.extend(self.text_items(&text, NOTE, regular, Align::Start, rtl, 0.0, width));
+                items.push(Item::Gap(2.0));
             }
-            BlockKind::Image { asset } => match images.get(asset) {
-                Some((id, w, h)) => self.image(id, *w, *h, &text),
-                None => self.paragraph(&text, NOTE, Weight::Regular, Align::Center, rtl),
+            BlockKind::Image { asset } => match images.and_then(|i| i.get(asset)) {
+                Some((id, w, h)) => items.extend(self.image_items(id, *w, *h, &text, width)),
+                None => {
+                    items.extend(self.text_items(&text, NOTE, regular, Align::Center, rtl, 0.0, width))
+                }
             },
             BlockKind::TableCell { .. } | BlockKind::Preformatted | BlockKind::Paragraph => {
-                self.paragraph(&text, BODY, Weight::Regular, Align::Start, rtl);
-                self.y -= 4.0;
+                items.extend(self.text_items(&text, BODY, regular, Align::Start, rtl, 0.0, width));
+                items.push(Item::Gap(4.0));
             }
         }
+        items
     }
 
-    fn image(&mut self, id: &XObjectId, px_w: f32, px_h: f32, caption: &str) {
+    /// An image as wide as `width` allows, at most 70% of the page high, then its caption.
+    fn image_items(
+        &mut self,
+        id: &XObjectId,
+        px_w: f32,
+        px_h: f32,
+        caption: &str,
+        width: f32,
+    ) -> Vec<Item> {
         let max_h = (PAGE_H - MARGIN_TOP - MARGIN_BOTTOM) * 0.7;
-        let scale = (CONTENT_W / px_w).min(max_h / px_h);
-        let (w, h) = (px_w * scale, px_h * scale);
-        self.ensure(h + 8.0);
-        self.y -= h + 4.0;
-        let x = MARGIN_X + (CONTENT_W - w) / 2.0;
-        // At `dpi`, one pixel is 72/dpi points: choose it so the image is `w` points wide.
-        let dpi = px_w * 72.0 / w;
-        if let Some(page) = self.pages.last_mut() {
-            page.push(Op::UseXobject {
-                id: id.clone(),
-                transform: XObjectTransform {
-                    translate_x: Some(Pt(x)),
-                    translate_y: Some(Pt(self.y)),
-                    dpi: Some(dpi),
-                    ..Default::default()
-                },
-            });
-        }
+        let scale = (width / px_w).min(max_h / px_h);
+        let mut items = vec![Item::Image {
+            id: id.clone(),
+            px_w,
+            w: px_w * scale,
+            h: px_h * scale,
+        }];
         if !caption.trim().is_empty() {
-            self.paragraph(caption, NOTE, Weight::Regular, Align::Center, false);
+            items.extend(self.text_items(
+                caption,
+                NOTE,
+                Weight::Regular,
+                Align::Center,
+                false,
+                0.0,
+                width,
+            ));
         }
-        self.y -= 6.0;
+        items.push(Item::Gap(6.0));
+        items
     }
 
     fn page_number(&mut self, ops: &mut Vec<Op>, number: usize) {
