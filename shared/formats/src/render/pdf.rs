@@ -13,7 +13,7 @@ use printpdf::{
     RawImage, TextItem, TextMatrix, XObjectId, XObjectTransform,
 };
 
-use super::{chapter_title, is_rtl, RenderOptions, Rendition};
+use super::{chapter_title, is_rtl, RenderOptions, Rendition, Sources};
 use crate::gzipped::Gzipped;
 use crate::manuscript::{Block, BlockKind, Manuscript};
 use crate::markup::{self, Piece, Tag};
@@ -74,6 +74,42 @@ pub fn render(
     options: &RenderOptions,
     fallback_fonts: &[Vec<u8>],
 ) -> Result<Rendition, FormatError> {
+    render_with(manuscript, None, options, fallback_fonts)
+}
+
+/// Renders a bilingual PDF: `manuscript`'s chapters are the translation, `sources` what each
+/// was translated from, block for block (else [`FormatError::Mismatch`]).
+///
+/// Each block is a row of two columns, the original in the source language's direction beside
+/// the translation in the target's: the row is as tall as the taller side and the next row
+/// starts below both; a row that does not fit the rest of the page starts a new one, and only a
+/// row taller than a page is split across pages. The original is always the left column and
+/// the translation the right one, whatever the directions: text extractors and screen readers
+/// (poppler's `pdftotext` among them) read a row's columns left to right unless most of the
+/// page's letters are right-to-left ones, and the Arabic and Hebrew scripts, which leave short
+/// vowels unwritten, take fewer letters than the same text in the languages they are
+/// translated from or into, so the extracted text is each original followed by its
+/// translation. Each side is set in its own direction (right-to-left text right-aligned and
+/// shaped as in [`render`]). Headings sit in the columns like any block, the chapter's title
+/// too (original beside translation); an image is drawn once across the page, its caption
+/// (alternative text) then set as a row. The title page, contents and bookmarks are the
+/// translation's, as in [`render`].
+pub fn render_bilingual(
+    manuscript: &Manuscript,
+    sources: Sources<'_>,
+    options: &RenderOptions,
+    fallback_fonts: &[Vec<u8>],
+) -> Result<Rendition, FormatError> {
+    sources.check(&manuscript.chapters)?;
+    render_with(manuscript, Some(sources), options, fallback_fonts)
+}
+
+fn render_with(
+    manuscript: &Manuscript,
+    sources: Option<Sources<'_>>,
+    options: &RenderOptions,
+    fallback_fonts: &[Vec<u8>],
+) -> Result<Rendition, FormatError> {
     let title = options
         .title
         .clone()
@@ -120,12 +156,28 @@ pub fn render(
                 && first.plain_text().trim() == heading.trim()
         });
         let chapter_rtl = chapter_direction(chapter).unwrap_or(rtl_book);
-        layout.y -= 20.0;
-        layout.paragraph(&heading, 17.0, Weight::Bold, Align::Start, chapter_rtl);
-        layout.y -= 8.0;
         let skip = usize::from(repeats_heading);
-        for block in chapter.blocks.iter().skip(skip) {
-            layout.block(block, &note_numbers, &images, chapter_rtl);
+        layout.y -= 20.0;
+        match sources.and_then(|s| Some((s, s.chapters.get(index)?))) {
+            None => {
+                layout.paragraph(&heading, 17.0, Weight::Bold, Align::Start, chapter_rtl);
+                layout.y -= 8.0;
+                for block in chapter.blocks.iter().skip(skip) {
+                    layout.block(block, &note_numbers, &images, chapter_rtl);
+                }
+            }
+            Some((sources, source)) => {
+                let columns = Columns::new(
+                    chapter_rtl,
+                    chapter_direction(source).unwrap_or(is_rtl(sources.language)),
+                );
+                let original_heading = chapter_title(source, index);
+                layout.heading_row(&columns, &original_heading, &heading);
+                layout.y -= 8.0;
+                for (block, original) in chapter.blocks.iter().zip(&source.blocks).skip(skip) {
+                    layout.row(&columns, original, block, &note_numbers, &images);
+                }
+            }
         }
     }
     let chapter_pages = std::mem::take(&mut layout.pages);
@@ -520,6 +572,36 @@ impl Cursor {
     }
 }
 
+/// The two columns of a bilingual page, and the direction each side's text runs in when it
+/// does not say (by its first strong character).
+struct Columns {
+    original: Frame,
+    translation: Frame,
+    original_rtl: bool,
+    translation_rtl: bool,
+}
+
+impl Columns {
+    /// The original on the left, the translation on the right (see [`render_bilingual`]).
+    fn new(translation_rtl: bool, original_rtl: bool) -> Columns {
+        let width = (CONTENT_W - GUTTER) / 2.0;
+        let left = Frame {
+            x: MARGIN_X,
+            width,
+        };
+        let right = Frame {
+            x: MARGIN_X + width + GUTTER,
+            width,
+        };
+        Columns {
+            original: left,
+            translation: right,
+            original_rtl,
+            translation_rtl,
+        }
+    }
+}
+
 impl Layout<'_> {
     fn new_page(&mut self) {
         self.pages.push(Vec::new());
@@ -786,6 +868,85 @@ impl Layout<'_> {
             }
         }
         items
+    }
+
+    /// A chapter's title in both languages, each in its column.
+    fn heading_row(&mut self, columns: &Columns, original: &str, translation: &str) {
+        let width = columns.original.width;
+        let bold = Weight::Bold;
+        let original =
+            self.text_items(original, 17.0, bold, Align::Start, columns.original_rtl, 0.0, width);
+        let translation = self.text_items(
+            translation,
+            17.0,
+            bold,
+            Align::Start,
+            columns.translation_rtl,
+            0.0,
+            width,
+        );
+        self.place_row(columns, &original, &translation);
+    }
+
+    /// A block beside its original. An image is drawn once, across the page, before the row
+    /// of its captions.
+    fn row(
+        &mut self,
+        columns: &Columns,
+        original: &Block,
+        translation: &Block,
+        notes: &HashMap<String, usize>,
+        images: &HashMap<String, (XObjectId, f32, f32)>,
+    ) {
+        if let BlockKind::Image { asset } = &translation.kind {
+            if let Some((id, w, h)) = images.get(asset) {
+                let items = self.image_items(id, *w, *h, "", CONTENT_W);
+                self.place_here(&items);
+            }
+        }
+        let width = columns.original.width;
+        let original = self.block_items(original, notes, None, columns.original_rtl, width);
+        let translation =
+            self.block_items(translation, notes, None, columns.translation_rtl, width);
+        self.place_row(columns, &original, &translation);
+    }
+
+    /// Places both sides from the same height; the next row starts below the lower of the two.
+    /// A row that fits a page but not the rest of this one starts a new page; a heading's row
+    /// wants room for a line or two of the next row as well.
+    fn place_row(&mut self, columns: &Columns, original: &[Item], translation: &[Item]) {
+        if self.pages.is_empty() {
+            self.new_page();
+        }
+        let height = |items: &[Item]| items.iter().map(Item::height).sum::<f32>();
+        let keeps = original
+            .iter()
+            .chain(translation)
+            .any(|i| matches!(i, Item::Keep(_)));
+        let need = height(original).max(height(translation))
+            + if keeps { BODY * 3.0 } else { 0.0 };
+        let page = PAGE_H - MARGIN_TOP - MARGIN_BOTTOM;
+        if self.y - need < MARGIN_BOTTOM && need <= page {
+            self.new_page();
+        }
+        let start = Cursor {
+            page: self.pages.len() - 1,
+            y: self.y,
+        };
+        let (mut a, mut b) = (start, start);
+        self.place_kept_apart(original, columns.original, &mut a);
+        self.place_kept_apart(translation, columns.translation, &mut b);
+        let end = a.lower(b);
+        self.y = end.y;
+    }
+
+    /// Places items without their `Keep`s: a row is kept together as a whole.
+    fn place_kept_apart(&mut self, items: &[Item], frame: Frame, cursor: &mut Cursor) {
+        for item in items {
+            if !matches!(item, Item::Keep(_)) {
+                self.place(std::slice::from_ref(item), frame, cursor);
+            }
+        }
     }
 
     /// An image as wide as `width` allows, at most 70% of the page high, then its caption.
