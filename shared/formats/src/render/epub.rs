@@ -128,13 +128,8 @@ fn render_with(
     for (index, chapter) in manuscript.chapters.iter().enumerate() {
         let file = chapter_file(index);
         let heading = chapter_title(chapter, index);
-        let sides = sources.and_then(|s| {
-            Some(Sides::new(
-                &s.chapters.get(index)?.blocks,
-                s.language,
-                lang,
-            ))
-        });
+        let sides = sources
+            .and_then(|s| Some(Sides::new(&s.chapters.get(index)?.blocks, s.language, lang)));
         let body = book.chapter_body(index, &chapter.blocks, sides.as_ref());
         add(
             &format!("OEBPS/{file}"),
@@ -446,7 +441,13 @@ impl Book {
 
     /// The content of an element that wraps a block's text (a list item, a table cell): the
     /// text itself, or in a bilingual book the original and the translation as paragraphs.
-    fn wrapped(&self, chapter: usize, block: &Block, sides: Option<&Sides<'_>>, at: usize) -> String {
+    fn wrapped(
+        &self,
+        chapter: usize,
+        block: &Block,
+        sides: Option<&Sides<'_>>,
+        at: usize,
+    ) -> String {
         match sides.and_then(|s| Some((s, s.originals.get(at)?))) {
             None => self.inline(chapter, block),
             Some(_) => self.wrapped_in_p(chapter, block, sides, at),

@@ -178,9 +178,13 @@ impl Sources<'_> {
                     source.blocks.len()
                 )));
             }
-            let differs = translation.blocks.iter().zip(&source.blocks).position(|(a, b)| {
-                std::mem::discriminant(&a.kind) != std::mem::discriminant(&b.kind)
-            });
+            let differs = translation
+                .blocks
+                .iter()
+                .zip(&source.blocks)
+                .position(|(a, b)| {
+                    std::mem::discriminant(&a.kind) != std::mem::discriminant(&b.kind)
+                });
             if let Some(block) = differs {
                 return Err(Mismatch(format!(
                     "block {} of chapter {} is not the same kind of block as its source",

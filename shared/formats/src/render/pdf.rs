@@ -585,10 +585,7 @@ impl Columns {
     /// The original on the left, the translation on the right (see [`render_bilingual`]).
     fn new(translation_rtl: bool, original_rtl: bool) -> Columns {
         let width = (CONTENT_W - GUTTER) / 2.0;
-        let left = Frame {
-            x: MARGIN_X,
-            width,
-        };
+        let left = Frame { x: MARGIN_X, width };
         let right = Frame {
             x: MARGIN_X + width + GUTTER,
             width,
@@ -835,7 +832,15 @@ impl Layout<'_> {
                 };
                 items.push(Item::Gap(size * 0.6));
                 items.push(Item::Keep(size * 3.0));
-                items.extend(self.text_items(&text, size, Weight::Bold, Align::Start, rtl, 0.0, width));
+                items.extend(self.text_items(
+                    &text,
+                    size,
+                    Weight::Bold,
+                    Align::Start,
+                    rtl,
+                    0.0,
+                    width,
+                ));
                 items.push(Item::Gap(3.0));
             }
             BlockKind::Line => {
@@ -848,7 +853,15 @@ impl Layout<'_> {
             BlockKind::ListItem { ordered: _, depth } => {
                 let indent = 12.0 * f32::from(*depth);
                 let text = format!("• {text}");
-                items.extend(self.text_items(&text, BODY, regular, Align::Start, rtl, indent, width));
+                items.extend(self.text_items(
+                    &text,
+                    BODY,
+                    regular,
+                    Align::Start,
+                    rtl,
+                    indent,
+                    width,
+                ));
             }
             BlockKind::Footnote { id } => {
                 let number = notes.get(id).map(|n| format!("{n}. ")).unwrap_or_default();
@@ -858,9 +871,15 @@ impl Layout<'_> {
             }
             BlockKind::Image { asset } => match images.and_then(|i| i.get(asset)) {
                 Some((id, w, h)) => items.extend(self.image_items(id, *w, *h, &text, width)),
-                None => {
-                    items.extend(self.text_items(&text, NOTE, regular, Align::Center, rtl, 0.0, width))
-                }
+                None => items.extend(self.text_items(
+                    &text,
+                    NOTE,
+                    regular,
+                    Align::Center,
+                    rtl,
+                    0.0,
+                    width,
+                )),
             },
             BlockKind::TableCell { .. } | BlockKind::Preformatted | BlockKind::Paragraph => {
                 items.extend(self.text_items(&text, BODY, regular, Align::Start, rtl, 0.0, width));
@@ -874,8 +893,15 @@ impl Layout<'_> {
     fn heading_row(&mut self, columns: &Columns, original: &str, translation: &str) {
         let width = columns.original.width;
         let bold = Weight::Bold;
-        let original =
-            self.text_items(original, 17.0, bold, Align::Start, columns.original_rtl, 0.0, width);
+        let original = self.text_items(
+            original,
+            17.0,
+            bold,
+            Align::Start,
+            columns.original_rtl,
+            0.0,
+            width,
+        );
         let translation = self.text_items(
             translation,
             17.0,
@@ -923,8 +949,7 @@ impl Layout<'_> {
             .iter()
             .chain(translation)
             .any(|i| matches!(i, Item::Keep(_)));
-        let need = height(original).max(height(translation))
-            + if keeps { BODY * 3.0 } else { 0.0 };
+        let need = height(original).max(height(translation)) + if keeps { BODY * 3.0 } else { 0.0 };
         let page = PAGE_H - MARGIN_TOP - MARGIN_BOTTOM;
         if self.y - need < MARGIN_BOTTOM && need <= page {
             self.new_page();

@@ -73,10 +73,7 @@ fn fake(markup: &str, letter: Letter) -> String {
 fn translate(manuscript: &Manuscript, letter: Letter) -> Manuscript {
     let mut translated = manuscript.clone();
     for chapter in &mut translated.chapters {
-        chapter.title = chapter
-            .title
-            .as_deref()
-            .map(|t| spell(t, letter));
+        chapter.title = chapter.title.as_deref().map(|t| spell(t, letter));
         for block in &mut chapter.blocks {
             block.text = fake(&block.text, letter);
         }
@@ -111,7 +108,11 @@ const ARABIC_BOOK_IN_FRENCH: Case = Case {
 fn probe(text: &str) -> Option<String> {
     text.split_whitespace()
         .map(|w| w.trim_matches(|c: char| !c.is_alphabetic()))
-        .filter(|w| w.chars().all(|c| c.is_alphabetic() && !matches!(c as u32, 0x064B..=0x065F | 0x0670 | 0x0640)))
+        .filter(|w| {
+            w.chars().all(|c| {
+                c.is_alphabetic() && !matches!(c as u32, 0x064B..=0x065F | 0x0670 | 0x0640)
+            })
+        })
         .filter(|w| !w.contains("لا") && w.chars().count() >= 5)
         .max_by_key(|w| w.chars().count())
         .map(str::to_string)
@@ -124,8 +125,9 @@ fn bilingual_pdf_reads_each_original_then_its_translation(case: Case) {
         language: case.source,
         chapters: &source.chapters,
     };
-    let pdf = crate::render::pdf::render_bilingual(&translated, sources, &options(case.target), &[])
-        .unwrap();
+    let pdf =
+        crate::render::pdf::render_bilingual(&translated, sources, &options(case.target), &[])
+            .unwrap();
     let path = temp_file(&format!("bilingual-{}.pdf", case.target), &pdf.bytes);
     let text = pdftotext(&path);
 
@@ -170,9 +172,15 @@ fn bilingual_pdf_reads_each_original_then_its_translation(case: Case) {
         sample.len()
     );
     // Both languages' scripts are there, in like amounts.
-    let rtl = text.chars().filter(|c| matches!(*c as u32, 0x0590..=0x06FF)).count();
+    let rtl = text
+        .chars()
+        .filter(|c| matches!(*c as u32, 0x0590..=0x06FF))
+        .count();
     let latin = text.chars().filter(char::is_ascii_alphabetic).count();
-    assert!(rtl > 10_000 && latin > 10_000, "{rtl} right-to-left and {latin} Latin letters");
+    assert!(
+        rtl > 10_000 && latin > 10_000,
+        "{rtl} right-to-left and {latin} Latin letters"
+    );
     // The contents and bookmarks are the translation's.
     let doc = pdf_extract::Document::load_mem(&pdf.bytes).unwrap();
     assert_eq!(doc.get_toc().unwrap().toc.len(), translated.chapters.len());
@@ -195,7 +203,10 @@ fn pairs<'a>(
 ) {
     let children: Vec<&crate::dom::Element> = element.elements().collect();
     for (k, child) in children.iter().enumerate() {
-        if child.attr("class").is_some_and(|c| c.split(' ').any(|c| c == "booktr-original")) {
+        if child
+            .attr("class")
+            .is_some_and(|c| c.split(' ').any(|c| c == "booktr-original"))
+        {
             out.push((child, children.get(k + 1).copied()));
         }
         pairs(child, out);
@@ -240,7 +251,10 @@ fn rebuilt_bilingual_epub_sets_each_original_before_its_translation(case: Case) 
     };
     let opf = read("OEBPS/content.opf");
     assert!(
-        opf.contains(&format!("<dc:language>{}</dc:language>\n    <dc:language>{}</dc:language>", case.target, case.source)),
+        opf.contains(&format!(
+            "<dc:language>{}</dc:language>\n    <dc:language>{}</dc:language>",
+            case.target, case.source
+        )),
         "{opf}"
     );
     let mut checked = 0;
@@ -254,11 +268,17 @@ fn rebuilt_bilingual_epub_sets_each_original_before_its_translation(case: Case) 
             .blocks
             .iter()
             .filter(|b| !matches!(b.kind, BlockKind::Image { .. }))
-            .map(|b| b.plain_text().split_whitespace().collect::<Vec<_>>().join(" "))
+            .map(|b| {
+                b.plain_text()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
             .collect();
         assert_eq!(found.len(), expected.len(), "chapter {}", index + 1);
         for ((original, translation), text) in found.iter().zip(&expected) {
-            let translation = translation.unwrap_or_else(|| panic!("no translation after {text:?}"));
+            let translation =
+                translation.unwrap_or_else(|| panic!("no translation after {text:?}"));
             assert_eq!(original.attr("lang"), Some(case.source));
             assert_eq!(original.attr("dir"), Some(dir_of(case.source)));
             assert_eq!(translation.attr("lang"), Some(case.target));
@@ -283,7 +303,12 @@ fn rebuilt_bilingual_epub_sets_each_original_before_its_translation(case: Case) 
         let count = ids.len();
         ids.sort_unstable();
         ids.dedup();
-        assert_eq!(ids.len(), count, "an id is repeated in chapter {}", index + 1);
+        assert_eq!(
+            ids.len(),
+            count,
+            "an id is repeated in chapter {}",
+            index + 1
+        );
     }
     assert!(checked > 100, "{checked} blocks checked");
 }
@@ -294,8 +319,8 @@ fn a_rebuilt_bilingual_epub_of_moby_dick_in_hebrew_sets_each_original_before_its
 }
 
 #[test]
-fn a_rebuilt_bilingual_epub_of_the_arabic_book_in_french_sets_each_original_before_its_translation(
-) {
+fn a_rebuilt_bilingual_epub_of_the_arabic_book_in_french_sets_each_original_before_its_translation()
+{
     rebuilt_bilingual_epub_sets_each_original_before_its_translation(ARABIC_BOOK_IN_FRENCH);
 }
 
@@ -315,7 +340,8 @@ fn sources_that_do_not_match_the_translation_are_refused_as_a_mismatch() {
         chapters: &source.chapters[1..],
     };
     mismatch(
-        crate::render::pdf::render_bilingual(&translated, fewer_chapters, &options, &[]).map(|_| ()),
+        crate::render::pdf::render_bilingual(&translated, fewer_chapters, &options, &[])
+            .map(|_| ()),
         "chapters",
     );
     mismatch(
@@ -324,7 +350,9 @@ fn sources_that_do_not_match_the_translation_are_refused_as_a_mismatch() {
     );
 
     let mut short = source.chapters.clone();
-    let longest = (0..short.len()).max_by_key(|&i| short[i].blocks.len()).unwrap();
+    let longest = (0..short.len())
+        .max_by_key(|&i| short[i].blocks.len())
+        .unwrap();
     short[longest].blocks.pop();
     let fewer_blocks = Sources {
         language: "en",
@@ -353,8 +381,12 @@ fn sources_that_do_not_match_the_translation_are_refused_as_a_mismatch() {
             .map(|_| ()),
         "source text",
     );
-    assert!(
-        crate::render::translated_epub(None, &translated, &chapters, &options, Layout::Translated)
-            .is_ok()
-    );
+    assert!(crate::render::translated_epub(
+        None,
+        &translated,
+        &chapters,
+        &options,
+        Layout::Translated
+    )
+    .is_ok());
 }
