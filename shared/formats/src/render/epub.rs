@@ -9,7 +9,7 @@ use std::io::{Cursor, Write};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
-use super::{chapter_title, is_rtl, RenderOptions};
+use super::{chapter_title, is_rtl, RenderOptions, Sources};
 use crate::manuscript::{Block, BlockKind, Manuscript};
 use crate::markup::{self, escape_attr, escape_text, Piece, Tag};
 use crate::FormatError;
@@ -26,10 +26,41 @@ table { border-collapse: collapse; margin: 1em 0; }
 td, th { border: 1px solid #999; padding: 0.2em 0.4em; vertical-align: top; }
 aside.footnote { font-size: 0.9em; border-top: 1px solid #ccc; margin-top: 1em; padding-top: 0.3em; }
 .depth-2 { margin-left: 1.5em; } .depth-3 { margin-left: 3em; } .depth-4 { margin-left: 4.5em; }
+.booktr-original { color: #666; font-size: 0.85em; }
 ";
+
+/// The class of an original in a bilingual book (as in a book translated in place).
+const ORIGINAL_CLASS: &str = "booktr-original";
 
 /// Renders the manuscript as an EPUB 3 file. Asset bytes must be loaded.
 pub fn render(manuscript: &Manuscript, options: &RenderOptions) -> Result<Vec<u8>, FormatError> {
+    render_with(manuscript, None, options)
+}
+
+/// Renders a bilingual EPUB 3 file: `manuscript`'s chapters are the translation, `sources`
+/// what each was translated from, block for block (else [`FormatError::Mismatch`]).
+///
+/// Each block's original comes first, styled as secondary (class `booktr-original`, as in a
+/// book translated in place), then its translation; each side carries its own `lang`,
+/// `xml:lang` and `dir`. A block that is one element (a heading, paragraph, verse line,
+/// preformatted text) becomes two such elements, the original one carrying the block's id; one
+/// that wraps its text (a quotation, note, list item or table cell) stays one element, with the
+/// two sides as paragraphs inside. An image is shown once, described by its translated
+/// alternative text. The package lists both languages, the translation's first.
+pub fn render_bilingual(
+    manuscript: &Manuscript,
+    sources: Sources<'_>,
+    options: &RenderOptions,
+) -> Result<Vec<u8>, FormatError> {
+    sources.check(&manuscript.chapters)?;
+    render_with(manuscript, Some(sources), options)
+}
+
+fn render_with(
+    manuscript: &Manuscript,
+    sources: Option<Sources<'_>>,
+    options: &RenderOptions,
+) -> Result<Vec<u8>, FormatError> {
     let book = Book::prepare(manuscript);
     let lang = &options.language;
     let rtl = is_rtl(lang);
@@ -97,7 +128,9 @@ pub fn render(manuscript: &Manuscript, options: &RenderOptions) -> Result<Vec<u8
     for (index, chapter) in manuscript.chapters.iter().enumerate() {
         let file = chapter_file(index);
         let heading = chapter_title(chapter, index);
-        let body = book.chapter_body(index, &chapter.blocks);
+        let sides = sources
+            .and_then(|s| Some(Sides::new(&s.chapters.get(index)?.blocks, s.language, lang)));
+        let body = book.chapter_body(index, &chapter.blocks, sides.as_ref());
         add(
             &format!("OEBPS/{file}"),
             page(lang, rtl, &heading, &body).as_bytes(),
@@ -135,6 +168,14 @@ pub fn render(manuscript: &Manuscript, options: &RenderOptions) -> Result<Vec<u8
         "    <dc:language>{}</dc:language>",
         escape_text(lang)
     );
+    // A bilingual book is in both languages; the translation's is the book's.
+    if let Some(source) = sources.map(|s| s.language).filter(|s| *s != lang.as_str()) {
+        let _ = writeln!(
+            metadata,
+            "    <dc:language>{}</dc:language>",
+            escape_text(source)
+        );
+    }
     if let Some(author) = options.author.as_ref().or(manuscript.author.as_ref()) {
         let _ = writeln!(
             metadata,
@@ -267,7 +308,8 @@ impl Book {
         })
     }
 
-    fn chapter_body(&self, index: usize, blocks: &[Block]) -> String {
+    /// The chapter's blocks as XHTML; in a bilingual book (`sides`), each after its original.
+    fn chapter_body(&self, index: usize, blocks: &[Block], sides: Option<&Sides<'_>>) -> String {
         let mut out = String::new();
         let mut ids_written: HashSet<String> = HashSet::new();
         let mut i = 0;
@@ -282,7 +324,7 @@ impl Book {
                             out,
                             "<li{}>{}</li>",
                             self.id_attr(item, &mut ids_written),
-                            self.inline(index, item)
+                            self.wrapped(index, item, sides, i)
                         );
                         i += 1;
                     }
@@ -317,7 +359,7 @@ impl Book {
                             out,
                             "<{tag}{}>{}</{tag}>",
                             self.id_attr(cell, &mut ids_written),
-                            self.inline(index, cell)
+                            self.wrapped(index, cell, sides, i)
                         );
                         i += 1;
                     }
@@ -333,17 +375,48 @@ impl Book {
             }
             let id = self.id_attr(block, &mut ids_written);
             let text = self.inline(index, block);
+            // A block that is one element: in a bilingual book, the original's element (with the
+            // block's id) and then the translation's.
+            let mut element = |tag: &str, class: Option<&str>, text: &str| {
+                let class_attr = |extra: Option<&str>| {
+                    let classes: Vec<&str> = class.into_iter().chain(extra).collect();
+                    if classes.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" class=\"{}\"", classes.join(" "))
+                    }
+                };
+                match sides.and_then(|s| Some((s, s.originals.get(i)?))) {
+                    None => writeln!(out, "<{tag}{}{id}>{text}</{tag}>", class_attr(None)),
+                    Some((sides, original)) => {
+                        let mut original = self.inline(index, original);
+                        if tag == "pre" {
+                            original = original.replace("<br/>", "\n");
+                        }
+                        writeln!(
+                            out,
+                            "<{tag}{}{id}{}>{original}</{tag}>\n<{tag}{}{}>{text}</{tag}>",
+                            class_attr(Some(ORIGINAL_CLASS)),
+                            sides.source_attrs,
+                            class_attr(None),
+                            sides.target_attrs,
+                        )
+                    }
+                }
+            };
             let _ = match &block.kind {
                 BlockKind::Heading { level } => {
                     let level = (*level).clamp(1, 6);
-                    writeln!(out, "<h{level}{id}>{text}</h{level}>")
+                    element(&format!("h{level}"), None, &text)
                 }
-                BlockKind::Paragraph => writeln!(out, "<p{id}>{text}</p>"),
-                BlockKind::Quote => writeln!(out, "<blockquote{id}><p>{text}</p></blockquote>"),
-                BlockKind::Line => writeln!(out, "<p class=\"line\"{id}>{text}</p>"),
-                BlockKind::Preformatted => {
-                    writeln!(out, "<pre{id}>{}</pre>", text.replace("<br/>", "\n"))
-                }
+                BlockKind::Paragraph => element("p", None, &text),
+                BlockKind::Quote => writeln!(
+                    out,
+                    "<blockquote{id}>{}</blockquote>",
+                    self.wrapped_in_p(index, block, sides, i)
+                ),
+                BlockKind::Line => element("p", Some("line"), &text),
+                BlockKind::Preformatted => element("pre", None, &text.replace("<br/>", "\n")),
                 BlockKind::Image { asset } => match self.asset_files.get(asset) {
                     Some(file) => writeln!(
                         out,
@@ -352,16 +425,53 @@ impl Book {
                         escape_attr(&block.plain_text())
                     ),
                     // The image is gone; its description is not.
-                    None => writeln!(out, "<p{id}>{text}</p>"),
+                    None => element("p", None, &text),
                 },
-                BlockKind::Footnote { .. } => {
-                    writeln!(out, "<aside epub:type=\"footnote\" class=\"footnote\"{id}><p>{text}</p></aside>")
-                }
+                BlockKind::Footnote { .. } => writeln!(
+                    out,
+                    "<aside epub:type=\"footnote\" class=\"footnote\"{id}>{}</aside>",
+                    self.wrapped_in_p(index, block, sides, i)
+                ),
                 BlockKind::ListItem { .. } | BlockKind::TableCell { .. } => Ok(()),
             };
             i += 1;
         }
         out
+    }
+
+    /// The content of an element that wraps a block's text (a list item, a table cell): the
+    /// text itself, or in a bilingual book the original and the translation as paragraphs.
+    fn wrapped(
+        &self,
+        chapter: usize,
+        block: &Block,
+        sides: Option<&Sides<'_>>,
+        at: usize,
+    ) -> String {
+        match sides.and_then(|s| Some((s, s.originals.get(at)?))) {
+            None => self.inline(chapter, block),
+            Some(_) => self.wrapped_in_p(chapter, block, sides, at),
+        }
+    }
+
+    /// As [`Book::wrapped`], the translation alone in a paragraph too (a quotation, a note).
+    fn wrapped_in_p(
+        &self,
+        chapter: usize,
+        block: &Block,
+        sides: Option<&Sides<'_>>,
+        at: usize,
+    ) -> String {
+        let text = self.inline(chapter, block);
+        match sides.and_then(|s| Some((s, s.originals.get(at)?))) {
+            None => format!("<p>{text}</p>"),
+            Some((sides, original)) => format!(
+                "<p class=\"{ORIGINAL_CLASS}\"{}>{}</p><p{}>{text}</p>",
+                sides.source_attrs,
+                self.inline(chapter, original),
+                sides.target_attrs
+            ),
+        }
     }
 
     /// The block's first anchor as its id (others become empty anchors inside it), once per file.
@@ -442,6 +552,31 @@ impl Book {
         }
         out
     }
+}
+
+/// A bilingual chapter's originals, block for block, and each side's language attributes.
+struct Sides<'a> {
+    originals: &'a [Block],
+    source_attrs: String,
+    target_attrs: String,
+}
+
+impl<'a> Sides<'a> {
+    fn new(originals: &'a [Block], source: &str, target: &str) -> Sides<'a> {
+        Sides {
+            originals,
+            source_attrs: language_attrs(source),
+            target_attrs: language_attrs(target),
+        }
+    }
+}
+
+/// `lang`, `xml:lang` and `dir`: each side of a bilingual page says all three, so neither
+/// depends on the page's.
+fn language_attrs(lang: &str) -> String {
+    let dir = if is_rtl(lang) { "rtl" } else { "ltr" };
+    let lang = escape_attr(lang);
+    format!(r#" lang="{lang}" xml:lang="{lang}" dir="{dir}""#)
 }
 
 fn html_name(tag: &str) -> &str {

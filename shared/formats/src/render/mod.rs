@@ -41,12 +41,14 @@ pub enum Layout {
 
 /// The translated book as EPUB: the source package translated in place when the source was an
 /// EPUB (`original`), in `layout`, else the manuscript rebuilt with this crate's own
-/// stylesheet (translated only: a rebuilt book has no bilingual layout yet). A source
-/// whose walk no longer gives the blocks it was translated from (read by an older extractor)
-/// is rebuilt too, as is one the in-place writer refuses (past a limit), saying so in the
-/// warnings. `manuscript` holds the book's metadata and
-/// images; `translated[i]` is chapter i's translation, or None to leave it out of a rebuilt
-/// book (a partial download) and keep its source text in a book translated in place.
+/// stylesheet. A source whose walk no longer gives the blocks it was translated from (read by
+/// an older extractor) is rebuilt too, as is one the in-place writer refuses (past a limit),
+/// saying so in the warnings. `manuscript` holds the book's metadata and images;
+/// `translated[i]` is chapter i's translation, or None to leave it out of a rebuilt book (a
+/// partial download) and keep its source text in a book translated in place.
+///
+/// A rebuilt book has no bilingual layout without the source text: see
+/// [`translated_epub_with_sources`], which this is without sources.
 pub fn translated_epub(
     original: Option<&[u8]>,
     manuscript: &crate::manuscript::Manuscript,
@@ -54,12 +56,43 @@ pub fn translated_epub(
     options: &RenderOptions,
     layout: Layout,
 ) -> Result<Rendition, crate::FormatError> {
+    translated_epub_with_sources(original, manuscript, translated, None, options, layout)
+}
+
+/// [`translated_epub`], with the source text a rebuilt bilingual book sets beside the
+/// translation: `sources.chapters[i]` is what `translated[i]` was translated from (one source
+/// chapter for each entry of `translated`, a left-out one's included), else
+/// [`FormatError::Mismatch`](crate::FormatError::Mismatch).
+///
+/// In [`Layout::Bilingual`], an EPUB source is translated in place when it can be; when it
+/// cannot (its walk no longer matches, a limit) or there is no EPUB source, the book is
+/// rebuilt bilingual ([`epub::render_bilingual`]) from `sources`, the warnings saying why when
+/// the EPUB was refused. Without sources, a bilingual book that cannot be translated in place
+/// is refused (a `Mismatch` that says the source text is missing) rather than rebuilt
+/// translated only. [`Layout::Translated`] ignores `sources`.
+pub fn translated_epub_with_sources(
+    original: Option<&[u8]>,
+    manuscript: &crate::manuscript::Manuscript,
+    translated: &[Option<Chapter>],
+    sources: Option<Sources<'_>>,
+    options: &RenderOptions,
+    layout: Layout,
+) -> Result<Rendition, crate::FormatError> {
+    let bilingual_sources = match layout {
+        Layout::Translated => None,
+        Layout::Bilingual => {
+            if let Some(sources) = sources {
+                sources.check_each(translated.iter().map(Option::as_ref), translated.len())?;
+            }
+            sources
+        }
+    };
+    let rebuilds = layout == Layout::Translated || bilingual_sources.is_some();
     let mut warnings = Vec::new();
     if let Some(original) = original {
         match epub_in_place::render(original, translated, options, layout, options.budget) {
-            // A bilingual book needs the source's own walk: it is not rebuilt in another layout.
-            // A translated one is: the book is better rebuilt than refused.
-            Err(e) if layout == Layout::Translated => warnings.push(match e {
+            // The book is better rebuilt than refused, when it can be in its layout.
+            Err(e) if rebuilds => warnings.push(match e {
                 crate::FormatError::Mismatch(why) => format!(
                     "rebuilt with a plain style: the source EPUB no longer matches its chapters \
                      ({why})"
@@ -74,8 +107,94 @@ pub fn translated_epub(
     }
     let mut rebuilt = manuscript.clone();
     rebuilt.chapters = translated.iter().flatten().cloned().collect();
-    let bytes = epub::render(&rebuilt, options)?;
+    let bytes = match layout {
+        Layout::Translated => epub::render(&rebuilt, options)?,
+        Layout::Bilingual => {
+            let sources = bilingual_sources.ok_or_else(|| {
+                crate::FormatError::Mismatch(
+                    "a bilingual book rebuilt from its manuscript needs the source text of \
+                     every translated chapter, and none was given"
+                        .into(),
+                )
+            })?;
+            // The sources of the chapters the book keeps.
+            let kept: Vec<Chapter> = translated
+                .iter()
+                .zip(sources.chapters)
+                .filter(|(t, _)| t.is_some())
+                .map(|(_, s)| s.clone())
+                .collect();
+            let sources = Sources {
+                language: sources.language,
+                chapters: &kept,
+            };
+            epub::render_bilingual(&rebuilt, sources, options)?
+        }
+    };
     Ok(Rendition { bytes, warnings })
+}
+
+/// The other side of a bilingual edition: the text each translated block is set beside.
+///
+/// `chapters[i]` is the source of translated chapter `i`, block for block: the same number of
+/// blocks, of the same kinds, in the same order (what the translation was made from).
+#[derive(Debug, Clone, Copy)]
+pub struct Sources<'a> {
+    /// The language the book was written in (the originals are marked up in it).
+    pub language: &'a str,
+    pub chapters: &'a [Chapter],
+}
+
+impl Sources<'_> {
+    /// [`FormatError::Mismatch`](crate::FormatError::Mismatch) unless every translated chapter
+    /// has its source, with the same blocks of the same kinds.
+    pub fn check(&self, translated: &[Chapter]) -> Result<(), crate::FormatError> {
+        self.check_each(translated.iter().map(Some), translated.len())
+    }
+
+    /// As [`Sources::check`], for chapters of which some are left out (None), which need no
+    /// source beyond their place.
+    fn check_each<'c>(
+        &self,
+        translated: impl Iterator<Item = Option<&'c Chapter>>,
+        count: usize,
+    ) -> Result<(), crate::FormatError> {
+        use crate::FormatError::Mismatch;
+        if count != self.chapters.len() {
+            return Err(Mismatch(format!(
+                "the translation has {count} chapters, its source {}",
+                self.chapters.len()
+            )));
+        }
+        for (index, (translation, source)) in translated.zip(self.chapters).enumerate() {
+            let Some(translation) = translation else {
+                continue;
+            };
+            if translation.blocks.len() != source.blocks.len() {
+                return Err(Mismatch(format!(
+                    "chapter {} has {} blocks in the translation, {} in its source",
+                    index + 1,
+                    translation.blocks.len(),
+                    source.blocks.len()
+                )));
+            }
+            let differs = translation
+                .blocks
+                .iter()
+                .zip(&source.blocks)
+                .position(|(a, b)| {
+                    std::mem::discriminant(&a.kind) != std::mem::discriminant(&b.kind)
+                });
+            if let Some(block) = differs {
+                return Err(Mismatch(format!(
+                    "block {} of chapter {} is not the same kind of block as its source",
+                    block + 1,
+                    index + 1
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Languages written right to left.

@@ -13,7 +13,7 @@ use printpdf::{
     RawImage, TextItem, TextMatrix, XObjectId, XObjectTransform,
 };
 
-use super::{chapter_title, is_rtl, RenderOptions, Rendition};
+use super::{chapter_title, is_rtl, RenderOptions, Rendition, Sources};
 use crate::gzipped::Gzipped;
 use crate::manuscript::{Block, BlockKind, Manuscript};
 use crate::markup::{self, Piece, Tag};
@@ -74,6 +74,42 @@ pub fn render(
     options: &RenderOptions,
     fallback_fonts: &[Vec<u8>],
 ) -> Result<Rendition, FormatError> {
+    render_with(manuscript, None, options, fallback_fonts)
+}
+
+/// Renders a bilingual PDF: `manuscript`'s chapters are the translation, `sources` what each
+/// was translated from, block for block (else [`FormatError::Mismatch`]).
+///
+/// Each block is a row of two columns, the original in the source language's direction beside
+/// the translation in the target's: the row is as tall as the taller side and the next row
+/// starts below both; a row that does not fit the rest of the page starts a new one, and only a
+/// row taller than a page is split across pages. The original is always the left column and
+/// the translation the right one, whatever the directions: text extractors and screen readers
+/// (poppler's `pdftotext` among them) read a row's columns left to right unless most of the
+/// page's letters are right-to-left ones, and the Arabic and Hebrew scripts, which leave short
+/// vowels unwritten, take fewer letters than the same text in the languages they are
+/// translated from or into, so the extracted text is each original followed by its
+/// translation. Each side is set in its own direction (right-to-left text right-aligned and
+/// shaped as in [`render`]). Headings sit in the columns like any block, the chapter's title
+/// too (original beside translation); an image is drawn once across the page, its caption
+/// (alternative text) then set as a row. The title page, contents and bookmarks are the
+/// translation's, as in [`render`].
+pub fn render_bilingual(
+    manuscript: &Manuscript,
+    sources: Sources<'_>,
+    options: &RenderOptions,
+    fallback_fonts: &[Vec<u8>],
+) -> Result<Rendition, FormatError> {
+    sources.check(&manuscript.chapters)?;
+    render_with(manuscript, Some(sources), options, fallback_fonts)
+}
+
+fn render_with(
+    manuscript: &Manuscript,
+    sources: Option<Sources<'_>>,
+    options: &RenderOptions,
+    fallback_fonts: &[Vec<u8>],
+) -> Result<Rendition, FormatError> {
     let title = options
         .title
         .clone()
@@ -120,12 +156,28 @@ pub fn render(
                 && first.plain_text().trim() == heading.trim()
         });
         let chapter_rtl = chapter_direction(chapter).unwrap_or(rtl_book);
-        layout.y -= 20.0;
-        layout.paragraph(&heading, 17.0, Weight::Bold, Align::Start, chapter_rtl);
-        layout.y -= 8.0;
         let skip = usize::from(repeats_heading);
-        for block in chapter.blocks.iter().skip(skip) {
-            layout.block(block, &note_numbers, &images, chapter_rtl);
+        layout.y -= 20.0;
+        match sources.and_then(|s| Some((s, s.chapters.get(index)?))) {
+            None => {
+                layout.paragraph(&heading, 17.0, Weight::Bold, Align::Start, chapter_rtl);
+                layout.y -= 8.0;
+                for block in chapter.blocks.iter().skip(skip) {
+                    layout.block(block, &note_numbers, &images, chapter_rtl);
+                }
+            }
+            Some((sources, source)) => {
+                let columns = Columns::new(
+                    chapter_rtl,
+                    chapter_direction(source).unwrap_or(is_rtl(sources.language)),
+                );
+                let original_heading = chapter_title(source, index);
+                layout.heading_row(&columns, &original_heading, &heading);
+                layout.y -= 8.0;
+                for (block, original) in chapter.blocks.iter().zip(&source.blocks).skip(skip) {
+                    layout.row(&columns, original, block, &note_numbers, &images);
+                }
+            }
         }
     }
     let chapter_pages = std::mem::take(&mut layout.pages);
@@ -448,16 +500,109 @@ enum Align {
     Center,
 }
 
+/// A column text is set in: its left edge and width, in points.
+#[derive(Clone, Copy)]
+struct Frame {
+    x: f32,
+    width: f32,
+}
+
+/// The page's single column.
+const FULL: Frame = Frame {
+    x: MARGIN_X,
+    width: CONTENT_W,
+};
+
+/// The space between the columns of a bilingual page.
+const GUTTER: f32 = 16.0;
+
+/// What a block lays out as, before it is put on a page: each piece knows its height, so a
+/// bilingual row can be measured before it is placed.
+enum Item {
+    /// Space down (not carried over to a new page).
+    Gap(f32),
+    /// Starts a new page unless this much room is left (a heading kept with what follows).
+    Keep(f32),
+    Line(Line),
+    Image {
+        id: XObjectId,
+        px_w: f32,
+        w: f32,
+        h: f32,
+    },
+}
+
+/// One line of shaped words, its start measured from the frame's left edge.
+struct Line {
+    words: Vec<std::rc::Rc<Shaped>>,
+    size: f32,
+    leading: f32,
+    space: f32,
+    x: f32,
+    rtl: bool,
+}
+
+impl Item {
+    /// The height it takes when nothing moves it to a new page.
+    fn height(&self) -> f32 {
+        match self {
+            Item::Gap(h) => *h,
+            Item::Keep(_) => 0.0,
+            Item::Line(line) => line.leading,
+            Item::Image { h, .. } => h + 4.0,
+        }
+    }
+}
+
+/// Where the next item goes: a page (an index into the pages being laid out) and a height.
+#[derive(Clone, Copy, PartialEq)]
+struct Cursor {
+    page: usize,
+    y: f32,
+}
+
+impl Cursor {
+    /// The one further down the book.
+    fn lower(self, other: Cursor) -> Cursor {
+        if other.page > self.page || (other.page == self.page && other.y < self.y) {
+            other
+        } else {
+            self
+        }
+    }
+}
+
+/// The two columns of a bilingual page, and the direction each side's text runs in when it
+/// does not say (by its first strong character).
+struct Columns {
+    original: Frame,
+    translation: Frame,
+    original_rtl: bool,
+    translation_rtl: bool,
+}
+
+impl Columns {
+    /// The original on the left, the translation on the right (see [`render_bilingual`]).
+    fn new(translation_rtl: bool, original_rtl: bool) -> Columns {
+        let width = (CONTENT_W - GUTTER) / 2.0;
+        let left = Frame { x: MARGIN_X, width };
+        let right = Frame {
+            x: MARGIN_X + width + GUTTER,
+            width,
+        };
+        Columns {
+            original: left,
+            translation: right,
+            original_rtl,
+            translation_rtl,
+        }
+    }
+}
+
 impl Layout<'_> {
     fn new_page(&mut self) {
         self.pages.push(Vec::new());
         self.y = PAGE_H - MARGIN_TOP;
-    }
-
-    fn ensure(&mut self, height: f32) {
-        if self.pages.is_empty() || self.y - height < MARGIN_BOTTOM {
-            self.new_page();
-        }
     }
 
     fn shape(&mut self, word: &str, weight: Weight) -> std::rc::Rc<Shaped> {
@@ -489,7 +634,7 @@ impl Layout<'_> {
         self.shape(" ", Weight::Regular).width_em.max(0.25)
     }
 
-    /// Lays out text as wrapped lines; returns nothing, moves `y` down.
+    /// Lays out text as wrapped lines across the page; moves `y` down.
     fn paragraph(
         &mut self,
         text: &str,
@@ -498,10 +643,13 @@ impl Layout<'_> {
         align: Align,
         rtl_default: bool,
     ) {
-        self.paragraph_indented(text, size, weight, align, rtl_default, 0.0);
+        let items = self.text_items(text, size, weight, align, rtl_default, 0.0, CONTENT_W);
+        self.place_here(&items);
     }
 
-    fn paragraph_indented(
+    /// Text as lines `width` wide: greedy breaking, ragged on the side the text ends.
+    #[allow(clippy::too_many_arguments)]
+    fn text_items(
         &mut self,
         text: &str,
         size: f32,
@@ -509,22 +657,24 @@ impl Layout<'_> {
         align: Align,
         rtl_default: bool,
         indent: f32,
-    ) {
+        width: f32,
+    ) -> Vec<Item> {
         let rtl = text_direction(text).unwrap_or(rtl_default);
         let leading = size * 1.45;
+        let space = self.space_em() * size;
+        let mut items = Vec::new();
         for hard_line in text.split('\n') {
             let words: Vec<std::rc::Rc<Shaped>> = hard_line
                 .split_whitespace()
                 .map(|w| self.shape(w, weight))
                 .collect();
-            let space = self.space_em() * size;
-            let width = CONTENT_W - indent;
+            let room = width - indent;
             let mut line: Vec<std::rc::Rc<Shaped>> = Vec::new();
             let mut line_w = 0.0;
             let mut lines = Vec::new();
             for word in words {
                 let w = word.width_em * size;
-                if !line.is_empty() && line_w + space + w > width {
+                if !line.is_empty() && line_w + space + w > room {
                     lines.push(std::mem::take(&mut line));
                     line_w = 0.0;
                 }
@@ -534,49 +684,119 @@ impl Layout<'_> {
             if !line.is_empty() || lines.is_empty() {
                 lines.push(line);
             }
-            for line in lines {
-                self.ensure(leading);
-                self.y -= leading;
-                let line_w: f32 = line.iter().map(|w| w.width_em * size).sum::<f32>()
-                    + space * line.len().saturating_sub(1) as f32;
-                let start = match (align, rtl) {
-                    (Align::Center, _) => MARGIN_X + (CONTENT_W - line_w) / 2.0,
-                    (Align::Start, false) => MARGIN_X + indent,
-                    (Align::Start, true) => PAGE_W - MARGIN_X - indent - line_w,
+            for words in lines {
+                let line_w: f32 = words.iter().map(|w| w.width_em * size).sum::<f32>()
+                    + space * words.len().saturating_sub(1) as f32;
+                let x = match (align, rtl) {
+                    (Align::Center, _) => (width - line_w) / 2.0,
+                    (Align::Start, false) => indent,
+                    (Align::Start, true) => width - indent - line_w,
                 };
-                // Right-to-left lines run from the right: words are placed in reverse.
-                let ordered: Vec<&std::rc::Rc<Shaped>> = if rtl {
-                    line.iter().rev().collect()
-                } else {
-                    line.iter().collect()
-                };
-                let mut x = start;
-                let y = self.y;
-                let mut ops = Vec::with_capacity(ordered.len() * 3 + 2);
-                ops.push(Op::StartTextSection);
-                let mut current_font = None;
-                for word in ordered {
-                    if current_font != Some(word.font) {
-                        ops.push(Op::SetFont {
-                            font: PdfFontHandle::External(self.fonts[word.font].id.clone()),
-                            size: Pt(size),
-                        });
-                        current_font = Some(word.font);
+                items.push(Item::Line(Line {
+                    words,
+                    size,
+                    leading,
+                    space,
+                    x,
+                    rtl,
+                }));
+            }
+        }
+        items
+    }
+
+    /// Places items in the page's single column from `y` on the last page.
+    fn place_here(&mut self, items: &[Item]) {
+        if self.pages.is_empty() {
+            self.new_page();
+        }
+        let mut cursor = Cursor {
+            page: self.pages.len() - 1,
+            y: self.y,
+        };
+        self.place(items, FULL, &mut cursor);
+        self.y = cursor.y;
+    }
+
+    /// Moves the cursor to the top of the next page, adding one when there is none yet.
+    fn next_page(&mut self, cursor: &mut Cursor) {
+        if cursor.page + 1 >= self.pages.len() {
+            self.pages.push(Vec::new());
+        }
+        cursor.page += 1;
+        cursor.y = PAGE_H - MARGIN_TOP;
+    }
+
+    /// Places items in `frame` from `cursor` on, breaking pages where they do not fit.
+    fn place(&mut self, items: &[Item], frame: Frame, cursor: &mut Cursor) {
+        for item in items {
+            match item {
+                Item::Gap(h) => cursor.y -= h,
+                Item::Keep(h) => {
+                    if cursor.y - h < MARGIN_BOTTOM {
+                        self.next_page(cursor);
                     }
-                    ops.push(Op::SetTextMatrix {
-                        matrix: TextMatrix::Translate(Pt(x), Pt(y)),
-                    });
-                    ops.push(Op::ShowText {
-                        items: vec![TextItem::GlyphIds(word.glyphs.clone())],
-                    });
-                    x += word.width_em * size + space;
                 }
-                ops.push(Op::EndTextSection);
-                if let Some(page) = self.pages.last_mut() {
-                    page.extend(ops);
+                Item::Line(line) => {
+                    if cursor.y - line.leading < MARGIN_BOTTOM {
+                        self.next_page(cursor);
+                    }
+                    cursor.y -= line.leading;
+                    let ops = self.line_ops(line, frame.x + line.x, cursor.y);
+                    self.pages[cursor.page].extend(ops);
+                }
+                Item::Image { id, px_w, w, h } => {
+                    if cursor.y - (h + 8.0) < MARGIN_BOTTOM {
+                        self.next_page(cursor);
+                    }
+                    cursor.y -= h + 4.0;
+                    let x = frame.x + (frame.width - w) / 2.0;
+                    // At `dpi`, one pixel is 72/dpi points: choose it so the image is `w`
+                    // points wide.
+                    let dpi = px_w * 72.0 / w;
+                    self.pages[cursor.page].push(Op::UseXobject {
+                        id: id.clone(),
+                        transform: XObjectTransform {
+                            translate_x: Some(Pt(x)),
+                            translate_y: Some(Pt(cursor.y)),
+                            dpi: Some(dpi),
+                            ..Default::default()
+                        },
+                    });
                 }
             }
         }
+    }
+
+    fn line_ops(&self, line: &Line, start: f32, y: f32) -> Vec<Op> {
+        // Right-to-left lines run from the right: words are placed in reverse.
+        let ordered: Vec<&std::rc::Rc<Shaped>> = if line.rtl {
+            line.words.iter().rev().collect()
+        } else {
+            line.words.iter().collect()
+        };
+        let mut x = start;
+        let mut ops = Vec::with_capacity(ordered.len() * 3 + 2);
+        ops.push(Op::StartTextSection);
+        let mut current_font = None;
+        for word in ordered {
+            if current_font != Some(word.font) {
+                ops.push(Op::SetFont {
+                    font: PdfFontHandle::External(self.fonts[word.font].id.clone()),
+                    size: Pt(line.size),
+                });
+                current_font = Some(word.font);
+            }
+            ops.push(Op::SetTextMatrix {
+                matrix: TextMatrix::Translate(Pt(x), Pt(y)),
+            });
+            ops.push(Op::ShowText {
+                items: vec![TextItem::GlyphIds(word.glyphs.clone())],
+            });
+            x += word.width_em * line.size + line.space;
+        }
+        ops.push(Op::EndTextSection);
+        ops
     }
 
     fn block(
@@ -586,7 +806,23 @@ impl Layout<'_> {
         images: &HashMap<String, (XObjectId, f32, f32)>,
         rtl: bool,
     ) {
+        let items = self.block_items(block, notes, Some(images), rtl, CONTENT_W);
+        self.place_here(&items);
+    }
+
+    /// A block laid out `width` wide. Without `images`, an image block is its caption alone
+    /// (a bilingual page draws the image once, across both columns).
+    fn block_items(
+        &mut self,
+        block: &Block,
+        notes: &HashMap<String, usize>,
+        images: Option<&HashMap<String, (XObjectId, f32, f32)>>,
+        rtl: bool,
+        width: f32,
+    ) -> Vec<Item> {
         let text = printable(&block.text, notes);
+        let regular = Weight::Regular;
+        let mut items = Vec::new();
         match &block.kind {
             BlockKind::Heading { level } => {
                 let size = match level {
@@ -594,75 +830,180 @@ impl Layout<'_> {
                     2 => 13.5,
                     _ => 12.0,
                 };
-                self.y -= size * 0.6;
-                self.ensure(size * 3.0);
-                self.paragraph(&text, size, Weight::Bold, Align::Start, rtl);
-                self.y -= 3.0;
+                items.push(Item::Gap(size * 0.6));
+                items.push(Item::Keep(size * 3.0));
+                items.extend(self.text_items(
+                    &text,
+                    size,
+                    Weight::Bold,
+                    Align::Start,
+                    rtl,
+                    0.0,
+                    width,
+                ));
+                items.push(Item::Gap(3.0));
             }
             BlockKind::Line => {
-                self.paragraph_indented(&text, BODY, Weight::Regular, Align::Start, rtl, 8.0)
+                items.extend(self.text_items(&text, BODY, regular, Align::Start, rtl, 8.0, width))
             }
             BlockKind::Quote => {
-                self.paragraph_indented(&text, BODY, Weight::Regular, Align::Start, rtl, 18.0);
-                self.y -= 4.0;
+                items.extend(self.text_items(&text, BODY, regular, Align::Start, rtl, 18.0, width));
+                items.push(Item::Gap(4.0));
             }
             BlockKind::ListItem { ordered: _, depth } => {
                 let indent = 12.0 * f32::from(*depth);
-                self.paragraph_indented(
-                    &format!("• {text}"),
+                let text = format!("• {text}");
+                items.extend(self.text_items(
+                    &text,
                     BODY,
-                    Weight::Regular,
+                    regular,
                     Align::Start,
                     rtl,
                     indent,
-                );
+                    width,
+                ));
             }
             BlockKind::Footnote { id } => {
                 let number = notes.get(id).map(|n| format!("{n}. ")).unwrap_or_default();
-                self.paragraph(
-                    &format!("{number}{text}"),
-                    NOTE,
-                    Weight::Regular,
-                    Align::Start,
-                    rtl,
-                );
-                self.y -= 2.0;
+                let text = format!("{number}{text}");
+                items.extend(self.text_items(&text, NOTE, regular, Align::Start, rtl, 0.0, width));
+                items.push(Item::Gap(2.0));
             }
-            BlockKind::Image { asset } => match images.get(asset) {
-                Some((id, w, h)) => self.image(id, *w, *h, &text),
-                None => self.paragraph(&text, NOTE, Weight::Regular, Align::Center, rtl),
+            BlockKind::Image { asset } => match images.and_then(|i| i.get(asset)) {
+                Some((id, w, h)) => items.extend(self.image_items(id, *w, *h, &text, width)),
+                None => items.extend(self.text_items(
+                    &text,
+                    NOTE,
+                    regular,
+                    Align::Center,
+                    rtl,
+                    0.0,
+                    width,
+                )),
             },
             BlockKind::TableCell { .. } | BlockKind::Preformatted | BlockKind::Paragraph => {
-                self.paragraph(&text, BODY, Weight::Regular, Align::Start, rtl);
-                self.y -= 4.0;
+                items.extend(self.text_items(&text, BODY, regular, Align::Start, rtl, 0.0, width));
+                items.push(Item::Gap(4.0));
+            }
+        }
+        items
+    }
+
+    /// A chapter's title in both languages, each in its column.
+    fn heading_row(&mut self, columns: &Columns, original: &str, translation: &str) {
+        let width = columns.original.width;
+        let bold = Weight::Bold;
+        let original = self.text_items(
+            original,
+            17.0,
+            bold,
+            Align::Start,
+            columns.original_rtl,
+            0.0,
+            width,
+        );
+        let translation = self.text_items(
+            translation,
+            17.0,
+            bold,
+            Align::Start,
+            columns.translation_rtl,
+            0.0,
+            width,
+        );
+        self.place_row(columns, &original, &translation);
+    }
+
+    /// A block beside its original. An image is drawn once, across the page, before the row
+    /// of its captions.
+    fn row(
+        &mut self,
+        columns: &Columns,
+        original: &Block,
+        translation: &Block,
+        notes: &HashMap<String, usize>,
+        images: &HashMap<String, (XObjectId, f32, f32)>,
+    ) {
+        if let BlockKind::Image { asset } = &translation.kind {
+            if let Some((id, w, h)) = images.get(asset) {
+                let items = self.image_items(id, *w, *h, "", CONTENT_W);
+                self.place_here(&items);
+            }
+        }
+        let width = columns.original.width;
+        let original = self.block_items(original, notes, None, columns.original_rtl, width);
+        let translation =
+            self.block_items(translation, notes, None, columns.translation_rtl, width);
+        self.place_row(columns, &original, &translation);
+    }
+
+    /// Places both sides from the same height; the next row starts below the lower of the two.
+    /// A row that fits a page but not the rest of this one starts a new page; a heading's row
+    /// wants room for a line or two of the next row as well.
+    fn place_row(&mut self, columns: &Columns, original: &[Item], translation: &[Item]) {
+        if self.pages.is_empty() {
+            self.new_page();
+        }
+        let height = |items: &[Item]| items.iter().map(Item::height).sum::<f32>();
+        let keeps = original
+            .iter()
+            .chain(translation)
+            .any(|i| matches!(i, Item::Keep(_)));
+        let need = height(original).max(height(translation)) + if keeps { BODY * 3.0 } else { 0.0 };
+        let page = PAGE_H - MARGIN_TOP - MARGIN_BOTTOM;
+        if self.y - need < MARGIN_BOTTOM && need <= page {
+            self.new_page();
+        }
+        let start = Cursor {
+            page: self.pages.len() - 1,
+            y: self.y,
+        };
+        let (mut a, mut b) = (start, start);
+        self.place_kept_apart(original, columns.original, &mut a);
+        self.place_kept_apart(translation, columns.translation, &mut b);
+        let end = a.lower(b);
+        self.y = end.y;
+    }
+
+    /// Places items without their `Keep`s: a row is kept together as a whole.
+    fn place_kept_apart(&mut self, items: &[Item], frame: Frame, cursor: &mut Cursor) {
+        for item in items {
+            if !matches!(item, Item::Keep(_)) {
+                self.place(std::slice::from_ref(item), frame, cursor);
             }
         }
     }
 
-    fn image(&mut self, id: &XObjectId, px_w: f32, px_h: f32, caption: &str) {
+    /// An image as wide as `width` allows, at most 70% of the page high, then its caption.
+    fn image_items(
+        &mut self,
+        id: &XObjectId,
+        px_w: f32,
+        px_h: f32,
+        caption: &str,
+        width: f32,
+    ) -> Vec<Item> {
         let max_h = (PAGE_H - MARGIN_TOP - MARGIN_BOTTOM) * 0.7;
-        let scale = (CONTENT_W / px_w).min(max_h / px_h);
-        let (w, h) = (px_w * scale, px_h * scale);
-        self.ensure(h + 8.0);
-        self.y -= h + 4.0;
-        let x = MARGIN_X + (CONTENT_W - w) / 2.0;
-        // At `dpi`, one pixel is 72/dpi points: choose it so the image is `w` points wide.
-        let dpi = px_w * 72.0 / w;
-        if let Some(page) = self.pages.last_mut() {
-            page.push(Op::UseXobject {
-                id: id.clone(),
-                transform: XObjectTransform {
-                    translate_x: Some(Pt(x)),
-                    translate_y: Some(Pt(self.y)),
-                    dpi: Some(dpi),
-                    ..Default::default()
-                },
-            });
-        }
+        let scale = (width / px_w).min(max_h / px_h);
+        let mut items = vec![Item::Image {
+            id: id.clone(),
+            px_w,
+            w: px_w * scale,
+            h: px_h * scale,
+        }];
         if !caption.trim().is_empty() {
-            self.paragraph(caption, NOTE, Weight::Regular, Align::Center, false);
+            items.extend(self.text_items(
+                caption,
+                NOTE,
+                Weight::Regular,
+                Align::Center,
+                false,
+                0.0,
+                width,
+            ));
         }
-        self.y -= 6.0;
+        items.push(Item::Gap(6.0));
+        items
     }
 
     fn page_number(&mut self, ops: &mut Vec<Op>, number: usize) {

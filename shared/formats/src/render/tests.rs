@@ -264,3 +264,5 @@ fn a_pdf_says_its_title_author_language_and_when_it_was_made() {
     assert!(created.starts_with("D:20260304050607"), "{created}");
     assert_eq!(text(doc.catalog().unwrap().get(b"Lang").unwrap()), "fr");
 }
+
+mod bilingual;
