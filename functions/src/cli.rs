@@ -54,8 +54,8 @@ enum Command {
         /// epub or pdf
         #[arg(long, default_value = "epub")]
         format: String,
-        /// translated, or bilingual: each translated block after its original (so far for
-        /// EPUB output of an EPUB source)
+        /// translated, or bilingual: each original block followed by its translation (EPUB)
+        /// or beside it (PDF)
         #[arg(long, default_value = "translated")]
         layout: String,
         /// Output file (default: <name>.<lang>.<format> here)

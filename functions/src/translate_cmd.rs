@@ -10,7 +10,7 @@ use anyhow::{anyhow, bail, Context};
 use booktr_core::books::{sniff, BookFormat};
 use booktr_core::types::LanguageCode;
 use booktr_formats::manuscript::Manuscript;
-use booktr_formats::render::{self, Layout, RenderOptions};
+use booktr_formats::render::{self, Layout, RenderOptions, Sources};
 use booktr_translate::book::{choose_model, translate_book, BookOptions, BookTranslation, Event};
 use booktr_translate::checks::{language_of, Problem};
 use booktr_translate::estimate::cost;
@@ -76,13 +76,10 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         .and_then(|n| n.to_str())
         .unwrap_or("book");
     let format = sniff(name, &bytes[..bytes.len().min(64 * 1024)]).map_err(anyhow::Error::msg)?;
-    if layout == Layout::Bilingual && (format != BookFormat::Epub || output_format != "epub") {
-        // Not built yet: the bilingual PDF (two columns) and bilingual books rebuilt from
-        // other formats.
-        bail!("--layout bilingual: so far only for EPUB output of an EPUB book");
-    }
     let mut manuscript = booktr_formats::extract(format.reader(), &bytes)
         .map_err(|e| anyhow!("the file could not be read: {e}"))?;
+    // Every chapter's source, for a bilingual edition (which sets each block with its original).
+    let all_sources = manuscript.chapters.clone();
     // Which of the book's chapters are translated (all, or those `--chapters` names).
     let mut selected: Vec<bool> = vec![true; manuscript.chapters.len()];
     if let Some(spec) = &args.chapters {
@@ -153,8 +150,16 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         modified: chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
         budget: booktr_formats::Budget::default(),
     };
-    let rendered = match output_format.as_str() {
-        "pdf" => render::pdf::render(&done.manuscript, &options, &[]),
+    let rendered = match (output_format.as_str(), layout) {
+        ("pdf", Layout::Translated) => render::pdf::render(&done.manuscript, &options, &[]),
+        ("pdf", Layout::Bilingual) => {
+            // The chosen chapters, each beside its source.
+            let sources = Sources {
+                language: &source,
+                chapters: &manuscript.chapters,
+            };
+            render::pdf::render_bilingual(&done.manuscript, sources, &options, &[])
+        }
         _ => {
             // An EPUB comes back as the same book translated in place; the chapters left out
             // keep their source text there.
@@ -164,7 +169,18 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
                 .map(|&chosen| chosen.then(|| done_chapters.next()).flatten())
                 .collect();
             let original = (format == BookFormat::Epub).then_some(bytes.as_slice());
-            render::translated_epub(original, &done.manuscript, &translated, &options, layout)
+            let sources = Sources {
+                language: &source,
+                chapters: &all_sources,
+            };
+            render::translated_epub(
+                original,
+                &done.manuscript,
+                &translated,
+                (layout == Layout::Bilingual).then_some(sources),
+                &options,
+                layout,
+            )
         }
     }
     .map_err(|e| anyhow!("rendering: {e}"))?;

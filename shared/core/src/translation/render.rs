@@ -2,7 +2,7 @@
 //! translations, through the EPUB or PDF renderer.
 
 use booktr_formats::manuscript::{Chapter as SourceChapter, Manuscript};
-use booktr_formats::render::{self, Layout, RenderOptions, Rendition};
+use booktr_formats::render::{self, Layout, RenderOptions, Rendition, Sources};
 
 use super::Translations;
 use crate::books::{store, Book, BookFormat};
@@ -70,6 +70,20 @@ impl Translations {
         if translated.iter().all(Option::is_none) {
             return Ok(None);
         }
+        // A bilingual edition sets each translated block with its original.
+        let mut sources = Vec::new();
+        if edition.layout == crate::job::Layout::Bilingual {
+            for chapter in &chapters {
+                let source: SourceChapter = self
+                    .read_json(&store::chapter_key(&book.id, chapter.number)?)
+                    .await?
+                    .ok_or_else(|| {
+                        RenderError::Missing(format!("chapter {} text is missing", chapter.number))
+                    })?;
+                sources.push(source);
+            }
+        }
+        let source_language = book.original_lang.clone();
         for asset in &mut manuscript.assets {
             if let Some(bytes) = self
                 .ports
@@ -109,17 +123,38 @@ impl Translations {
             crate::job::Layout::Translated => Layout::Translated,
             crate::job::Layout::Bilingual => Layout::Bilingual,
         };
-        let rendered = tokio::task::spawn_blocking(move || match edition.format {
-            OutputFormat::Epub => render::translated_epub(
-                original.as_deref(),
-                &manuscript,
-                &translated,
-                &options,
-                layout,
-            ),
-            OutputFormat::Pdf => {
-                manuscript.chapters = translated.into_iter().flatten().collect();
-                render::pdf::render(&manuscript, &options, &[])
+        let rendered = tokio::task::spawn_blocking(move || {
+            let sources = (layout == Layout::Bilingual).then_some(Sources {
+                language: &source_language,
+                chapters: &sources,
+            });
+            match (edition.format, sources) {
+                (OutputFormat::Epub, sources) => render::translated_epub(
+                    original.as_deref(),
+                    &manuscript,
+                    &translated,
+                    sources,
+                    &options,
+                    layout,
+                ),
+                (OutputFormat::Pdf, None) => {
+                    manuscript.chapters = translated.into_iter().flatten().collect();
+                    render::pdf::render(&manuscript, &options, &[])
+                }
+                (OutputFormat::Pdf, Some(sources)) => {
+                    // The PDF holds the translated chapters only, each beside its source.
+                    let (done, originals): (Vec<_>, Vec<_>) = translated
+                        .into_iter()
+                        .zip(sources.chapters.iter().cloned())
+                        .filter_map(|(t, s)| Some((t?, s)))
+                        .unzip();
+                    manuscript.chapters = done;
+                    let sources = Sources {
+                        language: sources.language,
+                        chapters: &originals,
+                    };
+                    render::pdf::render_bilingual(&manuscript, sources, &options, &[])
+                }
             }
         })
         .await

@@ -47,21 +47,9 @@ pub enum Layout {
 /// `translated[i]` is chapter i's translation, or None to leave it out of a rebuilt book (a
 /// partial download) and keep its source text in a book translated in place.
 ///
-/// A rebuilt book has no bilingual layout without the source text: see
-/// [`translated_epub_with_sources`], which this is without sources.
-pub fn translated_epub(
-    original: Option<&[u8]>,
-    manuscript: &crate::manuscript::Manuscript,
-    translated: &[Option<Chapter>],
-    options: &RenderOptions,
-    layout: Layout,
-) -> Result<Rendition, crate::FormatError> {
-    translated_epub_with_sources(original, manuscript, translated, None, options, layout)
-}
-
-/// [`translated_epub`], with the source text a rebuilt bilingual book sets beside the
-/// translation: `sources.chapters[i]` is what `translated[i]` was translated from (one source
-/// chapter for each entry of `translated`, a left-out one's included), else
+/// `sources` is the source text a rebuilt bilingual book sets beside the translation:
+/// `sources.chapters[i]` is what `translated[i]` was translated from (one source chapter for
+/// each entry of `translated`, a left-out one's included), else
 /// [`FormatError::Mismatch`](crate::FormatError::Mismatch).
 ///
 /// In [`Layout::Bilingual`], an EPUB source is translated in place when it can be; when it
@@ -70,7 +58,7 @@ pub fn translated_epub(
 /// the EPUB was refused. Without sources, a bilingual book that cannot be translated in place
 /// is refused (a `Mismatch` that says the source text is missing) rather than rebuilt
 /// translated only. [`Layout::Translated`] ignores `sources`.
-pub fn translated_epub_with_sources(
+pub fn translated_epub(
     original: Option<&[u8]>,
     manuscript: &crate::manuscript::Manuscript,
     translated: &[Option<Chapter>],

@@ -230,7 +230,7 @@ fn rebuilt_bilingual_epub_sets_each_original_before_its_translation(case: Case) 
         chapters: &source.chapters,
     };
     // Rebuilt as if the source were not an EPUB: no package to translate in place.
-    let rendition = crate::render::translated_epub_with_sources(
+    let rendition = crate::render::translated_epub(
         None,
         &translated,
         &chapters,
@@ -364,7 +364,7 @@ fn sources_that_do_not_match_the_translation_are_refused_as_a_mismatch() {
     );
     let chapters: Vec<_> = translated.chapters.iter().cloned().map(Some).collect();
     mismatch(
-        crate::render::translated_epub_with_sources(
+        crate::render::translated_epub(
             None,
             &translated,
             &chapters,
@@ -377,14 +377,22 @@ fn sources_that_do_not_match_the_translation_are_refused_as_a_mismatch() {
     );
     // Without sources a rebuilt book cannot be bilingual; translated only, it needs none.
     mismatch(
-        crate::render::translated_epub(None, &translated, &chapters, &options, Layout::Bilingual)
-            .map(|_| ()),
+        crate::render::translated_epub(
+            None,
+            &translated,
+            &chapters,
+            None,
+            &options,
+            Layout::Bilingual,
+        )
+        .map(|_| ()),
         "source text",
     );
     assert!(crate::render::translated_epub(
         None,
         &translated,
         &chapters,
+        None,
         &options,
         Layout::Translated
     )
