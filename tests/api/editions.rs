@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use crate::helpers::{
     assert_error, corpus, epubcheck, pdftotext, sample_txt, spawn_app, TestApp, TestUser,
 };
+use crate::pages::chromium;
 
 /// Generates `format` in `layout` and waits for the book to be COMPLETED with that file.
 async fn generate(app: &TestApp, user: &TestUser, id: &str, format: &str, layout: &str) {
@@ -189,4 +190,174 @@ async fn an_unknown_layout_is_refused_with_400() {
         "bad_request",
     )
     .await;
+}
+
+/// The element names of a page's body in document order, as Chromium parsed it: the block
+/// structure (headings, paragraphs, quotes, notes, lists, tables, images, line breaks), not the
+/// inline marks, which a translation may place differently.
+fn block_structure(dom: &str) -> Vec<String> {
+    const BLOCKS: &[&str] = &[
+        "p",
+        "div",
+        "blockquote",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "ul",
+        "ol",
+        "li",
+        "dl",
+        "dt",
+        "dd",
+        "table",
+        "tr",
+        "td",
+        "th",
+        "aside",
+        "section",
+        "figure",
+        "figcaption",
+        "img",
+        "pre",
+        "hr",
+        "br",
+    ];
+    let body = dom.split_once("<body").map_or(dom, |(_, b)| b);
+    body.split('<')
+        .skip(1)
+        .filter_map(|tag| {
+            let name: String = tag
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect::<String>()
+                .to_ascii_lowercase();
+            BLOCKS.contains(&name.as_str()).then_some(name)
+        })
+        .collect()
+}
+
+/// The package's files, by name.
+fn unpack(epub: &[u8], into: &std::path::Path) {
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(epub)).unwrap();
+    zip.extract(into).unwrap();
+}
+
+/// The content document holding the most paragraphs: a chapter of running text.
+fn busiest_document(dir: &std::path::Path) -> std::path::PathBuf {
+    let mut best = (0, std::path::PathBuf::new());
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path
+                .extension()
+                .is_some_and(|e| e == "xhtml" || e == "html" || e == "htm")
+            {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                let paragraphs = text.matches("<p").count();
+                if paragraphs > best.0 && !text.contains("epub:type=\"toc\"") {
+                    best = (paragraphs, path);
+                }
+            }
+        }
+    }
+    best.1
+}
+
+/// Every corpus EPUB translated in place, in both layouts, opened in headless Chromium beside
+/// its source (screenshots under `target/screenshots/editions-*`): the translated chapter has
+/// the source's block structure exactly, and the bilingual one has each source block followed
+/// by its translation.
+#[tokio::test]
+async fn each_corpus_books_chapter_renders_in_a_browser_with_its_sources_structure() {
+    use booktr_formats::render::{self, Layout, RenderOptions, Sources};
+    for book in [
+        "moby-dick",
+        "childrens-literature",
+        "wasteland",
+        "regime-anticancer-arabic",
+    ] {
+        let original = corpus(&format!("{book}.epub"));
+        let manuscript = booktr_formats::epub::extract(&original).unwrap();
+        let translated: Vec<_> = manuscript
+            .chapters
+            .iter()
+            .map(|chapter| {
+                let mut chapter = chapter.clone();
+                // Marked as well as accented: the offline engine leaves Arabic script as it is.
+                for block in &mut chapter.blocks {
+                    block.text = format!("{} (es)", pseudo(&block.text));
+                }
+                Some(chapter)
+            })
+            .collect();
+        let options = RenderOptions {
+            language: "es".into(),
+            title: manuscript.title.clone(),
+            author: manuscript.author.clone(),
+            identifier: "urn:booktr:browser".into(),
+            modified: "2026-11-25T12:00:00Z".into(),
+            budget: booktr_formats::Budget::default(),
+        };
+        let source_language = manuscript.language.clone().unwrap_or_default();
+        let dir = tempfile::TempDir::new().unwrap();
+        unpack(&original, &dir.path().join("source"));
+        let page = busiest_document(&dir.path().join("source"));
+        let relative = page.strip_prefix(dir.path().join("source")).unwrap();
+        let dom_of = |layout: &str| {
+            let url = format!(
+                "file://{}",
+                dir.path().join(layout).join(relative).display()
+            );
+            let screenshot = format!("editions-{book}-{layout}.png");
+            chromium(&url, &screenshot)
+        };
+        let source = block_structure(&dom_of("source"));
+        assert!(source.len() > 10, "{book}: {source:?}");
+
+        for layout in [Layout::Translated, Layout::Bilingual] {
+            let file = render::translated_epub(
+                Some(&original),
+                &manuscript,
+                &translated,
+                Some(Sources {
+                    language: &source_language,
+                    chapters: &manuscript.chapters,
+                }),
+                &options,
+                layout,
+            )
+            .unwrap();
+            assert!(file.warnings.is_empty(), "{book}: {:?}", file.warnings);
+            let name = match layout {
+                Layout::Translated => "translated",
+                Layout::Bilingual => "bilingual",
+            };
+            unpack(&file.bytes, &dir.path().join(name));
+            let dom = dom_of(name);
+            let output = block_structure(&dom);
+            match layout {
+                Layout::Translated => assert_eq!(output, source, "{book}: {relative:?}"),
+                Layout::Bilingual => {
+                    // The source's blocks, in order, with the translations among them.
+                    let mut rest = output.iter();
+                    for tag in &source {
+                        assert!(
+                            rest.any(|t| t == tag),
+                            "{book}: <{tag}> of the source is missing from the bilingual page"
+                        );
+                    }
+                    let originals = dom.matches("booktr-original").count();
+                    let translations = dom.matches("booktr-translation").count();
+                    assert!(originals > 10, "{book}: {originals} originals marked");
+                    assert_eq!(originals, translations, "{book}");
+                }
+            }
+        }
+    }
 }
