@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use booktr_formats::manuscript::Manuscript;
+use booktr_formats::manuscript::{Block, BlockKind, Manuscript};
 use futures::stream::{self, StreamExt};
 
 use crate::estimate::{cost, RESERVE_MARGIN};
@@ -236,16 +236,10 @@ pub async fn translate_book(
         };
         let chapter = &manuscript.chapters[index];
         let target_chapter = &mut translated.chapters[index];
-        // The chapter's title follows the block that carries the same words, translated. A title
-        // no block repeats (a navigation label of its own) stays as the book had it.
-        let title_block = chapter.title.as_deref().and_then(|title| {
-            chapter
-                .blocks
-                .iter()
-                .position(|b| b.plain_text().trim() == title.trim())
-        });
-        if let Some(position) = title_block {
-            target_chapter.title = Some(output.blocks[position].plain_text().trim().to_string());
+        if let Some(title) = chapter.title.as_deref() {
+            if let Some(translated) = translated_title(title, &chapter.blocks, &output.blocks) {
+                target_chapter.title = Some(translated);
+            }
         }
         target_chapter.blocks = output.blocks;
         qualities.push(output.quality);
@@ -259,6 +253,53 @@ pub async fn translate_book(
         terms,
         stopped_at_cap,
     })
+}
+
+/// A chapter's title in the target language, so that the navigation, a PDF's contents and the
+/// share page name a chapter as its heading reads: the translation of the block that carries
+/// the same words as `title`, else of the headings that carry them one after the other (a
+/// number and a name are often two headings apart: `<h3>190</h3>` ... `<h4>A FOUR-LEAVED
+/// CLOVER</h4>` under the label "190 A FOUR-LEAVED CLOVER"). None when no block carries them
+/// (a navigation label of its own): the title then stays as the book had it.
+pub fn translated_title(title: &str, source: &[Block], translated: &[Block]) -> Option<String> {
+    let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let title = words(title);
+    let texts: Vec<String> = source.iter().map(|b| words(&b.plain_text())).collect();
+    let parts: Vec<usize> = match texts.iter().position(|t| *t == title) {
+        Some(whole) => vec![whole],
+        None => {
+            let mut rest = title.as_str();
+            let mut parts = Vec::new();
+            for (i, text) in texts.iter().enumerate() {
+                let heading = matches!(source[i].kind, BlockKind::Heading { .. });
+                if rest.is_empty() || !heading || text.is_empty() {
+                    continue;
+                }
+                if rest == text {
+                    rest = "";
+                    parts.push(i);
+                } else if let Some(after) = rest
+                    .strip_prefix(text.as_str())
+                    .and_then(|r| r.strip_prefix(' '))
+                {
+                    rest = after;
+                    parts.push(i);
+                }
+            }
+            if !rest.is_empty() {
+                return None;
+            }
+            parts
+        }
+    };
+    if title.is_empty() || parts.is_empty() {
+        return None;
+    }
+    let translated: Vec<String> = parts
+        .iter()
+        .map(|&i| translated.get(i).map(|b| words(&b.plain_text())))
+        .collect::<Option<_>>()?;
+    Some(translated.join(" "))
 }
 
 #[cfg(test)]
@@ -333,5 +374,32 @@ mod tests {
         assert_eq!(burial.title.as_deref(), Some("Ì. THÉ BÜRÌÀL ÖF THÉ DÉÀD"));
         assert!(done.qualities.iter().all(|q| q.flagged.is_empty()));
         assert_eq!(done.manuscript.language.as_deref(), Some("es"));
+    }
+
+    #[test]
+    fn a_title_carried_by_a_number_and_a_name_is_translated_from_both() {
+        use booktr_formats::manuscript::BlockKind;
+        let block = |text: &str| Block::new(BlockKind::Heading { level: 3 }, text.into());
+        let source = [
+            block("174"),
+            block("190"),
+            block("A FOUR-LEAVED CLOVER"),
+            block("Once"),
+        ];
+        let translated = [
+            block("174"),
+            block("190"),
+            block("UN TRÈFLE"),
+            block("Il était"),
+        ];
+        assert_eq!(
+            translated_title("190 A FOUR-LEAVED CLOVER", &source, &translated).as_deref(),
+            Some("190 UN TRÈFLE")
+        );
+        assert_eq!(
+            translated_title("A FOUR-LEAVED  CLOVER", &source, &translated).as_deref(),
+            Some("UN TRÈFLE")
+        );
+        assert_eq!(translated_title("Contents", &source, &translated), None);
     }
 }

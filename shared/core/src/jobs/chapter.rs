@@ -249,14 +249,8 @@ pub(super) async fn run(
 
     // The chapter's title follows the block that carries the same words, translated.
     let title = source.title.as_deref().map(|t| {
-        source
-            .blocks
-            .iter()
-            .position(|b| b.plain_text().trim() == t.trim())
-            .map_or_else(
-                || t.to_string(),
-                |i| output.blocks[i].plain_text().trim().to_string(),
-            )
+        booktr_translate::book::translated_title(t, &source.blocks, &output.blocks)
+            .unwrap_or_else(|| t.to_string())
     });
     output.quality.term_conflicts = output
         .terms
