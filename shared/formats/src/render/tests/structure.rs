@@ -106,3 +106,101 @@ fn a_poems_lines_are_set_one_to_a_line_inside_one_poem() {
     assert_eq!(lines.len(), 2, "{poem}");
     assert!(poem.contains("brave,</p>"), "{poem}");
 }
+
+/// The lines of a PDF as pdftotext reads them, each with its whitespace folded.
+fn pdf_lines(name: &str, pdf: &[u8]) -> Vec<String> {
+    let path = super::temp_file(name, pdf);
+    let out = std::process::Command::new("pdftotext")
+        .arg(&path)
+        .arg("-")
+        .output()
+        .expect("pdftotext is not installed: run scripts/test.sh, which installs it");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+fn pdf_of(name: &str) -> Vec<String> {
+    let manuscript = epub::extract(&corpus(name)).unwrap();
+    let pdf = super::super::pdf::render(&manuscript, &options("en"), &[])
+        .unwrap()
+        .bytes;
+    pdf_lines(&format!("{name}.pdf"), &pdf)
+}
+
+/// pdftotext's `-layout` text: words placed by their position, so an indent shows as spaces.
+fn pdf_layout(name: &str) -> String {
+    let path = std::env::temp_dir()
+        .join(format!("booktr-render-{}", std::process::id()))
+        .join(format!("{name}.pdf"));
+    let out = std::process::Command::new("pdftotext")
+        .arg("-layout")
+        .arg(&path)
+        .arg("-")
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The indent of the first line that starts with `text` in `-layout` text.
+fn indent_of(layout: &str, text: &str) -> usize {
+    let line = layout
+        .lines()
+        .find(|l| l.trim_start().starts_with(text))
+        .unwrap_or_else(|| panic!("no line starts with {text:?}"));
+    line.len() - line.trim_start().len()
+}
+
+/// Whether `first` and `second` are whole lines, one right after the other.
+fn consecutive(lines: &[String], first: &str, second: &str) -> bool {
+    lines.windows(2).any(|w| w[0] == first && w[1] == second)
+}
+
+#[test]
+fn the_waste_lands_pdf_sets_verse_lines_apart_quotations_indented_and_notes_numbered() {
+    let lines = pdf_of("wasteland.epub");
+    // The song in German is a quotation of four lines, each on its own.
+    assert!(
+        consecutive(&lines, "Frisch weht der Wind[3]", "Der Heimat zu"),
+        "the quoted song's lines run together"
+    );
+    assert!(consecutive(&lines, "Mein Irisch Kind,", "Wo weilest du?"));
+    let layout = pdf_layout("wasteland.epub");
+    assert!(
+        indent_of(&layout, "Frisch weht der Wind") > indent_of(&layout, "April is the cruellest"),
+        "the quotation is not indented"
+    );
+    // References carry their note's number, and each note starts with it.
+    assert!(lines.iter().any(|l| l.contains("[1]")));
+    assert!(lines.iter().any(|l| l.starts_with("1. Line 20.")), "note 1");
+    assert!(lines.iter().any(|l| l.starts_with("3. 31.")), "note 3");
+}
+
+#[test]
+fn the_anthologys_pdf_numbers_its_list_and_sets_its_poems_lines_apart() {
+    let lines = pdf_of("childrens-literature.epub");
+    assert!(lines.iter().any(|l| l.starts_with("1. Alden, Raymond")));
+    assert!(lines.iter().any(|l| l.starts_with("2. Andersen, Hans")));
+    assert!(
+        consecutive(
+            &lines,
+            "Farewell, farewell, thou warrior brave,",
+            "For this day thou must die!"
+        ),
+        "the poem's lines run together"
+    );
+    // The transcriber's note stays where it was, set apart.
+    assert!(consecutive(
+        &lines,
+        "For this day thou must die!",
+        "Transcriber's Note: original reads 'warrier'"
+    ));
+    let layout = pdf_layout("childrens-literature.epub");
+    assert!(
+        indent_of(&layout, "Transcriber's Note: original reads 'warrier'")
+            > indent_of(&layout, "And now the paper parted"),
+        "the note is not set apart"
+    );
+}
