@@ -654,9 +654,11 @@ impl Walker<'_> {
     /// right inside a poem (nothing of the line is read yet), where spans set one line each.
     fn starts_verse_line(&self, e: &BytesStart<'_>) -> bool {
         let class = attr(e, "class").unwrap_or_default().to_ascii_lowercase();
-        let own = class
-            .split_whitespace()
-            .any(|c| c == "line" || (c.starts_with("line") && !c.starts_with("linegroup")));
+        // `line`, or `line2` and the like (an indented line), not `line-through`.
+        let own = class.split_whitespace().any(|c| {
+            c.strip_prefix("line")
+                .is_some_and(|rest| rest.chars().all(|d| d.is_ascii_digit()))
+        });
         let in_poem = self
             .stack
             .last()
@@ -802,7 +804,16 @@ impl Walker<'_> {
     fn push_block(&mut self, kind: BlockKind, text: String) {
         let mut block = Block::new(kind, text);
         block.anchors = std::mem::take(&mut self.anchors);
-        block.groups = self.stack.iter().filter_map(|o| o.group).collect();
+        // A note keeps the groups inside it: it is set apart from the text around it.
+        let from = match &block.kind {
+            BlockKind::Footnote { id } => self
+                .stack
+                .iter()
+                .rposition(|o| o.id.as_ref() == Some(id))
+                .map_or(0, |p| p + 1),
+            _ => 0,
+        };
+        block.groups = self.stack[from..].iter().filter_map(|o| o.group).collect();
         self.doc.blocks.push(block);
     }
 
@@ -1081,6 +1092,50 @@ line 2</pre></body>"#,
             ("before", "after")
         );
         assert_eq!(b[8].text, "line 1<br/>line 2");
+    }
+
+    #[test]
+    fn blocks_remember_the_quotation_poem_sidebar_or_figure_they_sat_in() {
+        let b = blocks(
+            r#"<body><blockquote><p>One</p><div class="linegroup"><div>a line</div>
+            <div>another</div></div></blockquote><blockquote><p>Two</p></blockquote>
+            <aside epub:type="annotation" id="a1"><p>A transcriber's note</p></aside>
+            <aside epub:type="footnote" id="n1"><p>A note</p><blockquote><p>quoted</p></blockquote></aside>
+            <figure><img src="a.png" alt="A"/><figcaption>Caption</figcaption></figure></body>"#,
+        );
+        let kinds = |i: usize| b[i].groups.iter().map(|g| g.kind).collect::<Vec<_>>();
+        assert_eq!(kinds(0), [GroupKind::Quote]);
+        assert_eq!(kinds(1), [GroupKind::Quote, GroupKind::Verse]);
+        assert_eq!(b[1].kind, BlockKind::Line);
+        assert_eq!(b[1].groups, b[2].groups, "one poem");
+        assert_eq!(b[0].groups[0], b[1].groups[0], "one quotation");
+        assert_ne!(b[3].groups, b[0].groups, "two quotations stay two");
+        assert_eq!(kinds(4), [GroupKind::Aside]);
+        assert_eq!(b[5].kind, BlockKind::Footnote { id: "n1".into() });
+        assert!(b[5].groups.is_empty(), "a footnote is not a sidebar");
+        assert_eq!(kinds(6), [GroupKind::Quote]);
+        assert_eq!(kinds(7), [GroupKind::Figure]);
+        assert_eq!(b[7].groups, b[8].groups, "an image and its caption");
+    }
+
+    #[test]
+    fn spans_that_set_a_poems_lines_are_lines_of_their_own() {
+        let b = blocks(
+            r##"<body><div class="poem"><span class="line">Farewell, <a href="#x">warrior</a> brave,</span>
+            <span class="c8">For this day thou must die!</span></div>
+            <div class="poem">Roses are <span class="x">red</span>,<br/>violets blue</div>
+            <p>Prose with <span class="line-through">a span</span> in it.</p></body>"##,
+        );
+        let texts: Vec<&str> = b.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "Farewell, <a href=\"#x\">warrior</a> brave,",
+                "For this day thou must die!",
+                "Roses are red,<br/>violets blue",
+                "Prose with a span in it."
+            ]
+        );
     }
 
     #[test]

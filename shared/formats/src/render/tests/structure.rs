@@ -204,3 +204,25 @@ fn the_anthologys_pdf_numbers_its_list_and_sets_its_poems_lines_apart() {
         "the note is not set apart"
     );
 }
+
+/// The HTML files pandoc made from the corpus, rebuilt as EPUBs, keep their quotations, notes
+/// and verse line breaks. (Their other counts differ for reasons of their own: the HTML reader
+/// does not carry images, pandoc's endnotes are a list set as notes, and its table of contents
+/// is not the book's text.)
+#[test]
+fn html_books_rebuilt_keep_their_quotations_notes_and_line_breaks() {
+    for name in [
+        "wasteland.html",
+        "childrens-literature.html",
+        "moby-dick.html",
+        "regime-anticancer-arabic.html",
+    ] {
+        let bytes = crate::corpus_tests::fixture(name);
+        let source = crate::structure::count_xhtml(&String::from_utf8_lossy(&bytes));
+        let manuscript = crate::html::extract(&bytes).unwrap();
+        let rebuilt = super::super::epub::render(&manuscript, &options("en")).unwrap();
+        let rebuilt = count_epub(&rebuilt).unwrap();
+        let kept = |c: &StructureCounts| (c.block_quotes, c.notes, c.line_breaks);
+        assert_eq!(kept(&rebuilt), kept(&source), "{name}");
+    }
+}
