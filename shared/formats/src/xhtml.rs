@@ -659,10 +659,9 @@ impl Walker<'_> {
             c.strip_prefix("line")
                 .is_some_and(|rest| rest.chars().all(|d| d.is_ascii_digit()))
         });
-        let in_poem = self
-            .stack
-            .last()
-            .is_some_and(|p| matches!(p.name.as_str(), "div" | "section") && is_verse_group(&p.class));
+        let in_poem = self.stack.last().is_some_and(|p| {
+            matches!(p.name.as_str(), "div" | "section") && is_verse_group(&p.class)
+        });
         own || (in_poem && self.text.is_blank())
     }
 

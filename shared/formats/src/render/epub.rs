@@ -312,10 +312,11 @@ impl Book {
                     else {
                         continue;
                     };
-                    if !first_refs.contains_key(&note) {
-                        let number = note_numbers.get(&note).copied().unwrap_or(0);
+                    if let std::collections::hash_map::Entry::Vacant(entry) = first_refs.entry(note)
+                    {
+                        let number = note_numbers.get(entry.key()).copied().unwrap_or(0);
                         let id = unique_id(&format!("noteref-{number}"), &mut used);
-                        first_refs.insert(note, (index, id));
+                        entry.insert((index, id));
                     }
                 }
             }
@@ -358,11 +359,7 @@ impl Book {
         while i < blocks.len() {
             let block = &blocks[i];
             let frames = frames_of(block);
-            let common = open
-                .iter()
-                .zip(&frames)
-                .take_while(|(a, b)| a == b)
-                .count();
+            let common = open.iter().zip(&frames).take_while(|(a, b)| a == b).count();
             while open.len() > common {
                 if let Some(frame) = open.pop() {
                     close_frame(&mut out, &frame, &mut caption);
@@ -465,10 +462,7 @@ impl Book {
                 }
                 _ => {}
             }
-            let in_quote = block
-                .groups
-                .iter()
-                .any(|g| g.kind == GroupKind::Quote);
+            let in_quote = block.groups.iter().any(|g| g.kind == GroupKind::Quote);
             let id = self.id_attr(block, &mut ids_written);
             let text = self.inline(index, block);
             // A block that is one element: in a bilingual book, the original's element (with the
@@ -561,7 +555,10 @@ impl Book {
                     .filter(|xml| written.insert((*xml).clone()))
                     .map(|xml| format!(" id=\"{}\"", escape_attr(xml)))
                     .unwrap_or_default();
-                let _ = write!(out, "<aside epub:type=\"footnote\" class=\"footnote\"{xml}>");
+                let _ = write!(
+                    out,
+                    "<aside epub:type=\"footnote\" class=\"footnote\"{xml}>"
+                );
                 // Its number leads back to where it is first referred to.
                 if let (Some(number), Some(href)) =
                     (self.note_numbers.get(id), self.back_href(chapter, id))

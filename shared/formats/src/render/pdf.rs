@@ -185,7 +185,8 @@ fn render_with(
                 layout.heading_row(&columns, &original_heading, &heading);
                 layout.y -= 8.0;
                 for k in order {
-                    let (Some(block), Some(original)) = (chapter.blocks.get(k), source.blocks.get(k))
+                    let (Some(block), Some(original)) =
+                        (chapter.blocks.get(k), source.blocks.get(k))
                     else {
                         continue;
                     };
@@ -1000,8 +1001,14 @@ impl Layout<'_> {
         let width = columns.original.width;
         let original =
             self.block_items(original, setting, notes, None, columns.original_rtl, width);
-        let translation =
-            self.block_items(translation, setting, notes, None, columns.translation_rtl, width);
+        let translation = self.block_items(
+            translation,
+            setting,
+            notes,
+            None,
+            columns.translation_rtl,
+            width,
+        );
         self.place_row(columns, &original, &translation);
     }
 
@@ -1177,7 +1184,8 @@ impl Plan {
             previous = Some(block);
         }
         // Notes that are referenced follow the text; others (a transcriber's note) stay put.
-        let is_note = |b: &Block| matches!(&b.kind, BlockKind::Footnote { id } if notes.contains_key(id));
+        let is_note =
+            |b: &Block| matches!(&b.kind, BlockKind::Footnote { id } if notes.contains_key(id));
         let (mut order, moved): (Vec<usize>, Vec<usize>) =
             (0..blocks.len()).partition(|&k| !is_note(&blocks[k]));
         let notes_from = moved.first().copied();

@@ -55,7 +55,10 @@ fn links_after(files: &[(String, String)], marker: &str) -> Vec<(String, String)
     let mut links = Vec::new();
     for (name, text) in files {
         for piece in text.split(marker).skip(1) {
-            let href = piece.split("href=\"").nth(1).and_then(|h| h.split('"').next());
+            let href = piece
+                .split("href=\"")
+                .nth(1)
+                .and_then(|h| h.split('"').next());
             let Some(href) = href else { continue };
             let (file, id) = href.split_once('#').unwrap();
             let file = if file.is_empty() { name.as_str() } else { file };
