@@ -406,10 +406,10 @@ impl Book {
                                 lists.push((depth, tag));
                             }
                         }
+                        let (id, extra) = self.id_attr(item, &mut ids_written);
                         let _ = write!(
                             out,
-                            "<li{}>{}",
-                            self.id_attr(item, &mut ids_written),
+                            "<li{id}>{extra}{}",
                             self.wrapped(index, item, sides, i)
                         );
                         i += 1;
@@ -444,10 +444,10 @@ impl Book {
                             row = Some(*r);
                         }
                         let tag = if *header { "th" } else { "td" };
+                        let (id, extra) = self.id_attr(cell, &mut ids_written);
                         let _ = write!(
                             out,
-                            "<{tag}{}>{}</{tag}>",
-                            self.id_attr(cell, &mut ids_written),
+                            "<{tag}{id}>{extra}{}</{tag}>",
                             self.wrapped(index, cell, sides, i)
                         );
                         i += 1;
@@ -463,8 +463,8 @@ impl Book {
                 _ => {}
             }
             let in_quote = block.groups.iter().any(|g| g.kind == GroupKind::Quote);
-            let id = self.id_attr(block, &mut ids_written);
-            let text = self.inline(index, block);
+            let (id, extra) = self.id_attr(block, &mut ids_written);
+            let text = format!("{extra}{}", self.inline(index, block));
             // A block that is one element: in a bilingual book, the original's element (with the
             // block's id) and then the translation's.
             let mut element = |tag: &str, class: Option<&str>, text: &str| {
@@ -506,7 +506,7 @@ impl Book {
                 // A quotation read before groups were kept: one per block.
                 BlockKind::Quote => writeln!(
                     out,
-                    "<blockquote{id}>{}</blockquote>",
+                    "<blockquote{id}>{extra}{}</blockquote>",
                     self.wrapped_in_p(index, block, sides, i)
                 ),
                 BlockKind::Line => element("p", Some("line"), &text),
@@ -514,13 +514,13 @@ impl Book {
                 BlockKind::Image { asset } => match self.asset_files.get(asset) {
                     Some(file) if in_figure || caption => writeln!(
                         out,
-                        "<img{id} src=\"images/{}\" alt=\"{}\"/>",
+                        "{extra}<img{id} src=\"images/{}\" alt=\"{}\"/>",
                         escape_attr(file),
                         escape_attr(&block.plain_text())
                     ),
                     Some(file) => writeln!(
                         out,
-                        "<figure{id}><img src=\"images/{}\" alt=\"{}\"/></figure>",
+                        "<figure{id}>{extra}<img src=\"images/{}\" alt=\"{}\"/></figure>",
                         escape_attr(file),
                         escape_attr(&block.plain_text())
                     ),
@@ -627,8 +627,9 @@ impl Book {
         }
     }
 
-    /// The block's first anchor as its id (others become empty anchors inside it), once per file.
-    fn id_attr(&self, block: &Block, written: &mut HashSet<String>) -> String {
+    /// The block's first anchor as its id, and its others as empty anchors to put inside it,
+    /// each once per file.
+    fn id_attr(&self, block: &Block, written: &mut HashSet<String>) -> (String, String) {
         let own = match &block.kind {
             BlockKind::Footnote { id } => Some(id),
             _ => None,
@@ -639,9 +640,16 @@ impl Book {
             .filter_map(|a| self.anchors.get(a).map(|(_, id)| id))
             .filter(|id| written.insert((*id).clone()))
             .collect();
-        ids.first()
+        let attr = ids
+            .first()
             .map(|id| format!(" id=\"{}\"", escape_attr(id)))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        let extra = ids
+            .iter()
+            .skip(1)
+            .map(|id| format!("<a id=\"{}\"></a>", escape_attr(id)))
+            .collect();
+        (attr, extra)
     }
 
     /// The block's markup as XHTML phrasing content.

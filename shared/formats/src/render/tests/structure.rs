@@ -229,3 +229,27 @@ fn html_books_rebuilt_keep_their_quotations_notes_and_line_breaks() {
         assert_eq!(kept(&rebuilt), kept(&source), "{name}");
     }
 }
+
+/// Books from HTML and Word, whose quotations, poems and notes are now set as such, rebuild to
+/// EPUBs epubcheck accepts (links to anchors that shared a block included).
+#[test]
+fn html_and_word_books_rebuild_to_epubs_that_epubcheck_accepts() {
+    for name in [
+        "wasteland.html",
+        "childrens-literature.html",
+        "wasteland.docx",
+        "childrens-literature.docx",
+    ] {
+        let bytes = crate::corpus_tests::fixture(name);
+        let manuscript = if name.ends_with(".html") {
+            crate::html::extract(&bytes).unwrap()
+        } else {
+            crate::docx::extract(&bytes).unwrap()
+        };
+        let rebuilt = super::super::epub::render(&manuscript, &options("en")).unwrap();
+        let path = super::temp_file(&format!("rebuilt-{name}.epub"), &rebuilt);
+        if let Err(report) = super::epubcheck(&path) {
+            panic!("{name}: epubcheck found errors:\n{report}");
+        }
+    }
+}
