@@ -167,13 +167,30 @@ fn render_with(
             None => {
                 layout.paragraph(&heading, 17.0, Weight::Bold, Align::Start, chapter_rtl);
                 layout.y -= 8.0;
-                for k in order {
+                let order: Vec<usize> = order.collect();
+                let mut at = 0;
+                while let Some(&k) = order.get(at) {
                     if plan.notes_from == Some(k) {
                         layout.y -= 14.0;
                     }
                     let setting = &plan.settings[k];
                     let block = &chapter.blocks[k];
+                    // A table's row: its cells side by side.
+                    if let BlockKind::TableCell { table, row, .. } = block.kind {
+                        let cells: Vec<&Block> = order[at..]
+                            .iter()
+                            .map(|&k| &chapter.blocks[k])
+                            .take_while(|b| {
+                                matches!(b.kind, BlockKind::TableCell { table: t, row: r, .. }
+                                    if t == table && r == row)
+                            })
+                            .collect();
+                        at += cells.len();
+                        layout.table_row(&cells, setting, &note_numbers, chapter_rtl);
+                        continue;
+                    }
                     layout.block(block, setting, &note_numbers, &images, chapter_rtl);
+                    at += 1;
                 }
             }
             Some((sources, source)) => {
@@ -939,12 +956,12 @@ impl Layout<'_> {
                     width,
                 )),
             },
-            BlockKind::TableCell { .. } | BlockKind::Preformatted | BlockKind::Paragraph => {
-                let size = if setting.aside { NOTE + 1.0 } else { BODY };
+            BlockKind::TableCell { header, .. } => {
+                let weight = if *header { Weight::Bold } else { regular };
                 items.extend(self.text_items(
                     &text,
-                    size,
-                    regular,
+                    BODY,
+                    weight,
                     Align::Start,
                     rtl,
                     indent,
@@ -952,8 +969,63 @@ impl Layout<'_> {
                 ));
                 items.push(Item::Gap(4.0));
             }
+            BlockKind::Preformatted | BlockKind::Paragraph => {
+                // A figure's caption is centred under it, as an image's description is.
+                let (size, align) = match (setting.caption, setting.aside) {
+                    (true, _) => (NOTE, Align::Center),
+                    (false, true) => (NOTE + 1.0, Align::Start),
+                    (false, false) => (BODY, Align::Start),
+                };
+                items.extend(self.text_items(&text, size, regular, align, rtl, indent, width));
+                items.push(Item::Gap(4.0));
+            }
         }
         items
+    }
+
+    /// A table's row: its cells side by side in equal columns, the next row below the tallest.
+    fn table_row(
+        &mut self,
+        cells: &[&Block],
+        setting: &Setting,
+        notes: &HashMap<String, usize>,
+        rtl: bool,
+    ) {
+        if self.pages.is_empty() {
+            self.new_page();
+        }
+        let count = cells.len().max(1) as f32;
+        let left = MARGIN_X + setting.indent;
+        let width = (CONTENT_W - setting.indent - GUTTER * (count - 1.0)) / count;
+        let plain = Setting::default();
+        let columns: Vec<Vec<Item>> = cells
+            .iter()
+            .map(|cell| self.block_items(cell, &plain, notes, None, rtl, width))
+            .collect();
+        let height = columns
+            .iter()
+            .map(|items| items.iter().map(Item::height).sum::<f32>())
+            .fold(0.0, f32::max);
+        if self.y - height < MARGIN_BOTTOM && height <= PAGE_H - MARGIN_TOP - MARGIN_BOTTOM {
+            self.new_page();
+        }
+        let start = Cursor {
+            page: self.pages.len() - 1,
+            y: self.y,
+        };
+        let mut end = start;
+        for (index, items) in columns.iter().enumerate() {
+            // Right-to-left tables run from the right.
+            let column = if rtl { cells.len() - 1 - index } else { index };
+            let frame = Frame {
+                x: left + column as f32 * (width + GUTTER),
+                width,
+            };
+            let mut cursor = start;
+            self.place_kept_apart(items, frame, &mut cursor);
+            end = end.lower(cursor);
+        }
+        self.y = end.y;
     }
 
     /// A chapter's title in both languages, each in its column.
@@ -1122,6 +1194,8 @@ struct Setting {
     marker: Option<String>,
     /// The first paragraph of its note (which carries the number).
     first_of_note: bool,
+    /// A figure's caption.
+    caption: bool,
     /// Space before it: where a poem or quotation begins or ends.
     gap_before: f32,
 }
@@ -1138,6 +1212,11 @@ impl Plan {
                 indent: 18.0 * count(GroupKind::Quote) + 12.0 * count(GroupKind::Aside),
                 quoted: count(GroupKind::Quote) > 0.0,
                 aside: count(GroupKind::Aside) > 0.0,
+                caption: block
+                    .groups
+                    .last()
+                    .is_some_and(|g| g.kind == GroupKind::Figure)
+                    && !matches!(block.kind, BlockKind::Image { .. }),
                 ..Setting::default()
             };
             let grouped = |b: &Block| {

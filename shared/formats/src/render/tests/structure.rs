@@ -4,6 +4,7 @@
 
 use super::{corpus, options};
 use crate::epub;
+use crate::manuscript::{Block, BlockKind, Chapter, Manuscript};
 use crate::structure::{count_epub, StructureCounts};
 
 /// Each book, its language, and whether the rebuilt book adds a cover page: The Waste Land's
@@ -251,5 +252,63 @@ fn html_and_word_books_rebuild_to_epubs_that_epubcheck_accepts() {
         if let Err(report) = super::epubcheck(&path) {
             panic!("{name}: epubcheck found errors:\n{report}");
         }
+    }
+}
+
+fn block(kind: BlockKind, text: &str) -> Block {
+    Block::new(kind, text.into())
+}
+
+#[test]
+fn a_pdf_sets_tables_in_rows_and_nested_lists_with_their_markers() {
+    let item = |ordered, depth, text| block(BlockKind::ListItem { ordered, depth }, text);
+    let cell = |row, col, header, text| {
+        block(
+            BlockKind::TableCell {
+                table: 1,
+                row,
+                col,
+                header,
+            },
+            text,
+        )
+    };
+    let manuscript = Manuscript {
+        chapters: vec![Chapter {
+            title: Some("Structures".into()),
+            blocks: vec![
+                block(BlockKind::Paragraph, "Before the list."),
+                item(true, 1, "First step"),
+                item(false, 2, "a detail"),
+                item(true, 1, "Second step"),
+                block(BlockKind::Paragraph, "Between."),
+                cell(1, 1, true, "Name"),
+                cell(1, 2, true, "Value"),
+                cell(2, 1, false, "whales"),
+                cell(2, 2, false, "many"),
+            ],
+        }],
+        ..Manuscript::default()
+    };
+    let pdf = super::super::pdf::render(&manuscript, &options("en"), &[])
+        .unwrap()
+        .bytes;
+    let lines = pdf_lines("structures.pdf", &pdf);
+    for expected in ["1. First step", "• a detail", "2. Second step"] {
+        assert!(
+            lines.iter().any(|l| l == expected),
+            "{expected:?} in {lines:?}"
+        );
+    }
+    let layout = pdf_layout("structures");
+    assert!(indent_of(&layout, "• a detail") > indent_of(&layout, "1. First step"));
+    // A row's cells share a line.
+    for (a, b) in [("Name", "Value"), ("whales", "many")] {
+        assert!(
+            layout
+                .lines()
+                .any(|l| l.trim_start().starts_with(a) && l.trim_end().ends_with(b)),
+            "{a} and {b} are not one row:\n{layout}"
+        );
     }
 }
