@@ -312,3 +312,25 @@ fn a_pdf_sets_tables_in_rows_and_nested_lists_with_their_markers() {
         );
     }
 }
+
+/// A bilingual rebuilt book sets each original beside its translation inside the same
+/// quotation, note or list: as many of those as the source has (headings and line breaks come
+/// twice, once per side).
+#[test]
+fn a_rebuilt_bilingual_epub_keeps_quotations_notes_and_lists_whole() {
+    for (name, lang, _) in BOOKS {
+        let source = corpus(name);
+        let manuscript = epub::extract(&source).unwrap();
+        let sources = crate::render::Sources {
+            language: lang,
+            chapters: &manuscript.chapters,
+        };
+        let rebuilt =
+            super::super::epub::render_bilingual(&manuscript, sources, &options(lang)).unwrap();
+        let (source, rebuilt) = (count_epub(&source).unwrap(), count_epub(&rebuilt).unwrap());
+        let whole = |c: &StructureCounts| (c.block_quotes, c.notes, c.lists, c.tables);
+        assert_eq!(whole(&rebuilt), whole(&source), "{name}");
+        assert_eq!(rebuilt.headings, 2 * source.headings, "{name}");
+        assert_eq!(rebuilt.line_breaks, 2 * source.line_breaks, "{name}");
+    }
+}
