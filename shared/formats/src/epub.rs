@@ -223,6 +223,7 @@ pub(crate) fn read_package(
     // Every spine document's blocks, the first one carrying the document's own anchor.
     let mut documents: Vec<(String, Vec<Block>, Option<String>)> = Vec::new();
     let mut located: Vec<SpineDocument> = Vec::new();
+    let mut group_offset = 0u32;
     for item in &spine {
         let Some(bytes) = zip.read(&item.href)? else {
             continue;
@@ -244,6 +245,13 @@ pub(crate) fn read_package(
             xhtml::parse(&source, &context)?
         };
         let mut blocks = doc.blocks;
+        // Groups are numbered per document, and a chapter may run across documents.
+        let mut last_group = group_offset;
+        for group in blocks.iter_mut().flat_map(|b| &mut b.groups) {
+            group.n = group.n.saturating_add(group_offset);
+            last_group = last_group.max(group.n);
+        }
+        group_offset = last_group;
         if let Some(first) = blocks.first_mut() {
             first.anchors.insert(0, document_anchor(&item.href));
         }

@@ -42,6 +42,32 @@ pub struct Block {
     /// Element ids that pointed here in the source, so in-book links keep a target.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub anchors: Vec<String>,
+    /// The source elements that hold this block with its neighbours (a block quote, a poem, a
+    /// sidebar, a figure), outermost first. Consecutive blocks that share a group sat in the
+    /// same element, so a renderer can set them in one; two quotations one after the other stay
+    /// two. Empty for a manuscript stored before groups were recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<Group>,
+}
+
+/// A source element around blocks; `n` tells apart elements of the same kind in a chapter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Group {
+    pub kind: GroupKind,
+    pub n: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum GroupKind {
+    /// A block quotation (`blockquote`, a DOCX quote style).
+    Quote,
+    /// A poem, stanza or line group: its lines are set one to a line.
+    Verse,
+    /// A sidebar or annotation (`aside`) that is not a footnote.
+    Aside,
+    /// A figure: its images and their caption.
+    Figure,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -95,6 +121,7 @@ impl Block {
             kind,
             text,
             anchors: Vec::new(),
+            groups: Vec::new(),
         }
     }
 

@@ -14,7 +14,7 @@ use quick_xml::escape::{resolve_html5_entity, unescape_with};
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
 
-use crate::manuscript::{Block, BlockKind};
+use crate::manuscript::{Block, BlockKind, Group, GroupKind};
 use crate::markup::MarkupBuilder;
 use crate::FormatError;
 
@@ -64,6 +64,8 @@ struct Open {
     class: String,
     id: Option<String>,
     epub_type: String,
+    /// The group its blocks belong to (a block quote, a poem, a sidebar, a figure).
+    group: Option<Group>,
 }
 
 struct Walker<'a> {
@@ -78,6 +80,8 @@ struct Walker<'a> {
     col: u32,
     in_title: bool,
     title: String,
+    /// Groups opened so far, to number the next.
+    groups: u32,
     /// Where each block came from, when the caller asked (the in-place renderer).
     locator: Option<Locator>,
     /// The source range of the event being walked.
@@ -286,6 +290,7 @@ fn walk(
         col: 0,
         in_title: false,
         title: String::new(),
+        groups: 0,
         locator: locate.then(Locator::default),
         event: 0..0,
     };
@@ -462,7 +467,10 @@ impl Walker<'_> {
         {
             self.anchors.push(id);
         }
-        let role = role_of(&name, e);
+        let mut role = role_of(&name, e);
+        if role == Role::Plain && name == "span" && self.starts_verse_line(e) {
+            role = Role::Block;
+        }
         match name.as_str() {
             "br" => {
                 self.text.line_break();
@@ -562,6 +570,15 @@ impl Walker<'_> {
             Role::BackLink | Role::Plain => {}
         }
         let mut open = self.open(name, role, e);
+        if role == Role::Block {
+            open.group = self.group_of(&open).map(|kind| {
+                self.groups += 1;
+                Group {
+                    kind,
+                    n: self.groups,
+                }
+            });
+        }
         if let Some(l) = &mut self.locator {
             let event = self.event.clone();
             l.depth.push((event.clone(), 1));
@@ -617,7 +634,35 @@ impl Walker<'_> {
                 attr(e, "epub:type").unwrap_or_default(),
                 attr(e, "role").unwrap_or_default()
             ),
+            group: None,
         }
+    }
+
+    /// The kind of group a block element opens, if any.
+    fn group_of(&self, open: &Open) -> Option<GroupKind> {
+        match open.name.as_str() {
+            "blockquote" => Some(GroupKind::Quote),
+            // A typed note is a footnote block of its own; any other aside is a sidebar.
+            "aside" if !is_note(&open.epub_type) => Some(GroupKind::Aside),
+            "figure" => Some(GroupKind::Figure),
+            "div" | "section" | "p" if is_verse_group(&open.class) => Some(GroupKind::Verse),
+            _ => None,
+        }
+    }
+
+    /// Whether a `span` is a line of verse of its own: its class says so, or it starts a line
+    /// right inside a poem (nothing of the line is read yet), where spans set one line each.
+    fn starts_verse_line(&self, e: &BytesStart<'_>) -> bool {
+        let class = attr(e, "class").unwrap_or_default().to_ascii_lowercase();
+        // `line`, or `line2` and the like (an indented line), not `line-through`.
+        let own = class.split_whitespace().any(|c| {
+            c.strip_prefix("line")
+                .is_some_and(|rest| rest.chars().all(|d| d.is_ascii_digit()))
+        });
+        let in_poem = self.stack.last().is_some_and(|p| {
+            matches!(p.name.as_str(), "div" | "section") && is_verse_group(&p.class)
+        });
+        own || (in_poem && self.text.is_blank())
     }
 
     fn end(&mut self, name: &str) {
@@ -758,22 +803,23 @@ impl Walker<'_> {
     fn push_block(&mut self, kind: BlockKind, text: String) {
         let mut block = Block::new(kind, text);
         block.anchors = std::mem::take(&mut self.anchors);
+        // A note keeps the groups inside it: it is set apart from the text around it.
+        let from = match &block.kind {
+            BlockKind::Footnote { id } => self
+                .stack
+                .iter()
+                .rposition(|o| o.id.as_ref() == Some(id))
+                .map_or(0, |p| p + 1),
+            _ => 0,
+        };
+        block.groups = self.stack[from..].iter().filter_map(|o| o.group).collect();
         self.doc.blocks.push(block);
     }
 
     fn kind(&self) -> BlockKind {
         let mut kind: Option<BlockKind> = None;
         for (i, open) in self.stack.iter().enumerate().rev() {
-            let note = [
-                "footnote",
-                "endnote",
-                "rearnote",
-                "doc-footnote",
-                "doc-endnote",
-            ]
-            .iter()
-            .any(|t| open.epub_type.split_whitespace().any(|w| w == *t));
-            if note {
+            if is_note(&open.epub_type) {
                 if let Some(id) = &open.id {
                     return BlockKind::Footnote { id: id.clone() };
                 }
@@ -828,6 +874,29 @@ impl Walker<'_> {
         }
         kind.unwrap_or(BlockKind::Paragraph)
     }
+}
+
+/// Whether an element's `epub:type` and `role` make it a note.
+fn is_note(epub_type: &str) -> bool {
+    [
+        "footnote",
+        "endnote",
+        "rearnote",
+        "doc-footnote",
+        "doc-endnote",
+    ]
+    .iter()
+    .any(|t| epub_type.split_whitespace().any(|w| w == *t))
+}
+
+/// Whether a class names a poem, stanza or line group (not a single line).
+fn is_verse_group(class: &str) -> bool {
+    class.split_whitespace().any(|c| {
+        c == "lg"
+            || ["verse", "stanza", "poem", "linegroup"]
+                .iter()
+                .any(|m| c.starts_with(m))
+    })
 }
 
 /// A verse line: its own class says so, or it sits in a line group, stanza or poem.
@@ -1022,6 +1091,50 @@ line 2</pre></body>"#,
             ("before", "after")
         );
         assert_eq!(b[8].text, "line 1<br/>line 2");
+    }
+
+    #[test]
+    fn blocks_remember_the_quotation_poem_sidebar_or_figure_they_sat_in() {
+        let b = blocks(
+            r#"<body><blockquote><p>One</p><div class="linegroup"><div>a line</div>
+            <div>another</div></div></blockquote><blockquote><p>Two</p></blockquote>
+            <aside epub:type="annotation" id="a1"><p>A transcriber's note</p></aside>
+            <aside epub:type="footnote" id="n1"><p>A note</p><blockquote><p>quoted</p></blockquote></aside>
+            <figure><img src="a.png" alt="A"/><figcaption>Caption</figcaption></figure></body>"#,
+        );
+        let kinds = |i: usize| b[i].groups.iter().map(|g| g.kind).collect::<Vec<_>>();
+        assert_eq!(kinds(0), [GroupKind::Quote]);
+        assert_eq!(kinds(1), [GroupKind::Quote, GroupKind::Verse]);
+        assert_eq!(b[1].kind, BlockKind::Line);
+        assert_eq!(b[1].groups, b[2].groups, "one poem");
+        assert_eq!(b[0].groups[0], b[1].groups[0], "one quotation");
+        assert_ne!(b[3].groups, b[0].groups, "two quotations stay two");
+        assert_eq!(kinds(4), [GroupKind::Aside]);
+        assert_eq!(b[5].kind, BlockKind::Footnote { id: "n1".into() });
+        assert!(b[5].groups.is_empty(), "a footnote is not a sidebar");
+        assert_eq!(kinds(6), [GroupKind::Quote]);
+        assert_eq!(kinds(7), [GroupKind::Figure]);
+        assert_eq!(b[7].groups, b[8].groups, "an image and its caption");
+    }
+
+    #[test]
+    fn spans_that_set_a_poems_lines_are_lines_of_their_own() {
+        let b = blocks(
+            r##"<body><div class="poem"><span class="line">Farewell, <a href="#x">warrior</a> brave,</span>
+            <span class="c8">For this day thou must die!</span></div>
+            <div class="poem">Roses are <span class="x">red</span>,<br/>violets blue</div>
+            <p>Prose with <span class="line-through">a span</span> in it.</p></body>"##,
+        );
+        let texts: Vec<&str> = b.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "Farewell, <a href=\"#x\">warrior</a> brave,",
+                "For this day thou must die!",
+                "Roses are red,<br/>violets blue",
+                "Prose with a span in it."
+            ]
+        );
     }
 
     #[test]

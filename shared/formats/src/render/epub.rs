@@ -2,6 +2,7 @@
 //! document, one XHTML file per chapter, images and cover, right-to-left page progression for
 //! right-to-left languages, working in-book links and footnotes.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::io::{Cursor, Write};
@@ -10,7 +11,7 @@ use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
 use super::{chapter_title, is_rtl, RenderOptions, Sources};
-use crate::manuscript::{Block, BlockKind, Manuscript};
+use crate::manuscript::{Block, BlockKind, Group, GroupKind, Manuscript};
 use crate::markup::{self, escape_attr, escape_text, Piece, Tag};
 use crate::FormatError;
 
@@ -25,7 +26,10 @@ figure img { max-width: 100%; }
 table { border-collapse: collapse; margin: 1em 0; }
 td, th { border: 1px solid #999; padding: 0.2em 0.4em; vertical-align: top; }
 aside.footnote { font-size: 0.9em; border-top: 1px solid #ccc; margin-top: 1em; padding-top: 0.3em; }
-.depth-2 { margin-left: 1.5em; } .depth-3 { margin-left: 3em; } .depth-4 { margin-left: 4.5em; }
+aside.footnote > a.backlink { float: left; margin-right: 0.4em; }
+aside.sidebar { font-size: 0.9em; margin: 1em 2em; }
+div.poem { margin: 0.6em 0 0.6em 1.5em; }
+figcaption { font-size: 0.9em; }
 .booktr-original { color: #666; font-size: 0.85em; }
 ";
 
@@ -265,6 +269,11 @@ struct Book {
     note_numbers: HashMap<String, usize>,
     /// Asset id -> the file name it is stored under.
     asset_files: HashMap<String, String>,
+    /// Footnote id -> (chapter index, XML id) of its first reference, which its number links
+    /// back to.
+    first_refs: HashMap<String, (usize, String)>,
+    /// First references already written (each gets its id once).
+    refs_written: RefCell<HashSet<String>>,
 }
 
 impl Book {
@@ -287,6 +296,31 @@ impl Book {
             }
         }
         let note_numbers = manuscript.note_numbers();
+        let mut first_refs = HashMap::new();
+        for (index, chapter) in manuscript.chapters.iter().enumerate() {
+            // An image's text is its alternative text, where a reference is not written.
+            let written = chapter
+                .blocks
+                .iter()
+                .filter(|b| !matches!(b.kind, BlockKind::Image { .. }));
+            for block in written {
+                for tag in markup::tags(&block.text).unwrap_or_default() {
+                    let Tag::Empty {
+                        name: "ref",
+                        attr: Some(note),
+                    } = tag
+                    else {
+                        continue;
+                    };
+                    if let std::collections::hash_map::Entry::Vacant(entry) = first_refs.entry(note)
+                    {
+                        let number = note_numbers.get(entry.key()).copied().unwrap_or(0);
+                        let id = unique_id(&format!("noteref-{number}"), &mut used);
+                        entry.insert((index, id));
+                    }
+                }
+            }
+        }
         let asset_files = manuscript
             .assets
             .iter()
@@ -296,6 +330,8 @@ impl Book {
             anchors,
             note_numbers,
             asset_files,
+            first_refs,
+            refs_written: RefCell::new(HashSet::new()),
         }
     }
 
@@ -309,32 +345,85 @@ impl Book {
     }
 
     /// The chapter's blocks as XHTML; in a bilingual book (`sides`), each after its original.
+    ///
+    /// Blocks that sat in one source element are set in one again: a note's paragraphs in one
+    /// `aside`, a group's blocks (see [`Block::groups`]) in one `blockquote`, poem, sidebar or
+    /// figure, nested as they were; list items in lists nested by depth; cells in tables.
     fn chapter_body(&self, index: usize, blocks: &[Block], sides: Option<&Sides<'_>>) -> String {
         let mut out = String::new();
         let mut ids_written: HashSet<String> = HashSet::new();
+        let mut open: Vec<Frame> = Vec::new();
+        // Whether the innermost figure's caption is open.
+        let mut caption = false;
         let mut i = 0;
         while i < blocks.len() {
             let block = &blocks[i];
+            let frames = frames_of(block);
+            let common = open.iter().zip(&frames).take_while(|(a, b)| a == b).count();
+            while open.len() > common {
+                if let Some(frame) = open.pop() {
+                    close_frame(&mut out, &frame, &mut caption);
+                }
+            }
+            for frame in &frames[common..] {
+                self.open_frame(&mut out, index, frame, &mut ids_written);
+                open.push(frame.clone());
+            }
+            let in_figure = matches!(
+                open.last(),
+                Some(Frame::Group(Group {
+                    kind: GroupKind::Figure,
+                    ..
+                }))
+            );
+            if in_figure && !caption && !matches!(block.kind, BlockKind::Image { .. }) {
+                out.push_str("<figcaption>");
+                caption = true;
+            }
+            let same_frames = |b: &Block| frames_of(b) == frames;
             match &block.kind {
-                BlockKind::ListItem { ordered, depth } => {
-                    let tag = if *ordered { "ol" } else { "ul" };
-                    let _ = write!(out, "<{tag} class=\"depth-{depth}\">");
-                    while let Some(item) = blocks.get(i).filter(|b| b.kind == block.kind) {
+                BlockKind::ListItem { .. } => {
+                    // (depth, tag) of the lists open, the innermost's last item still open.
+                    let mut lists: Vec<(u8, &str)> = Vec::new();
+                    while let Some(item) = blocks.get(i).filter(|b| same_frames(b)) {
+                        let BlockKind::ListItem { ordered, depth } = item.kind else {
+                            break;
+                        };
+                        let tag = if ordered { "ol" } else { "ul" };
+                        while let Some(&(d, t)) = lists.last() {
+                            if d > depth || (d == depth && t != tag) {
+                                let _ = write!(out, "</li></{t}>");
+                                lists.pop();
+                            } else {
+                                break;
+                            }
+                        }
+                        match lists.last() {
+                            Some(&(d, _)) if d == depth => out.push_str("</li>"),
+                            // A deeper list opens inside the item before it.
+                            _ => {
+                                let _ = write!(out, "<{tag}>");
+                                lists.push((depth, tag));
+                            }
+                        }
+                        let (id, extra) = self.id_attr(item, &mut ids_written);
                         let _ = write!(
                             out,
-                            "<li{}>{}</li>",
-                            self.id_attr(item, &mut ids_written),
+                            "<li{id}>{extra}{}",
                             self.wrapped(index, item, sides, i)
                         );
                         i += 1;
                     }
-                    let _ = writeln!(out, "</{tag}>");
+                    while let Some((_, t)) = lists.pop() {
+                        let _ = write!(out, "</li></{t}>");
+                    }
+                    out.push('\n');
                     continue;
                 }
                 BlockKind::TableCell { table, .. } => {
                     out.push_str("<table>");
                     let mut row = None;
-                    while let Some(cell) = blocks.get(i) {
+                    while let Some(cell) = blocks.get(i).filter(|b| same_frames(b)) {
                         let BlockKind::TableCell {
                             table: t,
                             row: r,
@@ -355,10 +444,10 @@ impl Book {
                             row = Some(*r);
                         }
                         let tag = if *header { "th" } else { "td" };
+                        let (id, extra) = self.id_attr(cell, &mut ids_written);
                         let _ = write!(
                             out,
-                            "<{tag}{}>{}</{tag}>",
-                            self.id_attr(cell, &mut ids_written),
+                            "<{tag}{id}>{extra}{}</{tag}>",
                             self.wrapped(index, cell, sides, i)
                         );
                         i += 1;
@@ -373,8 +462,9 @@ impl Book {
                 }
                 _ => {}
             }
-            let id = self.id_attr(block, &mut ids_written);
-            let text = self.inline(index, block);
+            let in_quote = block.groups.iter().any(|g| g.kind == GroupKind::Quote);
+            let (id, extra) = self.id_attr(block, &mut ids_written);
+            let text = format!("{extra}{}", self.inline(index, block));
             // A block that is one element: in a bilingual book, the original's element (with the
             // block's id) and then the translation's.
             let mut element = |tag: &str, class: Option<&str>, text: &str| {
@@ -410,33 +500,96 @@ impl Book {
                     element(&format!("h{level}"), None, &text)
                 }
                 BlockKind::Paragraph => element("p", None, &text),
+                // Inside its quotation, or one of its note's paragraphs.
+                BlockKind::Quote if in_quote => element("p", None, &text),
+                BlockKind::Footnote { .. } => element("p", None, &text),
+                // A quotation read before groups were kept: one per block.
                 BlockKind::Quote => writeln!(
                     out,
-                    "<blockquote{id}>{}</blockquote>",
+                    "<blockquote{id}>{extra}{}</blockquote>",
                     self.wrapped_in_p(index, block, sides, i)
                 ),
                 BlockKind::Line => element("p", Some("line"), &text),
                 BlockKind::Preformatted => element("pre", None, &text.replace("<br/>", "\n")),
                 BlockKind::Image { asset } => match self.asset_files.get(asset) {
+                    Some(file) if in_figure || caption => writeln!(
+                        out,
+                        "{extra}<img{id} src=\"images/{}\" alt=\"{}\"/>",
+                        escape_attr(file),
+                        escape_attr(&block.plain_text())
+                    ),
                     Some(file) => writeln!(
                         out,
-                        "<figure{id}><img src=\"images/{}\" alt=\"{}\"/></figure>",
+                        "<figure{id}>{extra}<img src=\"images/{}\" alt=\"{}\"/></figure>",
                         escape_attr(file),
                         escape_attr(&block.plain_text())
                     ),
                     // The image is gone; its description is not.
                     None => element("p", None, &text),
                 },
-                BlockKind::Footnote { .. } => writeln!(
-                    out,
-                    "<aside epub:type=\"footnote\" class=\"footnote\"{id}>{}</aside>",
-                    self.wrapped_in_p(index, block, sides, i)
-                ),
                 BlockKind::ListItem { .. } | BlockKind::TableCell { .. } => Ok(()),
             };
             i += 1;
         }
+        while let Some(frame) = open.pop() {
+            close_frame(&mut out, &frame, &mut caption);
+        }
         out
+    }
+
+    /// Opens the element of a note or group that starts at `block`.
+    fn open_frame(
+        &self,
+        out: &mut String,
+        chapter: usize,
+        frame: &Frame,
+        written: &mut HashSet<String>,
+    ) {
+        match frame {
+            Frame::Note(id) => {
+                // The note's own id goes on the aside; the block's other anchors on its text.
+                let xml = self
+                    .anchors
+                    .get(id)
+                    .map(|(_, xml)| xml)
+                    .filter(|xml| written.insert((*xml).clone()))
+                    .map(|xml| format!(" id=\"{}\"", escape_attr(xml)))
+                    .unwrap_or_default();
+                let _ = write!(
+                    out,
+                    "<aside epub:type=\"footnote\" class=\"footnote\"{xml}>"
+                );
+                // Its number leads back to where it is first referred to.
+                if let (Some(number), Some(href)) =
+                    (self.note_numbers.get(id), self.back_href(chapter, id))
+                {
+                    let _ = write!(
+                        out,
+                        "<a class=\"backlink\" role=\"doc-backlink\" href=\"{}\">{number}</a>",
+                        escape_attr(&href)
+                    );
+                }
+                out.push('\n');
+            }
+            Frame::Group(group) => {
+                let _ = match group.kind {
+                    GroupKind::Quote => writeln!(out, "<blockquote>"),
+                    GroupKind::Verse => writeln!(out, "<div class=\"poem\">"),
+                    GroupKind::Aside => writeln!(out, "<aside class=\"sidebar\">"),
+                    GroupKind::Figure => writeln!(out, "<figure>"),
+                };
+            }
+        }
+    }
+
+    /// Where a note's number links back to: its first reference.
+    fn back_href(&self, from: usize, note: &str) -> Option<String> {
+        let (chapter, id) = self.first_refs.get(note)?;
+        Some(if *chapter == from {
+            format!("#{id}")
+        } else {
+            format!("{}#{id}", chapter_file(*chapter))
+        })
     }
 
     /// The content of an element that wraps a block's text (a list item, a table cell): the
@@ -474,8 +627,9 @@ impl Book {
         }
     }
 
-    /// The block's first anchor as its id (others become empty anchors inside it), once per file.
-    fn id_attr(&self, block: &Block, written: &mut HashSet<String>) -> String {
+    /// The block's first anchor as its id, and its others as empty anchors to put inside it,
+    /// each once per file.
+    fn id_attr(&self, block: &Block, written: &mut HashSet<String>) -> (String, String) {
         let own = match &block.kind {
             BlockKind::Footnote { id } => Some(id),
             _ => None,
@@ -486,9 +640,16 @@ impl Book {
             .filter_map(|a| self.anchors.get(a).map(|(_, id)| id))
             .filter(|id| written.insert((*id).clone()))
             .collect();
-        ids.first()
+        let attr = ids
+            .first()
             .map(|id| format!(" id=\"{}\"", escape_attr(id)))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        let extra = ids
+            .iter()
+            .skip(1)
+            .map(|id| format!("<a id=\"{}\"></a>", escape_attr(id)))
+            .collect();
+        (attr, extra)
     }
 
     /// The block's markup as XHTML phrasing content.
@@ -534,16 +695,25 @@ impl Book {
                     attr: Some(id),
                 }) => {
                     let number = self.note_numbers.get(&id).copied().unwrap_or(0);
+                    // The first reference is where the note's number links back to.
+                    let ref_id = self
+                        .first_refs
+                        .get(&id)
+                        .filter(|(c, xml)| {
+                            *c == chapter && self.refs_written.borrow_mut().insert(xml.clone())
+                        })
+                        .map(|(_, xml)| format!(" id=\"{}\"", escape_attr(xml)))
+                        .unwrap_or_default();
                     match self.href(chapter, &id).filter(|_| !links.contains(&true)) {
                         Some(href) => {
                             let _ = write!(
                                 out,
-                                "<sup><a epub:type=\"noteref\" href=\"{}\">{number}</a></sup>",
+                                "<sup{ref_id}><a epub:type=\"noteref\" href=\"{}\">{number}</a></sup>",
                                 escape_attr(&href)
                             );
                         }
                         None => {
-                            let _ = write!(out, "<sup>{number}</sup>");
+                            let _ = write!(out, "<sup{ref_id}>{number}</sup>");
                         }
                     }
                 }
@@ -552,6 +722,41 @@ impl Book {
         }
         out
     }
+}
+
+/// An element open around blocks: a note (its id), or a group of the source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Frame {
+    Note(String),
+    Group(Group),
+}
+
+/// The elements a block sits in, outermost first: its note, then its groups.
+fn frames_of(block: &Block) -> Vec<Frame> {
+    let note = match &block.kind {
+        BlockKind::Footnote { id } => Some(Frame::Note(id.clone())),
+        _ => None,
+    };
+    note.into_iter()
+        .chain(block.groups.iter().copied().map(Frame::Group))
+        .collect()
+}
+
+fn close_frame(out: &mut String, frame: &Frame, caption: &mut bool) {
+    let _ = match frame {
+        Frame::Note(_) => writeln!(out, "</aside>"),
+        Frame::Group(group) => match group.kind {
+            GroupKind::Quote => writeln!(out, "</blockquote>"),
+            GroupKind::Verse => writeln!(out, "</div>"),
+            GroupKind::Aside => writeln!(out, "</aside>"),
+            GroupKind::Figure => {
+                if std::mem::take(caption) {
+                    out.push_str("</figcaption>");
+                }
+                writeln!(out, "</figure>")
+            }
+        },
+    };
 }
 
 /// A bilingual chapter's originals, block for block, and each side's language attributes.

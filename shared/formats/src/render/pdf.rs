@@ -4,7 +4,10 @@
 //! left-to-right text, left for right-to-left), a title page, a table of contents with page
 //! numbers, one PDF bookmark per chapter, page numbers and images.
 //!
-//! Inline marks are not drawn (the text is), footnotes follow their chapter in a smaller size.
+//! Inline marks are not drawn (the text is). Footnote references print the note's number in
+//! brackets; referenced notes are set after their chapter's text, numbered, in a smaller size.
+//! Block quotations and sidebars are indented, a poem's lines each start a line, list items
+//! carry their bullet or number and are indented by depth, and headings are sized by level.
 
 use std::collections::HashMap;
 
@@ -15,7 +18,7 @@ use printpdf::{
 
 use super::{chapter_title, is_rtl, RenderOptions, Rendition, Sources};
 use crate::gzipped::Gzipped;
-use crate::manuscript::{Block, BlockKind, Manuscript};
+use crate::manuscript::{Block, BlockKind, GroupKind, Manuscript};
 use crate::markup::{self, Piece, Tag};
 use crate::FormatError;
 
@@ -157,13 +160,37 @@ fn render_with(
         });
         let chapter_rtl = chapter_direction(chapter).unwrap_or(rtl_book);
         let skip = usize::from(repeats_heading);
+        let plan = Plan::of(&chapter.blocks, &note_numbers);
+        let order = plan.order.iter().copied().filter(|&k| k >= skip);
         layout.y -= 20.0;
         match sources.and_then(|s| Some((s, s.chapters.get(index)?))) {
             None => {
                 layout.paragraph(&heading, 17.0, Weight::Bold, Align::Start, chapter_rtl);
                 layout.y -= 8.0;
-                for block in chapter.blocks.iter().skip(skip) {
-                    layout.block(block, &note_numbers, &images, chapter_rtl);
+                let order: Vec<usize> = order.collect();
+                let mut at = 0;
+                while let Some(&k) = order.get(at) {
+                    if plan.notes_from == Some(k) {
+                        layout.y -= 14.0;
+                    }
+                    let setting = &plan.settings[k];
+                    let block = &chapter.blocks[k];
+                    // A table's row: its cells side by side.
+                    if let BlockKind::TableCell { table, row, .. } = block.kind {
+                        let cells: Vec<&Block> = order[at..]
+                            .iter()
+                            .map(|&k| &chapter.blocks[k])
+                            .take_while(|b| {
+                                matches!(b.kind, BlockKind::TableCell { table: t, row: r, .. }
+                                    if t == table && r == row)
+                            })
+                            .collect();
+                        at += cells.len();
+                        layout.table_row(&cells, setting, &note_numbers, chapter_rtl);
+                        continue;
+                    }
+                    layout.block(block, setting, &note_numbers, &images, chapter_rtl);
+                    at += 1;
                 }
             }
             Some((sources, source)) => {
@@ -174,8 +201,17 @@ fn render_with(
                 let original_heading = chapter_title(source, index);
                 layout.heading_row(&columns, &original_heading, &heading);
                 layout.y -= 8.0;
-                for (block, original) in chapter.blocks.iter().zip(&source.blocks).skip(skip) {
-                    layout.row(&columns, original, block, &note_numbers, &images);
+                for k in order {
+                    let (Some(block), Some(original)) =
+                        (chapter.blocks.get(k), source.blocks.get(k))
+                    else {
+                        continue;
+                    };
+                    if plan.notes_from == Some(k) {
+                        layout.y -= 14.0;
+                    }
+                    let setting = &plan.settings[k];
+                    layout.row(&columns, original, block, setting, &note_numbers, &images);
                 }
             }
         }
@@ -802,11 +838,12 @@ impl Layout<'_> {
     fn block(
         &mut self,
         block: &Block,
+        setting: &Setting,
         notes: &HashMap<String, usize>,
         images: &HashMap<String, (XObjectId, f32, f32)>,
         rtl: bool,
     ) {
-        let items = self.block_items(block, notes, Some(images), rtl, CONTENT_W);
+        let items = self.block_items(block, setting, notes, Some(images), rtl, CONTENT_W);
         self.place_here(&items);
     }
 
@@ -815,6 +852,7 @@ impl Layout<'_> {
     fn block_items(
         &mut self,
         block: &Block,
+        setting: &Setting,
         notes: &HashMap<String, usize>,
         images: Option<&HashMap<String, (XObjectId, f32, f32)>>,
         rtl: bool,
@@ -822,13 +860,20 @@ impl Layout<'_> {
     ) -> Vec<Item> {
         let text = printable(&block.text, notes);
         let regular = Weight::Regular;
+        let indent = setting.indent;
         let mut items = Vec::new();
+        if setting.gap_before > 0.0 {
+            items.push(Item::Gap(setting.gap_before));
+        }
         match &block.kind {
             BlockKind::Heading { level } => {
                 let size = match level {
-                    1 => 15.0,
-                    2 => 13.5,
-                    _ => 12.0,
+                    0 | 1 => 16.0,
+                    2 => 14.5,
+                    3 => 13.0,
+                    4 => 12.0,
+                    5 => 11.5,
+                    _ => 11.0,
                 };
                 items.push(Item::Gap(size * 0.6));
                 items.push(Item::Keep(size * 3.0));
@@ -838,21 +883,38 @@ impl Layout<'_> {
                     Weight::Bold,
                     Align::Start,
                     rtl,
-                    0.0,
+                    indent,
                     width,
                 ));
                 items.push(Item::Gap(3.0));
             }
-            BlockKind::Line => {
-                items.extend(self.text_items(&text, BODY, regular, Align::Start, rtl, 8.0, width))
-            }
+            BlockKind::Line => items.extend(self.text_items(
+                &text,
+                BODY,
+                regular,
+                Align::Start,
+                rtl,
+                indent + 8.0,
+                width,
+            )),
             BlockKind::Quote => {
-                items.extend(self.text_items(&text, BODY, regular, Align::Start, rtl, 18.0, width));
+                // Inside its quotation the indent is the quotation's.
+                let own = if setting.quoted { 0.0 } else { 18.0 };
+                items.extend(self.text_items(
+                    &text,
+                    BODY,
+                    regular,
+                    Align::Start,
+                    rtl,
+                    indent + own,
+                    width,
+                ));
                 items.push(Item::Gap(4.0));
             }
-            BlockKind::ListItem { ordered: _, depth } => {
-                let indent = 12.0 * f32::from(*depth);
-                let text = format!("• {text}");
+            BlockKind::ListItem { depth, .. } => {
+                let indent = indent + 12.0 * f32::from(*depth);
+                let marker = setting.marker.as_deref().unwrap_or("•");
+                let text = format!("{marker} {text}");
                 items.extend(self.text_items(
                     &text,
                     BODY,
@@ -864,9 +926,22 @@ impl Layout<'_> {
                 ));
             }
             BlockKind::Footnote { id } => {
-                let number = notes.get(id).map(|n| format!("{n}. ")).unwrap_or_default();
+                // The number leads the note's first paragraph only.
+                let number = notes
+                    .get(id)
+                    .filter(|_| setting.first_of_note)
+                    .map(|n| format!("{n}. "))
+                    .unwrap_or_default();
                 let text = format!("{number}{text}");
-                items.extend(self.text_items(&text, NOTE, regular, Align::Start, rtl, 0.0, width));
+                items.extend(self.text_items(
+                    &text,
+                    NOTE,
+                    regular,
+                    Align::Start,
+                    rtl,
+                    indent,
+                    width,
+                ));
                 items.push(Item::Gap(2.0));
             }
             BlockKind::Image { asset } => match images.and_then(|i| i.get(asset)) {
@@ -881,12 +956,76 @@ impl Layout<'_> {
                     width,
                 )),
             },
-            BlockKind::TableCell { .. } | BlockKind::Preformatted | BlockKind::Paragraph => {
-                items.extend(self.text_items(&text, BODY, regular, Align::Start, rtl, 0.0, width));
+            BlockKind::TableCell { header, .. } => {
+                let weight = if *header { Weight::Bold } else { regular };
+                items.extend(self.text_items(
+                    &text,
+                    BODY,
+                    weight,
+                    Align::Start,
+                    rtl,
+                    indent,
+                    width,
+                ));
+                items.push(Item::Gap(4.0));
+            }
+            BlockKind::Preformatted | BlockKind::Paragraph => {
+                // A figure's caption is centred under it, as an image's description is.
+                let (size, align) = match (setting.caption, setting.aside) {
+                    (true, _) => (NOTE, Align::Center),
+                    (false, true) => (NOTE + 1.0, Align::Start),
+                    (false, false) => (BODY, Align::Start),
+                };
+                items.extend(self.text_items(&text, size, regular, align, rtl, indent, width));
                 items.push(Item::Gap(4.0));
             }
         }
         items
+    }
+
+    /// A table's row: its cells side by side in equal columns, the next row below the tallest.
+    fn table_row(
+        &mut self,
+        cells: &[&Block],
+        setting: &Setting,
+        notes: &HashMap<String, usize>,
+        rtl: bool,
+    ) {
+        if self.pages.is_empty() {
+            self.new_page();
+        }
+        let count = cells.len().max(1) as f32;
+        let left = MARGIN_X + setting.indent;
+        let width = (CONTENT_W - setting.indent - GUTTER * (count - 1.0)) / count;
+        let plain = Setting::default();
+        let columns: Vec<Vec<Item>> = cells
+            .iter()
+            .map(|cell| self.block_items(cell, &plain, notes, None, rtl, width))
+            .collect();
+        let height = columns
+            .iter()
+            .map(|items| items.iter().map(Item::height).sum::<f32>())
+            .fold(0.0, f32::max);
+        if self.y - height < MARGIN_BOTTOM && height <= PAGE_H - MARGIN_TOP - MARGIN_BOTTOM {
+            self.new_page();
+        }
+        let start = Cursor {
+            page: self.pages.len() - 1,
+            y: self.y,
+        };
+        let mut end = start;
+        for (index, items) in columns.iter().enumerate() {
+            // Right-to-left tables run from the right.
+            let column = if rtl { cells.len() - 1 - index } else { index };
+            let frame = Frame {
+                x: left + column as f32 * (width + GUTTER),
+                width,
+            };
+            let mut cursor = start;
+            self.place_kept_apart(items, frame, &mut cursor);
+            end = end.lower(cursor);
+        }
+        self.y = end.y;
     }
 
     /// A chapter's title in both languages, each in its column.
@@ -921,6 +1060,7 @@ impl Layout<'_> {
         columns: &Columns,
         original: &Block,
         translation: &Block,
+        setting: &Setting,
         notes: &HashMap<String, usize>,
         images: &HashMap<String, (XObjectId, f32, f32)>,
     ) {
@@ -931,9 +1071,16 @@ impl Layout<'_> {
             }
         }
         let width = columns.original.width;
-        let original = self.block_items(original, notes, None, columns.original_rtl, width);
-        let translation =
-            self.block_items(translation, notes, None, columns.translation_rtl, width);
+        let original =
+            self.block_items(original, setting, notes, None, columns.original_rtl, width);
+        let translation = self.block_items(
+            translation,
+            setting,
+            notes,
+            None,
+            columns.translation_rtl,
+            width,
+        );
         self.place_row(columns, &original, &translation);
     }
 
@@ -1022,6 +1169,111 @@ impl Layout<'_> {
             items: vec![TextItem::GlyphIds(shaped.glyphs.clone())],
         });
         ops.push(Op::EndTextSection);
+    }
+}
+
+/// How a chapter is set: the order of its blocks (referenced notes after the text) and how
+/// each block is set beyond its kind.
+struct Plan {
+    order: Vec<usize>,
+    settings: Vec<Setting>,
+    /// The block the notes start at, after a gap.
+    notes_from: Option<usize>,
+}
+
+/// What a block's neighbours and groups say about setting it.
+#[derive(Default)]
+struct Setting {
+    /// From the quotations and sidebars around it.
+    indent: f32,
+    /// Inside a block quotation (group).
+    quoted: bool,
+    /// Inside a sidebar: set smaller.
+    aside: bool,
+    /// A list item's bullet or number.
+    marker: Option<String>,
+    /// The first paragraph of its note (which carries the number).
+    first_of_note: bool,
+    /// A figure's caption.
+    caption: bool,
+    /// Space before it: where a poem or quotation begins or ends.
+    gap_before: f32,
+}
+
+impl Plan {
+    fn of(blocks: &[Block], notes: &HashMap<String, usize>) -> Plan {
+        let mut settings = Vec::with_capacity(blocks.len());
+        // Per depth: (ordered, items so far) of the lists open.
+        let mut counters: Vec<(bool, u32)> = Vec::new();
+        let mut previous: Option<&Block> = None;
+        for block in blocks {
+            let count = |kind| block.groups.iter().filter(|g| g.kind == kind).count() as f32;
+            let mut setting = Setting {
+                indent: 18.0 * count(GroupKind::Quote) + 12.0 * count(GroupKind::Aside),
+                quoted: count(GroupKind::Quote) > 0.0,
+                aside: count(GroupKind::Aside) > 0.0,
+                caption: block
+                    .groups
+                    .last()
+                    .is_some_and(|g| g.kind == GroupKind::Figure)
+                    && !matches!(block.kind, BlockKind::Image { .. }),
+                ..Setting::default()
+            };
+            let grouped = |b: &Block| {
+                b.groups
+                    .iter()
+                    .any(|g| matches!(g.kind, GroupKind::Quote | GroupKind::Verse))
+            };
+            if let Some(previous) = previous {
+                if previous.groups != block.groups && (grouped(previous) || grouped(block)) {
+                    setting.gap_before = 5.0;
+                }
+            }
+            match &block.kind {
+                BlockKind::ListItem { ordered, depth } => {
+                    let depth = usize::from((*depth).max(1));
+                    let same_list = previous.is_some_and(|p| {
+                        matches!(p.kind, BlockKind::ListItem { .. }) && p.groups == block.groups
+                    });
+                    if !same_list {
+                        counters.clear();
+                    }
+                    counters.truncate(depth);
+                    counters.resize(depth, (*ordered, 0));
+                    if let Some(level) = counters.last_mut() {
+                        if level.0 != *ordered {
+                            *level = (*ordered, 0);
+                        }
+                        level.1 += 1;
+                        setting.marker = Some(if *ordered {
+                            format!("{}.", level.1)
+                        } else {
+                            "•".into()
+                        });
+                    }
+                }
+                BlockKind::Footnote { id } => {
+                    setting.first_of_note = !previous.is_some_and(
+                        |p| matches!(&p.kind, BlockKind::Footnote { id: other } if other == id),
+                    );
+                }
+                _ => {}
+            }
+            settings.push(setting);
+            previous = Some(block);
+        }
+        // Notes that are referenced follow the text; others (a transcriber's note) stay put.
+        let is_note =
+            |b: &Block| matches!(&b.kind, BlockKind::Footnote { id } if notes.contains_key(id));
+        let (mut order, moved): (Vec<usize>, Vec<usize>) =
+            (0..blocks.len()).partition(|&k| !is_note(&blocks[k]));
+        let notes_from = moved.first().copied();
+        order.extend(moved);
+        Plan {
+            order,
+            settings,
+            notes_from,
+        }
     }
 }
 

@@ -199,6 +199,7 @@ fn a_smaller_ceiling_leaves_out_an_image_the_default_renders() {
                 },
                 text: "A picture".into(),
                 anchors: Vec::new(),
+                groups: Vec::new(),
             }],
         }],
         assets: vec![Asset {
@@ -266,3 +267,4 @@ fn a_pdf_says_its_title_author_language_and_when_it_was_made() {
 }
 
 mod bilingual;
+mod structure;
