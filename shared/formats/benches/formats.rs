@@ -161,4 +161,48 @@ fn main() {
             .bytes
     });
     row("render PDF", t, peak, bytes.len(), None);
+
+    // The book as the service returns an EPUB source: translated in place (every block's text
+    // changed, so every block is rewritten), and bilingual, each original with its translation.
+    let translated: Vec<_> = manuscript
+        .chapters
+        .iter()
+        .map(|chapter| {
+            let mut chapter = chapter.clone();
+            for block in &mut chapter.blocks {
+                block.text.push_str(" (fr)");
+            }
+            Some(chapter)
+        })
+        .collect();
+    let sources = || render::Sources {
+        language: "en",
+        chapters: &manuscript.chapters,
+    };
+    for (name, layout) in [
+        ("render EPUB in place", render::Layout::Translated),
+        ("render EPUB in place, bilingual", render::Layout::Bilingual),
+    ] {
+        let (t, peak) = measure(3, || {
+            render::translated_epub(
+                Some(&bytes),
+                &manuscript,
+                &translated,
+                Some(sources()),
+                &options,
+                layout,
+            )
+            .expect("render")
+            .bytes
+        });
+        row(name, t, peak, bytes.len(), None);
+    }
+    let mut translated_book = manuscript.clone();
+    translated_book.chapters = translated.iter().flatten().cloned().collect();
+    let (t, peak) = measure(2, || {
+        render::pdf::render_bilingual(&translated_book, sources(), &options, &[])
+            .expect("render")
+            .bytes
+    });
+    row("render PDF, bilingual", t, peak, bytes.len(), None);
 }
