@@ -69,7 +69,7 @@ fn sam_build_builds_the_lambdas_for_size_with_fat_lto_and_leaves_the_local_profi
     let settings = manifest_section("lambdas/Cargo.toml", "package.metadata.lambda.build");
     assert!(
         settings.iter().any(|line| line
-            == r#"env_var = ["CARGO_PROFILE_RELEASE_OPT_LEVEL=s", "CARGO_PROFILE_RELEASE_LTO=fat"]"#),
+            == r#"env_var = ["CARGO_PROFILE_RELEASE_OPT_LEVEL=z", "CARGO_PROFILE_RELEASE_LTO=fat"]"#),
         "{settings:?}"
     );
     let release = manifest_section("Cargo.toml", "profile.release");

@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use crate::ports::{Item, StoreError};
+use crate::ports::{Condition, Index, Item, Query, StoreError, Table};
 
 /// Timestamps are stored as fixed-width RFC 3339 UTC strings, so they sort as text.
 pub fn time(t: DateTime<Utc>) -> Value {
@@ -55,4 +55,27 @@ pub fn corrupt(item: &Item, name: &str) -> StoreError {
         "item {}/{} has a missing or invalid '{name}'",
         item.pk, item.sk
     ))
+}
+
+/// Deletes every item the secondary index lists under `partition` that still belongs to
+/// `user_id` (its `userId`): one already gone, or since given to someone else, is left as it
+/// is. Returns how many were listed. For a closed account's purge.
+pub async fn delete_indexed_of(
+    table: &dyn Table,
+    partition: String,
+    user_id: &str,
+) -> Result<usize, StoreError> {
+    let items = table
+        .query_index(Index::Gsi1, Query::partition(partition))
+        .await?;
+    for item in &items {
+        match table
+            .delete(&item.pk, &item.sk, Condition::equals("userId", user_id))
+            .await
+        {
+            Ok(()) | Err(StoreError::Conflict) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(items.len())
 }

@@ -12,7 +12,7 @@ use crate::ids::{new_id, random_alphanumeric, sha256_hex};
 use crate::items;
 use crate::limits::rate::{self, RateLimiter, Subject};
 use crate::ports::Ports;
-use crate::ports::{Condition, Index, Item, Query, StoreError, Update, WriteOp};
+use crate::ports::{Condition, Item, Query, StoreError, Update, WriteOp};
 use crate::types::{Email, LanguageCode, Plan, Role, Scope};
 
 /// How long a sign-in session lasts.
@@ -204,24 +204,11 @@ impl Accounts {
 
     /// Removes every API key and session of a closed account; returns how many.
     pub async fn remove_credentials_of(&self, user_id: &str) -> Result<usize, StoreError> {
-        let table = &self.ports.table;
-        let mut removed = 0;
-        for partition in [store::user_api_keys(user_id), store::user_sessions(user_id)] {
-            for item in table
-                .query_index(Index::Gsi1, Query::partition(partition))
-                .await?
-            {
-                match table
-                    .delete(&item.pk, &item.sk, Condition::equals("userId", user_id))
-                    .await
-                {
-                    // Already gone, or the id was reused for another user's item.
-                    Ok(()) | Err(StoreError::Conflict) => removed += 1,
-                    Err(e) => return Err(e),
-                }
-            }
-        }
-        Ok(removed)
+        let table = self.ports.table.as_ref();
+        let keys = items::delete_indexed_of(table, store::user_api_keys(user_id), user_id).await?;
+        let sessions =
+            items::delete_indexed_of(table, store::user_sessions(user_id), user_id).await?;
+        Ok(keys + sessions)
     }
 
     /// The account, None when there is none (never opened, or closed).

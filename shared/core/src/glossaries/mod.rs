@@ -82,19 +82,8 @@ impl Glossaries {
 
     /// Removes every glossary of a closed account; returns how many.
     pub(crate) async fn remove_all_of(&self, user_id: &str) -> Result<usize, StoreError> {
-        let table = &self.ports.table;
-        let query = Query::partition(user_glossaries(user_id));
-        let mut removed = 0;
-        for item in table.query_index(Index::Gsi1, query).await? {
-            match table
-                .delete(&item.pk, &item.sk, Condition::equals("userId", user_id))
-                .await
-            {
-                Ok(()) | Err(StoreError::Conflict) => removed += 1,
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(removed)
+        let table = self.ports.table.as_ref();
+        crate::items::delete_indexed_of(table, user_glossaries(user_id), user_id).await
     }
 
     pub async fn list(&self, user_id: &str) -> Result<Vec<Glossary>, GlossaryError> {
