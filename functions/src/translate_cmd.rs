@@ -186,7 +186,7 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
     .map_err(|e| anyhow!("rendering: {e}"))?;
     let out = args
         .out
-        .unwrap_or_else(|| default_output(&args.file, to.as_str(), &output_format));
+        .unwrap_or_else(|| default_output(&args.file, to.as_str(), &output_format, layout));
     std::fs::write(&out, rendered.bytes).with_context(|| format!("writing {}", out.display()))?;
     for warning in &rendered.warnings {
         eprintln!("warning: {warning}");
@@ -306,9 +306,14 @@ impl Progress {
     }
 }
 
-fn default_output(input: &Path, lang: &str, format: &str) -> PathBuf {
+/// `moby-dick.es.epub`, or `moby-dick.es.bilingual.pdf` beside it.
+fn default_output(input: &Path, lang: &str, format: &str, layout: Layout) -> PathBuf {
     let stem = input.file_stem().and_then(|s| s.to_str()).unwrap_or("book");
-    PathBuf::from(format!("{stem}.{lang}.{format}"))
+    let layout = match layout {
+        Layout::Translated => "",
+        Layout::Bilingual => ".bilingual",
+    };
+    PathBuf::from(format!("{stem}.{lang}{layout}.{format}"))
 }
 
 /// A glossary CSV: `source,target[,context]` per line, optional header, quotes as in RFC 4180.

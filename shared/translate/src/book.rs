@@ -299,7 +299,9 @@ pub fn translated_title(title: &str, source: &[Block], translated: &[Block]) -> 
         .iter()
         .map(|&i| translated.get(i).map(|b| words(&b.plain_text())))
         .collect::<Option<_>>()?;
-    Some(translated.join(" "))
+    let translated: Vec<String> = translated.into_iter().filter(|t| !t.is_empty()).collect();
+    // A heading that came back empty names nothing: the book's own title is better.
+    (!translated.is_empty()).then(|| translated.join(" "))
 }
 
 #[cfg(test)]
@@ -401,5 +403,11 @@ mod tests {
             Some("UN TRÈFLE")
         );
         assert_eq!(translated_title("Contents", &source, &translated), None);
+        let emptied = [block(""), block(""), block(""), block("")];
+        assert_eq!(
+            translated_title("190 A FOUR-LEAVED CLOVER", &source, &emptied),
+            None,
+            "a heading that came back empty names nothing"
+        );
     }
 }

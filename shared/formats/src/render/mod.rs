@@ -66,16 +66,9 @@ pub fn translated_epub(
     options: &RenderOptions,
     layout: Layout,
 ) -> Result<Rendition, crate::FormatError> {
-    let bilingual_sources = match layout {
-        Layout::Translated => None,
-        Layout::Bilingual => {
-            if let Some(sources) = sources {
-                sources.check_each(translated.iter().map(Option::as_ref), translated.len())?;
-            }
-            sources
-        }
-    };
-    let rebuilds = layout == Layout::Translated || bilingual_sources.is_some();
+    // The sources are checked only when the book is rebuilt from them: a book translated in
+    // place needs no more than its own walk.
+    let rebuilds = layout == Layout::Translated || sources.is_some();
     let mut warnings = Vec::new();
     if let Some(original) = original {
         match epub_in_place::render(original, translated, options, layout, options.budget) {
@@ -98,13 +91,14 @@ pub fn translated_epub(
     let bytes = match layout {
         Layout::Translated => epub::render(&rebuilt, options)?,
         Layout::Bilingual => {
-            let sources = bilingual_sources.ok_or_else(|| {
+            let sources = sources.ok_or_else(|| {
                 crate::FormatError::Mismatch(
                     "a bilingual book rebuilt from its manuscript needs the source text of \
                      every translated chapter, and none was given"
                         .into(),
                 )
             })?;
+            sources.check_each(translated.iter().map(Option::as_ref), translated.len())?;
             // The sources of the chapters the book keeps.
             let kept: Vec<Chapter> = translated
                 .iter()
