@@ -118,11 +118,11 @@ impl Translations {
                 .to_string(),
             budget: self.file_budget,
         };
-        // Rendering is CPU work (seconds for a long PDF): off the async threads.
         let layout = match edition.layout {
             crate::job::Layout::Translated => Layout::Translated,
             crate::job::Layout::Bilingual => Layout::Bilingual,
         };
+        // Rendering is CPU work (seconds for a long PDF): off the async threads.
         let rendered = tokio::task::spawn_blocking(move || {
             let sources = (layout == Layout::Bilingual).then_some(Sources {
                 language: &source_language,
