@@ -190,40 +190,12 @@ struct Languages<'a> {
 
 /// The translation must have the chapters and blocks the book gives today.
 fn check_match(package: &Package, translated: &[Option<Chapter>]) -> Result<(), FormatError> {
-    let chapters = &package.manuscript.chapters;
-    if translated.len() != chapters.len() {
-        return Err(FormatError::Mismatch(format!(
-            "the book has {} chapters, the translation {}",
-            chapters.len(),
-            translated.len()
-        )));
-    }
-    for (index, (translation, chapter)) in translated.iter().zip(chapters).enumerate() {
-        let Some(translation) = translation else {
-            continue;
-        };
-        if translation.blocks.len() != chapter.blocks.len() {
-            return Err(FormatError::Mismatch(format!(
-                "chapter {} has {} blocks in the book, {} in the translation",
-                index + 1,
-                chapter.blocks.len(),
-                translation.blocks.len()
-            )));
-        }
-        let kinds_differ = translation
-            .blocks
-            .iter()
-            .zip(&chapter.blocks)
-            .position(|(a, b)| std::mem::discriminant(&a.kind) != std::mem::discriminant(&b.kind));
-        if let Some(block) = kinds_differ {
-            return Err(FormatError::Mismatch(format!(
-                "block {} of chapter {} is not the same kind of block in the book",
-                block + 1,
-                index + 1
-            )));
-        }
-    }
-    Ok(())
+    super::check_alignment(
+        translated.iter().map(Option::as_ref),
+        translated.len(),
+        &package.manuscript.chapters,
+        "the book",
+    )
 }
 
 /// A replacement of `range` of a document's source by `text` (an insertion when it is empty).

@@ -141,42 +141,52 @@ impl Sources<'_> {
         translated: impl Iterator<Item = Option<&'c Chapter>>,
         count: usize,
     ) -> Result<(), crate::FormatError> {
-        use crate::FormatError::Mismatch;
-        if count != self.chapters.len() {
+        check_alignment(translated, count, self.chapters, "its source")
+    }
+}
+
+/// [`FormatError::Mismatch`](crate::FormatError::Mismatch) unless the `count` translated
+/// chapters are `originals`' (None: a chapter left out), with the same blocks of the same
+/// kinds; `of` names the originals in the message ("its source", "the book").
+pub(crate) fn check_alignment<'c>(
+    translated: impl Iterator<Item = Option<&'c Chapter>>,
+    count: usize,
+    originals: &[Chapter],
+    of: &str,
+) -> Result<(), crate::FormatError> {
+    use crate::FormatError::Mismatch;
+    if count != originals.len() {
+        return Err(Mismatch(format!(
+            "the translation has {count} chapters, {of} {}",
+            originals.len()
+        )));
+    }
+    for (index, (translation, original)) in translated.zip(originals).enumerate() {
+        let Some(translation) = translation else {
+            continue;
+        };
+        if translation.blocks.len() != original.blocks.len() {
             return Err(Mismatch(format!(
-                "the translation has {count} chapters, its source {}",
-                self.chapters.len()
+                "chapter {} has {} blocks in the translation, {} in {of}",
+                index + 1,
+                translation.blocks.len(),
+                original.blocks.len()
             )));
         }
-        for (index, (translation, source)) in translated.zip(self.chapters).enumerate() {
-            let Some(translation) = translation else {
-                continue;
-            };
-            if translation.blocks.len() != source.blocks.len() {
-                return Err(Mismatch(format!(
-                    "chapter {} has {} blocks in the translation, {} in its source",
-                    index + 1,
-                    translation.blocks.len(),
-                    source.blocks.len()
-                )));
-            }
-            let differs = translation
-                .blocks
-                .iter()
-                .zip(&source.blocks)
-                .position(|(a, b)| {
-                    std::mem::discriminant(&a.kind) != std::mem::discriminant(&b.kind)
-                });
-            if let Some(block) = differs {
-                return Err(Mismatch(format!(
-                    "block {} of chapter {} is not the same kind of block as its source",
-                    block + 1,
-                    index + 1
-                )));
-            }
+        let differs = translation
+            .blocks
+            .iter()
+            .zip(&original.blocks)
+            .position(|(a, b)| std::mem::discriminant(&a.kind) != std::mem::discriminant(&b.kind));
+        if let Some(block) = differs {
+            return Err(Mismatch(format!(
+                "block {} of chapter {} is not the same kind of block as in {of}",
+                block + 1,
+                index + 1
+            )));
         }
-        Ok(())
     }
+    Ok(())
 }
 
 /// Languages written right to left.
