@@ -344,14 +344,15 @@ async fn a_closed_accounts_posts_go_with_it() {
         .await;
     assert_eq!(response.status(), 200);
     let path = format!("{POSTS}/{}", post["id"].as_str().unwrap());
-    // The purge is a queued job that backs off on a busy store: polled as a DEV reader (never
-    // rate-limited) for up to 40 s, then looked at as the public sees it.
+    // The purge is a queued job that is retried after a back-off when it ran before the
+    // account closed: polled as a DEV reader (never rate-limited) for up to 40 s, with the
+    // test's clock moving on so that a retry comes due, then looked at as the public sees it.
     let reader = app.user_with(Plan::Free, Role::Dev).await;
     for _ in 0..400 {
         if app.get(&path, &reader.key).await.status() == 404 {
             break;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        app.pass_time(std::time::Duration::from_millis(100)).await;
     }
     assert_error(app.get_anonymous(&path).await, 404, "not_found").await;
     let other = app.user().await;
@@ -620,8 +621,8 @@ async fn a_closed_accounts_comment_becomes_a_tombstone_that_keeps_its_replies() 
         .await;
     assert_eq!(response.status(), 200);
     let path = format!("{COMMENTS}?postId={}", post["id"].as_str().unwrap());
-    // Polled as a DEV reader (never rate-limited) for up to 40 s: the purge is a queued job
-    // that backs off on a busy store.
+    // Polled as a DEV reader (never rate-limited) for up to 40 s, with the clock moving on:
+    // the purge is a queued job, retried after a back-off when it ran before the account closed.
     let reader = app.user_with(Plan::Free, Role::Dev).await;
     for _ in 0..400 {
         let listed = json_of(app.get(&path, &reader.key).await).await;
@@ -629,7 +630,7 @@ async fn a_closed_accounts_comment_becomes_a_tombstone_that_keeps_its_replies() 
         if all.len() == 1 && all[0]["status"] == "DELETED" {
             break;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        app.pass_time(std::time::Duration::from_millis(100)).await;
     }
     let listed = json_of(app.get_anonymous(&path).await).await;
     let comments = listed["comments"].as_array().unwrap();

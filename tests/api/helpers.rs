@@ -339,6 +339,15 @@ impl TestApp {
     }
 
     /// Polls the book until it reaches `status` (the workers run in the background).
+    /// Sleeps `by` and moves the app's clock on as much. The queues read that clock, so a job
+    /// retried after its back-off (2, 4, 8 s) comes due while a test waits, as it would in
+    /// production; without this it stays hidden for good.
+    pub async fn pass_time(&self, by: Duration) {
+        tokio::time::sleep(by).await;
+        self.clock
+            .advance(chrono::Duration::from_std(by).expect("a short wait"));
+    }
+
     pub async fn wait_for_status(&self, key: &str, book_id: &str, status: &str) -> Value {
         let mut last = Value::Null;
         for _ in 0..500 {
