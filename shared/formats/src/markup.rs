@@ -9,6 +9,8 @@
 //! | `<a href="…">…</a>` | a link; in-book targets are `#anchor` |
 //! | `<br/>` | a line break inside the block |
 //! | `<ref id="…"/>` | a footnote reference (the footnote is its own block) |
+//! | `<code>…</code>` | code (code, kbd, samp, tt): kept as it is, never translated |
+//! | `<keep>…</keep>` | text the source marks `translate="no"`: kept as it is |
 //!
 //! Text escapes `&`, `<` and `>` (and `"` inside attribute values) as `&amp;`, `&lt;`, `&gt;`,
 //! `&quot;`. Nothing else is allowed, so a block's markup is always well-formed.
@@ -37,7 +39,11 @@ pub struct MarkupError {
     pub reason: String,
 }
 
-const PAIRED: &[&str] = &["i", "b", "sup", "sub", "a"];
+const PAIRED: &[&str] = &["i", "b", "sup", "sub", "a", "code", "keep"];
+
+/// The marks whose text is never translated: a translation carries their text over unchanged
+/// ([`with_kept_text`] puts it back whatever a model did to it).
+pub const KEPT: &[&str] = &["code", "keep"];
 const EMPTY: &[&str] = &["br", "ref"];
 
 pub fn escape_text(text: &str) -> String {
@@ -208,6 +214,121 @@ pub fn plain_text(markup: &str) -> String {
     }
 }
 
+/// The text a translation changes: the plain text without what kept marks ([`KEPT`]) hold.
+pub fn translatable_text(markup: &str) -> String {
+    let Ok(pieces) = parse(markup) else {
+        return plain_text(markup);
+    };
+    let mut out = String::with_capacity(markup.len());
+    let mut kept_depth = 0usize;
+    for piece in pieces {
+        match piece {
+            Piece::Tag(Tag::Open { name, .. }) if KEPT.contains(&name) => kept_depth += 1,
+            Piece::Tag(Tag::Close(name)) if KEPT.contains(&name) => {
+                kept_depth = kept_depth.saturating_sub(1)
+            }
+            Piece::Text(t) if kept_depth == 0 => out.push_str(&t),
+            Piece::Tag(Tag::Empty { name: "br", .. }) if kept_depth == 0 => out.push('\n'),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Whether `markup` has a kept mark (code or `translate="no"` text).
+pub fn has_kept(markup: &str) -> bool {
+    KEPT.iter()
+        .any(|name| markup.contains(&format!("<{name}>")))
+}
+
+/// `answer` with the content of each of its kept marks replaced by the content of the source's
+/// mark of the same rank, so that code and `translate="no"` text reach the book exactly as the
+/// source has them, whatever a model did to them. An answer whose kept marks are not the
+/// source's (in number or kind) is given back as it is: the tag check refuses it.
+pub fn with_kept_text(source: &str, answer: &str) -> String {
+    if !has_kept(source) {
+        return answer.to_string();
+    }
+    let (Ok(source_pieces), Ok(answer_pieces)) = (parse(source), parse(answer)) else {
+        return answer.to_string();
+    };
+    let (kept_source, kept_answer) = (kept_spans(&source_pieces), kept_spans(&answer_pieces));
+    let same_kinds = kept_source.len() == kept_answer.len()
+        && kept_source
+            .iter()
+            .zip(&kept_answer)
+            .all(|(a, b)| source_pieces[a.start] == answer_pieces[b.start]);
+    if !same_kinds {
+        return answer.to_string();
+    }
+    let mut out = Vec::with_capacity(answer_pieces.len());
+    let mut next = 0;
+    for (from, to) in kept_source.iter().zip(&kept_answer) {
+        out.extend_from_slice(&answer_pieces[next..to.start]);
+        out.extend_from_slice(&source_pieces[from.clone()]);
+        next = to.end;
+    }
+    out.extend_from_slice(&answer_pieces[next..]);
+    serialize(&out)
+}
+
+/// The outermost kept marks of `pieces`, each as the range from its opening to its closing tag.
+fn kept_spans(pieces: &[Piece]) -> Vec<std::ops::Range<usize>> {
+    let mut spans = Vec::new();
+    let mut start = None;
+    let mut depth = 0usize;
+    for (i, piece) in pieces.iter().enumerate() {
+        match piece {
+            Piece::Tag(Tag::Open { name, .. }) if KEPT.contains(name) => {
+                if depth == 0 {
+                    start = Some(i);
+                }
+                depth += 1;
+            }
+            Piece::Tag(Tag::Close(name)) if KEPT.contains(name) => {
+                depth = depth.saturating_sub(1);
+                if let (0, Some(s)) = (depth, start.take()) {
+                    spans.push(s..i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    spans
+}
+
+/// Markup from parsed pieces (the inverse of [`parse`]).
+fn serialize(pieces: &[Piece]) -> String {
+    let mut out = String::new();
+    for piece in pieces {
+        match piece {
+            Piece::Text(t) => out.push_str(&escape_text(t)),
+            Piece::Tag(Tag::Open {
+                name,
+                attr: Some(v),
+            }) => {
+                let _ = write!(out, "<{name} href=\"{}\">", escape_attr(v));
+            }
+            Piece::Tag(Tag::Open { name, attr: None }) => {
+                let _ = write!(out, "<{name}>");
+            }
+            Piece::Tag(Tag::Close(name)) => {
+                let _ = write!(out, "</{name}>");
+            }
+            Piece::Tag(Tag::Empty {
+                name,
+                attr: Some(v),
+            }) => {
+                let _ = write!(out, "<{name} id=\"{}\"/>", escape_attr(v));
+            }
+            Piece::Tag(Tag::Empty { name, attr: None }) => {
+                let _ = write!(out, "<{name}/>");
+            }
+        }
+    }
+    out
+}
+
 /// Whether a book may link to `href`: an anchor in the book, or a web or mail address.
 pub fn safe_link(href: &str) -> bool {
     let href = href.trim_start();
@@ -272,7 +393,12 @@ impl MarkupBuilder {
     }
 
     pub fn is_blank(&self) -> bool {
-        plain_text(&self.out).trim().is_empty() && !self.out.contains("<ref ")
+        // Judged with the open tags closed: unclosed markup does not parse.
+        let mut closed = self.out.clone();
+        for name in self.open.iter().rev() {
+            let _ = write!(closed, "</{name}>");
+        }
+        plain_text(&closed).trim().is_empty() && !self.out.contains("<ref ")
     }
 
     /// The markup so far with every open tag closed, whitespace runs folded and the ends trimmed;
@@ -365,5 +491,26 @@ mod tests {
             b.close("a");
             assert_eq!(b.take(), "<i>x</i>", "{href}");
         }
+    }
+
+    #[test]
+    fn kept_text_is_not_translatable_and_comes_back_as_the_source_has_it() {
+        let source = "Type <code>ls -l</code> to see <keep>Pequod</keep> &amp; <i>more</i>.";
+        assert!(parse(source).is_ok());
+        assert_eq!(translatable_text(source), "Type  to see  & more.");
+        let answer = "Tapez <code>ls -L</code> pour voir <keep>Péquod</keep> &amp; <i>plus</i>.";
+        assert_eq!(
+            with_kept_text(source, answer),
+            "Tapez <code>ls -l</code> pour voir <keep>Pequod</keep> &amp; <i>plus</i>."
+        );
+        // Kept marks that are not the source's are left for the tag check to refuse.
+        let swapped = "Voir <keep>Pequod</keep> puis <code>ls</code>.";
+        assert_eq!(with_kept_text(source, swapped), swapped);
+        let nested = "<code>a <b>b</b></code> x";
+        assert_eq!(
+            with_kept_text(nested, "<code>z</code> y"),
+            "<code>a <b>b</b></code> y"
+        );
+        assert_eq!(with_kept_text("plain", "simple"), "simple");
     }
 }

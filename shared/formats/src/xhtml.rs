@@ -66,6 +66,8 @@ struct Open {
     epub_type: String,
     /// The group its blocks belong to (a block quote, a poem, a sidebar, a figure).
     group: Option<Group>,
+    /// Marked `translate="no"`, or inside an element that is: its text is kept as it is.
+    keep: bool,
 }
 
 struct Walker<'a> {
@@ -414,6 +416,10 @@ fn attr(e: &BytesStart<'_>, name: &str) -> Option<String> {
     })
 }
 
+fn translate_no(e: &BytesStart<'_>) -> bool {
+    attr(e, "translate").is_some_and(|t| t.trim().eq_ignore_ascii_case("no"))
+}
+
 fn role_of(name: &str, e: &BytesStart<'_>) -> Role {
     let epub_type = attr(e, "epub:type").unwrap_or_default();
     let aria = attr(e, "role").unwrap_or_default();
@@ -434,6 +440,9 @@ fn role_of(name: &str, e: &BytesStart<'_>) -> Role {
         }
         "a" if aria == "doc-backlink" || class.contains("footnote-back") => Role::BackLink,
         "a" if attr(e, "href").is_some() => Role::Inline("a"),
+        // Code and text marked not to be translated are carried over as they are.
+        "code" | "kbd" | "samp" | "tt" => Role::Inline("code"),
+        _ if !BLOCKS.contains(&name) && translate_no(e) => Role::Inline("keep"),
         "em" | "i" | "cite" | "dfn" | "var" => Role::Inline("i"),
         "strong" | "b" => Role::Inline("b"),
         "sup" => Role::Inline("sup"),
@@ -570,6 +579,10 @@ impl Walker<'_> {
             Role::BackLink | Role::Plain => {}
         }
         let mut open = self.open(name, role, e);
+        // A block marked `translate="no"` (or inside one) holds kept text.
+        if role == Role::Block && open.keep {
+            self.text.open("keep", None);
+        }
         if role == Role::Block {
             open.group = self.group_of(&open).map(|kind| {
                 self.groups += 1;
@@ -635,6 +648,7 @@ impl Walker<'_> {
                 attr(e, "role").unwrap_or_default()
             ),
             group: None,
+            keep: translate_no(e) || self.stack.last().is_some_and(|o| o.keep),
         }
     }
 
@@ -737,6 +751,10 @@ impl Walker<'_> {
                 self.in_title = false;
             }
             self.stack.pop();
+            // Text after a block, in a parent marked `translate="no"`, is kept too.
+            if role == Role::Block && self.stack.last().is_some_and(|o| o.keep) {
+                self.text.open("keep", None);
+            }
         }
     }
 

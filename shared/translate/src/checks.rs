@@ -127,7 +127,11 @@ impl Checks {
             (Ok(a), Ok(b)) if a == b => {}
             _ => return Err(Problem::BrokenMarks),
         }
-        let (source_plain, answer_plain) = (markup::plain_text(source), markup::plain_text(answer));
+        // Judged on what is translated: code and `translate="no"` text stay as they are.
+        let (source_plain, answer_plain) = (
+            markup::translatable_text(source),
+            markup::translatable_text(answer),
+        );
         if is_refusal_or_remark(&source_plain, &answer_plain) {
             return Err(Problem::Refusal);
         }
@@ -153,10 +157,11 @@ impl Checks {
 
     /// Whether the final text of a block is still its source (for the quality record).
     pub fn untranslated(&self, source: &str, text: &str) -> bool {
-        let source_plain = markup::plain_text(source);
+        let source_plain = markup::translatable_text(source);
         self.translating()
+            && !source_plain.trim().is_empty()
             && !self.quoted_in_another_language(&source_plain)
-            && nearly_identical(&source_plain, &markup::plain_text(text))
+            && nearly_identical(&source_plain, &markup::translatable_text(text))
     }
 
     /// The answer's length against what a translation of the source into the target could

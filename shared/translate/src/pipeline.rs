@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
 use booktr_formats::manuscript::Block;
+use booktr_formats::markup;
 use futures::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
 use tracing::{debug, warn};
@@ -251,7 +252,7 @@ impl<'a> ChapterTranslation<'a> {
             .blocks
             .iter()
             .enumerate()
-            .filter(|(_, b)| !b.text.trim().is_empty())
+            .filter(|(_, b)| !nothing_to_translate(&b.text))
             .flat_map(|(block, b)| {
                 split_block(&b.text, part_budget(config.chunk_tokens))
                     .into_iter()
@@ -516,6 +517,13 @@ impl<'a> ChapterTranslation<'a> {
     }
 }
 
+/// Whether a block's text goes to no model: blank, or nothing but code and `translate="no"`
+/// text, which the book keeps as the source has it.
+fn nothing_to_translate(text: &str) -> bool {
+    text.trim().is_empty()
+        || (markup::has_kept(text) && markup::translatable_text(text).trim().is_empty())
+}
+
 /// The segments' sources, hashed: a checkpoint applies only to the text it was made of.
 fn fingerprint(segments: &[Segment]) -> String {
     use sha2::{Digest, Sha256};
@@ -748,6 +756,11 @@ impl Chunk<'_> {
         for unit in &units {
             if asked.failed.contains_key(&unit.id) {
                 continue;
+            }
+            // Code and `translate="no"` text go into the book as the source has them, whatever
+            // the model made of them.
+            if let Some(answer) = blocks.get_mut(&unit.id) {
+                *answer = markup::with_kept_text(&unit.source, answer);
             }
             let answer = blocks.get(&unit.id).map(String::as_str);
             if let Err(problem) = self.checks.check(&unit.source, answer) {
@@ -1265,5 +1278,61 @@ mod tests {
             [(1, "whale".to_string(), "ballena".to_string())]
         );
         assert_eq!(out.quality.glossary_compliance(), 0.0);
+    }
+
+    /// The offline engine (which changes every word it is sent, code too), keeping each
+    /// request's system prompt and blocks.
+    #[derive(Default)]
+    struct Listening {
+        requests: std::sync::Mutex<Vec<(String, String)>>,
+    }
+
+    #[async_trait]
+    impl ChatModel for Listening {
+        async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
+            let seen = (request.system.clone(), request.user.clone());
+            self.requests.lock().unwrap().push(seen);
+            OfflineEngine.complete(request).await
+        }
+
+        fn name(&self) -> &str {
+            "listening"
+        }
+    }
+
+    #[tokio::test]
+    async fn code_and_translate_no_text_reach_the_book_as_written_and_code_alone_is_never_sent() {
+        let mut blocks = chapter();
+        let with_code =
+            "Type <code>cat whale.txt</code> to read of the <keep>Pequod</keep> at sea.";
+        let code_alone = "<code>cat whale.txt | wc -l</code>";
+        blocks.push(Block::new(BlockKind::Paragraph, with_code.into()));
+        blocks.push(Block::new(BlockKind::Preformatted, code_alone.into()));
+        let model = Listening::default();
+        let out = run_on(&model, &blocks, &Ladder::default()).await;
+
+        let translated = &out.blocks[3].text;
+        assert_ne!(
+            translated, with_code,
+            "the words around the code are translated"
+        );
+        assert!(
+            translated.contains("<code>cat whale.txt</code>")
+                && translated.contains("<keep>Pequod</keep>"),
+            "{translated}"
+        );
+        assert_eq!(out.blocks[4].text, code_alone);
+        assert!(out.quality.flagged.is_empty(), "{:?}", out.quality.flagged);
+        let requests = model.requests.lock().unwrap();
+        assert!(requests.iter().all(|(_, user)| !user.contains("wc -l")));
+        // Only requests that carry kept text are told about it, so recorded answers to every
+        // other request still match.
+        for (system, user) in requests.iter() {
+            assert_eq!(
+                system.contains("<keep>...</keep>"),
+                user.contains("<code>"),
+                "{user}"
+            );
+        }
     }
 }

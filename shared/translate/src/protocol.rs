@@ -59,6 +59,19 @@ pub struct PromptContext<'a> {
 
 const MARKS: &str = "<i>, <b>, <sup>, <sub>, <a href=\"...\">, <br/> and <ref id=\"...\"/>";
 
+/// Said only to requests whose text has kept marks, so every other request (and the answers
+/// recorded for it) stays as it was.
+const KEPT_MARKS: &str = " Text inside <code>...</code> and <keep>...</keep> is never translated: \
+                          copy it and its tags exactly.";
+
+/// The system prompt, told about kept marks when `text` has some.
+fn with_kept_rule(mut system: String, text: &str) -> String {
+    if markup::has_kept(text) {
+        system.push_str(KEPT_MARKS);
+    }
+    system
+}
+
 pub fn build_request(
     pass: Pass,
     ctx: &PromptContext<'_>,
@@ -158,7 +171,7 @@ pub fn build_request(
         }
     }
     ChatRequest {
-        system,
+        system: with_kept_rule(system, &user),
         user,
         max_output_tokens,
     }
@@ -271,7 +284,7 @@ pub fn simple_request(
         Pass::Review | Pass::Polish => unit.draft.as_ref().unwrap_or(&unit.source),
     };
     ChatRequest {
-        system,
+        system: with_kept_rule(system, text),
         user: format!("{task}\n\n{}\n\n{label}", one_line(text)),
         max_output_tokens: (crate::model::estimate_tokens(text) * 3 + 128).min(16_000) as u32,
     }
@@ -292,7 +305,11 @@ pub fn glossary_violations<'a>(
     source: &str,
     translation: &str,
 ) -> Vec<&'a GlossaryEntry> {
-    let (source, translation) = (markup::plain_text(source), markup::plain_text(translation));
+    // A term inside code or `translate="no"` text stays as it is: it owes no translation.
+    let (source, translation) = (
+        markup::translatable_text(source),
+        markup::translatable_text(translation),
+    );
     glossary::sources(entries)
         .keep_present(entries, &source)
         .into_iter()

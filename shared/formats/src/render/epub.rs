@@ -683,6 +683,9 @@ impl Book {
                         out.push_str("</a>");
                     }
                 }
+                Piece::Tag(Tag::Open { name: "keep", .. }) => {
+                    out.push_str(r#"<span translate="no">"#);
+                }
                 Piece::Tag(Tag::Open { name, .. }) => {
                     let _ = write!(out, "<{}>", html_name(name));
                 }
@@ -788,6 +791,7 @@ fn html_name(tag: &str) -> &str {
     match tag {
         "i" => "em",
         "b" => "strong",
+        "keep" => "span",
         other => other,
     }
 }

@@ -503,8 +503,9 @@ fn to_xhtml(markup: &str, origin: &Origin, source: &str, copy: bool) -> String {
                         out.push_str(&tag_text(&origin.inlines[i].tag));
                         open.push(Some(origin.inlines[i].element.clone()));
                     }
-                    // A link the source did not have is not made up; its text is kept.
-                    None if name == "a" => open.push(None),
+                    // A link the source did not have is not made up; its text is kept. Nor is
+                    // an element for kept text that a block marked `translate="no"` holds.
+                    None if name == "a" || markup::KEPT.contains(&name) => open.push(None),
                     None => {
                         out.push_str(&format!("<{name}>"));
                         open.push(Some(name.to_string()));

@@ -544,3 +544,92 @@ fn a_paragraphs_marks_notes_page_markers_and_math_come_back_around_the_translati
         );
     }
 }
+
+const CODE_CHAPTER: &str = r##"<?xml version="1.0" encoding="UTF-8"?>
+<html xmlns="http://www.w3.org/1999/xhtml" lang="en">
+<head><title>Code</title></head>
+<body>
+  <p>Run <code class="cmd">ls -l</code> aboard the <span translate="no" class="ship">Pequod</span>, then press <kbd>q</kbd>.</p>
+  <pre><code>fn main() {
+    whale();
+}</code></pre>
+  <div translate="no"><p class="motto">Nantucket forever.</p><p>Ahab <em>said</em> so.</p></div>
+</body>
+</html>"##;
+
+#[test]
+fn code_and_text_marked_translate_no_come_back_exactly_as_the_source_has_them() {
+    let source = make_epub(&[
+        ("META-INF/container.xml", CONTAINER),
+        ("OEBPS/content.opf", OPF),
+        ("OEBPS/text/c1.xhtml", CODE_CHAPTER),
+    ]);
+    let manuscript = epub::extract(&source).unwrap();
+    let texts: Vec<&str> = manuscript.chapters[0]
+        .blocks
+        .iter()
+        .map(|b| b.text.as_str())
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "Run <code>ls -l</code> aboard the <keep>Pequod</keep>, then press <code>q</code>.",
+            // Spacing is folded in the manuscript; the book in place keeps the source's.
+            "<code>fn main() {<br/>whale();<br/>}</code>",
+            "<keep>Nantucket forever.</keep>",
+            "<keep>Ahab <i>said</i> so.</keep>",
+        ]
+    );
+    assert_eq!(
+        markup::translatable_text(texts[0]),
+        "Run  aboard the , then press ."
+    );
+    // A model that translated everything, kept text included, as the pipeline hands it on.
+    let translated: Vec<Option<Chapter>> = manuscript
+        .chapters
+        .iter()
+        .map(|c| {
+            let mut c = c.clone();
+            for block in &mut c.blocks {
+                block.text = markup::with_kept_text(&block.text, &uppercase(&block.text));
+            }
+            Some(c)
+        })
+        .collect();
+    let bytes = render(
+        &source,
+        &translated,
+        &in_place_options("fr"),
+        Layout::Translated,
+        Budget::default(),
+    )
+    .unwrap()
+    .bytes;
+    let page = text_of(&entries(&bytes), "OEBPS/text/c1.xhtml");
+    for kept in [
+        r#"RUN <code class="cmd">ls -l</code> ABOARD THE <span translate="no" class="ship">Pequod</span>, THEN PRESS <kbd>q</kbd>."#,
+        "<pre><code>fn main() {\n    whale();\n}</code></pre>",
+        r#"<div translate="no"><p class="motto">Nantucket forever.</p><p>Ahab <em>said</em> so.</p></div>"#,
+    ] {
+        assert!(page.contains(kept), "no {kept:?} in\n{page}");
+    }
+
+    let rebuilt = crate::render::epub::render(
+        &Manuscript {
+            chapters: translated.into_iter().flatten().collect(),
+            ..manuscript.clone()
+        },
+        &options("fr"),
+    )
+    .unwrap();
+    let chapter = entries(&rebuilt)
+        .into_iter()
+        .filter(|(name, _, _)| name.ends_with(".xhtml") && !name.ends_with("nav.xhtml"))
+        .map(|(_, bytes, _)| String::from_utf8(bytes).unwrap())
+        .find(|text| text.contains("RUN"))
+        .unwrap();
+    assert!(
+        chapter.contains(r#"<code>ls -l</code> ABOARD THE <span translate="no">Pequod</span>"#),
+        "{chapter}"
+    );
+}
