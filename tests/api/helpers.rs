@@ -479,20 +479,10 @@ impl TestApp {
         let mut out = Vec::new();
         match &self.aws {
             None => {
-                let db = rusqlite::Connection::open(self.data.path().join("booktr.db")).unwrap();
-                let mut rows = db
-                    .prepare("SELECT pk, sk, attrs, COALESCE(gsi1pk, ''), COALESCE(gsi1sk, '') FROM items")
-                    .unwrap();
-                let texts = rows
-                    .query_map([], |r| {
-                        Ok((0..5)
-                            .map(|i| r.get::<_, String>(i))
-                            .collect::<Result<Vec<_>, _>>()?
-                            .join("|"))
-                    })
-                    .unwrap();
-                for text in texts {
-                    out.push(text.unwrap().into_bytes());
+                // Every row of every table of both databases: the items, and the job queue's
+                // messages, deduplication records and counts.
+                for file in ["booktr.db", "queue.db"] {
+                    out.extend(every_row(&self.data.path().join(file)));
                 }
                 let mut dirs = vec![self.data.path().join("blobs")];
                 while let Some(dir) = dirs.pop() {
@@ -576,6 +566,42 @@ impl TestApp {
             .map(|bytes| String::from_utf8_lossy(&bytes[..bytes.len().min(300)]).into_owned())
             .collect()
     }
+}
+
+/// Each row of each table of a SQLite database, its values joined as text.
+fn every_row(path: &std::path::Path) -> Vec<Vec<u8>> {
+    let db = rusqlite::Connection::open(path).unwrap();
+    let tables: Vec<String> = db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let mut out = Vec::new();
+    for table in tables {
+        let mut statement = db.prepare(&format!("SELECT * FROM \"{table}\"")).unwrap();
+        let columns = statement.column_count();
+        let rows = statement
+            .query_map([], |r| {
+                let mut row = Vec::new();
+                for i in 0..columns {
+                    match r.get_ref(i)? {
+                        rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => {
+                            row.extend_from_slice(t)
+                        }
+                        other => row.extend_from_slice(format!("{other:?}").as_bytes()),
+                    }
+                    row.push(b'|');
+                }
+                Ok(row)
+            })
+            .unwrap();
+        for row in rows {
+            out.push(row.unwrap());
+        }
+    }
+    out
 }
 
 /// Asserts that epubcheck finds nothing wrong with the EPUB.

@@ -2,6 +2,7 @@
 //! can be rendered as. How each job is processed lives at the top, in `crate::jobs`.
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use crate::ports::{Outgoing, Queue, QueueName, StoreError};
 
@@ -188,8 +189,14 @@ impl Job {
     }
 
     /// Identifies the job for the queue's deduplication: queuing the same job twice within the
-    /// window (a retried request) queues it once.
+    /// window (a retried request) queues it once. Hashed, because a queue keeps its
+    /// deduplication records for a while after the job is done (SQS five minutes, the embedded
+    /// queue until its next send after that): a purged account's ids must not outlive it there.
     pub fn dedup_id(&self) -> String {
+        hex::encode(Sha256::digest(self.readable_dedup_id().as_bytes()))
+    }
+
+    fn readable_dedup_id(&self) -> String {
         match self {
             Job::Extract { book_id } => format!("extract-{book_id}"),
             Job::Terms { book_id, run } => format!("terms-{book_id}-{run}"),
