@@ -1,6 +1,7 @@
 use reqwest::Method;
+use serde_json::json;
 
-use crate::helpers::{assert_error, spawn_app};
+use crate::helpers::{assert_error, sample_txt, spawn_app};
 
 #[tokio::test]
 async fn an_unknown_route_is_a_json_404() {
@@ -107,5 +108,94 @@ fn the_release_profile_keeps_panics_catchable_when_cargo_lambda_builds_it() {
             .lines()
             .any(|line| line.trim() == r#"panic = "unwind""#),
         "[profile.release] must say panic = \"unwind\":\n{release}"
+    );
+}
+
+#[tokio::test]
+async fn a_path_parameter_that_does_not_decode_is_a_json_400() {
+    let app = spawn_app().await;
+    let user = app.user().await;
+    for path in ["/api/books/%FF%FE", "/api/glossary/%C3%28"] {
+        let body = assert_error(app.get(path, &user.key).await, 400, "bad_request").await;
+        assert!(
+            !body["message"].as_str().unwrap().is_empty(),
+            "{path}: {body}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_translation_that_cannot_start_or_a_download_too_early_names_the_way_forward() {
+    let app = spawn_app().await;
+    let user = app.user().await;
+    let id = app.upload_ok(&user.key, "book.txt", sample_txt()).await;
+    app.wait_for_status(&user.key, &id, "EXTRACTED").await;
+
+    let early = app
+        .get(&format!("/api/download/{id}?format=epub"), &user.key)
+        .await;
+    let body = assert_error(early, 404, "not_found").await;
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("POST /api/translate"),
+        "{body}"
+    );
+
+    let start = json!({"bookId": id});
+    let started = app
+        .send_json(Method::POST, "/api/translate", &user.key, start.clone())
+        .await;
+    assert_eq!(started.status(), 200);
+    let paused = app
+        .send_json(
+            Method::POST,
+            "/api/translate/pause",
+            &user.key,
+            start.clone(),
+        )
+        .await;
+    if paused.status() == 200 {
+        let again = app
+            .send_json(Method::POST, "/api/translate", &user.key, start.clone())
+            .await;
+        let body = assert_error(again, 400, "bad_request").await;
+        let message = body["message"].as_str().unwrap();
+        assert!(
+            message.contains("/api/translate/resume") && message.contains("/api/translate/stop"),
+            "{message}"
+        );
+    }
+    // Whether the pause came in time or the book finished first, another start says what to do.
+    app.send_json(
+        Method::POST,
+        "/api/translate/resume",
+        &user.key,
+        start.clone(),
+    )
+    .await;
+    for _ in 0..1200 {
+        let book: serde_json::Value = app
+            .get(&format!("/api/books/{id}"), &user.key)
+            .await
+            .json()
+            .await
+            .unwrap();
+        if book["status"] == "COMPLETED" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let again = app
+        .send_json(Method::POST, "/api/translate", &user.key, start)
+        .await;
+    let body = assert_error(again, 400, "bad_request").await;
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("GET /api/download/"),
+        "{body}"
     );
 }

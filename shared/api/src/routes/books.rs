@@ -1,7 +1,7 @@
 //! Books and upload: `GET /api/books`, `GET/PATCH/DELETE /api/books/{id}`, `POST /api/upload`.
 
 use axum::extract::multipart::{Field, MultipartError};
-use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Path, Request, State};
+use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Request, State};
 use axum::http::header::CONTENT_LENGTH;
 use axum::http::StatusCode;
 use booktr_core::books::{Book, BookDetail, Upload, MAX_UPLOAD_BYTES};
@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Success, SUCCESS};
 use crate::error::ApiError;
-use crate::extract::{Json, Query};
+use crate::extract::{Json, Path, Query};
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
 use utoipa_axum::routes;
 

@@ -5,7 +5,7 @@
 //! (`GET /api/admin/comments`, the queue of PENDING ones; `PATCH /api/admin/comments/{id}`),
 //! and featuring a post (`PATCH /api/admin/community/posts/{id}` `{featured}`).
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use booktr_core::community::{
     Category, Comment, CommunityError, NewComment, NewPost, NewTerm, Post, PostFilter, PostPage,
@@ -14,7 +14,7 @@ use booktr_core::community::{
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
-use crate::extract::{Json, Query};
+use crate::extract::{Json, Path, Query};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::openapi::ErrorBody;

@@ -2,7 +2,7 @@
 //! `GET /files/{key}`, which serves such a link in worker-queue mode (on AWS links go to S3).
 
 use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::header::{CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -11,7 +11,7 @@ use booktr_core::ports::{BlobKey, LinkCheck};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
-use crate::extract::{Json, Query};
+use crate::extract::{Json, Path, Query};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::openapi::ErrorBody;

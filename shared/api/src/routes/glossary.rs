@@ -1,13 +1,13 @@
 //! Glossaries: `GET/POST /api/glossary`, `GET/PATCH/DELETE /api/glossary/{id}`.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use booktr_core::glossaries::{EntryInput, Glossary, GlossaryError};
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::{Success, SUCCESS};
 use crate::error::ApiError;
-use crate::extract::Json;
+use crate::extract::{Json, Path};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::openapi::ErrorBody;

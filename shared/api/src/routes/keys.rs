@@ -1,6 +1,6 @@
 //! API keys: `GET/POST /api/keys`, `DELETE /api/keys/{id}`.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use booktr_core::accounts::ApiKey;
 use booktr_core::types::Scope;
 use chrono::{DateTime, Utc};
@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Success, SUCCESS};
 use crate::error::ApiError;
-use crate::extract::Json;
+use crate::extract::{Json, Path};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::openapi::ErrorBody;

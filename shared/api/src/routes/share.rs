@@ -1,7 +1,7 @@
 //! Sharing: `POST/DELETE /api/books/{id}/share`, and the public reader at `/shared/{token}`
 //! (no credentials): the chapter list, original and translation side by side, download links.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::header::LOCATION;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::download::edition;
 use super::{Success, SUCCESS};
 use crate::error::ApiError;
-use crate::extract::Query;
+use crate::extract::{Path, Query};
 use crate::web::reader::Reader;
 use utoipa_axum::{router::OpenApiRouter, routes};
 

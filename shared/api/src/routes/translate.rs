@@ -30,6 +30,9 @@ impl From<TranslationError> for ApiError {
         match e {
             TranslationError::Invalid(m) => ApiError::bad_request(m),
             TranslationError::NotFound => ApiError::not_found("book"),
+            TranslationError::NothingTranslated(m) => {
+                ApiError::new(StatusCode::NOT_FOUND, "not_found", m)
+            }
             TranslationError::QuotaExceeded(m) => {
                 ApiError::new(StatusCode::BAD_REQUEST, "quota_exceeded", m)
             }

@@ -2,13 +2,13 @@
 //! (a test event), and the delivery history the spec leaves open,
 //! `GET /api/webhooks/{id}/deliveries`.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use booktr_core::events::{Delivery, EventsError, TestResult, Webhook};
 use serde::{Deserialize, Serialize};
 
 use super::{Success, SUCCESS};
 use crate::error::ApiError;
-use crate::extract::Json;
+use crate::extract::{Json, Path};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::openapi::ErrorBody;

@@ -13,7 +13,7 @@ mod seo;
 
 use std::sync::OnceLock;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
 use booktr_core::community::{Comment, Post, PostFilter};
@@ -21,7 +21,7 @@ use minijinja::{context, Environment, Value};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
-use crate::extract::Query;
+use crate::extract::{Path, Query};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::openapi::ErrorBody;

@@ -51,7 +51,7 @@ pub struct Download {
 }
 
 impl Translations {
-    /// A link valid for an hour to the book's `edition`; 404 (`NotFound`) when nothing of it is
+    /// A link valid for an hour to the book's `edition`; `NothingTranslated` when no chapter is
     /// translated yet.
     pub async fn download(
         &self,
@@ -102,7 +102,12 @@ impl Translations {
             // Rendered by the request this one waited behind.
             if !self.exists(&key).await? {
                 let Some(rendition) = self.render(book, edition, completeness).await? else {
-                    return Err(TranslationError::NotFound);
+                    return Err(TranslationError::NothingTranslated(format!(
+                        "no chapter of the book is translated yet (it is {}): start a \
+                         translation with POST /api/translate, and download once GET \
+                         /api/translate/status shows a chapter completed",
+                        book.status
+                    )));
                 };
                 self.ports.blobs.put(&key, rendition.bytes.into()).await?;
                 self.drop_older_progress_files(&book.id, &key, edition)

@@ -48,6 +48,9 @@ pub enum TranslationError {
     Invalid(String),
     #[error("book not found")]
     NotFound,
+    /// A download of a book none of whose chapters is translated yet: 404, saying what to do.
+    #[error("{0}")]
+    NothingTranslated(String),
     /// The plan's monthly word quota cannot cover the chapters to translate.
     #[error("{0}")]
     QuotaExceeded(String),
@@ -56,6 +59,34 @@ pub enum TranslationError {
     Render(#[from] RenderError),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// Why a translation cannot start on `book` (not EXTRACTED), with the call that moves on.
+fn cannot_start(book: &Book) -> String {
+    let id = &book.id;
+    let way = match book.status {
+        BookStatus::Uploaded | BookStatus::Extracting => format!(
+            "its text is still being read: start the translation once GET /api/books/{id} shows \
+             EXTRACTED"
+        ),
+        BookStatus::Translating => format!(
+            "it is being translated: follow it with GET /api/translate/status?bookId={id}, or \
+             pause or stop it first (POST /api/translate/pause, POST /api/translate/stop)"
+        ),
+        BookStatus::Paused => "resume it with POST /api/translate/resume, or stop it with POST \
+             /api/translate/stop and then start again"
+            .to_string(),
+        BookStatus::Error => "resume it with POST /api/translate/resume, or stop it with POST \
+             /api/translate/stop and then start again; a file that could not be read has to be \
+             uploaded again"
+            .to_string(),
+        BookStatus::Translated | BookStatus::Generating | BookStatus::Completed => format!(
+            "it is translated: download it with GET /api/download/{id}; to translate it again \
+             (another model, glossary or language), upload the file again"
+        ),
+        BookStatus::Extracted => "it can start".to_string(),
+    };
+    format!("the book is {}; {way}", book.status)
 }
 
 /// What a run needs of the accounts domain when the book's owner is not the caller (a resumed
@@ -229,10 +260,7 @@ impl Translations {
         book: &Book,
     ) -> Result<u32, TranslationError> {
         if book.status != BookStatus::Extracted {
-            return Err(TranslationError::Invalid(format!(
-                "the book is {}; a translation can start when it is EXTRACTED",
-                book.status
-            )));
+            return Err(TranslationError::Invalid(cannot_start(book)));
         }
         let max_cost = max_cost_micros(request.max_cost)?;
         let RunChoice {
