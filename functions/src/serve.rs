@@ -11,8 +11,9 @@ use booktr_api::{AppState, Settings};
 use booktr_core::config::Config;
 use booktr_core::jobs::digest::Digests;
 use booktr_core::jobs::runner::{self, RunnerConfig};
-use booktr_core::ports::{EnvModels, QueueName, SystemClock};
+use booktr_core::ports::{EnvModels, Models, QueueName, SystemClock};
 use booktr_local::DataDirLock;
+use booktr_translate::providers::MODELS;
 use tokio::sync::watch;
 use tracing::{info, warn};
 
@@ -21,8 +22,14 @@ use crate::wiring;
 pub async fn run(config: Config) -> anyhow::Result<()> {
     let _lock = DataDirLock::acquire(&config.data_dir).map_err(anyhow::Error::msg)?;
     let models = Arc::new(EnvModels::from_env());
-    let app = wiring::embedded(&config, Arc::new(SystemClock), models)
+    let app = wiring::embedded(&config, Arc::new(SystemClock), models.clone())
         .context("opening the data directory")?;
+    // The address first: a busy port must fail the start before the one-time administrator
+    // key is made and printed, or the key would be lost with the process.
+    let listener = tokio::net::TcpListener::bind(config.addr)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.addr))?;
+    say_which_models_are_offline(models.as_ref());
     let recovered = app.queue.release_in_flight().await?;
     if recovered > 0 {
         warn!(
@@ -82,9 +89,6 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             trust_forwarded_for: config.trust_forwarded_for,
         },
     );
-    let listener = tokio::net::TcpListener::bind(config.addr)
-        .await
-        .with_context(|| format!("cannot listen on {}", config.addr))?;
     info!(addr = %config.addr, data_dir = %config.data_dir.display(), workers = config.workers, "booktr listening");
     println!(
         "booktr is serving {} (data in {})",
@@ -114,6 +118,28 @@ pub async fn serve_router(
     )
     .with_graceful_shutdown(shutdown)
     .await
+}
+
+/// Logs, and prints, which provider families have no key here: their models are translated by
+/// the offline engine (a visibly fake pseudo-translation that costs nothing).
+fn say_which_models_are_offline(models: &EnvModels) {
+    let mut offline: Vec<&str> = Vec::new();
+    for (model, family, _) in MODELS {
+        let (key_var, _) = family.env_names();
+        let engine = models.model(model, None).map(|m| m.name().to_string());
+        if engine.as_deref() == Ok(booktr_translate::offline::NAME) && !offline.contains(&key_var) {
+            offline.push(key_var);
+        }
+    }
+    if !offline.is_empty() {
+        let keys = offline.join(", ");
+        warn!(missing = %keys, "no provider key: the offline engine translates those models' books");
+        println!(
+            "No {keys}: books sent to those providers' models are translated by the offline \
+             engine (a visibly fake pseudo-translation, free). Users may set their own keys in \
+             the developer settings."
+        );
+    }
 }
 
 fn print_first_start_banner(email: &str, secret: &str, url: &str) {

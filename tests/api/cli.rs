@@ -144,6 +144,54 @@ async fn a_second_server_on_the_same_data_directory_refuses_to_start() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("in use by another booktr process"));
 }
 
+#[tokio::test]
+async fn serve_on_a_busy_port_fails_before_it_makes_the_administrator_key() {
+    let data = tempfile::TempDir::new().unwrap();
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = busy.local_addr().unwrap().to_string();
+    let output = Command::new(BOOKTR)
+        .args(["serve", "--addr", &addr, "--data"])
+        .arg(data.path())
+        .env("BOOKTR_LOG", "warn")
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert!(!output.status.success());
+    assert!(stderr.contains("cannot listen on"), "{stderr}");
+    assert!(
+        !stdout.contains("bt_"),
+        "no key is shown for nothing: {stdout}"
+    );
+    drop(busy);
+    // A lost administrator key is replaced the way the README says.
+    let again = Command::new(BOOKTR)
+        .args([
+            "user",
+            "create",
+            "--email",
+            "second@example.com",
+            "--role",
+            "SUPER_ADMIN",
+            "--data",
+        ])
+        .arg(data.path())
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let printed: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(printed["user"]["role"], "SUPER_ADMIN");
+    assert!(printed["apiKey"].as_str().unwrap().starts_with("bt_"));
+}
+
 /// The README's translate command, offline: a translated EPUB that epubcheck accepts, with the
 /// glossary applied and the cost and quality summary printed.
 #[tokio::test]

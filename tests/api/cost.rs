@@ -1,10 +1,27 @@
 //! Cost control: the quote before a run, and the run's cost cap (`maxCost`).
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use booktr_core::jobs::runner;
+use booktr_core::ports::EnvModels;
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, corpus, spawn_app_without_workers, TestApp};
+use crate::helpers::{assert_error, corpus, spawn_app_without_workers, spawn_with_models, TestApp};
+use crate::stand_ins::openai_stand_in;
+
+/// The service without workers, its OpenAI models answered by a local stand-in in OpenAI's
+/// wire format: a priced provider, which is what quotes and cost caps are about (the offline
+/// engine is free).
+async fn priced_app() -> TestApp {
+    let (url, _calls) = openai_stand_in(Duration::ZERO).await;
+    let models = EnvModels::from_vars(vec![
+        ("OPENAI_API_KEY".into(), "sk-stand-in".into()),
+        ("OPENAI_BASE_URL".into(), url),
+    ]);
+    spawn_with_models(false, Arc::new(models)).await
+}
 
 async fn drain(app: &TestApp) {
     runner::drain(app.ports.queue.as_ref(), &app.services.jobs)
@@ -39,7 +56,7 @@ fn within_15_percent(what: &str, quoted: f64, actual: f64) {
 
 #[tokio::test]
 async fn a_quote_is_within_15_percent_of_what_the_run_then_uses() {
-    let app = spawn_app_without_workers().await;
+    let app = priced_app().await;
     let user = app.user().await;
     let id = extracted_anthology(&app, &user.key).await;
 
@@ -118,7 +135,7 @@ async fn a_quote_is_within_15_percent_of_what_the_run_then_uses() {
 
 #[tokio::test]
 async fn a_run_capped_below_its_quote_pauses_before_going_past_the_cap() {
-    let app = spawn_app_without_workers().await;
+    let app = priced_app().await;
     let user = app.user().await;
     let id = extracted_anthology(&app, &user.key).await;
     let quote = get_json(
@@ -185,7 +202,7 @@ async fn a_run_capped_below_its_quote_pauses_before_going_past_the_cap() {
 
 #[tokio::test]
 async fn quotes_and_caps_refuse_what_they_cannot_use() {
-    let app = spawn_app_without_workers().await;
+    let app = priced_app().await;
     let user = app.user().await;
     let other = app.user().await;
     let id = extracted_anthology(&app, &user.key).await;
@@ -225,4 +242,43 @@ async fn quotes_and_caps_refuse_what_they_cannot_use() {
     }
     let book = get_json(&app, &format!("/api/books/{id}"), &user.key).await;
     assert_eq!(book["status"], "EXTRACTED");
+}
+
+#[tokio::test]
+async fn an_offline_run_says_so_quotes_nothing_and_costs_nothing() {
+    let app = spawn_app_without_workers().await;
+    let user = app.user().await;
+    let id = extracted_anthology(&app, &user.key).await;
+    let quote = get_json(
+        &app,
+        &format!("/api/translate/quote?bookId={id}"),
+        &user.key,
+    )
+    .await;
+    assert_eq!(quote["model"], "gpt-4o-mini");
+    assert_eq!(quote["engine"], "offline-pseudo", "{quote}");
+    assert_eq!(quote["estimatedCost"].as_f64(), Some(0.0));
+    assert!(quote["total"]["outputTokens"].as_u64().unwrap() > 0);
+
+    let started = app
+        .send_json(
+            Method::POST,
+            "/api/translate",
+            &user.key,
+            json!({"bookId": id}),
+        )
+        .await;
+    assert_eq!(started.status(), 200);
+    drain(&app).await;
+    let status = get_json(
+        &app,
+        &format!("/api/translate/status?bookId={id}"),
+        &user.key,
+    )
+    .await;
+    assert_eq!(status["status"], "COMPLETED", "{status}");
+    assert_eq!(status["engine"], "offline-pseudo");
+    assert_eq!(status["cost"]["spent"].as_f64(), Some(0.0));
+    let book = get_json(&app, &format!("/api/books/{id}"), &user.key).await;
+    assert_eq!(book["engine"], "offline-pseudo", "{book}");
 }

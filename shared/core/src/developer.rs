@@ -11,10 +11,12 @@
 //! [`DeveloperPatch`] redact themselves in `Debug`.
 
 use std::fmt;
+use std::sync::Arc;
 
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
-use booktr_translate::providers::Family;
+use booktr_translate::model::ChatModel;
+use booktr_translate::providers::{lookup, Family};
 use serde::{Deserialize, Deserializer, Serialize};
 use tracing::{error, info};
 
@@ -379,6 +381,33 @@ impl Developer {
             _ => format!("saved {set_names}; removed {removed_names}"),
         };
         Ok(message)
+    }
+
+    /// What translates `model` for `user_id`: the provider with the user's own key for the
+    /// model's family when they set one, else the server's choice (its provider key, or the
+    /// offline engine when it has none). The inner `Err` is a reason to fail the chapter with:
+    /// a stored key that no longer opens (rather than falling back to the server's key: they
+    /// chose to pay for their translations, and a silent switch would bill the service, or
+    /// without a server key hand them the offline engine's text), or a model the port refuses.
+    pub async fn model_for(
+        &self,
+        user_id: &str,
+        model: &str,
+    ) -> Result<Result<Arc<dyn ChatModel>, String>, DeveloperError> {
+        let user_key = match lookup(model) {
+            Some((family, _)) => match self.user_key(user_id, family).await {
+                Ok(key) => key,
+                Err(e @ DeveloperError::Unreadable(_)) => return Ok(Err(e.to_string())),
+                Err(e) => return Err(e),
+            },
+            // An unknown model is refused just below, by the port.
+            None => None,
+        };
+        Ok(self
+            .ports
+            .models
+            .model(model, user_key)
+            .map_err(|e| e.to_string()))
     }
 
     /// The user's own key for a model family, for their translation jobs; None when they have

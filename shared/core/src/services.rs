@@ -68,6 +68,7 @@ impl Services {
             glossaries.clone(),
             usage.clone(),
             directory,
+            developer.clone(),
         )
         .with_window(window)
         .with_file_budget(file_budget);

@@ -194,32 +194,63 @@ fn pseudo_text(text: &str, terms: &TermSet, targets: &[&str]) -> String {
 
 fn accent(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
+    let mut word = String::new();
     let mut in_entity = false;
     for c in text.chars() {
         if c == '&' {
             in_entity = true;
         }
-        out.push(if in_entity {
-            c
+        if !in_entity && c.is_alphabetic() {
+            word.push(c);
         } else {
-            match c {
-                'a' => 'à',
-                'e' => 'é',
-                'i' => 'ì',
-                'o' => 'ö',
-                'u' => 'ü',
-                'A' => 'À',
-                'E' => 'É',
-                'I' => 'Ì',
-                'O' => 'Ö',
-                'U' => 'Ü',
-                other => other,
-            }
-        });
+            out.push_str(&pseudo_word(&word));
+            word.clear();
+            out.push(c);
+        }
         if c == ';' {
             in_entity = false;
         }
     }
+    out.push_str(&pseudo_word(&word));
+    out
+}
+
+/// A word made visibly not the source's: Latin vowels accented; a word of another script (which
+/// has no such vowels) marked after its first letter, with a tatweel in Arabic script ("كـتاب")
+/// and a dot above elsewhere, so that no script comes back looking untranslated.
+fn pseudo_word(word: &str) -> String {
+    let accented: String = word
+        .chars()
+        .map(|c| match c {
+            'a' => 'à',
+            'e' => 'é',
+            'i' => 'ì',
+            'o' => 'ö',
+            'u' => 'ü',
+            'A' => 'À',
+            'E' => 'É',
+            'I' => 'Ì',
+            'O' => 'Ö',
+            'U' => 'Ü',
+            other => other,
+        })
+        .collect();
+    let Some(first) = word.chars().next() else {
+        return accented;
+    };
+    // Beyond Latin (and its extensions): Greek, Cyrillic, Hebrew, Arabic, Indic, CJK ...
+    if accented != word || !word.chars().any(|c| c > '\u{024F}') {
+        return accented;
+    }
+    let mark = if matches!(first as u32, 0x0600..=0x06FF | 0x0750..=0x077F | 0x08A0..=0x08FF) {
+        '\u{0640}'
+    } else {
+        '\u{0307}'
+    };
+    let mut out = String::with_capacity(word.len() + 3);
+    out.push(first);
+    out.push(mark);
+    out.push_str(&word[first.len_utf8()..]);
     out
 }
 
@@ -238,5 +269,16 @@ mod tests {
             out,
             r##"Càll mé <i>Ìshmàél</i> &amp; thé <a href="#n1">Whìté ballena</a>."##
         );
+    }
+
+    #[test]
+    fn every_script_comes_back_visibly_marked() {
+        assert_eq!(pseudo("كتاب جميل", &[]), "كـتاب جـميل");
+        assert_eq!(
+            pseudo("Война и мир", &[]),
+            "В\u{307}ойна и\u{307} м\u{307}ир"
+        );
+        // Latin words without a vowel to accent stay as they are.
+        assert_eq!(pseudo("Why try", &[]), "Why try");
     }
 }

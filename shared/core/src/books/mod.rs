@@ -35,6 +35,11 @@ pub struct Book {
     pub word_count: Option<u64>,
     pub chapter_count: Option<u32>,
     pub translation_model: Option<String>,
+    /// Beyond the spec: what translates the run, as a start found it: the provider's model, or
+    /// `offline-pseudo` when the offline engine stands in (no provider key for the model's
+    /// family; its pseudo-translation is free). Null before a run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
     pub format: BookFormat,
     pub file_name: String,
     pub file_size: u64,

@@ -142,6 +142,7 @@ impl Books {
             word_count: None,
             chapter_count: None,
             translation_model: None,
+            engine: None,
             format,
             file_name: upload.file_name,
             file_size: upload.bytes.len() as u64,

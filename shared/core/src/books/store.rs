@@ -102,6 +102,7 @@ pub fn book_from(item: &Item) -> Result<Book, StoreError> {
         word_count: item.i64("wordCount").and_then(|n| u64::try_from(n).ok()),
         chapter_count: item.i64("chapterCount").and_then(|n| u32::try_from(n).ok()),
         translation_model: opt_string(item, "translationModel"),
+        engine: opt_string(item, "engine"),
         format: BookFormat::parse(format).ok_or_else(|| corrupt(item, "format"))?,
         file_name: required_str(item, "fileName")?.to_string(),
         file_size: item

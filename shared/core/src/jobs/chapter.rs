@@ -11,7 +11,6 @@ use booktr_translate::ladder::Ladder;
 use booktr_translate::model::{ChatError, ChatModel};
 use booktr_translate::pipeline::{ChapterInput, ChapterTranslation, Checkpoint};
 use booktr_translate::protocol::Pass;
-use booktr_translate::providers::lookup;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tracing::{info, info_span, warn, Instrument};
@@ -19,7 +18,6 @@ use tracing::{info, info_span, warn, Instrument};
 use super::{cost, JobError, JobHandler};
 use crate::books::lifecycle::BookEvent;
 use crate::books::{store, Book};
-use crate::developer::DeveloperError;
 use crate::events::{EventKind, Occurrence};
 use crate::ports::{Condition, StoreError, Update, WriteOp};
 use crate::translation::{BookTerms, StoredChapter};
@@ -207,7 +205,7 @@ pub(super) async fn run(
     while let Some(pass) = translation.next_pass() {
         let done = usize::from(translation.checkpoint().passes_done);
         let estimate = estimates.map(|e| e[done]).unwrap_or_default();
-        let reserved = match cost::reserve(handler, &book, estimate).await? {
+        let reserved = match cost::reserve(handler, &book, model.name(), estimate).await? {
             cost::Reservation::Go(amount) => amount,
             cost::Reservation::OverCap => return Ok(cost::pause_over_cap(handler, &book).await?),
             cost::Reservation::Moved => return Ok(()),
@@ -222,7 +220,7 @@ pub(super) async fn run(
             Ok(_) => translation.checkpoint().quality().usage(pass),
             Err(_) => Default::default(),
         };
-        cost::settle(handler, &book, reserved, used).await?;
+        cost::settle(handler, &book, model.name(), reserved, used).await?;
         match result {
             Ok(_) => {}
             Err(ChatError::Retryable { message, .. }) => {
@@ -362,30 +360,13 @@ pub(super) fn run_key(book: &Book, run: u32) -> Result<Option<String>, JobError>
         .ok_or_else(|| JobError::Missing("a translating book has no translation key".into()))
 }
 
-/// The model the book's run translates with: the owner's own key for the model's family when
-/// they set one. `Err` is a reason to fail the chapter with: a stored key that no longer opens
-/// (rather than falling back to the server's key: they chose to pay for their translations, and
-/// a silent switch would bill the service, or without a server key hand them the offline
-/// engine's text), or a model the port refuses.
+/// The model the book's run translates with (see [`crate::developer::Developer::model_for`]).
 pub(super) async fn model_for(
     handler: &JobHandler,
     book: &Book,
 ) -> Result<Result<Arc<dyn ChatModel>, String>, JobError> {
-    let model_name = book.translation_model.clone().unwrap_or_default();
-    let user_key = match lookup(&model_name) {
-        Some((family, _)) => match handler.developer.user_key(&book.user_id, family).await {
-            Ok(key) => key,
-            Err(e @ DeveloperError::Unreadable(_)) => return Ok(Err(e.to_string())),
-            Err(e) => return Err(e.into()),
-        },
-        // An unknown model is refused just below, by the port.
-        None => None,
-    };
-    Ok(handler
-        .ports
-        .models
-        .model(&model_name, user_key)
-        .map_err(|e| e.to_string()))
+    let model = book.translation_model.as_deref().unwrap_or_default();
+    Ok(handler.developer.model_for(&book.user_id, model).await?)
 }
 
 /// COMPLETED, but only while the book still translates under `key`: a job of a stopped run that

@@ -31,19 +31,20 @@ pub(super) enum Reservation {
     Moved,
 }
 
-/// Reserves `estimate` (tokens of the pass to come) against the book's cap; without a cap,
-/// goes ahead at once (the estimate is not looked at).
+/// Reserves `estimate` (tokens of the pass to come, sent to `engine`: the client's name, so
+/// the offline engine reserves nothing) against the book's cap; without a cap, goes ahead at
+/// once (the estimate is not looked at).
 pub(super) async fn reserve(
     handler: &JobHandler,
     book: &Book,
+    engine: &str,
     estimate: PassUsage,
 ) -> Result<Reservation, StoreError> {
     let Some(cap) = book.max_cost_micros else {
         return Ok(Reservation::Go(0));
     };
-    let model = book.translation_model.as_deref().unwrap_or_default();
     let amount =
-        micros(cost(model, estimate.input_tokens, estimate.output_tokens) * RESERVE_MARGIN);
+        micros(cost(engine, estimate.input_tokens, estimate.output_tokens) * RESERVE_MARGIN);
     let reserved = handler
         .ports
         .table
@@ -74,14 +75,15 @@ pub(super) async fn reserve(
 pub(super) async fn settle(
     handler: &JobHandler,
     book: &Book,
+    engine: &str,
     reserved: i64,
     used: PassUsage,
 ) -> Result<(), StoreError> {
-    let model = book.translation_model.as_deref().unwrap_or_default();
-    let spent = micros(cost(model, used.input_tokens, used.output_tokens));
+    // Priced by what answered: the offline engine costs nothing, whatever model was asked for.
+    let spent = micros(cost(engine, used.input_tokens, used.output_tokens));
     if used.input_tokens + used.output_tokens > 0 {
         crate::metrics::model_used(
-            model,
+            engine,
             used.input_tokens,
             used.output_tokens,
             spent.max(0) as u64,

@@ -67,7 +67,7 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str, run: u32) -> Result
             Ok(model) => {
                 let estimate =
                     estimate_terms(&found, &book.original_lang, &book.target_lang, &glossary);
-                let reserved = match cost::reserve(handler, &book, estimate).await? {
+                let reserved = match cost::reserve(handler, &book, model.name(), estimate).await? {
                     cost::Reservation::Go(amount) => amount,
                     cost::Reservation::OverCap => {
                         return Ok(cost::pause_over_cap(handler, &book).await?)
@@ -84,7 +84,7 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str, run: u32) -> Result
                 )
                 .await;
                 let used = translated.as_ref().map(|l| l.usage).unwrap_or_default();
-                cost::settle(handler, &book, reserved, used).await?;
+                cost::settle(handler, &book, model.name(), reserved, used).await?;
                 match translated {
                     Ok(list) => list,
                     Err(ChatError::Retryable { message, .. }) => {

@@ -32,6 +32,7 @@ pub use status::{ChapterProgress, PassCounts, TranslationStatus};
 use crate::accounts::User;
 use crate::books::lifecycle::BookEvent;
 use crate::books::{store, Book, Books, BooksError, Chapter};
+use crate::developer::{Developer, DeveloperError};
 use crate::glossaries::{Glossaries, GlossaryError};
 use crate::items::time;
 use crate::job::{Edition, Job, Layout, OutputFormat};
@@ -59,6 +60,30 @@ pub enum TranslationError {
     Render(#[from] RenderError),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl Translations {
+    /// The name of what translates `model` for `user_id`: the provider's model, or the offline
+    /// engine's name when no provider key stands behind it. None when the user's stored key no
+    /// longer opens or the model is refused: the chapters then fail with that reason.
+    async fn engine_for(&self, user_id: &str, model: &str) -> Result<Option<String>, StoreError> {
+        match self.developer.model_for(user_id, model).await {
+            Ok(Ok(client)) => {
+                let engine = client.name().to_string();
+                if engine == booktr_translate::offline::NAME {
+                    info!(
+                        model,
+                        "no provider key for this model: the offline engine translates (a \
+                         pseudo-translation, free)"
+                    );
+                }
+                Ok(Some(engine))
+            }
+            Ok(Err(_)) => Ok(None),
+            Err(DeveloperError::Store(e)) => Err(e),
+            Err(e) => Err(StoreError::Unavailable(e.to_string())),
+        }
+    }
 }
 
 /// Why a translation cannot start on `book` (not EXTRACTED), with the call that moves on.
@@ -184,6 +209,9 @@ pub struct Translations {
     glossaries: Glossaries,
     usage: Usage,
     owners: Arc<dyn Owners>,
+    /// Which client translates a run (the user's own provider key, the server's, or the
+    /// offline engine), for the engine a quote and a start name.
+    developer: Developer,
 }
 
 impl Translations {
@@ -193,9 +221,11 @@ impl Translations {
         glossaries: Glossaries,
         usage: Usage,
         owners: Arc<dyn Owners>,
+        developer: Developer,
     ) -> Self {
         Translations {
             owners,
+            developer,
             window: DEFAULT_WINDOW,
             file_budget: booktr_formats::Budget::default(),
             books,
@@ -278,6 +308,7 @@ impl Translations {
                 request.target_lang,
             )
             .await?;
+        let engine = self.engine_for(&book.user_id, &model).await?;
         let chapters = self.books.chapters(&book.id).await?;
         let pending = self.chapters_to_translate(book, &chapters, &key).await?;
         let words = Spend {
@@ -288,6 +319,7 @@ impl Translations {
         let run = StartedRun {
             book,
             model: &model,
+            engine,
             target: &target,
             glossary_id,
             entries: &entries,
@@ -416,6 +448,7 @@ impl Translations {
         let StartedRun {
             book,
             model,
+            engine,
             target,
             glossary_id,
             entries,
@@ -459,6 +492,7 @@ impl Translations {
         let update = Update::default()
             .add("run", 1)
             .set("translationModel", model)
+            .set("engine", engine)
             .set("glossaryId", glossary_id.clone())
             .set("targetLang", target)
             .set("translationKey", key)
@@ -538,7 +572,15 @@ impl Translations {
             }
             pending.push(chapter.number);
         }
-        let mut update = self.new_run(Update::default().add("run", 1).set("error", Value::Null));
+        // A key set or removed since the start changes what answers from here on.
+        let model = book.translation_model.as_deref().unwrap_or_default();
+        let engine = self.engine_for(user_id, model).await?;
+        let mut update = self.new_run(
+            Update::default()
+                .add("run", 1)
+                .set("error", Value::Null)
+                .set("engine", engine),
+        );
         if let Some(max_cost) = max_cost {
             update = update.set("maxCostMicros", max_cost);
         }
@@ -898,6 +940,8 @@ struct RunChoice {
 struct StartedRun<'a> {
     book: &'a Book,
     model: &'a str,
+    /// What will answer (see [`Translations::engine_for`]).
+    engine: Option<String>,
     target: &'a str,
     glossary_id: Option<String>,
     entries: &'a [GlossaryEntry],

@@ -26,6 +26,10 @@ pub struct QuoteRequest {
 pub struct Quote {
     pub book_id: String,
     pub model: String,
+    /// What would translate: the provider's model, or `offline-pseudo` when the offline engine
+    /// stands in (no provider key for the model's family), which costs nothing. Null when the
+    /// user's stored key for the model no longer opens (a start would fail its chapters).
+    pub engine: Option<String>,
     pub target_lang: String,
     /// Chapters a start would translate; the others are already translated with these choices
     /// and cost nothing.
@@ -34,7 +38,7 @@ pub struct Quote {
     pub words: u64,
     pub passes: QuotePasses,
     pub total: PassUsage,
-    /// US dollars at the model's list price.
+    /// US dollars at the list price of what would translate (0 for the offline engine).
     pub estimated_cost: f64,
     pub currency: &'static str,
     /// From the run's shape (term pass, then windows of chapters in three rounds) at a typical
@@ -80,6 +84,7 @@ impl Translations {
                 request.target_lang,
             )
             .await?;
+        let engine = self.engine_for(&user.id, &model).await?;
         let chapters = self.books.chapters(&book.id).await?;
         let mut sources = Vec::with_capacity(chapters.len());
         let mut pending = Vec::new();
@@ -107,7 +112,8 @@ impl Translations {
             .collect();
         let to_translate: Vec<&SourceChapter> = pending.iter().map(|&i| &sources[i]).collect();
         let shape = RunShape {
-            model: &model,
+            // Priced by what would answer.
+            model: engine.as_deref().unwrap_or(&model),
             source_lang: &book.original_lang,
             target_lang: &target,
             glossary: &entries,
@@ -122,6 +128,7 @@ impl Translations {
         Ok(Quote {
             book_id: book.id,
             model,
+            engine,
             target_lang: target,
             chapters: to_translate.len() as u32,
             reused_chapters: (sources.len() - to_translate.len()) as u32,

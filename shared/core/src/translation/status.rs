@@ -24,6 +24,9 @@ pub struct TranslationStatus {
     pub errors: Vec<ChapterErrorReport>,
     /// Beyond the spec: the model, and how many chapters are through each pass.
     pub model: Option<String>,
+    /// Beyond the spec: what translates the run (the provider's model, or `offline-pseudo`
+    /// when the offline engine stands in); null before a run.
+    pub engine: Option<String>,
     pub passes: PassCounts,
     /// Beyond the spec: the book-wide term pass, the run's first stage; null before any run.
     pub terms: Option<TermStage>,
@@ -176,6 +179,7 @@ impl Translations {
             estimated_time_remaining,
             errors,
             model: book.translation_model,
+            engine: book.engine,
             passes,
             terms,
             chapters,
