@@ -53,6 +53,7 @@ pub fn embedded(
         config.quotas,
         config.chapter_window,
         config.file_budget,
+        &config.public_url,
     );
     Ok(Embedded {
         services,
@@ -88,11 +89,15 @@ fn mailer(config: &Config) -> Result<Arc<dyn Mailer>, StoreError> {
             Ok(Arc::new(smtp))
         }
         None => {
-            // Sender addresses are shown on the site's own host.
+            // Sender addresses are shown on the site's own host; a site on an address or on
+            // localhost (the default) has no mail domain, and `noreply@127.0.0.1` is none.
             let host = url::Url::parse(&config.public_url)
                 .ok()
-                .and_then(|u| u.host_str().map(str::to_string))
-                .unwrap_or_else(|| "localhost".into());
+                .and_then(|u| match u.host() {
+                    Some(url::Host::Domain(d)) if d.contains('.') => Some(d.to_string()),
+                    _ => None,
+                })
+                .unwrap_or_else(|| "booktr.localhost".into());
             Ok(Arc::new(LogMailer::new(host)))
         }
     }
@@ -179,6 +184,7 @@ pub fn managed(
         config.quotas,
         config.chapter_window,
         config.file_budget,
+        &config.public_url,
     );
     Ok(Managed { services, ports })
 }

@@ -40,11 +40,39 @@ impl Delivered {
         value
     }
 
+    /// The body as the reader sees it: quoted-printable decoded when the message is sent so
+    /// (lettre chooses it for long lines).
     pub fn body(&self) -> String {
-        self.data
-            .split_once("\r\n\r\n")
-            .map(|(_, body)| body.replace("=\r\n", "").replace("\r\n", "\n"))
-            .unwrap_or_default()
+        let Some((head, body)) = self.data.split_once("\r\n\r\n") else {
+            return String::new();
+        };
+        let quoted = head
+            .to_ascii_lowercase()
+            .contains("content-transfer-encoding: quoted-printable");
+        let body = body.replace("\r\n", "\n");
+        if !quoted {
+            return body;
+        }
+        let bytes = body.replace("=\n", "").into_bytes();
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            let escaped = (bytes[i] == b'=')
+                .then(|| bytes.get(i + 1..i + 3))
+                .flatten()
+                .and_then(|hex| u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok());
+            match escaped {
+                Some(byte) => {
+                    out.push(byte);
+                    i += 3;
+                }
+                None => {
+                    out.push(bytes[i]);
+                    i += 1;
+                }
+            }
+        }
+        String::from_utf8_lossy(&out).into_owned()
     }
 }
 

@@ -42,13 +42,15 @@ pub struct Services {
 
 impl Services {
     /// `window`: chapters of a book translated at the same time (see `Translations`);
-    /// `file_budget`: what reading an upload and rendering a book may cost in memory.
+    /// `file_budget`: what reading an upload and rendering a book may cost in memory; `site`:
+    /// the service's public URL, for the links notifications and emails carry.
     pub fn new(
         ports: Ports,
         mode: QueueMode,
         quotas: Quotas,
         window: usize,
         file_budget: booktr_formats::Budget,
+        site: &str,
     ) -> Self {
         // The one place services are built: each gets the collaborators it works with, and
         // every service exists once per process (clones share its state, such as the key cache).
@@ -57,7 +59,7 @@ impl Services {
         let accounts = Accounts::new(ports.clone(), limiter.clone());
         let email = Postman::new(ports.clone());
         let directory = Arc::new(Directory(accounts.clone()));
-        let events = Events::new(ports.clone(), email.clone(), directory.clone());
+        let events = Events::new(ports.clone(), email.clone(), directory.clone(), site);
         let developer = Developer::new(ports.clone());
         let glossaries = Glossaries::new(ports.clone());
         let community = Community::new(ports.clone(), events.clone(), directory.clone());

@@ -278,6 +278,9 @@ pub struct Events {
     ports: Ports,
     postman: Postman,
     recipients: Arc<dyn Recipients>,
+    /// The service's public URL, which links in notifications and emails start with (a link
+    /// has to open from a mail client, not only from the site).
+    site: String,
 }
 
 pub(crate) fn user_pk(user_id: &str) -> String {
@@ -332,11 +335,17 @@ fn to_json<T: Serialize>(value: &T) -> Result<String, StoreError> {
 }
 
 impl Events {
-    pub fn new(ports: Ports, postman: Postman, recipients: Arc<dyn Recipients>) -> Self {
+    pub fn new(
+        ports: Ports,
+        postman: Postman,
+        recipients: Arc<dyn Recipients>,
+        site: &str,
+    ) -> Self {
         Events {
             ports,
             postman,
             recipients,
+            site: site.trim_end_matches('/').to_string(),
         }
     }
 
@@ -375,7 +384,7 @@ impl Events {
         }
         let notification = settings
             .in_app_enabled
-            .then(|| notifications::for_occurrence(occurrence, now));
+            .then(|| notifications::for_occurrence(occurrence, now, &self.site));
         if let Some(n) = &notification {
             ops.push(WriteOp::Put {
                 item: notifications::to_item(&occurrence.user_id, n),
@@ -526,13 +535,14 @@ impl Events {
             } => (
                 format!("\"{}\" is translated", occurrence.title),
                 format!(
-                    "Your book \"{}\" has finished translating and its file is ready.\n\n{}Download it from booktr: {download_path}\n",
+                    "Your book \"{}\" has finished translating and its file is ready.\n\n{}Download it from booktr (signed in with your account or an API key): {}{download_path}\n",
                     occurrence.title,
                     flagged
                         .sentence
                         .as_ref()
                         .map(|s| format!("{s}\n\n"))
-                        .unwrap_or_default()
+                        .unwrap_or_default(),
+                    self.site
                 ),
             ),
             EventKind::TranslationError {
@@ -541,8 +551,10 @@ impl Events {
             } => (
                 format!("Translating \"{}\" failed", occurrence.title),
                 format!(
-                    "Translating your book \"{}\" failed (chapter {chapter_index}): {error}\n\nYou can resume the translation from booktr.\n",
-                    occurrence.title
+                    "Translating your book \"{}\" failed (chapter {chapter_index}): {error}\n\nResume it with POST {}/api/translate/resume and {{\"bookId\": \"{}\"}}; the chapters already translated are kept.\n",
+                    occurrence.title,
+                    self.site,
+                    occurrence.book_id
                 ),
             ),
         };

@@ -43,7 +43,17 @@ fn sk(id: &str) -> String {
     format!("{PREFIX}{id}")
 }
 
-pub(super) fn for_occurrence(occurrence: &Occurrence, now: DateTime<Utc>) -> Notification {
+/// The notification of `occurrence`, linking to what opens the book on `site` (the service's
+/// public URL): its file's download once completed, the book otherwise.
+pub(super) fn for_occurrence(
+    occurrence: &Occurrence,
+    now: DateTime<Utc>,
+    site: &str,
+) -> Notification {
+    let link = match &occurrence.kind {
+        EventKind::BookCompleted { download_path, .. } => format!("{site}{download_path}"),
+        EventKind::TranslationError { .. } => format!("{site}/api/books/{}", occurrence.book_id),
+    };
     let (kind, title, message) = match &occurrence.kind {
         EventKind::BookCompleted { flagged, .. } => (
             NotificationType::BookCompleted,
@@ -76,7 +86,7 @@ pub(super) fn for_occurrence(occurrence: &Occurrence, now: DateTime<Utc>) -> Not
         kind,
         title,
         message,
-        link: Some(format!("/books/{}", occurrence.book_id)),
+        link: Some(link),
         read: false,
         created_at: now,
     }
