@@ -1120,3 +1120,69 @@ async fn chapters_translated_in_parallel_all_use_the_term_passs_names() {
         12
     );
 }
+
+/// The EPUB a download of the book links to, with the download's answer.
+async fn downloaded_epub(app: &TestApp, key: &str, id: &str) -> Vec<u8> {
+    let link = app
+        .get(&format!("/api/download/{id}?format=epub"), key)
+        .await;
+    assert_eq!(link.status(), 200);
+    let link: Value = link.json().await.unwrap();
+    fetch(link["url"].as_str().unwrap())
+        .await
+        .bytes()
+        .await
+        .unwrap()
+        .to_vec()
+}
+
+#[tokio::test]
+async fn a_finished_book_is_translated_again_and_serves_its_earlier_file_until_the_new_one_is_made()
+{
+    let app = spawn_app_without_workers().await;
+    let user = app.user().await;
+    let id = app.upload_ok(&user.key, "voyage.txt", sample_txt()).await;
+    drain(&app).await;
+    let start = |lang: &str| json!({"bookId": id, "targetLang": lang});
+    let started = app
+        .send_json(Method::POST, "/api/translate", &user.key, start("es"))
+        .await;
+    assert_eq!(started.status(), 200);
+    drain(&app).await;
+    let spanish = downloaded_epub(&app, &user.key, &id).await;
+    let language = |epub: &[u8]| booktr_formats::epub::extract(epub).unwrap().language;
+    assert_eq!(language(&spanish).as_deref(), Some("es"));
+    let used = |usage: Value| usage["words"]["used"].as_u64().unwrap();
+    let before = used(app.get("/api/usage", &user.key).await.json().await.unwrap());
+
+    let again = app
+        .send_json(Method::POST, "/api/translate", &user.key, start("fr"))
+        .await;
+    assert_eq!(again.status(), 200, "{}", again.text().await.unwrap());
+    let status: Value = app
+        .get(&format!("/api/translate/status?bookId={id}"), &user.key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(status["status"], "TRANSLATING");
+    assert_eq!(status["previousFiles"], json!(["EPUB"]), "{status}");
+    assert_eq!(downloaded_epub(&app, &user.key, &id).await, spanish);
+    let after = used(app.get("/api/usage", &user.key).await.json().await.unwrap());
+    assert!(
+        after > before,
+        "the new run counts against the quota: {before} -> {after}"
+    );
+
+    drain(&app).await;
+    let french = downloaded_epub(&app, &user.key, &id).await;
+    assert_eq!(language(&french).as_deref(), Some("fr"));
+    let status: Value = app
+        .get(&format!("/api/translate/status?bookId={id}"), &user.key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(status["status"], "COMPLETED");
+    assert_eq!(status["previousFiles"], json!([]));
+}

@@ -41,7 +41,9 @@ impl BookEvent {
             BookEvent::ExtractionStarted => &[Uploaded, Extracting],
             BookEvent::ExtractionSucceeded => &[Extracting],
             BookEvent::ExtractionFailed => &[Uploaded, Extracting],
-            BookEvent::TranslationStarted => &[Extracted],
+            // A finished or failed book may be translated again (another model, glossary or
+            // language); the translation service also asks a failed one to have chapters.
+            BookEvent::TranslationStarted => &[Extracted, Completed, Error],
             BookEvent::Paused => &[Translating],
             BookEvent::Resumed => &[Error, Paused, Translating],
             BookEvent::Stopped => &[Translating, Paused, Error],
@@ -81,12 +83,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_failed_book_may_resume_or_stop_but_not_start_again() {
-        // Resume and stop from ERROR are further guarded by the translation service: only a
-        // book that has started a run (run > 0) may take them, not one whose file was unreadable.
+    fn a_failed_or_finished_book_may_start_again_and_a_failed_one_resume_or_stop() {
+        // From ERROR these are further guarded by the translation service: only a book that
+        // has started a run (run > 0) may take them, not one whose file was unreadable.
         assert!(BookEvent::Resumed.applies_to(Error));
         assert!(BookEvent::Stopped.applies_to(Error));
-        assert!(!BookEvent::TranslationStarted.applies_to(Error));
+        assert!(BookEvent::TranslationStarted.applies_to(Error));
+        assert!(BookEvent::TranslationStarted.applies_to(Completed));
+        assert!(!BookEvent::TranslationStarted.applies_to(Translating));
+        assert!(!BookEvent::TranslationStarted.applies_to(Generating));
         assert_eq!(BookEvent::Stopped.target(), Extracted);
     }
 

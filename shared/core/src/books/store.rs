@@ -14,7 +14,7 @@ use crate::books::{Book, BookFormat, Chapter};
 use crate::items::{
     corrupt, opt_string, opt_time, parse_time, parsed, required_str, required_time, time, time_text,
 };
-use crate::job::Edition;
+use crate::job::{Edition, Layout, OutputFormat};
 use crate::ports::{BlobKey, Item, StoreError};
 
 pub const BOOK_SK: &str = "BOOK";
@@ -197,6 +197,30 @@ pub fn outputs_prefix(book_id: &str) -> String {
 /// The generated file of a translated book: `book.epub`, `book.bilingual.pdf`.
 pub fn output_key(book_id: &str, edition: Edition) -> Result<BlobKey, StoreError> {
     BlobKey::parse(&format!("books/{book_id}/output/book.{}", edition.suffix()))
+}
+
+/// Where the finished files of the book's previous translation wait while a new run of it
+/// translates: downloads are served from them until the new run's files are made.
+pub fn previous_outputs_prefix(book_id: &str) -> String {
+    format!("books/{book_id}/output/previous/")
+}
+
+pub fn previous_output_key(book_id: &str, edition: Edition) -> Result<BlobKey, StoreError> {
+    BlobKey::parse(&format!(
+        "{}book.{}",
+        previous_outputs_prefix(book_id),
+        edition.suffix()
+    ))
+}
+
+/// Every edition a book's file can be made in.
+pub fn editions() -> [Edition; 4] {
+    [
+        Edition::new(OutputFormat::Epub, Layout::Translated),
+        Edition::new(OutputFormat::Pdf, Layout::Translated),
+        Edition::new(OutputFormat::Epub, Layout::Bilingual),
+        Edition::new(OutputFormat::Pdf, Layout::Bilingual),
+    ]
 }
 
 /// Where the files rendered for downloads of an unfinished book live.

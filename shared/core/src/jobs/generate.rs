@@ -41,8 +41,13 @@ pub(super) async fn run(
         )
         .await?;
     // Share links' copies of the previous file are dropped; they are copied again on demand.
-    let stale = store::shared_files_prefix(book_id);
-    crate::ports::blobs::delete_prefix(handler.ports.blobs.as_ref(), &stale).await?;
+    // So are an earlier translation's files, kept for downloads while this run translated.
+    for stale in [
+        store::shared_files_prefix(book_id),
+        store::previous_outputs_prefix(book_id),
+    ] {
+        crate::ports::blobs::delete_prefix(handler.ports.blobs.as_ref(), &stale).await?;
+    }
     let now = handler.ports.clock.now();
     let quality = handler.translations.quality_summary(book_id).await?;
     let update = Update::default()

@@ -78,6 +78,13 @@ impl Translations {
         if book.status == BookStatus::Completed && self.exists(&whole).await? {
             return self.link(book, &whole, edition, true).await;
         }
+        // A book translated again: its earlier translation's file until this run's is made.
+        if book.status != BookStatus::Completed {
+            let previous = store::previous_output_key(&book.id, edition)?;
+            if self.exists(&previous).await? {
+                return self.link(book, &previous, edition, true).await;
+            }
+        }
         let chapters = self.books.chapters(&book.id).await?;
         let all_done = !chapters.is_empty()
             && chapters

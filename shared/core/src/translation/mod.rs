@@ -101,15 +101,14 @@ fn cannot_start(book: &Book) -> String {
         BookStatus::Paused => "resume it with POST /api/translate/resume, or stop it with POST \
              /api/translate/stop and then start again"
             .to_string(),
-        BookStatus::Error => "resume it with POST /api/translate/resume, or stop it with POST \
-             /api/translate/stop and then start again; a file that could not be read has to be \
-             uploaded again"
-            .to_string(),
-        BookStatus::Translated | BookStatus::Generating | BookStatus::Completed => format!(
-            "it is translated: download it with GET /api/download/{id}; to translate it again \
-             (another model, glossary or language), upload the file again"
+        BookStatus::Error => {
+            "its file could not be read: upload it again (POST /api/upload)".to_string()
+        }
+        BookStatus::Translated | BookStatus::Generating => format!(
+            "its file is being made: download it once GET /api/books/{id} shows COMPLETED, or \
+             translate it again then"
         ),
-        BookStatus::Extracted => "it can start".to_string(),
+        BookStatus::Extracted | BookStatus::Completed => "it can start".to_string(),
     };
     format!("the book is {}; {way}", book.status)
 }
@@ -289,7 +288,13 @@ impl Translations {
         request: StartRequest,
         book: &Book,
     ) -> Result<u32, TranslationError> {
-        if book.status != BookStatus::Extracted {
+        let startable = match book.status {
+            BookStatus::Extracted | BookStatus::Completed => true,
+            // Failed during a translation (not a file that could not be read).
+            BookStatus::Error => book.run > 0 && book.chapter_count.is_some(),
+            _ => false,
+        };
+        if !startable {
             return Err(TranslationError::Invalid(cannot_start(book)));
         }
         let max_cost = max_cost_micros(request.max_cost)?;
@@ -339,8 +344,7 @@ impl Translations {
         // From here the run is on the book with its charge: a failure below leaves it
         // TRANSLATING, and a resume (which queues what is missing, free) or a stop (which gives
         // back the words it leaves untranslated) settles it. Refunding here too would pay twice.
-        // Files of an earlier translation no longer match the text.
-        blobs::delete_prefix(self.ports.blobs.as_ref(), &store::outputs_prefix(&book.id)).await?;
+        self.set_aside_finished_files(&book.id).await?;
         let queued = self
             .queue_chapters(&book, &pending, self.window_of(user))
             .await?;
@@ -353,6 +357,41 @@ impl Translations {
             "translation started"
         );
         Ok(queued)
+    }
+
+    /// Sets the finished files of the book's earlier translation aside (under
+    /// `output/previous/`), where downloads find them until this run's files are made (the
+    /// generate job then removes them); every other file of it (progress renders) no longer
+    /// matches the text and goes.
+    async fn set_aside_finished_files(&self, book_id: &str) -> Result<(), StoreError> {
+        let blobs = self.ports.blobs.as_ref();
+        let files = blobs.list(&store::outputs_prefix(book_id)).await?;
+        let previous = store::previous_outputs_prefix(book_id);
+        let mut finished = Vec::new();
+        for edition in store::editions() {
+            let key = store::output_key(book_id, edition)?;
+            if files.contains(&key) {
+                finished.push((edition, key));
+            }
+        }
+        // A run stopped before its files were made leaves the earlier ones set aside as they
+        // are; a finished run's files replace them.
+        if !finished.is_empty() {
+            for key in files.iter().filter(|k| k.as_str().starts_with(&previous)) {
+                blobs.delete(key).await?;
+            }
+            for (edition, key) in finished {
+                if let Some(bytes) = blobs.get(&key).await? {
+                    blobs
+                        .put(&store::previous_output_key(book_id, edition)?, bytes)
+                        .await?;
+                }
+            }
+        }
+        for key in files.iter().filter(|k| !k.as_str().starts_with(&previous)) {
+            blobs.delete(key).await?;
+        }
+        Ok(())
     }
 
     /// The chapters a run under `key` must translate: every one on a book's first run (nothing

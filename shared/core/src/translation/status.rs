@@ -40,6 +40,10 @@ pub struct TranslationStatus {
     /// Beyond the spec: why a run paused itself (its cost cap); null for a pause the user asked
     /// for.
     pub pause_reason: Option<String>,
+    /// Beyond the spec: while a book translated before is translated again, the earlier
+    /// translation's files that downloads still serve until this run's are made (`epub`,
+    /// `bilingual pdf` ...); empty otherwise.
+    pub previous_files: Vec<String>,
 }
 
 /// The run's model cost so far, at the model's list price, and its `maxCost`.
@@ -169,7 +173,21 @@ impl Translations {
                 .flatten(),
         });
         let quality = QualitySummary::of(chapters.iter().filter_map(|c| c.quality.as_ref()));
+        let mut previous_files = Vec::new();
+        if book.status != BookStatus::Completed {
+            let kept = self
+                .ports
+                .blobs
+                .list(&store::previous_outputs_prefix(&book.id))
+                .await?;
+            for edition in store::editions() {
+                if kept.contains(&store::previous_output_key(&book.id, edition)?) {
+                    previous_files.push(edition.label());
+                }
+            }
+        }
         Ok(TranslationStatus {
+            previous_files,
             quality,
             status: book.status,
             progress,
