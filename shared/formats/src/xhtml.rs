@@ -453,6 +453,24 @@ fn role_of(name: &str, e: &BytesStart<'_>) -> Role {
 }
 
 impl Walker<'_> {
+    /// Whether `e` declares a language other than the document's (by primary subtag: `en-GB`
+    /// in an `en` book is not another language).
+    fn in_another_language(&self, e: &BytesStart<'_>) -> bool {
+        let primary = |tag: &str| {
+            tag.split(['-', '_'])
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase()
+        };
+        match (attr(e, "lang"), &self.doc.language) {
+            (Some(own), Some(document)) => {
+                !own.trim().is_empty() && primary(&own) != primary(document)
+            }
+            _ => false,
+        }
+    }
+
     fn start(&mut self, e: &BytesStart<'_>, empty: bool) -> Result<(), FormatError> {
         let name = String::from_utf8_lossy(e.local_name().as_ref()).to_ascii_lowercase();
         if self.skip_depth > 0 {
@@ -479,6 +497,11 @@ impl Walker<'_> {
         let mut role = role_of(&name, e);
         if role == Role::Plain && name == "span" && self.starts_verse_line(e) {
             role = Role::Block;
+        }
+        // A phrase the book marks as in another language (a Latin motto, a French line in an
+        // English poem) is left as the author wrote it, as translators do.
+        if matches!(role, Role::Plain | Role::Inline("i" | "b")) && self.in_another_language(e) {
+            role = Role::Inline("keep");
         }
         match name.as_str() {
             "br" => {

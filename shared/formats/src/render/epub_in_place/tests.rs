@@ -554,11 +554,12 @@ const CODE_CHAPTER: &str = r##"<?xml version="1.0" encoding="UTF-8"?>
     whale();
 }</code></pre>
   <div translate="no"><p class="motto">Nantucket forever.</p><p>Ahab <em>said</em> so.</p></div>
+  <p>He said <i xml:lang="la">carpe diem</i> and <span lang="fr">c'est la vie</span>, in <span lang="en-GB">colour</span>.</p>
 </body>
 </html>"##;
 
 #[test]
-fn code_and_text_marked_translate_no_come_back_exactly_as_the_source_has_them() {
+fn code_text_marked_translate_no_and_phrases_in_other_languages_come_back_as_written() {
     let source = make_epub(&[
         ("META-INF/container.xml", CONTAINER),
         ("OEBPS/content.opf", OPF),
@@ -578,6 +579,7 @@ fn code_and_text_marked_translate_no_come_back_exactly_as_the_source_has_them() 
             "<code>fn main() {<br/>whale();<br/>}</code>",
             "<keep>Nantucket forever.</keep>",
             "<keep>Ahab <i>said</i> so.</keep>",
+            "He said <keep>carpe diem</keep> and <keep>c'est la vie</keep>, in colour.",
         ]
     );
     assert_eq!(
@@ -610,6 +612,7 @@ fn code_and_text_marked_translate_no_come_back_exactly_as_the_source_has_them() 
         r#"RUN <code class="cmd">ls -l</code> ABOARD THE <span translate="no" class="ship">Pequod</span>, THEN PRESS <kbd>q</kbd>."#,
         "<pre><code>fn main() {\n    whale();\n}</code></pre>",
         r#"<div translate="no"><p class="motto">Nantucket forever.</p><p>Ahab <em>said</em> so.</p></div>"#,
+        r#"<i xml:lang="la">carpe diem</i> AND <span lang="fr">c'est la vie</span>, IN COLOUR."#,
     ] {
         assert!(page.contains(kept), "no {kept:?} in\n{page}");
     }
