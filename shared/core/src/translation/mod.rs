@@ -62,30 +62,6 @@ pub enum TranslationError {
     Store(#[from] StoreError),
 }
 
-impl Translations {
-    /// The name of what translates `model` for `user_id`: the provider's model, or the offline
-    /// engine's name when no provider key stands behind it. None when the user's stored key no
-    /// longer opens or the model is refused: the chapters then fail with that reason.
-    async fn engine_for(&self, user_id: &str, model: &str) -> Result<Option<String>, StoreError> {
-        match self.developer.model_for(user_id, model).await {
-            Ok(Ok(client)) => {
-                let engine = client.name().to_string();
-                if engine == booktr_translate::offline::NAME {
-                    info!(
-                        model,
-                        "no provider key for this model: the offline engine translates (a \
-                         pseudo-translation, free)"
-                    );
-                }
-                Ok(Some(engine))
-            }
-            Ok(Err(_)) => Ok(None),
-            Err(DeveloperError::Store(e)) => Err(e),
-            Err(e) => Err(StoreError::Unavailable(e.to_string())),
-        }
-    }
-}
-
 /// Why a translation cannot start on `book` (not EXTRACTED), with the call that moves on.
 fn cannot_start(book: &Book) -> String {
     let id = &book.id;
@@ -973,6 +949,30 @@ struct RunChoice {
     glossary_id: Option<String>,
     entries: Vec<GlossaryEntry>,
     key: String,
+}
+
+impl Translations {
+    /// The name of what translates `model` for `user_id`: the provider's model, or the offline
+    /// engine's name when no provider key stands behind it. None when the user's stored key no
+    /// longer opens or the model is refused: the chapters then fail with that reason.
+    async fn engine_for(&self, user_id: &str, model: &str) -> Result<Option<String>, StoreError> {
+        match self.developer.model_for(user_id, model).await {
+            Ok(Ok(client)) => {
+                let engine = client.name().to_string();
+                if engine == booktr_translate::offline::NAME {
+                    info!(
+                        model,
+                        "no provider key for this model: the offline engine translates (a \
+                         pseudo-translation, free)"
+                    );
+                }
+                Ok(Some(engine))
+            }
+            Ok(Err(_)) => Ok(None),
+            Err(DeveloperError::Store(e)) => Err(e),
+            Err(e) => Err(StoreError::Unavailable(e.to_string())),
+        }
+    }
 }
 
 /// What a start decided, for the writes that make it happen.
