@@ -384,6 +384,15 @@ async fn pause_resume_and_stop_are_refused_where_the_state_table_says() {
         let request = json!({ "bookId": broken });
         assert_error(post(&app, &path, key, request).await, 400, "bad_request").await;
     }
+    let start_broken = post(&app, "/api/translate", key, json!({ "bookId": broken })).await;
+    let refused = assert_error(start_broken, 400, "bad_request").await;
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("upload it again"),
+        "{refused}"
+    );
 
     let started = post(&app, "/api/translate", key, body.clone()).await;
     assert_eq!(started.status(), 200);
@@ -430,13 +439,9 @@ async fn pause_resume_and_stop_are_refused_where_the_state_table_says() {
     drain(&app).await;
     let done = status(&app, key, &id).await;
     assert_eq!(done["status"], "COMPLETED", "{done}");
-    // A finished book can be neither resumed nor stopped, nor started again.
-    for action in [
-        "translate/resume",
-        "translate/stop",
-        "translate/pause",
-        "translate",
-    ] {
+    // A finished book can be neither resumed, stopped nor paused (started again, it is a new
+    // run: `a_finished_book_is_translated_again_...`).
+    for action in ["translate/resume", "translate/stop", "translate/pause"] {
         let path = format!("/api/{action}");
         assert_error(
             post(&app, &path, key, body.clone()).await,
