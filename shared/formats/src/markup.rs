@@ -10,7 +10,7 @@
 //! | `<br/>` | a line break inside the block |
 //! | `<ref id="…"/>` | a footnote reference (the footnote is its own block) |
 //! | `<code>…</code>` | code (code, kbd, samp, tt): kept as it is, never translated |
-//! | `<keep>…</keep>` | text the source marks `translate="no"`: kept as it is |
+//! | `<keep>…</keep>` | text marked `translate="no"`, or in another language than the book's: kept as it is |
 //!
 //! Text escapes `&`, `<` and `>` (and `"` inside attribute values) as `&amp;`, `&lt;`, `&gt;`,
 //! `&quot;`. Nothing else is allowed, so a block's markup is always well-formed.
