@@ -1149,9 +1149,7 @@ async fn a_finished_book_is_translated_again_and_serves_its_earlier_file_until_t
     let id = app.upload_ok(&user.key, "voyage.txt", sample_txt()).await;
     drain(&app).await;
     let start = |lang: &str| json!({"bookId": id, "targetLang": lang});
-    let started = app
-        .send_json(Method::POST, "/api/translate", &user.key, start("es"))
-        .await;
+    let started = post(&app, "/api/translate", &user.key, start("es")).await;
     assert_eq!(started.status(), 200);
     drain(&app).await;
     let spanish = downloaded_epub(&app, &user.key, &id).await;
@@ -1160,18 +1158,11 @@ async fn a_finished_book_is_translated_again_and_serves_its_earlier_file_until_t
     let used = |usage: Value| usage["words"]["used"].as_u64().unwrap();
     let before = used(app.get("/api/usage", &user.key).await.json().await.unwrap());
 
-    let again = app
-        .send_json(Method::POST, "/api/translate", &user.key, start("fr"))
-        .await;
+    let again = post(&app, "/api/translate", &user.key, start("fr")).await;
     assert_eq!(again.status(), 200, "{}", again.text().await.unwrap());
-    let status: Value = app
-        .get(&format!("/api/translate/status?bookId={id}"), &user.key)
-        .await
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(status["status"], "TRANSLATING");
-    assert_eq!(status["previousFiles"], json!(["EPUB"]), "{status}");
+    let during = status(&app, &user.key, &id).await;
+    assert_eq!(during["status"], "TRANSLATING");
+    assert_eq!(during["previousFiles"], json!(["EPUB"]), "{during}");
     assert_eq!(downloaded_epub(&app, &user.key, &id).await, spanish);
     let after = used(app.get("/api/usage", &user.key).await.json().await.unwrap());
     assert!(
@@ -1182,12 +1173,7 @@ async fn a_finished_book_is_translated_again_and_serves_its_earlier_file_until_t
     drain(&app).await;
     let french = downloaded_epub(&app, &user.key, &id).await;
     assert_eq!(language(&french).as_deref(), Some("fr"));
-    let status: Value = app
-        .get(&format!("/api/translate/status?bookId={id}"), &user.key)
-        .await
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(status["status"], "COMPLETED");
-    assert_eq!(status["previousFiles"], json!([]));
+    let done = status(&app, &user.key, &id).await;
+    assert_eq!(done["status"], "COMPLETED");
+    assert_eq!(done["previousFiles"], json!([]));
 }
