@@ -46,6 +46,7 @@ async fn main() -> anyhow::Result<()> {
         Settings {
             public_url: url.clone(),
             trust_forwarded_for: false,
+            body_limit: None,
         },
     );
     let router =

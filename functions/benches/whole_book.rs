@@ -195,6 +195,7 @@ async fn translate_once(book: &[u8], profile: Profile, window: usize) -> anyhow:
         Settings {
             public_url: url.clone(),
             trust_forwarded_for: false,
+            body_limit: None,
         },
     );
     let router =

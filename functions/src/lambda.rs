@@ -44,6 +44,7 @@ pub async fn serve_http(routes: booktr_api::Routes) -> Result<(), Error> {
             public_url: config.public_url,
             // API Gateway's own view of the caller is used instead (see `http_app`).
             trust_forwarded_for: false,
+            body_limit: Some(booktr_api::LAMBDA_BODY_LIMIT),
         },
     );
     lambda_http::run(http_app(routes, state)).await

@@ -87,6 +87,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         Settings {
             public_url: config.public_url.clone(),
             trust_forwarded_for: config.trust_forwarded_for,
+            body_limit: None,
         },
     );
     info!(addr = %config.addr, data_dir = %config.data_dir.display(), workers = config.workers, "booktr listening");

@@ -155,7 +155,7 @@ pub fn managed(
     clock: Arc<dyn Clock>,
     models: Arc<dyn Models>,
 ) -> Result<Managed, StoreError> {
-    let blobs = Arc::new(booktr_aws::S3Blobs::new(clients.s3, &resources.bucket));
+    let blobs = Arc::new(booktr_aws::S3Blobs::new(&clients, &resources.bucket));
     let ports = Ports {
         table: Arc::new(booktr_aws::DynamoTable::new(
             clients.dynamo,

@@ -52,6 +52,7 @@ async fn spawn_aws(models: Arc<dyn Models>) -> AwsApp {
         Settings {
             public_url: url.clone(),
             trust_forwarded_for: false,
+            body_limit: Some(booktr_api::LAMBDA_BODY_LIMIT),
         },
     );
     tokio::spawn(std::future::IntoFuture::into_future(axum::serve(
@@ -387,6 +388,7 @@ async fn the_event_fixtures_run_through_the_real_handlers() {
         Settings {
             public_url: app.url.clone(),
             trust_forwarded_for: false,
+            body_limit: Some(booktr_api::LAMBDA_BODY_LIMIT),
         },
     );
     let health = booktr_functions::lambda::http_app(booktr_api::health::router(), state.clone());

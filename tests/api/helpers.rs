@@ -113,6 +113,8 @@ async fn spawn_configured(
         Settings {
             public_url: url.clone(),
             trust_forwarded_for: false,
+            // The AWS backend stands for the Lambdas, with what API Gateway lets reach them.
+            body_limit: app.aws.as_ref().map(|_| booktr_api::LAMBDA_BODY_LIMIT),
         },
     );
     let router = booktr_api::router(state);
@@ -184,6 +186,7 @@ impl TestApp {
             Settings {
                 public_url: url.clone(),
                 trust_forwarded_for: false,
+                body_limit: self.aws.as_ref().map(|_| booktr_api::LAMBDA_BODY_LIMIT),
             },
         );
         tokio::spawn(booktr_functions::serve::serve_router(

@@ -14,6 +14,7 @@ mod community;
 mod cost;
 mod crash;
 mod developer;
+mod direct_upload;
 mod editions;
 mod errors;
 mod glossary;

@@ -166,6 +166,9 @@ impl From<BooksError> for ApiError {
             }
             BooksError::TooLarge => ApiError::file_too_large(),
             BooksError::NotFound => ApiError::not_found("book"),
+            BooksError::UploadNotFound => {
+                ApiError::new(StatusCode::NOT_FOUND, "not_found", e.to_string())
+            }
             BooksError::QuotaExceeded(m) => {
                 ApiError::new(StatusCode::BAD_REQUEST, "quota_exceeded", m)
             }

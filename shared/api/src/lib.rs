@@ -21,7 +21,7 @@ pub use error::ApiError;
 pub use limits::ClientIp;
 pub use routes::{
     admin_email, auth_routes, books, community, developer, download, glossary, health, keys,
-    notifications, preferences, share, translate, usage, user, webhooks,
+    notifications, preferences, share, translate, uploads, usage, user, webhooks,
 };
 
 /// What every handler shares. Every request clones it (axum's `State`), so both halves sit
@@ -39,7 +39,16 @@ pub struct Settings {
     pub public_url: String,
     /// Whether the last `X-Forwarded-For` address is the client's (a trusted proxy in front).
     pub trust_forwarded_for: bool,
+    /// The largest request body the platform lets reach the service, where it is below the
+    /// spec's 50 MB upload (a Lambda behind API Gateway: [`LAMBDA_BODY_LIMIT`]). Larger uploads
+    /// then go through the direct flow (`POST /api/uploads`).
+    pub body_limit: Option<u64>,
 }
+
+/// What a Lambda behind API Gateway can receive: an invocation carries at most 6 MB, and a
+/// binary body arrives base64-encoded in it (4/3 of its size), beside the request's headers.
+/// 4 MiB of body leaves room for both.
+pub const LAMBDA_BODY_LIMIT: u64 = 4 * 1024 * 1024;
 
 impl Settings {
     pub fn is_https(&self) -> bool {
@@ -65,6 +74,7 @@ pub fn all_routes() -> Routes {
         .merge(keys::router())
         .merge(user::router())
         .merge(books::router())
+        .merge(uploads::router())
         .merge(community::router())
         .merge(admin_email::router())
         .merge(web::router())

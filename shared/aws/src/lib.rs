@@ -6,6 +6,7 @@
 pub mod dynamo;
 pub mod kms;
 pub mod s3;
+mod s3_post;
 pub mod sqs;
 
 pub use dynamo::DynamoTable;
@@ -22,6 +23,8 @@ pub struct Clients {
     pub sqs: aws_sdk_sqs::Client,
     pub s3: aws_sdk_s3::Client,
     pub kms: aws_sdk_kms::Client,
+    /// What the clients sign with, for what the SDK does not sign itself (S3 POST policies).
+    pub credentials: Option<aws_sdk_s3::config::SharedCredentialsProvider>,
 }
 
 impl Clients {
@@ -43,6 +46,7 @@ impl Clients {
             sqs: aws_sdk_sqs::Client::new(&config),
             s3: aws_sdk_s3::Client::from_conf(s3_config),
             kms: aws_sdk_kms::Client::new(&config),
+            credentials: config.credentials_provider(),
         }
     }
 }

@@ -1,13 +1,15 @@
-//! The blob port on S3 (originals, chapter texts, outputs) and download links as presigned GETs.
+//! The blob port on S3 (originals, chapter texts, outputs), download links as presigned GETs and
+//! direct-upload forms as signed POST policies.
 
 use std::time::Duration;
 
 use async_trait::async_trait;
+use aws_sdk_s3::config::{ProvideCredentials, SharedCredentialsProvider};
 use aws_sdk_s3::error::ProvideErrorMetadata;
 use aws_sdk_s3::presigning::PresigningConfig;
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::Client;
-use booktr_ports::{BlobKey, Blobs, LinkCheck, Links, StoreError};
+use booktr_ports::{BlobKey, Blobs, LinkCheck, Links, StoreError, UploadForm};
 use bytes::Bytes;
 
 use crate::dynamo::aws_error_text;
@@ -16,13 +18,15 @@ use crate::dynamo::aws_error_text;
 pub struct S3Blobs {
     client: Client,
     bucket: String,
+    credentials: Option<SharedCredentialsProvider>,
 }
 
 impl S3Blobs {
-    pub fn new(client: Client, bucket: impl Into<String>) -> Self {
+    pub fn new(clients: &crate::Clients, bucket: impl Into<String>) -> Self {
         S3Blobs {
-            client,
+            client: clients.s3.clone(),
             bucket: bucket.into(),
+            credentials: clients.credentials.clone(),
         }
     }
 
@@ -149,6 +153,80 @@ impl Links for S3Blobs {
     /// Links point at S3, never at this service.
     fn verify(&self, _key: &str, _name: &str, _expires: i64, _signature: &str) -> LinkCheck {
         LinkCheck::Invalid
+    }
+
+    /// A POST policy for the bucket: S3 itself refuses another key, a file outside 1..=max
+    /// bytes and a post after the expiry.
+    async fn upload_form(
+        &self,
+        key: &BlobKey,
+        max_bytes: u64,
+        ttl: Duration,
+    ) -> Result<UploadForm, StoreError> {
+        let config = self.client.config();
+        let credentials = self
+            .credentials
+            .as_ref()
+            .ok_or_else(|| StoreError::Unavailable("S3: no credentials to sign with".into()))?
+            .provide_credentials()
+            .await
+            .map_err(|e| StoreError::Unavailable(format!("S3 credentials: {e}")))?;
+        let region = config
+            .region()
+            .map(|r| r.to_string())
+            .ok_or_else(|| StoreError::Unavailable("S3: no region to sign for".into()))?;
+        let now = chrono::Utc::now();
+        let expires_at = now
+            + chrono::Duration::from_std(ttl)
+                .map_err(|e| StoreError::Invalid(format!("form lifetime: {e}")))?;
+        let signer = crate::s3_post::Signer {
+            access_key_id: credentials.access_key_id(),
+            secret_access_key: credentials.secret_access_key(),
+            session_token: credentials.session_token(),
+            region: &region,
+        };
+        let fields = crate::s3_post::fields(
+            &signer,
+            &self.bucket,
+            key.as_str(),
+            max_bytes,
+            now,
+            expires_at,
+        );
+        Ok(UploadForm {
+            url: self.bucket_url(key).await?,
+            fields,
+            expires_at,
+        })
+    }
+
+    /// Forms post to S3, never to this service.
+    fn verify_upload(&self, _key: &str, _max: u64, _expires: i64, _signature: &str) -> LinkCheck {
+        LinkCheck::Invalid
+    }
+}
+
+impl S3Blobs {
+    /// The bucket's URL as the client addresses it (virtual-hosted on AWS, path-style on an
+    /// emulator): a presigned request's URL for the key, without the key and the query.
+    async fn bucket_url(&self, key: &BlobKey) -> Result<String, StoreError> {
+        let config = PresigningConfig::expires_in(Duration::from_secs(60))
+            .map_err(|e| StoreError::Invalid(format!("link lifetime: {e}")))?;
+        let request = self
+            .client
+            .put_object()
+            .bucket(&self.bucket)
+            .key(key.as_str())
+            .presigned(config)
+            .await
+            .map_err(unavailable)?;
+        let object_url = request.uri().split('?').next().unwrap_or_default();
+        object_url
+            .strip_suffix(&format!("/{}", key.as_str()))
+            .map(str::to_string)
+            .ok_or_else(|| {
+                StoreError::Unavailable(format!("S3: unexpected object URL {object_url}"))
+            })
     }
 }
 

@@ -39,7 +39,7 @@ async fn s3_blobs() -> Fixture<dyn Blobs> {
     let bucket = unique("bucket");
     S3Blobs::create(&clients.s3, &bucket).await.unwrap();
     Fixture {
-        port: Arc::new(S3Blobs::new(clients.s3, bucket)),
+        port: Arc::new(S3Blobs::new(&clients, bucket)),
         keep_alive: Box::new(()),
     }
 }

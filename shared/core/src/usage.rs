@@ -266,6 +266,21 @@ impl Usage {
         Err(StoreError::Unavailable("the usage counter could not be created".into()).into())
     }
 
+    /// Whether this month's quota could cover `spend` now, without spending it: an early
+    /// answer before work that only pays off if the spend later succeeds (a direct upload of
+    /// up to 50 MB). `spend` remains the check that counts.
+    pub async fn check(&self, user: &User, spend: Spend) -> Result<(), UsageError> {
+        let report = self.report(user).await?;
+        let fits = |m: &Meter, amount: u64| m.remaining.is_none_or(|left| amount <= left);
+        if fits(&report.books, spend.books) && fits(&report.words, spend.words) {
+            return Ok(());
+        }
+        let now = self.ports.clock.now();
+        Err(UsageError::Exceeded(
+            self.exceeded_message(user, spend, now).await?,
+        ))
+    }
+
     /// Gives back words (or a book) spent in `period`; nothing when that month is over.
     pub async fn refund(
         &self,

@@ -21,7 +21,7 @@ pub mod conformance;
 pub use blobs::{BlobKey, Blobs};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use http::{HttpAnswer, HttpOut, HttpOutError};
-pub use links::{LinkCheck, Links, SignedLinks};
+pub use links::{LinkCheck, Links, SignedLinks, UploadForm};
 pub use mail::{MailError, MailServer, Mailer, OutgoingEmail};
 pub use models::{EnvModels, KeyCheckError, Models};
 pub use queue::{Outgoing, Queue, QueueName, QueueStats, Received};

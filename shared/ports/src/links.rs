@@ -1,5 +1,7 @@
-//! The download-link port: a URL that lets whoever holds it fetch one stored file for a limited
-//! time. S3 presigns; worker-queue mode signs a URL of this server with HMAC-SHA256.
+//! The link port: a URL that lets whoever holds it fetch one stored file for a limited time, and
+//! a form that lets whoever holds it send one file straight to storage (a direct upload, which
+//! never passes through a function). S3 presigns both; worker-queue mode signs URLs of this server
+//! with HMAC-SHA256.
 
 use std::time::Duration;
 
@@ -24,6 +26,31 @@ pub trait Links: Send + Sync {
     /// Checks a link of this service (`GET /files/{key}?expires=&name=&signature=`). Adapters
     /// whose links point elsewhere (S3) MUST answer `Invalid`.
     fn verify(&self, key: &str, name: &str, expires: i64, signature: &str) -> LinkCheck;
+
+    /// A form that stores one file under `key` when posted (`multipart/form-data`: the `fields`
+    /// in order, then the file as the part named `file`) until `ttl` from now. The store MUST
+    /// refuse a file over `max_bytes` and one sent after the expiry, and MUST NOT let the form
+    /// store under another key.
+    async fn upload_form(
+        &self,
+        key: &BlobKey,
+        max_bytes: u64,
+        ttl: Duration,
+    ) -> Result<UploadForm, StoreError>;
+
+    /// Checks an upload form of this service (`POST /uploads`). Adapters whose forms post
+    /// elsewhere (S3) MUST answer `Invalid`.
+    fn verify_upload(&self, key: &str, max_bytes: u64, expires: i64, signature: &str) -> LinkCheck;
+}
+
+/// Where and how to post one file straight to storage.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UploadForm {
+    /// The URL the form is posted to.
+    pub url: String,
+    /// The form's fields, sent in this order before the file.
+    pub fields: Vec<(String, String)>,
+    pub expires_at: DateTime<Utc>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,15 +77,41 @@ impl SignedLinks {
     }
 
     fn mac(&self, key: &str, name: &str, expires: i64) -> Hmac<Sha256> {
+        self.mac_of(&["download", key, name, &expires.to_string()])
+    }
+
+    fn upload_mac(&self, key: &str, max_bytes: u64, expires: i64) -> Hmac<Sha256> {
+        self.mac_of(&["upload", key, &max_bytes.to_string(), &expires.to_string()])
+    }
+
+    /// The purpose comes first, so a download link's signature never passes for an upload
+    /// form's (or the reverse).
+    fn mac_of(&self, parts: &[&str]) -> Hmac<Sha256> {
         // A key of any length is accepted by HMAC; this cannot fail.
         let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.secret)
             .unwrap_or_else(|_| unreachable!("HMAC takes keys of any length"));
-        // Length-prefixed fields, so no two (key, name, expiry) triples sign the same bytes.
-        for part in [key, name, &expires.to_string()] {
+        // Length-prefixed fields, so no two lists of fields sign the same bytes.
+        for part in parts {
             mac.update(&(part.len() as u64).to_be_bytes());
             mac.update(part.as_bytes());
         }
         mac
+    }
+
+    fn check(&self, mac: Hmac<Sha256>, expires: i64, signature: &str) -> LinkCheck {
+        let Ok(given) = hex::decode(signature) else {
+            return LinkCheck::Invalid;
+        };
+        // Constant-time comparison, so the signature cannot be found byte by byte.
+        if mac.verify_slice(&given).is_err() {
+            return LinkCheck::Invalid;
+        }
+        let now: DateTime<Utc> = self.clock.now();
+        if now.timestamp() > expires {
+            LinkCheck::Expired
+        } else {
+            LinkCheck::Valid
+        }
     }
 }
 
@@ -87,19 +140,38 @@ impl Links for SignedLinks {
     }
 
     fn verify(&self, key: &str, name: &str, expires: i64, signature: &str) -> LinkCheck {
-        let Ok(given) = hex::decode(signature) else {
-            return LinkCheck::Invalid;
-        };
-        // Constant-time comparison, so the signature cannot be found byte by byte.
-        if self.mac(key, name, expires).verify_slice(&given).is_err() {
-            return LinkCheck::Invalid;
-        }
-        let now: DateTime<Utc> = self.clock.now();
-        if now.timestamp() > expires {
-            LinkCheck::Expired
-        } else {
-            LinkCheck::Valid
-        }
+        self.check(self.mac(key, name, expires), expires, signature)
+    }
+
+    async fn upload_form(
+        &self,
+        key: &BlobKey,
+        max_bytes: u64,
+        ttl: Duration,
+    ) -> Result<UploadForm, StoreError> {
+        let ttl = chrono::Duration::from_std(ttl)
+            .map_err(|e| StoreError::Invalid(format!("form lifetime: {e}")))?;
+        let expires_at = self.clock.now() + ttl;
+        let expires = expires_at.timestamp();
+        let signature = hex::encode(
+            self.upload_mac(key.as_str(), max_bytes, expires)
+                .finalize()
+                .into_bytes(),
+        );
+        Ok(UploadForm {
+            url: format!("{}/uploads", self.public_url),
+            fields: vec![
+                ("key".into(), key.as_str().into()),
+                ("maxBytes".into(), max_bytes.to_string()),
+                ("expires".into(), expires.to_string()),
+                ("signature".into(), signature),
+            ],
+            expires_at,
+        })
+    }
+
+    fn verify_upload(&self, key: &str, max_bytes: u64, expires: i64, signature: &str) -> LinkCheck {
+        self.check(self.upload_mac(key, max_bytes, expires), expires, signature)
     }
 }
 
@@ -168,5 +240,42 @@ mod tests {
         assert_eq!(links.verify(&k, &name, expires, "zz"), LinkCheck::Invalid);
         clock.advance(chrono::Duration::minutes(61));
         assert_eq!(links.verify(&k, &name, expires, &sig), LinkCheck::Expired);
+    }
+
+    #[tokio::test]
+    async fn an_upload_form_is_valid_for_its_key_size_and_time_and_is_no_download_link() {
+        let clock = Arc::new(ManualClock::new(Utc::now()));
+        let links = SignedLinks::new("http://host/", b"secret".to_vec(), clock.clone());
+        let key = BlobKey::parse("uploads/u1/x1").unwrap();
+        let form = links
+            .upload_form(&key, 1000, Duration::from_secs(900))
+            .await
+            .unwrap();
+        assert_eq!(form.url, "http://host/uploads");
+        let field = |name: &str| {
+            form.fields
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.clone())
+                .unwrap()
+        };
+        let (expires, sig) = (field("expires").parse().unwrap(), field("signature"));
+        assert_eq!(field("key"), "uploads/u1/x1");
+        assert_eq!(field("maxBytes"), "1000");
+        assert_eq!(expires, form.expires_at.timestamp());
+        let verify = |k: &str, max: u64, e: i64| links.verify_upload(k, max, e, &sig);
+        assert_eq!(verify("uploads/u1/x1", 1000, expires), LinkCheck::Valid);
+        assert_eq!(verify("uploads/u2/x1", 1000, expires), LinkCheck::Invalid);
+        assert_eq!(verify("uploads/u1/x1", 1001, expires), LinkCheck::Invalid);
+        assert_eq!(
+            verify("uploads/u1/x1", 1000, expires + 60),
+            LinkCheck::Invalid
+        );
+        assert_eq!(
+            links.verify("uploads/u1/x1", "1000", expires, &sig),
+            LinkCheck::Invalid
+        );
+        clock.advance(chrono::Duration::minutes(16));
+        assert_eq!(verify("uploads/u1/x1", 1000, expires), LinkCheck::Expired);
     }
 }

@@ -19,7 +19,7 @@ use crate::openapi::ErrorBody;
 use crate::{AppState, Caller, Routes};
 
 /// Room for the multipart framing and the small text fields around a maximal file.
-const MULTIPART_OVERHEAD: u64 = 64 * 1024;
+pub(super) const MULTIPART_OVERHEAD: u64 = 64 * 1024;
 const UPLOAD_BODY_LIMIT: usize = (MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD) as usize;
 /// The longest text field (title, targetLang) accepted in an upload.
 const MAX_TEXT_FIELD: usize = 4 * 1024;
@@ -127,9 +127,9 @@ async fn remove(
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
-struct Uploaded {
-    success: bool,
-    book: Book,
+pub(super) struct Uploaded {
+    pub success: bool,
+    pub book: Book,
 }
 
 /// Reads the multipart body as it arrives. A declared length over the limit is refused before a
@@ -148,9 +148,20 @@ async fn upload(
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|len| len > MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD) {
-        return Err(ApiError::file_too_large());
+    let too_large = || match state.settings.body_limit {
+        Some(limit) => over_the_body_limit(limit),
+        None => ApiError::file_too_large(),
+    };
+    let body_limit = state
+        .settings
+        .body_limit
+        .unwrap_or(MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD);
+    if declared.is_some_and(|len| len > body_limit) {
+        return Err(too_large());
     }
+    // Where the platform's limit is the lower one, the file's share of the body is what is
+    // left of it.
+    let file_limit = MAX_UPLOAD_BYTES.min(body_limit);
     let mut multipart = Multipart::from_request(request, &state)
         .await
         .map_err(|e| ApiError::bad_request(e.body_text()))?;
@@ -167,9 +178,9 @@ async fn upload(
                     .ok_or_else(|| {
                         ApiError::bad_request("the 'file' part needs a filename, such as book.epub")
                     })?;
-                let bytes = read_limited(field, MAX_UPLOAD_BYTES as usize)
+                let bytes = read_limited(field, file_limit as usize)
                     .await?
-                    .ok_or_else(ApiError::file_too_large)?;
+                    .ok_or_else(too_large)?;
                 file = Some((name, bytes));
             }
             Some("title") => title = Some(text_field(field, "title").await?),
@@ -201,6 +212,21 @@ async fn upload(
     }))
 }
 
+/// A body over what the platform lets through (a Lambda's): the direct flow takes up to 50 MB.
+fn over_the_body_limit(limit: u64) -> ApiError {
+    ApiError::new(
+        StatusCode::BAD_REQUEST,
+        "file_too_large",
+        format!(
+            "this endpoint takes files up to {} MB on this deployment; send larger books (up to \
+             {} MB) straight to storage: POST /api/uploads, post the file with the form it \
+             answers, then POST /api/uploads/{{id}}/confirm",
+            limit / (1024 * 1024),
+            MAX_UPLOAD_BYTES / (1024 * 1024)
+        ),
+    )
+}
+
 /// The upload's form, for the description (the handler reads it as it streams in).
 #[derive(utoipa::ToSchema)]
 #[allow(dead_code)]
@@ -214,7 +240,7 @@ struct UploadForm {
 }
 
 /// A body cut off by the size cap is too large; anything else is a malformed request.
-fn multipart_error(e: MultipartError) -> ApiError {
+pub(super) fn multipart_error(e: MultipartError) -> ApiError {
     if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
         ApiError::file_too_large()
     } else {
@@ -223,7 +249,10 @@ fn multipart_error(e: MultipartError) -> ApiError {
 }
 
 /// The field's bytes, or None as soon as they exceed `limit`.
-async fn read_limited(mut field: Field<'_>, limit: usize) -> Result<Option<Bytes>, ApiError> {
+pub(super) async fn read_limited(
+    mut field: Field<'_>,
+    limit: usize,
+) -> Result<Option<Bytes>, ApiError> {
     let mut buffer = BytesMut::new();
     while let Some(chunk) = field.chunk().await.map_err(multipart_error)? {
         if buffer.len() + chunk.len() > limit {
@@ -234,7 +263,7 @@ async fn read_limited(mut field: Field<'_>, limit: usize) -> Result<Option<Bytes
     Ok(Some(buffer.freeze()))
 }
 
-async fn text_field(field: Field<'_>, name: &str) -> Result<String, ApiError> {
+pub(super) async fn text_field(field: Field<'_>, name: &str) -> Result<String, ApiError> {
     let bytes = read_limited(field, MAX_TEXT_FIELD)
         .await?
         .ok_or_else(|| ApiError::bad_request(format!("'{name}' is too long")))?;

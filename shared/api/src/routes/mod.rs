@@ -13,6 +13,7 @@ pub mod notifications;
 pub mod preferences;
 pub mod share;
 pub mod translate;
+pub mod uploads;
 pub mod usage;
 pub mod user;
 pub mod webhooks;

@@ -61,11 +61,17 @@ impl BookFormat {
 
 const ACCEPTED: &str = "EPUB (.epub), PDF (.pdf), TXT (.txt), DOCX (.docx) or HTML (.html, .htm)";
 
+/// The format the file's name promises (its content decides later, in `sniff`). The error
+/// text is shown to the user.
+pub(super) fn format_by_name(file_name: &str) -> Result<BookFormat, String> {
+    BookFormat::from_extension(file_name)
+        .ok_or_else(|| format!("'{file_name}' is not a supported book file: upload {ACCEPTED}"))
+}
+
 /// Decides the format from the first bytes of the file (`head`, at least 8 KiB when the file is
 /// that long) and its name. The two must agree. The error text is shown to the user.
 pub fn sniff(file_name: &str, head: &[u8]) -> Result<BookFormat, String> {
-    let by_name = BookFormat::from_extension(file_name)
-        .ok_or_else(|| format!("'{file_name}' is not a supported book file: upload {ACCEPTED}"))?;
+    let by_name = format_by_name(file_name)?;
     let by_content = content_format(head)
         .ok_or_else(|| format!("the content of '{file_name}' is not a readable {ACCEPTED} file"))?;
     // A DOCX or EPUB whose zip directory lies beyond the sniffed head looks like an unnamed zip;

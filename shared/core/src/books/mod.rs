@@ -1,5 +1,6 @@
 //! Books and their chapters: upload, listing, reading, editing and deletion.
 
+mod direct;
 mod format;
 pub mod lifecycle;
 mod service;
@@ -9,6 +10,8 @@ pub mod store;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+pub(crate) use direct::uploads_prefix;
+pub use direct::{DirectUpload, DirectUploadRequest, FormField, DIRECT_UPLOAD_TTL};
 pub use format::{sniff, BookFormat};
 pub use service::{Books, BooksError, Upload, MAX_LIST_LIMIT, MAX_UPLOAD_BYTES};
 pub use share::{Share, MAX_EXPIRES_IN_DAYS};

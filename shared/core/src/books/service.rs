@@ -32,6 +32,9 @@ pub enum BooksError {
     TooLarge,
     #[error("book not found")]
     NotFound,
+    /// A direct upload that is not the caller's, already confirmed, or long expired.
+    #[error("upload not found; ask for a new one with POST /api/uploads")]
+    UploadNotFound,
     /// The plan's monthly quota cannot cover it.
     #[error("{0}")]
     QuotaExceeded(String),
@@ -60,7 +63,7 @@ pub struct Upload {
 #[derive(Clone)]
 pub struct Books {
     pub(super) ports: Ports,
-    usage: Usage,
+    pub(super) usage: Usage,
 }
 
 impl Books {
@@ -394,7 +397,7 @@ impl Books {
     }
 }
 
-fn validate_title(title: &str) -> Result<String, BooksError> {
+pub(super) fn validate_title(title: &str) -> Result<String, BooksError> {
     let title = title.trim();
     if title.is_empty() || title.chars().count() > MAX_TITLE_CHARS {
         return Err(BooksError::Invalid(format!(
@@ -412,7 +415,7 @@ fn validate_title(title: &str) -> Result<String, BooksError> {
 /// The uploaded file's name as stored and shown: its last path component (a client's
 /// `../../x.epub` or `C:\books\x.epub` is `x.epub`), at most 255 characters. Control
 /// characters are refused rather than dropped: a name with them was not typed by a person.
-fn file_name_of(raw: &str) -> Result<String, BooksError> {
+pub(super) fn file_name_of(raw: &str) -> Result<String, BooksError> {
     if raw.chars().any(char::is_control) {
         return Err(BooksError::Invalid(
             "the file name must not contain control characters".into(),

@@ -5,7 +5,8 @@
 //! links 404 (the share page checks the owner), their queued jobs are dropped as they come up
 //! (jobs check the owner), and the email may sign up again. A `PurgeAccount` job then removes
 //! everything else, however large the account: books with their chapters, files and share
-//! links, glossaries, keys, sessions, webhooks and their deliveries, notifications, settings,
+//! links, files of unconfirmed direct uploads, glossaries, keys, sessions, webhooks and their
+//! deliveries, notifications, settings,
 //! preferences, provider keys, usage and rate-limit counters. The job is idempotent; a marker
 //! item (`PURGE#<userId>`) records the unfinished purge and is its last deletion.
 
@@ -17,7 +18,7 @@ use super::{Privacy, PrivacyError};
 use crate::accounts::User;
 use crate::items;
 use crate::job::Job;
-use crate::ports::{Condition, Item, Query, StoreError, WriteOp};
+use crate::ports::{blobs, Condition, Item, Query, StoreError, WriteOp};
 
 /// What the caller must type, exactly (the spec's).
 pub const DELETE_CONFIRMATION: &str = "DELETE MY ACCOUNT";
@@ -102,6 +103,13 @@ impl Privacy {
             self.domains.books.remove_everything(&book.id).await?;
             removed += 1;
         }
+        // Files sent for direct uploads never confirmed (their records are in the user's
+        // partition, below).
+        removed += blobs::delete_prefix(
+            self.ports.blobs.as_ref(),
+            &crate::books::uploads_prefix(user_id),
+        )
+        .await?;
         removed += self.domains.glossaries.remove_all_of(user_id).await?;
         removed += self.domains.accounts.remove_credentials_of(user_id).await?;
         // The user's own partition (preferences, settings, notifications, webhooks, event
