@@ -52,6 +52,14 @@ async fn confirm(app: &TestApp, key: &str, offer: &Value) -> reqwest::Response {
         .unwrap()
 }
 
+/// A book sent straight to storage and never confirmed (an abandoned upload); its id.
+pub async fn sent_unconfirmed(app: &TestApp, key: &str) -> String {
+    let text = crate::helpers::sample_txt();
+    let offered = offer(app, key, "abandoned.txt", text.len()).await;
+    assert!(send(&offered, "abandoned.txt", text).await.status().is_success());
+    offered["uploadId"].as_str().unwrap().to_string()
+}
+
 /// What is left in the upload area of every user.
 async fn upload_area(app: &TestApp) -> Vec<String> {
     let keys = app.ports.blobs.list("uploads/").await.unwrap();

@@ -39,6 +39,7 @@ struct Everything {
     webhook_id: String,
     glossary_id: String,
     post_id: String,
+    upload_id: String,
     _receiver: Receiver,
 }
 
@@ -148,6 +149,8 @@ async fn user_with_one_of_everything(app: &TestApp) -> Everything {
         .await;
     assert_eq!(pdf.status(), 200);
     let share_token = app.share(&key, &book_id).await;
+    // A direct upload sent and never confirmed: its record and file are the account's too.
+    let upload_id = crate::direct_upload::sent_unconfirmed(app, &key).await;
     // The completion reaches the webhook (a delivery in its history) and the notifications.
     for _ in 0..200 {
         if !receiver.hits().is_empty() {
@@ -166,6 +169,7 @@ async fn user_with_one_of_everything(app: &TestApp) -> Everything {
         webhook_id,
         glossary_id,
         post_id,
+        upload_id,
         _receiver: receiver,
     }
 }
@@ -284,6 +288,7 @@ async fn a_deleted_account_is_unusable_at_once_and_leaves_nothing_behind() {
         key_hash.as_str(),
         PROVIDER_KEY_PREVIEW,
         everything.post_id.as_str(),
+        everything.upload_id.as_str(),
         "everything-i-have",
     ];
     let mut left = Vec::new();
