@@ -56,7 +56,10 @@ async fn confirm(app: &TestApp, key: &str, offer: &Value) -> reqwest::Response {
 pub async fn sent_unconfirmed(app: &TestApp, key: &str) -> String {
     let text = crate::helpers::sample_txt();
     let offered = offer(app, key, "abandoned.txt", text.len()).await;
-    assert!(send(&offered, "abandoned.txt", text).await.status().is_success());
+    assert!(send(&offered, "abandoned.txt", text)
+        .await
+        .status()
+        .is_success());
     offered["uploadId"].as_str().unwrap().to_string()
 }
 
@@ -178,7 +181,10 @@ async fn a_30_mb_pdf_and_a_45_mb_epub_sent_straight_to_storage_are_extracted() {
         let detail = app
             .wait_for_status(&user.key, book["id"].as_str().unwrap(), "EXTRACTED")
             .await;
-        assert!(detail["wordCount"].as_u64().unwrap() > 40, "{name}: {detail}");
+        assert!(
+            detail["wordCount"].as_u64().unwrap() > 40,
+            "{name}: {detail}"
+        );
         if let Some(title) = chapter {
             assert!(detail["chapters"].to_string().contains(title), "{name}");
         }
@@ -322,7 +328,12 @@ async fn a_form_of_this_server_refuses_another_key_a_larger_size_and_no_signatur
     let mut unsigned = offered.clone();
     unsigned["fields"] = json!([]);
     let sent = send(&unsigned, "book.txt", b"x".repeat(100)).await;
-    assert_eq!(sent.status(), 403, "unsigned: {}", sent.text().await.unwrap());
+    assert_eq!(
+        sent.status(),
+        403,
+        "unsigned: {}",
+        sent.text().await.unwrap()
+    );
     assert_error(
         send(&offered, "book.txt", b"x".repeat(101)).await,
         400,
