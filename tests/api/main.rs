@@ -35,4 +35,5 @@ mod store_calls;
 mod translation;
 mod upload;
 mod user;
+mod web_app;
 mod webhooks;

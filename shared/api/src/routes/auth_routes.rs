@@ -20,7 +20,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::openapi::ErrorBody;
 use crate::{AppState, Routes};
 
-const SESSION_MAX_AGE_SECS: i64 = booktr_core::accounts::SESSION_TTL_DAYS * 24 * 3600;
+pub(crate) const SESSION_MAX_AGE_SECS: i64 = booktr_core::accounts::SESSION_TTL_DAYS * 24 * 3600;
 
 pub fn router() -> Routes {
     OpenApiRouter::new()
@@ -125,7 +125,7 @@ async fn sign_out(State(state): State<AppState>, headers: HeaderMap) -> Result<R
 
 /// HttpOnly (no script can read it), SameSite=Lax (not sent on cross-site POSTs), and Secure
 /// when the service is reached over https, directly or behind a TLS-terminating proxy.
-fn with_cookie(
+pub(crate) fn with_cookie(
     state: &AppState,
     headers: &HeaderMap,
     token: &str,

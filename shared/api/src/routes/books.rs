@@ -19,7 +19,7 @@ use crate::openapi::ErrorBody;
 use crate::{AppState, Caller, Routes};
 
 /// Room for the multipart framing and the small text fields around a maximal file.
-pub(super) const MULTIPART_OVERHEAD: u64 = 64 * 1024;
+pub(crate) const MULTIPART_OVERHEAD: u64 = 64 * 1024;
 const UPLOAD_BODY_LIMIT: usize = (MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD) as usize;
 /// The longest text field (title, targetLang) accepted in an upload.
 const MAX_TEXT_FIELD: usize = 4 * 1024;
@@ -213,7 +213,7 @@ async fn upload(
 }
 
 /// A body over what the platform lets through (a Lambda's): the direct flow takes up to 50 MB.
-fn over_the_body_limit(limit: u64) -> ApiError {
+pub(crate) fn over_the_body_limit(limit: u64) -> ApiError {
     ApiError::new(
         StatusCode::BAD_REQUEST,
         "file_too_large",
@@ -240,7 +240,7 @@ struct UploadForm {
 }
 
 /// A body cut off by the size cap is too large; anything else is a malformed request.
-pub(super) fn multipart_error(e: MultipartError) -> ApiError {
+pub(crate) fn multipart_error(e: MultipartError) -> ApiError {
     if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
         ApiError::file_too_large()
     } else {
@@ -249,7 +249,7 @@ pub(super) fn multipart_error(e: MultipartError) -> ApiError {
 }
 
 /// The field's bytes, or None as soon as they exceed `limit`.
-pub(super) async fn read_limited(
+pub(crate) async fn read_limited(
     mut field: Field<'_>,
     limit: usize,
 ) -> Result<Option<Bytes>, ApiError> {
@@ -263,7 +263,7 @@ pub(super) async fn read_limited(
     Ok(Some(buffer.freeze()))
 }
 
-pub(super) async fn text_field(field: Field<'_>, name: &str) -> Result<String, ApiError> {
+pub(crate) async fn text_field(field: Field<'_>, name: &str) -> Result<String, ApiError> {
     let bytes = read_limited(field, MAX_TEXT_FIELD)
         .await?
         .ok_or_else(|| ApiError::bad_request(format!("'{name}' is too long")))?;

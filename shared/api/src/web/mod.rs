@@ -7,6 +7,7 @@
 //! comments), `/comunidad/categoria/{slug}` and `/comunidad/etiqueta/{slug}`; and the files for
 //! search engines and feed readers (`seo`).
 
+pub mod app;
 pub mod markdown;
 pub mod reader;
 mod seo;
@@ -35,6 +36,7 @@ const LANG: &str = "es";
 pub fn router() -> Routes {
     OpenApiRouter::new()
         .merge(seo::router())
+        .merge(app::router())
         .routes(routes!(home))
         .routes(routes!(community))
         .routes(routes!(post))
@@ -67,6 +69,30 @@ fn templates() -> &'static Environment<'static> {
             ("posts.html", include_str!("../../templates/posts.html")),
             ("post.html", include_str!("../../templates/post.html")),
             ("reader.html", include_str!("../../templates/reader.html")),
+            (
+                "app/layout.html",
+                include_str!("../../templates/app/layout.html"),
+            ),
+            (
+                "app/error.html",
+                include_str!("../../templates/app/error.html"),
+            ),
+            (
+                "app/signin.html",
+                include_str!("../../templates/app/signin.html"),
+            ),
+            (
+                "app/signup.html",
+                include_str!("../../templates/app/signup.html"),
+            ),
+            (
+                "app/library.html",
+                include_str!("../../templates/app/library.html"),
+            ),
+            (
+                "app/book.html",
+                include_str!("../../templates/app/book.html"),
+            ),
         ] {
             // The sources are part of the binary and tested (below): a broken one is a build
             // defect, logged here and a 500 on its pages.

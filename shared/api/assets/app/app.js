@@ -1,0 +1,118 @@
+// booktr's web app script. Every page works without it; it adds two things:
+// 1. Live progress: a page showing a book that is being worked on (data-live-book) or a
+//    library with such books (data-live-list) asks the API for the book every 3 seconds and
+//    updates the status and progress in place; when the book settles it reloads the page once,
+//    so the actions and downloads match the new state. Polling rather than Server-Sent Events:
+//    the API Gateway in front of the Lambdas cannot hold a response open, and a 3-second poll
+//    of one small JSON document is cheap on both backends.
+// 2. Uploads straight to storage: the upload form asks POST /api/uploads for a form, posts the
+//    file there (S3 on AWS, this server otherwise), confirms, and opens the new book's page, so
+//    books up to 50 MB go through even where the page's own form (through a Lambda) stops at 4 MB.
+//    Dropping a file on the form picks it.
+"use strict";
+(function () {
+  var MOVING = ["UPLOADED", "EXTRACTING", "TRANSLATING", "GENERATING", "TRANSLATED"];
+
+  function setField(root, name, value) {
+    var el = root.querySelector('[data-field="' + name + '"]');
+    if (!el) return;
+    if (el.tagName === "PROGRESS") el.value = value; else el.textContent = value;
+  }
+
+  function poll(id, root) {
+    var timer = setInterval(function () {
+      fetch("/api/books/" + encodeURIComponent(id), { credentials: "same-origin" })
+        .then(function (r) { return r.ok ? r.json() : null; })
+        .then(function (book) {
+          if (!book) return;
+          setField(root, "status", book.status);
+          setField(root, "progress", book.progress);
+          setField(root, "percent", book.progress + "%");
+          (book.chapters || []).forEach(function (c) {
+            var row = document.querySelector('[data-chapter="' + c.number + '"]');
+            if (row) {
+              setField(row, "status", c.status);
+              setField(row, "passes", c.passesDone + "/3");
+            }
+          });
+          if (MOVING.indexOf(book.status) < 0) {
+            clearInterval(timer);
+            if (root.hasAttribute("data-live-book")) window.location.reload();
+          }
+        })
+        .catch(function () {});
+    }, 3000);
+  }
+
+  var book = document.querySelector("[data-live-book]");
+  if (book) {
+    var status = book.querySelector('[data-field="status"]');
+    if (status && MOVING.indexOf(status.textContent.trim()) >= 0) {
+      poll(book.getAttribute("data-live-book"), book);
+    }
+  }
+  document.querySelectorAll("[data-live-list] tr[data-book]").forEach(function (row) {
+    var status = row.querySelector('[data-field="status"]');
+    if (status && MOVING.indexOf(status.textContent.trim()) >= 0) {
+      poll(row.getAttribute("data-book"), row);
+    }
+  });
+
+  var form = document.querySelector("form[data-upload]");
+  if (!form) return;
+  var input = form.querySelector('input[type="file"]');
+  var problem = form.querySelector("[data-upload-error]");
+  form.addEventListener("dragover", function (e) { e.preventDefault(); form.classList.add("dragging"); });
+  form.addEventListener("dragleave", function () { form.classList.remove("dragging"); });
+  form.addEventListener("drop", function (e) {
+    e.preventDefault();
+    form.classList.remove("dragging");
+    if (e.dataTransfer && e.dataTransfer.files.length) input.files = e.dataTransfer.files;
+  });
+
+  function fail(message) {
+    problem.textContent = message;
+    problem.hidden = false;
+    form.querySelector('button[type="submit"]').disabled = false;
+  }
+
+  function answer(r) {
+    return r.json().then(function (body) {
+      if (!r.ok) throw new Error(body.message || r.statusText);
+      return body;
+    });
+  }
+
+  form.addEventListener("submit", function (e) {
+    var file = input.files && input.files[0];
+    if (!file || !window.fetch || !window.FormData) return; // the plain form does the job
+    e.preventDefault();
+    problem.hidden = true;
+    form.querySelector('button[type="submit"]').disabled = true;
+    var wanted = { fileName: file.name, size: file.size };
+    var title = form.querySelector('[name="title"]').value.trim();
+    var lang = form.querySelector('[name="targetLang"]').value.trim();
+    if (title) wanted.title = title;
+    if (lang) wanted.targetLang = lang;
+    var offer;
+    fetch("/api/uploads", {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json" }, body: JSON.stringify(wanted)
+    })
+      .then(answer)
+      .then(function (o) {
+        offer = o;
+        var data = new FormData();
+        o.fields.forEach(function (f) { data.append(f.name, f.value); });
+        data.append(o.fileField, file, file.name);
+        return fetch(o.url, { method: o.method, body: data });
+      })
+      .then(function (r) {
+        if (!r.ok) return r.text().then(function (t) { throw new Error(t || r.statusText); });
+        return fetch(offer.confirmPath, { method: "POST", credentials: "same-origin" });
+      })
+      .then(answer)
+      .then(function (done) { window.location.assign("/dashboard/books/" + done.book.id); })
+      .catch(function (err) { fail(err.message); });
+  });
+})();

@@ -1,0 +1,251 @@
+//! Signing up, in and out from a browser, and the language switch. The forms post to these
+//! pages, which call the same account services as `/api/auth/*` with the same limits; a wrong
+//! email and a wrong password get the same answer.
+
+use axum::extract::State;
+use axum::http::header::SET_COOKIE;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::Form;
+use booktr_core::accounts::NewUser;
+use booktr_core::types::{Email, Plan, Role};
+use minijinja::context;
+use serde::Deserialize;
+
+use super::i18n::{Lang, LANG_COOKIE};
+use super::{page, page_error, SignedIn};
+use crate::auth::{require_same_origin, session_token};
+use crate::error::ApiError;
+use crate::extract::Query;
+use crate::limits::ClientAddress;
+use crate::routes::auth_routes::{with_cookie, SESSION_MAX_AGE_SECS};
+use crate::{AppState, Routes};
+
+pub fn router() -> Routes {
+    Routes::new()
+        .route("/signin", get(sign_in_page).post(sign_in))
+        .route("/signup", get(sign_up_page).post(sign_up))
+        .route("/signout", post(sign_out))
+        .route("/language", get(switch_language))
+}
+
+#[derive(Deserialize)]
+struct Next {
+    next: Option<String>,
+}
+
+/// Where to go after signing in: a path of this site, never another site (`//evil`, `/\evil`).
+fn local_path(next: Option<&str>) -> String {
+    match next {
+        Some(p) if p.starts_with('/') && !p.starts_with("//") && !p.contains('\\') => p.to_string(),
+        _ => "/dashboard".into(),
+    }
+}
+
+async fn sign_in_page(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<Next>,
+) -> Response {
+    let lang = Lang::of(&headers);
+    let next = local_path(q.next.as_deref());
+    render_form(&state, lang, "app/signin.html", "sign_in", &next, None, "").await
+}
+
+async fn sign_up_page(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let lang = Lang::of(&headers);
+    render_form(
+        &state,
+        lang,
+        "app/signup.html",
+        "sign_up",
+        "/dashboard",
+        None,
+        "",
+    )
+    .await
+}
+
+async fn render_form(
+    state: &AppState,
+    lang: Lang,
+    template: &str,
+    title_key: &str,
+    next: &str,
+    error: Option<ApiError>,
+    email: &str,
+) -> Response {
+    let status = error.as_ref().map_or(StatusCode::OK, |e| e.status);
+    let message = error.map(|e| e.message);
+    let data = context! { next, error => message, email };
+    match page(state, None, lang, template, lang.get(title_key), data).await {
+        Ok(mut response) => {
+            *response.status_mut() = status;
+            response
+        }
+        Err(response) => response,
+    }
+}
+
+#[derive(Deserialize)]
+struct SignInForm {
+    email: String,
+    password: String,
+    next: Option<String>,
+}
+
+async fn sign_in(
+    State(state): State<AppState>,
+    ClientAddress(address): ClientAddress,
+    headers: HeaderMap,
+    Form(form): Form<SignInForm>,
+) -> Response {
+    let lang = Lang::of(&headers);
+    let next = local_path(form.next.as_deref());
+    let accounts = &state.services.accounts;
+    let signed_in = async {
+        require_same_origin(&headers, &state)?;
+        accounts
+            .limit_password_attempt(&address, Some(&form.email))
+            .await?;
+        Ok::<_, ApiError>(accounts.sign_in(&form.email, &form.password).await?)
+    }
+    .await;
+    match signed_in {
+        Ok((_, token)) => with_cookie(
+            &state,
+            &headers,
+            &token,
+            SESSION_MAX_AGE_SECS,
+            Redirect::to(&next),
+        ),
+        Err(e) => {
+            render_form(
+                &state,
+                lang,
+                "app/signin.html",
+                "sign_in",
+                &next,
+                Some(e),
+                &form.email,
+            )
+            .await
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct SignUpForm {
+    email: String,
+    password: String,
+    name: Option<String>,
+}
+
+async fn sign_up(
+    State(state): State<AppState>,
+    ClientAddress(address): ClientAddress,
+    headers: HeaderMap,
+    Form(form): Form<SignUpForm>,
+) -> Response {
+    let lang = Lang::of(&headers);
+    let accounts = &state.services.accounts;
+    let signed_up = async {
+        require_same_origin(&headers, &state)?;
+        let email = Email::parse(&form.email).map_err(|e| ApiError::bad_request(e.0))?;
+        accounts.limit_password_attempt(&address, None).await?;
+        accounts
+            .create_user(NewUser {
+                email: email.clone(),
+                name: form.name.clone().filter(|n| !n.trim().is_empty()),
+                password: Some(form.password.clone()),
+                role: Role::User,
+                plan: Plan::Free,
+            })
+            .await?;
+        Ok::<_, ApiError>(accounts.sign_in(email.as_str(), &form.password).await?)
+    }
+    .await;
+    match signed_up {
+        Ok((_, token)) => with_cookie(
+            &state,
+            &headers,
+            &token,
+            SESSION_MAX_AGE_SECS,
+            Redirect::to("/dashboard"),
+        ),
+        Err(e) => {
+            render_form(
+                &state,
+                lang,
+                "app/signup.html",
+                "sign_up",
+                "/dashboard",
+                Some(e),
+                &form.email,
+            )
+            .await
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct TokenForm {
+    csrf: Option<String>,
+}
+
+async fn sign_out(
+    State(state): State<AppState>,
+    me: SignedIn,
+    headers: HeaderMap,
+    Form(form): Form<TokenForm>,
+) -> Response {
+    if let Err(refused) = me.check_form(form.csrf.as_deref()) {
+        return page_error(me.lang, refused);
+    }
+    if let Some(token) = session_token(&headers) {
+        if let Err(e) = state.services.accounts.sign_out(&token).await {
+            return page_error(me.lang, e.into());
+        }
+    }
+    with_cookie(&state, &headers, "", 0, Redirect::to("/"))
+}
+
+#[derive(Deserialize)]
+struct Switch {
+    to: Option<String>,
+    back: Option<String>,
+}
+
+/// Remembers the chosen language for a year and goes back to the page it was chosen on.
+async fn switch_language(Query(q): Query<Switch>) -> Response {
+    let lang = q.to.as_deref().and_then(Lang::parse).unwrap_or(Lang::En);
+    let mut response = Redirect::to(&local_path(q.back.as_deref())).into_response();
+    let cookie = format!(
+        "{LANG_COOKIE}={}; Path=/; SameSite=Lax; Max-Age=31536000",
+        lang.code()
+    );
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().append(SET_COOKIE, value);
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_paths_of_this_site_are_followed_after_signing_in() {
+        assert_eq!(local_path(Some("/dashboard/books/x")), "/dashboard/books/x");
+        for other in [
+            "//evil.example",
+            "https://evil.example",
+            "/\\evil.example",
+            "",
+        ] {
+            assert_eq!(local_path(Some(other)), "/dashboard", "{other}");
+        }
+        assert_eq!(local_path(None), "/dashboard");
+    }
+}

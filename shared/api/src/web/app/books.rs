@@ -1,0 +1,341 @@
+//! The library (`/dashboard`: the user's books, upload) and a book's page
+//! (`/dashboard/books/{id}`: chapters, the quote, start, pause, resume, stop, downloads, rename,
+//! delete). Each action is a form posting to the book's page's path, which calls the service
+//! the API calls and comes back to the page.
+
+use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Request, State};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::Form;
+use booktr_core::books::{Upload, MAX_LIST_LIMIT, MAX_UPLOAD_BYTES};
+use booktr_core::translation::{QuoteRequest, StartRequest};
+use booktr_core::types::BookStatus;
+use minijinja::context;
+use serde::{Deserialize, Serialize};
+
+use super::{page, page_error, SignedIn};
+use crate::error::ApiError;
+use crate::extract::{Path, Query};
+use crate::routes::books::{
+    multipart_error, over_the_body_limit, read_limited, text_field, MULTIPART_OVERHEAD,
+};
+use crate::{AppState, Routes};
+
+pub fn router() -> Routes {
+    Routes::new()
+        .route("/dashboard", get(library))
+        .route(
+            "/dashboard/upload",
+            post(upload).layer(DefaultBodyLimit::max(
+                (MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD) as usize,
+            )),
+        )
+        .route("/dashboard/books/{id}", get(book))
+        .route("/dashboard/books/{id}/{action}", post(act))
+        .route("/dashboard/books/{id}/download", get(download))
+}
+
+/// A book as the library lists it.
+#[derive(Serialize)]
+struct Row {
+    id: String,
+    title: String,
+    status: BookStatus,
+    progress: u8,
+    target_lang: String,
+    created: String,
+}
+
+async fn library(State(state): State<AppState>, me: SignedIn) -> Response {
+    let books = match state
+        .services
+        .books
+        .list(&me.user.id, None, Some(MAX_LIST_LIMIT))
+        .await
+    {
+        Ok(books) => books,
+        Err(e) => return page_error(me.lang, e.into()),
+    };
+    let rows: Vec<Row> = books
+        .into_iter()
+        .map(|b| Row {
+            created: b.created_at.format("%Y-%m-%d").to_string(),
+            id: b.id,
+            title: b.title,
+            status: b.status,
+            progress: b.progress,
+            target_lang: b.target_lang,
+        })
+        .collect();
+    let title = me.lang.get("library");
+    let data = context! { books => rows, max_mb => MAX_UPLOAD_BYTES / (1024 * 1024) };
+    page(&state, Some(&me), me.lang, "app/library.html", title, data)
+        .await
+        .unwrap_or_else(|r| r)
+}
+
+/// The upload form: the CSRF token is its first field, so a forged form is refused before its
+/// file is read; the file is bounded as `POST /api/upload` bounds it.
+async fn upload(State(state): State<AppState>, me: SignedIn, request: Request) -> Response {
+    match receive(&state, &me, request).await {
+        Ok(book_id) => Redirect::to(&format!("/dashboard/books/{book_id}")).into_response(),
+        Err(e) => page_error(me.lang, e),
+    }
+}
+
+/// The new book's id.
+async fn receive(state: &AppState, me: &SignedIn, request: Request) -> Result<String, ApiError> {
+    let too_large = || match state.settings.body_limit {
+        Some(limit) => over_the_body_limit(limit),
+        None => ApiError::file_too_large(),
+    };
+    let file_limit = state
+        .settings
+        .body_limit
+        .map_or(MAX_UPLOAD_BYTES, |l| l.min(MAX_UPLOAD_BYTES));
+    let mut multipart = Multipart::from_request(request, state)
+        .await
+        .map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let (mut checked, mut file, mut title, mut target_lang) = (false, None, None, None);
+    while let Some(field) = multipart.next_field().await.map_err(multipart_error)? {
+        let name = field.name().unwrap_or_default().to_string();
+        if name == super::csrf::FIELD {
+            let token = text_field(field, &name).await?;
+            me.check_form(Some(&token))?;
+            checked = true;
+            continue;
+        }
+        if !checked {
+            me.check_form(None)?;
+        }
+        match name.as_str() {
+            "file" => {
+                let file_name = field.file_name().unwrap_or_default().to_string();
+                let bytes = read_limited(field, file_limit as usize)
+                    .await?
+                    .ok_or_else(too_large)?;
+                file = Some((file_name, bytes));
+            }
+            "title" => title = Some(text_field(field, &name).await?),
+            "targetLang" => target_lang = Some(text_field(field, &name).await?),
+            _ => {
+                read_limited(field, 4 * 1024).await?;
+            }
+        }
+    }
+    if !checked {
+        me.check_form(None)?;
+    }
+    let (file_name, bytes) = file
+        .filter(|(name, _)| !name.trim().is_empty())
+        .ok_or_else(|| ApiError::bad_request(me.lang.get("file_missing")))?;
+    let book = state
+        .services
+        .books
+        .upload(
+            &me.user,
+            Upload {
+                file_name,
+                title,
+                target_lang,
+                bytes,
+            },
+        )
+        .await?;
+    Ok(book.id)
+}
+
+#[derive(Deserialize)]
+struct QuoteQuery {
+    model: Option<String>,
+    #[serde(rename = "glossaryId")]
+    glossary_id: Option<String>,
+    #[serde(rename = "targetLang")]
+    target_lang: Option<String>,
+}
+
+fn non_empty(value: Option<String>) -> Option<String> {
+    value.filter(|v| !v.trim().is_empty())
+}
+
+async fn book(
+    State(state): State<AppState>,
+    me: SignedIn,
+    Path(id): Path<String>,
+    Query(q): Query<QuoteQuery>,
+) -> Response {
+    match book_page(&state, &me, &id, q).await {
+        Ok(response) => response,
+        Err(e) => page_error(me.lang, e),
+    }
+}
+
+async fn book_page(
+    state: &AppState,
+    me: &SignedIn,
+    id: &str,
+    q: QuoteQuery,
+) -> Result<Response, ApiError> {
+    let services = &state.services;
+    let detail = services.books.detail(&me.user.id, id).await?;
+    let book = &detail.book;
+    let startable = matches!(
+        book.status,
+        BookStatus::Extracted | BookStatus::Completed | BookStatus::Error
+    );
+    let (glossaries, models, quote, quote_error) = if startable {
+        let glossaries = services.glossaries.list(&me.user.id).await?;
+        let models = services.usage.report(&me.user).await?.allowed_models;
+        let request = QuoteRequest {
+            book_id: book.id.clone(),
+            model: non_empty(q.model.clone()),
+            glossary_id: non_empty(q.glossary_id.clone()),
+            target_lang: non_empty(q.target_lang.clone()),
+        };
+        match services.translations.quote(&me.user, request).await {
+            Ok(quote) => (glossaries, models, Some(quote), None),
+            // A quote for choices the user just made may be refused (a model of another
+            // plan): the page says why, and the form stays.
+            Err(e) => (glossaries, models, None, Some(ApiError::from(e).message)),
+        }
+    } else {
+        (Vec::new(), Vec::new(), None, None)
+    };
+    let glossaries: Vec<_> = glossaries
+        .iter()
+        .map(|g| context! { id => g.id.clone(), name => g.name.clone() })
+        .collect();
+    let has_translation = detail
+        .chapters
+        .iter()
+        .any(|c| c.status == booktr_core::types::ChapterStatus::Completed);
+    let data = context! {
+        book => book,
+        chapters => detail.chapters,
+        startable,
+        translating => matches!(book.status, BookStatus::Translating | BookStatus::Extracting | BookStatus::Uploaded | BookStatus::Generating),
+        paused => book.status == BookStatus::Paused,
+        stoppable => matches!(book.status, BookStatus::Translating | BookStatus::Paused),
+        has_translation,
+        glossaries,
+        models,
+        chosen => context! { model => q.model, glossary_id => q.glossary_id, target_lang => q.target_lang },
+        quote_minutes => quote.as_ref().map(|q| q.estimated_seconds.div_ceil(60)),
+        quote,
+        quote_error,
+    };
+    page(state, Some(me), me.lang, "app/book.html", &book.title, data)
+        .await
+        .or_else(Ok)
+}
+
+#[derive(Deserialize)]
+struct ActionForm {
+    csrf: Option<String>,
+    model: Option<String>,
+    #[serde(rename = "glossaryId")]
+    glossary_id: Option<String>,
+    #[serde(rename = "targetLang")]
+    target_lang: Option<String>,
+    #[serde(rename = "maxCost")]
+    max_cost: Option<String>,
+    title: Option<String>,
+    confirm: Option<String>,
+}
+
+/// The book page's forms: start, pause, resume, stop, rename, delete.
+async fn act(
+    State(state): State<AppState>,
+    me: SignedIn,
+    Path((id, action)): Path<(String, String)>,
+    Form(form): Form<ActionForm>,
+) -> Response {
+    if let Err(refused) = me.check_form(form.csrf.as_deref()) {
+        return page_error(me.lang, refused);
+    }
+    match perform(&state, &me, &id, &action, form).await {
+        Ok(to) => Redirect::to(&to).into_response(),
+        Err(e) => page_error(me.lang, e),
+    }
+}
+
+/// Where to go afterwards.
+async fn perform(
+    state: &AppState,
+    me: &SignedIn,
+    id: &str,
+    action: &str,
+    form: ActionForm,
+) -> Result<String, ApiError> {
+    let services = &state.services;
+    let user = &me.user;
+    let max_cost = non_empty(form.max_cost)
+        .map(|c| {
+            c.trim()
+                .parse::<f64>()
+                .map_err(|_| ApiError::bad_request("maxCost: a number of US dollars, such as 2.50"))
+        })
+        .transpose()?;
+    match action {
+        "start" => {
+            let request = StartRequest {
+                book_id: id.to_string(),
+                model: non_empty(form.model),
+                glossary_id: non_empty(form.glossary_id),
+                target_lang: non_empty(form.target_lang),
+                max_cost,
+            };
+            services.translations.start(user, request).await?;
+        }
+        "pause" => services.translations.pause(&user.id, id).await?,
+        "resume" => {
+            services.translations.resume(&user.id, id, max_cost).await?;
+        }
+        "stop" => services.translations.stop(&user.id, id).await?,
+        "rename" => {
+            services
+                .books
+                .update(&user.id, id, non_empty(form.title), None)
+                .await?;
+        }
+        "delete" => {
+            if form.confirm.as_deref() != Some("yes") {
+                return Err(ApiError::bad_request(me.lang.get("delete_confirm")));
+            }
+            services.books.delete(&user.id, id).await?;
+            return Ok("/dashboard".into());
+        }
+        _ => return Err(ApiError::not_found("action")),
+    }
+    Ok(format!("/dashboard/books/{id}"))
+}
+
+#[derive(Deserialize)]
+struct DownloadQuery {
+    format: Option<String>,
+    layout: Option<String>,
+}
+
+/// A download link's target: the signed link the API would answer, followed at once.
+async fn download(
+    State(state): State<AppState>,
+    me: SignedIn,
+    Path(id): Path<String>,
+    Query(q): Query<DownloadQuery>,
+) -> Response {
+    let link = async {
+        let edition = crate::routes::download::edition(q.format.as_deref(), q.layout.as_deref())?;
+        Ok::<_, ApiError>(
+            state
+                .services
+                .translations
+                .download(&me.user.id, &id, edition)
+                .await?,
+        )
+    }
+    .await;
+    match link {
+        Ok(download) => Redirect::to(&download.url).into_response(),
+        Err(e) => page_error(me.lang, e),
+    }
+}

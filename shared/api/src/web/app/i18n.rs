@@ -1,0 +1,195 @@
+//! The web app's words in English and Spanish: one catalogue, one entry per message with both
+//! languages side by side, so a message cannot be added in one and forgotten in the other. The
+//! language is the `lang` cookie's (set by the switch in every page's header), else the best
+//! of `Accept-Language`, else English.
+
+use std::collections::BTreeMap;
+
+use axum::http::header::{ACCEPT_LANGUAGE, COOKIE};
+use axum::http::HeaderMap;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    En,
+    Es,
+}
+
+pub const LANG_COOKIE: &str = "lang";
+
+impl Lang {
+    pub fn code(self) -> &'static str {
+        match self {
+            Lang::En => "en",
+            Lang::Es => "es",
+        }
+    }
+
+    pub fn parse(code: &str) -> Option<Lang> {
+        let primary = code.split(['-', '_']).next()?.trim().to_ascii_lowercase();
+        match primary.as_str() {
+            "en" => Some(Lang::En),
+            "es" => Some(Lang::Es),
+            _ => None,
+        }
+    }
+
+    /// The cookie's choice, else the highest-weighted language of `Accept-Language` we speak.
+    pub fn of(headers: &HeaderMap) -> Lang {
+        let chosen = headers
+            .get_all(COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|pair| pair.trim().split_once('='))
+            .find(|(name, _)| *name == LANG_COOKIE)
+            .and_then(|(_, value)| Lang::parse(value));
+        chosen
+            .or_else(|| {
+                let header = headers.get(ACCEPT_LANGUAGE)?.to_str().ok()?;
+                let mut offered: Vec<(f32, Lang)> = header
+                    .split(',')
+                    .take(20)
+                    .filter_map(|part| {
+                        let mut pieces = part.split(';');
+                        let lang = Lang::parse(pieces.next()?)?;
+                        let weight = pieces
+                            .find_map(|p| p.trim().strip_prefix("q="))
+                            .and_then(|q| q.parse::<f32>().ok())
+                            .unwrap_or(1.0);
+                        Some((weight, lang))
+                    })
+                    .collect();
+                offered.sort_by(|a, b| b.0.total_cmp(&a.0));
+                offered.first().map(|(_, lang)| *lang)
+            })
+            .unwrap_or(Lang::En)
+    }
+
+    /// Every message in this language, by key, for the templates (`{{ t.key }}`).
+    pub fn messages(self) -> BTreeMap<&'static str, &'static str> {
+        MESSAGES
+            .iter()
+            .map(|(key, en, es)| (*key, if self == Lang::En { *en } else { *es }))
+            .collect()
+    }
+
+    /// One message.
+    pub fn get(self, key: &str) -> &'static str {
+        MESSAGES
+            .iter()
+            .find(|(k, _, _)| *k == key)
+            .map_or("", |(_, en, es)| if self == Lang::En { en } else { es })
+    }
+}
+
+/// Key, English, Spanish.
+const MESSAGES: &[(&str, &str, &str)] = &[
+    ("skip", "Skip to content", "Saltar al contenido"),
+    ("library", "Library", "Biblioteca"),
+    ("community", "Community", "Comunidad"),
+    ("sign_in", "Sign in", "Iniciar sesión"),
+    ("sign_up", "Create an account", "Crear una cuenta"),
+    ("sign_out", "Sign out", "Cerrar sesión"),
+    ("email", "Email", "Correo electrónico"),
+    ("password", "Password", "Contraseña"),
+    ("password_hint", "At least 8 characters.", "Al menos 8 caracteres."),
+    ("name", "Name (optional)", "Nombre (opcional)"),
+    ("no_account", "No account yet?", "¿Aún no tienes cuenta?"),
+    ("have_account", "Already have an account?", "¿Ya tienes cuenta?"),
+    ("language", "Language", "Idioma"),
+    ("notifications", "Notifications", "Notificaciones"),
+    ("unread", "unread", "sin leer"),
+    ("your_books", "Your books", "Tus libros"),
+    ("no_books", "No books yet: upload one below.", "Aún no hay libros: sube uno abajo."),
+    ("title", "Title", "Título"),
+    ("status", "Status", "Estado"),
+    ("progress", "Progress", "Progreso"),
+    ("target_language", "Translate into", "Traducir al"),
+    ("target_language_hint", "A language code such as fr, de or pt-BR.", "Un código de idioma como fr, de o pt-BR."),
+    ("uploaded", "Uploaded", "Subido"),
+    ("upload", "Upload a book", "Subir un libro"),
+    ("upload_button", "Upload", "Subir"),
+    ("file", "Book file", "Archivo del libro"),
+    ("file_missing", "Choose a book file to upload.", "Elige un archivo de libro para subir."),
+    ("file_hint", "EPUB, PDF, DOCX, HTML or TXT, up to 50 MB. You can also drop it here.", "EPUB, PDF, DOCX, HTML o TXT, hasta 50 MB. También puedes soltarlo aquí."),
+    ("title_hint", "Optional: the file's own title is used otherwise.", "Opcional: si no, se usa el título del archivo."),
+    ("words", "Words", "Palabras"),
+    ("chapters", "Chapters", "Capítulos"),
+    ("chapter", "Chapter", "Capítulo"),
+    ("passes_done", "Passes done", "Pasadas hechas"),
+    ("translate", "Translate", "Traducir"),
+    ("start", "Start translating", "Empezar a traducir"),
+    ("pause", "Pause", "Pausar"),
+    ("resume", "Resume", "Reanudar"),
+    ("stop", "Stop", "Detener"),
+    ("model", "Model", "Modelo"),
+    ("max_cost", "Spending cap in US dollars (optional)", "Límite de gasto en dólares (opcional)"),
+    ("download", "Download", "Descargar"),
+    ("downloads", "Downloads", "Descargas"),
+    ("rename", "Rename", "Renombrar"),
+    ("save", "Save", "Guardar"),
+    ("delete", "Delete this book", "Eliminar este libro"),
+    ("delete_confirm", "Yes, delete the book and its translation for good", "Sí, eliminar el libro y su traducción para siempre"),
+    ("danger", "Delete", "Eliminar"),
+    ("error", "Error", "Error"),
+    ("warnings", "Warnings", "Avisos"),
+    ("back", "Back to the library", "Volver a la biblioteca"),
+    ("live", "This page updates itself while the book is being translated.", "Esta página se actualiza sola mientras se traduce el libro."),
+    ("not_found", "Not found", "No encontrado"),
+    ("engine", "Engine", "Motor"),
+    ("glossary", "Glossary", "Glosario"),
+    ("quote", "Update the quote", "Actualizar el presupuesto"),
+    ("tokens", "Tokens", "Tokens"),
+    ("tokens_in", "in", "de entrada"),
+    ("tokens_out", "out", "de salida"),
+    ("cost", "Expected cost", "Coste previsto"),
+    ("time", "Expected time", "Tiempo previsto"),
+    ("bilingual", "bilingual", "bilingüe"),
+    ("forbidden", "This form has expired or did not come from this site. Go back, reload the page and try again.", "Este formulario ha caducado o no viene de este sitio. Vuelve atrás, recarga la página e inténtalo de nuevo."),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_message_has_both_languages_and_keys_are_unique() {
+        let mut keys: Vec<&str> = MESSAGES.iter().map(|(k, _, _)| *k).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), MESSAGES.len(), "a key appears twice");
+        for (key, en, es) in MESSAGES {
+            assert!(!en.is_empty() && !es.is_empty(), "{key} lacks a language");
+        }
+    }
+
+    #[test]
+    fn the_cookie_wins_then_the_heaviest_accept_language_then_english() {
+        let headers = |pairs: &[(&'static str, &'static str)]| {
+            let mut h = HeaderMap::new();
+            for (name, value) in pairs {
+                h.append(*name, value.parse().unwrap());
+            }
+            h
+        };
+        assert_eq!(Lang::of(&headers(&[])), Lang::En);
+        assert_eq!(
+            Lang::of(&headers(&[(
+                "accept-language",
+                "fr-FR, es;q=0.8, en;q=0.5"
+            )])),
+            Lang::Es
+        );
+        assert_eq!(
+            Lang::of(&headers(&[
+                ("accept-language", "es-MX"),
+                ("cookie", "a=b; lang=en")
+            ])),
+            Lang::En
+        );
+        assert_eq!(
+            Lang::of(&headers(&[("accept-language", "de, fr")])),
+            Lang::En
+        );
+    }
+}

@@ -1,0 +1,179 @@
+//! The web app: the account pages (`/signin`, `/signup`, `/signout`) and, for a signed-in user,
+//! the library (`/dashboard`) and a book's page (`/dashboard/books/{id}`). Server-rendered from
+//! the templates in `templates/app/`, which escape everything they are given; readable and usable
+//! without JavaScript (every action is a form); one script of ours (`/assets/app.js`, compiled
+//! into the binary) refreshes a translating book's progress and sends large files straight to
+//! storage. Every page calls the services the API calls, with the session cookie's user: the
+//! pages add no rules of their own.
+//!
+//! Forms that change anything carry the session's CSRF token ([`csrf`]) and are refused (403)
+//! without it. Pages are in English or Spanish ([`i18n`]).
+
+mod account;
+mod assets;
+mod books;
+pub mod csrf;
+pub mod i18n;
+
+use axum::extract::{FromRequestParts, OriginalUri};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use axum::http::request::Parts;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use booktr_core::accounts::User;
+use minijinja::{context, Value};
+use serde::Serialize;
+
+use self::i18n::Lang;
+use crate::auth::session_token;
+use crate::error::ApiError;
+use crate::{AppState, Routes};
+
+pub fn router() -> Routes {
+    Routes::new()
+        .merge(account::router())
+        .merge(books::router())
+        .merge(assets::router())
+}
+
+/// The signed-in user of a page, with what every page shows for them. A request without a
+/// live session is sent to sign in, and comes back to the page afterwards.
+pub struct SignedIn {
+    pub user: User,
+    pub csrf: String,
+    session: String,
+    pub lang: Lang,
+}
+
+impl FromRequestParts<AppState> for SignedIn {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
+        let lang = Lang::of(&parts.headers);
+        let to_sign_in = || {
+            let here = parts
+                .extensions
+                .get::<OriginalUri>()
+                .map_or_else(|| parts.uri.to_string(), |u| u.0.to_string());
+            let next = booktr_core::ports::links::percent_encode(&here);
+            Redirect::to(&format!("/signin?next={next}")).into_response()
+        };
+        let Some(session) = session_token(&parts.headers) else {
+            return Err(to_sign_in());
+        };
+        match state.services.accounts.authenticate_session(&session).await {
+            Ok(principal) => {
+                tracing::Span::current().record("user_id", principal.user.id.as_str());
+                Ok(SignedIn {
+                    csrf: csrf::token(&session),
+                    user: principal.user,
+                    session,
+                    lang,
+                })
+            }
+            Err(booktr_core::accounts::AccountsError::Store(e)) => {
+                Err(page_error(lang, ApiError::from(e)))
+            }
+            Err(_) => Err(to_sign_in()),
+        }
+    }
+}
+
+impl SignedIn {
+    /// Refuses a form without this session's token (403, nothing changed).
+    pub fn check_form(&self, token: Option<&str>) -> Result<(), ApiError> {
+        if token.is_some_and(|t| csrf::holds(t, &self.session)) {
+            Ok(())
+        } else {
+            tracing::info!("a form without its session's CSRF token was refused");
+            Err(ApiError::forbidden(self.lang.get("forbidden")))
+        }
+    }
+}
+
+/// What the layout shows of the signed-in user.
+#[derive(Serialize)]
+struct Viewer<'a> {
+    name: &'a str,
+    email: &'a str,
+    unread: usize,
+}
+
+/// Renders a page of the app in the user's language, never cached (it is theirs alone).
+pub async fn page(
+    state: &AppState,
+    me: Option<&SignedIn>,
+    lang: Lang,
+    template: &str,
+    title: &str,
+    data: Value,
+) -> Result<Response, Response> {
+    let viewer = match me {
+        Some(me) => {
+            let unread = state
+                .services
+                .events
+                .unread_count(&me.user.id)
+                .await
+                .map_err(|e| page_error(lang, e.into()))?;
+            Some(Viewer {
+                name: me.user.name.as_deref().unwrap_or(me.user.email.as_str()),
+                email: me.user.email.as_str(),
+                unread,
+            })
+        }
+        None => None,
+    };
+    render(
+        template,
+        context! {
+            lang => lang.code(),
+            t => lang.messages(),
+            title => title,
+            viewer => viewer,
+            csrf => me.map(|m| m.csrf.clone()),
+            ..data
+        },
+    )
+    .map_err(|e| page_error(lang, e))
+}
+
+fn render(template: &str, context: Value) -> Result<Response, ApiError> {
+    let template = super::templates()
+        .get_template(template)
+        .map_err(|e| ApiError::internal(&e))?;
+    let html = template
+        .render(context)
+        .map_err(|e| ApiError::internal(&e))?;
+    Ok((
+        [
+            (CONTENT_TYPE, "text/html; charset=utf-8"),
+            (CACHE_CONTROL, "private, no-store"),
+        ],
+        html,
+    )
+        .into_response())
+}
+
+/// A failure as a page: its status, the service's message, and the way back.
+pub fn page_error(lang: Lang, error: ApiError) -> Response {
+    let status = error.status;
+    let title = if status == StatusCode::NOT_FOUND {
+        lang.get("not_found")
+    } else {
+        lang.get("error")
+    };
+    let context = context! {
+        lang => lang.code(),
+        t => lang.messages(),
+        title => title,
+        message => error.message.clone(),
+    };
+    match render("app/error.html", context) {
+        Ok(mut response) => {
+            *response.status_mut() = status;
+            response
+        }
+        Err(_) => error.into_response(),
+    }
+}

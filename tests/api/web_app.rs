@@ -1,0 +1,367 @@
+//! The web app through its pages, as a browser without JavaScript uses them: forms posted,
+//! redirects followed by hand, the session cookie carried.
+
+use reqwest::multipart::{Form, Part};
+use reqwest::redirect::Policy;
+use reqwest::{Client, Response};
+use serde_json::Value;
+
+use crate::helpers::{sample_txt, spawn_app, TestApp};
+
+/// A browser of one person: its own session cookie, redirects not followed (they are checked).
+struct Browser<'a> {
+    app: &'a TestApp,
+    client: Client,
+    cookie: Option<String>,
+    language: &'static str,
+}
+
+impl<'a> Browser<'a> {
+    fn new(app: &'a TestApp) -> Self {
+        Browser {
+            app,
+            client: Client::builder().redirect(Policy::none()).build().unwrap(),
+            cookie: None,
+            language: "en",
+        }
+    }
+
+    fn with_headers(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        let request = request.header("accept-language", self.language);
+        match &self.cookie {
+            Some(cookie) => request.header("cookie", cookie),
+            None => request,
+        }
+    }
+
+    async fn get(&self, path: &str) -> Response {
+        self.with_headers(self.client.get(format!("{}{path}", self.app.url)))
+            .send()
+            .await
+            .unwrap()
+    }
+
+    async fn html(&self, path: &str) -> String {
+        let response = self.get(path).await;
+        assert_eq!(response.status(), 200, "{path}");
+        response.text().await.unwrap()
+    }
+
+    async fn post_form(&mut self, path: &str, fields: &[(&str, &str)]) -> Response {
+        let response = self
+            .with_headers(self.client.post(format!("{}{path}", self.app.url)))
+            .form(fields)
+            .send()
+            .await
+            .unwrap();
+        self.keep_cookie(&response);
+        response
+    }
+
+    fn keep_cookie(&mut self, response: &Response) {
+        if let Some(set) = response.headers().get("set-cookie") {
+            let pair = set.to_str().unwrap().split(';').next().unwrap().to_string();
+            self.cookie = (!pair.ends_with('=')).then_some(pair);
+        }
+    }
+
+    async fn sign_up(&mut self) -> String {
+        let email = format!("{}@example.com", booktr_core::ids::new_id());
+        let response = self
+            .post_form(
+                "/signup",
+                &[
+                    ("email", &email),
+                    ("password", "a long password"),
+                    ("name", ""),
+                ],
+            )
+            .await;
+        assert_eq!(response.status(), 303);
+        assert_eq!(location(&response), "/dashboard");
+        assert!(self.cookie.is_some());
+        email
+    }
+
+    /// The CSRF token of the page at `path`.
+    async fn token(&self, path: &str) -> String {
+        let html = self.html(path).await;
+        let at = html
+            .find("name=\"csrf\" value=\"")
+            .expect("a form with its token")
+            + 19;
+        html[at..at + 32].to_string()
+    }
+
+    async fn upload(&self, token: &str, name: &str, bytes: Vec<u8>, title: &str) -> Response {
+        let form = Form::new()
+            .text("csrf", token.to_string())
+            .part("file", Part::bytes(bytes).file_name(name.to_string()))
+            .text("title", title.to_string())
+            .text("targetLang", "fr");
+        self.with_headers(
+            self.client
+                .post(format!("{}/dashboard/upload", self.app.url)),
+        )
+        .multipart(form)
+        .send()
+        .await
+        .unwrap()
+    }
+
+    /// The book's state as the API tells it to this session.
+    async fn book(&self, id: &str) -> Value {
+        self.get(&format!("/api/books/{id}"))
+            .await
+            .json()
+            .await
+            .unwrap()
+    }
+
+    async fn wait_for(&self, id: &str, status: &str) {
+        for _ in 0..1500 {
+            if self.book(id).await["status"] == status {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(40)).await;
+        }
+        panic!("{id} never reached {status}: {}", self.book(id).await);
+    }
+}
+
+fn location(response: &Response) -> String {
+    response.headers()["location"].to_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn the_dashboard_sends_a_visitor_to_sign_in_and_back_afterwards() {
+    let app = spawn_app().await;
+    let mut browser = Browser::new(&app);
+    let response = browser.get("/dashboard/books/x?y=1").await;
+    assert_eq!(response.status(), 303);
+    assert_eq!(
+        location(&response),
+        "/signin?next=%2Fdashboard%2Fbooks%2Fx%3Fy%3D1"
+    );
+    let page = browser.html("/signin?next=%2Fdashboard").await;
+    assert!(
+        page.contains("name=\"next\" value=\"/dashboard\""),
+        "{page}"
+    );
+
+    let email = Browser::new(&app).sign_up().await;
+    let wrong = browser
+        .post_form(
+            "/signin",
+            &[
+                ("email", &email),
+                ("password", "not it"),
+                ("next", "/dashboard"),
+            ],
+        )
+        .await;
+    assert_eq!(wrong.status(), 401);
+    let nobody = browser
+        .post_form(
+            "/signin",
+            &[
+                ("email", "nobody@example.com"),
+                ("password", "not it"),
+                ("next", "/dashboard"),
+            ],
+        )
+        .await;
+    assert_eq!(nobody.status(), 401);
+    let (wrong, nobody) = (wrong.text().await.unwrap(), nobody.text().await.unwrap());
+    assert!(wrong.contains("wrong email or password"));
+    assert_eq!(
+        wrong.replace(&email, ""),
+        nobody.replace("nobody@example.com", ""),
+        "an unknown email and a wrong password read the same"
+    );
+    let signed_in = browser
+        .post_form(
+            "/signin",
+            &[
+                ("email", &email),
+                ("password", "a long password"),
+                ("next", "//evil.example"),
+            ],
+        )
+        .await;
+    assert_eq!(signed_in.status(), 303);
+    assert_eq!(location(&signed_in), "/dashboard", "never to another site");
+    assert!(browser.html("/dashboard").await.contains("Your books"));
+}
+
+#[tokio::test]
+async fn a_new_user_uploads_quotes_translates_and_downloads_through_the_pages() {
+    let app = spawn_app().await;
+    let mut browser = Browser::new(&app);
+    browser.sign_up().await;
+    let token = browser.token("/dashboard").await;
+    let uploaded = browser
+        .upload(&token, "voyage.txt", sample_txt(), "The Voyage")
+        .await;
+    assert_eq!(uploaded.status(), 303);
+    let page = location(&uploaded);
+    let id = page.rsplit('/').next().unwrap().to_string();
+    browser.wait_for(&id, "EXTRACTED").await;
+
+    let html = browser.html(&page).await;
+    assert!(html.contains("The Voyage"));
+    assert!(
+        html.contains("Expected cost"),
+        "the quote is shown before starting"
+    );
+    assert!(
+        html.contains("offline-pseudo"),
+        "the quote names the offline engine"
+    );
+    let started = browser
+        .post_form(
+            &format!("{page}/start"),
+            &[("csrf", &token), ("targetLang", "de"), ("maxCost", "")],
+        )
+        .await;
+    assert_eq!(started.status(), 303);
+    browser.wait_for(&id, "COMPLETED").await;
+    assert_eq!(browser.book(&id).await["targetLang"], "de");
+
+    let html = browser.html(&page).await;
+    assert!(html.contains("download?format=epub"));
+    let link = browser.get(&format!("{page}/download?format=epub")).await;
+    assert_eq!(link.status(), 303);
+    let file = browser.client.get(location(&link)).send().await.unwrap();
+    assert_eq!(file.status(), 200);
+    let epub = file.bytes().await.unwrap();
+    assert!(epub.starts_with(b"PK"), "an EPUB (a zip)");
+    let library = browser.html("/dashboard").await;
+    assert!(library.contains("COMPLETED") && library.contains("The Voyage"));
+
+    let renamed = browser
+        .post_form(
+            &format!("{page}/rename"),
+            &[("csrf", &token), ("title", "Voyage II")],
+        )
+        .await;
+    assert_eq!(renamed.status(), 303);
+    assert_eq!(browser.book(&id).await["title"], "Voyage II");
+    let unconfirmed = browser
+        .post_form(&format!("{page}/delete"), &[("csrf", &token)])
+        .await;
+    assert_eq!(unconfirmed.status(), 400);
+    let deleted = browser
+        .post_form(
+            &format!("{page}/delete"),
+            &[("csrf", &token), ("confirm", "yes")],
+        )
+        .await;
+    assert_eq!(
+        (deleted.status().as_u16(), location(&deleted)),
+        (303, "/dashboard".into())
+    );
+    assert_eq!(browser.get(&page).await.status(), 404);
+}
+
+#[tokio::test]
+async fn a_form_without_its_sessions_token_changes_nothing() {
+    let app = spawn_app().await;
+    let mut owner = Browser::new(&app);
+    owner.sign_up().await;
+    let token = owner.token("/dashboard").await;
+    let uploaded = owner
+        .upload(&token, "voyage.txt", sample_txt(), "Kept")
+        .await;
+    let page = location(&uploaded);
+    let id = page.rsplit('/').next().unwrap().to_string();
+
+    let mut other = Browser::new(&app);
+    other.sign_up().await;
+    let others_token = other.token("/dashboard").await;
+    for fields in [
+        vec![("title", "Changed")],
+        vec![
+            ("csrf", "0123456789abcdef0123456789abcdef"),
+            ("title", "Changed"),
+        ],
+        vec![("csrf", others_token.as_str()), ("title", "Changed")],
+    ] {
+        let response = owner.post_form(&format!("{page}/rename"), &fields).await;
+        assert_eq!(response.status(), 403);
+    }
+    assert_eq!(owner.book(&id).await["title"], "Kept");
+    let forged = owner.upload("", "voyage.txt", sample_txt(), "Forged").await;
+    assert_eq!(forged.status(), 403);
+    let signed_out = owner.post_form("/signout", &[]).await;
+    assert_eq!(signed_out.status(), 403, "signing out needs the token too");
+    let books: Value = owner.get("/api/books").await.json().await.unwrap();
+    assert_eq!(books["books"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn two_people_see_only_their_own_books() {
+    let app = spawn_app().await;
+    let mut owner = Browser::new(&app);
+    owner.sign_up().await;
+    let token = owner.token("/dashboard").await;
+    let page = location(
+        &owner
+            .upload(&token, "voyage.txt", sample_txt(), "Mine alone")
+            .await,
+    );
+
+    let mut other = Browser::new(&app);
+    other.sign_up().await;
+    assert!(!other.html("/dashboard").await.contains("Mine alone"));
+    assert_eq!(other.get(&page).await.status(), 404);
+    assert_eq!(
+        other
+            .get(&format!("{page}/download?format=epub"))
+            .await
+            .status(),
+        404
+    );
+    let others_token = other.token("/dashboard").await;
+    let stopped = other
+        .post_form(
+            &format!("{page}/delete"),
+            &[("csrf", &others_token), ("confirm", "yes")],
+        )
+        .await;
+    assert_eq!(stopped.status(), 404);
+    assert!(owner.html("/dashboard").await.contains("Mine alone"));
+}
+
+#[tokio::test]
+async fn pages_speak_spanish_when_asked_and_show_what_users_write_as_text() {
+    let app = spawn_app().await;
+    let mut browser = Browser::new(&app);
+    browser.language = "es-ES,es;q=0.9,en;q=0.5";
+    browser.sign_up().await;
+    let html = browser.html("/dashboard").await;
+    assert!(html.contains("<html lang=\"es\">") && html.contains("Tus libros"));
+    let switched = browser.get("/language?to=en").await;
+    assert_eq!(switched.status(), 303);
+    let cookie = switched.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(cookie.starts_with("lang=en;"));
+    let session = browser.cookie.clone().unwrap();
+    browser.cookie = Some(format!("{session}; lang=en"));
+    assert!(browser.html("/dashboard").await.contains("Your books"));
+
+    let token = browser.token("/dashboard").await;
+    browser
+        .upload(
+            &token,
+            "voyage.txt",
+            sample_txt(),
+            "<script>alert(1)</script>",
+        )
+        .await;
+    let html = browser.html("/dashboard").await;
+    assert!(!html.contains("<script>alert(1)"));
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+}
