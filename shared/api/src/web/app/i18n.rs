@@ -145,6 +145,7 @@ const MESSAGES: &[(&str, &str, &str)] = &[
     ("cost", "Expected cost", "Coste previsto"),
     ("time", "Expected time", "Tiempo previsto"),
     ("bilingual", "bilingual", "bilingüe"),
+    ("nothing_to_translate", "Every chapter is already translated with these choices: pick another model, glossary or language to translate the book again.", "Todos los capítulos ya están traducidos con estas opciones: elige otro modelo, glosario o idioma para volver a traducir el libro."),
     ("forbidden", "This form has expired or did not come from this site. Go back, reload the page and try again.", "Este formulario ha caducado o no viene de este sitio. Vuelve atrás, recarga la página e inténtalo de nuevo."),
 ];
 
