@@ -47,6 +47,7 @@ async fn main() -> anyhow::Result<()> {
             public_url: url.clone(),
             trust_forwarded_for: false,
             body_limit: None,
+            upload_origin: None,
         },
     );
     let router =

@@ -196,6 +196,7 @@ async fn translate_once(book: &[u8], profile: Profile, window: usize) -> anyhow:
             public_url: url.clone(),
             trust_forwarded_for: false,
             body_limit: None,
+            upload_origin: None,
         },
     );
     let router =

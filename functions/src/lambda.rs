@@ -45,9 +45,17 @@ pub async fn serve_http(routes: booktr_api::Routes) -> Result<(), Error> {
             // API Gateway's own view of the caller is used instead (see `http_app`).
             trust_forwarded_for: false,
             body_limit: Some(booktr_api::LAMBDA_BODY_LIMIT),
+            upload_origin: upload_origin(),
         },
     );
     lambda_http::run(http_app(routes, state)).await
+}
+
+/// Where the web app's script posts direct uploads: the bucket's virtual-hosted origin.
+fn upload_origin() -> Option<String> {
+    let bucket = std::env::var("BOOKTR_BUCKET").ok()?;
+    let region = std::env::var("AWS_REGION").ok()?;
+    Some(format!("https://{bucket}.s3.{region}.amazonaws.com"))
 }
 
 /// The group's router as a Lambda serves it: every shared layer, and the caller's address from

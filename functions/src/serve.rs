@@ -88,6 +88,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             public_url: config.public_url.clone(),
             trust_forwarded_for: config.trust_forwarded_for,
             body_limit: None,
+            upload_origin: None,
         },
     );
     info!(addr = %config.addr, data_dir = %config.data_dir.display(), workers = config.workers, "booktr listening");

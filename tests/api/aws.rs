@@ -53,6 +53,7 @@ async fn spawn_aws(models: Arc<dyn Models>) -> AwsApp {
             public_url: url.clone(),
             trust_forwarded_for: false,
             body_limit: Some(booktr_api::LAMBDA_BODY_LIMIT),
+            upload_origin: None,
         },
     );
     tokio::spawn(std::future::IntoFuture::into_future(axum::serve(
@@ -389,6 +390,7 @@ async fn the_event_fixtures_run_through_the_real_handlers() {
             public_url: app.url.clone(),
             trust_forwarded_for: false,
             body_limit: Some(booktr_api::LAMBDA_BODY_LIMIT),
+            upload_origin: None,
         },
     );
     let health = booktr_functions::lambda::http_app(booktr_api::health::router(), state.clone());

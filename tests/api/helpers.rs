@@ -115,6 +115,7 @@ async fn spawn_configured(
             trust_forwarded_for: false,
             // The AWS backend stands for the Lambdas, with what API Gateway lets reach them.
             body_limit: app.aws.as_ref().map(|_| booktr_api::LAMBDA_BODY_LIMIT),
+            upload_origin: None,
         },
     );
     let router = booktr_api::router(state);
@@ -187,6 +188,7 @@ impl TestApp {
                 public_url: url.clone(),
                 trust_forwarded_for: false,
                 body_limit: self.aws.as_ref().map(|_| booktr_api::LAMBDA_BODY_LIMIT),
+                upload_origin: None,
             },
         );
         tokio::spawn(booktr_functions::serve::serve_router(

@@ -162,6 +162,7 @@ async fn starting_moby_dick_reads_each_thing_once_and_writes_its_chapters_in_bat
             public_url: app.url.clone(),
             trust_forwarded_for: false,
             body_limit: None,
+            upload_origin: None,
         },
     ));
     let request = axum::http::Request::post("/api/translate")

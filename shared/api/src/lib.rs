@@ -43,6 +43,9 @@ pub struct Settings {
     /// spec's 50 MB upload (a Lambda behind API Gateway: [`LAMBDA_BODY_LIMIT`]). Larger uploads
     /// then go through the direct flow (`POST /api/uploads`).
     pub body_limit: Option<u64>,
+    /// Where direct uploads are posted when that is another origin (the S3 bucket on AWS): the
+    /// pages' script may connect there too.
+    pub upload_origin: Option<String>,
 }
 
 /// What a Lambda behind API Gateway can receive: an invocation carries at most 6 MB, and a

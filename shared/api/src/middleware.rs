@@ -43,6 +43,16 @@ pub async fn defend_the_browser(
     for (name, value) in defences(share_page, html, state.settings.is_https()) {
         headers.insert(name, HeaderValue::from_static(value));
     }
+    // The web app's script posts direct uploads to storage, which on AWS is the bucket.
+    if let Some(origin) = state.settings.upload_origin.as_deref().filter(|_| html) {
+        let policy = PAGE_POLICY.replace(
+            "connect-src 'self'",
+            &format!("connect-src 'self' {origin}"),
+        );
+        if let Ok(value) = HeaderValue::from_str(&policy) {
+            headers.insert(CONTENT_SECURITY_POLICY, value);
+        }
+    }
     response
 }
 
