@@ -397,10 +397,19 @@ async fn the_event_fixtures_run_through_the_real_handlers() {
     let request = lambda_http::request::from_str(&fixture("http-health.json")).unwrap();
     let response = health.oneshot(request).await.unwrap();
     assert_eq!(response.status(), 200);
-    let books = booktr_functions::lambda::http_app(booktr_api::books::router(), state);
+    let books = booktr_functions::lambda::http_app(booktr_api::books::router(), state.clone());
     let request = lambda_http::request::from_str(&fixture("http-books-unauthorized.json")).unwrap();
     let response = books.oneshot(request).await.unwrap();
     assert_eq!(response.status(), 401);
+    // The pages' function sends a visitor without a session to sign in, and back afterwards.
+    let pages = booktr_functions::lambda::http_app(booktr_api::web::app::router(), state);
+    let request = lambda_http::request::from_str(&fixture("http-pages-signed-out.json")).unwrap();
+    let response = pages.oneshot(request).await.unwrap();
+    assert_eq!(response.status(), 303);
+    assert_eq!(
+        response.headers()["location"],
+        "/signin?next=%2Fdashboard%2Fbooks%2Fb1"
+    );
 
     // EventBridge: the digest schedule queues last week's digests once (nobody subscribed
     // here), whatever the event says.

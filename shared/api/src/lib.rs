@@ -81,6 +81,7 @@ pub fn all_routes() -> Routes {
         .merge(community::router())
         .merge(admin_email::router())
         .merge(web::router())
+        .merge(web::app::router())
         .merge(share::router())
         .merge(preferences::router())
         .merge(developer::router())

@@ -36,7 +36,6 @@ const LANG: &str = "es";
 pub fn router() -> Routes {
     OpenApiRouter::new()
         .merge(seo::router())
-        .merge(app::router())
         .routes(routes!(home))
         .routes(routes!(community))
         .routes(routes!(post))

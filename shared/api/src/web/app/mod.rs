@@ -51,10 +51,12 @@ impl FromRequestParts<AppState> for SignedIn {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
         let lang = Lang::of(&parts.headers);
         let to_sign_in = || {
-            let here = parts
+            // The path and query alone: behind API Gateway the URI is absolute.
+            let uri = parts
                 .extensions
                 .get::<OriginalUri>()
-                .map_or_else(|| parts.uri.to_string(), |u| u.0.to_string());
+                .map_or(&parts.uri, |u| &u.0);
+            let here = uri.path_and_query().map_or("/dashboard", |p| p.as_str());
             let next = booktr_core::ports::links::percent_encode(&here);
             Redirect::to(&format!("/signin?next={next}")).into_response()
         };
