@@ -88,7 +88,7 @@ async fn notifications_are_listed_newest_first_in_pages() {
     // Absolute, so that it opens from an email or another app too.
     assert_eq!(
         newest["link"],
-        format!("{}/api/download/book24?format=epub", app.url)
+        format!("{}/dashboard/books/book24", app.url)
     );
     assert_eq!(newest["read"], false);
     assert!(newest["title"].as_str().is_some_and(|t| !t.is_empty()));
@@ -99,7 +99,7 @@ async fn notifications_are_listed_newest_first_in_pages() {
     assert_eq!(second["notifications"].as_array().unwrap().len(), 5);
     assert_eq!(
         second["notifications"][4]["link"],
-        format!("{}/api/download/book0?format=epub", app.url)
+        format!("{}/dashboard/books/book0", app.url)
     );
     let small = list(&app, &user, "?page=3&limit=10").await;
     assert_eq!(
@@ -251,7 +251,7 @@ async fn a_translation_error_makes_a_translation_error_notification() {
     let page = list(&app, &user, "").await;
     let n = &page["notifications"][0];
     assert_eq!(n["type"], "TRANSLATION_ERROR");
-    assert_eq!(n["link"], format!("{}/api/books/book1", app.url));
+    assert_eq!(n["link"], format!("{}/dashboard/books/book1", app.url));
     let message = n["message"].as_str().unwrap();
     assert!(
         message.contains("the model timed out") && message.contains('7'),
@@ -341,8 +341,12 @@ async fn emails_follow_the_email_settings() {
 
     emit_completed(&app, &user, 2).await;
     let sent = sink.wait_for(&to, "\"Book 1\" is translated").await;
-    let link = format!("{}/api/download/book1?format=epub", app.url);
-    assert!(sent.body().contains(&link), "{}", sent.body());
+    for link in [
+        format!("{}/dashboard/books/book1", app.url),
+        format!("{}/api/download/book1?format=epub", app.url),
+    ] {
+        assert!(sent.body().contains(&link), "{}", sent.body());
+    }
 
     app.send_json(
         Method::PATCH,

@@ -365,3 +365,164 @@ async fn pages_speak_spanish_when_asked_and_show_what_users_write_as_text() {
     assert!(!html.contains("<script>alert(1)"));
     assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
 }
+
+/// The text between `start` and the next `<` after it.
+fn text_after(html: &str, start: &str) -> String {
+    let at = html
+        .find(start)
+        .unwrap_or_else(|| panic!("{start} in {html}"))
+        + start.len();
+    html[at..].split('<').next().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn a_key_made_on_the_settings_page_is_shown_once_works_and_stops_when_revoked() {
+    let app = spawn_app().await;
+    let mut browser = Browser::new(&app);
+    browser.sign_up().await;
+    let token = browser.token("/dashboard/settings").await;
+    let made = browser
+        .post_form(
+            "/dashboard/settings/keys",
+            &[
+                ("csrf", &token),
+                ("name", "laptop"),
+                ("access", "write"),
+                ("days", "30"),
+            ],
+        )
+        .await;
+    assert_eq!(made.status(), 200);
+    let html = made.text().await.unwrap();
+    let secret = text_after(&html, "<code id=\"new-key\">");
+    assert!(secret.starts_with("bt_"), "{secret}");
+    let key_user: Value = app.get("/api/user", &secret).await.json().await.unwrap();
+    assert!(key_user["email"].is_string(), "{key_user}");
+
+    let settings = browser.html("/dashboard/settings").await;
+    assert!(
+        settings.contains("laptop") && !settings.contains(&secret),
+        "shown once"
+    );
+    let at = settings.find("/dashboard/settings/keys/").unwrap() + 25;
+    let id = settings[at..].split('/').next().unwrap().to_string();
+    let revoked = browser
+        .post_form(
+            &format!("/dashboard/settings/keys/{id}/revoke"),
+            &[("csrf", &token)],
+        )
+        .await;
+    assert_eq!(revoked.status(), 303);
+    assert_eq!(app.get("/api/user", &secret).await.status(), 401);
+}
+
+#[tokio::test]
+async fn a_webhook_added_on_the_page_gets_its_test_and_shows_the_delivery() {
+    let app = spawn_app().await;
+    let receiver = crate::webhooks::Receiver::start(200).await;
+    let mut browser = Browser::new(&app);
+    browser.sign_up().await;
+    let token = browser.token("/dashboard/settings").await;
+    let added = browser
+        .post_form(
+            "/dashboard/settings/webhooks",
+            &[("csrf", &token), ("url", &receiver.url), ("completed", "1")],
+        )
+        .await;
+    assert_eq!(added.status(), 200);
+    let html = added.text().await.unwrap();
+    assert!(text_after(&html, "<code id=\"new-webhook\">").starts_with("whsec_"));
+    let at = html.find("/dashboard/settings/webhooks/").unwrap() + 29;
+    let id = html[at..].split(['/', '"']).next().unwrap().to_string();
+    let tested = browser
+        .post_form(
+            &format!("/dashboard/settings/webhooks/{id}/test"),
+            &[("csrf", &token)],
+        )
+        .await;
+    assert_eq!(tested.status(), 200);
+    assert!(tested
+        .text()
+        .await
+        .unwrap()
+        .contains("Test delivered: HTTP 200"));
+    assert_eq!(receiver.hits().len(), 1);
+    let deliveries = browser
+        .html(&format!("/dashboard/settings/webhooks/{id}"))
+        .await;
+    assert!(deliveries.contains("test"), "{deliveries}");
+}
+
+#[tokio::test]
+async fn the_account_closes_from_its_page_only_with_the_exact_phrase() {
+    let app = spawn_app().await;
+    let mut browser = Browser::new(&app);
+    browser.sign_up().await;
+    let token = browser.token("/dashboard/settings").await;
+    let export = browser.get("/api/user/export").await;
+    assert_eq!(export.status(), 200);
+    assert!(export.headers()["content-disposition"]
+        .to_str()
+        .unwrap()
+        .starts_with("attachment"));
+    let wrong = browser
+        .post_form(
+            "/dashboard/settings/close",
+            &[("csrf", &token), ("confirmation", "delete my account")],
+        )
+        .await;
+    assert_eq!(wrong.status(), 400);
+    assert_eq!(browser.get("/dashboard").await.status(), 200);
+    let closed = browser
+        .post_form(
+            "/dashboard/settings/close",
+            &[("csrf", &token), ("confirmation", "DELETE MY ACCOUNT")],
+        )
+        .await;
+    assert_eq!(
+        (closed.status().as_u16(), location(&closed)),
+        (303, "/".to_string())
+    );
+    assert_eq!(browser.cookie, None, "the cookie is cleared");
+    assert_eq!(browser.get("/dashboard").await.status(), 303);
+}
+
+#[tokio::test]
+async fn notifications_are_listed_and_marked_read_from_their_page() {
+    let app = spawn_app().await;
+    let mut browser = Browser::new(&app);
+    browser.sign_up().await;
+    let token = browser.token("/dashboard").await;
+    let page = location(
+        &browser
+            .upload(&token, "voyage.txt", sample_txt(), "Told")
+            .await,
+    );
+    let id = page.rsplit('/').next().unwrap().to_string();
+    browser.wait_for(&id, "EXTRACTED").await;
+    browser
+        .post_form(&format!("{page}/start"), &[("csrf", &token)])
+        .await;
+    browser.wait_for(&id, "COMPLETED").await;
+    let mut html = String::new();
+    for _ in 0..100 {
+        html = browser.html("/dashboard/notifications").await;
+        if html.contains("Told") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(
+        html.contains(&format!("{}/dashboard/books/{id}", app.url)),
+        "{html}"
+    );
+    assert!(html.contains("1 unread"));
+    let read = browser
+        .post_form("/dashboard/notifications/read", &[("csrf", &token)])
+        .await;
+    assert_eq!(read.status(), 303);
+    assert!(browser
+        .html("/dashboard/notifications")
+        .await
+        .contains("0 unread"));
+}

@@ -1,4 +1,5 @@
-// booktr's web app script. Every page works without it; it adds two things:
+// booktr's web app script. Every page works without it; it adds copy buttons beside secrets
+// shown once, and two things more:
 // 1. Live progress: a page showing a book that is being worked on (data-live-book) or a
 //    library with such books (data-live-list) asks the API for the book every 3 seconds and
 //    updates the status and progress in place; when the book settles it reloads the page once,
@@ -56,6 +57,14 @@
     if (status && MOVING.indexOf(status.textContent.trim()) >= 0) {
       poll(row.getAttribute("data-book"), row);
     }
+  });
+
+  // Copy buttons beside a secret shown once.
+  document.querySelectorAll("button[data-copy]").forEach(function (button) {
+    button.addEventListener("click", function () {
+      var text = document.getElementById(button.getAttribute("data-copy")).textContent;
+      if (navigator.clipboard) navigator.clipboard.writeText(text);
+    });
   });
 
   var form = document.querySelector("form[data-upload]");

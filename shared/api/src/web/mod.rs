@@ -92,6 +92,18 @@ fn templates() -> &'static Environment<'static> {
                 "app/book.html",
                 include_str!("../../templates/app/book.html"),
             ),
+            (
+                "app/settings.html",
+                include_str!("../../templates/app/settings.html"),
+            ),
+            (
+                "app/deliveries.html",
+                include_str!("../../templates/app/deliveries.html"),
+            ),
+            (
+                "app/notifications.html",
+                include_str!("../../templates/app/notifications.html"),
+            ),
         ] {
             // The sources are part of the binary and tested (below): a broken one is a build
             // defect, logged here and a 500 on its pages.
@@ -430,5 +442,32 @@ mod tests {
         for name in ["posts.html", "post.html", "reader.html"] {
             templates().get_template(name).unwrap();
         }
+    }
+
+    #[test]
+    fn every_file_of_the_templates_folder_is_a_template_that_parses() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
+        let mut dirs = vec![root.clone()];
+        let mut found = 0;
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                    continue;
+                }
+                let name = path
+                    .strip_prefix(&root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                assert!(
+                    templates().get_template(&name).is_ok(),
+                    "{name} is not registered or does not parse"
+                );
+                found += 1;
+            }
+        }
+        assert!(found >= 14, "{found}");
     }
 }

@@ -535,14 +535,15 @@ impl Events {
             } => (
                 format!("\"{}\" is translated", occurrence.title),
                 format!(
-                    "Your book \"{}\" has finished translating and its file is ready.\n\n{}Download it from booktr (signed in with your account or an API key): {}{download_path}\n",
+                    "Your book \"{}\" has finished translating and its file is ready.\n\n{}Open it in booktr: {site}/dashboard/books/{}\nOr download it with an API key: {site}{download_path}\n",
                     occurrence.title,
                     flagged
                         .sentence
                         .as_ref()
                         .map(|s| format!("{s}\n\n"))
                         .unwrap_or_default(),
-                    self.site
+                    occurrence.book_id,
+                    site = self.site
                 ),
             ),
             EventKind::TranslationError {
@@ -551,10 +552,10 @@ impl Events {
             } => (
                 format!("Translating \"{}\" failed", occurrence.title),
                 format!(
-                    "Translating your book \"{}\" failed (chapter {chapter_index}): {error}\n\nResume it with POST {}/api/translate/resume and {{\"bookId\": \"{}\"}}; the chapters already translated are kept.\n",
+                    "Translating your book \"{}\" failed (chapter {chapter_index}): {error}\n\nResume it from its page, {site}/dashboard/books/{id}, or with POST {site}/api/translate/resume and {{\"bookId\": \"{id}\"}}; the chapters already translated are kept.\n",
                     occurrence.title,
-                    self.site,
-                    occurrence.book_id
+                    site = self.site,
+                    id = occurrence.book_id
                 ),
             ),
         };

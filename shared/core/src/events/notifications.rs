@@ -43,17 +43,14 @@ fn sk(id: &str) -> String {
     format!("{PREFIX}{id}")
 }
 
-/// The notification of `occurrence`, linking to what opens the book on `site` (the service's
-/// public URL): its file's download once completed, the book otherwise.
+/// The notification of `occurrence`, linking to the book's page of the web app on `site` (the
+/// service's public URL), which offers its downloads, or its error and the way to resume.
 pub(super) fn for_occurrence(
     occurrence: &Occurrence,
     now: DateTime<Utc>,
     site: &str,
 ) -> Notification {
-    let link = match &occurrence.kind {
-        EventKind::BookCompleted { download_path, .. } => format!("{site}{download_path}"),
-        EventKind::TranslationError { .. } => format!("{site}/api/books/{}", occurrence.book_id),
-    };
+    let link = format!("{site}/dashboard/books/{}", occurrence.book_id);
     let (kind, title, message) = match &occurrence.kind {
         EventKind::BookCompleted { flagged, .. } => (
             NotificationType::BookCompleted,

@@ -14,6 +14,7 @@ mod assets;
 mod books;
 pub mod csrf;
 pub mod i18n;
+mod settings;
 
 use axum::extract::{FromRequestParts, OriginalUri};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
@@ -33,6 +34,7 @@ pub fn router() -> Routes {
     Routes::new()
         .merge(account::router())
         .merge(books::router())
+        .merge(settings::router())
         .merge(assets::router())
 }
 

@@ -1,0 +1,338 @@
+//! `/dashboard/settings` (API keys, webhooks, the export and closing the account) and
+//! `/dashboard/notifications`. A key's and a webhook's secret are shown once, on the page that
+//! answers their creation (never in a URL), with a copy button.
+
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::Form;
+use booktr_core::types::Scope;
+use minijinja::{context, Value};
+use serde::Deserialize;
+
+use super::{page, page_error, SignedIn};
+use crate::error::ApiError;
+use crate::extract::Path;
+use crate::routes::auth_routes::with_cookie;
+use crate::{AppState, Routes};
+
+pub fn router() -> Routes {
+    Routes::new()
+        .route("/dashboard/settings", get(settings))
+        .route("/dashboard/settings/keys", post(create_key))
+        .route("/dashboard/settings/keys/{id}/revoke", post(revoke_key))
+        .route("/dashboard/settings/webhooks", post(create_webhook))
+        .route("/dashboard/settings/webhooks/{id}", get(deliveries))
+        .route("/dashboard/settings/webhooks/{id}/test", post(test_webhook))
+        .route(
+            "/dashboard/settings/webhooks/{id}/delete",
+            post(delete_webhook),
+        )
+        .route("/dashboard/settings/close", post(close_account))
+        .route("/dashboard/notifications", get(notifications))
+        .route("/dashboard/notifications/read", post(mark_read))
+}
+
+/// What one action wants the settings page to say (a secret shown once, a test's answer).
+#[derive(Default)]
+struct Said {
+    new_key: Option<Value>,
+    new_webhook: Option<Value>,
+    tested: Option<Value>,
+}
+
+async fn settings(State(state): State<AppState>, me: SignedIn) -> Response {
+    settings_page(&state, &me, Said::default()).await
+}
+
+async fn settings_page(state: &AppState, me: &SignedIn, said: Said) -> Response {
+    let loaded = async {
+        let keys = state.services.accounts.list_keys(&me.user.id).await?;
+        let webhooks = state.services.events.webhooks(&me.user.id).await?;
+        let usage = state.services.usage.report(&me.user).await?;
+        Ok::<_, ApiError>((keys, webhooks, usage))
+    }
+    .await;
+    let (keys, webhooks, usage) = match loaded {
+        Ok(loaded) => loaded,
+        Err(e) => return page_error(me.lang, e),
+    };
+    let data = context! {
+        keys,
+        webhooks,
+        usage,
+        reset => usage.reset_date.format("%Y-%m-%d").to_string(),
+        new_key => said.new_key,
+        new_webhook => said.new_webhook,
+        tested => said.tested,
+        phrase => booktr_core::privacy::DELETE_CONFIRMATION,
+    };
+    let title = me.lang.get("settings");
+    page(state, Some(me), me.lang, "app/settings.html", title, data)
+        .await
+        .unwrap_or_else(|r| r)
+}
+
+#[derive(Deserialize)]
+struct KeyForm {
+    csrf: Option<String>,
+    name: String,
+    /// `read` for a read-only key; anything else reads and writes.
+    access: Option<String>,
+    /// Days until it expires; empty for never.
+    days: Option<String>,
+}
+
+async fn create_key(
+    State(state): State<AppState>,
+    me: SignedIn,
+    Form(form): Form<KeyForm>,
+) -> Response {
+    if let Err(e) = me.check_form(form.csrf.as_deref()) {
+        return page_error(me.lang, e);
+    }
+    let created = async {
+        let scopes = match form.access.as_deref() {
+            Some("read") => vec![Scope::Read],
+            _ => vec![Scope::Read, Scope::Write],
+        };
+        let expires_at = match form
+            .days
+            .as_deref()
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+        {
+            None => None,
+            Some(days) => {
+                let days: i64 = days
+                    .parse()
+                    .ok()
+                    .filter(|d| (1..=3650).contains(d))
+                    .ok_or_else(|| ApiError::bad_request("expiry: a number of days, 1 to 3650"))?;
+                Some(chrono::Utc::now() + chrono::Duration::days(days))
+            }
+        };
+        Ok::<_, ApiError>(
+            state
+                .services
+                .accounts
+                .create_key(&me.user, &form.name, Some(scopes), expires_at)
+                .await?,
+        )
+    }
+    .await;
+    match created {
+        Ok(created) => {
+            let said = Said {
+                new_key: Some(context! { name => created.key.name, secret => created.secret }),
+                ..Said::default()
+            };
+            settings_page(&state, &me, said).await
+        }
+        Err(e) => page_error(me.lang, e),
+    }
+}
+
+#[derive(Deserialize)]
+struct TokenForm {
+    csrf: Option<String>,
+}
+
+async fn revoke_key(
+    State(state): State<AppState>,
+    me: SignedIn,
+    Path(id): Path<String>,
+    Form(form): Form<TokenForm>,
+) -> Response {
+    if let Err(e) = me.check_form(form.csrf.as_deref()) {
+        return page_error(me.lang, e);
+    }
+    match state.services.accounts.revoke_key(&me.user.id, &id).await {
+        Ok(()) => Redirect::to("/dashboard/settings#keys").into_response(),
+        Err(e) => page_error(me.lang, e.into()),
+    }
+}
+
+#[derive(Deserialize)]
+struct WebhookForm {
+    csrf: Option<String>,
+    url: String,
+    completed: Option<String>,
+    failed: Option<String>,
+}
+
+async fn create_webhook(
+    State(state): State<AppState>,
+    me: SignedIn,
+    Form(form): Form<WebhookForm>,
+) -> Response {
+    if let Err(e) = me.check_form(form.csrf.as_deref()) {
+        return page_error(me.lang, e);
+    }
+    let mut events = Vec::new();
+    if form.completed.is_some() {
+        events.push("book.completed".to_string());
+    }
+    if form.failed.is_some() {
+        events.push("translation.error".to_string());
+    }
+    match state
+        .services
+        .events
+        .create_webhook(&me.user.id, &form.url, &events)
+        .await
+    {
+        Ok(created) => {
+            let said = Said {
+                new_webhook: Some(
+                    context! { url => created.webhook.url, secret => created.secret },
+                ),
+                ..Said::default()
+            };
+            settings_page(&state, &me, said).await
+        }
+        Err(e) => page_error(me.lang, e.into()),
+    }
+}
+
+async fn test_webhook(
+    State(state): State<AppState>,
+    me: SignedIn,
+    Path(id): Path<String>,
+    Form(form): Form<TokenForm>,
+) -> Response {
+    if let Err(e) = me.check_form(form.csrf.as_deref()) {
+        return page_error(me.lang, e);
+    }
+    match state.services.events.test_webhook(&me.user.id, &id).await {
+        Ok(result) => {
+            let said = Said {
+                tested: Some(context! {
+                    success => result.success,
+                    status_code => result.status_code,
+                    response => result.response,
+                }),
+                ..Said::default()
+            };
+            settings_page(&state, &me, said).await
+        }
+        Err(e) => page_error(me.lang, e.into()),
+    }
+}
+
+async fn delete_webhook(
+    State(state): State<AppState>,
+    me: SignedIn,
+    Path(id): Path<String>,
+    Form(form): Form<TokenForm>,
+) -> Response {
+    if let Err(e) = me.check_form(form.csrf.as_deref()) {
+        return page_error(me.lang, e);
+    }
+    match state.services.events.delete_webhook(&me.user.id, &id).await {
+        Ok(()) => Redirect::to("/dashboard/settings#webhooks").into_response(),
+        Err(e) => page_error(me.lang, e.into()),
+    }
+}
+
+async fn deliveries(
+    State(state): State<AppState>,
+    me: SignedIn,
+    Path(id): Path<String>,
+) -> Response {
+    let loaded = async {
+        let webhooks = state.services.events.webhooks(&me.user.id).await?;
+        let webhook = webhooks
+            .into_iter()
+            .find(|w| w.id == id)
+            .ok_or_else(|| ApiError::not_found("webhook"))?;
+        let deliveries = state.services.events.deliveries(&me.user.id, &id).await?;
+        Ok::<_, ApiError>((webhook, deliveries))
+    }
+    .await;
+    match loaded {
+        Ok((webhook, deliveries)) => {
+            let data = context! { webhook, deliveries };
+            let title = me.lang.get("deliveries");
+            page(
+                &state,
+                Some(&me),
+                me.lang,
+                "app/deliveries.html",
+                title,
+                data,
+            )
+            .await
+            .unwrap_or_else(|r| r)
+        }
+        Err(e) => page_error(me.lang, e),
+    }
+}
+
+#[derive(Deserialize)]
+struct CloseForm {
+    csrf: Option<String>,
+    confirmation: String,
+    reason: Option<String>,
+}
+
+async fn close_account(
+    State(state): State<AppState>,
+    me: SignedIn,
+    headers: HeaderMap,
+    Form(form): Form<CloseForm>,
+) -> Response {
+    if let Err(e) = me.check_form(form.csrf.as_deref()) {
+        return page_error(me.lang, e);
+    }
+    let reason = form
+        .reason
+        .as_deref()
+        .map(str::trim)
+        .filter(|r| !r.is_empty());
+    match state
+        .services
+        .privacy
+        .delete_account(&me.user, form.confirmation.trim(), reason)
+        .await
+    {
+        // The session died with the account; the cookie goes too.
+        Ok(_) => with_cookie(&state, &headers, "", 0, Redirect::to("/")),
+        Err(e) => page_error(me.lang, e.into()),
+    }
+}
+
+async fn notifications(State(state): State<AppState>, me: SignedIn) -> Response {
+    match state.services.events.all_notifications(&me.user.id).await {
+        Ok(all) => {
+            let data = context! { notifications => all };
+            let title = me.lang.get("notifications");
+            page(
+                &state,
+                Some(&me),
+                me.lang,
+                "app/notifications.html",
+                title,
+                data,
+            )
+            .await
+            .unwrap_or_else(|r| r)
+        }
+        Err(e) => page_error(me.lang, e.into()),
+    }
+}
+
+async fn mark_read(
+    State(state): State<AppState>,
+    me: SignedIn,
+    Form(form): Form<TokenForm>,
+) -> Response {
+    if let Err(e) = me.check_form(form.csrf.as_deref()) {
+        return page_error(me.lang, e);
+    }
+    match state.services.events.mark_all_read(&me.user.id).await {
+        Ok(_) => Redirect::to("/dashboard/notifications").into_response(),
+        Err(e) => page_error(me.lang, e.into()),
+    }
+}
