@@ -316,74 +316,38 @@ fn default_output(input: &Path, lang: &str, format: &str, layout: Layout) -> Pat
     PathBuf::from(format!("{stem}.{lang}{layout}.{format}"))
 }
 
-/// A glossary CSV: `source,target[,context]` per line, optional header, quotes as in RFC 4180.
+/// A glossary CSV (`booktr_core::glossaries::csv`): every entry needs a source and a target,
+/// and a source may appear once (in any case).
 pub fn read_glossary(path: &Path) -> anyhow::Result<Vec<GlossaryEntry>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let mut entries = Vec::new();
-    for (number, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let fields = csv_fields(line);
-        if number == 0
-            && fields
-                .first()
-                .is_some_and(|f| f.eq_ignore_ascii_case("source"))
-        {
-            continue;
-        }
-        let (Some(source), Some(target)) = (fields.first(), fields.get(1)) else {
-            bail!(
-                "{}:{}: expected source,target[,context]",
-                path.display(),
-                number + 1
-            );
-        };
-        if source.trim().is_empty() || target.trim().is_empty() {
-            bail!("{}:{}: empty source or target", path.display(), number + 1);
+    let rows = booktr_core::glossaries::csv::rows(&text)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let mut entries: Vec<GlossaryEntry> = Vec::new();
+    for (number, row) in rows {
+        let (source, target) = (
+            row.source.unwrap_or_default(),
+            row.target.unwrap_or_default(),
+        );
+        if source.is_empty() || target.is_empty() {
+            bail!("{}:{number}: empty source or target", path.display());
         }
         if entries
             .iter()
-            .any(|e: &GlossaryEntry| e.source.eq_ignore_ascii_case(source.trim()))
+            .any(|e| e.source.eq_ignore_ascii_case(&source))
         {
             bail!(
-                "{}:{}: '{}' is already in the glossary",
-                path.display(),
-                number + 1,
-                source.trim()
+                "{}:{number}: '{source}' is already in the glossary",
+                path.display()
             );
         }
         entries.push(GlossaryEntry {
-            source: source.trim().to_string(),
-            target: target.trim().to_string(),
-            context: fields
-                .get(2)
-                .map(|c| c.trim().to_string())
-                .filter(|c| !c.is_empty()),
+            source,
+            target,
+            context: row.context,
         });
     }
     Ok(entries)
-}
-
-fn csv_fields(line: &str) -> Vec<String> {
-    let mut fields = Vec::new();
-    let mut field = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                field.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => fields.push(std::mem::take(&mut field)),
-            (c, _) => field.push(c),
-        }
-    }
-    fields.push(field);
-    fields
 }
 
 /// Uses of the glossary's terms in the source blocks, and how many of the translated blocks

@@ -526,3 +526,96 @@ async fn notifications_are_listed_and_marked_read_from_their_page() {
         .await
         .contains("0 unread"));
 }
+
+#[tokio::test]
+async fn a_glossary_is_made_from_a_csv_edited_in_its_table_exported_and_replaced() {
+    let app = spawn_app().await;
+    let mut browser = Browser::new(&app);
+    browser.sign_up().await;
+    let token = browser.token("/dashboard/glossaries").await;
+    let form = Form::new()
+        .text("csrf", token.clone())
+        .text("name", "Sea")
+        .part(
+            "file",
+            Part::bytes(
+                b"source,target,context\nwhale,ballena,the animal\n\"Ahab, captain\",Acab\n"
+                    .to_vec(),
+            )
+            .file_name("sea.csv"),
+        );
+    let made = browser
+        .with_headers(
+            browser
+                .client
+                .post(format!("{}/dashboard/glossaries", app.url)),
+        )
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(made.status(), 303);
+    let page = location(&made);
+    let html = browser.html(&page).await;
+    assert!(html.contains("value=\"ballena\"") && html.contains("value=\"Ahab, captain\""));
+
+    // The table: the first entry changed, the second emptied (removed), one row added.
+    let id_of = |source: &str| {
+        let at = html.find(&format!("value=\"{source}\"")).unwrap();
+        let before = &html[..at];
+        let from = before.rfind("name=\"id\" value=\"").unwrap() + 17;
+        before[from..].split('"').next().unwrap().to_string()
+    };
+    let (whale, ahab) = (id_of("whale"), id_of("Ahab, captain"));
+    let saved = browser
+        .post_form(
+            &format!("{page}/save"),
+            &[
+                ("csrf", token.as_str()),
+                ("name", "Sea terms"),
+                ("id", &whale),
+                ("source", "whale"),
+                ("target", "cachalote"),
+                ("context", ""),
+                ("id", &ahab),
+                ("source", ""),
+                ("target", ""),
+                ("context", ""),
+                ("id", ""),
+                ("source", "Pequod"),
+                ("target", "Pequod"),
+                ("context", "the ship"),
+            ],
+        )
+        .await;
+    assert_eq!(saved.status(), 303);
+    let exported = browser.get(&format!("{page}/export")).await;
+    assert_eq!(exported.status(), 200);
+    assert!(exported.headers()["content-disposition"]
+        .to_str()
+        .unwrap()
+        .contains("Sea-terms.csv"));
+    assert_eq!(
+        exported.text().await.unwrap(),
+        "source,target,context\n\"whale\",\"cachalote\",\"\"\n\"Pequod\",\"Pequod\",\"the ship\"\n"
+    );
+
+    let form = Form::new().text("csrf", token.clone()).part(
+        "file",
+        Part::bytes(b"harpoon,arpon\n".to_vec()).file_name("new.csv"),
+    );
+    let imported = browser
+        .with_headers(browser.client.post(format!("{}{page}/import", app.url)))
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(imported.status(), 303);
+    let html = browser.html(&page).await;
+    assert!(html.contains("value=\"arpon\"") && !html.contains("value=\"cachalote\""));
+    let deleted = browser
+        .post_form(&format!("{page}/delete"), &[("csrf", token.as_str())])
+        .await;
+    assert_eq!(deleted.status(), 303);
+    assert_eq!(browser.get(&page).await.status(), 404);
+}

@@ -104,6 +104,14 @@ fn templates() -> &'static Environment<'static> {
                 "app/notifications.html",
                 include_str!("../../templates/app/notifications.html"),
             ),
+            (
+                "app/glossaries.html",
+                include_str!("../../templates/app/glossaries.html"),
+            ),
+            (
+                "app/glossary.html",
+                include_str!("../../templates/app/glossary.html"),
+            ),
         ] {
             // The sources are part of the binary and tested (below): a broken one is a build
             // defect, logged here and a 500 on its pages.

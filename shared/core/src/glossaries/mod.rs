@@ -4,6 +4,8 @@
 //! [`MAX_ENTRIES`], which keeps the item well under DynamoDB's 400 KB), listed per user through
 //! `gsi1`: `USER#<id>#GLOSSARIES` / `<createdAt>#<id>`.
 
+pub mod csv;
+
 use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};

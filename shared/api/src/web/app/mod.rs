@@ -13,6 +13,7 @@ mod account;
 mod assets;
 mod books;
 pub mod csrf;
+mod glossaries;
 pub mod i18n;
 mod settings;
 
@@ -35,6 +36,7 @@ pub fn router() -> Routes {
         .merge(account::router())
         .merge(books::router())
         .merge(settings::router())
+        .merge(glossaries::router())
         .merge(assets::router())
 }
 
