@@ -239,6 +239,24 @@ async fn a_new_user_uploads_quotes_translates_and_downloads_through_the_pages() 
     let library = browser.html("/dashboard").await;
     assert!(library.contains("COMPLETED") && library.contains("The Voyage"));
 
+    let shared = browser
+        .post_form(&format!("{page}/share"), &[("csrf", &token), ("days", "7")])
+        .await;
+    assert_eq!(shared.status(), 303);
+    let html = browser.html(&page).await;
+    let link = text_after(&html, "<a id=\"share-url\" href=\"")
+        .split('"')
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(link.starts_with(&format!("{}/shared/", app.url)), "{link}");
+    assert_eq!(Client::new().get(&link).send().await.unwrap().status(), 200);
+    let unshared = browser
+        .post_form(&format!("{page}/unshare"), &[("csrf", &token)])
+        .await;
+    assert_eq!(unshared.status(), 303);
+    assert_eq!(Client::new().get(&link).send().await.unwrap().status(), 404);
+
     let renamed = browser
         .post_form(
             &format!("{page}/rename"),

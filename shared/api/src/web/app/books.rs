@@ -220,6 +220,8 @@ async fn book_page(
         glossaries,
         models,
         chosen => context! { model => q.model, glossary_id => q.glossary_id, target_lang => q.target_lang },
+        share_url => book.share_token.as_ref().map(|t| format!("{}/shared/{t}", state.settings.public_url)),
+        shareable => matches!(book.status, BookStatus::Translated | BookStatus::Generating | BookStatus::Completed),
         quote_minutes => quote.as_ref().map(|q| q.estimated_seconds.div_ceil(60)),
         quote,
         quote_error,
@@ -241,6 +243,9 @@ struct ActionForm {
     max_cost: Option<String>,
     title: Option<String>,
     confirm: Option<String>,
+    /// Share links: days until the link expires (empty: never), and `yes` to list it publicly.
+    days: Option<String>,
+    public: Option<String>,
 }
 
 /// The book page's forms: start, pause, resume, stop, rename, delete.
@@ -298,6 +303,20 @@ async fn perform(
                 .update(&user.id, id, non_empty(form.title), None)
                 .await?;
         }
+        "share" => {
+            let days = non_empty(form.days)
+                .map(|d| {
+                    d.trim()
+                        .parse::<i64>()
+                        .map_err(|_| ApiError::bad_request("expiry: a number of days"))
+                })
+                .transpose()?;
+            services
+                .books
+                .share(&user.id, id, days, form.public.as_deref() == Some("yes"))
+                .await?;
+        }
+        "unshare" => services.books.unshare(&user.id, id).await?,
         "delete" => {
             if form.confirm.as_deref() != Some("yes") {
                 return Err(ApiError::bad_request(me.lang.get("delete_confirm")));
