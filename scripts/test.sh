@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine too: installs the tools the tests check output with
 # (epubcheck for EPUB files, poppler's pdftotext for PDF files, fonts for PDF rendering,
-# Chromium for the public pages and the API's docs page) when
+# Chromium and its WebDriver for the pages, npm for axe-core) when
 # they are missing, starts a local AWS emulator (moto, in a virtualenv under target/) for the AWS
 # adapters, then runs every test. Extra arguments go to `cargo test`.
 set -euo pipefail
@@ -12,6 +12,8 @@ need=()
 command -v pdftotext >/dev/null 2>&1 || need+=(poppler-utils)
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
+command -v npm >/dev/null 2>&1 || need+=(npm)
 if [ ${#need[@]} -gt 0 ]; then
   echo "== installing test tools: ${need[*]}"
   sudo=""
@@ -28,6 +30,12 @@ if ! "$checks/bin/python" -c 'import feedparser, xmlschema, openapi_spec_validat
   python3 -m venv "$checks"
   "$checks/bin/pip" install -q 'feedparser>=6,<7' 'xmlschema>=3,<5' 'openapi-spec-validator==0.7.2' \
     'prometheus-client>=0.20,<1'
+fi
+
+# axe-core (pinned), which the browser tests inject into the web app's pages.
+if [ ! -f target/axe/node_modules/axe-core/axe.min.js ]; then
+  echo "== installing axe-core into target/axe"
+  npm install --silent --no-audit --no-fund --prefix target/axe axe-core@4.10.2
 fi
 
 # The AWS adapters run their conformance suites against a local emulator.

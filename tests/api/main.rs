@@ -7,6 +7,7 @@ mod answers;
 mod auth;
 mod aws;
 mod books;
+mod browser;
 mod builds;
 mod checkers;
 mod cli;
