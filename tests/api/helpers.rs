@@ -115,7 +115,11 @@ async fn spawn_configured(
             trust_forwarded_for: false,
             // The AWS backend stands for the Lambdas, with what API Gateway lets reach them.
             body_limit: app.aws.as_ref().map(|_| booktr_api::LAMBDA_BODY_LIMIT),
-            upload_origin: None,
+            // The emulator's S3, where the pages' script posts direct uploads.
+            upload_origin: app
+                .aws
+                .as_ref()
+                .and_then(|_| std::env::var("AWS_ENDPOINT_URL").ok()),
         },
     );
     let router = booktr_api::router(state);
@@ -214,6 +218,26 @@ pub async fn backend(config: &Config, clock: Arc<dyn Clock>, models: Arc<dyn Mod
     }
     let clients = booktr_aws::Clients::from_env().await;
     let resources = aws_resources(&clients).await;
+    // As the template's bucket: the site's pages may post direct uploads to it.
+    let rule = aws_sdk_s3::types::CorsRule::builder()
+        .allowed_methods("POST")
+        .allowed_origins(&config.public_url)
+        .allowed_headers("*")
+        .build()
+        .unwrap();
+    clients
+        .s3
+        .put_bucket_cors()
+        .bucket(&resources.bucket)
+        .cors_configuration(
+            aws_sdk_s3::types::CorsConfiguration::builder()
+                .cors_rules(rule)
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
     let app = wiring::managed(config, clients, &resources, clock, models).unwrap();
     Backend {
         services: app.services,
