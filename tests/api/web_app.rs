@@ -637,3 +637,80 @@ async fn a_glossary_is_made_from_a_csv_edited_in_its_table_exported_and_replaced
     assert_eq!(deleted.status(), 303);
     assert_eq!(browser.get(&page).await.status(), 404);
 }
+
+#[tokio::test]
+async fn profile_defaults_and_notification_settings_are_saved_from_the_settings_page() {
+    let app = spawn_app().await;
+    let mut browser = Browser::new(&app);
+    browser.sign_up().await;
+    let token = browser.token("/dashboard/settings").await;
+    let saved = browser
+        .post_form(
+            "/dashboard/settings/profile",
+            &[
+                ("csrf", token.as_str()),
+                ("name", "Ishmael"),
+                ("preferredLanguage", "es"),
+            ],
+        )
+        .await;
+    assert_eq!(saved.status(), 303);
+    let saved = browser
+        .post_form(
+            "/dashboard/settings/preferences",
+            &[
+                ("csrf", token.as_str()),
+                ("defaultModel", "gpt-4o-mini"),
+                ("defaultTargetLanguage", "de"),
+                ("defaultGlossaryId", ""),
+                ("autoStartTranslation", "on"),
+            ],
+        )
+        .await;
+    assert_eq!(saved.status(), 303);
+    // Only the in-app box ticked: every email setting goes off.
+    let saved = browser
+        .post_form(
+            "/dashboard/settings/notifications",
+            &[("csrf", token.as_str()), ("inAppEnabled", "on")],
+        )
+        .await;
+    assert_eq!(saved.status(), 303);
+    let refused = browser
+        .post_form(
+            "/dashboard/settings/preferences",
+            &[
+                ("csrf", token.as_str()),
+                ("defaultModel", "gpt-9"),
+                ("defaultTargetLanguage", "de"),
+            ],
+        )
+        .await;
+    assert_eq!(refused.status(), 400);
+
+    let user: Value = browser.get("/api/user").await.json().await.unwrap();
+    assert_eq!(
+        (user["name"].as_str(), user["preferredLanguage"].as_str()),
+        (Some("Ishmael"), Some("es"))
+    );
+    let preferences: Value = browser
+        .get("/api/settings/preferences")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(preferences["defaultTargetLanguage"], "de");
+    assert_eq!(preferences["autoStartTranslation"], true);
+    assert_eq!(preferences["preserveFormatting"], false);
+    let notify: Value = browser
+        .get("/api/settings/notifications")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(notify["inAppEnabled"], true);
+    assert_eq!(notify["emailBookCompleted"], false);
+    let html = browser.html("/dashboard/settings").await;
+    assert!(html.contains("value=\"Ishmael\""));
+    assert!(html.contains("<option value=\"gpt-4o-mini\" selected>"));
+}

@@ -30,6 +30,13 @@ pub fn router() -> Routes {
             post(delete_webhook),
         )
         .route("/dashboard/settings/close", post(close_account))
+        .route("/dashboard/settings/profile", post(save_profile))
+        .route("/dashboard/settings/preferences", post(save_preferences))
+        .route(
+            "/dashboard/settings/notifications",
+            post(save_notifications),
+        )
+        .route("/dashboard/settings/developer", post(save_developer))
         .route("/dashboard/notifications", get(notifications))
         .route("/dashboard/notifications/read", post(mark_read))
 }
@@ -47,14 +54,23 @@ async fn settings(State(state): State<AppState>, me: SignedIn) -> Response {
 }
 
 async fn settings_page(state: &AppState, me: &SignedIn, said: Said) -> Response {
+    let services = &state.services;
+    let user_id = me.user.id.as_str();
     let loaded = async {
-        let keys = state.services.accounts.list_keys(&me.user.id).await?;
-        let webhooks = state.services.events.webhooks(&me.user.id).await?;
-        let usage = state.services.usage.report(&me.user).await?;
-        Ok::<_, ApiError>((keys, webhooks, usage))
+        let keys = services.accounts.list_keys(user_id).await?;
+        let webhooks = services.events.webhooks(user_id).await?;
+        let usage = services.usage.report(&me.user).await?;
+        let account = context! {
+            preferences => services.translations.preferences(user_id).await?,
+            notify => services.events.notification_settings(user_id).await?,
+            developer => services.developer.settings(user_id).await?,
+            glossaries => services.glossaries.list(user_id).await?,
+            models => usage.allowed_models.clone(),
+        };
+        Ok::<_, ApiError>((keys, webhooks, usage, account))
     }
     .await;
-    let (keys, webhooks, usage) = match loaded {
+    let (keys, webhooks, usage, account) = match loaded {
         Ok(loaded) => loaded,
         Err(e) => return page_error(me.lang, e),
     };
@@ -62,6 +78,8 @@ async fn settings_page(state: &AppState, me: &SignedIn, said: Said) -> Response 
         keys,
         webhooks,
         usage,
+        account,
+        profile => context! { name => me.user.name.clone(), preferred_language => me.user.preferred_language.clone() },
         reset => usage.reset_date.format("%Y-%m-%d").to_string(),
         new_key => said.new_key,
         new_webhook => said.new_webhook,
@@ -334,5 +352,129 @@ async fn mark_read(
     match state.services.events.mark_all_read(&me.user.id).await {
         Ok(_) => Redirect::to("/dashboard/notifications").into_response(),
         Err(e) => page_error(me.lang, e.into()),
+    }
+}
+
+/// A form's checkbox: sent (as `on`) when ticked, absent when not.
+fn ticked(fields: &[(String, String)], name: &str) -> bool {
+    fields.iter().any(|(n, _)| n == name)
+}
+
+fn value(fields: &[(String, String)], name: &str) -> Option<String> {
+    fields
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.trim().to_string())
+}
+
+/// The token check every account form starts with.
+fn checked(me: &SignedIn, fields: &[(String, String)]) -> Result<(), ApiError> {
+    me.check_form(value(fields, super::csrf::FIELD).as_deref())
+}
+
+async fn save_profile(
+    State(state): State<AppState>,
+    me: SignedIn,
+    Form(fields): Form<Vec<(String, String)>>,
+) -> Response {
+    let saved = async {
+        checked(&me, &fields)?;
+        state
+            .services
+            .accounts
+            .update_profile(
+                &me.user.id,
+                value(&fields, "name"),
+                value(&fields, "preferredLanguage"),
+            )
+            .await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    back_to_settings(&me, saved, "profile")
+}
+
+async fn save_preferences(
+    State(state): State<AppState>,
+    me: SignedIn,
+    Form(fields): Form<Vec<(String, String)>>,
+) -> Response {
+    let saved = async {
+        checked(&me, &fields)?;
+        let preferences = booktr_core::preferences::Preferences {
+            default_model: value(&fields, "defaultModel").unwrap_or_default(),
+            default_target_language: value(&fields, "defaultTargetLanguage").unwrap_or_default(),
+            preserve_formatting: ticked(&fields, "preserveFormatting"),
+            auto_start_translation: ticked(&fields, "autoStartTranslation"),
+            default_glossary_id: value(&fields, "defaultGlossaryId").filter(|g| !g.is_empty()),
+        };
+        state
+            .services
+            .translations
+            .set_preferences(&me.user.id, preferences)
+            .await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    back_to_settings(&me, saved, "preferences")
+}
+
+async fn save_notifications(
+    State(state): State<AppState>,
+    me: SignedIn,
+    Form(fields): Form<Vec<(String, String)>>,
+) -> Response {
+    let saved = async {
+        checked(&me, &fields)?;
+        let patch = booktr_core::events::NotificationSettingsPatch {
+            email_book_completed: Some(ticked(&fields, "emailBookCompleted")),
+            email_translation_error: Some(ticked(&fields, "emailTranslationError")),
+            email_weekly_digest: Some(ticked(&fields, "emailWeeklyDigest")),
+            email_newsletter: Some(ticked(&fields, "emailNewsletter")),
+            push_enabled: Some(ticked(&fields, "pushEnabled")),
+            in_app_enabled: Some(ticked(&fields, "inAppEnabled")),
+        };
+        state
+            .services
+            .events
+            .update_notification_settings(&me.user.id, patch)
+            .await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    back_to_settings(&me, saved, "notify")
+}
+
+/// A key field left empty keeps the key; its "remove" box removes it.
+async fn save_developer(
+    State(state): State<AppState>,
+    me: SignedIn,
+    Form(fields): Form<Vec<(String, String)>>,
+) -> Response {
+    let saved = async {
+        checked(&me, &fields)?;
+        let change = |name: &str| {
+            if ticked(&fields, &format!("remove_{name}")) {
+                Some(None)
+            } else {
+                value(&fields, name).filter(|k| !k.is_empty()).map(Some)
+            }
+        };
+        let patch = booktr_core::developer::DeveloperPatch {
+            key_one: change("keyOne"),
+            key_two: change("keyTwo"),
+            key_three: change("keyThree"),
+        };
+        state.services.developer.update(&me.user.id, patch).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    back_to_settings(&me, saved, "developer")
+}
+
+fn back_to_settings(me: &SignedIn, saved: Result<(), ApiError>, section: &str) -> Response {
+    match saved {
+        Ok(()) => Redirect::to(&format!("/dashboard/settings#{section}")).into_response(),
+        Err(e) => page_error(me.lang, e),
     }
 }
