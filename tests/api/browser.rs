@@ -159,6 +159,13 @@ impl Browser {
         std::fs::create_dir_all(&dir).unwrap();
         let axe =
             std::fs::read_to_string(axe_path()).expect("axe-core is installed by scripts/test.sh");
+        let html = self
+            .script("return document.documentElement.outerHTML.length;")
+            .await;
+        assert!(
+            html.as_u64().unwrap() < 100_000,
+            "{name}: {html} characters of HTML"
+        );
         for (size, label) in [(DESKTOP, "desktop"), (PHONE, "phone")] {
             self.resize(size).await;
             self.script(&axe).await;

@@ -1,0 +1,142 @@
+//! The web app's pages under load: `GET /dashboard` (the library) of a user with 100 books,
+//! and the settings page and a book's page, through the whole served router on the embedded
+//! backend, signed in with the session cookie as a BUSINESS user (rate-limited like any user;
+//! the bench moves its clock on past each minute's allowance). Prints p50, p99 and each page's
+//! HTML size; the targets are p99 under 50 ms and pages under 100 KB.
+//!
+//! `cargo bench -p booktr-functions --bench pages`
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use booktr_api::{AppState, Settings};
+use booktr_core::accounts::NewUser;
+use booktr_core::books::Upload;
+use booktr_core::config::Config;
+use booktr_core::ports::{Clock, EnvModels, ManualClock};
+use booktr_core::types::{Email, Plan, Role};
+use booktr_functions::wiring;
+
+const REQUESTS: usize = 1000;
+const BOOKS: usize = 100;
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[index.min(sorted.len() - 1)]
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let data = tempfile::TempDir::new()?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}", listener.local_addr()?);
+    let data_dir = data.path().to_string_lossy().to_string();
+    let config = Config::from_lookup(|name| match name {
+        "BOOKTR_DATA_DIR" => Some(data_dir.clone()),
+        "BOOKTR_PUBLIC_URL" => Some(url.clone()),
+        _ => None,
+    })?;
+    let clock = Arc::new(ManualClock::new(chrono::Utc::now()));
+    let dyn_clock: Arc<dyn Clock> = clock.clone();
+    let app = wiring::embedded(
+        &config,
+        dyn_clock,
+        Arc::new(EnvModels::from_vars(Vec::new())),
+    )?;
+    let state = AppState::new(
+        app.services.clone(),
+        Settings {
+            public_url: url.clone(),
+            trust_forwarded_for: false,
+            body_limit: None,
+            upload_origin: None,
+        },
+    );
+    let router =
+        booktr_api::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    tokio::spawn(std::future::IntoFuture::into_future(axum::serve(
+        listener, router,
+    )));
+
+    let email = format!("{}@example.com", booktr_core::ids::new_id());
+    let user = app
+        .services
+        .accounts
+        .create_user(NewUser {
+            email: Email::parse(&email)?,
+            name: Some("Reader".into()),
+            password: Some("a long password".into()),
+            role: Role::User,
+            plan: Plan::Business,
+        })
+        .await?;
+    // The books stay UPLOADED: no workers run here, and the library lists them the same way.
+    let mut book_id = String::new();
+    for n in 0..BOOKS {
+        let book = app
+            .services
+            .books
+            .upload(
+                &user,
+                Upload {
+                    file_name: format!("book-{n}.txt"),
+                    title: Some(format!("A book with a fairly long title, number {n}")),
+                    target_lang: Some("fr".into()),
+                    bytes: format!("Chapter 1\n\nCall me Ishmael, {n} times.\n").into(),
+                },
+            )
+            .await?;
+        book_id = book.id;
+    }
+    let (_, token) = app
+        .services
+        .accounts
+        .sign_in(&email, "a long password")
+        .await?;
+    let cookie = format!("auth.session-token={token}");
+
+    let client = reqwest::Client::new();
+    println!("The web app's pages, {REQUESTS} requests each after 100 to warm up, embedded backend, {BOOKS} books");
+    for path in [
+        "/dashboard".to_string(),
+        "/dashboard/settings".into(),
+        format!("/dashboard/books/{book_id}"),
+    ] {
+        let mut timings = Vec::new();
+        let mut size = 0;
+        for n in 0..REQUESTS + 100 {
+            if n % 400 == 0 {
+                clock.advance(chrono::Duration::seconds(61));
+            }
+            let started = Instant::now();
+            let response = client
+                .get(format!("{url}{path}"))
+                .header("cookie", &cookie)
+                .send()
+                .await?;
+            let status = response.status();
+            size = response.bytes().await?.len();
+            anyhow::ensure!(status == 200, "{path}: request {n} answered {status}");
+            if n >= 100 {
+                timings.push(started.elapsed());
+            }
+        }
+        timings.sort();
+        println!(
+            "  GET {:28} p50 {:>7.3} ms   p99 {:>7.3} ms   {:>6} bytes of HTML",
+            if path.starts_with("/dashboard/books/") {
+                "/dashboard/books/{id}"
+            } else {
+                &path
+            },
+            ms(percentile(&timings, 0.50)),
+            ms(percentile(&timings, 0.99)),
+            size
+        );
+    }
+    Ok(())
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
