@@ -6,7 +6,8 @@ use reqwest::redirect::Policy;
 use reqwest::{Client, Response};
 use serde_json::Value;
 
-use crate::helpers::{sample_txt, spawn_app, TestApp};
+use crate::helpers::{sample_txt, spawn_app, spawn_app_with_env, TestApp};
+use crate::smtp_sink::SmtpSink;
 
 /// A browser of one person: its own session cookie, redirects not followed (they are checked).
 struct Browser<'a> {
@@ -713,4 +714,101 @@ async fn profile_defaults_and_notification_settings_are_saved_from_the_settings_
     let html = browser.html("/dashboard/settings").await;
     assert!(html.contains("value=\"Ishmael\""));
     assert!(html.contains("<option value=\"gpt-4o-mini\" selected>"));
+}
+
+/// The link in a delivered email that starts with `start`.
+fn link_in(body: &str, start: &str) -> String {
+    let at = body
+        .find(start)
+        .unwrap_or_else(|| panic!("{start} in {body}"));
+    body[at..].split_whitespace().next().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn a_forgotten_password_is_reset_once_by_its_emailed_link_and_the_email_verified_by_its_own()
+{
+    let sink = SmtpSink::start().await;
+    let app = spawn_app_with_env(&[
+        ("BOOKTR_SMTP_URL", sink.url.as_str()),
+        ("BOOKTR_MAIL_FROM", "booktr <noreply@books.example>"),
+    ])
+    .await;
+    let mut browser = Browser::new(&app);
+    let email = browser.sign_up().await;
+    // Signing up mails the verification link.
+    let sent = sink.wait_for(&email, "Confirm your email").await;
+    let verify = link_in(&sent.body(), &format!("{}/verify?token=", app.url));
+    let html = browser.html("/dashboard/settings").await;
+    assert!(html.contains("not verified yet"));
+    let verified = Browser::new(&app)
+        .get(verify.trim_start_matches(&app.url))
+        .await;
+    assert_eq!(verified.status(), 200);
+    assert!(browser
+        .html("/dashboard/settings")
+        .await
+        .contains("· verified"));
+    let again = Browser::new(&app)
+        .get(verify.trim_start_matches(&app.url))
+        .await;
+    assert_eq!(again.status(), 400, "a link works once");
+
+    // The same page for an email with an account and one without.
+    let mut stranger = Browser::new(&app);
+    let known = stranger.post_form("/forgot", &[("email", &email)]).await;
+    let unknown = stranger
+        .post_form("/forgot", &[("email", "nobody@example.com")])
+        .await;
+    assert_eq!(
+        (known.status().as_u16(), unknown.status().as_u16()),
+        (200, 200)
+    );
+    assert_eq!(known.text().await.unwrap(), unknown.text().await.unwrap());
+    let sent = sink.wait_for(&email, "Reset your booktr password").await;
+    let reset = link_in(&sent.body(), &format!("{}/reset?token=", app.url));
+    let token = reset.split("token=").nth(1).unwrap().to_string();
+    let form = stranger.html(reset.trim_start_matches(&app.url)).await;
+    assert!(form.contains(&format!("value=\"{token}\"")));
+    let short = stranger
+        .post_form("/reset", &[("token", &token), ("password", "short")])
+        .await;
+    assert_eq!(
+        short.status(),
+        400,
+        "a refused password does not spend the link"
+    );
+    let done = stranger
+        .post_form(
+            "/reset",
+            &[("token", &token), ("password", "a brand new password")],
+        )
+        .await;
+    assert_eq!(
+        (done.status().as_u16(), location(&done)),
+        (303, "/signin?reset=done".into())
+    );
+    let reused = stranger
+        .post_form(
+            "/reset",
+            &[("token", &token), ("password", "yet another password")],
+        )
+        .await;
+    assert_eq!(reused.status(), 400);
+
+    // The old session ended with the old password; the new password signs in.
+    assert_eq!(browser.get("/dashboard").await.status(), 303);
+    let old = stranger
+        .post_form(
+            "/signin",
+            &[("email", &email), ("password", "a long password")],
+        )
+        .await;
+    assert_eq!(old.status(), 401);
+    let new = stranger
+        .post_form(
+            "/signin",
+            &[("email", &email), ("password", "a brand new password")],
+        )
+        .await;
+    assert_eq!(new.status(), 303);
 }

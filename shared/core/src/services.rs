@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use crate::accounts::Accounts;
 use crate::accounts::User;
+use crate::accounts::{Accounts, Recovery};
 use crate::books::Books;
 use crate::community::Community;
 use crate::developer::Developer;
@@ -24,6 +24,8 @@ use crate::usage::{Quotas, Usage};
 #[derive(Clone)]
 pub struct Services {
     pub accounts: Accounts,
+    /// Password reset and email verification links.
+    pub recovery: Recovery,
     pub books: Books,
     pub developer: Developer,
     pub glossaries: Glossaries,
@@ -58,6 +60,7 @@ impl Services {
         let limiter = RateLimiter::new(ports.clone());
         let accounts = Accounts::new(ports.clone(), limiter.clone());
         let email = Postman::new(ports.clone());
+        let recovery = Recovery::new(accounts.clone(), email.clone(), site);
         let directory = Arc::new(Directory(accounts.clone()));
         let events = Events::new(ports.clone(), email.clone(), directory.clone(), site);
         let developer = Developer::new(ports.clone());
@@ -108,6 +111,7 @@ impl Services {
         );
         Services {
             accounts,
+            recovery,
             books,
             developer,
             glossaries,

@@ -112,6 +112,18 @@ fn templates() -> &'static Environment<'static> {
                 "app/glossary.html",
                 include_str!("../../templates/app/glossary.html"),
             ),
+            (
+                "app/forgot.html",
+                include_str!("../../templates/app/forgot.html"),
+            ),
+            (
+                "app/reset.html",
+                include_str!("../../templates/app/reset.html"),
+            ),
+            (
+                "app/verified.html",
+                include_str!("../../templates/app/verified.html"),
+            ),
         ] {
             // The sources are part of the binary and tested (below): a broken one is a build
             // defect, logged here and a 500 on its pages.

@@ -2,12 +2,14 @@
 
 mod key_cache;
 mod password;
+mod recovery;
 mod service;
 pub mod store;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+pub use recovery::Recovery;
 pub use service::{Accounts, AccountsError, NewKey, NewUser, SESSION_TTL_DAYS};
 
 use crate::types::{Email, Plan, Role, Scope};

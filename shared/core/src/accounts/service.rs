@@ -89,7 +89,7 @@ impl Accounts {
         self.keys.forget_user(user_id);
     }
 
-    fn now(&self) -> DateTime<Utc> {
+    pub(super) fn now(&self) -> DateTime<Utc> {
         self.ports.clock.now()
     }
 
@@ -209,6 +209,51 @@ impl Accounts {
         let sessions =
             items::delete_indexed_of(table, store::user_sessions(user_id), user_id).await?;
         Ok(keys + sessions)
+    }
+
+    pub(super) fn ports(&self) -> &Ports {
+        &self.ports
+    }
+
+    /// The account of an email, None when it has none.
+    pub(super) async fn by_email(&self, email: &Email) -> Result<Option<User>, StoreError> {
+        let claim = self
+            .ports
+            .table
+            .get(&store::email_pk(email), "EMAIL")
+            .await?;
+        match claim {
+            Some(claim) => self.find(items::required_str(&claim, "userId")?).await,
+            None => Ok(None),
+        }
+    }
+
+    /// Changes the stored profile; the account must exist.
+    pub(super) async fn update_profile_item(
+        &self,
+        user_id: &str,
+        update: Update,
+    ) -> Result<(), AccountsError> {
+        self.ports
+            .table
+            .update(
+                &store::user_pk(user_id),
+                store::PROFILE,
+                update,
+                Condition::Exists,
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Ends every session of the user; returns how many there were.
+    pub(super) async fn end_sessions_of(&self, user_id: &str) -> Result<usize, StoreError> {
+        items::delete_indexed_of(
+            self.ports.table.as_ref(),
+            store::user_sessions(user_id),
+            user_id,
+        )
+        .await
     }
 
     /// The account, None when there is none (never opened, or closed).
@@ -572,7 +617,7 @@ fn validate_name(name: &str) -> Result<String, AccountsError> {
     Ok(name.to_string())
 }
 
-async fn validate_and_hash_password(password: &str) -> Result<String, AccountsError> {
+pub(super) async fn validate_and_hash_password(password: &str) -> Result<String, AccountsError> {
     let len = password.chars().count();
     if !(password::MIN_LEN..=password::MAX_LEN).contains(&len) {
         return Err(AccountsError::Invalid(format!(

@@ -28,11 +28,16 @@ pub fn router() -> Routes {
         .route("/signup", get(sign_up_page).post(sign_up))
         .route("/signout", post(sign_out))
         .route("/language", get(switch_language))
+        .route("/forgot", get(forgot_page).post(forgot))
+        .route("/reset", get(reset_page).post(reset))
+        .route("/verify", get(verify))
 }
 
 #[derive(Deserialize)]
 struct Next {
     next: Option<String>,
+    /// `done` after a password reset.
+    reset: Option<String>,
 }
 
 /// Where to go after signing in: a path of this site, never another site (`//evil`, `/\evil`).
@@ -50,7 +55,20 @@ async fn sign_in_page(
 ) -> Response {
     let lang = Lang::of(&headers);
     let next = local_path(q.next.as_deref());
-    render_form(&state, lang, "app/signin.html", "sign_in", &next, None, "").await
+    let notice = (q.reset.as_deref() == Some("done")).then(|| lang.get("password_changed"));
+    render_form(
+        &state,
+        lang,
+        "app/signin.html",
+        "sign_in",
+        Shown {
+            next: &next,
+            error: None,
+            email: "",
+            notice,
+        },
+    )
+    .await
 }
 
 async fn sign_up_page(State(state): State<AppState>, headers: HeaderMap) -> Response {
@@ -60,11 +78,23 @@ async fn sign_up_page(State(state): State<AppState>, headers: HeaderMap) -> Resp
         lang,
         "app/signup.html",
         "sign_up",
-        "/dashboard",
-        None,
-        "",
+        Shown {
+            next: "/dashboard",
+            error: None,
+            email: "",
+            notice: None,
+        },
     )
     .await
+}
+
+/// What a sign-in or sign-up page shows besides its form.
+#[derive(Default)]
+struct Shown<'a> {
+    next: &'a str,
+    error: Option<ApiError>,
+    email: &'a str,
+    notice: Option<&'a str>,
 }
 
 async fn render_form(
@@ -72,13 +102,17 @@ async fn render_form(
     lang: Lang,
     template: &str,
     title_key: &str,
-    next: &str,
-    error: Option<ApiError>,
-    email: &str,
+    shown: Shown<'_>,
 ) -> Response {
+    let Shown {
+        next,
+        error,
+        email,
+        notice,
+    } = shown;
     let status = error.as_ref().map_or(StatusCode::OK, |e| e.status);
     let message = error.map(|e| e.message);
-    let data = context! { next, error => message, email };
+    let data = context! { next, error => message, email, notice };
     match page(state, None, lang, template, lang.get(title_key), data).await {
         Ok(mut response) => {
             *response.status_mut() = status;
@@ -126,9 +160,12 @@ async fn sign_in(
                 lang,
                 "app/signin.html",
                 "sign_in",
-                &next,
-                Some(e),
-                &form.email,
+                Shown {
+                    next: &next,
+                    error: Some(e),
+                    email: &form.email,
+                    notice: None,
+                },
             )
             .await
         }
@@ -163,7 +200,9 @@ async fn sign_up(
                 plan: Plan::Free,
             })
             .await?;
-        Ok::<_, ApiError>(accounts.sign_in(email.as_str(), &form.password).await?)
+        let (user, token) = accounts.sign_in(email.as_str(), &form.password).await?;
+        state.services.recovery.request_verification(&user).await?;
+        Ok::<_, ApiError>((user, token))
     }
     .await;
     match signed_up {
@@ -180,9 +219,12 @@ async fn sign_up(
                 lang,
                 "app/signup.html",
                 "sign_up",
-                "/dashboard",
-                Some(e),
-                &form.email,
+                Shown {
+                    next: "/dashboard",
+                    error: Some(e),
+                    email: &form.email,
+                    notice: None,
+                },
             )
             .await
         }
@@ -247,5 +289,138 @@ mod tests {
             assert_eq!(local_path(Some(other)), "/dashboard", "{other}");
         }
         assert_eq!(local_path(None), "/dashboard");
+    }
+}
+
+#[derive(Deserialize)]
+struct ForgotForm {
+    email: String,
+}
+
+async fn forgot_page(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let lang = Lang::of(&headers);
+    let title = lang.get("forgot");
+    page(
+        &state,
+        None,
+        lang,
+        "app/forgot.html",
+        title,
+        context! { sent => false },
+    )
+    .await
+    .unwrap_or_else(|r| r)
+}
+
+/// The same page whether the email has an account or not; the attempts count as sign-ins do.
+async fn forgot(
+    State(state): State<AppState>,
+    ClientAddress(address): ClientAddress,
+    headers: HeaderMap,
+    Form(form): Form<ForgotForm>,
+) -> Response {
+    let lang = Lang::of(&headers);
+    let asked = async {
+        require_same_origin(&headers, &state)?;
+        state
+            .services
+            .accounts
+            .limit_password_attempt(&address, Some(&form.email))
+            .await?;
+        state
+            .services
+            .recovery
+            .request_password_reset(&form.email)
+            .await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match asked {
+        Ok(()) => page(
+            &state,
+            None,
+            lang,
+            "app/forgot.html",
+            lang.get("forgot"),
+            context! { sent => true },
+        )
+        .await
+        .unwrap_or_else(|r| r),
+        Err(e) => page_error(lang, e),
+    }
+}
+
+#[derive(Deserialize)]
+struct TokenQuery {
+    token: Option<String>,
+}
+
+async fn reset_page(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<TokenQuery>,
+) -> Response {
+    let lang = Lang::of(&headers);
+    let token = q.token.unwrap_or_default();
+    page(
+        &state,
+        None,
+        lang,
+        "app/reset.html",
+        lang.get("new_password"),
+        context! { token },
+    )
+    .await
+    .unwrap_or_else(|r| r)
+}
+
+#[derive(Deserialize)]
+struct ResetForm {
+    token: String,
+    password: String,
+}
+
+async fn reset(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<ResetForm>,
+) -> Response {
+    let lang = Lang::of(&headers);
+    let done = async {
+        require_same_origin(&headers, &state)?;
+        state
+            .services
+            .recovery
+            .reset_password(&form.token, &form.password)
+            .await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match done {
+        Ok(()) => Redirect::to("/signin?reset=done").into_response(),
+        Err(e) => page_error(lang, e),
+    }
+}
+
+/// The emailed verification link. A GET, as links in email are; the token is spent at once.
+async fn verify(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<TokenQuery>,
+) -> Response {
+    let lang = Lang::of(&headers);
+    let token = q.token.unwrap_or_default();
+    match state.services.recovery.verify_email(&token).await {
+        Ok(user) => page(
+            &state,
+            None,
+            lang,
+            "app/verified.html",
+            lang.get("verified"),
+            context! { email => user.email.to_string() },
+        )
+        .await
+        .unwrap_or_else(|r| r),
+        Err(e) => page_error(lang, e.into()),
     }
 }

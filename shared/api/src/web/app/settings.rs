@@ -37,6 +37,7 @@ pub fn router() -> Routes {
             post(save_notifications),
         )
         .route("/dashboard/settings/developer", post(save_developer))
+        .route("/dashboard/settings/verify", post(send_verification))
         .route("/dashboard/notifications", get(notifications))
         .route("/dashboard/notifications/read", post(mark_read))
 }
@@ -79,7 +80,12 @@ async fn settings_page(state: &AppState, me: &SignedIn, said: Said) -> Response 
         webhooks,
         usage,
         account,
-        profile => context! { name => me.user.name.clone(), preferred_language => me.user.preferred_language.clone() },
+        profile => context! {
+            name => me.user.name.clone(),
+            preferred_language => me.user.preferred_language.clone(),
+            email => me.user.email.to_string(),
+            verified => me.user.email_verified,
+        },
         reset => usage.reset_date.format("%Y-%m-%d").to_string(),
         new_key => said.new_key,
         new_webhook => said.new_webhook,
@@ -475,6 +481,27 @@ async fn save_developer(
 fn back_to_settings(me: &SignedIn, saved: Result<(), ApiError>, section: &str) -> Response {
     match saved {
         Ok(()) => Redirect::to(&format!("/dashboard/settings#{section}")).into_response(),
+        Err(e) => page_error(me.lang, e),
+    }
+}
+
+async fn send_verification(
+    State(state): State<AppState>,
+    me: SignedIn,
+    Form(fields): Form<Vec<(String, String)>>,
+) -> Response {
+    let sent = async {
+        checked(&me, &fields)?;
+        state
+            .services
+            .recovery
+            .request_verification(&me.user)
+            .await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match sent {
+        Ok(()) => Redirect::to("/dashboard/settings?verification=sent#profile").into_response(),
         Err(e) => page_error(me.lang, e),
     }
 }
