@@ -139,6 +139,17 @@ impl Browser {
         panic!("the page never showed {text:?}: {}", self.page_text().await);
     }
 
+    /// Waits up to ten seconds for the browser to be at `url` (a form's answer is loading).
+    async fn wait_for_url(&self, url: &str) {
+        for _ in 0..100 {
+            if self.url().await.starts_with(url) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("the browser never reached {url}: {}", self.url().await);
+    }
+
     async fn session_cookie(&self) -> String {
         let cookie = self
             .call(reqwest::Method::GET, "/cookie/auth.session-token", None)
@@ -215,7 +226,7 @@ async fn a_new_user_walks_the_web_app_in_a_real_browser_with_no_accessibility_vi
     browser.fill("#email", "walker@example.com").await;
     browser.fill("#password", "a long password").await;
     browser.click("form button[type=submit]").await;
-    assert_eq!(browser.url().await, format!("{site}/dashboard"));
+    browser.wait_for_url(&format!("{site}/dashboard")).await;
     browser.check_page("library-empty").await;
 
     // Uploads a corpus book (the page's script sends it straight to storage).
@@ -285,6 +296,7 @@ async fn a_new_user_walks_the_web_app_in_a_real_browser_with_no_accessibility_vi
     browser
         .click("form[action$='/revoke'] button[type=submit]")
         .await;
+    browser.wait_for_text("No API keys.").await;
     assert_eq!(app.get("/api/user", &secret).await.status(), 401);
 
     // Adds a webhook and sends a test.
@@ -292,6 +304,7 @@ async fn a_new_user_walks_the_web_app_in_a_real_browser_with_no_accessibility_vi
     browser
         .click("form[action='/dashboard/settings/webhooks'] button[type=submit]")
         .await;
+    browser.wait_for_text("whsec_").await;
     browser
         .click("form[action$='/test'] button[type=submit]")
         .await;
@@ -302,6 +315,9 @@ async fn a_new_user_walks_the_web_app_in_a_real_browser_with_no_accessibility_vi
     for (path, name) in [
         ("/dashboard/notifications", "notifications"),
         ("/dashboard/glossaries", "glossaries"),
+        ("/dashboard/posts", "posts"),
+        ("/dashboard/posts/new", "post-new"),
+        ("/forgot", "forgot"),
     ] {
         browser.go(&format!("{site}{path}")).await;
         browser.check_page(name).await;
@@ -322,8 +338,83 @@ async fn a_new_user_walks_the_web_app_in_a_real_browser_with_no_accessibility_vi
     browser
         .click("form[action='/dashboard/settings/close'] button[type=submit]")
         .await;
-    assert_eq!(browser.url().await, format!("{site}/"));
+    browser.wait_for_url(&format!("{site}/")).await;
     browser.go(&format!("{site}/dashboard")).await;
     assert!(browser.url().await.starts_with(&format!("{site}/signin")));
     browser.check_page("signin").await;
+}
+
+#[tokio::test]
+async fn the_community_and_administration_pages_have_no_accessibility_violation() {
+    use booktr_core::types::{Email, Plan, Role};
+    let app = spawn_app().await;
+    app.services
+        .accounts
+        .create_user(booktr_core::accounts::NewUser {
+            email: Email::parse("root@example.com").unwrap(),
+            name: Some("Root".into()),
+            password: Some("a long password".into()),
+            role: Role::SuperAdmin,
+            plan: Plan::Business,
+        })
+        .await
+        .unwrap();
+    let browser = Browser::start().await;
+    let site = &app.url;
+    browser.go(&format!("{site}/signin")).await;
+    browser.fill("#email", "root@example.com").await;
+    browser.fill("#password", "a long password").await;
+    browser.click("form button[type=submit]").await;
+    browser.wait_for_url(&format!("{site}/dashboard")).await;
+
+    browser.go(&format!("{site}/dashboard/posts/new")).await;
+    browser.fill("#p-title", "Rendered whales").await;
+    browser
+        .fill("#p-content", "Some *Markdown*, previewed.")
+        .await;
+    browser.click("button[value=preview]").await;
+    browser.wait_for_text("previewed.").await;
+    browser.check_page("post-preview").await;
+    browser.click("button[value=publish]").await;
+    let public = format!("{site}/comunidad/rendered-whales");
+    for _ in 0..100 {
+        if reqwest::get(&public).await.unwrap().status() == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    browser
+        .go(&format!("{site}/dashboard/community/rendered-whales"))
+        .await;
+    browser.check_page("discussion").await;
+    browser
+        .fill("#new-comment", "A comment waiting for a moderator.")
+        .await;
+    browser.click("form.card button[type=submit]").await;
+    browser
+        .wait_for_url(&format!("{site}/dashboard/community/rendered-whales"))
+        .await;
+    // An administrator's comment needs no moderation; a new reader's waits for it.
+    browser.wait_for_text("A comment waiting").await;
+    let reader = app.user_with(Plan::Free, Role::User).await;
+    let reader = app.services.accounts.user(&reader.id).await.unwrap();
+    app.services
+        .community
+        .add_comment(
+            &reader,
+            booktr_core::community::NewComment {
+                content: "A reader's comment to moderate.".into(),
+                post_id: None,
+                post_slug: Some("rendered-whales".into()),
+                parent_id: None,
+                mood: None,
+            },
+        )
+        .await
+        .unwrap();
+    browser.go(&format!("{site}/admin")).await;
+    browser.wait_for_text("A reader's comment").await;
+    browser.check_page("moderation").await;
+    browser.go(&format!("{site}/admin/email")).await;
+    browser.check_page("email-settings").await;
 }

@@ -812,3 +812,141 @@ async fn a_forgotten_password_is_reset_once_by_its_emailed_link_and_the_email_ve
         .await;
     assert_eq!(new.status(), 303);
 }
+
+/// A browser signed in as a new account of `role` (made with a password, as the CLI would).
+async fn signed_in_as(app: &TestApp, role: booktr_core::types::Role) -> Browser<'_> {
+    let email = format!("{}@example.com", booktr_core::ids::new_id());
+    app.services
+        .accounts
+        .create_user(booktr_core::accounts::NewUser {
+            email: booktr_core::types::Email::parse(&email).unwrap(),
+            name: Some(format!("{role:?}")),
+            password: Some("a long password".into()),
+            role,
+            plan: booktr_core::types::Plan::Business,
+        })
+        .await
+        .unwrap();
+    let mut browser = Browser::new(app);
+    let signed_in = browser
+        .post_form(
+            "/signin",
+            &[("email", &email), ("password", "a long password")],
+        )
+        .await;
+    assert_eq!(signed_in.status(), 303);
+    browser
+}
+
+#[tokio::test]
+async fn a_post_is_previewed_published_edited_commented_and_moderated_from_the_pages() {
+    use booktr_core::types::Role;
+    let app = spawn_app().await;
+    let mut admin = signed_in_as(&app, Role::Admin).await;
+    let token = admin.token("/dashboard/posts/new").await;
+    let text = "A **bold** claim.\n\n<script>alert(1)</script>";
+    let preview = admin
+        .post_form(
+            "/dashboard/posts/new",
+            &[
+                ("csrf", token.as_str()),
+                ("title", "On whales"),
+                ("content", text),
+                ("intent", "preview"),
+            ],
+        )
+        .await;
+    assert_eq!(preview.status(), 200);
+    let html = preview.text().await.unwrap();
+    assert!(html.contains("<strong>bold</strong>"), "{html}");
+    assert!(
+        !html.contains("<script>alert"),
+        "the preview is sanitised as the public page is"
+    );
+    assert!(
+        html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "the text area keeps what was written"
+    );
+    let published = admin
+        .post_form(
+            "/dashboard/posts/new",
+            &[
+                ("csrf", token.as_str()),
+                ("title", "On whales"),
+                ("content", text),
+                ("intent", "publish"),
+            ],
+        )
+        .await;
+    assert_eq!(published.status(), 303);
+    let edit = location(&published);
+    let edited = admin
+        .post_form(
+            &edit,
+            &[
+                ("csrf", token.as_str()),
+                ("title", "On whales, again"),
+                ("content", "Edited."),
+                ("intent", "save"),
+            ],
+        )
+        .await;
+    assert_eq!(edited.status(), 303);
+    let public = Client::new()
+        .get(format!("{}/comunidad/on-whales", app.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(public.status(), 200, "the address stays");
+    assert!(public.text().await.unwrap().contains("On whales, again"));
+
+    let mut reader = Browser::new(&app);
+    reader.sign_up().await;
+    let reader_token = reader.token("/dashboard/community/on-whales").await;
+    let commented = reader
+        .post_form(
+            "/dashboard/community/on-whales",
+            &[
+                ("csrf", reader_token.as_str()),
+                ("content", "Call me a fan."),
+            ],
+        )
+        .await;
+    assert_eq!(commented.status(), 303);
+    let queue = admin.html("/admin").await;
+    assert!(queue.contains("Call me a fan."));
+    let at = queue.find("/admin/comments/").unwrap() + 16;
+    let id = queue[at..].split('"').next().unwrap().to_string();
+    let approved = admin
+        .post_form(
+            &format!("/admin/comments/{id}"),
+            &[("csrf", token.as_str()), ("status", "APPROVED")],
+        )
+        .await;
+    assert_eq!(approved.status(), 303);
+    assert!(!admin.html("/admin").await.contains("Call me a fan."));
+    let thread = reader.html("/dashboard/community/on-whales").await;
+    assert!(thread.contains("Call me a fan.") && thread.contains("name=\"parentId\""));
+    let replied = reader
+        .post_form(
+            "/dashboard/community/on-whales",
+            &[
+                ("csrf", reader_token.as_str()),
+                ("content", "And a reply."),
+                ("parentId", &id),
+            ],
+        )
+        .await;
+    assert_eq!(replied.status(), 303);
+
+    // The moderation and email pages are not the reader's; the email page is SUPER_ADMIN's.
+    assert_eq!(reader.get("/admin").await.status(), 403);
+    assert_eq!(admin.get("/admin/email").await.status(), 403);
+    let mut root = signed_in_as(&app, Role::SuperAdmin).await;
+    let root_token = root.token("/admin/email").await;
+    let tested = root
+        .post_form("/admin/email", &[("csrf", root_token.as_str())])
+        .await;
+    assert_eq!(tested.status(), 200);
+    assert!(tested.text().await.unwrap().contains("role=\"status\""));
+}

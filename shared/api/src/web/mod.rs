@@ -124,6 +124,26 @@ fn templates() -> &'static Environment<'static> {
                 "app/verified.html",
                 include_str!("../../templates/app/verified.html"),
             ),
+            (
+                "app/posts.html",
+                include_str!("../../templates/app/posts.html"),
+            ),
+            (
+                "app/post_edit.html",
+                include_str!("../../templates/app/post_edit.html"),
+            ),
+            (
+                "app/discussion.html",
+                include_str!("../../templates/app/discussion.html"),
+            ),
+            (
+                "app/moderation.html",
+                include_str!("../../templates/app/moderation.html"),
+            ),
+            (
+                "app/email.html",
+                include_str!("../../templates/app/email.html"),
+            ),
         ] {
             // The sources are part of the binary and tested (below): a broken one is a build
             // defect, logged here and a 500 on its pages.

@@ -29,7 +29,7 @@ use crate::ports::Ports;
 use crate::ports::StoreError;
 
 pub use comments::{Comment, NewComment};
-pub use posts::{NewPost, Pagination, PostFilter, PostPage, MAX_PAGE_SIZE};
+pub use posts::{NewPost, Pagination, PostEdit, PostFilter, PostPage, MAX_PAGE_SIZE};
 pub use slug::slugify;
 pub use taxonomy::NewTerm;
 

@@ -44,6 +44,16 @@ pub struct NewPost {
     pub status: Option<String>,
 }
 
+/// What an edit of a post changes.
+#[derive(Debug, Clone)]
+pub struct PostEdit {
+    pub title: String,
+    pub content: String,
+    pub excerpt: Option<String>,
+    /// Publish a draft.
+    pub publish: bool,
+}
+
 /// `GET /api/community/posts` query.
 #[derive(Debug, Clone, Default)]
 pub struct PostFilter {
@@ -194,6 +204,74 @@ impl Community {
                 reactions: 0,
             },
         })
+    }
+
+    /// Changes the author's own post: title, content and excerpt (its slug, and so its
+    /// address, stays), and publishes a draft when `publish`. Another user's post, or a
+    /// missing one: NotFound. A published post is not taken back to draft.
+    pub async fn edit_post(
+        &self,
+        author: &User,
+        id: &str,
+        edit: PostEdit,
+    ) -> Result<Post, CommunityError> {
+        let current = self
+            .ports
+            .table
+            .get(&pk(id), SK)
+            .await?
+            .filter(|item| item.str("authorId") == Some(author.id.as_str()))
+            .ok_or(CommunityError::NotFound("post"))?;
+        let title = edit.title.trim().to_string();
+        if title.is_empty() || title.chars().count() > MAX_TITLE {
+            return Err(invalid(format!("title: 1 to {MAX_TITLE} characters")));
+        }
+        if edit.content.trim().is_empty() || edit.content.chars().count() > MAX_CONTENT {
+            return Err(invalid(format!("content: 1 to {MAX_CONTENT} characters")));
+        }
+        let excerpt = match edit.excerpt.map(|e| e.trim().to_string()) {
+            Some(e) if e.chars().count() > MAX_EXCERPT => {
+                return Err(invalid(format!(
+                    "excerpt: at most {MAX_EXCERPT} characters"
+                )))
+            }
+            Some(e) if !e.is_empty() => e,
+            _ => derive_excerpt(&edit.content),
+        };
+        let mut update = Update::default()
+            .set("title", title.as_str())
+            .set("content", edit.content.as_str())
+            .set("excerpt", excerpt.as_str());
+        let draft = current.str("status") == Some(PostStatus::Draft.as_str());
+        if draft && edit.publish {
+            if !may_publish(author) {
+                return Err(CommunityError::Forbidden(
+                    "a FREE account publishes once its email address is verified; until then, keep the post as a DRAFT"
+                        .into(),
+                ));
+            }
+            let now = self.ports.clock.now();
+            update = update
+                .set("status", PostStatus::Published.as_str())
+                .set("publishedAt", time(now))
+                .set("gsi1pk", PUBLISHED)
+                .set("gsi1sk", format!("{}#{id}", time_text(now)));
+        }
+        self.ports
+            .table
+            .update(
+                &pk(id),
+                SK,
+                update,
+                Condition::equals("authorId", author.id.as_str()),
+            )
+            .await
+            .map_err(|e| match e {
+                StoreError::NotFound | StoreError::Conflict => CommunityError::NotFound("post"),
+                e => e.into(),
+            })?;
+        info!(post_id = %id, published = draft && edit.publish, "post edited");
+        self.post(id, Some(author)).await
     }
 
     /// A post by id or slug, counting the view when someone other than its author reads it

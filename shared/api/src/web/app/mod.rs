@@ -12,6 +12,7 @@
 mod account;
 mod assets;
 mod books;
+mod community;
 pub mod csrf;
 mod glossaries;
 pub mod i18n;
@@ -37,6 +38,7 @@ pub fn router() -> Routes {
         .merge(books::router())
         .merge(settings::router())
         .merge(glossaries::router())
+        .merge(community::router())
         .merge(assets::router())
 }
 
@@ -103,6 +105,8 @@ struct Viewer<'a> {
     name: &'a str,
     email: &'a str,
     unread: usize,
+    /// Sees the moderation pages.
+    admin: bool,
 }
 
 /// Renders a page of the app in the user's language, never cached (it is theirs alone).
@@ -126,6 +130,10 @@ pub async fn page(
                 name: me.user.name.as_deref().unwrap_or(me.user.email.as_str()),
                 email: me.user.email.as_str(),
                 unread,
+                admin: matches!(
+                    me.user.role,
+                    booktr_core::types::Role::Admin | booktr_core::types::Role::SuperAdmin
+                ),
             })
         }
         None => None,
