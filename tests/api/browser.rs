@@ -263,6 +263,11 @@ async fn a_new_user_walks_the_web_app_in_a_real_browser_with_no_accessibility_vi
     browser.wait_for_text("The Waste Land").await;
     browser.check_page("reader").await;
 
+    // The owner's own reader.
+    browser.go(&format!("{page}/read?chapter=2")).await;
+    browser.wait_for_text("THE BURIAL OF THE DEAD").await;
+    browser.check_page("owner-reader").await;
+
     // Downloads the EPUB through the page's link, as the signed-in browser.
     browser.go(&page).await;
     let href = browser

@@ -231,6 +231,12 @@ async fn a_new_user_uploads_quotes_translates_and_downloads_through_the_pages() 
 
     let html = browser.html(&page).await;
     assert!(html.contains("download?format=epub"));
+    let reader = browser.html(&format!("{page}/read")).await;
+    assert!(
+        reader.contains("Translation (de)") && reader.contains("noindex"),
+        "{reader}"
+    );
+    assert!(reader.contains(&format!("{page}/read?chapter=2")));
     let link = browser.get(&format!("{page}/download?format=epub")).await;
     assert_eq!(link.status(), 303);
     let file = browser.client.get(location(&link)).send().await.unwrap();

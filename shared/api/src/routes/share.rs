@@ -145,7 +145,9 @@ async fn reader(
         &state,
         Reader {
             book: &book,
-            token: &token,
+            base: &format!("/shared/{token}"),
+            downloads: &format!("/shared/{token}/download"),
+            private: false,
             chapters: &chapters,
             number,
             current: &current,

@@ -1,5 +1,6 @@
-//! The share reader's page (`/shared/{token}`), on the site's layout: the chapter list, one
-//! chapter's original and translation side by side, and the download links.
+//! The reader's page, on the site's layout: the chapter list, one chapter's original and
+//! translation side by side, and the download links. Shared (`/shared/{token}`) for whoever
+//! holds the link, and the owner's own (`/dashboard/books/{id}/read`).
 
 use axum::response::Response;
 use booktr_core::books::{Book, Chapter};
@@ -15,7 +16,12 @@ use crate::AppState;
 /// What the reader shows.
 pub struct Reader<'a> {
     pub book: &'a Book,
-    pub token: &'a str,
+    /// The reader's path (`?chapter=N` is added for the others than the first).
+    pub base: &'a str,
+    /// Where its downloads are (`?format=&layout=` is added).
+    pub downloads: &'a str,
+    /// Kept out of search engines (the owner's reader).
+    pub private: bool,
     pub chapters: &'a [Chapter],
     /// The chapter shown (1-based).
     pub number: u32,
@@ -50,7 +56,9 @@ fn dir(lang: &str) -> &'static str {
 pub fn page(state: &AppState, reader: Reader<'_>) -> Result<Response, ApiError> {
     let Reader {
         book,
-        token,
+        base,
+        downloads: download_path,
+        private,
         chapters,
         number,
         current,
@@ -84,9 +92,9 @@ pub fn page(state: &AppState, reader: Reader<'_>) -> Result<Response, ApiError> 
         })
         .collect();
     let path = if number == 1 {
-        format!("/shared/{token}")
+        base.to_string()
     } else {
-        format!("/shared/{token}?chapter={number}")
+        format!("{base}?chapter={number}")
     };
     let by = book
         .author
@@ -100,6 +108,7 @@ pub fn page(state: &AppState, reader: Reader<'_>) -> Result<Response, ApiError> 
     let mut head = head(state, &path, book.title.clone(), description);
     head.lang = book.target_lang.clone();
     head.og_type = "book";
+    head.noindex = private;
     let downloads: Vec<_> = editions
         .iter()
         .map(|e| context! { query => e.query(), label => e.label() })
@@ -116,7 +125,8 @@ pub fn page(state: &AppState, reader: Reader<'_>) -> Result<Response, ApiError> 
                 from_dir => dir(&book.original_lang),
                 to_dir => dir(&book.target_lang),
             },
-            token,
+            base,
+            download_path,
             downloads,
             contents,
             rows,

@@ -33,6 +33,7 @@ pub fn router() -> Routes {
         .route("/dashboard/books/{id}", get(book))
         .route("/dashboard/books/{id}/{action}", post(act))
         .route("/dashboard/books/{id}/download", get(download))
+        .route("/dashboard/books/{id}/read", get(read))
 }
 
 /// A book as the library lists it.
@@ -357,4 +358,46 @@ async fn download(
         Ok(download) => Redirect::to(&download.url).into_response(),
         Err(e) => page_error(me.lang, e),
     }
+}
+
+#[derive(Deserialize)]
+struct ChapterQuery {
+    chapter: Option<u32>,
+}
+
+/// The owner's side-by-side reader: the shared reader's page, on the owner's book, whatever its
+/// state (untranslated blocks say so), kept out of search engines.
+async fn read(
+    State(state): State<AppState>,
+    me: SignedIn,
+    Path(id): Path<String>,
+    Query(q): Query<ChapterQuery>,
+) -> Response {
+    let shown = async {
+        let book = state.services.books.get(&me.user.id, &id).await?;
+        let chapters = state.services.books.chapters(&book.id).await?;
+        let number = q.chapter.unwrap_or(1);
+        let current = state
+            .services
+            .translations
+            .side_by_side(&book, number)
+            .await?
+            .ok_or_else(|| ApiError::not_found("chapter"))?;
+        let editions = booktr_core::books::store::editions();
+        crate::web::reader::page(
+            &state,
+            crate::web::reader::Reader {
+                book: &book,
+                base: &format!("/dashboard/books/{id}/read"),
+                downloads: &format!("/dashboard/books/{id}/download"),
+                private: true,
+                chapters: &chapters,
+                number,
+                current: &current,
+                editions: &editions,
+            },
+        )
+    }
+    .await;
+    shown.unwrap_or_else(|e| page_error(me.lang, e))
 }

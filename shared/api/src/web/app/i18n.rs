@@ -241,6 +241,7 @@ const MESSAGES: &[(&str, &str, &str)] = &[
     ("send_test_email", "Send the test email", "Enviar el correo de prueba"),
     ("admin", "Admin", "Administración"),
     ("share", "Share", "Compartir"),
+    ("read_side_by_side", "Read it beside the original", "Leerlo junto al original"),
     ("shared_at", "Anyone with this link can read the translation:", "Cualquiera con este enlace puede leer la traducción:"),
     ("share_days", "Link expires after (days, optional)", "El enlace caduca tras (días, opcional)"),
     ("share_public", "List it publicly (search engines may find it)", "Publicarlo (los buscadores pueden encontrarlo)"),
