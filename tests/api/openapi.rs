@@ -151,13 +151,18 @@ fn every_route_the_routers_register_is_in_the_description() {
     // Routes registered through `utoipa_axum::routes!` are documented by construction (the
     // macro takes the handler's `#[utoipa::path]`); a plain `.route(` would not be. The one
     // exception is the wildcard `/files/{*key}`, which OpenAPI cannot template and which
-    // `download::file_doc` documents as `/files/{key}`.
+    // `download::file_doc` documents as `/files/{key}`. The web app's pages (`web/app/`) are
+    // not API: HTML forms for browsers, described in docs/web.md, so they stay out of it.
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/api/src");
+    let app_pages = root.join("web/app");
     let mut plain = Vec::new();
     let mut stack = vec![root];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
+            if path == app_pages {
+                continue;
+            }
             if path.is_dir() {
                 stack.push(path);
             } else if path.extension().is_some_and(|e| e == "rs") {

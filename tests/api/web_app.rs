@@ -231,6 +231,10 @@ async fn a_new_user_uploads_quotes_translates_and_downloads_through_the_pages() 
 
     let html = browser.html(&page).await;
     assert!(html.contains("download?format=epub"));
+    assert!(
+        html.contains("Flagged blocks") && html.contains("no block flagged."),
+        "{html}"
+    );
     let reader = browser.html(&format!("{page}/read")).await;
     assert!(
         reader.contains("Translation (de)") && reader.contains("noindex"),

@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::Form;
 use booktr_core::books::{Upload, MAX_LIST_LIMIT, MAX_UPLOAD_BYTES};
-use booktr_core::translation::{QuoteRequest, StartRequest};
+use booktr_core::translation::{QualitySummary, QuoteRequest, StartRequest};
 use booktr_core::types::BookStatus;
 use minijinja::context;
 use serde::{Deserialize, Serialize};
@@ -210,9 +210,30 @@ async fn book_page(
         .chapters
         .iter()
         .any(|c| c.status == booktr_core::types::ChapterStatus::Completed);
+    // What the answer checks found: the book's summary, and each chapter's flagged blocks.
+    let status = services.translations.status(&me.user.id, id).await?;
+    let chapters: Vec<_> = status
+        .chapters
+        .iter()
+        .map(|c| {
+            let flagged = c
+                .quality
+                .as_ref()
+                .map(|q| QualitySummary::of([q]).flagged_blocks);
+            context! { chapter => &c.chapter, flagged }
+        })
+        .collect();
+    let quality = context! {
+        sentence => status.quality.sentence(),
+        repaired => status.quality.repaired_blocks,
+        removed => status.quality.removed_lines,
+        flagged => status.quality.flagged_blocks,
+    };
     let data = context! {
         book => book,
-        chapters => detail.chapters,
+        chapters,
+        quality,
+        translated_any => has_translation,
         startable,
         translating => matches!(book.status, BookStatus::Translating | BookStatus::Extracting | BookStatus::Uploaded | BookStatus::Generating),
         paused => book.status == BookStatus::Paused,
