@@ -107,8 +107,12 @@ impl Browser {
             .to_string()
     }
 
+    /// Replaces the field's value (file inputs take a path).
     async fn fill(&self, css: &str, text: &str) {
         let id = self.element(css).await;
+        if !css.contains("file") {
+            self.post(&format!("/element/{id}/clear"), json!({})).await;
+        }
         self.post(&format!("/element/{id}/value"), json!({ "text": text }))
             .await;
     }

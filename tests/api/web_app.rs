@@ -960,3 +960,36 @@ async fn a_post_is_previewed_published_edited_commented_and_moderated_from_the_p
     assert_eq!(tested.status(), 200);
     assert!(tested.text().await.unwrap().contains("role=\"status\""));
 }
+
+#[tokio::test]
+async fn the_model_and_glossary_chosen_with_the_file_are_quoted_on_the_books_page() {
+    let app = spawn_app().await;
+    let mut browser = Browser::new(&app);
+    browser.sign_up().await;
+    let token = browser.token("/dashboard").await;
+    let library = browser.html("/dashboard").await;
+    assert!(
+        library.contains("<option value=\"gpt-4o-mini\" selected>"),
+        "the default model"
+    );
+    let form = Form::new()
+        .text("csrf", token.clone())
+        .part("file", Part::bytes(sample_txt()).file_name("voyage.txt"))
+        .text("model", "gpt-4o-mini")
+        .text("glossaryId", "");
+    let uploaded = browser
+        .with_headers(browser.client.post(format!("{}/dashboard/upload", app.url)))
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(uploaded.status(), 303);
+    let page = location(&uploaded);
+    assert!(page.ends_with("?model=gpt-4o-mini"), "{page}");
+    let id = page.split(['/', '?']).nth(3).unwrap().to_string();
+    browser.wait_for(&id, "EXTRACTED").await;
+    let html = browser.html(&page).await;
+    assert!(
+        html.contains("<option value=\"gpt-4o-mini\" selected>") && html.contains("Expected cost")
+    );
+}

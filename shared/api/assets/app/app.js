@@ -121,7 +121,14 @@
         return fetch(offer.confirmPath, { method: "POST", credentials: "same-origin" });
       })
       .then(answer)
-      .then(function (done) { window.location.assign("/dashboard/books/" + done.book.id); })
+      .then(function (done) {
+        // The book's page quotes the model and glossary chosen with the file.
+        var choice = ["model", "glossaryId"].map(function (name) {
+          var field = form.querySelector('[name="' + name + '"]');
+          return field && field.value ? name + "=" + encodeURIComponent(field.value) : null;
+        }).filter(Boolean).join("&");
+        window.location.assign("/dashboard/books/" + done.book.id + (choice ? "?" + choice : ""));
+      })
       .catch(function (err) { fail(err.message); });
   });
 })();

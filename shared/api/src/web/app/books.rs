@@ -68,8 +68,29 @@ async fn library(State(state): State<AppState>, me: SignedIn) -> Response {
             target_lang: b.target_lang,
         })
         .collect();
+    let choices = async {
+        let models = state.services.usage.report(&me.user).await?.allowed_models;
+        let glossaries = state.services.glossaries.list(&me.user.id).await?;
+        let preferences = state.services.translations.preferences(&me.user.id).await?;
+        Ok::<_, ApiError>((models, glossaries, preferences))
+    }
+    .await;
+    let (models, glossaries, preferences) = match choices {
+        Ok(choices) => choices,
+        Err(e) => return page_error(me.lang, e),
+    };
+    let glossaries: Vec<_> = glossaries
+        .iter()
+        .map(|g| context! { id => g.id.clone(), name => g.name.clone() })
+        .collect();
     let title = me.lang.get("library");
-    let data = context! { books => rows, max_mb => MAX_UPLOAD_BYTES / (1024 * 1024) };
+    let data = context! {
+        books => rows,
+        max_mb => MAX_UPLOAD_BYTES / (1024 * 1024),
+        models,
+        glossaries,
+        preferences,
+    };
     page(&state, Some(&me), me.lang, "app/library.html", title, data)
         .await
         .unwrap_or_else(|r| r)
@@ -79,13 +100,20 @@ async fn library(State(state): State<AppState>, me: SignedIn) -> Response {
 /// file is read; the file is bounded as `POST /api/upload` bounds it.
 async fn upload(State(state): State<AppState>, me: SignedIn, request: Request) -> Response {
     match receive(&state, &me, request).await {
-        Ok(book_id) => Redirect::to(&format!("/dashboard/books/{book_id}")).into_response(),
+        // The book's page quotes the model and glossary chosen with the file.
+        Ok((book_id, choice)) => {
+            Redirect::to(&format!("/dashboard/books/{book_id}{choice}")).into_response()
+        }
         Err(e) => page_error(me.lang, e),
     }
 }
 
-/// The new book's id.
-async fn receive(state: &AppState, me: &SignedIn, request: Request) -> Result<String, ApiError> {
+/// The new book's id, and the query that carries the model and glossary chosen to its page.
+async fn receive(
+    state: &AppState,
+    me: &SignedIn,
+    request: Request,
+) -> Result<(String, String), ApiError> {
     let too_large = || match state.settings.body_limit {
         Some(limit) => over_the_body_limit(limit),
         None => ApiError::file_too_large(),
@@ -98,6 +126,7 @@ async fn receive(state: &AppState, me: &SignedIn, request: Request) -> Result<St
         .await
         .map_err(|e| ApiError::bad_request(e.body_text()))?;
     let (mut checked, mut file, mut title, mut target_lang) = (false, None, None, None);
+    let mut choice = String::new();
     while let Some(field) = multipart.next_field().await.map_err(multipart_error)? {
         let name = field.name().unwrap_or_default().to_string();
         if name == super::csrf::FIELD {
@@ -119,6 +148,14 @@ async fn receive(state: &AppState, me: &SignedIn, request: Request) -> Result<St
             }
             "title" => title = Some(text_field(field, &name).await?),
             "targetLang" => target_lang = Some(text_field(field, &name).await?),
+            "model" | "glossaryId" => {
+                let value = text_field(field, &name).await?;
+                if !value.trim().is_empty() {
+                    let encoded = booktr_core::ports::links::percent_encode(value.trim());
+                    choice.push(if choice.is_empty() { '?' } else { '&' });
+                    choice.push_str(&format!("{name}={encoded}"));
+                }
+            }
             _ => {
                 read_limited(field, 4 * 1024).await?;
             }
@@ -143,7 +180,7 @@ async fn receive(state: &AppState, me: &SignedIn, request: Request) -> Result<St
             },
         )
         .await?;
-    Ok(book.id)
+    Ok((book.id, choice))
 }
 
 #[derive(Deserialize)]

@@ -241,6 +241,7 @@ const MESSAGES: &[(&str, &str, &str)] = &[
     ("send_test_email", "Send the test email", "Enviar el correo de prueba"),
     ("admin", "Admin", "Administración"),
     ("share", "Share", "Compartir"),
+    ("choice_hint", "The book's page quotes the translation with these before it starts; they can still be changed there.", "La página del libro presupuesta la traducción con estas opciones antes de empezar; allí aún se pueden cambiar."),
     ("flagged", "Flagged blocks", "Bloques señalados"),
     ("quality", "Checks", "Comprobaciones"),
     ("no_flags", "no block flagged.", "ningún bloque señalado."),
