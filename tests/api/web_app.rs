@@ -954,6 +954,23 @@ async fn a_post_is_previewed_published_edited_commented_and_moderated_from_the_p
     assert_eq!(admin.get("/admin/email").await.status(), 403);
     let mut root = signed_in_as(&app, Role::SuperAdmin).await;
     let root_token = root.token("/admin/email").await;
+    let saved = root
+        .post_form(
+            "/admin/email/settings",
+            &[
+                ("csrf", root_token.as_str()),
+                ("senderPrefix", "team"),
+                ("senderName", "Booktr Team"),
+                ("replyToPrefix", "support"),
+            ],
+        )
+        .await;
+    assert_eq!(saved.status(), 303);
+    let settings = root.html("/admin/email").await;
+    assert!(
+        settings.contains("<option value=\"team\" selected>") && settings.contains("Booktr Team"),
+        "{settings}"
+    );
     let tested = root
         .post_form("/admin/email", &[("csrf", root_token.as_str())])
         .await;

@@ -27,6 +27,7 @@ pub fn router() -> Routes {
         .route("/admin", get(moderation))
         .route("/admin/comments/{id}", post(moderate))
         .route("/admin/email", get(email_config).post(email_test))
+        .route("/admin/email/settings", post(email_settings))
 }
 
 fn field(fields: &[(String, String)], name: &str) -> Option<String> {
@@ -354,6 +355,34 @@ async fn email_test(
             let tested = context! { success => outcome.success, message => outcome.message };
             email_page(&state, &me, Some(tested)).await
         }
+        Err(e) => page_error(me.lang, e),
+    }
+}
+
+/// The sender's prefix and name, the reply-to prefix (none to remove it) and sandbox mode.
+async fn email_settings(
+    State(state): State<AppState>,
+    me: SignedIn,
+    Form(fields): Form<Vec<(String, String)>>,
+) -> Response {
+    let saved = async {
+        checked(&me, &fields)?;
+        super_admin(&me)?;
+        let text = |name: &str| field(&fields, name).map(|v| v.trim().to_string());
+        let patch = serde_json::json!({
+            "senderPrefix": text("senderPrefix"),
+            "senderName": text("senderName").filter(|n| !n.is_empty()),
+            "replyToPrefix": text("replyToPrefix").filter(|p| !p.is_empty()),
+            "sandbox": field(&fields, "sandbox").is_some(),
+        });
+        let patch =
+            serde_json::from_value(patch).map_err(|e| ApiError::bad_request(e.to_string()))?;
+        state.services.email.update(patch).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match saved {
+        Ok(()) => Redirect::to("/admin/email").into_response(),
         Err(e) => page_error(me.lang, e),
     }
 }
