@@ -60,19 +60,23 @@ async fn my_posts(State(state): State<AppState>, me: SignedIn) -> Response {
     }
 }
 
-/// The editor, with what was written so far and its preview.
+/// The editor, with what was written so far and its preview; a new post also chooses its
+/// category and tags.
 async fn editor(state: &AppState, me: &SignedIn, post: Value, preview: Option<String>) -> Response {
+    let taxonomy = async {
+        let community = &state.services.community;
+        Ok::<_, ApiError>((community.categories().await?, community.tags().await?))
+    }
+    .await;
+    let (categories, tags) = match taxonomy {
+        Ok(taxonomy) => taxonomy,
+        Err(e) => return page_error(me.lang, e),
+    };
     let title = me.lang.get("write_post");
-    page(
-        state,
-        Some(me),
-        me.lang,
-        "app/post_edit.html",
-        title,
-        context! { post, preview },
-    )
-    .await
-    .unwrap_or_else(|r| r)
+    let data = context! { post, preview, categories, tags };
+    page(state, Some(me), me.lang, "app/post_edit.html", title, data)
+        .await
+        .unwrap_or_else(|r| r)
 }
 
 async fn new_post(State(state): State<AppState>, me: SignedIn) -> Response {
@@ -93,6 +97,8 @@ fn written(fields: &[(String, String)], action: &str, draft: bool) -> Value {
         title => field(fields, "title"),
         content => field(fields, "content"),
         excerpt => field(fields, "excerpt"),
+        category => field(fields, "categoryId"),
+        tags => fields.iter().filter(|(n, _)| n == "tagId").map(|(_, v)| v.clone()).collect::<Vec<_>>(),
     }
 }
 
@@ -114,9 +120,16 @@ async fn write_new(
         content,
         excerpt: field(&fields, "excerpt").filter(|e| !e.trim().is_empty()),
         cover_image: None,
-        category_id: None,
+        category_id: field(&fields, "categoryId").filter(|c| !c.is_empty()),
         category_slug: None,
-        tag_ids: None,
+        tag_ids: Some(
+            fields
+                .iter()
+                .filter(|(n, _)| n == "tagId")
+                .map(|(_, v)| v.clone())
+                .collect::<Vec<_>>(),
+        )
+        .filter(|ids| !ids.is_empty()),
         tag_slugs: None,
         status: Some(if field(&fields, "intent").as_deref() == Some("publish") {
             "PUBLISHED".into()

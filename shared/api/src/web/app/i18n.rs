@@ -220,6 +220,8 @@ const MESSAGES: &[(&str, &str, &str)] = &[
     ("preview", "Preview", "Vista previa"),
     ("save_draft", "Save as draft", "Guardar como borrador"),
     ("publish", "Publish", "Publicar"),
+    ("category", "Category", "Categoría"),
+    ("tags", "Tags", "Etiquetas"),
     ("reply", "Reply", "Responder"),
     ("your_reply", "Your reply", "Tu respuesta"),
     ("no_comments", "No comments yet.", "Aún no hay comentarios."),
