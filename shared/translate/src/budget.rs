@@ -1,14 +1,31 @@
 //! One concurrency budget per provider key, shared by every request on that key in the process
-//! (every chunk of every chapter of every book), that adapts to the provider's rate limits:
-//! additive increase, multiplicative decrease (as TCP does with a congested link).
+//! (every chunk of every chapter of every book), that tells the provider's congestion from its
+//! failures.
 //!
-//! A request takes a permit before it is sent. Until the key's first 429 each success raises the
-//! limit by one (it doubles every round of answers: a slow start, as TCP's); after it, by
-//! `1 / limit` (about one more request in flight per round of answers). A 429 halves it (at most once a
-//! second, since the requests already in flight answer 429 together) and pauses the key for
-//! the answer's `Retry-After` (one second without one). The limit starts at [`START`], stays
-//! within [`MIN`]..=[`MAX`], and is kept across chapter jobs until the key is idle for
-//! [`FORGET_AFTER`] (keys are held by a hash, never in clear).
+//! A request takes a [`Permit`] before it is sent and says with it how the request ended:
+//!
+//! - **Answered**: the limit grows by one per answer (it doubles every round trip) until the
+//!   key's first 429, and after it as long as it is below the level where the last 429 cut it
+//!   (the *ceiling*: getting back there is safe, it held until then); above the ceiling by
+//!   `1 / limit` (about one more request in flight per round trip), probing for more.
+//! - **Refused with 429**: congestion. The limit halves, but once per round trip: a 429 to a
+//!   request sent before the last cut, or less than a smoothed round trip after it, is the same
+//!   burst answering (every request in flight meets the same limit), not news. The request
+//!   itself waits out its `Retry-After` (the caller's business); the key is not paused for it,
+//!   since the cut already sends fewer, and a pause per 429 would stop the key whenever a share
+//!   of requests is refused whatever the load.
+//! - **Failed** (5xx, overload, a timeout, an unreadable answer): not congestion, the limit
+//!   stays (the caller retries after a jittered back-off). Sending less does not make a server
+//!   error rarer, and halving on each would starve the key on a provider that fails a steady
+//!   share of requests.
+//!
+//! Where the provider says how much of its rate limits is left ([`RateLimits`], read from every
+//! answer's headers), the key is paced by it before a 429 happens: no request is sent while
+//! requests or tokens are used up, until their reset.
+//!
+//! The limit starts at [`START`], stays within [`MIN`]..=[`MAX`], and is kept across chapter
+//! jobs until the key is idle for [`FORGET_AFTER`] (keys are held by a hash, never in clear).
+//! The limit and the requests in flight are gauges ([`BUDGET_LIMIT`], [`BUDGET_IN_FLIGHT`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -21,37 +38,118 @@ use tokio::time::Instant;
 pub const START: f64 = 16.0;
 pub const MIN: f64 = 1.0;
 pub const MAX: f64 = 128.0;
-/// The pause after a 429 that names none.
-const DEFAULT_PAUSE: Duration = Duration::from_secs(1);
-/// 429s closer together than this are one signal, not several.
-const CUT_SPACING: Duration = Duration::from_secs(1);
+/// The round trip assumed until an answer measures one.
+const FIRST_ROUND_TRIP: Duration = Duration::from_secs(1);
+/// The longest pause the headers may impose at once: a daily limit's reset hours away is
+/// looked at again on the next answer rather than trusted blindly.
+const LONGEST_PACE: Duration = Duration::from_secs(60);
 /// A key unused this long starts again from [`START`].
 pub const FORGET_AFTER: Duration = Duration::from_secs(3600);
+
+/// Requests a key's budget lets in flight, by provider host (the `metrics` facade). One value
+/// per host: keys of several users on one provider share the label, the last change shows.
+pub const BUDGET_LIMIT: &str = "model_budget_limit";
+/// Requests in flight on a key, by provider host.
+pub const BUDGET_IN_FLIGHT: &str = "model_budget_in_flight";
+
+/// What a provider's headers say is left of the key's rate limits.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct RateLimits {
+    pub requests_remaining: Option<u64>,
+    pub requests_reset: Option<Duration>,
+    pub tokens_remaining: Option<u64>,
+    pub tokens_reset: Option<Duration>,
+}
+
+impl RateLimits {
+    /// How long to send nothing: until the requests' reset when none is left, until the
+    /// tokens' reset when fewer are left than the answer just given used (another like it
+    /// would be refused).
+    fn pause(&self, tokens_used: u64) -> Option<Duration> {
+        let requests = (self.requests_remaining == Some(0))
+            .then_some(self.requests_reset)
+            .flatten();
+        let tokens = self
+            .tokens_remaining
+            .filter(|&left| left == 0 || left < tokens_used)
+            .and(self.tokens_reset);
+        requests.max(tokens).map(|pause| pause.min(LONGEST_PACE))
+    }
+}
 
 #[derive(Debug)]
 struct State {
     limit: f64,
     in_flight: usize,
+    /// Nothing is sent before this: the provider said the key's limits are used up.
     paused_until: Option<Instant>,
+    /// When a 429 last cut the limit.
     last_cut: Option<Instant>,
-}
-
-impl State {
-    /// No 429 seen yet: the limit still grows fast.
-    fn slow_start(&self) -> bool {
-        self.last_cut.is_none()
-    }
+    /// The limit when the last 429 cut it ([`MAX`] before any): below it the limit grows fast.
+    ceiling: f64,
+    /// Smoothed time from sending a request to its answer.
+    round_trip: Duration,
 }
 
 #[derive(Debug)]
 pub struct KeyBudget {
     state: Mutex<State>,
     changed: Notify,
+    /// The provider's host, for the gauges.
+    host: String,
 }
 
-/// A request's place in the budget; given back when dropped.
+/// A request's place in the budget; given back when dropped (a request given up half way
+/// changes nothing but the count in flight).
 pub struct Permit {
     budget: Arc<KeyBudget>,
+    sent: Instant,
+}
+
+impl Permit {
+    /// The provider answered; `limits` from its headers, `tokens` the answer used in all.
+    pub fn answered(self, limits: &RateLimits, tokens: u64) {
+        let round_trip = self.sent.elapsed();
+        self.budget.update(|s| {
+            s.round_trip = (s.round_trip * 7 + round_trip) / 8;
+            let step = if s.limit < s.ceiling {
+                1.0
+            } else {
+                1.0 / s.limit
+            };
+            s.limit = (s.limit + step).min(MAX);
+            pace(s, limits, tokens);
+        });
+    }
+
+    /// The provider said 429: fewer requests at once, once per round trip.
+    pub fn rate_limited(self, limits: &RateLimits) {
+        let sent = self.sent;
+        let cut = self.budget.update(|s| {
+            let now = Instant::now();
+            let news = s
+                .last_cut
+                .is_none_or(|at| sent > at && now.duration_since(at) >= s.round_trip);
+            if news {
+                s.ceiling = s.limit;
+                s.limit = (s.limit / 2.0).max(MIN);
+                s.last_cut = Some(now);
+            }
+            pace(s, limits, 0);
+            news.then_some(s.limit)
+        });
+        if let Some(limit) = cut {
+            tracing::info!(
+                limit,
+                host = %self.budget.host,
+                "provider rate limit: fewer requests at once"
+            );
+        }
+    }
+
+    /// The request failed in a way that says nothing about load (5xx, a timeout): the limit
+    /// stays; the place is given back.
+    pub fn failed(self) {}
 }
 
 impl Drop for Permit {
@@ -61,21 +159,30 @@ impl Drop for Permit {
     }
 }
 
-impl Default for KeyBudget {
-    fn default() -> Self {
+/// Pauses the key until the reset of a limit the headers say is used up.
+fn pace(s: &mut State, limits: &RateLimits, tokens: u64) {
+    if let Some(pause) = limits.pause(tokens) {
+        let until = Instant::now() + pause;
+        s.paused_until = Some(s.paused_until.map_or(until, |p| p.max(until)));
+    }
+}
+
+impl KeyBudget {
+    fn new(host: String) -> KeyBudget {
         KeyBudget {
             state: Mutex::new(State {
                 limit: START,
                 in_flight: 0,
                 paused_until: None,
                 last_cut: None,
+                ceiling: MAX,
+                round_trip: FIRST_ROUND_TRIP,
             }),
             changed: Notify::new(),
+            host,
         }
     }
-}
 
-impl KeyBudget {
     /// The budget of `key` at `base_url`, shared with every other model on the same pair.
     pub fn for_key(base_url: &str, key: &str) -> Arc<KeyBudget> {
         type Budgets = HashMap<[u8; 32], (Arc<KeyBudget>, std::time::Instant)>;
@@ -87,9 +194,15 @@ impl KeyBudget {
             Arc::strong_count(budget) > 1 || now.duration_since(*used) < FORGET_AFTER
         });
         let id: [u8; 32] = Sha256::digest(format!("{base_url}\n{key}")).into();
+        let host = base_url
+            .split("://")
+            .last()
+            .and_then(|rest| rest.split('/').next())
+            .unwrap_or_default()
+            .to_string();
         let (budget, used) = budgets
             .entry(id)
-            .or_insert_with(|| (Arc::new(KeyBudget::default()), now));
+            .or_insert_with(|| (Arc::new(KeyBudget::new(host)), now));
         *used = now;
         budget.clone()
     }
@@ -108,8 +221,11 @@ impl KeyBudget {
                         s.paused_until = None;
                         if (s.in_flight as f64) < s.limit.floor().max(MIN) {
                             s.in_flight += 1;
+                            drop(s);
+                            self.show();
                             return Permit {
                                 budget: self.clone(),
+                                sent: now,
                             };
                         }
                         None
@@ -123,41 +239,27 @@ impl KeyBudget {
         }
     }
 
-    pub fn on_success(&self) {
-        self.update(|s| {
-            let step = if s.slow_start() { 1.0 } else { 1.0 / s.limit };
-            s.limit = (s.limit + step).min(MAX);
-        });
-    }
-
-    /// The provider said 429: fewer requests at once, and none until `retry_after` passes.
-    pub fn on_rate_limited(&self, retry_after: Option<Duration>) {
-        self.update(|s| {
-            let now = Instant::now();
-            if s.last_cut
-                .is_none_or(|at| now.duration_since(at) >= CUT_SPACING)
-            {
-                s.limit = (s.limit / 2.0).max(MIN);
-                s.last_cut = Some(now);
-            }
-            let until = now + retry_after.unwrap_or(DEFAULT_PAUSE);
-            s.paused_until = Some(s.paused_until.map_or(until, |p| p.max(until)));
-        });
-        tracing::info!(
-            limit = self.limit(),
-            "provider rate limit: fewer requests at once"
-        );
-    }
-
     /// Requests that may be in flight now.
     pub fn limit(&self) -> usize {
         let s = self.state.lock().unwrap_or_else(|p| p.into_inner());
         s.limit.floor().max(MIN) as usize
     }
 
-    fn update(&self, change: impl FnOnce(&mut State)) {
-        change(&mut self.state.lock().unwrap_or_else(|p| p.into_inner()));
+    fn update<T>(&self, change: impl FnOnce(&mut State) -> T) -> T {
+        let out = change(&mut self.state.lock().unwrap_or_else(|p| p.into_inner()));
         self.changed.notify_waiters();
+        self.show();
+        out
+    }
+
+    /// Sets the gauges to the budget's state.
+    fn show(&self) {
+        let (limit, in_flight) = {
+            let s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            (s.limit.floor().max(MIN), s.in_flight as f64)
+        };
+        metrics::gauge!(BUDGET_LIMIT, "host" => self.host.clone()).set(limit);
+        metrics::gauge!(BUDGET_IN_FLIGHT, "host" => self.host.clone()).set(in_flight);
     }
 }
 
@@ -165,9 +267,20 @@ impl KeyBudget {
 mod tests {
     use super::*;
 
+    fn budget() -> Arc<KeyBudget> {
+        Arc::new(KeyBudget::new("test".into()))
+    }
+
+    const NO_HEADERS: RateLimits = RateLimits {
+        requests_remaining: None,
+        requests_reset: None,
+        tokens_remaining: None,
+        tokens_reset: None,
+    };
+
     #[tokio::test(start_paused = true)]
     async fn no_more_than_the_limit_are_in_flight_and_a_permit_given_back_lets_one_in() {
-        let budget = Arc::new(KeyBudget::default());
+        let budget = budget();
         let mut permits = Vec::new();
         for _ in 0..16 {
             permits.push(budget.acquire().await);
@@ -186,43 +299,105 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn a_rate_limit_halves_the_limit_once_per_burst_pauses_and_successes_win_it_back() {
-        let budget = Arc::new(KeyBudget::default());
-        budget.on_rate_limited(Some(Duration::from_secs(2)));
-        budget.on_rate_limited(None);
-        assert_eq!(budget.limit(), 8, "one burst of 429s is one cut");
+    async fn a_burst_of_rate_limits_within_one_round_trip_cuts_once() {
+        let budget = budget();
+        let burst: Vec<Permit> = futures::future::join_all((0..10).map(|_| budget.acquire())).await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        for permit in burst {
+            permit.rate_limited(&NO_HEADERS);
+        }
+        assert_eq!(budget.limit(), 8, "ten 429s of one burst are one cut");
+        // Sent after the cut but answered within the round trip: still the same burst.
+        let early = budget.acquire().await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        early.rate_limited(&NO_HEADERS);
+        assert_eq!(budget.limit(), 8);
+        // Sent after the cut and answered a round trip later: news, the limit is cut again.
+        let late = budget.acquire().await;
+        tokio::time::sleep(FIRST_ROUND_TRIP).await;
+        late.rate_limited(&NO_HEADERS);
+        assert_eq!(budget.limit(), 4);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn server_errors_and_timeouts_do_not_cut_the_limit_nor_pause_the_key() {
+        let budget = budget();
+        for _ in 0..50 {
+            budget.acquire().await.failed();
+        }
+        assert_eq!(budget.limit(), 16);
         let started = Instant::now();
         drop(budget.acquire().await);
-        assert!(
-            started.elapsed() >= Duration::from_secs(2),
-            "the Retry-After was honoured"
-        );
-        tokio::time::sleep(CUT_SPACING).await;
-        budget.on_rate_limited(None);
-        assert_eq!(budget.limit(), 4);
-        for _ in 0..200 {
-            budget.on_success();
+        assert_eq!(started.elapsed(), Duration::ZERO);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn after_a_cut_the_limit_grows_back_fast_to_where_it_was_then_slowly() {
+        let budget = budget();
+        for _ in 0..16 {
+            budget.acquire().await.answered(&NO_HEADERS, 10);
         }
-        assert!(budget.limit() >= 16, "limit back to {}", budget.limit());
+        assert_eq!(
+            budget.limit(),
+            32,
+            "before any 429 it doubles every round trip"
+        );
+        budget.acquire().await.rate_limited(&NO_HEADERS);
+        assert_eq!(budget.limit(), 16);
+        for _ in 0..16 {
+            budget.acquire().await.answered(&NO_HEADERS, 10);
+        }
+        assert_eq!(budget.limit(), 32, "back to the ceiling in one round trip");
+        for _ in 0..40 {
+            budget.acquire().await.answered(&NO_HEADERS, 10);
+        }
+        assert_eq!(
+            budget.limit(),
+            33,
+            "above it, about one more per round trip"
+        );
         for _ in 0..100_000 {
-            budget.on_success();
+            budget.acquire().await.answered(&NO_HEADERS, 10);
         }
         assert_eq!(budget.limit(), MAX as usize);
     }
 
-    #[test]
-    fn before_any_rate_limit_the_limit_grows_by_one_per_success() {
-        let budget = KeyBudget::default();
-        for _ in 0..16 {
-            budget.on_success();
-        }
-        assert_eq!(budget.limit(), 32, "doubled in one round of answers");
-        budget.on_rate_limited(None);
-        assert_eq!(budget.limit(), 16);
-        for _ in 0..16 {
-            budget.on_success();
-        }
-        assert_eq!(budget.limit(), 16, "after a 429, about one more per round");
+    #[tokio::test(start_paused = true)]
+    async fn the_key_waits_for_the_reset_when_the_headers_say_requests_or_tokens_are_used_up() {
+        let budget = budget();
+        let plenty = RateLimits {
+            requests_remaining: Some(100),
+            requests_reset: Some(Duration::from_secs(5)),
+            tokens_remaining: Some(10_000),
+            tokens_reset: Some(Duration::from_secs(7)),
+        };
+        budget.acquire().await.answered(&plenty, 500);
+        let started = Instant::now();
+        drop(budget.acquire().await);
+        assert_eq!(started.elapsed(), Duration::ZERO, "room left: no pause");
+
+        let no_requests = RateLimits {
+            requests_remaining: Some(0),
+            ..plenty.clone()
+        };
+        budget.acquire().await.answered(&no_requests, 500);
+        let started = Instant::now();
+        drop(budget.acquire().await);
+        assert_eq!(started.elapsed(), Duration::from_secs(5));
+
+        let few_tokens = RateLimits {
+            tokens_remaining: Some(400),
+            ..plenty
+        };
+        budget.acquire().await.answered(&few_tokens, 500);
+        let started = Instant::now();
+        drop(budget.acquire().await);
+        assert_eq!(
+            started.elapsed(),
+            Duration::from_secs(7),
+            "not enough tokens left for another answer like the last"
+        );
+        assert_eq!(budget.limit(), 19, "pacing is not a cut");
     }
 
     #[test]
@@ -232,5 +407,6 @@ mod tests {
         let other = KeyBudget::for_key("http://x/v1", "k2");
         assert!(Arc::ptr_eq(&a, &b));
         assert!(!Arc::ptr_eq(&a, &other));
+        assert_eq!(a.host, "x");
     }
 }
