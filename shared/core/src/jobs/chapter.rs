@@ -137,6 +137,14 @@ async fn continued(handler: &JobHandler, window: &Window<'_>) -> Result<bool, Jo
         unfinished = unfinished.len(),
         "the window was cut short while making progress; going on as a fresh message"
     );
+    // Counted over the fresh message's own chapters: the finished ones it leaves out would
+    // otherwise count in its `passes` but never again in its redelivery's sum, which would then
+    // look like no progress however much was made, and kills would use up its receives.
+    let passes = chapters
+        .iter()
+        .filter(|c| unfinished.contains(&c.number))
+        .map(|c| u32::from(c.passes_done))
+        .sum();
     let job = crate::job::Job::Chapters {
         book_id: window.book_id.to_string(),
         numbers: unfinished,
