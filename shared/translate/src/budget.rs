@@ -8,12 +8,17 @@
 //!   key's first 429, and after it as long as it is below the level where the last 429 cut it
 //!   (the *ceiling*: getting back there is safe, it held until then); above the ceiling by
 //!   `1 / limit` (about one more request in flight per round trip), probing for more.
-//! - **Refused with 429**: congestion. The limit halves, but once per round trip: a 429 to a
-//!   request sent before the last cut, or less than a smoothed round trip after it, is the same
-//!   burst answering (every request in flight meets the same limit), not news. The request
-//!   itself waits out its `Retry-After` (the caller's business); the key is not paused for it,
-//!   since the cut already sends fewer, and a pause per 429 would stop the key whenever a share
-//!   of requests is refused whatever the load.
+//! - **Refused with 429**: congestion, when sending fewer makes it rarer. The limit halves, but
+//!   once per round trip: a 429 to a request sent before the last cut, or less than a smoothed
+//!   round trip after it, is the same burst answering (every request in flight meets the same
+//!   limit), not news. The round trip after a cut tells whether it helped: when the share of
+//!   requests refused did not fall by a third at half the load, the refusals do not follow the
+//!   load (a provider refusing a share of requests whatever is sent), the cut is undone and that
+//!   share is the key's *noise*; from then on a 429 cuts only in a round trip that refuses
+//!   clearly more than the noise ([`NOISE_MARGIN`]). The noise is learned down again by round
+//!   trips that refuse less. The request itself waits out its `Retry-After` (the caller's
+//!   business); the key is not paused for it, since the cut already sends fewer, and a pause per
+//!   429 would stop the key whenever a share of requests is refused whatever the load.
 //! - **Failed** (5xx, overload, a timeout, an unreadable answer): not congestion, the limit
 //!   stays (the caller retries after a jittered back-off). Sending less does not make a server
 //!   error rarer, and halving on each would starve the key on a provider that fails a steady
@@ -45,6 +50,13 @@ const FIRST_ROUND_TRIP: Duration = Duration::from_secs(1);
 const LONGEST_PACE: Duration = Duration::from_secs(60);
 /// A key unused this long starts again from [`START`].
 pub const FORGET_AFTER: Duration = Duration::from_secs(3600);
+/// A round trip's share of 429s is judged from this many outcomes at least (fewer say little).
+const SAMPLE: u32 = 8;
+/// The most of a key's requests taken as refused whatever the load.
+const MAX_NOISE: f64 = 0.5;
+/// Refusals above the noise that are taken for congestion: a round trip's share of 429s wanders
+/// around the noise by chance (by about 0.1 over 20 requests at a noise of 0.15).
+pub const NOISE_MARGIN: f64 = 0.15;
 
 /// Requests a key's budget lets in flight, by provider host (the `metrics` facade). One value
 /// per host: keys of several users on one provider share the label, the last change shows.
@@ -89,6 +101,118 @@ struct State {
     ceiling: f64,
     /// Smoothed time from sending a request to its answer.
     round_trip: Duration,
+    /// The round trip being counted: since when, answers and 429s.
+    epoch: Epoch,
+    /// The share of 429s of the last round trip counted in full.
+    last_share: f64,
+    /// The share of requests refused whatever the load (see the module's notes).
+    noise: f64,
+    /// After a cut, until the round trip after it says whether it helped.
+    probe: Option<Probe>,
+}
+
+/// What a cut changed, and the outcomes of the requests sent before it (the burst that caused
+/// it goes on answering after the cut, so its share is known in full only later).
+#[derive(Debug)]
+struct Probe {
+    at: Instant,
+    before: Epoch,
+    limit: f64,
+    ceiling: f64,
+}
+
+#[derive(Debug)]
+struct Epoch {
+    since: Instant,
+    answered: u32,
+    refused: u32,
+}
+
+impl Epoch {
+    fn new(since: Instant) -> Epoch {
+        Epoch {
+            since,
+            answered: 0,
+            refused: 0,
+        }
+    }
+
+    /// The share of 429s counted so far, however few.
+    fn share_so_far(&self) -> Option<f64> {
+        let all = self.answered + self.refused;
+        (all > 0).then(|| f64::from(self.refused) / f64::from(all))
+    }
+
+    fn share(&self) -> Option<f64> {
+        let all = self.answered + self.refused;
+        (all >= SAMPLE).then(|| f64::from(self.refused) / f64::from(all))
+    }
+}
+
+impl State {
+    /// Counts the outcome of a request sent at `sent` in the round trip being counted, if it
+    /// was sent within it (an answer to a request sent before a cut says nothing of the load
+    /// after it), then closes the round trip if it is over.
+    fn count(&mut self, sent: Instant, refused: bool) {
+        let epoch = match &mut self.probe {
+            Some(probe) if sent < probe.at && sent >= probe.before.since => &mut probe.before,
+            _ if sent >= self.epoch.since => &mut self.epoch,
+            _ => return self.roll(Instant::now()),
+        };
+        if refused {
+            epoch.refused += 1;
+        } else {
+            epoch.answered += 1;
+        }
+        self.roll(Instant::now());
+    }
+
+    /// Closes the round trip being counted when it is over and has enough outcomes: a cut's
+    /// probe is judged, the noise learned down. A probe whose round trip refused more than
+    /// noise can be is judged on fewer outcomes (the cut stays).
+    fn roll(&mut self, now: Instant) {
+        if now.duration_since(self.epoch.since) < self.round_trip {
+            return;
+        }
+        let Some(share) = self.epoch.share().or_else(|| {
+            self.epoch
+                .share_so_far()
+                .filter(|&share| self.probe.is_some() && share > MAX_NOISE)
+        }) else {
+            return;
+        };
+        self.epoch = Epoch::new(now);
+        self.last_share = share;
+        match self.probe.take() {
+            // Half the load, about as many refused: the refusals do not follow the load. (A
+            // provider that allows less than a quarter of the load refuses more than half even
+            // after the cut, so such a share is never taken for noise.)
+            Some(probe)
+                if share > 0.0
+                    && share >= probe.before.share_so_far().unwrap_or(1.0) * 2.0 / 3.0
+                    && share <= MAX_NOISE =>
+            {
+                self.noise = share.max(self.noise);
+                self.limit = self.limit.max(probe.limit);
+                self.ceiling = probe.ceiling;
+                tracing::info!(
+                    noise = share,
+                    limit = self.limit,
+                    "provider refuses a share of requests whatever the load: cut undone"
+                );
+            }
+            Some(_) => {}
+            // Slowly: a round trip refusing less by chance is common.
+            None if share < self.noise => self.noise = (self.noise * 7.0 + share) / 8.0,
+            None => {}
+        }
+    }
+
+    /// Whether the 429s being counted say the key is congested rather than noisy.
+    fn congested(&self) -> bool {
+        let share = self.epoch.share().unwrap_or(self.last_share);
+        self.noise == 0.0 || share > self.noise + NOISE_MARGIN
+    }
 }
 
 #[derive(Debug)]
@@ -112,6 +236,7 @@ impl Permit {
         let round_trip = self.sent.elapsed();
         self.budget.update(|s| {
             s.round_trip = (s.round_trip * 7 + round_trip) / 8;
+            s.count(self.sent, false);
             let step = if s.limit < s.ceiling {
                 1.0
             } else {
@@ -127,10 +252,27 @@ impl Permit {
         let sent = self.sent;
         let cut = self.budget.update(|s| {
             let now = Instant::now();
+            s.count(sent, true);
+            // A cut whose effect is still being measured is not judged over: once it has been,
+            // or a few round trips went by without enough answers to tell.
+            if s.probe
+                .as_ref()
+                .is_some_and(|p| now.duration_since(p.at) >= s.round_trip * 4)
+            {
+                s.probe = None;
+            }
             let news = s
                 .last_cut
-                .is_none_or(|at| sent > at && now.duration_since(at) >= s.round_trip);
+                .is_none_or(|at| sent > at && now.duration_since(at) >= s.round_trip)
+                && s.probe.is_none()
+                && s.congested();
             if news {
+                s.probe = Some(Probe {
+                    at: now,
+                    before: std::mem::replace(&mut s.epoch, Epoch::new(now)),
+                    limit: s.limit,
+                    ceiling: s.ceiling,
+                });
                 s.ceiling = s.limit;
                 s.limit = (s.limit / 2.0).max(MIN);
                 s.last_cut = Some(now);
@@ -177,6 +319,10 @@ impl KeyBudget {
                 last_cut: None,
                 ceiling: MAX,
                 round_trip: FIRST_ROUND_TRIP,
+                epoch: Epoch::new(Instant::now()),
+                last_share: 0.0,
+                noise: 0.0,
+                probe: None,
             }),
             changed: Notify::new(),
             host,
@@ -398,6 +544,64 @@ mod tests {
             "not enough tokens left for another answer like the last"
         );
         assert_eq!(budget.limit(), 19, "pacing is not a cut");
+    }
+
+    /// `rounds` round trips of 500 ms, 600 ms apart, each sending as many requests as the limit allows: a
+    /// request is refused when `refuse(its place in the round, its number overall)` says so.
+    async fn rounds(
+        budget: &Arc<KeyBudget>,
+        rounds: usize,
+        refuse: impl Fn(usize, usize) -> bool,
+    ) -> Vec<usize> {
+        let mut sent = 0;
+        let mut limits = Vec::new();
+        for _ in 0..rounds {
+            let permits: Vec<Permit> =
+                futures::future::join_all((0..budget.limit()).map(|_| budget.acquire())).await;
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            for (place, permit) in permits.into_iter().enumerate() {
+                sent += 1;
+                if refuse(place, sent) {
+                    permit.rate_limited(&NO_HEADERS);
+                } else {
+                    permit.answered(&NO_HEADERS, 10);
+                }
+            }
+            limits.push(budget.limit());
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        limits
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_share_of_rate_limits_that_does_not_follow_the_load_stops_cutting_the_limit() {
+        let budget = budget();
+        // One request in seven refused, however many are sent.
+        let limits = rounds(&budget, 12, |_, n| n % 7 == 0).await;
+        assert!(
+            limits.last().is_some_and(|&l| l >= 32),
+            "the limit kept growing: {limits:?}"
+        );
+        let noise = budget.state.lock().unwrap().noise;
+        assert!((0.05..0.3).contains(&noise), "noise {noise}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn rate_limits_that_follow_the_load_keep_the_limit_near_what_the_provider_allows() {
+        // Ten at once allowed: the limit is cut whenever it passes them, and grows back.
+        let budget = budget();
+        let limits = rounds(&budget, 30, |place, _| place >= 10).await;
+        assert!(
+            limits[10..].iter().all(|&l| (5..=20).contains(&l)),
+            "{limits:?}"
+        );
+        assert_eq!(budget.state.lock().unwrap().noise, 0.0);
+        // Two allowed, far below the limit: the share refused stays high after a cut, but
+        // more than half refused is never taken for noise.
+        let budget = self::budget();
+        let limits = rounds(&budget, 30, |place, _| place >= 2).await;
+        assert!(limits[10..].iter().all(|&l| l <= 6), "{limits:?}");
+        assert_eq!(budget.state.lock().unwrap().noise, 0.0);
     }
 
     #[test]
