@@ -51,7 +51,7 @@ const LONGEST_PACE: Duration = Duration::from_secs(60);
 /// A key unused this long starts again from [`START`].
 pub const FORGET_AFTER: Duration = Duration::from_secs(3600);
 /// A round trip's share of 429s is judged from this many outcomes at least (fewer say little).
-const SAMPLE: u32 = 8;
+const SAMPLE: u32 = 16;
 /// The most of a key's requests taken as refused whatever the load.
 const MAX_NOISE: f64 = 0.5;
 /// Refusals above the noise that are taken for congestion: a round trip's share of 429s wanders
@@ -118,7 +118,6 @@ struct Probe {
     at: Instant,
     before: Epoch,
     limit: f64,
-    ceiling: f64,
 }
 
 #[derive(Debug)]
@@ -150,14 +149,17 @@ impl Epoch {
 }
 
 impl State {
-    /// Counts the outcome of a request sent at `sent` in the round trip being counted, if it
-    /// was sent within it (an answer to a request sent before a cut says nothing of the load
-    /// after it), then closes the round trip if it is over.
-    fn count(&mut self, sent: Instant, refused: bool) {
+    /// Counts an outcome in the round trip being counted, then closes it if it is over. Every
+    /// outcome counts, whenever its request was sent: counting only requests sent within the
+    /// round trip would count the quick ones (429s come back sooner than long answers). For a
+    /// round trip after a cut, the outcomes of the requests sent before it count with the
+    /// share before the cut (those coming back within a round trip of it).
+    fn count(&mut self, refused: bool) {
+        let now = Instant::now();
+        let round_trip = self.round_trip;
         let epoch = match &mut self.probe {
-            Some(probe) if sent < probe.at && sent >= probe.before.since => &mut probe.before,
-            _ if sent >= self.epoch.since => &mut self.epoch,
-            _ => return self.roll(Instant::now()),
+            Some(probe) if now.duration_since(probe.at) < round_trip => &mut probe.before,
+            _ => &mut self.epoch,
         };
         if refused {
             epoch.refused += 1;
@@ -171,15 +173,12 @@ impl State {
     /// probe is judged, the noise learned down. A probe whose round trip refused more than
     /// noise can be is judged on fewer outcomes (the cut stays).
     fn roll(&mut self, now: Instant) {
-        if now.duration_since(self.epoch.since) < self.round_trip {
-            return;
-        }
-        let Some(share) = self.epoch.share().or_else(|| {
-            self.epoch
-                .share_so_far()
-                .filter(|&share| self.probe.is_some() && share > MAX_NOISE)
-        }) else {
-            return;
+        let over = now.duration_since(self.epoch.since) >= self.round_trip;
+        let outcomes = self.epoch.answered + self.epoch.refused;
+        let share = match self.epoch.share_so_far() {
+            Some(share) if over && outcomes >= SAMPLE => share,
+            Some(share) if self.probe.is_some() && outcomes >= 3 && share > MAX_NOISE => share,
+            _ => return,
         };
         self.epoch = Epoch::new(now);
         self.last_share = share;
@@ -194,7 +193,9 @@ impl State {
             {
                 self.noise = share.max(self.noise);
                 self.limit = self.limit.max(probe.limit);
-                self.ceiling = probe.ceiling;
+                // The cuts before it were as likely the noise: no level is known to be too
+                // much, the limit grows fast again (a real limit, if any, cuts it again).
+                self.ceiling = MAX;
                 tracing::info!(
                     noise = share,
                     limit = self.limit,
@@ -236,7 +237,7 @@ impl Permit {
         let round_trip = self.sent.elapsed();
         self.budget.update(|s| {
             s.round_trip = (s.round_trip * 7 + round_trip) / 8;
-            s.count(self.sent, false);
+            s.count(false);
             let step = if s.limit < s.ceiling {
                 1.0
             } else {
@@ -252,7 +253,7 @@ impl Permit {
         let sent = self.sent;
         let cut = self.budget.update(|s| {
             let now = Instant::now();
-            s.count(sent, true);
+            s.count(true);
             // A cut whose effect is still being measured is not judged over: once it has been,
             // or a few round trips went by without enough answers to tell.
             if s.probe
@@ -269,9 +270,8 @@ impl Permit {
             if news {
                 s.probe = Some(Probe {
                     at: now,
-                    before: std::mem::replace(&mut s.epoch, Epoch::new(now)),
+                    before: std::mem::replace(&mut s.epoch, Epoch::new(now + s.round_trip)),
                     limit: s.limit,
-                    ceiling: s.ceiling,
                 });
                 s.ceiling = s.limit;
                 s.limit = (s.limit / 2.0).max(MIN);
@@ -458,10 +458,14 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(100)).await;
         early.rate_limited(&NO_HEADERS);
         assert_eq!(budget.limit(), 8);
-        // Sent after the cut and answered a round trip later: news, the limit is cut again.
-        let late = budget.acquire().await;
+        // Sent after the cut and refused a round trip later: the cut did not help enough (all
+        // three refused: not the noise of a provider refusing some whatever the load), and the
+        // limit is cut again.
+        let late: Vec<Permit> = futures::future::join_all((0..3).map(|_| budget.acquire())).await;
         tokio::time::sleep(FIRST_ROUND_TRIP).await;
-        late.rate_limited(&NO_HEADERS);
+        for permit in late {
+            permit.rate_limited(&NO_HEADERS);
+        }
         assert_eq!(budget.limit(), 4);
     }
 
@@ -588,11 +592,15 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn rate_limits_that_follow_the_load_keep_the_limit_near_what_the_provider_allows() {
-        // Ten at once allowed: the limit is cut whenever it passes them, and grows back.
+        // Ten at once allowed: the limit is cut every other round trip (once the round trip
+        // after a cut has told that it helped), and grows back to where it was cut.
         let budget = budget();
         let limits = rounds(&budget, 30, |place, _| place >= 10).await;
+        assert!(limits[10..].iter().all(|&l| l <= 30), "{limits:?}");
         assert!(
-            limits[10..].iter().all(|&l| (5..=20).contains(&l)),
+            limits[10..]
+                .chunks(2)
+                .all(|pair| pair.iter().any(|&l| l <= 16)),
             "{limits:?}"
         );
         assert_eq!(budget.state.lock().unwrap().noise, 0.0);
