@@ -14,7 +14,7 @@
 //! and the wall time against the clean run's.
 //!
 //! `cargo bench -p booktr-functions --bench whole_book -- [--book moby-dick.epub] [--base 0.2]
-//!  [--per-token-ms 1] [--limited 0.0] [--failing 0.0] [--window 32] [--compare] [--misbehave 0.2]`
+//!  [--per-token-ms 1] [--limited 0.0] [--failing 0.0] [--window 64] [--compare] [--misbehave 0.2]`
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -494,7 +494,8 @@ async fn main() -> anyhow::Result<()> {
         misbehave: 0.0,
     };
     let misbehave = seconds("--misbehave", 0.0)?;
-    let window: usize = arg(&args, "--window").map_or(Ok(32), |w| w.parse())?;
+    let window: usize = arg(&args, "--window")
+        .map_or(Ok(booktr_core::translation::DEFAULT_WINDOW), |w| w.parse())?;
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../shared/corpus")
         .join(&book_name);
