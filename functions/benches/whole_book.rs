@@ -1,8 +1,8 @@
 //! A whole book through the job system, against a local OpenAI stand-in with a latency profile:
 //! the same wiring as `booktr serve` (embedded SQLite queue and store, in-process workers), the
 //! book uploaded and translated over HTTP, the stand-in answering like the offline engine after
-//! `base + per-token × output tokens`, and refusing a share of requests with 429
-//! (`Retry-After: 1`). Prints wall time, requests, peak requests in flight, the ideal critical
+//! `base + per-token × output tokens`, refusing a share of requests with 429
+//! (`Retry-After: 1`) and failing another share with 500, whatever the load. Prints wall time, requests, peak requests in flight, the ideal critical
 //! path (the term pass and the slowest chapter, with unlimited parallelism), flagged blocks and glossary compliance; with `--compare`, the same book again
 //! with one chapter at a time.
 //!
@@ -14,7 +14,7 @@
 //! and the wall time against the clean run's.
 //!
 //! `cargo bench -p booktr-functions --bench whole_book -- [--book moby-dick.epub] [--base 0.2]
-//!  [--per-token-ms 1] [--limited 0.0] [--window 32] [--compare] [--misbehave 0.2]`
+//!  [--per-token-ms 1] [--limited 0.0] [--failing 0.0] [--window 64] [--compare] [--misbehave 0.2]`
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -43,8 +43,10 @@ use tokio::sync::watch;
 struct Profile {
     base: Duration,
     per_token: Duration,
-    /// Share of requests answered 429 (every n-th request, spread evenly).
+    /// Share of requests answered 429, and of requests answered 500 (spread evenly over the
+    /// run, see [`refusal`]).
     limited: f64,
+    failing: f64,
     /// Share of answers spoiled (every n-th answer, each fault in turn).
     misbehave: f64,
 }
@@ -53,6 +55,7 @@ struct Profile {
 struct Seen {
     requests: AtomicUsize,
     refused: AtomicUsize,
+    failed: AtomicUsize,
     in_flight: AtomicUsize,
     peak: AtomicUsize,
     /// The slowest answer to a chapter's request, and to a term-list request.
@@ -60,13 +63,21 @@ struct Seen {
     longest_terms: Mutex<Duration>,
 }
 
+/// What the stand-in does with its `n`th request: 429, 500 or an answer. The n-th point of the
+/// golden-ratio sequence spreads each share evenly over the run, whatever the load.
+fn refusal(profile: &Profile, n: usize) -> Option<StatusCode> {
+    let point = (n as f64 * 0.618_033_988_749_895).fract();
+    if point < profile.limited {
+        Some(StatusCode::TOO_MANY_REQUESTS)
+    } else if point < profile.limited + profile.failing {
+        Some(StatusCode::INTERNAL_SERVER_ERROR)
+    } else {
+        None
+    }
+}
+
 /// Serves the stand-in on a free port; its base URL (for `OPENAI_BASE_URL`).
 async fn stand_in(profile: Profile, seen: Arc<Seen>) -> anyhow::Result<String> {
-    let every = if profile.limited > 0.0 {
-        (1.0 / profile.limited).round().max(1.0) as usize
-    } else {
-        usize::MAX
-    };
     let (faults, spoil_every) = if profile.misbehave > 0.0 {
         (
             &Fault::ALL[..],
@@ -84,17 +95,28 @@ async fn stand_in(profile: Profile, seen: Arc<Seen>) -> anyhow::Result<String> {
                 let n = seen.requests.fetch_add(1, Ordering::SeqCst) + 1;
                 let now = seen.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
                 seen.peak.fetch_max(now, Ordering::SeqCst);
-                let answer = if n.is_multiple_of(every) {
-                    seen.refused.fetch_add(1, Ordering::SeqCst);
+                let answer = if let Some(status) = refusal(&profile, n) {
                     tokio::time::sleep(profile.base).await;
-                    (
-                        StatusCode::TOO_MANY_REQUESTS,
-                        [("retry-after", "1")],
-                        axum::Json(
-                            json!({"error": {"message": "rate limited", "type": "rate_limit"}}),
-                        ),
-                    )
-                        .into_response()
+                    if status == StatusCode::TOO_MANY_REQUESTS {
+                        seen.refused.fetch_add(1, Ordering::SeqCst);
+                        (
+                            status,
+                            [("retry-after", "1")],
+                            axum::Json(
+                                json!({"error": {"message": "rate limited", "type": "rate_limit"}}),
+                            ),
+                        )
+                            .into_response()
+                    } else {
+                        seen.failed.fetch_add(1, Ordering::SeqCst);
+                        (
+                            status,
+                            axum::Json(
+                                json!({"error": {"message": "internal error", "type": "server_error"}}),
+                            ),
+                        )
+                            .into_response()
+                    }
                 } else {
                     let message = |role: &str| {
                         body["messages"]
@@ -154,6 +176,7 @@ struct Figures {
     wall: Duration,
     requests: usize,
     refused: usize,
+    failed: usize,
     peak: usize,
     critical_path: Duration,
     flagged_blocks: u64,
@@ -362,6 +385,7 @@ async fn translate_once(book: &[u8], profile: Profile, window: usize) -> anyhow:
         wall,
         requests: seen.requests.load(Ordering::SeqCst),
         refused: seen.refused.load(Ordering::SeqCst),
+        failed: seen.failed.load(Ordering::SeqCst),
         peak: seen.peak.load(Ordering::SeqCst),
         critical_path: longest,
         flagged_blocks,
@@ -420,12 +444,13 @@ fn print(label: &str, f: &Figures) {
         f.glossary.0 as f64 * 100.0 / f.glossary.1 as f64
     };
     println!(
-        "{label}: {} chapters in {:.1} s; {} requests ({} answered 429), peak {} in flight; \
+        "{label}: {} chapters in {:.1} s; {} requests ({} answered 429, {} answered 500), peak {} in flight; \
          ideal critical path {:.1} s; {} flagged blocks; glossary {compliance:.1}% ({}/{})",
         f.chapters,
         f.wall.as_secs_f64(),
         f.requests,
         f.refused,
+        f.failed,
         f.peak,
         f.critical_path.as_secs_f64(),
         f.flagged_blocks,
@@ -467,19 +492,23 @@ async fn main() -> anyhow::Result<()> {
         base: Duration::from_secs_f64(seconds("--base", 0.2)?),
         per_token: Duration::from_secs_f64(seconds("--per-token-ms", 1.0)? / 1000.0),
         limited: seconds("--limited", 0.0)?,
+        failing: seconds("--failing", 0.0)?,
         misbehave: 0.0,
     };
     let misbehave = seconds("--misbehave", 0.0)?;
-    let window: usize = arg(&args, "--window").map_or(Ok(32), |w| w.parse())?;
+    let window: usize = arg(&args, "--window")
+        .map_or(Ok(booktr_core::translation::DEFAULT_WINDOW), |w| w.parse())?;
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../shared/corpus")
         .join(&book_name);
     let book = std::fs::read(&path).with_context(|| path.display().to_string())?;
     println!(
-        "{book_name}: stand-in answers in {:.2} s + {:.1} ms per output token, {:.0}% answered 429",
+        "{book_name}: stand-in answers in {:.2} s + {:.1} ms per output token, {:.0}% answered 429, \
+         {:.0}% answered 500",
         profile.base.as_secs_f64(),
         profile.per_token.as_secs_f64() * 1000.0,
-        profile.limited * 100.0
+        profile.limited * 100.0,
+        profile.failing * 100.0
     );
     let parallel = translate_once(&book, profile, window).await?;
     print(&format!("window {window}"), &parallel);

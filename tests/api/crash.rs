@@ -15,8 +15,8 @@ use crate::stand_ins::{failing_openai_stand_in, is_term_list, openai_stand_in, F
 
 const BOOKTR: &str = env!("CARGO_BIN_EXE_booktr");
 const CHAPTERS: usize = 8;
-/// Each kill can interrupt the window of chapters in hand, which counts a receive of its job;
-/// three kills leave even a window hit every time within the queue's four receives.
+/// Each kill can interrupt the chapters job in hand, which counts a receive of it; three kills
+/// leave even a job hit every time within the queue's four receives.
 const KILLS: usize = 3;
 
 /// A book of `chapters` chapters, each with a word found nowhere else (`Marker<n>`).
@@ -118,8 +118,8 @@ async fn a_translation_killed_repeatedly_completes_with_every_chapter_translated
     let total = last["chaptersTotal"].as_u64().unwrap() as usize;
     assert!(total >= CHAPTERS, "{last}");
 
-    // Every chapter was translated. The chapters of the window a kill interrupts start again
-    // (all 8 are one window here), so each is started at most once per kill.
+    // Every chapter was translated. The chapters in flight at a kill start again (all 8 are in
+    // flight together here), so each is started at most once per kill.
     for n in 1..=CHAPTERS {
         let times = calls.translate_calls_with(&format!("Marker{n} "));
         assert!(times >= 1, "chapter {n} was never translated");
@@ -239,14 +239,15 @@ pub(crate) async fn book_status(
     response.json().await.ok()
 }
 
-/// Chapters of the book under kills and failures: with windows of four chapters, enough work
-/// that every kill lands while model requests are in flight.
-const FAILING_CHAPTERS: usize = 60;
+/// Chapters of the book under kills and failures: with four chapters in flight, each given
+/// the place of the one before as soon as it finishes, enough work that every kill lands while
+/// model requests are in flight (here the twenty lives translate about 60 chapters).
+const FAILING_CHAPTERS: usize = 150;
 const FAILING_KILLS: usize = 20;
 /// Far longer than a pass's answer takes to be stored as the chapter's checkpoint.
 const STORED_WITHIN: Duration = Duration::from_millis(500);
 
-/// The issue's crash test: SIGKILL while windows of chapters are in flight, restart, 20 times,
+/// The issue's crash test: SIGKILL while chapters are in flight, restart, 20 times,
 /// with a provider failing 30% of requests (500 and 429). The book completes with every chapter
 /// translated; a chapter's pass is paid for twice only when a kill cut it short (a kill between
 /// the two requests); progress never goes back.
@@ -255,9 +256,10 @@ async fn a_book_killed_twenty_times_under_failing_requests_pays_no_finished_pass
     let (openai, log) = failing_openai_stand_in(Duration::from_millis(150)).await;
     let data = tempfile::TempDir::new().unwrap();
     let port = free_port();
-    // Windows of two chapters (four with the admin's priority); the retries' warnings would
+    // Two chapters in flight (four with the admin's priority); the retries' warnings would
     // fill the log.
     let env = [("BOOKTR_CHAPTER_WINDOW", "2"), ("BOOKTR_LOG", "error")];
+    let last_env = [("BOOKTR_CHAPTER_WINDOW", "32"), ("BOOKTR_LOG", "error")];
     let (mut server, url, key) = start_with(data.path(), port, &openai, &env).await;
     let key = key.expect("an admin key on the first start");
     let client = reqwest::Client::new();
@@ -285,7 +287,7 @@ async fn a_book_killed_twenty_times_under_failing_requests_pays_no_finished_pass
     let mut kills = Vec::new();
     let mut life = std::time::Instant::now();
     while kills.len() < FAILING_KILLS {
-        // Wait for model requests in flight (a window being translated), then kill a little
+        // Wait for model requests in flight (chapters being translated), then kill a little
         // later, anywhere in the passes.
         let waited = tokio::time::timeout(Duration::from_secs(30), async {
             while log.lock().unwrap().in_flight == 0 {
@@ -293,16 +295,18 @@ async fn a_book_killed_twenty_times_under_failing_requests_pays_no_finished_pass
             }
         })
         .await;
-        assert!(
-            waited.is_ok(),
-            "no request in flight after {} kills: the book ran out of work too soon",
-            kills.len()
-        );
+        if waited.is_err() {
+            let now = book_status(&client, &url, &key, &id).await;
+            panic!(
+                "no request in flight after {} kills: the book ran out of work too soon: {now:?}",
+                kills.len()
+            );
+        }
         tokio::time::sleep(Duration::from_millis(random_millis(400, 1200))).await;
-        // A window with no finished pass in four lives in a row is taken for one that crashes
-        // its worker (and dead-lettered), so each life stores one pass at least: a chapter's
-        // pass is one request, stored well within `STORED_WITHIN` of its answer. The random
-        // delay alone hit one window four times running, under retries and backoff.
+        // A chapters job with no finished pass in four lives in a row is taken for one that
+        // crashes its worker (and dead-lettered), so each life stores one pass at least: a
+        // chapter's pass is one request, stored well within `STORED_WITHIN` of its answer. The
+        // random delay alone hit one window four times running, under retries and backoff.
         let stored = tokio::time::timeout(Duration::from_secs(30), async {
             loop {
                 if let Some(answered) = first_answer_since(&log, life) {
@@ -317,14 +321,34 @@ async fn a_book_killed_twenty_times_under_failing_requests_pays_no_finished_pass
         server.start_kill().unwrap(); // SIGKILL
         kills.push(std::time::Instant::now());
         server.wait().await.unwrap();
-        (server, _, _) = start_with(data.path(), port, &openai, &env).await;
+        // The last life finishes the book with many chapters in flight (the rest of a book
+        // sized for twenty kills would take minutes at four), which also changes the width of
+        // the job it takes over.
+        let env = if kills.len() == FAILING_KILLS {
+            &last_env
+        } else {
+            &env
+        };
+        (server, _, _) = start_with(data.path(), port, &openai, env).await;
         life = std::time::Instant::now();
     }
 
-    let (seen, last) = tokio::time::timeout(Duration::from_secs(180), watching)
-        .await
-        .expect("the book did not complete within 3 minutes of the last kill")
-        .unwrap();
+    let Ok(watched) = tokio::time::timeout(Duration::from_secs(180), watching).await else {
+        let now = book_status(&client, &url, &key, &id).await;
+        let summary = now.map(|s| {
+            (
+                s["status"].clone(),
+                s["chaptersCompleted"].clone(),
+                s["errors"].clone(),
+            )
+        });
+        let in_flight = log.lock().unwrap().in_flight;
+        panic!(
+            "the book did not complete within 3 minutes of the last kill: {summary:?}, \
+             {in_flight} requests in flight"
+        );
+    };
+    let (seen, last) = watched.unwrap();
     assert_eq!(last["status"], "COMPLETED", "{last}");
     assert_eq!(last["chaptersCompleted"], last["chaptersTotal"], "{last}");
     assert_eq!(last["errors"], json!([]), "{last}");

@@ -712,9 +712,16 @@ async fn a_chapter_failing_in_its_review_pays_its_translate_pass_once_and_resume
 /// While a book is translating, the chapters finished so far can be downloaded.
 #[tokio::test]
 async fn a_partial_download_holds_the_chapters_finished_so_far() {
-    let offline = Arc::new(EnvModels::from_vars(Vec::new()));
-    // Windows of one chapter (two with the test user's priority).
-    let app = spawn_with_models_and_env(false, offline, &[("BOOKTR_CHAPTER_WINDOW", "1")]).await;
+    let gate = Arc::new(Semaphore::new(0));
+    let entered = Arc::new(Semaphore::new(0));
+    let model = StandIn {
+        gate: Some(gate.clone()),
+        entered: Some(entered.clone()),
+        ..StandIn::default()
+    };
+    // One chapter in flight at a time (two with the test user's priority).
+    let app =
+        spawn_with_models_and_env(false, Arc::new(model), &[("BOOKTR_CHAPTER_WINDOW", "1")]).await;
     let (key, id) = extracted_book(&app).await;
     assert_error(
         app.get(&format!("/api/download/{id}?format=epub"), &key)
@@ -736,16 +743,39 @@ async fn a_partial_download_holds_the_chapters_finished_so_far() {
             .status(),
         200
     );
-    // The term pass and one window of chapters, then pause.
-    for _ in 0..2 {
-        run_one_job(&app).await;
-    }
+    // The term pass (never held), then the run's chapters job: the first two chapters take
+    // the book's places and are held at their first model call, the book is paused, and they
+    // finish; the chapters after them see the pause as they start and are not translated.
+    run_one_job(&app).await;
+    let worker = {
+        let app_queue = app.ports.queue.clone();
+        let jobs = app.services.jobs.clone();
+        tokio::spawn(async move {
+            runner::run_once(
+                app_queue.as_ref(),
+                &jobs,
+                booktr_core::ports::QueueName::Jobs,
+                &runner::RunnerConfig {
+                    batch: 1,
+                    ..runner::RunnerConfig::default()
+                },
+            )
+            .await
+            .unwrap()
+        })
+    };
+    entered.acquire_many(2).await.unwrap().forget();
     assert_eq!(
         post(&app, "/api/translate/pause", &key, json!({"bookId": id}))
             .await
             .status(),
         200
     );
+    gate.add_permits(1000);
+    worker.await.unwrap();
+    let paused = status(&app, &key, &id).await;
+    assert_eq!(paused["status"], "PAUSED", "{paused}");
+    assert_eq!(paused["chaptersCompleted"], 2, "{paused}");
     let link: Value = app
         .get(&format!("/api/download/{id}?format=epub"), &key)
         .await

@@ -32,7 +32,7 @@ pub struct Config {
     pub log_format: LogFormat,
     /// `BOOKTR_WORKERS`: in-process job workers.
     pub workers: usize,
-    /// `BOOKTR_CHAPTER_WINDOW`: chapters of a book translated at the same time (plans with
+    /// `BOOKTR_CHAPTER_WINDOW`: chapters of a book in flight at once (plans with
     /// priority get twice as many).
     pub chapter_window: usize,
     /// `BOOKTR_FILE_MEMORY_MIB`: the ceiling every limit on reading an upload and rendering a

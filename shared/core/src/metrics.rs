@@ -13,6 +13,7 @@ use metrics::{
     counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram, Unit,
 };
 
+pub use booktr_translate::budget::{BUDGET_IN_FLIGHT, BUDGET_LIMIT};
 pub use booktr_translate::providers::{MODEL_ERRORS, MODEL_REQUESTS};
 
 pub const BOOKS_STARTED: &str = "books_started";
@@ -34,7 +35,7 @@ pub const WEBHOOK_DELIVERIES: &str = "webhook_deliveries";
 pub const RATE_LIMIT_REFUSALS: &str = "rate_limit_refusals";
 
 /// Every metric the service records.
-pub const ALL: [&str; 16] = [
+pub const ALL: [&str; 18] = [
     BOOKS_STARTED,
     BOOKS_COMPLETED,
     BOOKS_FAILED,
@@ -47,6 +48,8 @@ pub const ALL: [&str; 16] = [
     COST_MICROS,
     MODEL_REQUESTS,
     MODEL_ERRORS,
+    BUDGET_LIMIT,
+    BUDGET_IN_FLIGHT,
     QUEUE_DEPTH,
     QUEUE_OLDEST_AGE,
     WEBHOOK_DELIVERIES,
@@ -87,6 +90,16 @@ pub fn describe() {
     );
     describe_counter!(MODEL_REQUESTS, Unit::Count, "requests to model providers");
     describe_counter!(MODEL_ERRORS, Unit::Count, "failed model requests, by class");
+    describe_gauge!(
+        BUDGET_LIMIT,
+        Unit::Count,
+        "requests a provider key's budget lets in flight, by host"
+    );
+    describe_gauge!(
+        BUDGET_IN_FLIGHT,
+        Unit::Count,
+        "requests in flight on a provider key, by host"
+    );
     describe_gauge!(QUEUE_DEPTH, Unit::Count, "jobs waiting, by queue");
     describe_gauge!(
         QUEUE_OLDEST_AGE,

@@ -860,9 +860,16 @@ pub(crate) async fn complete_with_retries(
                 retry_after,
             }) if attempt < max_retries => {
                 attempt += 1;
-                let wait = retry_after
-                    .unwrap_or(Duration::from_millis(500 * 2u64.pow(attempt)))
-                    .min(Duration::from_secs(60));
+                // Jittered: the requests a provider failed together (an outage, a restart) do
+                // not all come back at the same instant. Never sooner than the provider asked.
+                let wait = match retry_after {
+                    Some(asked) => asked + crate::providers::jitter(asked / 4),
+                    None => {
+                        let backoff = Duration::from_millis(500 * 2u64.pow(attempt));
+                        backoff / 2 + crate::providers::jitter(backoff / 2)
+                    }
+                }
+                .min(Duration::from_secs(60));
                 warn!(%message, attempt, wait_ms = wait.as_millis() as u64, "model busy; retrying");
                 tokio::time::sleep(wait).await;
             }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
-use crate::budget::KeyBudget;
+use crate::budget::{KeyBudget, RateLimits};
 use crate::model::{ChatError, ChatModel, ChatRequest, ChatResponse};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,12 +196,20 @@ pub struct HttpModel {
 /// (then the pipeline's retries and the job's take over). Rate limits are the provider asking
 /// for patience, not a failure of the chapter.
 const RATE_LIMIT_PATIENCE: Duration = Duration::from_secs(300);
+/// The wait after a 429 that names none.
+const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// A random wait between nothing and `most`: requests refused together come back spread out.
+pub(crate) fn jitter(most: Duration) -> Duration {
+    most.mul_f64(rand::random::<f64>())
+}
 
 /// Why one request failed.
 enum Failure {
     RateLimited {
         message: String,
         retry_after: Option<Duration>,
+        limits: RateLimits,
     },
     Other(ChatError),
 }
@@ -334,31 +342,37 @@ fn error_message(body: &str) -> String {
 #[async_trait]
 impl ChatModel for HttpModel {
     /// Sends the request within the key's budget; waits out rate limits (up to
-    /// [`RATE_LIMIT_PATIENCE`]) rather than reporting them.
+    /// [`RATE_LIMIT_PATIENCE`]) rather than reporting them. Each refused request waits its own
+    /// `Retry-After` (jittered, so a burst does not come back as one); the budget decides
+    /// whether the key sends fewer.
     async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
         let started = tokio::time::Instant::now();
         loop {
             let permit = self.budget.acquire().await;
-            let sent = self.send(&request).await;
-            drop(permit);
-            match sent {
-                Ok(response) => {
-                    self.budget.on_success();
+            match self.send(&request).await {
+                Ok((response, limits)) => {
+                    permit.answered(&limits, response.input_tokens + response.output_tokens);
                     return Ok(response);
                 }
                 Err(Failure::RateLimited {
                     message,
                     retry_after,
+                    limits,
                 }) => {
-                    self.budget.on_rate_limited(retry_after);
+                    permit.rate_limited(&limits);
                     if started.elapsed() >= RATE_LIMIT_PATIENCE {
                         return Err(ChatError::Retryable {
                             message,
                             retry_after,
                         });
                     }
+                    let wait = retry_after.unwrap_or(DEFAULT_RETRY_AFTER);
+                    tokio::time::sleep(wait + jitter(wait / 4)).await;
                 }
-                Err(Failure::Other(e)) => return Err(e),
+                Err(Failure::Other(e)) => {
+                    permit.failed();
+                    return Err(e);
+                }
             }
         }
     }
@@ -377,7 +391,7 @@ pub const MODEL_REQUESTS: &str = "model_requests";
 pub const MODEL_ERRORS: &str = "model_errors";
 
 impl HttpModel {
-    async fn send(&self, request: &ChatRequest) -> Result<ChatResponse, Failure> {
+    async fn send(&self, request: &ChatRequest) -> Result<(ChatResponse, RateLimits), Failure> {
         metrics::counter!(MODEL_REQUESTS).increment(1);
         let mut timed_out = false;
         let result = self.exchange(request, &mut timed_out).await;
@@ -397,7 +411,7 @@ impl HttpModel {
         &self,
         request: &ChatRequest,
         timed_out: &mut bool,
-    ) -> Result<ChatResponse, Failure> {
+    ) -> Result<(ChatResponse, RateLimits), Failure> {
         let response = self.request(request).send().await.map_err(|e| {
             *timed_out = e.is_timeout();
             ChatError::Retryable {
@@ -413,6 +427,7 @@ impl HttpModel {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
+        let limits = rate_limits(self.family, response.headers(), chrono::Utc::now());
         let body = response.text().await.map_err(|e| {
             *timed_out = e.is_timeout();
             ChatError::Retryable {
@@ -431,6 +446,7 @@ impl HttpModel {
                 return Err(Failure::RateLimited {
                     message,
                     retry_after,
+                    limits,
                 });
             }
             // Overload (Anthropic's 529), timeouts and server errors pass; the rest will not.
@@ -448,13 +464,81 @@ impl HttpModel {
             message: format!("{}: unreadable answer: {e}", self.name),
             retry_after: None,
         })?;
-        self.parse(&value).ok_or_else(|| {
+        let response = self.parse(&value).ok_or_else(|| {
             Failure::Other(ChatError::Retryable {
                 message: format!("{}: the answer has no text", self.name),
                 retry_after: None,
             })
-        })
+        })?;
+        Ok((response, limits))
     }
+}
+
+/// What the provider's headers say is left of the key's limits: OpenAI's
+/// `x-ratelimit-{remaining,reset}-{requests,tokens}` (resets as durations, `6m0s`, `20ms`),
+/// Anthropic's `anthropic-ratelimit-{requests,tokens}-{remaining,reset}` (resets as RFC 3339
+/// times). Gemini sends none.
+fn rate_limits(
+    family: Family,
+    headers: &reqwest::header::HeaderMap,
+    now: chrono::DateTime<chrono::Utc>,
+) -> RateLimits {
+    let text = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    let number = |name: &str| text(name).and_then(|v| v.parse::<u64>().ok());
+    match family {
+        Family::OpenAi => RateLimits {
+            requests_remaining: number("x-ratelimit-remaining-requests"),
+            requests_reset: text("x-ratelimit-reset-requests").and_then(go_duration),
+            tokens_remaining: number("x-ratelimit-remaining-tokens"),
+            tokens_reset: text("x-ratelimit-reset-tokens").and_then(go_duration),
+        },
+        Family::Anthropic => {
+            let reset = |name: &str| {
+                let at = chrono::DateTime::parse_from_rfc3339(text(name)?).ok()?;
+                (at.with_timezone(&chrono::Utc) - now).to_std().ok()
+            };
+            RateLimits {
+                requests_remaining: number("anthropic-ratelimit-requests-remaining"),
+                requests_reset: reset("anthropic-ratelimit-requests-reset"),
+                tokens_remaining: number("anthropic-ratelimit-tokens-remaining"),
+                tokens_reset: reset("anthropic-ratelimit-tokens-reset"),
+            }
+        }
+        Family::Gemini => RateLimits::default(),
+    }
+}
+
+/// A duration as OpenAI writes it (Go's format): `1s`, `6m0s`, `1h2m3.5s`, `20ms`.
+fn go_duration(text: &str) -> Option<Duration> {
+    let mut total = 0.0;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let value: f64 = rest[..digits].parse().ok()?;
+        rest = &rest[digits..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let seconds = match &rest[..unit_len] {
+            "h" => 3600.0,
+            "m" => 60.0,
+            "s" => 1.0,
+            "ms" => 0.001,
+            "us" | "µs" => 0.000_001,
+            "ns" => 0.000_000_001,
+            _ => return None,
+        };
+        total += value * seconds;
+        rest = &rest[unit_len..];
+    }
+    Duration::try_from_secs_f64(total).ok()
 }
 
 #[cfg(test)]
@@ -649,8 +733,8 @@ mod tests {
         assert_eq!(limiting.seen.lock().unwrap().len(), 2);
         assert_eq!(
             gpt.budget.limit(),
-            8,
-            "the key's budget was halved (and won back a little)"
+            9,
+            "the key's budget was halved (and the answer won back one: below where it was cut)"
         );
         let overloaded = json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
         let (url, _) = stand_in(vec![(529, None, overloaded)]).await;
@@ -662,6 +746,68 @@ mod tests {
             matches!(error, ChatError::Retryable { ref message, retry_after: None } if message.contains("Overloaded")),
             "{error:?}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_server_error_is_retryable_and_leaves_the_budget_as_it_was() {
+        let broken = json!({"error": {"message": "internal error", "type": "server_error"}});
+        let (url, _) = stand_in(vec![(500, None, broken.clone()), (503, None, broken)]).await;
+        let gpt = model("gpt-4o-mini", &url);
+        for _ in 0..2 {
+            let error = gpt.complete(request()).await.unwrap_err();
+            assert!(matches!(error, ChatError::Retryable { .. }), "{error:?}");
+        }
+        assert_eq!(gpt.budget.limit(), crate::budget::START as usize);
+    }
+
+    #[test]
+    fn the_rate_limit_headers_of_openai_and_anthropic_are_read() {
+        let now = chrono::DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        let headers = |pairs: &[(&'static str, &'static str)]| {
+            let mut map = reqwest::header::HeaderMap::new();
+            for (name, value) in pairs {
+                map.insert(*name, value.parse().unwrap());
+            }
+            map
+        };
+        let openai = headers(&[
+            ("x-ratelimit-remaining-requests", "0"),
+            ("x-ratelimit-reset-requests", "1m2.5s"),
+            ("x-ratelimit-remaining-tokens", "1200"),
+            ("x-ratelimit-reset-tokens", "20ms"),
+        ]);
+        assert_eq!(
+            rate_limits(Family::OpenAi, &openai, now),
+            RateLimits {
+                requests_remaining: Some(0),
+                requests_reset: Some(Duration::from_millis(62_500)),
+                tokens_remaining: Some(1200),
+                tokens_reset: Some(Duration::from_millis(20)),
+            }
+        );
+        let anthropic = headers(&[
+            ("anthropic-ratelimit-requests-remaining", "49"),
+            ("anthropic-ratelimit-requests-reset", "2026-01-01T00:00:07Z"),
+            ("anthropic-ratelimit-tokens-remaining", "0"),
+            ("anthropic-ratelimit-tokens-reset", "2026-01-01T00:00:30Z"),
+        ]);
+        assert_eq!(
+            rate_limits(Family::Anthropic, &anthropic, now),
+            RateLimits {
+                requests_remaining: Some(49),
+                requests_reset: Some(Duration::from_secs(7)),
+                tokens_remaining: Some(0),
+                tokens_reset: Some(Duration::from_secs(30)),
+            }
+        );
+        assert_eq!(
+            rate_limits(Family::Gemini, &openai, now),
+            RateLimits::default()
+        );
+        assert_eq!(go_duration("6m0s"), Some(Duration::from_secs(360)));
+        assert_eq!(go_duration("soon"), None);
     }
 
     #[tokio::test]

@@ -23,7 +23,7 @@ use crate::ports::{Condition, StoreError, Update, WriteOp};
 use crate::translation::{BookTerms, StoredChapter};
 use crate::types::{BookStatus, ChapterStatus};
 
-/// A chapters job: a window of chapters of one run.
+/// A chapters job: chapters of one run still to translate.
 pub(super) struct Window<'a> {
     pub book_id: &'a str,
     pub numbers: &'a [u32],
@@ -32,14 +32,27 @@ pub(super) struct Window<'a> {
     pub passes: u32,
 }
 
-/// Translates every chapter of the window at once; each ends on its own (a chapter that fails
-/// for good fails alone). A retryable failure retries the message, and the chapters already
-/// done are then skipped without a model call.
+/// How long a chapters job keeps starting chapters. Then it lets those in flight finish and
+/// queues the rest as a fresh message: a job stays within a Lambda's 15 minutes (a slice plus
+/// the slowest chapter), and the book's next message goes to the back of the queue, so books
+/// waiting for a worker get their turn.
+const SLICE: std::time::Duration = std::time::Duration::from_secs(240);
+
+/// Translates the job's chapters, at most the owner's window of them at once
+/// ([`crate::translation::Translations::window_for`]), each place given to the next chapter as
+/// soon as its own finishes: no chapter waits for a slower one it happened to start with. Each
+/// chapter ends on its own (a chapter that fails for good fails alone). A retryable failure
+/// retries the message once the chapters in flight are done, and the chapters already done are
+/// then skipped without a model call.
 ///
-/// A redelivered message whose window made progress since it was queued was cut short by a
+/// The message holds the book's FIFO group while it runs, so the book has one job in flight on
+/// either queue and its window bounds its chapters in flight; pause and stop are seen by each
+/// chapter as it starts (the run has moved on), so the rest drop at once.
+///
+/// A redelivered message whose chapters made progress since it was queued was cut short by a
 /// crash or a deploy, not by its chapters: it goes on as a fresh message, so that kills never
-/// use up the queue's receives. The receives still catch a window that makes no progress
-/// (one that crashes its worker every time) and send it to the dead-letter queue.
+/// use up the queue's receives. The receives still catch a job that makes no progress (one
+/// that crashes its worker every time) and send it to the dead-letter queue.
 pub(super) async fn run_window(
     handler: &JobHandler,
     window: &Window<'_>,
@@ -48,15 +61,47 @@ pub(super) async fn run_window(
     if receive_count > 1 && continued(handler, window).await? {
         return Ok(());
     }
-    let chapters = window.numbers.iter().map(|&number| {
-        let span = info_span!("chapter", number, run = window.run);
-        run(handler, window.book_id, number, window.run).instrument(span)
-    });
-    futures::future::join_all(chapters)
-        .await
-        .into_iter()
-        .collect::<Result<Vec<()>, JobError>>()
-        .map(|_| ())
+    let Some(book) = handler.books.find(window.book_id).await? else {
+        info!("book deleted; dropping the job");
+        return Ok(());
+    };
+    let width = handler.translations.window_for(&book.user_id).await?;
+    let until = tokio::time::Instant::now() + SLICE;
+    let mut waiting = window.numbers.iter().copied();
+    let mut running = futures::stream::FuturesUnordered::new();
+    let mut failure = None;
+    loop {
+        while running.len() < width && tokio::time::Instant::now() < until {
+            let Some(number) = waiting.next() else { break };
+            let span = info_span!("chapter", number, run = window.run);
+            running.push(run(handler, window.book_id, number, window.run).instrument(span));
+        }
+        match futures::StreamExt::next(&mut running).await {
+            Some(Ok(())) => {}
+            Some(Err(e)) => {
+                failure.get_or_insert(e);
+            }
+            None => break,
+        }
+    }
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let rest: Vec<u32> = waiting.collect();
+    if !rest.is_empty() {
+        info!(
+            rest = rest.len(),
+            "the job's time slice is over; the rest goes on as a fresh message"
+        );
+        let job = crate::job::Job::Chapters {
+            book_id: window.book_id.to_string(),
+            numbers: rest,
+            run: window.run,
+            passes: 0,
+        };
+        job.enqueue(handler.ports.queue.as_ref()).await?;
+    }
+    Ok(())
 }
 
 /// Queues the window's unfinished chapters as a fresh message when the window made progress
@@ -92,6 +137,14 @@ async fn continued(handler: &JobHandler, window: &Window<'_>) -> Result<bool, Jo
         unfinished = unfinished.len(),
         "the window was cut short while making progress; going on as a fresh message"
     );
+    // Counted over the fresh message's own chapters: the finished ones it leaves out would
+    // otherwise count in its `passes` but never again in its redelivery's sum, which would then
+    // look like no progress however much was made, and kills would use up its receives.
+    let passes = chapters
+        .iter()
+        .filter(|c| unfinished.contains(&c.number))
+        .map(|c| u32::from(c.passes_done))
+        .sum();
     let job = crate::job::Job::Chapters {
         book_id: window.book_id.to_string(),
         numbers: unfinished,
@@ -489,7 +542,7 @@ pub(super) async fn fail_chapter(
     Ok(())
 }
 
-/// The chapters of a window that ran out of tries: every one not translated yet fails.
+/// The chapters of a job that ran out of tries: every one not translated yet fails.
 pub(super) async fn fail_unfinished(
     handler: &JobHandler,
     book: &Book,

@@ -167,16 +167,16 @@ pub struct BookTerms {
     pub list: booktr_translate::terms::TermList,
 }
 
-/// Chapters of a book translated at the same time, unless configured otherwise: Moby-Dick's 141
-/// chapters in 5 windows (the whole-book benchmark's figures are in docs/translation.md).
-pub const DEFAULT_WINDOW: usize = 32;
+/// Chapters of a book in flight at once, unless configured otherwise (the whole-book
+/// benchmark's figures are in docs/translation.md).
+pub const DEFAULT_WINDOW: usize = 64;
 /// The widest window, priority included.
-pub const MAX_WINDOW: usize = 64;
+pub const MAX_WINDOW: usize = 128;
 
 #[derive(Clone)]
 pub struct Translations {
     ports: Ports,
-    /// Chapters of a book translated at the same time (twice as many with priority).
+    /// Chapters of a book in flight at once (twice as many with priority).
     window: usize,
     /// What reading an upload and rendering a book may cost in memory.
     file_budget: booktr_formats::Budget,
@@ -210,7 +210,7 @@ impl Translations {
         }
     }
 
-    /// With `window` chapters of a book translated at the same time (`BOOKTR_CHAPTER_WINDOW`).
+    /// With `window` chapters of a book in flight at once (`BOOKTR_CHAPTER_WINDOW`).
     pub fn with_window(mut self, window: usize) -> Self {
         self.window = window.max(1);
         self
@@ -321,9 +321,7 @@ impl Translations {
         // TRANSLATING, and a resume (which queues what is missing, free) or a stop (which gives
         // back the words it leaves untranslated) settles it. Refunding here too would pay twice.
         self.set_aside_finished_files(&book.id).await?;
-        let queued = self
-            .queue_chapters(&book, &pending, self.window_of(user))
-            .await?;
+        let queued = self.queue_chapters(&book, &pending).await?;
         info!(
             run = book.run,
             model,
@@ -608,8 +606,7 @@ impl Translations {
                 "the book changed meanwhile; look at its status and try again".into(),
             ));
         };
-        let width = self.window_for(user_id).await?;
-        let queued = self.queue_chapters(&book, &pending, width).await?;
+        let queued = self.queue_chapters(&book, &pending).await?;
         info!(run = book.run, queued, "translation resumed");
         Ok((queued, chapters.len() as u32))
     }
@@ -805,42 +802,34 @@ impl Translations {
             .remove("pauseReason")
     }
 
-    /// Queues the run: the term pass, then the pending chapters in windows, all in the book's
-    /// message group so they run in that order. A window's chapters are translated at the same
-    /// time; plans with priority get wider windows.
-    /// Queues the term pass and the `pending` chapters in windows of `width`.
-    async fn queue_chapters(
-        &self,
-        book: &Book,
-        pending: &[u32],
-        width: usize,
-    ) -> Result<u32, StoreError> {
-        if !pending.is_empty() {
-            let terms = Job::Terms {
-                book_id: book.id.clone(),
-                run: book.run,
-            };
-            terms.enqueue(self.ports.queue.as_ref()).await?;
-        }
-        for numbers in pending.chunks(width) {
-            let job = Job::Chapters {
-                book_id: book.id.clone(),
-                numbers: numbers.to_vec(),
-                run: book.run,
-                // Counted from nothing: a resumed chapter's earlier passes make its window's
-                // first redelivery look like progress, which costs one extra message at most.
-                passes: 0,
-            };
-            job.enqueue(self.ports.queue.as_ref()).await?;
-        }
+    /// Queues the run: the term pass, then one chapters job with every pending chapter, both in
+    /// the book's message group so the term list comes first. The chapters job keeps
+    /// [`Translations::window_for`] the owner chapters in flight, each place given to the next
+    /// chapter as soon as its own finishes (see `jobs::chapter`).
+    async fn queue_chapters(&self, book: &Book, pending: &[u32]) -> Result<u32, StoreError> {
         if pending.is_empty() {
             // Every chapter was already translated under this key.
             self.finish_if_translated(&book.id).await?;
+            return Ok(0);
         }
+        let terms = Job::Terms {
+            book_id: book.id.clone(),
+            run: book.run,
+        };
+        terms.enqueue(self.ports.queue.as_ref()).await?;
+        let job = Job::Chapters {
+            book_id: book.id.clone(),
+            numbers: pending.to_vec(),
+            run: book.run,
+            // Counted from nothing: a resumed chapter's earlier passes make the job's first
+            // redelivery look like progress, which costs one extra message at most.
+            passes: 0,
+        };
+        job.enqueue(self.ports.queue.as_ref()).await?;
         Ok(pending.len() as u32)
     }
 
-    /// Chapters of the user's books translated at the same time: plans with priority get wider
+    /// Chapters of one of the user's books in flight at once: plans with priority get wider
     /// windows. A worker waiting on the network costs the same for one request or a hundred,
     /// and the per-key budget (`booktr_translate::budget`) keeps the provider's limits.
     fn window_of(&self, user: &User) -> usize {
@@ -852,7 +841,7 @@ impl Translations {
     }
 
     /// [`Translations::window_of`] the user with this id (the plain window if they are gone).
-    async fn window_for(&self, user_id: &str) -> Result<usize, StoreError> {
+    pub(crate) async fn window_for(&self, user_id: &str) -> Result<usize, StoreError> {
         Ok(self
             .owners
             .owner(user_id)
