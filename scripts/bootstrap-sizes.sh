@@ -19,7 +19,7 @@ if ! "$venv/bin/cargo-lambda" lambda --version 2>/dev/null | grep -q "$version";
 fi
 
 bins=("$@")
-[ ${#bins[@]} -gt 0 ] || bins=(worker-jobs http-pages)
+[ ${#bins[@]} -gt 0 ] || bins=(worker-jobs http-download)
 over=0
 for bin in "${bins[@]}"; do
   (cd lambdas && PATH="$PWD/../$venv/bin:$PATH" cargo-lambda lambda build --release --bin "$bin")

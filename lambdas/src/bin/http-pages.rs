@@ -1,9 +1,9 @@
-//! Lambda: the web app's pages (`/signin`, `/signup`, `/signout`, `/language`, `/dashboard/*`,
-//! `/assets/*`).
+//! Lambda: the web app's pages (`/signin`, `/signup`, `/signout`, `/language`, `/forgot`,
+//! `/reset`, `/verify`, `/dashboard/*` but the community's, `/assets/*`).
 
 use booktr_api::web;
 
 #[tokio::main]
 async fn main() -> Result<(), booktr_functions::lambda::Error> {
-    booktr_functions::lambda::serve_http(web::app::router()).await
+    booktr_functions::lambda::serve_http(web::app::pages_router()).await
 }

@@ -32,8 +32,13 @@ pub fn router() -> Routes {
         )
         .route("/dashboard/books/{id}", get(book))
         .route("/dashboard/books/{id}/{action}", post(act))
-        .route("/dashboard/books/{id}/download", get(download))
         .route("/dashboard/books/{id}/read", get(read))
+}
+
+/// A book's download links: they render a partial file on request, so on AWS they live with
+/// the API's downloads, in the function that carries the renderers.
+pub fn download_router() -> Routes {
+    Routes::new().route("/dashboard/books/{id}/download", get(download))
 }
 
 /// A book as the library lists it.

@@ -32,14 +32,34 @@ use crate::auth::session_token;
 use crate::error::ApiError;
 use crate::{AppState, Routes};
 
+/// Every page of the app (`booktr serve`).
 pub fn router() -> Routes {
+    pages_router()
+        .merge(download_router())
+        .merge(community_router())
+}
+
+/// The pages of the account, the library, books (but their downloads), glossaries, settings and
+/// notifications, with the app's script and style sheet: the pages' own function on AWS.
+pub fn pages_router() -> Routes {
     Routes::new()
         .merge(account::router())
         .merge(books::router())
         .merge(settings::router())
         .merge(glossaries::router())
-        .merge(community::router())
         .merge(assets::router())
+}
+
+/// A book's downloads from its page: on AWS beside the API's downloads, in the function that
+/// carries the renderers (a partial file is rendered on request).
+pub fn download_router() -> Routes {
+    books::download_router()
+}
+
+/// Writing in the community and its administration: on AWS beside the community's API and
+/// public pages, which already carry the Markdown rendering and sanitising they need.
+pub fn community_router() -> Routes {
+    community::router()
 }
 
 /// The signed-in user of a page, with what every page shows for them. A request without a
