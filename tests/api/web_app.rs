@@ -360,6 +360,28 @@ async fn two_people_see_only_their_own_books() {
         .await;
     assert_eq!(stopped.status(), 404);
     assert!(owner.html("/dashboard").await.contains("Mine alone"));
+
+    // Nor each other's keys, webhooks, glossaries or settings.
+    let made = owner
+        .post_form(
+            "/dashboard/settings/keys",
+            &[("csrf", token.as_str()), ("name", "owner-laptop")],
+        )
+        .await;
+    assert_eq!(made.status(), 200);
+    let saved = owner
+        .post_form(
+            "/dashboard/settings/profile",
+            &[("csrf", token.as_str()), ("name", "Owner Name")],
+        )
+        .await;
+    assert_eq!(saved.status(), 303);
+    let settings = other.html("/dashboard/settings").await;
+    assert!(!settings.contains("owner-laptop") && !settings.contains("Owner Name"));
+    assert!(owner
+        .html("/dashboard/settings")
+        .await
+        .contains("owner-laptop"));
 }
 
 #[tokio::test]
