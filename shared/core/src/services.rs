@@ -2,12 +2,12 @@
 
 use std::sync::Arc;
 
+use crate::accounts::Accounts;
 use crate::accounts::User;
-use crate::accounts::{Accounts, Recovery};
 use crate::books::Books;
 use crate::community::Community;
 use crate::developer::Developer;
-use crate::email::Postman;
+use crate::email::{Postman, Recovery};
 use crate::events::Events;
 use crate::glossaries::Glossaries;
 use crate::health::{Health, QueueMode};

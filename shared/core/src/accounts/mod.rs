@@ -2,14 +2,13 @@
 
 mod key_cache;
 mod password;
-mod recovery;
 mod service;
 pub mod store;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-pub use recovery::Recovery;
+pub(crate) use service::validate_and_hash_password;
 pub use service::{Accounts, AccountsError, NewKey, NewUser, SESSION_TTL_DAYS};
 
 use crate::types::{Email, Plan, Role, Scope};

@@ -89,7 +89,7 @@ impl Accounts {
         self.keys.forget_user(user_id);
     }
 
-    pub(super) fn now(&self) -> DateTime<Utc> {
+    pub(crate) fn now(&self) -> DateTime<Utc> {
         self.ports.clock.now()
     }
 
@@ -211,12 +211,12 @@ impl Accounts {
         Ok(keys + sessions)
     }
 
-    pub(super) fn ports(&self) -> &Ports {
+    pub(crate) fn ports(&self) -> &Ports {
         &self.ports
     }
 
     /// The account of an email, None when it has none.
-    pub(super) async fn by_email(&self, email: &Email) -> Result<Option<User>, StoreError> {
+    pub(crate) async fn by_email(&self, email: &Email) -> Result<Option<User>, StoreError> {
         let claim = self
             .ports
             .table
@@ -229,7 +229,7 @@ impl Accounts {
     }
 
     /// Changes the stored profile; the account must exist.
-    pub(super) async fn update_profile_item(
+    pub(crate) async fn update_profile_item(
         &self,
         user_id: &str,
         update: Update,
@@ -247,7 +247,7 @@ impl Accounts {
     }
 
     /// Ends every session of the user; returns how many there were.
-    pub(super) async fn end_sessions_of(&self, user_id: &str) -> Result<usize, StoreError> {
+    pub(crate) async fn end_sessions_of(&self, user_id: &str) -> Result<usize, StoreError> {
         items::delete_indexed_of(
             self.ports.table.as_ref(),
             store::user_sessions(user_id),
@@ -617,7 +617,7 @@ fn validate_name(name: &str) -> Result<String, AccountsError> {
     Ok(name.to_string())
 }
 
-pub(super) async fn validate_and_hash_password(password: &str) -> Result<String, AccountsError> {
+pub(crate) async fn validate_and_hash_password(password: &str) -> Result<String, AccountsError> {
     let len = password.chars().count();
     if !(password::MIN_LEN..=password::MAX_LEN).contains(&len) {
         return Err(AccountsError::Invalid(format!(

@@ -16,12 +16,14 @@
 //! confirm step; the message tells its reader why they got it). Outside sandbox mode every
 //! address receives mail and the list is kept but not consulted.
 
+mod recovery;
 mod settings;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use tracing::{info, warn};
 
+pub use recovery::Recovery;
 pub use settings::{EmailSettingsPatch, SenderPrefix};
 
 use crate::items::time;

@@ -8,9 +8,8 @@
 use chrono::{DateTime, Duration, Utc};
 use tracing::{info, instrument, warn};
 
-use super::service::validate_and_hash_password;
-use super::{store, Accounts, AccountsError, User};
-use crate::email::Postman;
+use super::Postman;
+use crate::accounts::{store, validate_and_hash_password, Accounts, AccountsError, User};
 use crate::ids::{random_alphanumeric, sha256_hex};
 use crate::items;
 use crate::ports::{Condition, Item, StoreError, Update};
