@@ -143,10 +143,11 @@ impl Browser {
         panic!("the page never showed {text:?}: {}", self.page_text().await);
     }
 
-    /// Waits up to ten seconds for the browser to be at `url` (a form's answer is loading).
+    /// Waits up to ten seconds for the browser to be at `url`, fragment aside (a form's answer
+    /// is loading).
     async fn wait_for_url(&self, url: &str) {
         for _ in 0..100 {
-            if self.url().await.starts_with(url) {
+            if self.url().await.split('#').next() == Some(url) {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -260,6 +261,7 @@ async fn a_new_user_walks_the_web_app_in_a_real_browser_with_no_accessibility_vi
     browser
         .click("form[action$='/share'] button[type=submit]")
         .await;
+    browser.wait_for_text("Anyone with this link").await;
     let link = browser
         .script("return document.getElementById('share-url').href;")
         .await;
@@ -296,6 +298,7 @@ async fn a_new_user_walks_the_web_app_in_a_real_browser_with_no_accessibility_vi
     browser
         .click("form[action='/dashboard/settings/keys'] button[type=submit]")
         .await;
+    browser.wait_for_text("it is shown this once").await;
     let secret = browser
         .script("return document.getElementById('new-key').textContent;")
         .await;
