@@ -14,7 +14,7 @@ use minijinja::context;
 use serde::Deserialize;
 
 use super::i18n::{Lang, LANG_COOKIE};
-use super::{page, page_error, SignedIn};
+use super::{page, page_error, SignedIn, TokenForm};
 use crate::auth::{require_same_origin, session_token};
 use crate::error::ApiError;
 use crate::extract::Query;
@@ -89,7 +89,6 @@ async fn sign_up_page(State(state): State<AppState>, headers: HeaderMap) -> Resp
 }
 
 /// What a sign-in or sign-up page shows besides its form.
-#[derive(Default)]
 struct Shown<'a> {
     next: &'a str,
     error: Option<ApiError>,
@@ -229,11 +228,6 @@ async fn sign_up(
             .await
         }
     }
-}
-
-#[derive(Deserialize)]
-struct TokenForm {
-    csrf: Option<String>,
 }
 
 async fn sign_out(

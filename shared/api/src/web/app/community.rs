@@ -12,7 +12,7 @@ use booktr_core::community::{NewComment, NewPost, PostEdit};
 use booktr_core::types::{Email, Role};
 use minijinja::{context, Value};
 
-use super::{page, page_error, SignedIn};
+use super::{field, page, page_error, SignedIn};
 use crate::error::ApiError;
 use crate::extract::Path;
 use crate::web::markdown;
@@ -28,17 +28,6 @@ pub fn router() -> Routes {
         .route("/admin/comments/{id}", post(moderate))
         .route("/admin/email", get(email_config).post(email_test))
         .route("/admin/email/settings", post(email_settings))
-}
-
-fn field(fields: &[(String, String)], name: &str) -> Option<String> {
-    fields
-        .iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, v)| v.clone())
-}
-
-fn checked(me: &SignedIn, fields: &[(String, String)]) -> Result<(), ApiError> {
-    me.check_form(field(fields, super::csrf::FIELD).as_deref())
 }
 
 async fn my_posts(State(state): State<AppState>, me: SignedIn) -> Response {
@@ -107,7 +96,7 @@ async fn write_new(
     me: SignedIn,
     Form(fields): Form<Vec<(String, String)>>,
 ) -> Response {
-    if let Err(e) = checked(&me, &fields) {
+    if let Err(e) = me.check_fields(&fields) {
         return page_error(me.lang, e);
     }
     let content = field(&fields, "content").unwrap_or_default();
@@ -172,7 +161,7 @@ async fn write_edit(
     Path(id): Path<String>,
     Form(fields): Form<Vec<(String, String)>>,
 ) -> Response {
-    if let Err(e) = checked(&me, &fields) {
+    if let Err(e) = me.check_fields(&fields) {
         return page_error(me.lang, e);
     }
     let content = field(&fields, "content").unwrap_or_default();
@@ -244,7 +233,7 @@ async fn comment(
     Path(slug): Path<String>,
     Form(fields): Form<Vec<(String, String)>>,
 ) -> Response {
-    if let Err(e) = checked(&me, &fields) {
+    if let Err(e) = me.check_fields(&fields) {
         return page_error(me.lang, e);
     }
     let new = NewComment {
@@ -293,7 +282,7 @@ async fn moderate(
     Path(id): Path<String>,
     Form(fields): Form<Vec<(String, String)>>,
 ) -> Response {
-    if let Err(e) = checked(&me, &fields) {
+    if let Err(e) = me.check_fields(&fields) {
         return page_error(me.lang, e);
     }
     let status = field(&fields, "status").unwrap_or_default();
@@ -353,7 +342,7 @@ async fn email_test(
     Form(fields): Form<Vec<(String, String)>>,
 ) -> Response {
     let tested = async {
-        checked(&me, &fields)?;
+        me.check_fields(&fields)?;
         super_admin(&me)?;
         let to = field(&fields, "to")
             .map(|t| t.trim().to_string())
@@ -379,7 +368,7 @@ async fn email_settings(
     Form(fields): Form<Vec<(String, String)>>,
 ) -> Response {
     let saved = async {
-        checked(&me, &fields)?;
+        me.check_fields(&fields)?;
         super_admin(&me)?;
         let text = |name: &str| field(&fields, name).map(|v| v.trim().to_string());
         let patch = serde_json::json!({

@@ -9,9 +9,8 @@ use axum::routing::{get, post};
 use axum::Form;
 use booktr_core::glossaries::{csv, EntryInput};
 use minijinja::context;
-use serde::Deserialize;
 
-use super::{page, page_error, SignedIn};
+use super::{field, page, page_error, SignedIn, TokenForm};
 use crate::error::ApiError;
 use crate::extract::Path;
 use crate::routes::books::{multipart_error, read_limited, text_field};
@@ -201,17 +200,10 @@ async fn save(
     Path(id): Path<String>,
     Form(fields): Form<Vec<(String, String)>>,
 ) -> Response {
-    let token = fields
-        .iter()
-        .find(|(n, _)| n == super::csrf::FIELD)
-        .map(|(_, v)| v.as_str());
-    if let Err(e) = me.check_form(token) {
+    if let Err(e) = me.check_fields(&fields) {
         return page_error(me.lang, e);
     }
-    let name = fields
-        .iter()
-        .find(|(n, _)| n == "name")
-        .map(|(_, v)| v.clone());
+    let name = field(&fields, "name");
     match state
         .services
         .glossaries
@@ -273,11 +265,6 @@ async fn export(State(state): State<AppState>, me: SignedIn, Path(id): Path<Stri
         }
         Err(e) => page_error(me.lang, e.into()),
     }
-}
-
-#[derive(Deserialize)]
-struct TokenForm {
-    csrf: Option<String>,
 }
 
 async fn delete(

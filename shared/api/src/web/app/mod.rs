@@ -119,6 +119,27 @@ impl SignedIn {
     }
 }
 
+impl SignedIn {
+    /// As [`SignedIn::check_form`], for a form read as its list of fields.
+    pub fn check_fields(&self, fields: &[(String, String)]) -> Result<(), ApiError> {
+        self.check_form(field(fields, csrf::FIELD).as_deref())
+    }
+}
+
+/// A form with nothing but its CSRF token (a button that acts).
+#[derive(serde::Deserialize)]
+pub(super) struct TokenForm {
+    pub csrf: Option<String>,
+}
+
+/// The value of a form's field, as sent.
+pub(super) fn field(fields: &[(String, String)], name: &str) -> Option<String> {
+    fields
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.clone())
+}
+
 /// What the layout shows of the signed-in user.
 #[derive(Serialize)]
 struct Viewer<'a> {

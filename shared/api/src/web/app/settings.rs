@@ -11,7 +11,7 @@ use booktr_core::types::Scope;
 use minijinja::{context, Value};
 use serde::Deserialize;
 
-use super::{page, page_error, SignedIn};
+use super::{field, page, page_error, SignedIn, TokenForm};
 use crate::error::ApiError;
 use crate::extract::Path;
 use crate::routes::auth_routes::with_cookie;
@@ -156,11 +156,6 @@ async fn create_key(
         }
         Err(e) => page_error(me.lang, e),
     }
-}
-
-#[derive(Deserialize)]
-struct TokenForm {
-    csrf: Option<String>,
 }
 
 async fn revoke_key(
@@ -367,15 +362,7 @@ fn ticked(fields: &[(String, String)], name: &str) -> bool {
 }
 
 fn value(fields: &[(String, String)], name: &str) -> Option<String> {
-    fields
-        .iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, v)| v.trim().to_string())
-}
-
-/// The token check every account form starts with.
-fn checked(me: &SignedIn, fields: &[(String, String)]) -> Result<(), ApiError> {
-    me.check_form(value(fields, super::csrf::FIELD).as_deref())
+    field(fields, name).map(|v| v.trim().to_string())
 }
 
 async fn save_profile(
@@ -384,7 +371,7 @@ async fn save_profile(
     Form(fields): Form<Vec<(String, String)>>,
 ) -> Response {
     let saved = async {
-        checked(&me, &fields)?;
+        me.check_fields(&fields)?;
         state
             .services
             .accounts
@@ -406,7 +393,7 @@ async fn save_preferences(
     Form(fields): Form<Vec<(String, String)>>,
 ) -> Response {
     let saved = async {
-        checked(&me, &fields)?;
+        me.check_fields(&fields)?;
         let preferences = booktr_core::preferences::Preferences {
             default_model: value(&fields, "defaultModel").unwrap_or_default(),
             default_target_language: value(&fields, "defaultTargetLanguage").unwrap_or_default(),
@@ -431,7 +418,7 @@ async fn save_notifications(
     Form(fields): Form<Vec<(String, String)>>,
 ) -> Response {
     let saved = async {
-        checked(&me, &fields)?;
+        me.check_fields(&fields)?;
         let patch = booktr_core::events::NotificationSettingsPatch {
             email_book_completed: Some(ticked(&fields, "emailBookCompleted")),
             email_translation_error: Some(ticked(&fields, "emailTranslationError")),
@@ -458,7 +445,7 @@ async fn save_developer(
     Form(fields): Form<Vec<(String, String)>>,
 ) -> Response {
     let saved = async {
-        checked(&me, &fields)?;
+        me.check_fields(&fields)?;
         let change = |name: &str| {
             if ticked(&fields, &format!("remove_{name}")) {
                 Some(None)
@@ -491,7 +478,7 @@ async fn send_verification(
     Form(fields): Form<Vec<(String, String)>>,
 ) -> Response {
     let sent = async {
-        checked(&me, &fields)?;
+        me.check_fields(&fields)?;
         state
             .services
             .recovery
