@@ -14,7 +14,14 @@
 //! and the wall time against the clean run's.
 //!
 //! `cargo bench -p booktr-functions --bench whole_book -- [--book moby-dick.epub] [--base 0.2]
-//!  [--per-token-ms 1] [--limited 0.0] [--failing 0.0] [--window 64] [--compare] [--misbehave 0.2]`
+//!  [--per-token-ms 1] [--limited 0.0] [--failing 0.0] [--window 128] [--compare] [--misbehave 0.2]
+//!  [--beside wasteland.epub [--after 3]] [--capacity 40]`
+//!
+//! With `--beside`, a second book is translated alone, then again by a second user beside the
+//! first book, started `--after` seconds into its run: the fair share between books on one
+//! provider key, as the second book's time beside the first against its time alone. With
+//! `--capacity`, the stand-in answers 429 at once to requests over that many in flight: a key
+//! the books must share (without it the budget grows past what one book asks for).
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -36,7 +43,7 @@ use booktr_translate::misbehaving::{Fault, Misbehaving};
 use booktr_translate::model::{ChatModel, ChatRequest};
 use booktr_translate::offline::OfflineEngine;
 use serde_json::{json, Value};
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 
 /// The stand-in's latency profile.
 #[derive(Debug, Clone, Copy)]
@@ -49,6 +56,9 @@ struct Profile {
     failing: f64,
     /// Share of answers spoiled (every n-th answer, each fault in turn).
     misbehave: f64,
+    /// Requests the stand-in takes at once; those over it are answered 429 at once (a
+    /// provider's real rate limit, which the budget must find).
+    capacity: usize,
 }
 
 #[derive(Default)]
@@ -95,7 +105,15 @@ async fn stand_in(profile: Profile, seen: Arc<Seen>) -> anyhow::Result<String> {
                 let n = seen.requests.fetch_add(1, Ordering::SeqCst) + 1;
                 let now = seen.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
                 seen.peak.fetch_max(now, Ordering::SeqCst);
-                let answer = if let Some(status) = refusal(&profile, n) {
+                let answer = if now > profile.capacity {
+                    seen.refused.fetch_add(1, Ordering::SeqCst);
+                    (
+                        StatusCode::TOO_MANY_REQUESTS,
+                        [("retry-after", "1")],
+                        axum::Json(json!({"error": {"message": "too many requests at once", "type": "rate_limit"}})),
+                    )
+                        .into_response()
+                } else if let Some(status) = refusal(&profile, n) {
                     tokio::time::sleep(profile.base).await;
                     if status == StatusCode::TOO_MANY_REQUESTS {
                         seen.refused.fetch_add(1, Ordering::SeqCst);
@@ -190,58 +208,128 @@ struct Figures {
     books: Vec<(Vec<String>, BTreeSet<usize>)>,
     /// Blocks repaired on a later rung, summed over the chapters.
     repaired: u64,
+    /// When a share of the chapters was done (a half, nine tenths, all but one).
+    marks: Vec<(f64, Duration)>,
+    /// Requests in flight at each second of the run.
+    in_flight: Vec<usize>,
+}
+
+/// The service as `booktr serve` runs it, with its own stand-in.
+struct Service {
+    app: wiring::Embedded,
+    url: String,
+    seen: Arc<Seen>,
+    stop: watch::Sender<bool>,
+    workers: Vec<tokio::task::JoinHandle<()>>,
+    _data: tempfile::TempDir,
+}
+
+impl Service {
+    async fn start(profile: Profile, window: usize) -> anyhow::Result<Service> {
+        let seen = Arc::new(Seen::default());
+        let openai = stand_in(profile, seen.clone()).await?;
+        let data = tempfile::TempDir::new()?;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let url = format!("http://{}", listener.local_addr()?);
+        let data_dir = data.path().to_string_lossy().to_string();
+        let window_text = window.to_string();
+        let config = Config::from_lookup(|name| match name {
+            "BOOKTR_DATA_DIR" => Some(data_dir.clone()),
+            "BOOKTR_PUBLIC_URL" => Some(url.clone()),
+            "BOOKTR_CHAPTER_WINDOW" => Some(window_text.clone()),
+            // A whole novel in one month, on a plan without priority (so the window is exact).
+            "BOOKTR_QUOTA_FREE_WORDS" | "BOOKTR_QUOTA_FREE_BOOKS" => Some("unlimited".into()),
+            _ => None,
+        })?;
+        let models = EnvModels::from_vars(vec![
+            ("OPENAI_API_KEY".into(), "sk-bench".into()),
+            ("OPENAI_BASE_URL".into(), openai),
+        ]);
+        let app = wiring::embedded(&config, Arc::new(SystemClock), Arc::new(models))?;
+        let state = AppState::new(
+            app.services.clone(),
+            Settings {
+                public_url: url.clone(),
+                trust_forwarded_for: false,
+                body_limit: None,
+                upload_origin: None,
+            },
+        );
+        let router =
+            booktr_api::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+        tokio::spawn(std::future::IntoFuture::into_future(axum::serve(
+            listener, router,
+        )));
+        let (stop, stopped) = watch::channel(false);
+        let mut workers = Vec::new();
+        for queue in [QueueName::Jobs, QueueName::Jobs, QueueName::JobsDeadLetter] {
+            workers.push(tokio::spawn(runner::run(
+                app.ports.queue.clone(),
+                app.services.jobs.clone(),
+                queue,
+                RunnerConfig {
+                    idle_wait: Duration::from_millis(20),
+                    ..RunnerConfig::default()
+                },
+                stopped.clone(),
+            )));
+        }
+        Ok(Service {
+            app,
+            url,
+            seen,
+            stop,
+            workers,
+            _data: data,
+        })
+    }
+
+    async fn stop(self) {
+        let _ = self.stop.send(true);
+        for worker in self.workers {
+            let _ = worker.await;
+        }
+    }
 }
 
 async fn translate_once(book: &[u8], profile: Profile, window: usize) -> anyhow::Result<Figures> {
-    let seen = Arc::new(Seen::default());
-    let openai = stand_in(profile, seen.clone()).await?;
-    let data = tempfile::TempDir::new()?;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let url = format!("http://{}", listener.local_addr()?);
-    let data_dir = data.path().to_string_lossy().to_string();
-    let window_text = window.to_string();
-    let config = Config::from_lookup(|name| match name {
-        "BOOKTR_DATA_DIR" => Some(data_dir.clone()),
-        "BOOKTR_PUBLIC_URL" => Some(url.clone()),
-        "BOOKTR_CHAPTER_WINDOW" => Some(window_text.clone()),
-        // A whole novel in one month, on a plan without priority (so the window is exact).
-        "BOOKTR_QUOTA_FREE_WORDS" | "BOOKTR_QUOTA_FREE_BOOKS" => Some("unlimited".into()),
-        _ => None,
-    })?;
-    let models = EnvModels::from_vars(vec![
-        ("OPENAI_API_KEY".into(), "sk-bench".into()),
-        ("OPENAI_BASE_URL".into(), openai),
-    ]);
-    let app = wiring::embedded(&config, Arc::new(SystemClock), Arc::new(models))?;
-    let state = AppState::new(
-        app.services.clone(),
-        Settings {
-            public_url: url.clone(),
-            trust_forwarded_for: false,
-            body_limit: None,
-            upload_origin: None,
-        },
-    );
-    let router =
-        booktr_api::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    tokio::spawn(std::future::IntoFuture::into_future(axum::serve(
-        listener, router,
-    )));
-    let (stop, stopped) = watch::channel(false);
-    let mut workers = Vec::new();
-    for queue in [QueueName::Jobs, QueueName::Jobs, QueueName::JobsDeadLetter] {
-        workers.push(tokio::spawn(runner::run(
-            app.ports.queue.clone(),
-            app.services.jobs.clone(),
-            queue,
-            RunnerConfig {
-                idle_wait: Duration::from_millis(20),
-                ..RunnerConfig::default()
-            },
-            stopped.clone(),
-        )));
-    }
+    let service = Service::start(profile, window).await?;
+    let figures = translate(&service, book, std::future::ready(()), &Notify::new()).await;
+    service.stop().await;
+    figures
+}
 
+/// `book` and `beside` translated by one service, as two users: `beside` starts when `book` has
+/// been translating for `after`.
+async fn side_by_side(
+    book: &[u8],
+    beside: &[u8],
+    after: Duration,
+    profile: Profile,
+    window: usize,
+) -> anyhow::Result<(Figures, Figures)> {
+    let service = Service::start(profile, window).await?;
+    let (started, unheard) = (Notify::new(), Notify::new());
+    let later = async {
+        started.notified().await;
+        tokio::time::sleep(after).await;
+    };
+    let both = tokio::join!(
+        translate(&service, book, std::future::ready(()), &started),
+        translate(&service, beside, later, &unheard),
+    );
+    service.stop().await;
+    Ok((both.0?, both.1?))
+}
+
+/// Translates `book` as a new user, its run started once `ready` is (and `started` told).
+async fn translate(
+    service: &Service,
+    book: &[u8],
+    ready: impl std::future::Future<Output = ()>,
+    started_run: &Notify,
+) -> anyhow::Result<Figures> {
+    let Service { app, url, seen, .. } = service;
     let user = app
         .services
         .accounts
@@ -307,7 +395,21 @@ async fn translate_once(book: &[u8], profile: Profile, window: usize) -> anyhow:
         .await?
         .json()
         .await?;
+    ready.await;
     let started = Instant::now();
+    // Requests in flight at each second of the run (the stand-in's, every book's).
+    let sampling = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let sampler = tokio::spawn({
+        let (seen, sampling) = (seen.clone(), sampling.clone());
+        async move {
+            let mut timeline = Vec::new();
+            while sampling.load(Ordering::SeqCst) {
+                timeline.push(seen.in_flight.load(Ordering::SeqCst));
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            timeline
+        }
+    });
     let answer = client
         .post(format!("{url}/api/translate"))
         .bearer_auth(&key)
@@ -319,8 +421,25 @@ async fn translate_once(book: &[u8], profile: Profile, window: usize) -> anyhow:
         "start: {}",
         answer.text().await?
     );
+    started_run.notify_one();
+    // When half, nine tenths and all but the last chapter were done: the tail after them is
+    // the run's slowest chapters (their retries, on a failing provider), not its throughput.
+    let mut marks = Vec::new();
     let done = loop {
         let now = status(()).await?;
+        let (completed, total) = (
+            now["chaptersCompleted"].as_u64().unwrap_or(0),
+            now["chaptersTotal"].as_u64().unwrap_or(0).max(1),
+        );
+        for (mark, reached) in [
+            (0.5, completed * 2 >= total),
+            (0.9, completed * 10 >= total * 9),
+            (1.0, completed + 1 >= total),
+        ] {
+            if reached && !marks.iter().any(|(m, _)| *m == mark) {
+                marks.push((mark, started.elapsed()));
+            }
+        }
         match now["status"].as_str() {
             Some("COMPLETED") => break now,
             Some("ERROR") => anyhow::bail!("the book failed: {now}"),
@@ -328,6 +447,8 @@ async fn translate_once(book: &[u8], profile: Profile, window: usize) -> anyhow:
         }
     };
     let wall = started.elapsed();
+    sampling.store(false, Ordering::SeqCst);
+    let in_flight = sampler.await?;
     let mut books = Vec::new();
     for chapter in done["chapters"].as_array().into_iter().flatten() {
         let number = chapter["number"]
@@ -342,11 +463,6 @@ async fn translate_once(book: &[u8], profile: Profile, window: usize) -> anyhow:
             stored.quality.flagged_blocks(),
         ));
     }
-    let _ = stop.send(true);
-    for worker in workers {
-        let _ = worker.await;
-    }
-
     let mut flagged_blocks = 0;
     let mut repaired = 0;
     let mut glossary = (0, 0);
@@ -400,6 +516,8 @@ async fn translate_once(book: &[u8], profile: Profile, window: usize) -> anyhow:
         used,
         books,
         repaired,
+        marks,
+        in_flight,
     })
 }
 
@@ -457,6 +575,16 @@ fn print(label: &str, f: &Figures) {
         f.glossary.0,
         f.glossary.1,
     );
+    let marks: Vec<String> = f
+        .marks
+        .iter()
+        .map(|(mark, at)| match mark {
+            1.0 => format!("all but one at {:.1} s", at.as_secs_f64()),
+            _ => format!("{:.0}% at {:.1} s", mark * 100.0, at.as_secs_f64()),
+        })
+        .collect();
+    println!("  chapters done: {}", marks.join(", "));
+    println!("  requests in flight, second by second: {:?}", f.in_flight);
     let off = |quoted: f64, used: f64| (quoted - used) * 100.0 / used.max(1e-9);
     println!(
         "  quote: {} tokens in ({:+.1}% of the {} used), {} out ({:+.1}% of {}), ${:.4} \
@@ -482,7 +610,10 @@ fn arg(args: &[String], name: &str) -> Option<String> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    booktr_functions::telemetry::init("warn", booktr_core::config::LogFormat::Pretty);
+    booktr_functions::telemetry::init(
+        &std::env::var("BENCH_LOG").unwrap_or("warn".into()),
+        booktr_core::config::LogFormat::Pretty,
+    );
     let args: Vec<String> = std::env::args().collect();
     let book_name = arg(&args, "--book").unwrap_or_else(|| "moby-dick.epub".into());
     let seconds = |name: &str, default: f64| -> anyhow::Result<f64> {
@@ -494,6 +625,7 @@ async fn main() -> anyhow::Result<()> {
         limited: seconds("--limited", 0.0)?,
         failing: seconds("--failing", 0.0)?,
         misbehave: 0.0,
+        capacity: arg(&args, "--capacity").map_or(Ok(usize::MAX), |c| c.parse())?,
     };
     let misbehave = seconds("--misbehave", 0.0)?;
     let window: usize = arg(&args, "--window")
@@ -530,6 +662,28 @@ async fn main() -> anyhow::Result<()> {
             &spoiled,
         );
         compare(&parallel, &spoiled);
+    }
+    if let Some(other) = arg(&args, "--beside") {
+        let path = path.with_file_name(&other);
+        let beside = std::fs::read(&path).with_context(|| path.display().to_string())?;
+        let after = Duration::from_secs_f64(seconds("--after", 3.0)?);
+        let alone = translate_once(&beside, profile, window).await?;
+        print(&format!("{other} alone"), &alone);
+        let (first, second) = side_by_side(&book, &beside, after, profile, window).await?;
+        print(&format!("{book_name}, {other} beside it"), &first);
+        print(
+            &format!(
+                "{other}, started {:.0} s into {book_name}",
+                after.as_secs_f64()
+            ),
+            &second,
+        );
+        println!(
+            "{other}: {:.1} s beside {book_name}, {:.1} s alone ({:.2}x)",
+            second.wall.as_secs_f64(),
+            alone.wall.as_secs_f64(),
+            second.wall.as_secs_f64() / alone.wall.as_secs_f64()
+        );
     }
     if args.iter().any(|a| a == "--compare") {
         let one = translate_once(&book, profile, 1).await?;

@@ -347,8 +347,8 @@ impl ChatModel for HttpModel {
     /// whether the key sends fewer.
     async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
         let started = tokio::time::Instant::now();
+        let mut permit = self.budget.acquire().await;
         loop {
-            let permit = self.budget.acquire().await;
             match self.send(&request).await {
                 Ok((response, limits)) => {
                     permit.answered(&limits, response.input_tokens + response.output_tokens);
@@ -368,11 +368,20 @@ impl ChatModel for HttpModel {
                     }
                     let wait = retry_after.unwrap_or(DEFAULT_RETRY_AFTER);
                     tokio::time::sleep(wait + jitter(wait / 4)).await;
+                    permit.again();
                 }
-                Err(Failure::Other(e)) => {
-                    permit.failed();
-                    return Err(e);
+                Err(Failure::Other(ChatError::Retryable {
+                    message,
+                    retry_after,
+                })) => {
+                    let soon = permit.failed();
+                    return Err(ChatError::Retryable {
+                        message,
+                        retry_after: retry_after.or(soon),
+                    });
                 }
+                // A refusal (a bad key, an unknown model) says nothing about the key's health.
+                Err(Failure::Other(e)) => return Err(e),
             }
         }
     }
@@ -725,9 +734,19 @@ mod tests {
         let limited = json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}});
         let ok = json!({"choices": [{"message": {"content": "[[1]] Hola"}}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}});
         let (url, limiting) = stand_in(vec![(429, Some("1"), limited), (200, None, ok)]).await;
-        let gpt = model("gpt-4o", &url);
+        let gpt = Arc::new(model("gpt-4o", &url));
         let started = std::time::Instant::now();
-        let response = gpt.complete(request()).await.unwrap();
+        let waiting = tokio::spawn({
+            let gpt = gpt.clone();
+            async move { gpt.complete(request()).await }
+        });
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(
+            gpt.budget.in_flight(),
+            1,
+            "the refused request keeps its place while it waits"
+        );
+        let response = waiting.await.unwrap().unwrap();
         assert_eq!(response.text, "[[1]] Hola");
         assert!(started.elapsed() >= Duration::from_secs(1), "Retry-After");
         assert_eq!(limiting.seen.lock().unwrap().len(), 2);
@@ -743,8 +762,8 @@ mod tests {
             .await
             .unwrap_err();
         assert!(
-            matches!(error, ChatError::Retryable { ref message, retry_after: None } if message.contains("Overloaded")),
-            "{error:?}"
+            matches!(error, ChatError::Retryable { ref message, retry_after } if message.contains("Overloaded") && retry_after == Some(crate::budget::ISOLATED_RETRY)),
+            "a first failure on a key is isolated, tried again soon: {error:?}"
         );
     }
 

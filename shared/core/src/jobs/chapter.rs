@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use booktr_formats::manuscript::Chapter as SourceChapter;
+use booktr_translate::budget;
 use booktr_translate::glossary::GlossaryEntry;
 use booktr_translate::ladder::Ladder;
 use booktr_translate::model::{ChatError, ChatModel};
@@ -66,6 +67,7 @@ pub(super) async fn run_window(
         return Ok(());
     };
     let width = handler.translations.window_for(&book.user_id).await?;
+    let share = book_share(window.book_id, width);
     let until = tokio::time::Instant::now() + SLICE;
     let mut waiting = window.numbers.iter().copied();
     let mut running = futures::stream::FuturesUnordered::new();
@@ -74,7 +76,8 @@ pub(super) async fn run_window(
         while running.len() < width && tokio::time::Instant::now() < until {
             let Some(number) = waiting.next() else { break };
             let span = info_span!("chapter", number, run = window.run);
-            running.push(run(handler, window.book_id, number, window.run).instrument(span));
+            let chapter = run(handler, window.book_id, number, window.run);
+            running.push(budget::within(share.clone(), chapter).instrument(span));
         }
         match futures::StreamExt::next(&mut running).await {
             Some(Ok(())) => {}
@@ -102,6 +105,13 @@ pub(super) async fn run_window(
         job.enqueue(handler.ports.queue.as_ref()).await?;
     }
     Ok(())
+}
+
+/// The book's share of its provider key, weighted by its window: books waiting for the same key
+/// get places in proportion to their windows (twice as many with priority), whatever the
+/// number of chapters each has waiting.
+pub(super) fn book_share(book_id: &str, width: usize) -> budget::Share {
+    budget::Share::new(book_id, width as f64)
 }
 
 /// Queues the window's unfinished chapters as a fresh message when the window made progress

@@ -5,13 +5,14 @@
 //! stored under the key is kept without a model call.
 
 use booktr_formats::manuscript::Chapter as SourceChapter;
+use booktr_translate::budget;
 use booktr_translate::glossary::GlossaryEntry;
 use booktr_translate::model::ChatError;
 use booktr_translate::terms::{candidates, estimate_terms, translate_terms, TermList};
 use serde_json::Value;
 use tracing::{info, warn};
 
-use super::chapter::{model_for, run_key};
+use super::chapter::{book_share, model_for, run_key};
 use super::{cost, JobError, JobHandler};
 use crate::books::{store, Book};
 use crate::ports::{Condition, StoreError, Update};
@@ -74,6 +75,7 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str, run: u32) -> Result
                     }
                     cost::Reservation::Moved => return Ok(()),
                 };
+                let width = handler.translations.window_for(&book.user_id).await?;
                 let translated = translate_terms(
                     model.as_ref(),
                     &found,
@@ -81,8 +83,8 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str, run: u32) -> Result
                     &book.target_lang,
                     &glossary,
                     &handler.pipeline,
-                )
-                .await;
+                );
+                let translated = budget::within(book_share(&book.id, width), translated).await;
                 let used = translated.as_ref().map(|l| l.usage).unwrap_or_default();
                 cost::settle(handler, &book, model.name(), reserved, used).await?;
                 match translated {

@@ -169,9 +169,9 @@ pub struct BookTerms {
 
 /// Chapters of a book in flight at once, unless configured otherwise (the whole-book
 /// benchmark's figures are in docs/translation.md).
-pub const DEFAULT_WINDOW: usize = 64;
+pub const DEFAULT_WINDOW: usize = 128;
 /// The widest window, priority included.
-pub const MAX_WINDOW: usize = 128;
+pub const MAX_WINDOW: usize = 256;
 
 #[derive(Clone)]
 pub struct Translations {

@@ -22,11 +22,17 @@
 //! - **Failed** (5xx, overload, a timeout, an unreadable answer): not congestion, the limit
 //!   stays (the caller retries after a jittered back-off). Sending less does not make a server
 //!   error rarer, and halving on each would starve the key on a provider that fails a steady
-//!   share of requests.
+//!   share of requests. While the key answers most requests, a failure is isolated and worth
+//!   trying again soon ([`ISOLATED_RETRY`]); once most fail ([`OUTAGE`]), the caller's back-off
+//!   doubles, as for an outage. Doubling on a request's own streak instead sent the unlucky
+//!   requests of a healthy key to wait 4 to 8 s, and the book waited for them.
 //!
 //! Where the provider says how much of its rate limits is left ([`RateLimits`], read from every
 //! answer's headers), the key is paced by it before a 429 happens: no request is sent while
 //! requests or tokens are used up, until their reset.
+//!
+//! Within the limit, the books on the key share it fairly ([`shares`]): a freed place goes to
+//! the waiting book with the fewest requests in flight for its weight.
 //!
 //! The limit starts at [`START`], stays within [`MIN`]..=[`MAX`], and is kept across chapter
 //! jobs until the key is idle for [`FORGET_AFTER`] (keys are held by a hash, never in clear).
@@ -40,9 +46,13 @@ use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+mod shares;
+use shares::Shares;
+pub use shares::{within, Share};
+
 pub const START: f64 = 16.0;
 pub const MIN: f64 = 1.0;
-pub const MAX: f64 = 128.0;
+pub const MAX: f64 = 256.0;
 /// The round trip assumed until an answer measures one.
 const FIRST_ROUND_TRIP: Duration = Duration::from_secs(1);
 /// The longest pause the headers may impose at once: a daily limit's reset hours away is
@@ -52,11 +62,20 @@ const LONGEST_PACE: Duration = Duration::from_secs(60);
 pub const FORGET_AFTER: Duration = Duration::from_secs(3600);
 /// A round trip's share of 429s is judged from this many outcomes at least (fewer say little).
 const SAMPLE: u32 = 16;
+/// Round trips after a cut within which its effect is judged.
+const PROBE_ROUND_TRIPS: u32 = 8;
 /// The most of a key's requests taken as refused whatever the load.
 const MAX_NOISE: f64 = 0.5;
 /// Refusals above the noise that are taken for congestion: a round trip's share of 429s wanders
 /// around the noise by chance (by about 0.1 over 20 requests at a noise of 0.15).
 pub const NOISE_MARGIN: f64 = 0.15;
+
+/// When to send again a request that failed on a key answering most requests.
+pub const ISOLATED_RETRY: Duration = Duration::from_millis(500);
+/// The smoothed share of requests failing from which the key is taken to be down.
+const OUTAGE: f64 = 0.5;
+/// How much one outcome moves the smoothed share of failures (about the last 16 count).
+const FAILING_WEIGHT: f64 = 1.0 / 16.0;
 
 /// Requests a key's budget lets in flight, by provider host (the `metrics` facade). One value
 /// per host: keys of several users on one provider share the label, the last change shows.
@@ -109,6 +128,10 @@ struct State {
     noise: f64,
     /// After a cut, until the round trip after it says whether it helped.
     probe: Option<Probe>,
+    /// Requests in flight and waiting, by book.
+    shares: Shares,
+    /// The smoothed share of requests that failed (not 429s: those are answers).
+    failing: f64,
 }
 
 /// What a cut changed, and the outcomes of the requests sent before it (the burst that caused
@@ -118,6 +141,8 @@ struct Probe {
     at: Instant,
     before: Epoch,
     limit: f64,
+    /// Answers since the cut: each would have grown the limit by one without it.
+    answers: u32,
 }
 
 #[derive(Debug)]
@@ -157,6 +182,9 @@ impl State {
     fn count(&mut self, refused: bool) {
         let now = Instant::now();
         let round_trip = self.round_trip;
+        if let Some(probe) = &mut self.probe {
+            probe.answers += u32::from(!refused);
+        }
         let epoch = match &mut self.probe {
             Some(probe) if now.duration_since(probe.at) < round_trip => &mut probe.before,
             _ => &mut self.epoch,
@@ -192,7 +220,11 @@ impl State {
                     && share <= MAX_NOISE =>
             {
                 self.noise = share.max(self.noise);
-                self.limit = self.limit.max(probe.limit);
+                // Where the limit would be had it not been cut: the answers since grow it as
+                // they would have (undoing only the cut left the key a round trip or two
+                // behind, every time noise was learned).
+                let uncut = (probe.limit + f64::from(probe.answers)).min(MAX);
+                self.limit = self.limit.max(uncut);
                 // The cuts before it were as likely the noise: no level is known to be too
                 // much, the limit grows fast again (a real limit, if any, cuts it again).
                 self.ceiling = MAX;
@@ -202,7 +234,13 @@ impl State {
                     "provider refuses a share of requests whatever the load: cut undone"
                 );
             }
-            Some(_) => {}
+            Some(probe) => tracing::debug!(
+                share,
+                before = probe.before.share_so_far(),
+                outcomes_before = probe.before.answered + probe.before.refused,
+                limit = self.limit,
+                "fewer 429s after the cut: congestion"
+            ),
             // Slowly: a round trip refusing less by chance is common.
             None if share < self.noise => self.noise = (self.noise * 7.0 + share) / 8.0,
             None => {}
@@ -229,6 +267,7 @@ pub struct KeyBudget {
 pub struct Permit {
     budget: Arc<KeyBudget>,
     sent: Instant,
+    share: Arc<str>,
 }
 
 impl Permit {
@@ -237,6 +276,7 @@ impl Permit {
         let round_trip = self.sent.elapsed();
         self.budget.update(|s| {
             s.round_trip = (s.round_trip * 7 + round_trip) / 8;
+            s.failing *= 1.0 - FAILING_WEIGHT;
             s.count(false);
             let step = if s.limit < s.ceiling {
                 1.0
@@ -248,17 +288,24 @@ impl Permit {
         });
     }
 
-    /// The provider said 429: fewer requests at once, once per round trip.
-    pub fn rate_limited(self, limits: &RateLimits) {
+    /// The provider said 429: fewer requests at once, once per round trip. The request keeps
+    /// its place while it waits out the provider's `Retry-After` and is sent again on it
+    /// ([`Permit::again`]): given back, the place went at once to another request that the
+    /// provider, still full, refused as fast, and a key just over its limit spun through
+    /// dozens of 429s a second.
+    pub fn rate_limited(&mut self, limits: &RateLimits) {
         let sent = self.sent;
         let cut = self.budget.update(|s| {
             let now = Instant::now();
+            s.failing *= 1.0 - FAILING_WEIGHT;
             s.count(true);
             // A cut whose effect is still being measured is not judged over: once it has been,
-            // or a few round trips went by without enough answers to tell.
+            // or several round trips went by without enough answers to tell (at half the load,
+            // a round trip's sample takes two or three of them: giving up sooner left the cut
+            // unjudged and the next 429 cut again).
             if s.probe
                 .as_ref()
-                .is_some_and(|p| now.duration_since(p.at) >= s.round_trip * 4)
+                .is_some_and(|p| now.duration_since(p.at) >= s.round_trip * PROBE_ROUND_TRIPS)
             {
                 s.probe = None;
             }
@@ -272,6 +319,7 @@ impl Permit {
                     at: now,
                     before: std::mem::replace(&mut s.epoch, Epoch::new(now + s.round_trip)),
                     limit: s.limit,
+                    answers: 0,
                 });
                 s.ceiling = s.limit;
                 s.limit = (s.limit / 2.0).max(MIN);
@@ -289,15 +337,43 @@ impl Permit {
         }
     }
 
+    /// The request is sent again on its place.
+    pub fn again(&mut self) {
+        self.sent = Instant::now();
+    }
+
     /// The request failed in a way that says nothing about load (5xx, a timeout): the limit
-    /// stays; the place is given back.
-    pub fn failed(self) {}
+    /// stays; the place is given back. When to try again, while the key answers most requests
+    /// (None: the key looks down, the caller backs off).
+    pub fn failed(self) -> Option<Duration> {
+        self.budget.update(|s| {
+            s.failing = s.failing * (1.0 - FAILING_WEIGHT) + FAILING_WEIGHT;
+            (s.failing < OUTAGE).then_some(ISOLATED_RETRY)
+        })
+    }
 }
 
 impl Drop for Permit {
     fn drop(&mut self) {
-        self.budget
-            .update(|s| s.in_flight = s.in_flight.saturating_sub(1));
+        self.budget.update(|s| {
+            s.in_flight = s.in_flight.saturating_sub(1);
+            s.shares.give_back(&self.share);
+        });
+    }
+}
+
+/// A request waiting for its place; one given up while waiting leaves the queue.
+struct Waiting<'a> {
+    budget: &'a KeyBudget,
+    share: &'a str,
+    done: bool,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.budget.update(|s| s.shares.stop_waiting(self.share));
+        }
     }
 }
 
@@ -323,6 +399,8 @@ impl KeyBudget {
                 last_share: 0.0,
                 noise: 0.0,
                 probe: None,
+                shares: Shares::default(),
+                failing: 0.0,
             }),
             changed: Notify::new(),
             host,
@@ -353,8 +431,16 @@ impl KeyBudget {
         budget.clone()
     }
 
-    /// Waits for room under the limit (and for any pause to end), then takes it.
+    /// Waits for room under the limit (and for any pause to end) and for the turn of the
+    /// task's [`Share`], then takes it.
     pub async fn acquire(self: &Arc<Self>) -> Permit {
+        let share = shares::current();
+        let mut waiting = Waiting {
+            budget: self,
+            share: &share.name,
+            done: false,
+        };
+        self.update(|s| s.shares.wait(&share));
         loop {
             // Created before the state is read, so a change made in between still wakes us.
             let changed = self.changed.notified();
@@ -365,13 +451,20 @@ impl KeyBudget {
                     Some(until) if until > now => Some(until),
                     _ => {
                         s.paused_until = None;
-                        if (s.in_flight as f64) < s.limit.floor().max(MIN) {
+                        if (s.in_flight as f64) < s.limit.floor().max(MIN)
+                            && s.shares.first(&share.name)
+                        {
                             s.in_flight += 1;
+                            s.shares.take(&share.name);
+                            waiting.done = true;
                             drop(s);
+                            // Another book waiting may go first now.
+                            self.changed.notify_waiters();
                             self.show();
                             return Permit {
                                 budget: self.clone(),
                                 sent: now,
+                                share: share.name.clone(),
                             };
                         }
                         None
@@ -383,6 +476,14 @@ impl KeyBudget {
                 None => changed.await,
             }
         }
+    }
+
+    /// Requests holding a place now (sent, or waiting out a 429 to be sent again).
+    pub fn in_flight(&self) -> usize {
+        self.state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .in_flight
     }
 
     /// Requests that may be in flight now.
@@ -444,17 +545,79 @@ mod tests {
             .unwrap();
     }
 
+    /// A request of `share` waiting for its place, on its own task.
+    fn waiting(budget: &Arc<KeyBudget>, share: &Share) -> tokio::task::JoinHandle<Permit> {
+        let budget = budget.clone();
+        tokio::spawn(within(share.clone(), async move { budget.acquire().await }))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_freed_place_goes_to_the_waiting_book_with_the_fewest_requests_in_flight() {
+        let budget = budget();
+        let (big, small) = (Share::new("big", 1.0), Share::new("small", 1.0));
+        let mut held: Vec<Permit> = within(
+            big.clone(),
+            futures::future::join_all((0..16).map(|_| budget.acquire())),
+        )
+        .await;
+        let big_waiting: Vec<_> = (0..10).map(|_| waiting(&budget, &big)).collect();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        let small_waiting = waiting(&budget, &small);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+
+        held.pop();
+        let small_permit = tokio::time::timeout(Duration::from_secs(1), small_waiting)
+            .await
+            .expect("the short book took the freed place though it asked last")
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert!(
+            big_waiting.iter().all(|w| !w.is_finished()),
+            "the big book took a place the short one needed"
+        );
+        // With the short book not waiting, the big one has the key to itself again.
+        drop(small_permit);
+        held.pop();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert_eq!(big_waiting.iter().filter(|w| w.is_finished()).count(), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn books_waiting_together_share_the_places_by_weight() {
+        let budget = budget();
+        let (heavy, light) = (Share::new("priority", 2.0), Share::new("plain", 1.0));
+        let earlier: Vec<Permit> =
+            futures::future::join_all((0..16).map(|_| budget.acquire())).await;
+        let heavy_waiting: Vec<_> = (0..30).map(|_| waiting(&budget, &heavy)).collect();
+        let light_waiting: Vec<_> = (0..30).map(|_| waiting(&budget, &light)).collect();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        for permit in earlier {
+            drop(permit);
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let done = |tasks: &[tokio::task::JoinHandle<Permit>]| {
+            tasks.iter().filter(|t| t.is_finished()).count()
+        };
+        assert_eq!(done(&heavy_waiting) + done(&light_waiting), 16);
+        assert!(
+            (10..=11).contains(&done(&heavy_waiting)),
+            "weight 2 against 1 holds two thirds of 16: {} and {}",
+            done(&heavy_waiting),
+            done(&light_waiting)
+        );
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_burst_of_rate_limits_within_one_round_trip_cuts_once() {
         let budget = budget();
         let burst: Vec<Permit> = futures::future::join_all((0..10).map(|_| budget.acquire())).await;
         tokio::time::sleep(Duration::from_millis(200)).await;
-        for permit in burst {
+        for mut permit in burst {
             permit.rate_limited(&NO_HEADERS);
         }
         assert_eq!(budget.limit(), 8, "ten 429s of one burst are one cut");
         // Sent after the cut but answered within the round trip: still the same burst.
-        let early = budget.acquire().await;
+        let mut early = budget.acquire().await;
         tokio::time::sleep(Duration::from_millis(100)).await;
         early.rate_limited(&NO_HEADERS);
         assert_eq!(budget.limit(), 8);
@@ -463,7 +626,7 @@ mod tests {
         // limit is cut again.
         let late: Vec<Permit> = futures::future::join_all((0..3).map(|_| budget.acquire())).await;
         tokio::time::sleep(FIRST_ROUND_TRIP).await;
-        for permit in late {
+        for mut permit in late {
             permit.rate_limited(&NO_HEADERS);
         }
         assert_eq!(budget.limit(), 4);
@@ -479,6 +642,27 @@ mod tests {
         let started = Instant::now();
         drop(budget.acquire().await);
         assert_eq!(started.elapsed(), Duration::ZERO);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failure_on_a_key_answering_most_requests_is_tried_again_soon_and_an_outage_is_not() {
+        let budget = budget();
+        // One request in three failing, the others answered: each failure is isolated.
+        for n in 0..60 {
+            let permit = budget.acquire().await;
+            if n % 3 == 0 {
+                assert_eq!(permit.failed(), Some(ISOLATED_RETRY), "failure {n}");
+            } else {
+                permit.answered(&NO_HEADERS, 100);
+            }
+        }
+        // Then every request fails: soon the key is taken to be down.
+        let mut suggested = Vec::new();
+        for _ in 0..20 {
+            suggested.push(budget.acquire().await.failed());
+        }
+        assert_eq!(suggested.first(), Some(&Some(ISOLATED_RETRY)));
+        assert_eq!(suggested.last(), Some(&None), "{suggested:?}");
     }
 
     #[tokio::test(start_paused = true)]
@@ -563,7 +747,7 @@ mod tests {
             let permits: Vec<Permit> =
                 futures::future::join_all((0..budget.limit()).map(|_| budget.acquire())).await;
             tokio::time::sleep(Duration::from_millis(500)).await;
-            for (place, permit) in permits.into_iter().enumerate() {
+            for (place, mut permit) in permits.into_iter().enumerate() {
                 sent += 1;
                 if refuse(place, sent) {
                     permit.rate_limited(&NO_HEADERS);
@@ -586,6 +770,9 @@ mod tests {
             limits.last().is_some_and(|&l| l >= 32),
             "the limit kept growing: {limits:?}"
         );
+        // Undoing the cut puts the limit where the answers since would have grown it: the
+        // learning costs the key no round trips of growth.
+        assert!(limits[4] >= 128, "{limits:?}");
         let noise = budget.state.lock().unwrap().noise;
         assert!((0.05..0.3).contains(&noise), "noise {noise}");
     }
