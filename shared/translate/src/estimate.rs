@@ -3,10 +3,14 @@
 //!
 //! Tokens come from the requests the run will build (the pipeline's chunks and prompts, the term
 //! pass's batches), counted as the offline engine counts them; a provider's tokenizer counts
-//! somewhat differently. The duration follows the run's shape: the term pass, then each window
-//! of chapters in three rounds (a window's chapters and a pass's chunks run at the same time),
-//! each round as long as its longest request.
+//! somewhat differently. The duration follows the run's shape: the term pass, then the chapters
+//! in the book's window, each taking the first place free (a pass's chunks run at the same
+//! time, so a chapter's three passes are each as long as a typical answer of theirs). The
+//! provider key's capacity is not modelled: a key that takes fewer requests at once than the
+//! window asks for makes the run longer.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::time::Duration;
 
 use booktr_formats::manuscript::Chapter;
@@ -104,7 +108,7 @@ fn estimate_chapter(
 }
 
 /// The whole run over `chapters` (those still to translate; `book_texts` is every block of the
-/// book, which the term pass reads), in windows of `window` chapters.
+/// book, which the term pass reads), `window` chapters at a time.
 pub fn estimate_book(
     chapters: &[&Chapter],
     book_texts: &[String],
@@ -122,39 +126,48 @@ pub fn estimate_book(
     list.terms
         .extend(found.iter().map(|c| (c.term.clone(), c.term.clone())));
     let enforced = list.with_glossary(run.glossary);
-    let mut duration = if estimate.terms.requests > 0 {
+    let terms = if estimate.terms.requests > 0 {
         pace.request(estimate.terms.output_tokens / u64::from(estimate.terms.requests))
     } else {
         Duration::ZERO
     };
-    for window in chapters.chunks(run.window.max(1)) {
-        let mut longest = [0u64; 3];
-        for chapter in window {
-            let passes = estimate_chapter(
-                chapter,
-                run.source_lang,
-                run.target_lang,
-                &enforced,
-                run.config,
-            );
-            for (i, pass) in passes.iter().enumerate() {
-                if pass.requests > 0 {
-                    longest[i] = longest[i].max(pass.output_tokens / u64::from(pass.requests));
-                }
-            }
-            for (sum, pass) in [
-                &mut estimate.translate,
-                &mut estimate.review,
-                &mut estimate.polish,
-            ]
-            .into_iter()
-            .zip(passes)
-            {
-                *sum += pass;
-            }
+    // The window's places: when each is free again. A chapter takes the first free place, as
+    // the chapters job gives a finished chapter's place to the next.
+    let mut places: BinaryHeap<Reverse<Duration>> = std::iter::repeat_n(
+        Reverse(Duration::ZERO),
+        run.window.clamp(1, chapters.len().max(1)),
+    )
+    .collect();
+    let mut last_done = Duration::ZERO;
+    for chapter in chapters {
+        let passes = estimate_chapter(
+            chapter,
+            run.source_lang,
+            run.target_lang,
+            &enforced,
+            run.config,
+        );
+        // A pass's chunks go at the same time: each pass as long as its typical answer.
+        let took: Duration = passes
+            .iter()
+            .filter(|pass| pass.requests > 0)
+            .map(|pass| pace.request(pass.output_tokens / u64::from(pass.requests)))
+            .sum();
+        let Reverse(free) = places.pop().unwrap_or(Reverse(Duration::ZERO));
+        last_done = last_done.max(free + took);
+        places.push(Reverse(free + took));
+        for (sum, pass) in [
+            &mut estimate.translate,
+            &mut estimate.review,
+            &mut estimate.polish,
+        ]
+        .into_iter()
+        .zip(passes)
+        {
+            *sum += pass;
         }
-        duration += longest.iter().map(|t| pace.request(*t)).sum::<Duration>();
     }
+    let duration = terms + last_done;
     let total = estimate.total();
     estimate.cost = cost(run.model, total.input_tokens, total.output_tokens);
     estimate.seconds = duration.as_secs();
@@ -170,4 +183,50 @@ pub struct RunShape<'a> {
     pub config: &'a PipelineConfig,
     /// Chapters translated at the same time.
     pub window: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use booktr_formats::manuscript::{Block, BlockKind};
+
+    use super::*;
+
+    fn chapter(paragraphs: usize) -> Chapter {
+        let text =
+            |i| format!("The whale passed the ship at dawn, and the crew counted {i} spouts.");
+        Chapter {
+            title: None,
+            blocks: (0..paragraphs)
+                .map(|i| Block::new(BlockKind::Paragraph, text(i)))
+                .collect(),
+        }
+    }
+
+    fn seconds(chapters: &[Chapter], window: usize) -> u64 {
+        let chapters: Vec<&Chapter> = chapters.iter().collect();
+        let run = RunShape {
+            model: "gpt-4o-mini",
+            source_lang: "en",
+            target_lang: "es",
+            glossary: &[],
+            config: &PipelineConfig::default(),
+            window,
+        };
+        estimate_book(&chapters, &[], &run, &Pace::default()).seconds
+    }
+
+    #[test]
+    fn a_finished_chapters_place_goes_to_the_next_in_the_quoted_duration() {
+        // One long chapter first, then six short ones.
+        let mut book = vec![chapter(60)];
+        book.extend((0..6).map(|_| chapter(1)));
+        let (long, short) = (seconds(&book[..1], 1), seconds(&book[1..2], 1));
+        assert!(long > 6 * short, "{long} s against {short} s");
+
+        assert!(seconds(&book, 1) >= long + 6 * short, "one at a time");
+        // The short chapters go one after another beside the long one, not after it (as a
+        // window of two waiting for its slowest would).
+        assert_eq!(seconds(&book, 2), long);
+        assert_eq!(seconds(&book, 128), long);
+    }
 }

@@ -41,8 +41,8 @@ pub struct Quote {
     /// US dollars at the list price of what would translate (0 for the offline engine).
     pub estimated_cost: f64,
     pub currency: &'static str,
-    /// From the run's shape (term pass, then windows of chapters in three rounds) at a typical
-    /// hosted model's pace.
+    /// From the run's shape (term pass, then the chapters in the book's window, each taking the
+    /// first place free) at a typical hosted model's pace.
     pub estimated_seconds: u64,
 }
 
