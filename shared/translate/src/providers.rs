@@ -343,8 +343,9 @@ fn error_message(body: &str) -> String {
 impl ChatModel for HttpModel {
     /// Sends the request within the key's budget; waits out rate limits (up to
     /// [`RATE_LIMIT_PATIENCE`]) rather than reporting them. Each refused request waits its own
-    /// `Retry-After` (jittered, so a burst does not come back as one); the budget decides
-    /// whether the key sends fewer.
+    /// `Retry-After` (jittered, so a burst does not come back as one) on the place it holds;
+    /// the budget decides whether the key sends fewer. A server error or a timeout is reported
+    /// with when to try again while the key answers most requests (see [`KeyBudget`]).
     async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
         let started = tokio::time::Instant::now();
         let mut permit = self.budget.acquire().await;
@@ -368,7 +369,7 @@ impl ChatModel for HttpModel {
                     }
                     let wait = retry_after.unwrap_or(DEFAULT_RETRY_AFTER);
                     tokio::time::sleep(wait + jitter(wait / 4)).await;
-                    permit.again();
+                    permit.again().await;
                 }
                 Err(Failure::Other(ChatError::Retryable {
                     message,

@@ -337,8 +337,21 @@ impl Permit {
         }
     }
 
-    /// The request is sent again on its place.
-    pub fn again(&mut self) {
+    /// The request is sent again on its place, once any pause the provider's headers asked
+    /// for is over.
+    pub async fn again(&mut self) {
+        loop {
+            let until = self
+                .budget
+                .state
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .paused_until;
+            match until {
+                Some(until) if until > Instant::now() => tokio::time::sleep_until(until).await,
+                _ => break,
+            }
+        }
         self.sent = Instant::now();
     }
 
@@ -732,6 +745,13 @@ mod tests {
             "not enough tokens left for another answer like the last"
         );
         assert_eq!(budget.limit(), 19, "pacing is not a cut");
+
+        // A refused request sent again on its place waits for the pause too.
+        let mut refused = budget.acquire().await;
+        refused.rate_limited(&no_requests);
+        let started = Instant::now();
+        refused.again().await;
+        assert_eq!(started.elapsed(), Duration::from_secs(5));
     }
 
     /// `rounds` round trips of 500 ms, 600 ms apart, each sending as many requests as the limit allows: a
