@@ -2,9 +2,12 @@
 //! the same wiring as `booktr serve` (embedded SQLite queue and store, in-process workers), the
 //! book uploaded and translated over HTTP, the stand-in answering like the offline engine after
 //! `base + per-token × output tokens`, refusing a share of requests with 429
-//! (`Retry-After: 1`) and failing another share with 500, whatever the load. Prints wall time, requests, peak requests in flight, the ideal critical
-//! path (the term pass and the slowest chapter, with unlimited parallelism), flagged blocks and glossary compliance; with `--compare`, the same book again
-//! with one chapter at a time.
+//! (`Retry-After: 1`) and failing another share with 500, whatever the load. Prints wall time,
+//! requests, peak requests in flight, the ideal critical path (the term pass and the slowest
+//! chapter, with unlimited parallelism), when half, nine tenths and all but one of the chapters
+//! were done, the requests in flight second by second, flagged blocks and glossary compliance;
+//! with `--compare`, the same book again with one chapter at a time. `BENCH_LOG` sets the log
+//! filter (`warn,booktr_translate::budget=debug` shows the budget's cuts and what it learns).
 //!
 //! With `--misbehave 0.2`, the book is translated a second time by a stand-in that spoils that
 //! share of its answers the ways real models do (`booktr_translate::misbehaving`: chatter,
