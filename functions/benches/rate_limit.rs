@@ -8,53 +8,24 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use booktr_api::{AppState, Settings};
 use booktr_core::accounts::NewUser;
-use booktr_core::config::Config;
-use booktr_core::ports::{Clock, EnvModels, ManualClock};
+use booktr_core::ports::{EnvModels, ManualClock};
 use booktr_core::types::{Email, Plan, Role};
-use booktr_functions::wiring;
+
+mod support;
 
 const REQUESTS: usize = 3000;
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[index.min(sorted.len() - 1)]
-}
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let data = tempfile::TempDir::new()?;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let url = format!("http://{}", listener.local_addr()?);
-    let data_dir = data.path().to_string_lossy().to_string();
-    let config = Config::from_lookup(|name| match name {
-        "BOOKTR_DATA_DIR" => Some(data_dir.clone()),
-        "BOOKTR_PUBLIC_URL" => Some(url.clone()),
-        _ => None,
-    })?;
     // A clock the bench moves on, so the counted user stays inside BUSINESS's 1,000 a minute.
     let clock = Arc::new(ManualClock::new(chrono::Utc::now()));
-    let dyn_clock: Arc<dyn Clock> = clock.clone();
-    let app = wiring::embedded(
-        &config,
-        dyn_clock,
+    let support::Served { app, url, .. } = &support::serve(
+        &[],
+        clock.clone(),
         Arc::new(EnvModels::from_vars(Vec::new())),
-    )?;
-    let state = AppState::new(
-        app.services.clone(),
-        Settings {
-            public_url: url.clone(),
-            trust_forwarded_for: false,
-            body_limit: None,
-            upload_origin: None,
-        },
-    );
-    let router =
-        booktr_api::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    tokio::spawn(std::future::IntoFuture::into_future(axum::serve(
-        listener, router,
-    )));
+    )
+    .await?;
 
     let mut keys = Vec::new();
     for (plan, role) in [(Plan::Business, Role::User), (Plan::Business, Role::Dev)] {
@@ -111,7 +82,7 @@ async fn main() -> anyhow::Result<()> {
     .zip(timings.iter_mut())
     {
         t.sort();
-        let (p50, p99) = (percentile(t, 0.50), percentile(t, 0.99));
+        let (p50, p99) = (support::percentile(t, 0.50), support::percentile(t, 0.99));
         p50s.push(p50);
         println!(
             "  {label:34} p50 {:>8.3} ms   p99 {:>8.3} ms",

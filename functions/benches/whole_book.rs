@@ -35,18 +35,17 @@ use anyhow::Context;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::routing::post;
-use booktr_api::{AppState, Settings};
 use booktr_core::accounts::NewUser;
-use booktr_core::config::Config;
 use booktr_core::jobs::runner::{self, RunnerConfig};
 use booktr_core::ports::{EnvModels, QueueName, SystemClock};
 use booktr_core::types::{Email, Plan, Role};
-use booktr_functions::wiring;
 use booktr_translate::misbehaving::{Fault, Misbehaving};
 use booktr_translate::model::{ChatModel, ChatRequest};
 use booktr_translate::offline::OfflineEngine;
 use serde_json::{json, Value};
 use tokio::sync::{watch, Notify};
+
+mod support;
 
 /// The stand-in's latency profile.
 #[derive(Debug, Clone, Copy)]
@@ -219,50 +218,33 @@ struct Figures {
 
 /// The service as `booktr serve` runs it, with its own stand-in.
 struct Service {
-    app: wiring::Embedded,
-    url: String,
+    served: support::Served,
     seen: Arc<Seen>,
     stop: watch::Sender<bool>,
     workers: Vec<tokio::task::JoinHandle<()>>,
-    _data: tempfile::TempDir,
 }
 
 impl Service {
     async fn start(profile: Profile, window: usize) -> anyhow::Result<Service> {
         let seen = Arc::new(Seen::default());
         let openai = stand_in(profile, seen.clone()).await?;
-        let data = tempfile::TempDir::new()?;
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let url = format!("http://{}", listener.local_addr()?);
-        let data_dir = data.path().to_string_lossy().to_string();
-        let window_text = window.to_string();
-        let config = Config::from_lookup(|name| match name {
-            "BOOKTR_DATA_DIR" => Some(data_dir.clone()),
-            "BOOKTR_PUBLIC_URL" => Some(url.clone()),
-            "BOOKTR_CHAPTER_WINDOW" => Some(window_text.clone()),
-            // A whole novel in one month, on a plan without priority (so the window is exact).
-            "BOOKTR_QUOTA_FREE_WORDS" | "BOOKTR_QUOTA_FREE_BOOKS" => Some("unlimited".into()),
-            _ => None,
-        })?;
         let models = EnvModels::from_vars(vec![
             ("OPENAI_API_KEY".into(), "sk-bench".into()),
             ("OPENAI_BASE_URL".into(), openai),
         ]);
-        let app = wiring::embedded(&config, Arc::new(SystemClock), Arc::new(models))?;
-        let state = AppState::new(
-            app.services.clone(),
-            Settings {
-                public_url: url.clone(),
-                trust_forwarded_for: false,
-                body_limit: None,
-                upload_origin: None,
-            },
-        );
-        let router =
-            booktr_api::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
-        tokio::spawn(std::future::IntoFuture::into_future(axum::serve(
-            listener, router,
-        )));
+        let served = support::serve(
+            &[
+                ("BOOKTR_CHAPTER_WINDOW", window.to_string()),
+                // A whole novel in one month, on a plan without priority (so the window is
+                // exact).
+                ("BOOKTR_QUOTA_FREE_WORDS", "unlimited".into()),
+                ("BOOKTR_QUOTA_FREE_BOOKS", "unlimited".into()),
+            ],
+            Arc::new(SystemClock),
+            Arc::new(models),
+        )
+        .await?;
+        let app = &served.app;
         let (stop, stopped) = watch::channel(false);
         let mut workers = Vec::new();
         for queue in [QueueName::Jobs, QueueName::Jobs, QueueName::JobsDeadLetter] {
@@ -278,12 +260,10 @@ impl Service {
             )));
         }
         Ok(Service {
-            app,
-            url,
+            served,
             seen,
             stop,
             workers,
-            _data: data,
         })
     }
 
@@ -332,7 +312,8 @@ async fn translate(
     ready: impl std::future::Future<Output = ()>,
     started_run: &Notify,
 ) -> anyhow::Result<Figures> {
-    let Service { app, url, seen, .. } = service;
+    let Service { served, seen, .. } = service;
+    let support::Served { app, url, .. } = served;
     let user = app
         .services
         .accounts
