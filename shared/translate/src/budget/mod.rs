@@ -16,8 +16,8 @@
 //!   load (a provider refusing a share of requests whatever is sent), the cut is undone and that
 //!   share is the key's *noise*; from then on a 429 cuts only in a round trip that refuses
 //!   clearly more than the noise ([`NOISE_MARGIN`]). The noise is learned down again by round
-//!   trips that refuse less. The request itself waits out its `Retry-After` (the caller's
-//!   business); the key is not paused for it, since the cut already sends fewer, and a pause per
+//!   trips that refuse less. The request itself waits out its `Retry-After` on its place
+//!   ([`Permit::rate_limited`]); the key is not paused for it, since the cut already sends fewer, and a pause per
 //!   429 would stop the key whenever a share of requests is refused whatever the load.
 //! - **Failed** (5xx, overload, a timeout, an unreadable answer): not congestion, the limit
 //!   stays (the caller retries after a jittered back-off). Sending less does not make a server
