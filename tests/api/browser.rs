@@ -143,6 +143,19 @@ impl Browser {
         panic!("the page never showed {text:?}: {}", self.page_text().await);
     }
 
+    /// Waits up to a minute for the book page's own status (not a chapter's, which reads the
+    /// same words earlier) to be `status`.
+    async fn wait_for_book_status(&self, status: &str) {
+        let read = "return document.querySelector('#state + p [data-field=status]')?.textContent;";
+        for _ in 0..600 {
+            if self.script(read).await.as_str() == Some(status) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("the book never was {status}: {}", self.page_text().await);
+    }
+
     /// Waits up to ten seconds for the browser to be at `url`, fragment aside (a form's answer
     /// is loading).
     async fn wait_for_url(&self, url: &str) {
@@ -254,7 +267,7 @@ async fn a_new_user_walks_the_web_app_in_a_real_browser_with_no_accessibility_vi
     browser
         .click("form[action$='/start'] button[type=submit]")
         .await;
-    browser.wait_for_text("COMPLETED").await;
+    browser.wait_for_book_status("COMPLETED").await;
     browser.check_page("book-completed").await;
 
     // Shares it and opens the reader.
