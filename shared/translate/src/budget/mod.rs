@@ -80,7 +80,8 @@ const FAILING_WEIGHT: f64 = 1.0 / 16.0;
 /// Requests a key's budget lets in flight, by provider host (the `metrics` facade). One value
 /// per host: keys of several users on one provider share the label, the last change shows.
 pub const BUDGET_LIMIT: &str = "model_budget_limit";
-/// Requests in flight on a key, by provider host.
+/// Requests holding a place on a key (sent, or waiting out a 429 to be sent again), by provider
+/// host.
 pub const BUDGET_IN_FLIGHT: &str = "model_budget_in_flight";
 
 /// What a provider's headers say is left of the key's rate limits.
