@@ -351,12 +351,7 @@ async fn the_multipart_endpoint_answers_a_body_over_the_functions_limit_with_our
     text.extend(b"Call me Ishmael. ".repeat(7 * MB / 17));
     // The multipart endpoint itself (`TestApp::upload` takes the direct flow for this size).
     let form = Form::new().part("file", Part::bytes(text).file_name("long.txt"));
-    let response = app
-        .request(Method::POST, "/api/upload", &user.key)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
+    let response = app.post_upload_form(&user.key, form).await;
     if app.aws.is_some() {
         // What reaches a Lambda behind API Gateway is at most 6 MB, base64-encoded.
         let body = assert_error(response, 400, "file_too_large").await;

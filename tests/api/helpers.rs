@@ -357,6 +357,11 @@ impl TestApp {
             return self.upload_direct(key, file_name, bytes).await;
         }
         let form = Form::new().part("file", Part::bytes(bytes).file_name(file_name.to_string()));
+        self.post_upload_form(key, form).await
+    }
+
+    /// `POST /api/upload` with `form` as it is (the multipart endpoint itself, whatever the size).
+    pub async fn post_upload_form(&self, key: &str, form: Form) -> Response {
         self.request(Method::POST, "/api/upload", key)
             .multipart(form)
             .send()

@@ -22,12 +22,7 @@ async fn a_txt_upload_reaches_extracted_with_chapters_and_word_counts() {
         .part("file", Part::bytes(sample_txt()).file_name("voyage.txt"))
         .text("title", "The Voyage")
         .text("targetLang", "fr");
-    let response = app
-        .request(Method::POST, "/api/upload", &user.key)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
+    let response = app.post_upload_form(&user.key, form).await;
     assert_eq!(response.status(), 200);
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["success"], true);
@@ -120,12 +115,7 @@ async fn a_request_without_a_file_part_or_not_multipart_is_400() {
     let app = spawn_app().await;
     let user = app.user().await;
     let no_file = Form::new().text("title", "x");
-    let response = app
-        .request(Method::POST, "/api/upload", &user.key)
-        .multipart(no_file)
-        .send()
-        .await
-        .unwrap();
+    let response = app.post_upload_form(&user.key, no_file).await;
     assert_error(response, 400, "bad_request").await;
     let json = app
         .send_json(
@@ -137,12 +127,7 @@ async fn a_request_without_a_file_part_or_not_multipart_is_400() {
         .await;
     assert_error(json, 400, "bad_request").await;
     let nameless = Form::new().part("file", Part::bytes(b"Chapter 1\n\ntext".to_vec()));
-    let response = app
-        .request(Method::POST, "/api/upload", &user.key)
-        .multipart(nameless)
-        .send()
-        .await
-        .unwrap();
+    let response = app.post_upload_form(&user.key, nameless).await;
     assert_error(response, 400, "bad_request").await;
 }
 
@@ -205,12 +190,7 @@ async fn a_user_title_is_kept_over_the_files_own() {
             Part::bytes(corpus("wasteland.epub")).file_name("wasteland.epub"),
         )
         .text("title", "My Waste Land");
-    let response = app
-        .request(Method::POST, "/api/upload", &user.key)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
+    let response = app.post_upload_form(&user.key, form).await;
     let book: Value = response.json().await.unwrap();
     let detail = app
         .wait_for_status(&user.key, book["book"]["id"].as_str().unwrap(), "EXTRACTED")
@@ -393,12 +373,7 @@ async fn paths_in_file_names_are_dropped_and_control_characters_refused() {
     let with_nul = Form::new()
         .part("file", Part::bytes(sample_txt()).file_name("voyage.txt"))
         .text("title", "The\u{0}Voyage");
-    let response = app
-        .request(Method::POST, "/api/upload", &user.key)
-        .multipart(with_nul)
-        .send()
-        .await
-        .unwrap();
+    let response = app.post_upload_form(&user.key, with_nul).await;
     assert_error(response, 400, "bad_request").await;
     let id = app.upload_ok(&user.key, "voyage.txt", sample_txt()).await;
     let renamed = app
