@@ -41,7 +41,7 @@ impl<'a> Archive<'a> {
             .map_err(|e| FormatError::Malformed(format!("not a readable zip archive ({e})")))?;
         if zip.len() > limits.max_entries {
             return Err(FormatError::TooLarge(format!(
-                "{} entries (at most {})",
+                "the archive has {} entries, more than the limit of {}",
                 zip.len(),
                 limits.max_entries
             )));
@@ -94,7 +94,7 @@ impl<'a> Archive<'a> {
 
     /// The entry as UTF-8 text (a BOM is dropped), or None when there is no such entry.
     pub fn read_text(&mut self, name: &str) -> Result<Option<String>, FormatError> {
-        Ok(self.read(name)?.map(|bytes| decode(&bytes).0))
+        Ok(self.read(name)?.map(|bytes| decode_owned(bytes).0))
     }
 
     /// The entries' names in the archive's order.
@@ -135,5 +135,16 @@ pub fn decode(bytes: &[u8]) -> (String, bool) {
         Ok(text) => (text.to_string(), true),
         // XML may declare another encoding; UTF-16 and Latin-1 cover what books use.
         Err(_) => (crate::txt::decode(bytes), false),
+    }
+}
+
+/// [`decode`], taking UTF-8 over without a copy: a chapter may be tens of megabytes.
+pub fn decode_owned(mut bytes: Vec<u8>) -> (String, bool) {
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        bytes.drain(..3);
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => (text, true),
+        Err(e) => (crate::txt::decode(e.as_bytes()), false),
     }
 }

@@ -13,6 +13,14 @@ pub(crate) fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// One of the corpus EPUBs, in `../shared/corpus/` beside the repository.
+pub(crate) fn corpus_epub(name: &str) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/corpus")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 /// `pandoc FILE -t plain | wc -w` on each fixture (pandoc 2.17.1.1).
 const PANDOC_WORDS: &[(&str, u64)] = &[
     ("moby-dick.docx", 212_222),

@@ -194,6 +194,7 @@ fn walk(
     let mut depth = 0usize;
 
     loop {
+        crate::limits::check_blocks(out.blocks.len())?;
         let event = reader.read_event().map_err(|e| {
             FormatError::Malformed(format!("{what}: {e} at byte {}", reader.buffer_position()))
         })?;

@@ -224,13 +224,16 @@ pub(crate) fn read_package(
     let mut documents: Vec<(String, Vec<Block>, Option<String>)> = Vec::new();
     let mut located: Vec<SpineDocument> = Vec::new();
     let mut group_offset = 0u32;
+    let mut blocks_so_far = 0usize;
     for item in &spine {
         let Some(bytes) = zip.read(&item.href)? else {
             continue;
         };
-        let (source, utf8) = crate::archive::decode(&bytes);
-        drop(bytes);
-        let context = xhtml::Context { path: &item.href };
+        let (source, utf8) = crate::archive::decode_owned(bytes);
+        let context = xhtml::Context {
+            path: &item.href,
+            max_blocks: crate::limits::MAX_BLOCKS.saturating_sub(blocks_so_far),
+        };
         let doc = if locate {
             let (doc, places) = xhtml::parse_located(&source, &context)?;
             located.push(SpineDocument {
@@ -245,6 +248,7 @@ pub(crate) fn read_package(
             xhtml::parse(&source, &context)?
         };
         let mut blocks = doc.blocks;
+        blocks_so_far += blocks.len();
         // Groups are numbered per document, and a chapter may run across documents.
         let mut last_group = group_offset;
         for group in blocks.iter_mut().flat_map(|b| &mut b.groups) {

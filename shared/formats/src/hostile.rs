@@ -37,6 +37,12 @@ pub const PDF_STREAM_LIMIT: &str = "decompresses to more than";
 pub const ARCHIVE_LIMIT: &str = "inflates past the limit";
 pub const NESTING_LIMIT: &str = "nested deeper than";
 pub const LOOP_REFUSAL: &str = "loops back on itself";
+/// The words of the refusals of what extraction builds ([`crate::limits`]) and of an archive
+/// of too many entries.
+pub const PARAGRAPHS_LIMIT: &str = "paragraphs, the limit for one book";
+pub const CHAPTERS_LIMIT: &str = "chapters, the limit for one book";
+pub const PARAGRAPH_LENGTH_LIMIT: &str = "characters, the limit for one paragraph";
+pub const ENTRIES_LIMIT: &str = "entries, more than the limit";
 
 /// Deep enough for any recursive reader to blow its stack; a few hundred kilobytes of markup.
 const DEEP: usize = 100_000;
@@ -108,6 +114,49 @@ pub fn corpus() -> Vec<HostileFile> {
             file_name: "docx-deep-nesting.docx",
             bytes: docx(&[], true),
             answer: Answer::Refused(NESTING_LIMIT),
+        },
+        HostileFile {
+            file_name: "epub-paragraph-bomb.epub",
+            bytes: epub_paragraph_bomb(),
+            answer: Answer::Refused(PARAGRAPHS_LIMIT),
+        },
+        HostileFile {
+            file_name: "epub-one-huge-paragraph.epub",
+            bytes: epub(&[format!("<p>{}</p>", "word ".repeat(3 << 20))], &[]),
+            answer: Answer::Refused(PARAGRAPH_LENGTH_LIMIT),
+        },
+        HostileFile {
+            file_name: "epub-many-tiny-chapters.epub",
+            bytes: epub(&vec![format!("<p>{PROSE}</p>"); 2_500], &[]),
+            answer: Answer::Refused(CHAPTERS_LIMIT),
+        },
+        HostileFile {
+            file_name: "epub-20000-entries.epub",
+            bytes: epub_many_entries(20_000),
+            answer: Answer::Refused(ENTRIES_LIMIT),
+        },
+        HostileFile {
+            file_name: "docx-paragraph-bomb.docx",
+            bytes: docx_with_body(&"<w:p><w:r><w:t>a b</w:t></w:r></w:p>".repeat(400_000), &[]),
+            answer: Answer::Refused(PARAGRAPHS_LIMIT),
+        },
+        HostileFile {
+            file_name: "pdf-paragraph-bomb.pdf",
+            bytes: pdf_paragraph_bomb(),
+            answer: Answer::Refused(PARAGRAPHS_LIMIT),
+        },
+        HostileFile {
+            file_name: "txt-paragraph-bomb.txt",
+            bytes: "a b\n\n".repeat(1_000_000).into_bytes(),
+            answer: Answer::Refused(PARAGRAPHS_LIMIT),
+        },
+        HostileFile {
+            file_name: "txt-many-tiny-chapters.txt",
+            bytes: (1..=3_000)
+                .map(|n| format!("Chapter {n}\n\n{PROSE}\n\n"))
+                .collect::<String>()
+                .into_bytes(),
+            answer: Answer::Refused(CHAPTERS_LIMIT),
         },
         HostileFile {
             file_name: "html-deep-nesting.html",
@@ -337,6 +386,73 @@ fn pdf_deep_arrays() -> Vec<u8> {
     pdf_of_pages(vec![readable, stream(&nested_text, 1)], vec![deep])
 }
 
+/// The attack that took the server down: chapters of `<p>a b</p>` repeated, 62 MiB each
+/// (millions of paragraphs), beside 40 MB of incompressible padding so that the archive's
+/// inflation budget, which grows with the file, lets them through. Only the first chapter is
+/// ever read: the reader stops at the book's paragraph limit.
+fn epub_paragraph_bomb() -> Vec<u8> {
+    let chapter = format!("<h1>One</h1><p>{PROSE}</p>{PARAGRAPH_BOMB}");
+    with_entries(epub(&[chapter.clone(), chapter], &[]), |zip, stored| {
+        zip.start_file("OEBPS/padding.bin", stored)
+            .expect("writing to memory");
+        zip.write_all(&noise(40 << 20)).expect("writing to memory");
+    })
+}
+
+/// Marker of a chapter the EPUB writer fills with 62 MiB of `<p>a b</p>`.
+const PARAGRAPH_BOMB: &str = "<!--paragraphs-->";
+
+/// `len` bytes that do not compress (a linear congruential sequence's high bytes).
+fn noise(len: usize) -> Vec<u8> {
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    (0..len)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 56) as u8
+        })
+        .collect()
+}
+
+type ZipInMemory = zip::ZipWriter<std::io::Cursor<Vec<u8>>>;
+
+/// The archive `zip` with the stored entries `add` writes.
+fn with_entries(
+    zip: Vec<u8>,
+    add: impl FnOnce(&mut ZipInMemory, zip::write::SimpleFileOptions),
+) -> Vec<u8> {
+    let mut writer = zip::ZipWriter::new_append(std::io::Cursor::new(zip))
+        .expect("reopening an archive made here");
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    add(&mut writer, stored);
+    writer.finish().expect("writing to memory").into_inner()
+}
+
+/// A readable EPUB of one chapter, then `entries` more one-byte files.
+fn epub_many_entries(entries: usize) -> Vec<u8> {
+    with_entries(epub(&[format!("<p>{PROSE}</p>")], &[]), |zip, stored| {
+        for n in 0..entries {
+            zip.start_file(format!("OEBPS/e{n}.txt"), stored)
+                .expect("writing to memory");
+            zip.write_all(b".").expect("writing to memory");
+        }
+    })
+}
+
+/// One page whose text is 300,000 paragraphs of one letter: each shown, then the pen moved
+/// down three lines, which the reader takes for a paragraph break.
+fn pdf_paragraph_bomb() -> Vec<u8> {
+    let mut content = b"BT /F1 1 Tf 72 700 Td ".to_vec();
+    for _ in 0..300_000 {
+        content.extend_from_slice(b"(a) Tj 0 -3 Td ");
+    }
+    content.extend_from_slice(b"ET\n");
+    let deflated = deflated(|w| w.write_all(&content).expect("writing to memory"), 1);
+    pdf_of_pages(vec![stream(&deflated, 1)], Vec::new())
+}
+
 /// A chapter's XHTML body: a heading, prose, and `<img>`s of images `images`.
 fn chapter_with_images(images: std::ops::Range<usize>) -> String {
     let imgs: String = images
@@ -416,6 +532,10 @@ fn epub(chapters: &[String], images: &[&Vec<u8>]) -> Vec<u8> {
             Some(body) => (body, true),
             None => (body, false),
         };
+        let (body, paragraphs) = match body.strip_suffix(PARAGRAPH_BOMB) {
+            Some(body) => (body, true),
+            None => (body, false),
+        };
         let name = format!("OEBPS/c{n}.xhtml");
         zip.start_file(name, deflate).expect("writing to memory");
         let head = format!(
@@ -424,6 +544,12 @@ fn epub(chapters: &[String], images: &[&Vec<u8>]) -> Vec<u8> {
         zip.write_all(head.as_bytes()).expect("writing to memory");
         if padded {
             spaces(64)(&mut zip);
+        }
+        if paragraphs {
+            let chunk = "<p>a b</p>".repeat(1 << 16);
+            for _ in 0..(62 << 20) / chunk.len() {
+                zip.write_all(chunk.as_bytes()).expect("writing to memory");
+            }
         }
         zip.write_all(b"</body></html>").expect("writing to memory");
     }
@@ -437,6 +563,28 @@ fn epub(chapters: &[String], images: &[&Vec<u8>]) -> Vec<u8> {
 
 /// A DOCX of prose and PNG `images`; with `deep`, its prose sits `DEEP` tables deep.
 fn docx(images: &[&Vec<u8>], deep: bool) -> Vec<u8> {
+    let paragraph = format!("<w:p><w:r><w:t>{PROSE}</w:t></w:r></w:p>");
+    let pictures: String = (0..images.len())
+        .map(|n| {
+            format!(
+                r#"<w:p><w:r><w:drawing><wp:inline><wp:docPr id="{n}" name="Picture {n}" descr="Picture {n}"/><a:graphic><a:graphicData><pic:pic><pic:blipFill><a:blip r:embed="rImg{n}"/></pic:blipFill></pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r></w:p>"#
+            )
+        })
+        .collect();
+    let nested = if deep {
+        format!(
+            "{}{paragraph}{}",
+            "<w:tbl><w:tr><w:tc>".repeat(DEEP),
+            "</w:tc></w:tr></w:tbl>".repeat(DEEP)
+        )
+    } else {
+        String::new()
+    };
+    docx_with_body(&format!("{paragraph}{pictures}{nested}{paragraph}"), images)
+}
+
+/// A DOCX whose body is a heading and then `body`, with PNG `images` as `rImg0`, `rImg1` ...
+fn docx_with_body(body: &str, images: &[&Vec<u8>]) -> Vec<u8> {
     use zip::write::SimpleFileOptions;
     let options = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
     let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
@@ -463,25 +611,8 @@ fn docx(images: &[&Vec<u8>], deep: bool) -> Vec<u8> {
         "word/_rels/document.xml.rels",
         format!(r#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">{rels}</Relationships>"#).as_bytes(),
     );
-    let paragraph = format!("<w:p><w:r><w:t>{PROSE}</w:t></w:r></w:p>");
-    let pictures: String = (0..images.len())
-        .map(|n| {
-            format!(
-                r#"<w:p><w:r><w:drawing><wp:inline><wp:docPr id="{n}" name="Picture {n}" descr="Picture {n}"/><a:graphic><a:graphicData><pic:pic><pic:blipFill><a:blip r:embed="rImg{n}"/></pic:blipFill></pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r></w:p>"#
-            )
-        })
-        .collect();
-    let nested = if deep {
-        format!(
-            "{}{paragraph}{}",
-            "<w:tbl><w:tr><w:tc>".repeat(DEEP),
-            "</w:tc></w:tr></w:tbl>".repeat(DEEP)
-        )
-    } else {
-        String::new()
-    };
     let document = format!(
-        r#"<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:pic="http://schemas.openxmlformats.org/drawingml/2006/picture"><w:body><w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>One</w:t></w:r></w:p>{paragraph}{pictures}{nested}{paragraph}</w:body></w:document>"#
+        r#"<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:pic="http://schemas.openxmlformats.org/drawingml/2006/picture"><w:body><w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>One</w:t></w:r></w:p>{body}</w:body></w:document>"#
     );
     put("word/document.xml", document.as_bytes());
     for (n, image) in images.iter().enumerate() {
@@ -502,6 +633,7 @@ mod tests {
             Some("epub") => Format::Epub,
             Some("docx") => Format::Docx,
             Some("html") => Format::Html,
+            Some("txt") => Format::Txt,
             other => panic!("no format for {other:?}"),
         }
     }

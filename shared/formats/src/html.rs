@@ -11,7 +11,7 @@ pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
         return Err(FormatError::Empty);
     }
     let source = crate::txt::decode(bytes);
-    let doc = xhtml::parse(&source, &Context { path: "index.html" })?;
+    let doc = xhtml::parse(&source, &Context::new("index.html"))?;
     let mut chapters: Vec<Chapter> = Vec::new();
     let mut current = Chapter::default();
     for mut block in doc.blocks {

@@ -12,6 +12,7 @@ pub mod gzipped;
 pub mod hostile;
 pub mod html;
 pub mod language;
+pub mod limits;
 pub mod manuscript;
 pub mod markup;
 pub mod pdf;
@@ -41,19 +42,22 @@ pub fn extract(format: Format, bytes: &[u8]) -> Result<manuscript::Manuscript, F
     extract_within(format, bytes, Budget::default())
 }
 
-/// Reads a file of the given kind into a manuscript, within `budget`.
+/// Reads a file of the given kind into a manuscript, within `budget` and the [`limits`] on what
+/// it may hold.
 pub fn extract_within(
     format: Format,
     bytes: &[u8],
     budget: Budget,
 ) -> Result<manuscript::Manuscript, FormatError> {
-    match format {
+    let manuscript = match format {
         Format::Epub => epub::extract_within(bytes, budget),
         Format::Pdf => pdf::extract_within(bytes, budget),
         Format::Docx => docx::extract_within(bytes, budget),
         Format::Html => html::extract(bytes),
         Format::Txt => txt::extract(bytes),
-    }
+    }?;
+    limits::check(&manuscript)?;
+    Ok(manuscript)
 }
 
 /// The memory one file may cost its reader and renderer. Each limit grows with the file where

@@ -15,7 +15,7 @@ use pdf_extract::{Dictionary, Document, Object, ObjectId};
 
 use crate::manuscript::{Block, BlockKind, Chapter, Manuscript};
 use crate::markup::escape_text;
-use crate::FormatError;
+use crate::{limits, FormatError};
 
 const MAX_PAGES: usize = 10_000;
 const MAX_OUTLINE_ITEMS: usize = 10_000;
@@ -74,7 +74,9 @@ pub fn extract_within(bytes: &[u8], budget: crate::Budget) -> Result<Manuscript,
     let outline = read_outline(&doc, &pages)?;
 
     let mut texts = Vec::with_capacity(pages.len());
+    let mut text_bytes = 0usize;
     for (number, _) in &pages {
+        limits::check_text_bytes(text_bytes)?;
         if started.elapsed() > TIME_BUDGET {
             return Err(FormatError::TooLarge(
                 "the PDF takes too long to read".into(),
@@ -88,17 +90,23 @@ pub fn extract_within(bytes: &[u8], budget: crate::Budget) -> Result<Manuscript,
         // A page the reader cannot handle is left empty rather than failing the whole book;
         // one that inflates past the budget fails it, saying so.
         texts.push(match page {
-            Ok(Ok(text)) => text,
+            Ok(Ok(text)) => {
+                text_bytes += text.len();
+                text
+            }
             Ok(Err(pdf_extract::OutputError::PdfError(e))) if over_budget(&e) => {
                 return Err(inflates_too_much(budget))
             }
             _ => String::new(),
         });
     }
+    limits::check_text_bytes(text_bytes)?;
     let pages_text = remove_running_lines(texts);
     if pages_text.iter().all(|p| crate::count_words(p) == 0) {
         return Err(FormatError::NoTextLayer);
     }
+    // Counted before any block is built (page breaks only ever join paragraphs).
+    limits::check_blocks(pages_text.iter().map(|p| count_paragraphs(p)).sum())?;
 
     let mut manuscript = Manuscript::default();
     if let Ok(info) = doc
@@ -368,6 +376,20 @@ fn remove_running_lines(pages: Vec<String>) -> Vec<String> {
                 .join("\n")
         })
         .collect()
+}
+
+/// How many blocks [`paragraphs`] makes of `text`: its runs of non-blank lines.
+fn count_paragraphs(text: &str) -> usize {
+    let mut count = 0;
+    let mut in_paragraph = false;
+    for line in text.lines() {
+        let blank = line.trim().is_empty();
+        if !blank && !in_paragraph {
+            count += 1;
+        }
+        in_paragraph = !blank;
+    }
+    count
 }
 
 /// Paragraph blocks from page text: blank lines separate paragraphs, wrapped lines are joined

@@ -4,7 +4,7 @@ use encoding_rs::{Encoding, UTF_16BE, UTF_16LE, UTF_8, WINDOWS_1252};
 
 use crate::manuscript::{Block, BlockKind, Chapter, Manuscript};
 use crate::markup::escape_text;
-use crate::{count_words, detect_language, FormatError};
+use crate::{count_words, detect_language, limits, FormatError};
 
 /// A chapter as found in the text, before it becomes blocks.
 struct TxtChapter {
@@ -24,14 +24,25 @@ pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
     if bytes.is_empty() {
         return Err(FormatError::Empty);
     }
-    let text = decode(bytes).replace("\r\n", "\n").replace('\r', "\n");
+    // One copy of the text alive at a time where that is possible: a text may be 50 MB.
+    let mut text = decode(bytes);
+    if text.contains('\r') {
+        text = text.replace("\r\n", "\n");
+        if text.contains('\r') {
+            text = text.replace('\r', "\n");
+        }
+    }
     if count_words(&text) == 0 {
         return Err(FormatError::NoText);
     }
-    let chapters = match split_at_headings(&text) {
+    let chapters = match split_at_headings(&text)? {
         Some(chapters) => chapters,
         None => split_by_size(&text),
     };
+    // Counted before any block is built: a text of blank-line-separated letters would make
+    // millions of them.
+    let paragraphs: usize = chapters.iter().map(|c| paragraphs(&c.text).count()).sum();
+    limits::check_blocks(paragraphs)?;
     Ok(Manuscript {
         language: detect_language(&text),
         chapters: chapters.into_iter().map(into_blocks).collect(),
@@ -39,14 +50,15 @@ pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
     })
 }
 
+/// A chapter's paragraphs: the text between blank lines.
+fn paragraphs(text: &str) -> impl Iterator<Item = &str> {
+    text.split("\n\n").map(str::trim).filter(|p| !p.is_empty())
+}
+
 /// Paragraphs are separated by blank lines; line breaks inside one are kept as `<br/>` only for
 /// short lines (verse, addresses), and folded for prose wrapped at a fixed width.
 fn into_blocks(chapter: TxtChapter) -> Chapter {
-    let blocks = chapter
-        .text
-        .split("\n\n")
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
+    let blocks = paragraphs(&chapter.text)
         .map(|paragraph| {
             let lines: Vec<&str> = paragraph.lines().map(str::trim).collect();
             let verse = lines.len() > 1 && lines.iter().all(|l| l.chars().count() < 45);
@@ -97,34 +109,43 @@ pub fn decode(bytes: &[u8]) -> String {
     }
 }
 
-fn split_at_headings(text: &str) -> Option<Vec<TxtChapter>> {
-    let lines: Vec<&str> = text.lines().collect();
+/// The chapters between heading lines; None when the text has no heading. Reads the text in
+/// place: a text of 50 MB may have tens of millions of lines.
+fn split_at_headings(text: &str) -> Result<Option<Vec<TxtChapter>>, FormatError> {
     let mut chapters = Vec::new();
     let mut title: Option<String> = None;
-    let mut body: Vec<&str> = Vec::new();
+    let mut body_start = 0;
+    let mut offset = 0;
+    let mut after_blank = true;
     let mut found = false;
-    for (i, line) in lines.iter().enumerate() {
-        let after_blank = i == 0 || lines[i - 1].trim().is_empty();
+    for line in text.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let line = line.strip_suffix('\n').unwrap_or(line);
         if after_blank && is_heading(line) {
-            push_chapter(&mut chapters, title.take(), &body);
-            body.clear();
+            push_chapter(&mut chapters, title.take(), &text[body_start..start]);
+            if chapters.len() > limits::MAX_CHAPTERS {
+                return Err(limits::too_many_chapters());
+            }
             title = Some(line.trim().to_string());
+            body_start = offset;
             found = true;
-        } else {
-            body.push(line);
         }
+        after_blank = line.trim().is_empty();
     }
-    push_chapter(&mut chapters, title, &body);
-    found.then_some(chapters)
+    push_chapter(&mut chapters, title, &text[body_start..]);
+    Ok(found.then_some(chapters))
 }
 
 /// Adds a chapter unless it has no text: the entries of a table of contents are headings with
 /// nothing under them, and are not chapters.
-fn push_chapter(chapters: &mut Vec<TxtChapter>, title: Option<String>, body: &[&str]) {
-    let text = body.join("\n").trim().to_string();
-    let word_count = count_words(&text);
-    if word_count > 0 {
-        chapters.push(TxtChapter { title, text });
+fn push_chapter(chapters: &mut Vec<TxtChapter>, title: Option<String>, body: &str) {
+    let text = body.trim();
+    if count_words(text) > 0 {
+        chapters.push(TxtChapter {
+            title,
+            text: text.to_string(),
+        });
     }
 }
 

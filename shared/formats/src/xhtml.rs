@@ -35,6 +35,19 @@ pub struct Document {
 pub struct Context<'a> {
     /// The document's own path (in an EPUB, inside the archive), for relative links and images.
     pub path: &'a str,
+    /// The most blocks the document may give: what is left of the book's
+    /// [`crate::limits::MAX_BLOCKS`]. The walk stops at the next one.
+    pub max_blocks: usize,
+}
+
+impl<'a> Context<'a> {
+    /// A document at `path` that may give a whole book's blocks.
+    pub fn new(path: &'a str) -> Context<'a> {
+        Context {
+            path,
+            max_blocks: crate::limits::MAX_BLOCKS,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,6 +101,8 @@ struct Walker<'a> {
     locator: Option<Locator>,
     /// The source range of the event being walked.
     event: Range<usize>,
+    /// Set when a block past the context's `max_blocks` was found; the walk stops.
+    over_limit: bool,
 }
 
 /// Where a document's blocks came from in its source, so a renderer can put a translation back
@@ -295,6 +310,7 @@ fn walk(
         groups: 0,
         locator: locate.then(Locator::default),
         event: 0..0,
+        over_limit: false,
     };
     loop {
         let before = reader.buffer_position() as usize;
@@ -323,8 +339,14 @@ fn walk(
             // which are never expanded) carry no content.
             _ => {}
         }
+        if walker.over_limit {
+            return Err(crate::limits::too_many_blocks());
+        }
     }
     walker.flush();
+    if walker.over_limit {
+        return Err(crate::limits::too_many_blocks());
+    }
     let title = walker
         .title
         .split_whitespace()
@@ -842,6 +864,10 @@ impl Walker<'_> {
     }
 
     fn push_block(&mut self, kind: BlockKind, text: String) {
+        if self.doc.blocks.len() >= self.ctx.max_blocks {
+            self.over_limit = true;
+            return;
+        }
         let mut block = Block::new(kind, text);
         block.anchors = std::mem::take(&mut self.anchors);
         // A note keeps the groups inside it: it is set apart from the text around it.
@@ -1033,9 +1059,7 @@ mod tests {
     fn blocks(html: &str) -> Vec<Block> {
         parse(
             html,
-            &Context {
-                path: "OPS/text/ch1.xhtml",
-            },
+            &Context::new("OPS/text/ch1.xhtml"),
         )
         .unwrap()
         .blocks
@@ -1196,7 +1220,7 @@ line 2</pre></body>"#,
     fn absurdly_deep_nesting_is_an_error() {
         let deep = format!("<body>{}</body>", "<div>".repeat(MAX_DEPTH + 10));
         assert!(matches!(
-            parse(&deep, &Context { path: "x.html" }),
+            parse(&deep, &Context::new("x.html")),
             Err(FormatError::Malformed(_))
         ));
     }
