@@ -192,8 +192,8 @@ impl Resolve for GuardedResolver {
 
 /// Whether a webhook may not be delivered to this address: anything that is not a globally
 /// routable unicast address (private, loopback, link-local, unspecified, multicast, broadcast,
-/// CGNAT, reserved, benchmarking, documentation, unique-local), including IPv4 addresses carried
-/// inside IPv6 ones (mapped, compatible, NAT64, 6to4).
+/// CGNAT, reserved, benchmarking, documentation, unique-local), including every IPv6 form that
+/// carries an IPv4 address (see [`carried_v4`]) when what it carries is one of those.
 pub fn is_forbidden(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => forbidden_v4(v4),
@@ -222,17 +222,15 @@ fn forbidden_v6(ip: Ipv6Addr) -> bool {
     if ip.is_loopback() || ip.is_unspecified() || ip.is_multicast() {
         return true;
     }
-    // ::ffff:a.b.c.d and the deprecated ::a.b.c.d reach the IPv4 address they carry.
-    if let Some(v4) = ip.to_ipv4() {
-        return forbidden_v4(v4);
+    // The local-use NAT64 prefix 64:ff9b:1::/48 (RFC 8215) is never globally reachable, and its
+    // operator may embed the IPv4 address at any of RFC 6052's offsets: the whole prefix is
+    // refused rather than guessing where the address sits.
+    if segments[..3] == [0x64, 0xff9b, 1] {
+        return true;
     }
-    // NAT64 (64:ff9b::/96) also carries an IPv4 address in its last 32 bits.
-    if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-        return forbidden_v4(embedded_v4(segments[6], segments[7]));
-    }
-    // 6to4 (2002::/16) carries one in bits 16..48.
-    if segments[0] == 0x2002 {
-        return forbidden_v4(embedded_v4(segments[1], segments[2]));
+    let carried = carried_v4(ip);
+    if !carried.is_empty() {
+        return carried.into_iter().any(forbidden_v4);
     }
     (segments[0] & 0xfe00) == 0xfc00 // unique local fc00::/7
         || (segments[0] & 0xffc0) == 0xfe80 // link-local fe80::/10
@@ -240,10 +238,31 @@ fn forbidden_v6(ip: Ipv6Addr) -> bool {
         || (segments[0] == 0x2001 && segments[1] == 0x0db8) // documentation 2001:db8::/32
 }
 
-fn embedded_v4(high: u16, low: u16) -> Ipv4Addr {
-    let [a, b] = high.to_be_bytes();
-    let [c, d] = low.to_be_bytes();
-    Ipv4Addr::new(a, b, c, d)
+/// The IPv4 addresses an IPv6 address leads to, for the forms that carry one: a packet sent to
+/// such an address is delivered (by the host's own stack, a NAT64 gateway, a 6to4 or Teredo
+/// relay) to the IPv4 address inside it, so the guard judges that address. Empty for the rest.
+fn carried_v4(ip: Ipv6Addr) -> Vec<Ipv4Addr> {
+    let bits = u128::from(ip);
+    let last_32 = Ipv4Addr::from(bits as u32);
+    match ip.segments() {
+        // IPv4-mapped ::ffff:a.b.c.d (what a dual-stack socket connects to as IPv4).
+        [0, 0, 0, 0, 0, 0xffff, _, _] => vec![last_32],
+        // IPv4-compatible ::a.b.c.d (deprecated, still routed by some stacks).
+        [0, 0, 0, 0, 0, 0, _, _] => vec![last_32],
+        // IPv4-translated ::ffff:0:a.b.c.d (SIIT, RFC 2765).
+        [0, 0, 0, 0, 0xffff, 0, _, _] => vec![last_32],
+        // NAT64 well-known prefix 64:ff9b::/96 (RFC 6052).
+        [0x64, 0xff9b, 0, 0, 0, 0, _, _] => vec![last_32],
+        // 6to4 2002::/16: the relay's IPv4 address in bits 16..48 (RFC 3056).
+        [0x2002, ..] => vec![Ipv4Addr::from((bits >> 80) as u32)],
+        // Teredo 2001::/32 (RFC 4380): the server's address in bits 32..64, the client's in the
+        // last 32 bits inverted. Either being private means the tunnel ends inside a network.
+        [0x2001, 0, ..] => vec![
+            Ipv4Addr::from((bits >> 64) as u32),
+            Ipv4Addr::from(!(bits as u32)),
+        ],
+        _ => Vec::new(),
+    }
 }
 
 #[cfg(test)]
@@ -288,6 +307,63 @@ mod tests {
     }
 
     #[test]
+    fn every_ipv6_form_that_carries_a_private_ipv4_address_is_forbidden() {
+        for (form, s) in [
+            ("mapped, loopback", "::ffff:7f00:1"),
+            ("mapped, metadata", "::ffff:a9fe:a9fe"),
+            ("compatible, loopback", "::127.0.0.1"),
+            ("compatible, private", "::a00:1"),
+            ("compatible, CGNAT", "::100.64.0.1"),
+            ("translated, loopback", "::ffff:0:7f00:1"),
+            ("translated, private", "::ffff:0:c0a8:101"),
+            ("translated, metadata", "::ffff:0:169.254.169.254"),
+            ("NAT64 well-known, loopback", "64:ff9b::7f00:1"),
+            ("NAT64 well-known, metadata", "64:ff9b::169.254.169.254"),
+            ("NAT64 local-use /96, loopback", "64:ff9b:1::7f00:1"),
+            (
+                "NAT64 local-use /48 offset, loopback",
+                "64:ff9b:1:7f00:0:100::",
+            ),
+            ("NAT64 local-use, public", "64:ff9b:1::808:808"),
+            ("6to4, loopback", "2002:7f00:1::1"),
+            ("6to4, metadata", "2002:a9fe:a9fe::1"),
+            ("6to4, private", "2002:c0a8:101:1::1"),
+            // Client 127.0.0.1 is 0x7f000001, inverted 0x80fffffe; server 65.54.227.120.
+            (
+                "Teredo, loopback client",
+                "2001:0:4136:e378:8000:63bf:80ff:fffe",
+            ),
+            // Client 10.0.0.1 inverted.
+            (
+                "Teredo, private client",
+                "2001:0:4136:e378:8000:63bf:f5ff:fffe",
+            ),
+            // Client 169.254.169.254 inverted.
+            (
+                "Teredo, metadata client",
+                "2001:0:4136:e378:8000:63bf:5601:5601",
+            ),
+            // Server 10.0.0.1, client 8.8.8.8.
+            ("Teredo, private server", "2001:0:a00:1:8000:63bf:f7f7:f7f7"),
+        ] {
+            assert!(is_forbidden(ip(s)), "{form}: {s} should be forbidden");
+        }
+    }
+
+    #[test]
+    fn ipv6_forms_that_carry_a_public_ipv4_address_are_allowed() {
+        for (form, s) in [
+            ("translated", "::ffff:0:808:808"),
+            ("NAT64 well-known", "64:ff9b::808:808"),
+            ("6to4", "2002:808:808::1"),
+            // Server 65.54.227.120, client 8.8.8.8 (inverted 0xf7f7f7f7).
+            ("Teredo", "2001:0:4136:e378:8000:63bf:f7f7:f7f7"),
+        ] {
+            assert!(!is_forbidden(ip(s)), "{form}: {s} should be allowed");
+        }
+    }
+
+    #[test]
     fn public_addresses_are_allowed() {
         for s in [
             "93.184.215.14",
@@ -314,6 +390,12 @@ mod tests {
             "https://169.254.169.254/latest/meta-data",
             "https://[::1]/hook",
             "https://[::ffff:127.0.0.1]/hook",
+            "https://[::ffff:0:7f00:1]/hook",
+            "https://[64:ff9b:1::7f00:1]/hook",
+            "https://[64:ff9b::a9fe:a9fe]/latest/meta-data",
+            "https://[::7f00:1]/hook",
+            "https://[2002:7f00:1::1]/hook",
+            "https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hook",
             "https://localhost/hook",
             "http://example.com/hook",
             "ftp://example.com/hook",
