@@ -29,6 +29,7 @@ mod notifications;
 mod openapi;
 mod pages;
 mod privacy;
+mod reader;
 mod sign_in_attack;
 mod smtp_sink;
 mod stand_ins;

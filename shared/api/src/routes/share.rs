@@ -112,13 +112,16 @@ async fn shared_book(state: &AppState, token: &str) -> Result<Book, ApiError> {
 #[derive(Deserialize)]
 struct ReaderQuery {
     chapter: Option<u32>,
+    page: Option<u32>,
 }
 
-/// The shared book's reader page: original and translation side by side, a chapter at a time.
+/// The shared book's reader page: original and translation side by side, a page of a chapter
+/// at a time (at most 200 rows and 200,000 characters).
 #[utoipa::path(get, path = "/shared/{token}", tag = "pages",
-    params(("token" = String, Path), ("chapter" = Option<u32>, Query, minimum = 1)),
+    params(("token" = String, Path), ("chapter" = Option<u32>, Query, minimum = 1),
+        ("page" = Option<u32>, Query, minimum = 1, description = "The page of the chapter (default 1)")),
     responses((status = 200, description = "HTML page", content_type = "text/html", body = String),
-        (status = 404, description = "No such shared book or chapter", body = ErrorBody)))]
+        (status = 404, description = "No such shared book, chapter or page", body = ErrorBody)))]
 async fn reader(
     State(state): State<AppState>,
     Path(token): Path<String>,
@@ -150,6 +153,7 @@ async fn reader(
             private: false,
             chapters: &chapters,
             number,
+            page: q.page.unwrap_or(1),
             current: &current,
             editions: &editions,
         },

@@ -426,10 +426,11 @@ async fn download(
 #[derive(Deserialize)]
 struct ChapterQuery {
     chapter: Option<u32>,
+    page: Option<u32>,
 }
 
 /// The owner's side-by-side reader: the shared reader's page, on the owner's book, whatever its
-/// state (untranslated blocks say so), kept out of search engines.
+/// state (untranslated blocks say so), a page of a chapter at a time, kept out of search engines.
 async fn read(
     State(state): State<AppState>,
     me: SignedIn,
@@ -456,6 +457,7 @@ async fn read(
                 private: true,
                 chapters: &chapters,
                 number,
+                page: q.page.unwrap_or(1),
                 current: &current,
                 editions: &editions,
             },
