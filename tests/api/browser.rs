@@ -443,3 +443,56 @@ async fn the_community_and_administration_pages_have_no_accessibility_violation(
     browser.go(&format!("{site}/admin/email")).await;
     browser.check_page("email-settings").await;
 }
+
+#[tokio::test]
+async fn a_return_address_to_another_site_keeps_a_real_browser_on_this_site() {
+    use booktr_core::types::{Email, Plan, Role};
+    let app = spawn_app().await;
+    app.services
+        .accounts
+        .create_user(booktr_core::accounts::NewUser {
+            email: Email::parse("traveller@example.com").unwrap(),
+            name: None,
+            password: Some("a long password".into()),
+            role: Role::User,
+            plan: Plan::Free,
+        })
+        .await
+        .unwrap();
+    let browser = Browser::start().await;
+    let site = &app.url;
+    // Chromium drops the tab of `/\t/evil.example` and reads a backslash as a slash: either
+    // address, followed as sent, leads to evil.example (which the browser's dead proxy shows as
+    // an error page there).
+    for back in [
+        "/%09/evil.example",
+        "/%5Cevil.example",
+        "/%0A/evil.example",
+        "%2F%2Fevil.example",
+        "/..//evil.example",
+    ] {
+        browser
+            .go(&format!("{site}/language?to=en&back={back}"))
+            .await;
+        // The dashboard, which sends a visitor to sign in.
+        assert_eq!(
+            browser.url().await,
+            format!("{site}/signin?next=%2Fdashboard"),
+            "{back}"
+        );
+    }
+
+    browser
+        .go(&format!("{site}/signin?next=/%09/evil.example"))
+        .await;
+    browser.fill("#email", "traveller@example.com").await;
+    browser.fill("#password", "a long password").await;
+    let next = "return document.querySelector('input[name=next]').value;";
+    assert_eq!(browser.script(next).await, json!("/dashboard"));
+    // A forged form carries the hostile address itself.
+    browser
+        .script("document.querySelector('input[name=next]').value = '/\\t/evil.example';")
+        .await;
+    browser.click("form button[type=submit]").await;
+    browser.wait_for_url(&format!("{site}/dashboard")).await;
+}

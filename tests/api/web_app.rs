@@ -195,6 +195,87 @@ async fn the_dashboard_sends_a_visitor_to_sign_in_and_back_afterwards() {
     assert!(browser.html("/dashboard").await.contains("Your books"));
 }
 
+/// Return addresses as they arrive in a query string: each leads to another site once a browser
+/// has dropped its tabs and new lines, read its backslashes as slashes or resolved its dots, or
+/// once decoded again; `%0A`, `%0D` and `%00` once made the pages answer 500.
+const HOSTILE_RETURNS: [&str; 16] = [
+    "/%09/evil.example",
+    "/%0A/evil.example",
+    "/%0D/evil.example",
+    "/%0D%0ASet-Cookie:%20a=b",
+    "/%00/evil.example",
+    "//evil.example",
+    "/%5Cevil.example",
+    "%2F%2Fevil.example",
+    "/%252F/evil.example",
+    "/%25%30%39/evil.example",
+    "/..//evil.example",
+    "https://evil.example",
+    "javascript:alert(1)",
+    "/%E2%80%A8/evil.example",
+    "/%FF/%09/evil.example",
+    "%09//evil.example",
+];
+
+#[tokio::test]
+async fn the_language_switch_and_the_sign_in_page_go_back_only_to_pages_of_this_site() {
+    let app = spawn_app().await;
+    let browser = Browser::new(&app);
+    for back in HOSTILE_RETURNS {
+        let switched = browser.get(&format!("/language?to=en&back={back}")).await;
+        assert_eq!(
+            (switched.status().as_u16(), location(&switched)),
+            (303, "/dashboard".into()),
+            "/language back={back}"
+        );
+        let page = browser.get(&format!("/signin?next={back}")).await;
+        assert_eq!(page.status(), 200, "/signin next={back}");
+        let page = page.text().await.unwrap();
+        assert!(
+            page.contains("name=\"next\" value=\"/dashboard\""),
+            "/signin next={back}"
+        );
+    }
+    let switched = browser
+        .get("/language?to=es&back=%2Fdashboard%2Fbooks%2Fx%3Fchapter%3D2")
+        .await;
+    assert_eq!(location(&switched), "/dashboard/books/x?chapter=2");
+    let twice = browser.get("/language?to=es&back=/a&back=/b").await;
+    assert!(!twice.status().is_server_error(), "{}", twice.status());
+}
+
+#[tokio::test]
+async fn signing_in_with_a_return_address_to_another_site_lands_on_the_dashboard() {
+    let app = spawn_app().await;
+    let email = Browser::new(&app).sign_up().await;
+    // Four sign-ins: within the five a minute one account allows from one address.
+    for next in [
+        "/\t/evil.example",
+        "/\r\n/evil.example",
+        "/\0/evil.example",
+        "/\\evil.example",
+    ] {
+        let mut browser = Browser::new(&app);
+        let signed_in = browser
+            .post_form(
+                "/signin",
+                &[
+                    ("email", &email),
+                    ("password", "a long password"),
+                    ("next", next),
+                ],
+            )
+            .await;
+        assert_eq!(
+            (signed_in.status().as_u16(), location(&signed_in)),
+            (303, "/dashboard".into()),
+            "{}",
+            next.escape_debug()
+        );
+        assert!(browser.cookie.is_some(), "signed in all the same");
+    }
+}
+
 #[tokio::test]
 async fn a_new_user_uploads_quotes_translates_and_downloads_through_the_pages() {
     let app = spawn_app().await;

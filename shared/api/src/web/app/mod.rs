@@ -16,6 +16,7 @@ mod community;
 pub mod csrf;
 mod glossaries;
 pub mod i18n;
+mod return_to;
 mod settings;
 
 use axum::extract::{FromRequestParts, OriginalUri};
