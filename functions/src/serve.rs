@@ -31,9 +31,9 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", config.addr))?;
     say_which_models_are_offline(models.as_ref());
     let recovered = app.queue.release_in_flight().await?;
-    if recovered > 0 {
+    if recovered.released > 0 {
         warn!(
-            recovered,
+            recovered = recovered.released,
             "jobs interrupted by the last shutdown will run again"
         );
     }

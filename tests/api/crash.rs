@@ -158,6 +158,64 @@ async fn a_translation_killed_repeatedly_completes_with_every_chapter_translated
     server.start_kill().unwrap();
 }
 
+/// The crash loop of a job that takes the server down: a chapter whose model request never
+/// ends, the server killed (SIGKILL) each time the request is in flight. Three deaths with the
+/// job in hand, and the fourth start gives it up instead of running it again: the book ends in
+/// ERROR saying why, and the model is asked no fourth time.
+#[tokio::test]
+async fn a_job_in_hand_at_three_deaths_of_the_server_is_given_up_at_the_fourth_start() {
+    let (openai, calls) = openai_stand_in(Duration::from_secs(3600)).await;
+    let data = tempfile::TempDir::new().unwrap();
+    let port = free_port();
+    let (mut server, url, key) = start(data.path(), port, &openai).await;
+    let key = key.expect("an admin key on the first start");
+    let client = reqwest::Client::new();
+    // Lower-case prose: no names for the term pass to ask the model about, so the job in hand
+    // at each death is the chapter's.
+    let text = "chapter 1\n\nthe long grey sea was calm and the ships were slow.\n\n";
+    let id = upload_and_start(&client, &url, &key, text.as_bytes().to_vec()).await;
+    let chapter_calls = || calls.all().iter().filter(|u| !is_term_list(u)).count();
+
+    for death in 1..=3 {
+        let asked = tokio::time::timeout(Duration::from_secs(30), async {
+            while chapter_calls() < death {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await;
+        assert!(asked.is_ok(), "life {death}: the chapter never asked the model");
+        server.start_kill().unwrap(); // SIGKILL
+        server.wait().await.unwrap();
+        (server, _, _) = start(data.path(), port, &openai).await;
+    }
+
+    let mut status = Value::Null;
+    for _ in 0..300 {
+        status = book_status(&client, &url, &key, &id).await.unwrap_or(Value::Null);
+        if status["status"] == "ERROR" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status["status"], "ERROR", "{status}");
+    let book: Value = client
+        .get(format!("{url}/api/books/{id}"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let error = book["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("stopped the service each time"),
+        "the book does not say why: {book}"
+    );
+    assert_eq!(chapter_calls(), 3, "the job ran again after its third death");
+    server.start_kill().unwrap();
+}
+
 /// When the stand-in first answered a billable pass request that arrived after `since`.
 fn first_answer_since(
     log: &Mutex<FailingLog>,

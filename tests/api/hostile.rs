@@ -1,7 +1,8 @@
 //! The hostile-file corpus (`booktr_formats::hostile`) uploaded to the real `booktr serve`:
 //! every file is refused naming the limit it hit, or read and rendered as a PDF with the images
 //! past the budget left out and named on the book, while the server's resident memory stays
-//! under 300 MiB; and the next ordinary book still translates.
+//! under 300 MiB and its health check answers; a refused file costs no book of the month's
+//! quota; and the next ordinary book still translates.
 
 use std::time::Duration;
 
@@ -35,13 +36,24 @@ impl Server {
             .unwrap()
     }
 
-    /// Polls the book until `done` says so; panics after two minutes.
+    /// Polls the book until `done` says so, and the health check with it (every other user's
+    /// door: it must answer while a hostile file is read); panics after two minutes.
     async fn book_until(&self, id: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
         for _ in 0..1200 {
             let book = self.book(id).await;
             if done(&book) {
                 return book;
             }
+            // As the administrator: an address's own budget would run out at this pace.
+            let health = self
+                .client
+                .get(format!("{}/api/health", self.url))
+                .bearer_auth(&self.key)
+                .timeout(Duration::from_secs(5))
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("the health check did not answer during {id}: {e}"));
+            assert_eq!(health.status(), 200, "the health check during {id}");
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         panic!("book {id} never became {what}: {}", self.book(id).await);
@@ -115,7 +127,8 @@ async fn every_hostile_file_is_answered_within_its_budget_and_the_next_book_tran
         key: key.expect("an admin key on the first start"),
     };
     let files = corpus();
-    assert!(files.len() >= 12, "{} files", files.len());
+    assert!(files.len() >= 20, "{} files", files.len());
+    let mut read = 0;
     for file in files {
         let name = file.file_name;
         let id = server_at.upload(name, file.bytes).await;
@@ -130,6 +143,7 @@ async fn every_hostile_file_is_answered_within_its_budget_and_the_next_book_tran
             }
             Answer::Read { images_left_out } => {
                 assert_eq!(book["status"], "EXTRACTED", "{name}: {book}");
+                read += 1;
                 let book = server_at.translate_to_pdf(&id).await;
                 let warnings: Vec<&str> = book["warnings"]
                     .as_array()
@@ -167,6 +181,19 @@ async fn every_hostile_file_is_answered_within_its_budget_and_the_next_book_tran
     assert_eq!(book["status"], "EXTRACTED", "{book}");
     let book = server_at.translate_to_pdf(&id).await;
     assert_eq!(book["status"], "COMPLETED", "{book}");
+
+    // A refused file is no book: only the books read count against the month.
+    let usage: Value = server_at
+        .client
+        .get(format!("{}/api/usage", server_at.url))
+        .bearer_auth(&server_at.key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(usage["books"]["used"], read + 1, "{usage}");
 
     let peak = memory.mib();
     eprintln!("peak resident memory over the corpus: {peak} MiB");

@@ -146,6 +146,11 @@ pub fn corpus() -> Vec<HostileFile> {
             answer: Answer::Refused(PARAGRAPHS_LIMIT),
         },
         HostileFile {
+            file_name: "pdf-heavy-page.pdf",
+            bytes: pdf_heavy_page(),
+            answer: Answer::Read { images_left_out: 0 },
+        },
+        HostileFile {
             file_name: "txt-paragraph-bomb.txt",
             bytes: "a b\n\n".repeat(1_000_000).into_bytes(),
             answer: Answer::Refused(PARAGRAPHS_LIMIT),
@@ -441,16 +446,30 @@ fn epub_many_entries(entries: usize) -> Vec<u8> {
     })
 }
 
-/// One page whose text is 300,000 paragraphs of one letter: each shown, then the pen moved
-/// down three lines, which the reader takes for a paragraph break.
+/// Three pages, each 100,000 paragraphs of one letter (1.5 MB of operators, under the page
+/// limit): each letter shown, then the pen moved down three lines, which the reader takes for a
+/// paragraph break.
 fn pdf_paragraph_bomb() -> Vec<u8> {
+    let page = page_of_letters(100_000);
+    pdf_of_pages(vec![page.clone(), page.clone(), page], Vec::new())
+}
+
+/// A page of prose after one of 300,000 paragraphs of one letter: 3 MB of operators, past
+/// the page limit, so that page is left out (read, it would pass the paragraph limit) and the
+/// prose is read.
+fn pdf_heavy_page() -> Vec<u8> {
+    let prose = deflated(|w| w.write_all(&shown_text(2)).expect("writing to memory"), 1);
+    pdf_of_pages(vec![page_of_letters(300_000), stream(&prose, 1)], Vec::new())
+}
+
+/// A deflated content stream showing `paragraphs` paragraphs of one letter.
+fn page_of_letters(paragraphs: usize) -> Vec<u8> {
     let mut content = b"BT /F1 1 Tf 72 700 Td ".to_vec();
-    for _ in 0..300_000 {
+    for _ in 0..paragraphs {
         content.extend_from_slice(b"(a) Tj 0 -3 Td ");
     }
     content.extend_from_slice(b"ET\n");
-    let deflated = deflated(|w| w.write_all(&content).expect("writing to memory"), 1);
-    pdf_of_pages(vec![stream(&deflated, 1)], Vec::new())
+    stream(&deflated(|w| w.write_all(&content).expect("writing to memory"), 1), 1)
 }
 
 /// A chapter's XHTML body: a heading, prose, and `<img>`s of images `images`.

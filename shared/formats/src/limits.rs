@@ -25,6 +25,11 @@ pub const MAX_CHAPTER_BLOCKS: usize = 50_000;
 pub const MAX_WORDS: u64 = 3_000_000;
 /// Characters of text in one block.
 pub const MAX_BLOCK_CHARS: usize = 100_000;
+/// Bytes of one PDF page's content (its drawing instructions, decompressed, spaces not
+/// counted): the reader holds
+/// them parsed, at twenty times their size or more. A page of text has a few kilobytes; a
+/// page past this is left out, and the book's warnings say so.
+pub const MAX_PAGE_CONTENT_BYTES: usize = 2 << 20;
 /// Bytes of text a PDF's pages give, before it is cut into blocks: three million words of
 /// text in a script of two-byte letters, with room.
 pub const MAX_TEXT_BYTES: usize = 64 << 20;
@@ -42,6 +47,14 @@ pub(crate) fn too_many_chapters() -> FormatError {
     FormatError::TooLarge(format!(
         "the book has more than {} chapters, the limit for one book",
         thousands(MAX_CHAPTERS as u64)
+    ))
+}
+
+/// The refusal of a reader building a block of more than [`MAX_BLOCK_CHARS`].
+pub(crate) fn paragraph_too_long() -> FormatError {
+    FormatError::TooLarge(format!(
+        "a paragraph has more than {} characters, the limit for one paragraph",
+        thousands(MAX_BLOCK_CHARS as u64)
     ))
 }
 

@@ -347,6 +347,11 @@ pub struct MarkupBuilder {
 }
 
 impl MarkupBuilder {
+    /// The markup's length in bytes so far.
+    pub fn markup_len(&self) -> usize {
+        self.out.len()
+    }
+
     pub fn text(&mut self, text: &str) {
         self.out.push_str(&escape_text(text));
     }

@@ -75,12 +75,24 @@ pub fn extract_within(bytes: &[u8], budget: crate::Budget) -> Result<Manuscript,
 
     let mut texts = Vec::with_capacity(pages.len());
     let mut text_bytes = 0usize;
-    for (number, _) in &pages {
+    let mut heavy_pages = Vec::new();
+    for (number, id) in &pages {
         limits::check_text_bytes(text_bytes)?;
         if started.elapsed() > TIME_BUDGET {
             return Err(FormatError::TooLarge(
                 "the PDF takes too long to read".into(),
             ));
+        }
+        // The reader holds a page's operators in memory at many times their size: a page of
+        // more than a few megabytes of them is a drawing (or an attack), and is left out.
+        // Spaces make no operators, so they are not counted.
+        let content = doc.get_page_content_with_limit(*id, budget).map_or(0, |c| {
+            c.iter().filter(|b| !b.is_ascii_whitespace()).count()
+        });
+        if content > limits::MAX_PAGE_CONTENT_BYTES {
+            heavy_pages.push(*number);
+            texts.push(String::new());
+            continue;
         }
         let page = catch_unwind(AssertUnwindSafe(|| {
             let mut text = String::new();
@@ -109,6 +121,17 @@ pub fn extract_within(bytes: &[u8], budget: crate::Budget) -> Result<Manuscript,
     limits::check_blocks(pages_text.iter().map(|p| count_paragraphs(p)).sum())?;
 
     let mut manuscript = Manuscript::default();
+    if !heavy_pages.is_empty() {
+        let listed: Vec<String> = heavy_pages.iter().take(10).map(u32::to_string).collect();
+        manuscript.warnings.push(format!(
+            "{} pages were left out (page {}{}): each has more than {} MiB of drawing \
+             instructions, where a page of text has a few kilobytes",
+            heavy_pages.len(),
+            listed.join(", "),
+            if heavy_pages.len() > 10 { " ..." } else { "" },
+            limits::MAX_PAGE_CONTENT_BYTES >> 20
+        ));
+    }
     if let Ok(info) = doc
         .trailer
         .get(b"Info")

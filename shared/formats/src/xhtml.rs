@@ -101,8 +101,9 @@ struct Walker<'a> {
     locator: Option<Locator>,
     /// The source range of the event being walked.
     event: Range<usize>,
-    /// Set when a block past the context's `max_blocks` was found; the walk stops.
-    over_limit: bool,
+    /// Set when the document passes one of the [`crate::limits`] (a block past the context's
+    /// `max_blocks`, a block too long); the walk stops with it.
+    refusal: Option<FormatError>,
 }
 
 /// Where a document's blocks came from in its source, so a renderer can put a translation back
@@ -310,7 +311,7 @@ fn walk(
         groups: 0,
         locator: locate.then(Locator::default),
         event: 0..0,
-        over_limit: false,
+        refusal: None,
     };
     loop {
         let before = reader.buffer_position() as usize;
@@ -339,13 +340,13 @@ fn walk(
             // which are never expanded) carry no content.
             _ => {}
         }
-        if walker.over_limit {
-            return Err(crate::limits::too_many_blocks());
+        if let Some(refusal) = walker.refusal.take() {
+            return Err(refusal);
         }
     }
     walker.flush();
-    if walker.over_limit {
-        return Err(crate::limits::too_many_blocks());
+    if let Some(refusal) = walker.refusal.take() {
+        return Err(refusal);
     }
     let title = walker
         .title
@@ -837,6 +838,10 @@ impl Walker<'_> {
         } else {
             self.text.text(text);
         }
+        // A character is at most four bytes: past this the block is too long whatever it holds.
+        if self.text.markup_len() > 4 * crate::limits::MAX_BLOCK_CHARS {
+            self.refusal = Some(crate::limits::paragraph_too_long());
+        }
     }
 
     /// Ends the current block (if it has any text) with the kind its ancestors give it.
@@ -865,7 +870,7 @@ impl Walker<'_> {
 
     fn push_block(&mut self, kind: BlockKind, text: String) {
         if self.doc.blocks.len() >= self.ctx.max_blocks {
-            self.over_limit = true;
+            self.refusal = Some(crate::limits::too_many_blocks());
             return;
         }
         let mut block = Block::new(kind, text);

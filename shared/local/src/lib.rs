@@ -15,6 +15,6 @@ mod table;
 
 pub use blobs::LocalBlobs;
 pub use db::DataDirLock;
-pub use queue::SqliteQueue;
+pub use queue::{Recovered, SqliteQueue, CRASH_RECEIVES};
 pub use secrets::LocalSecrets;
 pub use table::SqliteTable;

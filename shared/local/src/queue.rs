@@ -70,20 +70,58 @@ impl SqliteQueue {
 
     /// Makes every in-flight message visible again. Only for a process that has just started and
     /// holds the data directory's lock: nothing it finds in flight can still be worked on, so
-    /// waiting out the visibility timeout would only delay the work. Receive counts are kept,
-    /// so a job that crashes the process still ends in the dead-letter queue.
-    pub async fn release_in_flight(&self) -> Result<usize, StoreError> {
+    /// waiting out the visibility timeout would only delay the work.
+    ///
+    /// Receive counts are kept (each was counted, durably, before its work started), and a
+    /// message in flight for its [`CRASH_RECEIVES`]th receive goes to the dead-letter queue
+    /// instead: it was in hand at this many deaths of the process at most, and each of those
+    /// stopped every other book's work with it, so a job that takes the process down is not
+    /// run a fourth time.
+    pub async fn release_in_flight(&self) -> Result<Recovered, StoreError> {
         let now = self.now_ms();
         self.db
             .call(move |conn| {
-                conn.execute(
-                    "UPDATE messages SET visible_at = ?1, receipt = NULL WHERE receipt IS NOT NULL AND visible_at > ?1",
-                    params![now],
-                )
-                .map_err(sql)
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
+                let mut recovered = Recovered::default();
+                for queue in QueueName::ALL {
+                    let Some(dead_letter) = queue.dead_letter() else { continue };
+                    let moved = tx
+                        .execute(
+                            "UPDATE messages SET queue = ?1, receive_count = 0, visible_at = ?2, receipt = NULL \
+                             WHERE queue = ?3 AND receipt IS NOT NULL AND visible_at > ?2 AND receive_count >= ?4",
+                            params![dead_letter.as_str(), now, queue.as_str(), CRASH_RECEIVES],
+                        )
+                        .map_err(sql)?;
+                    if moved > 0 {
+                        tracing::error!(queue = queue.as_str(), moved, "jobs in hand at the last {CRASH_RECEIVES} deaths of the process moved to the dead-letter queue");
+                    }
+                    recovered.dead_lettered += moved;
+                }
+                recovered.released = tx
+                    .execute(
+                        "UPDATE messages SET visible_at = ?1, receipt = NULL WHERE receipt IS NOT NULL AND visible_at > ?1",
+                        params![now],
+                    )
+                    .map_err(sql)?;
+                tx.commit().map_err(sql)?;
+                Ok(recovered)
             })
             .await
     }
+}
+
+/// A message found in flight at a start with this many receives goes to the dead-letter queue
+/// (see [`SqliteQueue::release_in_flight`]): one fewer than [`MAX_RECEIVES`], the tries a job
+/// that only fails gets.
+pub const CRASH_RECEIVES: u32 = MAX_RECEIVES - 1;
+
+/// What a start found in flight.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Recovered {
+    /// Made visible again, to be run again.
+    pub released: usize,
+    /// Moved to the dead-letter queue, whose handler gives their book up.
+    pub dead_lettered: usize,
 }
 
 fn millis(d: Duration) -> i64 {

@@ -111,3 +111,59 @@ mod manual_clock {
     use super::*;
     booktr_ports::clock_conformance!(manual_clock);
 }
+
+/// The embedded queue's own recovery step at a start (`booktr serve`): what the dead process
+/// had in hand runs again, unless it was in hand at three deaths.
+mod recovery {
+    use super::*;
+    use booktr_local::{Recovered, CRASH_RECEIVES};
+    use booktr_ports::{Outgoing, QueueName};
+
+    const HOUR: Duration = Duration::from_secs(3600);
+
+    async fn queue_with_one_job(dir: &TempDir) -> SqliteQueue {
+        let clock = Arc::new(ManualClock::new(chrono::Utc::now()));
+        let queue = SqliteQueue::open(&dir.path().join("queue.db"), clock).unwrap();
+        let job = Outgoing {
+            group: "book".into(),
+            dedup_id: "extract".into(),
+            body: "the job".into(),
+        };
+        queue.send(QueueName::Jobs, job).await.unwrap();
+        queue
+    }
+
+    #[tokio::test]
+    async fn a_job_in_hand_at_a_death_runs_again_at_the_next_start() {
+        let dir = TempDir::new().unwrap();
+        let queue = queue_with_one_job(&dir).await;
+        queue.receive(QueueName::Jobs, 1, HOUR).await.unwrap();
+
+        let recovered = queue.release_in_flight().await.unwrap();
+
+        assert_eq!(recovered, Recovered { released: 1, dead_lettered: 0 });
+        let again = queue.receive(QueueName::Jobs, 1, HOUR).await.unwrap();
+        assert_eq!(again.len(), 1);
+        assert_eq!(again[0].receive_count, 2);
+    }
+
+    #[tokio::test]
+    async fn a_job_in_hand_at_three_deaths_is_dead_lettered_at_the_fourth_start() {
+        let dir = TempDir::new().unwrap();
+        let queue = queue_with_one_job(&dir).await;
+        for start in 1..CRASH_RECEIVES {
+            queue.receive(QueueName::Jobs, 1, HOUR).await.unwrap();
+            let recovered = queue.release_in_flight().await.unwrap();
+            assert_eq!(recovered.dead_lettered, 0, "start {}", start + 1);
+        }
+        queue.receive(QueueName::Jobs, 1, HOUR).await.unwrap();
+
+        let recovered = queue.release_in_flight().await.unwrap();
+
+        assert_eq!(recovered, Recovered { released: 0, dead_lettered: 1 });
+        assert!(queue.receive(QueueName::Jobs, 1, HOUR).await.unwrap().is_empty());
+        let dead = queue.receive(QueueName::JobsDeadLetter, 1, HOUR).await.unwrap();
+        assert_eq!(dead.len(), 1);
+        assert_eq!(dead[0].body, "the job");
+    }
+}

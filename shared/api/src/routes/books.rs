@@ -253,11 +253,22 @@ pub(crate) async fn read_limited(
     mut field: Field<'_>,
     limit: usize,
 ) -> Result<Option<Bytes>, ApiError> {
-    let mut buffer = BytesMut::new();
+    // The chunks are kept as they come and joined once at the end: a buffer grown by doubling
+    // would hold up to twice a 50 MB file, and more while each growth copies it.
+    let mut chunks = Vec::new();
+    let mut len = 0;
     while let Some(chunk) = field.chunk().await.map_err(multipart_error)? {
-        if buffer.len() + chunk.len() > limit {
+        if len + chunk.len() > limit {
             return Ok(None);
         }
+        len += chunk.len();
+        chunks.push(chunk);
+    }
+    if chunks.len() == 1 {
+        return Ok(chunks.pop());
+    }
+    let mut buffer = BytesMut::with_capacity(len);
+    for chunk in chunks {
         buffer.extend_from_slice(&chunk);
     }
     Ok(Some(buffer.freeze()))

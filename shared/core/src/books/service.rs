@@ -335,6 +335,26 @@ impl Books {
 
     /// Moves the book through `event` if its status allows it; returns the book after the
     /// change, or None when the book is gone or in a status the event does not apply to.
+    /// Ends a book's extraction in ERROR with `message` (what the user reads), and gives the
+    /// upload back to the month's book quota: a file that could not be read is no book. Only
+    /// the call that moves the book gives it back, so a retried job refunds once.
+    pub(crate) async fn fail_extraction(
+        &self,
+        book_id: &str,
+        message: String,
+    ) -> Result<Option<Book>, StoreError> {
+        let update = Update::default().set("error", message);
+        let failed = self
+            .transition(book_id, BookEvent::ExtractionFailed, update)
+            .await?;
+        if let Some(book) = &failed {
+            let period = crate::usage::period_of(book.created_at);
+            let one_book = Spend { books: 1, words: 0 };
+            self.usage.refund(&book.user_id, &period, one_book).await?;
+        }
+        Ok(failed)
+    }
+
     pub(crate) async fn transition(
         &self,
         book_id: &str,

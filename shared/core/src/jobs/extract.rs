@@ -148,17 +148,14 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, JobError> {
     serde_json::to_vec(value).map_err(JobError::Encoding)
 }
 
-/// A failure no retry can fix: the book goes to ERROR with a message for the user.
+/// A failure no retry can fix: the book goes to ERROR with a message for the user, and costs
+/// no book of the month's quota.
 async fn fail(
     handler: &JobHandler,
     book_id: &str,
     message: String,
 ) -> Result<(), crate::ports::StoreError> {
     warn!(%message, "extraction failed");
-    let update = Update::default().set("error", message);
-    handler
-        .books
-        .transition(book_id, BookEvent::ExtractionFailed, update)
-        .await?;
+    handler.books.fail_extraction(book_id, message).await?;
     Ok(())
 }

@@ -215,16 +215,20 @@ impl JobHandler {
             Ok(None) => return Outcome::Done,
             Err(e) => return Outcome::Retry(e.to_string()),
         };
-        let reason = format!(
-            "{} failed after {} attempts: {}",
-            doing(job),
-            crate::ports::queue::MAX_RECEIVES,
+        let reason = match &book.error {
+            Some(error) => format!(
+                "{} failed after {} attempts: {error}",
+                doing(job),
+                crate::ports::queue::MAX_RECEIVES,
+            ),
             // No failure recorded: every try ended with its worker (killed, out of memory or
             // out of time) before it could say why.
-            book.error.clone().unwrap_or_else(|| {
-                "the worker stopped during each of them (a crash or a time-out)".into()
-            })
-        );
+            None => format!(
+                "{} was given up: it stopped the service each time it was tried (out of memory \
+                 or out of time); the book may need more than the service allows for one book",
+                doing(job)
+            ),
+        };
         error!(book_id, %reason, "job dead-lettered");
         self.give_up(job, &book, reason).await
     }
@@ -236,11 +240,7 @@ impl JobHandler {
         let result = match job {
             Job::Extract { .. } => self
                 .books
-                .transition(
-                    book_id,
-                    BookEvent::ExtractionFailed,
-                    Update::default().set("error", reason),
-                )
+                .fail_extraction(book_id, reason)
                 .await
                 .map(|_| ()),
             // A job of a run that has moved on failed for nobody: the new run has its own.
