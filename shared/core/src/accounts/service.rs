@@ -246,6 +246,57 @@ impl Accounts {
         Ok(())
     }
 
+    /// How many times the account's password has been changed; 0 for one never changed, or
+    /// for an account that is gone.
+    pub(crate) async fn password_generation(&self, user_id: &str) -> Result<i64, StoreError> {
+        let profile = self
+            .ports
+            .table
+            .get(&store::user_pk(user_id), store::PROFILE)
+            .await?;
+        Ok(profile
+            .and_then(|p| p.i64(store::PASSWORD_GENERATION))
+            .unwrap_or(0))
+    }
+
+    /// Sets the password (already validated and hashed) if it has not changed since
+    /// `generation`, and moves the generation on: whatever was granted against the old
+    /// generation (a reset link) stops working. `Conflict` when the password changed since, or
+    /// the account is gone. Sessions are the caller's to end.
+    pub(crate) async fn change_password(
+        &self,
+        user_id: &str,
+        password_hash: String,
+        generation: i64,
+    ) -> Result<(), StoreError> {
+        let update = Update::default()
+            .set("passwordHash", password_hash)
+            .add(store::PASSWORD_GENERATION, 1)
+            .set("updatedAt", items::time(self.now()));
+        // The generation only grows, so "at most the one read" is "still the one read".
+        let unchanged = Condition::AtMost(store::PASSWORD_GENERATION.to_string(), generation);
+        self.ports
+            .table
+            .update(&store::user_pk(user_id), store::PROFILE, update, unchanged)
+            .await?;
+        self.keys.forget_user(user_id);
+        Ok(())
+    }
+
+    /// Revokes every API key of the user at once; returns how many there were.
+    #[instrument(skip(self))]
+    pub async fn revoke_all_keys(&self, user_id: &str) -> Result<usize, StoreError> {
+        let revoked = items::delete_indexed_of(
+            self.ports.table.as_ref(),
+            store::user_api_keys(user_id),
+            user_id,
+        )
+        .await?;
+        self.keys.forget_user(user_id);
+        info!(revoked, "every API key revoked");
+        Ok(revoked)
+    }
+
     /// Ends every session of the user; returns how many there were.
     pub(crate) async fn end_sessions_of(&self, user_id: &str) -> Result<usize, StoreError> {
         items::delete_indexed_of(

@@ -21,6 +21,11 @@ use crate::types::{Email, Scope};
 
 pub const PROFILE: &str = "PROFILE";
 
+/// The profile's count of password changes (absent until the first, read as 0). A reset link
+/// records it when it is mailed and sets a password only while it has not moved, so one change
+/// ends every other link.
+pub const PASSWORD_GENERATION: &str = "passwordGeneration";
+
 pub fn user_pk(user_id: &str) -> String {
     format!("USER#{user_id}")
 }

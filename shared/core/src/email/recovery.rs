@@ -2,8 +2,11 @@
 //! 48 random alphanumerics of which only the SHA-256 is stored, in the user's own partition (so
 //! the account's purge removes it with everything else). A link works once (it is claimed by a
 //! conditional delete before anything changes) and expires: a reset after an hour, a
-//! verification after a week. Emails go through the postman, logged instead of sent when no
-//! SMTP server is configured, as notification emails are.
+//! verification after a week. A reset link also records the account's password generation
+//! when it is mailed and sets the password only while that generation still holds: a reset ends
+//! every other reset link of the account, including one used at the same moment. Emails go
+//! through the postman, logged instead of sent when no SMTP server is configured, as
+//! notification emails are.
 
 use chrono::{DateTime, Duration, Utc};
 use tracing::{info, instrument, warn};
@@ -78,17 +81,44 @@ impl Recovery {
         Ok(())
     }
 
-    /// Sets the password of the link's account, and ends every session of it (whoever knew the
-    /// old password is signed out).
+    /// Sets the password of the link's account, ends every other reset link of it and every
+    /// session (whoever knew the old password is signed out), and with `revoke_api_keys` every
+    /// API key too. API keys survive otherwise: a forgotten password is no reason to break the
+    /// owner's integrations, but someone who took the account may have made keys of their own.
     #[instrument(skip_all)]
-    pub async fn reset_password(&self, token: &str, password: &str) -> Result<User, AccountsError> {
+    pub async fn reset_password(
+        &self,
+        token: &str,
+        password: &str,
+        revoke_api_keys: bool,
+    ) -> Result<User, AccountsError> {
         let hash = validate_and_hash_password(password).await?;
-        let user = self.claim(token, Purpose::Reset).await?;
-        self.accounts
-            .update_profile_item(&user.id, Update::default().set("passwordHash", hash))
-            .await?;
+        let Claimed { user, generation } = self.claim(token, Purpose::Reset).await?;
+        match self
+            .accounts
+            .change_password(&user.id, hash, generation)
+            .await
+        {
+            Ok(()) => {}
+            // Another reset link of the account was used since this one was mailed.
+            Err(StoreError::Conflict) => {
+                info!(user_id = %user.id, "reset link outdated by another reset");
+                return Err(AccountsError::Invalid(dead_link_message(Purpose::Reset)));
+            }
+            Err(e) => return Err(e.into()),
+        }
         let ended = self.accounts.end_sessions_of(&user.id).await?;
-        info!(user_id = %user.id, sessions_ended = ended, "password reset");
+        let revoked = if revoke_api_keys {
+            self.accounts.revoke_all_keys(&user.id).await?
+        } else {
+            0
+        };
+        info!(
+            user_id = %user.id,
+            sessions_ended = ended,
+            api_keys_revoked = revoked,
+            "password reset"
+        );
         Ok(user)
     }
 
@@ -115,7 +145,7 @@ impl Recovery {
     /// Marks the link's account's email as verified.
     #[instrument(skip_all)]
     pub async fn verify_email(&self, token: &str) -> Result<User, AccountsError> {
-        let user = self.claim(token, Purpose::Verify).await?;
+        let Claimed { user, .. } = self.claim(token, Purpose::Verify).await?;
         self.accounts
             .update_profile_item(&user.id, Update::default().set("emailVerified", true))
             .await?;
@@ -129,13 +159,17 @@ impl Recovery {
     async fn issue(&self, user: &User, purpose: Purpose) -> Result<String, StoreError> {
         let secret = random_alphanumeric(48);
         let expires_at = self.accounts.now() + purpose.ttl();
-        let item = Item::new(
+        let mut item = Item::new(
             store::user_pk(&user.id),
             format!("{}{}", purpose.prefix(), sha256_hex(&secret)),
         )
         .with("expiresAt", items::time(expires_at))
         // DynamoDB removes it once past; the embedded store leaves it to the account's purge.
         .with("ttl", expires_at.timestamp());
+        if let Purpose::Reset = purpose {
+            let generation = self.accounts.password_generation(&user.id).await?;
+            item = item.with(store::PASSWORD_GENERATION, generation);
+        }
         self.accounts
             .ports()
             .table
@@ -147,7 +181,7 @@ impl Recovery {
     /// The link's account, once its token is claimed (deleted) for good. A link that is
     /// malformed, used, expired or of an account that is gone gets one answer, so a link
     /// reveals nothing.
-    async fn claim(&self, token: &str, purpose: Purpose) -> Result<User, AccountsError> {
+    async fn claim(&self, token: &str, purpose: Purpose) -> Result<Claimed, AccountsError> {
         let dead = || AccountsError::Invalid(dead_link_message(purpose));
         let (user_id, secret) = token.split_once('.').ok_or_else(dead)?;
         let valid = |s: &str| {
@@ -171,7 +205,12 @@ impl Recovery {
         if expires_at <= self.accounts.now() {
             return Err(dead());
         }
-        self.accounts.find(user_id).await?.ok_or_else(dead)
+        let user = self.accounts.find(user_id).await?.ok_or_else(dead)?;
+        Ok(Claimed {
+            user,
+            // A reset link mailed before generations were recorded is of the first one.
+            generation: item.i64(store::PASSWORD_GENERATION).unwrap_or(0),
+        })
     }
 
     /// Sends in the background: an SMTP server's pace must not tell who has an account.
@@ -185,9 +224,16 @@ impl Recovery {
     }
 }
 
+/// A claimed link: its account, and the password generation it was mailed in (0 for a
+/// verification link, which records none).
+struct Claimed {
+    user: User,
+    generation: i64,
+}
+
 fn dead_link_message(purpose: Purpose) -> String {
     match purpose {
-        Purpose::Reset => "this reset link is not valid: it was used, it expired (links last an hour) or it was mistyped; ask for a new one".into(),
+        Purpose::Reset => "this reset link is not valid: it or another reset link of the account was used, it expired (links last an hour) or it was mistyped; ask for a new one".into(),
         Purpose::Verify => "this verification link is not valid: it was used, it expired (links last a week) or it was mistyped; ask for a new one from your settings".into(),
     }
 }

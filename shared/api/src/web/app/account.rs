@@ -347,6 +347,9 @@ async fn reset_page(
 struct ResetForm {
     token: String,
     password: String,
+    /// `yes` (the form's box) revokes every API key of the account with the reset.
+    #[serde(rename = "revokeApiKeys")]
+    revoke_api_keys: Option<String>,
 }
 
 async fn reset(
@@ -360,7 +363,11 @@ async fn reset(
         state
             .services
             .recovery
-            .reset_password(&form.token, &form.password)
+            .reset_password(
+                &form.token,
+                &form.password,
+                form.revoke_api_keys.as_deref() == Some("yes"),
+            )
             .await?;
         Ok::<_, ApiError>(())
     }

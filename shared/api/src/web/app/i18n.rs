@@ -145,6 +145,7 @@ const MESSAGES: &[(&str, &str, &str)] = &[
     ("reset_sent", "If an account has this email, a link to choose a new password is on its way. It works for an hour.", "Si hay una cuenta con este correo, va de camino un enlace para elegir una contraseña nueva. Sirve durante una hora."),
     ("new_password", "Choose a new password", "Elige una contraseña nueva"),
     ("password_changed", "Your password is changed: sign in with it.", "Tu contraseña ha cambiado: inicia sesión con ella."),
+    ("revoke_keys_on_reset", "Also revoke every API key of the account (do it if someone else may have used it; integrations then need new keys)", "Revocar también todas las claves API de la cuenta (hazlo si otra persona ha podido usarla; las integraciones necesitarán claves nuevas)"),
     ("verified", "Your email is verified", "Tu correo está verificado"),
     ("email_verified", "verified", "verificado"),
     ("email_unverified", "not verified yet", "aún sin verificar"),
