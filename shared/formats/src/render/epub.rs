@@ -221,7 +221,10 @@ fn render_with(
     );
     add("OEBPS/content.opf", opf.as_bytes(), deflated)?;
     let cursor = zip.finish().map_err(write_error)?;
-    Ok(cursor.into_inner())
+    // The manuscript's markup holds no scripts, but an image is the source's own file (an SVG
+    // can carry one), named with the source file's extension.
+    let (bytes, _) = super::inert::epub(cursor.into_inner(), options.budget)?;
+    Ok(bytes)
 }
 
 const CONTAINER: &str = r#"<?xml version="1.0" encoding="UTF-8"?>

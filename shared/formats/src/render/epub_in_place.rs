@@ -180,6 +180,8 @@ pub fn render(
     keep(&package.opf_path, opf)?;
 
     let bytes = write_zip(&mut zip, &changed, layout, &css_path)?;
+    let (bytes, removed) = super::inert::epub(bytes, budget)?;
+    warnings.extend(removed.warning());
     Ok(Rendition { bytes, warnings })
 }
 
@@ -200,9 +202,9 @@ fn check_match(package: &Package, translated: &[Option<Chapter>]) -> Result<(), 
 
 /// A replacement of `range` of a document's source by `text` (an insertion when it is empty).
 #[derive(Debug, Clone)]
-struct Edit {
-    range: Range<usize>,
-    text: String,
+pub(super) struct Edit {
+    pub(super) range: Range<usize>,
+    pub(super) text: String,
 }
 
 /// Puts one block's translation in its place; false when it cannot be (it is left as it was).
@@ -364,7 +366,7 @@ fn relative_href(from: &str, to: &str) -> String {
 }
 
 /// Applies non-overlapping edits (insertions at one place in the order they were made).
-fn apply(source: &str, mut edits: Vec<Edit>) -> String {
+pub(super) fn apply(source: &str, mut edits: Vec<Edit>) -> String {
     edits.sort_by_key(|e| (e.range.start, e.range.end));
     let mut out = String::with_capacity(source.len() + source.len() / 4);
     let mut at = 0;
@@ -383,7 +385,7 @@ fn apply(source: &str, mut edits: Vec<Edit>) -> String {
 }
 
 /// A decoded (non-UTF-8) document is written as UTF-8 and must say so.
-fn declare_utf8(text: &str) -> String {
+pub(super) fn declare_utf8(text: &str) -> String {
     let Some(rest) = text.strip_prefix("<?xml") else {
         return text.to_string();
     };
@@ -561,7 +563,7 @@ fn raw_attrs(e: &BytesStart<'_>) -> Vec<(String, String)> {
 
 /// A start (or empty) tag with attributes set (None removes one), a class added and, for a
 /// copy, its id left out. Values are written as the source escaped them.
-fn rewrite_tag(
+pub(super) fn rewrite_tag(
     tag: &str,
     set: &[(&str, Option<&str>)],
     add_class: Option<&str>,
@@ -672,17 +674,17 @@ fn translated_title<'a>(
 }
 
 /// One element of a small XML file, with where its content is.
-struct Found {
-    name: String,
+pub(super) struct Found {
+    pub(super) name: String,
     attrs: Vec<(String, String)>,
-    tag: Range<usize>,
-    content: Range<usize>,
+    pub(super) tag: Range<usize>,
+    pub(super) content: Range<usize>,
     /// Indices of the enclosing found elements, innermost last.
     ancestors: Vec<usize>,
 }
 
 /// Every element of `source` with its start tag and content ranges, in document order.
-fn scan(source: &str) -> Vec<Found> {
+pub(super) fn scan(source: &str) -> Vec<Found> {
     let mut reader = Reader::from_str(source);
     reader.config_mut().check_end_names = false;
     reader.config_mut().allow_unmatched_ends = true;
@@ -735,7 +737,7 @@ fn local(raw: &[u8]) -> String {
     name.rsplit(':').next().unwrap_or_default().to_string()
 }
 
-fn attr_of<'a>(found: &'a Found, name: &str) -> Option<&'a str> {
+pub(super) fn attr_of<'a>(found: &'a Found, name: &str) -> Option<&'a str> {
     found
         .attrs
         .iter()

@@ -1,7 +1,10 @@
 //! Renderers: a (translated) manuscript to a file readers accept.
 
+#[cfg(any(test, feature = "hostile-corpus"))]
+pub mod active;
 pub mod epub;
 pub mod epub_in_place;
+mod inert;
 pub mod pdf;
 
 use crate::manuscript::{BlockKind, Chapter};
@@ -58,6 +61,9 @@ pub enum Layout {
 /// the EPUB was refused. Without sources, a bilingual book that cannot be translated in place
 /// is refused (a `Mismatch` that says the source text is missing) rather than rebuilt
 /// translated only. [`Layout::Translated`] ignores `sources`.
+///
+/// Both renderers leave nothing active in the file (scripts, event handlers, `javascript:`
+/// links, frames, zip entries named to land outside the package: see `render::inert`).
 pub fn translated_epub(
     original: Option<&[u8]>,
     manuscript: &crate::manuscript::Manuscript,

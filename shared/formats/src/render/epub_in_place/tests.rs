@@ -200,8 +200,14 @@ fn every_corpus_book_translated_in_place_keeps_its_files_structure_and_validity(
                 Budget::default(),
             )
             .unwrap();
+            // The anthology's navigation document carries a script, which does not come out.
+            let scripted = name == "childrens-literature.epub";
             assert!(
-                rendition.warnings.is_empty(),
+                rendition.warnings.len() == usize::from(scripted)
+                    && rendition
+                        .warnings
+                        .iter()
+                        .all(|w| w.starts_with("removed what could run in a reader")),
                 "{name}: {:?}",
                 rendition.warnings
             );

@@ -1,0 +1,903 @@
+//! Nothing active leaves the service. A translated EPUB is downloaded by its owner and, through
+//! a share link, by anyone: whatever the uploaded file carried that a reading system runs or
+//! follows on its own (scripts, event handlers, `javascript:` links, frames, plug-ins, scripted
+//! SVG, a refresh to another address, a base that sends every link elsewhere, a stylesheet
+//! fetched from the network) would run on those readers' devices under the service's name. Both
+//! renderers hand their finished package to [`epub`], which takes all of that out, and drops
+//! the zip entries whose names could land outside the folder a reader unpacks the book into,
+//! with the package document's references to them, so that the book still opens and validates.
+//!
+//! Documents are read with quick-xml and edited by byte range: a file with nothing active is
+//! copied as it was stored, byte for byte, and one with something active keeps every other
+//! byte it had.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{Cursor, Write};
+use std::ops::Range;
+
+use quick_xml::events::{BytesStart, Event};
+use quick_xml::Reader;
+use zip::write::SimpleFileOptions;
+use zip::{CompressionMethod, ZipWriter};
+
+use super::epub_in_place::{apply, attr_of, declare_utf8, rewrite_tag, scan, Edit, Found};
+use crate::archive::{decode, Archive, Limits};
+use crate::markup::escape_text;
+use crate::{Budget, FormatError};
+
+/// Elements taken out with everything inside them: they run code, load another document or a
+/// plug-in, or change where the document's links lead.
+const DROPPED: &[&str] = &[
+    "script", "iframe", "frame", "frameset", "embed", "applet", "portal", "param", "base",
+    // SVG Tiny's event listeners.
+    "handler", "listener",
+];
+
+/// Elements whose tags are taken out around their content: a form's fields and words stay and
+/// nothing is sent anywhere; an object's fallback (its text, an image) is what a reader
+/// without the plug-in shows.
+const UNWRAPPED: &[&str] = &["form", "object"];
+
+/// Elements that only point at a resource: one whose address is refused goes altogether (an
+/// `img` without its `src` is invalid), where another element only loses the attribute.
+const RESOURCES: &[&str] = &[
+    "img", "image", "feimage", "use", "link", "source", "track", "input",
+];
+
+/// SVG animations, which can set an attribute (an `href`, a handler) after the document loads.
+const ANIMATIONS: &[&str] = &[
+    "set",
+    "animate",
+    "animatemotion",
+    "animatetransform",
+    "animatecolor",
+];
+
+/// Attributes holding an address.
+const URL_ATTRIBUTES: &[&str] = &[
+    "href",
+    "src",
+    "srcset",
+    "action",
+    "formaction",
+    "data",
+    "poster",
+    "background",
+    "cite",
+    "longdesc",
+    "lowsrc",
+    "dynsrc",
+    "codebase",
+    "classid",
+    "archive",
+    "profile",
+    "ping",
+    "icon",
+    "manifest",
+];
+
+/// Media types of scripts: such manifest items and their files are left out.
+const SCRIPT_TYPES: &[&str] = &[
+    "application/javascript",
+    "application/ecmascript",
+    "application/x-javascript",
+    "text/javascript",
+    "text/ecmascript",
+];
+
+/// What was taken out of a book, for its warnings.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Removed {
+    /// Elements (scripts, frames, plug-ins, forms and objects unwrapped, a refresh, a base, a
+    /// remote stylesheet).
+    pub elements: usize,
+    /// Attributes (event handlers, refused addresses, `xml:base`, `srcdoc`).
+    pub attributes: usize,
+    /// Zip entries (a name that leaves the package, a script file).
+    pub files: usize,
+}
+
+impl Removed {
+    fn add(&mut self, other: &Removed) {
+        self.elements += other.elements;
+        self.attributes += other.attributes;
+        self.files += other.files;
+    }
+
+    /// The warning a book's owner reads, or None when nothing was removed.
+    pub(crate) fn warning(&self) -> Option<String> {
+        if *self == Removed::default() {
+            return None;
+        }
+        Some(format!(
+            "removed what could run in a reader or reach outside the book: {} elements \
+             (scripts, frames, plug-ins, forms), {} attributes (event handlers, javascript: \
+             or data: links), {} files (scripts, or names that leave the package)",
+            self.elements, self.attributes, self.files
+        ))
+    }
+}
+
+/// The EPUB `bytes` with nothing active left in it (see the module's notes), and what was
+/// removed. `bytes` come back as they are when there is nothing to remove.
+pub(crate) fn epub(bytes: Vec<u8>, budget: Budget) -> Result<(Vec<u8>, Removed), FormatError> {
+    let limits = Limits::for_file(bytes.len(), budget);
+    let mut zip = Archive::open(&bytes, limits)?;
+    let names = zip.names();
+    let opf_path = package_path(&mut zip)?;
+    let opf = match &opf_path {
+        Some(path) => zip.read_text(path)?,
+        None => None,
+    };
+    let manifest = opf
+        .as_deref()
+        .zip(opf_path.as_deref())
+        .map(|(text, path)| Manifest::read(text, path))
+        .unwrap_or_default();
+
+    let scripts: HashSet<&str> = manifest
+        .items
+        .iter()
+        .filter(|i| i.is_script())
+        .filter_map(|i| i.path.as_deref())
+        .collect();
+    let dropped: HashSet<String> = names
+        .iter()
+        .filter(|name| {
+            !safe_entry_name(name) || is_script_name(name) || scripts.contains(name.as_str())
+        })
+        .cloned()
+        .collect();
+    let mut removed = Removed {
+        files: dropped.len(),
+        ..Removed::default()
+    };
+
+    let mut changed: HashMap<&str, Vec<u8>> = HashMap::new();
+    for name in &names {
+        if dropped.contains(name) || !manifest.is_document(name) {
+            continue;
+        }
+        let Some(raw) = zip.read(name)? else { continue };
+        let (text, utf8) = decode(&raw);
+        if let Some((clean, what)) = document(&text, name, &dropped) {
+            removed.add(&what);
+            let clean = if utf8 { clean } else { declare_utf8(&clean) };
+            changed.insert(name, clean.into_bytes());
+        }
+    }
+    if let (Some(path), Some(text)) = (&opf_path, &opf) {
+        if let Some(clean) = manifest.without_dropped(text, &dropped) {
+            changed.insert(path, clean.into_bytes());
+        }
+    }
+    if changed.is_empty() && dropped.is_empty() {
+        return Ok((bytes, removed));
+    }
+    let out = write(&mut zip, &names, &dropped, &changed)?;
+    Ok((out, removed))
+}
+
+/// The package again: the mimetype first, unchanged entries copied as they were stored, the
+/// cleaned ones written anew, the dropped ones left out.
+fn write(
+    zip: &mut Archive<'_>,
+    names: &[String],
+    dropped: &HashSet<String>,
+    changed: &HashMap<&str, Vec<u8>>,
+) -> Result<Vec<u8>, FormatError> {
+    let mut out = ZipWriter::new(Cursor::new(Vec::new()));
+    let deflated = SimpleFileOptions::default().compression_method(CompressionMethod::Deflated);
+    let stored = SimpleFileOptions::default().compression_method(CompressionMethod::Stored);
+    let write_error = |e: zip::result::ZipError| {
+        FormatError::Malformed(format!(
+            "writing the EPUB without its active content failed: {e}"
+        ))
+    };
+    if names.first().is_some_and(|n| n == "mimetype") && zip.is_stored(0) {
+        zip.copy_raw(0, &mut out)?;
+    } else {
+        out.start_file("mimetype", stored).map_err(write_error)?;
+        out.write_all(b"application/epub+zip")
+            .map_err(|e| write_error(e.into()))?;
+    }
+    for (index, name) in names.iter().enumerate() {
+        if name == "mimetype" || dropped.contains(name) {
+            continue;
+        }
+        match changed.get(name.as_str()) {
+            Some(bytes) => {
+                out.start_file(name.as_str(), deflated)
+                    .map_err(write_error)?;
+                out.write_all(bytes).map_err(|e| write_error(e.into()))?;
+            }
+            None => zip.copy_raw(index, &mut out)?,
+        }
+    }
+    Ok(out.finish().map_err(write_error)?.into_inner())
+}
+
+/// Whether a zip entry's name stays inside the folder a reader unpacks the book into: no
+/// absolute path, no drive, no backslash (a separator on Windows), no `.` or `..` segment, no
+/// empty segment, no control character. A directory entry's trailing `/` is allowed.
+pub(crate) fn safe_entry_name(name: &str) -> bool {
+    let path = name.strip_suffix('/').unwrap_or(name);
+    !path.is_empty()
+        && !path.contains(['\\', ':'])
+        && !path.chars().any(char::is_control)
+        && path
+            .split('/')
+            .all(|segment| !matches!(segment, "" | "." | ".."))
+}
+
+fn is_script_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.ends_with(".js") || lower.ends_with(".mjs")
+}
+
+/// The package document's path, from `META-INF/container.xml`.
+fn package_path(zip: &mut Archive<'_>) -> Result<Option<String>, FormatError> {
+    let Some(container) = zip.read_text("META-INF/container.xml")? else {
+        return Ok(None);
+    };
+    let found = scan(&container);
+    Ok(found
+        .iter()
+        .filter(|f| f.name == "rootfile")
+        .find(|f| attr_of(f, "media-type").is_none_or(|m| m == "application/oebps-package+xml"))
+        .and_then(|f| attr_of(f, "full-path"))
+        .map(unescape_lenient)
+        .filter(|p| safe_entry_name(p)))
+}
+
+/// One manifest item: its id, where it is in the archive (None when it is not: a URL, or a
+/// path that leaves the package), its media type.
+struct Item {
+    id: String,
+    remote: bool,
+    path: Option<String>,
+    media_type: String,
+}
+
+impl Item {
+    fn is_script(&self) -> bool {
+        SCRIPT_TYPES.contains(&self.media_type.as_str())
+    }
+
+    /// Remote resources a package may declare: audio, video and fonts fetched over the web.
+    fn is_allowed_remote(&self) -> bool {
+        let media = self.media_type.as_str();
+        media.starts_with("audio/")
+            || media.starts_with("video/")
+            || media.starts_with("font/")
+            || media.starts_with("application/font-")
+            || media.starts_with("application/x-font-")
+            || media == "application/vnd.ms-opentype"
+    }
+}
+
+#[derive(Default)]
+struct Manifest {
+    opf_path: String,
+    items: Vec<Item>,
+    /// The paths of the items a reading system renders as documents.
+    documents: HashSet<String>,
+}
+
+impl Manifest {
+    fn read(opf: &str, opf_path: &str) -> Manifest {
+        let found = scan(opf);
+        let items = found
+            .iter()
+            .filter(|f| f.name == "item")
+            .filter_map(|f| {
+                let href = unescape_lenient(attr_of(f, "href")?);
+                let remote = scheme(&href).is_some();
+                Some(Item {
+                    id: unescape_lenient(attr_of(f, "id")?),
+                    remote,
+                    path: if remote {
+                        None
+                    } else {
+                        resolve(opf_path, &href)
+                    },
+                    media_type: attr_of(f, "media-type")
+                        .map(|m| m.trim().to_ascii_lowercase())
+                        .unwrap_or_default(),
+                })
+            })
+            .collect::<Vec<_>>();
+        let documents = items
+            .iter()
+            .filter(|i| {
+                matches!(
+                    i.media_type.as_str(),
+                    "application/xhtml+xml" | "image/svg+xml" | "text/html"
+                )
+            })
+            .filter_map(|i| i.path.clone())
+            .collect();
+        Manifest {
+            opf_path: opf_path.to_string(),
+            items,
+            documents,
+        }
+    }
+
+    /// Whether the entry is a document a reading system renders (and so could run): XHTML,
+    /// HTML or SVG, by its manifest media type or its name.
+    fn is_document(&self, name: &str) -> bool {
+        let lower = name.to_ascii_lowercase();
+        let by_name = [".xhtml", ".xht", ".html", ".htm", ".svg"]
+            .iter()
+            .any(|ext| lower.ends_with(ext));
+        by_name || self.documents.contains(name)
+    }
+
+    /// The package document without the items whose files are dropped or outside the
+    /// package (and the spine entries, guide references, fallbacks and cover naming them),
+    /// and without the `scripted` property, since no document keeps a script or a form; None
+    /// when there is nothing to change.
+    fn without_dropped(&self, opf: &str, dropped: &HashSet<String>) -> Option<String> {
+        let gone: HashSet<&str> = self
+            .items
+            .iter()
+            .filter(|i| {
+                i.is_script()
+                    || if i.remote {
+                        !i.is_allowed_remote()
+                    } else {
+                        i.path.as_ref().is_none_or(|p| dropped.contains(p))
+                    }
+            })
+            .map(|i| i.id.as_str())
+            .collect();
+        let found = scan(opf);
+        let mut edits = Vec::new();
+        for f in &found {
+            let id_attr = |name: &str| attr_of(f, name).map(unescape_lenient);
+            let names_gone =
+                |name: &str| id_attr(name).is_some_and(|id| gone.contains(id.as_str()));
+            let remove = match f.name.as_str() {
+                "item" => names_gone("id"),
+                "itemref" => names_gone("idref"),
+                "reference" => attr_of(f, "href").is_some_and(|href| {
+                    let href = unescape_lenient(href);
+                    let path = href.split('#').next().unwrap_or_default();
+                    resolve(&self.opf_path, path).is_none_or(|p| dropped.contains(&p))
+                }),
+                "meta" => {
+                    attr_of(f, "name") == Some("cover")
+                        && id_attr("content").is_some_and(|id| gone.contains(id.as_str()))
+                }
+                _ => false,
+            };
+            if remove {
+                edits.push(Edit {
+                    range: whole_element(opf, f),
+                    text: String::new(),
+                });
+                continue;
+            }
+            if f.name != "item" {
+                continue;
+            }
+            let mut set: Vec<(&str, Option<String>)> = Vec::new();
+            if let Some(properties) = attr_of(f, "properties") {
+                if properties.split_whitespace().any(|p| p == "scripted") {
+                    let kept: Vec<&str> = properties
+                        .split_whitespace()
+                        .filter(|p| *p != "scripted")
+                        .collect();
+                    set.push(("properties", (!kept.is_empty()).then(|| kept.join(" "))));
+                }
+            }
+            for reference in ["fallback", "fallback-style", "media-overlay"] {
+                if names_gone(reference) {
+                    set.push((reference, None));
+                }
+            }
+            if let (false, Some(tag)) = (set.is_empty(), opf.get(f.tag.clone())) {
+                let set: Vec<(&str, Option<&str>)> =
+                    set.iter().map(|(k, v)| (*k, v.as_deref())).collect();
+                edits.push(Edit {
+                    range: f.tag.clone(),
+                    text: rewrite_tag(tag, &set, None, false),
+                });
+            }
+        }
+        (!edits.is_empty()).then(|| apply(opf, edits))
+    }
+}
+
+/// An element's whole extent (an empty one's tag, else to the end of its end tag), with the
+/// indentation before it, so that taking it out leaves no blank line.
+fn whole_element(text: &str, f: &Found) -> Range<usize> {
+    let closed_later = !text.get(f.tag.clone()).is_some_and(|t| t.ends_with("/>"))
+        && text
+            .get(f.content.end..)
+            .is_some_and(|rest| rest.starts_with("</"));
+    let end = match text.get(f.content.end..).and_then(|rest| rest.find('>')) {
+        Some(i) if closed_later => f.content.end + i + 1,
+        _ => f.tag.end,
+    };
+    let before = &text[..f.tag.start];
+    let indent = before.len() - before.trim_end_matches([' ', '\t']).len();
+    let start = if before[..before.len() - indent].ends_with('\n') {
+        f.tag.start - indent - 1
+    } else {
+        f.tag.start
+    };
+    start..end
+}
+
+/// The document at `path` with nothing active in it and what was removed, or None when it
+/// carries nothing active (it is then kept byte for byte). `dropped` are the entries left out
+/// of the package: a reference to one is refused like an address outside the package.
+///
+/// An element is taken out with its content ([`DROPPED`], a `meta` refresh, a `link` to
+/// another site, an SVG animation of an `href` or a handler, a resource whose address is
+/// refused); a `form` or an `object` is unwrapped ([`UNWRAPPED`]);
+/// attributes are taken out: event handlers (`on*`), `xml:base`, `srcdoc`, what is not an
+/// attribute's name (`<p <script>`), and an address
+/// that is `javascript:`, `vbscript:`, `data:` other than an image's source, or a path
+/// outside the package. Markup an HTML parser would read differently from an XML one
+/// (comments it ends early, a CDATA section holding `<`, processing instructions, a DOCTYPE's internal
+/// subset) is taken out or escaped, and what follows a point the reader cannot parse is kept
+/// as text.
+pub(crate) fn document(
+    text: &str,
+    path: &str,
+    dropped: &HashSet<String>,
+) -> Option<(String, Removed)> {
+    let mut cleaner = Cleaner {
+        text,
+        path,
+        dropped,
+        edits: Vec::new(),
+        removed: Removed::default(),
+        open: Vec::new(),
+        skipping: None,
+    };
+    cleaner.run();
+    if cleaner.edits.is_empty() {
+        return None;
+    }
+    let removed = cleaner.removed;
+    Some((apply(text, cleaner.edits), removed))
+}
+
+/// Elements whose content an HTML parser reads as plain text up to their end tag, comments
+/// included.
+const RAW_TEXT: &[&str] = &[
+    "style", "title", "textarea", "xmp", "noscript", "noembed", "noframes",
+];
+
+/// What an open element's end tag does.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Open {
+    Kept,
+    /// Kept, and its content is text to an HTML parser ([`RAW_TEXT`]).
+    RawText,
+    /// An element whose tags are taken out around its content ([`UNWRAPPED`]).
+    Unwrapped,
+}
+
+struct Cleaner<'a> {
+    text: &'a str,
+    path: &'a str,
+    dropped: &'a HashSet<String>,
+    edits: Vec<Edit>,
+    removed: Removed,
+    open: Vec<Open>,
+    /// Inside an element being taken out: where it starts and how many elements are open in it.
+    skipping: Option<(usize, usize)>,
+}
+
+/// What to do with a start (or empty) tag.
+enum Verdict {
+    Keep,
+    Drop,
+    Unwrap,
+    Rewrite(String),
+}
+
+impl Cleaner<'_> {
+    fn run(&mut self) {
+        let mut base = 0usize;
+        let mut reader = xml_reader(self.text);
+        loop {
+            let before = base + reader.buffer_position() as usize;
+            let event = reader.read_event();
+            let after = base + reader.buffer_position() as usize;
+            let event = match event {
+                Ok(Event::Eof) => break,
+                Ok(event) => event,
+                Err(_) => {
+                    self.unreadable_from(before);
+                    return;
+                }
+            };
+            match event {
+                // A script's text is not markup: `if (a < b)` must not end it, nor hide its end.
+                Event::Start(e) if local_name(e.name().as_ref()) == "script" => {
+                    let end = script_end(self.text, after);
+                    if self.skipping.is_none() {
+                        self.removed.elements += 1;
+                        self.cut(before..end);
+                    }
+                    base = end;
+                    reader = xml_reader(&self.text[end..]);
+                }
+                Event::Start(e) => {
+                    if let Some((_, depth)) = &mut self.skipping {
+                        *depth += 1;
+                        continue;
+                    }
+                    match self.judge(&e, before..after) {
+                        Verdict::Drop => {
+                            self.removed.elements += 1;
+                            self.skipping = Some((before, 1));
+                        }
+                        Verdict::Unwrap => {
+                            self.removed.elements += 1;
+                            self.cut(before..after);
+                            self.open.push(Open::Unwrapped);
+                        }
+                        Verdict::Rewrite(tag) => {
+                            self.replace(before..after, tag);
+                            self.open.push(kept(&e));
+                        }
+                        Verdict::Keep => self.open.push(kept(&e)),
+                    }
+                }
+                Event::Empty(e) => {
+                    if self.skipping.is_some() {
+                        continue;
+                    }
+                    match self.judge(&e, before..after) {
+                        Verdict::Drop | Verdict::Unwrap => {
+                            self.removed.elements += 1;
+                            self.cut(before..after);
+                        }
+                        Verdict::Rewrite(tag) => self.replace(before..after, tag),
+                        Verdict::Keep => {}
+                    }
+                }
+                Event::End(_) => match &mut self.skipping {
+                    Some((start, depth)) => {
+                        *depth -= 1;
+                        if *depth == 0 {
+                            let start = *start;
+                            self.skipping = None;
+                            self.cut(start..after);
+                        }
+                    }
+                    None => {
+                        if self.open.pop() == Some(Open::Unwrapped) {
+                            self.cut(before..after);
+                        }
+                    }
+                },
+                _ if self.skipping.is_some() => {}
+                // An HTML parser ends a comment at `<!-->`, `<!--->` or `--!>` where XML reads
+                // on, and in a `style` reads none at all: markup in it could come alive there.
+                Event::Comment(c)
+                    if c.starts_with(b">")
+                        || c.starts_with(b"->")
+                        || c.windows(4).any(|w| w == b"--!>")
+                        || (self.open.last() == Some(&Open::RawText) && c.contains(&b'<')) =>
+                {
+                    self.cut(before..after)
+                }
+                Event::CData(c) if c.contains(&b'<') => {
+                    let content = String::from_utf8_lossy(&c).into_owned();
+                    self.replace(before..after, escape_text(&content));
+                }
+                // `<?xml-stylesheet?>` applies XSLT, which can write scripts; an HTML parser
+                // ends a processing instruction at the first `>`.
+                Event::PI(_) => self.cut(before..after),
+                // Entities declared in the document are expanded by XML readers, markup and all.
+                Event::DocType(d) if d.contains(&b'[') => {
+                    let declared = String::from_utf8_lossy(&d).into_owned();
+                    let name = declared.split('[').next().unwrap_or_default().trim();
+                    self.replace(before..after, format!("<!DOCTYPE {name}>"));
+                }
+                _ => {}
+            }
+        }
+        if let Some((start, _)) = self.skipping {
+            self.cut(start..self.text.len());
+        }
+    }
+
+    /// What follows `at` cannot be read as XML: it is kept as text, so no markup hides in it
+    /// (inside an element being taken out, it goes with that element).
+    fn unreadable_from(&mut self, at: usize) {
+        match self.skipping {
+            Some((start, _)) => self.cut(start..self.text.len()),
+            None => {
+                let rest = &self.text[at..];
+                self.replace(at..self.text.len(), escape_text(rest));
+            }
+        }
+    }
+
+    fn cut(&mut self, range: Range<usize>) {
+        self.replace(range, String::new());
+    }
+
+    fn replace(&mut self, range: Range<usize>, text: String) {
+        self.edits.push(Edit { range, text });
+    }
+
+    fn judge(&mut self, e: &BytesStart<'_>, range: Range<usize>) -> Verdict {
+        let name = local_name(e.name().as_ref());
+        if DROPPED.contains(&name.as_str()) {
+            return Verdict::Drop;
+        }
+        if UNWRAPPED.contains(&name.as_str()) {
+            return Verdict::Unwrap;
+        }
+        let mut attrs = Vec::new();
+        let mut unreadable = false;
+        for attr in e.html_attributes() {
+            match attr {
+                Ok(a) => attrs.push((
+                    String::from_utf8_lossy(a.key.as_ref()).into_owned(),
+                    String::from_utf8_lossy(&a.value).into_owned(),
+                )),
+                Err(_) => unreadable = true,
+            }
+        }
+        let value_of = |wanted: &str| {
+            attrs
+                .iter()
+                .find(|(k, _)| local_name(k.as_bytes()) == wanted)
+                .map(|(_, v)| unescape_lenient(v).trim().to_ascii_lowercase())
+        };
+        if name == "meta" && value_of("http-equiv").is_some_and(|v| v == "refresh") {
+            return Verdict::Drop;
+        }
+        // Stylesheets and anything else a `link` loads come from inside the package only.
+        if name == "link" && value_of("href").is_some_and(|href| scheme(&href).is_some()) {
+            return Verdict::Drop;
+        }
+        if ANIMATIONS.contains(&name.as_str())
+            && value_of("attributename").is_some_and(|a| {
+                let target = local_name(a.as_bytes());
+                target == "href" || target.starts_with("on")
+            })
+        {
+            return Verdict::Drop;
+        }
+        let before = attrs.len();
+        let mut refused_address = false;
+        attrs.retain(|(key, value)| {
+            let lower = key.to_ascii_lowercase();
+            if lower.starts_with("xmlns") {
+                return true;
+            }
+            let attr = local_name(key.as_bytes());
+            if !is_name(key) || attr.starts_with("on") || lower == "xml:base" || attr == "srcdoc" {
+                return false;
+            }
+            if URL_ATTRIBUTES.contains(&attr.as_str()) && !self.address_allowed(&name, &attr, value)
+            {
+                refused_address = true;
+                return false;
+            }
+            true
+        });
+        if refused_address && RESOURCES.contains(&name.as_str()) {
+            return Verdict::Drop;
+        }
+        let taken = before - attrs.len();
+        if taken == 0 && !unreadable {
+            return Verdict::Keep;
+        }
+        self.removed.attributes += taken;
+        let raw_name = String::from_utf8_lossy(e.name().as_ref()).into_owned();
+        let empty = self.text[range].ends_with("/>");
+        let mut tag = format!("<{raw_name}");
+        for (key, value) in attrs {
+            tag.push_str(&format!(r#" {key}="{}""#, value.replace('"', "&quot;")));
+        }
+        tag.push_str(if empty { "/>" } else { ">" });
+        Verdict::Rewrite(tag)
+    }
+
+    /// Whether the `attr` address of an `element` may stay (`raw` as written in the document).
+    fn address_allowed(&self, element: &str, attr: &str, raw: &str) -> bool {
+        // An address whose character references do not resolve is not guessed at.
+        let Some(value) = unescape_strict(raw) else {
+            return false;
+        };
+        if attr == "srcset" {
+            return candidates(&value)
+                .into_iter()
+                .all(|url| self.url_allowed(element, attr, url));
+        }
+        self.url_allowed(element, attr, &value)
+    }
+
+    fn url_allowed(&self, element: &str, attr: &str, url: &str) -> bool {
+        match scheme(url) {
+            Some((scheme, rest)) => match scheme.as_str() {
+                "javascript" | "vbscript" | "livescript" => false,
+                // `C:` is a drive of the reader's machine, not a scheme.
+                drive if drive.len() == 1 => false,
+                "data" => {
+                    let image_source = matches!(
+                        (element, attr),
+                        ("img", "src") | ("img", "srcset") | ("image", "href")
+                    );
+                    image_source && rest.starts_with("image/")
+                }
+                _ => true,
+            },
+            None => {
+                let path = url.split(['#', '?']).next().unwrap_or_default();
+                path.is_empty()
+                    || resolve(self.path, path).is_some_and(|p| !self.dropped.contains(&p))
+            }
+        }
+    }
+}
+
+/// How a kept element is open.
+fn kept(e: &BytesStart<'_>) -> Open {
+    if RAW_TEXT.contains(&local_name(e.name().as_ref()).as_str()) {
+        Open::RawText
+    } else {
+        Open::Kept
+    }
+}
+
+/// Whether `key` can be an attribute's name (what a lenient reader took for one may not be).
+fn is_name(key: &str) -> bool {
+    key.starts_with(|c: char| c.is_alphabetic() || matches!(c, '_' | ':'))
+        && key
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
+}
+
+fn xml_reader(text: &str) -> Reader<&[u8]> {
+    let mut reader = Reader::from_str(text);
+    let config = reader.config_mut();
+    config.check_end_names = false;
+    config.allow_unmatched_ends = true;
+    reader
+}
+
+/// Where the script whose start tag ends at `from` ends: after its end tag (of any prefix, in
+/// any case), else at the end of the document.
+fn script_end(text: &str, from: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut at = from;
+    while let Some(offset) = text.get(at..).and_then(|rest| rest.find("</")) {
+        let name_start = at + offset + 2;
+        let name_end = bytes[name_start..]
+            .iter()
+            .position(|b| b.is_ascii_whitespace() || *b == b'>')
+            .map_or(bytes.len(), |i| name_start + i);
+        if local_name(&bytes[name_start..name_end]) == "script" {
+            return text[name_end..]
+                .find('>')
+                .map_or(text.len(), |i| name_end + i + 1);
+        }
+        at = name_start;
+    }
+    text.len()
+}
+
+/// An element or attribute name without its prefix, in lower case, up to the first character a
+/// name cannot hold (`<script/x>` is a script to an HTML parser).
+fn local_name(raw: &[u8]) -> String {
+    let name = String::from_utf8_lossy(raw).to_ascii_lowercase();
+    let local = name.rsplit(':').next().unwrap_or_default();
+    local
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        .collect()
+}
+
+/// A URL's scheme in lower case and what follows its colon, read as a browser reads it:
+/// tabs, new lines and other control characters and spaces anywhere are ignored.
+fn scheme(url: &str) -> Option<(String, String)> {
+    let squeezed: String = url
+        .chars()
+        .filter(|c| !c.is_whitespace() && !c.is_control())
+        .collect();
+    let (scheme, rest) = squeezed.split_once(':')?;
+    let valid = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    valid.then(|| (scheme.to_ascii_lowercase(), rest.to_ascii_lowercase()))
+}
+
+/// The addresses of a `srcset`: each candidate's URL (a run without white space, which a
+/// `data:` URL's comma does not end), without its width or density.
+fn candidates(srcset: &str) -> Vec<&str> {
+    let mut urls = Vec::new();
+    let mut rest = srcset;
+    loop {
+        rest = rest.trim_start_matches(|c: char| c.is_whitespace() || c == ',');
+        if rest.is_empty() {
+            return urls;
+        }
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let url = &rest[..end];
+        let bare = url.trim_end_matches(',');
+        urls.push(bare);
+        rest = &rest[end..];
+        // A URL that ends in a comma has no descriptors; else they run to the next comma.
+        if bare.len() == url.len() {
+            match rest.find(',') {
+                Some(comma) => rest = &rest[comma + 1..],
+                None => return urls,
+            }
+        }
+    }
+}
+
+/// `raw` with its character references resolved (HTML's named ones included); None when one
+/// cannot be.
+fn unescape_strict(raw: &str) -> Option<String> {
+    quick_xml::escape::unescape_with(raw, quick_xml::escape::resolve_html5_entity)
+        .ok()
+        .map(|v| v.into_owned())
+}
+
+/// `raw` with its character references resolved where they can be.
+fn unescape_lenient(raw: &str) -> String {
+    unescape_strict(raw).unwrap_or_else(|| raw.to_string())
+}
+
+/// `href` (a path, percent-encoded) relative to the entry `from`, as an entry name; None when it
+/// is absolute, uses a backslash or climbs above the package's root.
+fn resolve(from: &str, href: &str) -> Option<String> {
+    let decoded = percent_decode(href);
+    if decoded.starts_with('/') || decoded.contains('\\') {
+        return None;
+    }
+    let mut parts: Vec<&str> = from.split('/').collect();
+    parts.pop();
+    for segment in decoded.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            other => parts.push(other),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests;
