@@ -361,3 +361,43 @@ async fn each_corpus_books_chapter_renders_in_a_browser_with_its_sources_structu
         }
     }
 }
+
+/// An EPUB carrying scripts, event handlers, `javascript:` and `data:` links, frames, plug-ins,
+/// scripted SVG and zip entries named to land outside the package
+/// (`booktr_formats::render::active`) comes back with none of it: the translated and the
+/// bilingual editions as downloaded and as a share link hands them out, each still valid.
+#[tokio::test]
+async fn an_epub_carrying_active_content_comes_back_inert_in_every_edition_and_share() {
+    use booktr_formats::render::active;
+    let app = spawn_app().await;
+    let user = app.user().await;
+    let id = app
+        .upload_ok(&user.key, "active.epub", active::epub())
+        .await;
+    app.wait_for_status(&user.key, &id, "EXTRACTED").await;
+    let book = app.translate_to_end(&user.key, &id, json!({})).await;
+    assert_eq!(book["status"], "COMPLETED", "{book}");
+    generate(&app, &user, &id, "epub", "bilingual").await;
+
+    let token = app.share(&user.key, &id).await;
+    for query in ["format=epub", "format=epub&layout=bilingual"] {
+        let owned = download(&app, &user, &id, query).await;
+        let shared = reqwest::get(format!("{}/shared/{token}/download?{query}", app.url))
+            .await
+            .unwrap();
+        assert_eq!(shared.status(), 200, "{query}");
+        let shared = shared.bytes().await.unwrap().to_vec();
+        for (who, epub) in [("download", &owned), ("share", &shared)] {
+            assert_eq!(
+                active::findings(epub),
+                Vec::<String>::new(),
+                "{who} of {query}"
+            );
+            assert!(
+                text_of(epub).contains(&pseudo("stormy night")),
+                "{who} of {query}: the text is translated"
+            );
+            epubcheck(epub);
+        }
+    }
+}
