@@ -271,13 +271,143 @@ async fn an_upload_is_its_owners_alone_and_confirms_once() {
     assert_error(confirm(&app, &other.key, &offered).await, 404, "not_found").await;
     assert_eq!(confirm(&app, &owner.key, &offered).await.status(), 200);
     assert_error(confirm(&app, &owner.key, &offered).await, 404, "not_found").await;
-    let usage: Value = app
-        .get("/api/usage", &owner.key)
+    assert_eq!(
+        books_used(&app, &owner.key).await,
+        2,
+        "the book, and the first offer's reservation while it is open"
+    );
+    app.clock.advance(offer_lifetime());
+    assert_eq!(
+        books_used(&app, &owner.key).await,
+        1,
+        "the offer that was never used gave its book back"
+    );
+}
+
+/// Books counted this month, as `GET /api/usage` reports them.
+async fn books_used(app: &TestApp, key: &str) -> u64 {
+    let usage: Value = app.get("/api/usage", key).await.json().await.unwrap();
+    usage["books"]["used"].as_u64().unwrap()
+}
+
+/// Past the end of an offer made now: its form's 15 minutes, then the hour to confirm. (S3
+/// dates a form by the real clock, which runs on while the test's clock stands still: a few
+/// minutes more cover the test's own run.)
+fn offer_lifetime() -> chrono::Duration {
+    chrono::Duration::minutes(15 + 60 + 5)
+}
+
+#[tokio::test]
+async fn a_free_user_with_three_books_left_holds_at_most_three_offers_and_books() {
+    let app = spawn_app().await;
+    let user = app
+        .user_with(
+            booktr_core::types::Plan::Free,
+            booktr_core::types::Role::User,
+        )
+        .await;
+    let text = crate::helpers::sample_txt();
+    let mut offers = Vec::new();
+    for n in 0..3 {
+        offers.push(offer(&app, &user.key, &format!("book{n}.txt"), 50 * MB).await);
+    }
+    assert_eq!(
+        books_used(&app, &user.key).await,
+        3,
+        "each offer holds a book"
+    );
+    let fourth = app
+        .send_json(
+            Method::POST,
+            "/api/uploads",
+            &user.key,
+            json!({ "fileName": "book3.txt", "size": 50 * MB }),
+        )
+        .await;
+    assert_error(fourth, 400, "quota_exceeded").await;
+    let form = Form::new().part("file", Part::bytes(text.clone()).file_name("direct.txt"));
+    assert_error(
+        app.post_upload_form(&user.key, form).await,
+        400,
+        "quota_exceeded",
+    )
+    .await;
+
+    // The confirm turns an offer's book into the book: counted once.
+    assert!(send(&offers[0], "book0.txt", text.clone())
         .await
-        .json()
+        .status()
+        .is_success());
+    assert_eq!(confirm(&app, &user.key, &offers[0]).await.status(), 200);
+    assert_eq!(books_used(&app, &user.key).await, 3);
+
+    // The two offers never used give their books back once they are over, and may not be
+    // confirmed after that.
+    assert!(send(&offers[1], "book1.txt", text.clone())
         .await
-        .unwrap();
-    assert_eq!(usage["books"]["used"], 1);
+        .status()
+        .is_success());
+    app.clock.advance(offer_lifetime());
+    assert_eq!(books_used(&app, &user.key).await, 1);
+    let late = assert_error(
+        confirm(&app, &user.key, &offers[1]).await,
+        400,
+        "bad_request",
+    )
+    .await;
+    assert!(
+        late["message"].as_str().unwrap().contains("in time"),
+        "{late}"
+    );
+    assert_eq!(upload_area(&app).await, Vec::<String>::new());
+    let again = offer(&app, &user.key, "book4.txt", text.len()).await;
+    assert!(send(&again, "book4.txt", text).await.status().is_success());
+    assert_eq!(confirm(&app, &user.key, &again).await.status(), 200);
+    assert_eq!(books_used(&app, &user.key).await, 2);
+}
+
+#[tokio::test]
+async fn a_form_posted_again_stores_nothing_that_the_clean_up_does_not_remove() {
+    let app = spawn_app().await;
+    let user = app.user().await;
+    let text = crate::helpers::sample_txt();
+    let offered = offer(&app, &user.key, "voyage.txt", text.len()).await;
+    assert!(send(&offered, "voyage.txt", text.clone())
+        .await
+        .status()
+        .is_success());
+    let twice = send(&offered, "voyage.txt", text.clone()).await;
+    if app.aws.is_none() {
+        // This server takes a form once; S3 cannot be told, and stores the file again under
+        // the same key (one file either way).
+        assert_error(twice, 409, "form_used").await;
+    }
+    assert_eq!(upload_area(&app).await.len(), 1);
+    assert_eq!(confirm(&app, &user.key, &offered).await.status(), 200);
+    assert_eq!(upload_area(&app).await, Vec::<String>::new());
+
+    let after = send(&offered, "voyage.txt", text.clone()).await;
+    if app.aws.is_none() {
+        let body = assert_error(after, 409, "form_used").await;
+        assert!(
+            body["message"].as_str().unwrap().contains("confirmed"),
+            "{body}"
+        );
+        assert_eq!(upload_area(&app).await, Vec::<String>::new());
+    } else {
+        // S3 stored it: no offer is open for that key, so the owner's next offer removes it
+        // (and the bucket's lifecycle rule would within a day).
+        assert!(after.status().is_success(), "{}", after.status());
+        assert_eq!(upload_area(&app).await.len(), 1);
+    }
+    offer(&app, &user.key, "next.txt", text.len()).await;
+    assert_eq!(upload_area(&app).await, Vec::<String>::new());
+    assert_error(confirm(&app, &user.key, &offered).await, 404, "not_found").await;
+    assert_eq!(
+        books_used(&app, &user.key).await,
+        2,
+        "the book and the open offer, nothing for the file posted again"
+    );
 }
 
 #[tokio::test]

@@ -215,7 +215,11 @@ async fn the_export_holds_every_record_of_the_account_and_no_secret() {
     assert_eq!(export["notifications"][0]["type"], "BOOK_COMPLETED");
     let deliveries = &export["webhookDeliveries"][everything.webhook_id.as_str()];
     assert_eq!(deliveries[0]["event"], "book.completed");
-    assert_eq!(export["usage"]["books"]["used"], 1);
+    assert_eq!(
+        export["usage"]["books"]["used"],
+        2,
+        "the book, and the one the open direct upload reserved"
+    );
     assert_eq!(
         export["developerSettings"]["keyOnePreview"],
         PROVIDER_KEY_PREVIEW

@@ -172,6 +172,7 @@ impl From<BooksError> for ApiError {
             BooksError::QuotaExceeded(m) => {
                 ApiError::new(StatusCode::BAD_REQUEST, "quota_exceeded", m)
             }
+            BooksError::FormUsed(m) => ApiError::new(StatusCode::CONFLICT, "form_used", m),
             BooksError::Store(s) => s.into(),
         }
     }

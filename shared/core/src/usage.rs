@@ -6,20 +6,27 @@
 //! chapters it leaves untranslated, when the run was charged in the same month. Periods are
 //! calendar months in UTC.
 //!
+//! A spend can also be reserved ahead of the work it pays for (a direct upload's book, from the
+//! offer of its form): counted at once like any spend, and held under an id until a time. The
+//! work redeems it (it stays spent, once); past its time it is given back, by the first read or
+//! spend of the user's usage after that, so the report never shows a reservation that is over.
+//!
 //! | item | pk | sk |
 //! |---|---|---|
 //! | one month's usage | `USER#<id>` | `USAGE#<yyyy-mm>` |
+//! | a reserved spend | `USER#<id>` | `RESERVED#<id>` |
 //!
 //! Counters are spent with one conditional update (`Condition::AtMost` on both counters), so
-//! concurrent uploads and starts can never pass the last unit together.
+//! concurrent uploads, offers and starts can never pass the last unit together.
 
 use chrono::{DateTime, Datelike, TimeZone, Utc};
 use serde::Serialize;
 use tracing::info;
 
 use crate::accounts::User;
+use crate::items::{parse_time, required_str, time};
 use crate::ports::Ports;
-use crate::ports::{Condition, Item, StoreError, Update};
+use crate::ports::{Condition, Item, Query, StoreError, Update};
 use crate::types::{Plan, Role};
 
 /// A plan's monthly allowance; None is unlimited.
@@ -172,13 +179,52 @@ fn user_pk(user_id: &str) -> String {
     format!("USER#{user_id}")
 }
 
+const RESERVED_PREFIX: &str = "RESERVED#";
+
+fn reserved_sk(id: &str) -> String {
+    format!("{RESERVED_PREFIX}{id}")
+}
+
+/// A reserved spend as stored: the month it was counted in, and until when it is held.
+struct Reservation {
+    period: String,
+    spend: Spend,
+    until: Option<DateTime<Utc>>,
+}
+
+impl Reservation {
+    fn to_item(&self, user_id: &str, id: &str) -> Item {
+        let mut item = Item::new(user_pk(user_id), reserved_sk(id))
+            .with("period", self.period.as_str())
+            .with("books", i64::try_from(self.spend.books).unwrap_or(i64::MAX))
+            .with("words", i64::try_from(self.spend.words).unwrap_or(i64::MAX));
+        if let Some(until) = self.until {
+            item = item.with("until", time(until));
+        }
+        item
+    }
+
+    fn from_item(item: &Item) -> Result<Self, StoreError> {
+        let count = |name: &str| item.i64(name).and_then(|n| u64::try_from(n).ok());
+        Ok(Reservation {
+            period: required_str(item, "period")?.to_string(),
+            spend: Spend {
+                books: count("books").unwrap_or(0),
+                words: count("words").unwrap_or(0),
+            },
+            until: parse_time(item, "until")?,
+        })
+    }
+}
+
 impl Usage {
     pub fn new(ports: Ports, quotas: Quotas) -> Self {
         Usage { ports, quotas }
     }
 
-    /// The user's usage this month.
+    /// The user's usage this month (reservations that are over given back first).
     pub async fn report(&self, user: &User) -> Result<UsageReport, StoreError> {
+        self.release_expired(&user.id).await?;
         let now = self.ports.clock.now();
         let item = self
             .ports
@@ -216,7 +262,9 @@ impl Usage {
     }
 
     /// Spends from this month's quota, all or nothing; returns the period charged.
+    /// Reservations that are over are given back first, so they never stand in the way.
     pub async fn spend(&self, user: &User, spend: Spend) -> Result<String, UsageError> {
+        self.release_expired(&user.id).await?;
         let now = self.ports.clock.now();
         let period = period_of(now);
         let (pk, sk) = (user_pk(&user.id), usage_sk(&period));
@@ -266,19 +314,102 @@ impl Usage {
         Err(StoreError::Unavailable("the usage counter could not be created".into()).into())
     }
 
-    /// Whether this month's quota could cover `spend` now, without spending it: an early
-    /// answer before work that only pays off if the spend later succeeds (a direct upload of
-    /// up to 50 MB). `spend` remains the check that counts.
-    pub async fn check(&self, user: &User, spend: Spend) -> Result<(), UsageError> {
-        let report = self.report(user).await?;
-        let fits = |m: &Meter, amount: u64| m.remaining.is_none_or(|left| amount <= left);
-        if fits(&report.books, spend.books) && fits(&report.words, spend.words) {
-            return Ok(());
+    /// Spends `spend` now for work that may not happen, held under `id` (unique to the user)
+    /// until `until`: [`Usage::redeem`] keeps it spent; past `until` it is given back. Refused
+    /// like a spend when the quota cannot cover it.
+    pub async fn reserve(
+        &self,
+        user: &User,
+        id: &str,
+        spend: Spend,
+        until: DateTime<Utc>,
+    ) -> Result<(), UsageError> {
+        let period = self.spend(user, spend).await?;
+        let reservation = Reservation {
+            period,
+            spend,
+            until: Some(until),
+        };
+        let item = reservation.to_item(&user.id, id);
+        if let Err(e) = self.ports.table.put(item, Condition::NotExists).await {
+            // Not held, so not spent either.
+            self.refund(&user.id, &reservation.period, spend).await?;
+            return Err(e.into());
         }
+        info!(user_id = %user.id, reservation = id, books = spend.books, words = spend.words, %until, "spend reserved");
+        Ok(())
+    }
+
+    /// Turns the reservation `id` into the spend it held, once; returns the period charged. A
+    /// reservation already given back (it was over), or counted in a month now past, is spent
+    /// afresh as `spend`, which the quota may refuse.
+    pub async fn redeem(&self, user: &User, id: &str, spend: Spend) -> Result<String, UsageError> {
+        let (pk, sk) = (user_pk(&user.id), reserved_sk(id));
+        if let Some(item) = self.ports.table.get(&pk, &sk).await? {
+            let reservation = Reservation::from_item(&item)?;
+            match self.ports.table.delete(&pk, &sk, Condition::Exists).await {
+                Ok(()) if reservation.period == period_of(self.ports.clock.now()) => {
+                    info!(user_id = %user.id, reservation = id, "reserved spend redeemed");
+                    return Ok(reservation.period);
+                }
+                // Last month's count stays where it was; this month's is spent below.
+                Ok(()) | Err(StoreError::Conflict) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        self.spend(user, spend).await
+    }
+
+    /// Gives back the reservation `id` if it is still held; nothing once redeemed or released.
+    pub async fn release(&self, user_id: &str, id: &str) -> Result<(), StoreError> {
+        match self
+            .ports
+            .table
+            .get(&user_pk(user_id), &reserved_sk(id))
+            .await?
+        {
+            Some(item) => self.release_item(user_id, &item).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Gives back the user's reservations whose time is over.
+    async fn release_expired(&self, user_id: &str) -> Result<(), StoreError> {
+        let held = self
+            .ports
+            .table
+            .query(Query::partition(user_pk(user_id)).prefix(RESERVED_PREFIX))
+            .await?;
         let now = self.ports.clock.now();
-        Err(UsageError::Exceeded(
-            self.exceeded_message(user, spend, now).await?,
-        ))
+        for item in held {
+            if Reservation::from_item(&item)?
+                .until
+                .is_none_or(|until| until <= now)
+            {
+                self.release_item(user_id, &item).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes a held reservation and refunds it: only the caller whose delete succeeds
+    /// refunds, so a reservation released and redeemed at once counts exactly once.
+    async fn release_item(&self, user_id: &str, item: &Item) -> Result<(), StoreError> {
+        let reservation = Reservation::from_item(item)?;
+        match self
+            .ports
+            .table
+            .delete(&item.pk, &item.sk, Condition::Exists)
+            .await
+        {
+            Ok(()) => {
+                info!(user_id, reservation = %item.sk, "reserved spend released");
+                self.refund(user_id, &reservation.period, reservation.spend)
+                    .await
+            }
+            Err(StoreError::Conflict) => Ok(()),
+            Err(e) => Err(e),
+        }
     }
 
     /// Gives back words (or a book) spent in `period`; nothing when that month is over.

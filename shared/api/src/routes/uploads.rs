@@ -39,7 +39,9 @@ struct OfferRequest {
 
 /// Asks for a form that sends a book (up to 50 MB) straight to storage. Post the `fields` in
 /// order, then the file as the part named `fileField`, as `multipart/form-data` to `url`
-/// before `expiresAt`; then confirm. The quota is checked now and spent by the confirm.
+/// before `expiresAt`, once; then confirm before `confirmBy`. The book is counted against the
+/// month's quota now (the offer reserves it); an offer not confirmed by `confirmBy` gives it
+/// back.
 #[utoipa::path(post, path = "/api/uploads", tag = "books", security(("apiKey" = []), ("session" = [])),
     request_body = OfferRequest,
     responses((status = 201, description = "Where and how to send the file", body = DirectUpload),
@@ -65,12 +67,13 @@ async fn offer(
     Ok((StatusCode::CREATED, axum::Json(offered)))
 }
 
-/// Creates the book from the file sent with the upload's form: the same checks, quota and
-/// extraction as `POST /api/upload`. The sent file is removed whatever the answer.
+/// Creates the book from the file sent with the upload's form: the same checks and extraction
+/// as `POST /api/upload`, the book the offer reserved becoming this one (a refused file gives
+/// it back). The sent file is removed whatever the answer.
 #[utoipa::path(post, path = "/api/uploads/{id}/confirm", tag = "books", security(("apiKey" = []), ("session" = [])),
     params(("id" = String, Path, description = "The upload's id")),
     responses((status = 200, description = "Uploaded; extraction runs in the background", body = Uploaded),
-        (status = 400, description = "No file arrived yet, or the file is too large, not a book, or over the quota", body = ErrorBody),
+        (status = 400, description = "No file arrived yet, the offer is over, or the file is too large or not a book", body = ErrorBody),
         (status = 404, description = "No such upload (another user's, already confirmed, or expired long ago)", body = ErrorBody)))]
 async fn confirm(
     State(state): State<AppState>,
@@ -89,13 +92,15 @@ async fn confirm(
 }
 
 /// Worker-queue mode's storage for direct uploads (on AWS forms post to S3): takes a form of
-/// `POST /api/uploads`. Its fields come before the file, so a form that is not signed, expired
-/// or altered is refused before a byte of the file is read.
+/// `POST /api/uploads`, once. Its fields come before the file, so a form that is not signed,
+/// expired, altered, posted already or whose upload was confirmed is refused before a byte of
+/// the file is read.
 #[utoipa::path(post, path = "/uploads", tag = "books",
     request_body(content = ReceiveForm, content_type = "multipart/form-data"),
     responses((status = 204, description = "Stored; now confirm the upload"),
         (status = 400, description = "The file is over the form's size, or the form is malformed", body = ErrorBody),
-        (status = 403, description = "Not signed, a wrong signature or expired", body = ErrorBody)))]
+        (status = 403, description = "Not signed, a wrong signature or expired", body = ErrorBody),
+        (status = 409, description = "The form was posted already, or its upload was confirmed or is over", body = ErrorBody)))]
 async fn receive(State(state): State<AppState>, request: Request) -> Result<StatusCode, ApiError> {
     let mut multipart = Multipart::from_request(request, &state)
         .await
@@ -105,13 +110,25 @@ async fn receive(State(state): State<AppState>, request: Request) -> Result<Stat
         match field.name() {
             Some("file") => {
                 let (key, max_bytes) = fields.check(&state)?;
-                let bytes = read_limited(field, max_bytes as usize)
-                    .await?
-                    .ok_or_else(ApiError::file_too_large)?;
-                if bytes.is_empty() {
-                    return Err(ApiError::bad_request("the file is empty"));
-                }
-                state.services.books.receive_upload(&key, bytes).await?;
+                let books = &state.services.books;
+                books.take_upload_form(&key).await?;
+                let read = match read_limited(field, max_bytes as usize).await {
+                    Ok(Some(bytes)) if bytes.is_empty() => {
+                        Err(ApiError::bad_request("the file is empty"))
+                    }
+                    Ok(Some(bytes)) => Ok(bytes),
+                    Ok(None) => Err(ApiError::file_too_large()),
+                    Err(e) => Err(e),
+                };
+                let bytes = match read {
+                    Ok(bytes) => bytes,
+                    Err(e) => {
+                        // Nothing stored: the form may be posted again with a file it takes.
+                        books.give_back_upload_form(&key).await?;
+                        return Err(e);
+                    }
+                };
+                books.receive_upload(&key, bytes).await?;
                 return Ok(StatusCode::NO_CONTENT);
             }
             Some(name @ ("key" | "maxBytes" | "expires" | "signature")) => {

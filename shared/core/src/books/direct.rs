@@ -1,11 +1,20 @@
 //! Direct uploads: the file goes straight to storage (a presigned S3 POST on AWS, this server's
 //! `POST /uploads` in worker-queue mode) instead of through the API, whose request size API
 //! Gateway and Lambda cap far below the spec's 50 MB. Three steps: `direct_upload` checks what
-//! can be checked before the file moves (name, size, title, language, quota) and answers a
-//! signed form; the client posts the file with it; `confirm_upload` then puts the file through
-//! the same sniffing, quota and extraction as `POST /api/upload`, and removes it from the
-//! upload area whatever the answer, unless storage itself failed (then a confirm may be retried).
+//! can be checked before the file moves (name, size, title, language) and reserves the book the
+//! file will become against the month's quota, then answers a signed form; the client posts the
+//! file with it; `confirm_upload` then puts the file through the same sniffing and extraction
+//! as `POST /api/upload`, the reservation paying for the book, and removes it from the upload
+//! area whatever the answer, unless storage itself failed (then a confirm may be retried).
+//!
+//! What a user can store is what their quota can pay for: every file in the upload area belongs
+//! to an open offer, and each open offer holds a book of the month. An offer is open until
+//! [`CONFIRM_WITHIN`] after its form expires; then its book is given back and its item and
+//! file are removed. A form can be used once: this server refuses a second post of it, and on
+//! S3 (which cannot be told) whatever a form stores once its offer is confirmed or over has no
+//! open offer, and the clean-up removes it.
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -14,22 +23,23 @@ use serde::Serialize;
 use tracing::{info, instrument, warn};
 
 use super::format::format_by_name;
+use super::service::Payment;
 use super::service::{file_name_of, validate_title};
 use super::{Book, Books, BooksError, Upload, MAX_UPLOAD_BYTES};
 use crate::accounts::store::user_pk;
 use crate::accounts::User;
 use crate::ids::new_id;
 use crate::items::{opt_string, parse_time, required_str, time};
-use crate::ports::{BlobKey, Condition, Item, LinkCheck, Query, StoreError};
+use crate::ports::{BlobKey, Condition, Item, LinkCheck, Query, StoreError, Update};
 use crate::types::LanguageCode;
 use crate::usage::Spend;
 
 /// How long a form stays valid: time to start sending 50 MB on a slow line, short enough that a
 /// leaked form is soon worthless.
 pub const DIRECT_UPLOAD_TTL: Duration = Duration::from_secs(15 * 60);
-/// An upload asked for and never confirmed is removed by the owner's next request after this
-/// (on AWS the bucket's lifecycle rule also expires the upload area after a day).
-const ABANDONED_AFTER: chrono::Duration = chrono::Duration::hours(24);
+/// How long after its form expires an offer can still be confirmed: a file begun at the last
+/// minute has time to arrive on a slow line. Then the offer is over.
+pub const CONFIRM_WITHIN: chrono::Duration = chrono::Duration::hours(1);
 const UPLOAD_PREFIX: &str = "UPLOAD#";
 
 /// What a client asks for before it sends a file.
@@ -57,9 +67,13 @@ pub struct DirectUpload {
     pub file_field: String,
     /// The largest file the form takes: the size asked for.
     pub max_bytes: u64,
+    /// The form is refused after this.
     pub expires_at: DateTime<Utc>,
     /// Once the file is sent: `POST` this path to create the book.
     pub confirm_path: String,
+    /// The offer is over after this (an hour after `expiresAt`): not confirmed by then, its
+    /// book goes back to the month's quota and its file is removed.
+    pub confirm_by: DateTime<Utc>,
 }
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -81,10 +95,32 @@ fn upload_key(user_id: &str, upload_id: &str) -> Result<BlobKey, StoreError> {
     BlobKey::parse(&format!("{}{upload_id}", uploads_prefix(user_id)))
 }
 
+/// The user and upload a key of the upload area names.
+fn upload_of(key: &BlobKey) -> Option<(&str, &str)> {
+    let rest = key.as_str().strip_prefix("uploads/")?;
+    let (user_id, upload_id) = rest.split_once('/')?;
+    (!user_id.is_empty() && !upload_id.is_empty() && !upload_id.contains('/'))
+        .then_some((user_id, upload_id))
+}
+
+/// When the offer `item` is over: [`CONFIRM_WITHIN`] after its form expired, by this service's
+/// clock (an offer stored before `confirmBy` was: by its form's).
+fn confirm_by(item: &Item) -> Result<DateTime<Utc>, StoreError> {
+    match parse_time(item, "confirmBy")? {
+        Some(at) => Ok(at),
+        None => Ok(parse_time(item, "expiresAt")?.unwrap_or_default() + CONFIRM_WITHIN),
+    }
+}
+
+/// An upload's book, paid for by its offer's reservation.
+fn one_book() -> Spend {
+    Spend { books: 1, words: 0 }
+}
+
 impl Books {
-    /// Checks the upload before any byte moves and answers a form that stores the file in the
-    /// caller's upload area. Nothing is spent yet: the quota is checked here and spent by the
-    /// confirm.
+    /// Checks the upload before any byte moves, reserves its book against the month's quota
+    /// (refused when the quota cannot pay for it) and answers a form that stores the file in
+    /// the caller's upload area.
     #[instrument(skip(self, user, request), fields(user_id = %user.id, file = %request.file_name, bytes = request.size))]
     pub async fn direct_upload(
         &self,
@@ -117,9 +153,7 @@ impl Books {
                     .map_err(|e| BooksError::Invalid(format!("targetLang: {e}")))
             })
             .transpose()?;
-        let one_book = Spend { books: 1, words: 0 };
-        self.usage.check(user, one_book).await?;
-        self.remove_abandoned_uploads(&user.id).await?;
+        self.clean_up_uploads(&user.id).await?;
 
         let upload_id = new_id();
         let key = upload_key(&user.id, &upload_id)?;
@@ -128,19 +162,32 @@ impl Books {
             .links
             .upload_form(&key, request.size, DIRECT_UPLOAD_TTL)
             .await?;
+        let now = self.ports.clock.now();
+        // By the clock that decides when the offer is over (a store may date its form by
+        // another).
+        let confirm_by = now
+            + chrono::Duration::from_std(DIRECT_UPLOAD_TTL).unwrap_or_default()
+            + CONFIRM_WITHIN;
         let mut item = Item::new(user_pk(&user.id), upload_sk(&upload_id))
             .with("fileName", file_name.as_str())
             .with("size", i64::try_from(request.size).unwrap_or(i64::MAX))
-            .with("createdAt", time(self.ports.clock.now()))
-            .with("expiresAt", time(form.expires_at));
+            .with("createdAt", time(now))
+            .with("expiresAt", time(form.expires_at))
+            .with("confirmBy", time(confirm_by));
         if let Some(title) = title {
             item = item.with("title", title);
         }
         if let Some(lang) = target_lang {
             item = item.with("targetLang", lang);
         }
-        self.ports.table.put(item, Condition::NotExists).await?;
-        info!(upload_id, "direct upload offered");
+        self.usage
+            .reserve(user, &upload_id, one_book(), confirm_by)
+            .await?;
+        if let Err(e) = self.ports.table.put(item, Condition::NotExists).await {
+            self.usage.release(&user.id, &upload_id).await?;
+            return Err(e.into());
+        }
+        info!(upload_id, %confirm_by, "direct upload offered; its book reserved");
         Ok(DirectUpload {
             confirm_path: format!("/api/uploads/{upload_id}/confirm"),
             upload_id,
@@ -154,11 +201,13 @@ impl Books {
             file_field: "file".into(),
             max_bytes: request.size,
             expires_at: form.expires_at,
+            confirm_by,
         })
     }
 
     /// Creates the book from the file the caller sent with the form, exactly as an upload
-    /// would. A confirm claims the upload first, so two confirms make one book.
+    /// would, paid for by the offer's reservation. A confirm claims the upload first, so two
+    /// confirms make one book.
     #[instrument(skip(self, user), fields(user_id = %user.id))]
     pub async fn confirm_upload(&self, user: &User, upload_id: &str) -> Result<Book, BooksError> {
         let (pk, sk) = (user_pk(&user.id), upload_sk(upload_id));
@@ -170,10 +219,18 @@ impl Books {
             .get(&pk, &sk)
             .await?
             .ok_or(BooksError::UploadNotFound)?;
+        let now = self.ports.clock.now();
+        if now > confirm_by(&item)? {
+            self.end_offer(&user.id, &item).await?;
+            return Err(BooksError::Invalid(
+                "the upload was not confirmed in time (an hour after its form expired) and is \
+                 removed; ask for a new one with POST /api/uploads"
+                    .into(),
+            ));
+        }
         let Some(bytes) = self.ports.blobs.get(&key).await? else {
             let expires_at = parse_time(&item, "expiresAt")?.unwrap_or_default();
-            if self.ports.clock.now() > expires_at {
-                self.ports.table.delete(&pk, &sk, Condition::Always).await?;
+            if now > expires_at {
                 return Err(BooksError::Invalid(
                     "the upload's form expired before a file arrived; ask for a new one with \
                      POST /api/uploads"
@@ -207,7 +264,8 @@ impl Books {
                  asked for; ask again with the file's size"
             )))
         } else {
-            self.upload(user, upload).await
+            self.upload_paid(user, upload, Payment::Reserved(upload_id))
+                .await
         };
         match &result {
             Err(BooksError::Store(e)) => {
@@ -216,11 +274,16 @@ impl Books {
                 self.ports.table.put(item, Condition::Always).await?;
             }
             outcome => {
-                // In the book now, or refused: either way the upload area lets go of it.
+                // In the book now, or refused: either way the upload area lets go of it, and a
+                // refused file gives its book back. (Whatever a form stores at this key later
+                // has no offer: the clean-up removes it.)
                 self.ports.blobs.delete(&key).await?;
                 match outcome {
                     Ok(book) => info!(upload_id, book_id = %book.id, "direct upload confirmed"),
-                    Err(e) => info!(upload_id, reason = %e, "direct upload refused and removed"),
+                    Err(e) => {
+                        self.usage.release(&user.id, upload_id).await?;
+                        info!(upload_id, reason = %e, "direct upload refused and removed");
+                    }
                 }
             }
         }
@@ -241,37 +304,111 @@ impl Books {
             .verify_upload(key, max_bytes, expires, signature)
     }
 
-    /// Stores the file of a verified form (worker-queue mode's upload storage).
+    /// Takes the one post a verified form allows (worker-queue mode's upload storage), before
+    /// a byte of the file is read: refused when the form was posted already, or its offer was
+    /// confirmed or is over. [`Books::give_back_upload_form`] undoes it when the file is not
+    /// stored after all.
+    pub async fn take_upload_form(&self, key: &BlobKey) -> Result<(), BooksError> {
+        let (user_id, upload_id) = upload_of(key).ok_or(BooksError::UploadNotFound)?;
+        let posted = self
+            .ports
+            .table
+            .update(
+                &user_pk(user_id),
+                &upload_sk(upload_id),
+                Update::default().add("posts", 1),
+                Condition::AtMost("posts".into(), 0),
+            )
+            .await;
+        match posted {
+            Ok(_) => Ok(()),
+            Err(StoreError::Conflict) => Err(BooksError::FormUsed(
+                "this form has been posted already; a form stores one file (ask for a new one \
+                 with POST /api/uploads)"
+                    .into(),
+            )),
+            Err(StoreError::NotFound) => Err(BooksError::FormUsed(
+                "this form's upload was confirmed or is over; ask for a new one with POST \
+                 /api/uploads"
+                    .into(),
+            )),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Lets the form be posted again: its file was refused before it was stored.
+    pub async fn give_back_upload_form(&self, key: &BlobKey) -> Result<(), StoreError> {
+        let Some((user_id, upload_id)) = upload_of(key) else {
+            return Ok(());
+        };
+        match self
+            .ports
+            .table
+            .update(
+                &user_pk(user_id),
+                &upload_sk(upload_id),
+                Update::default().add("posts", -1),
+                Condition::Exists,
+            )
+            .await
+        {
+            Ok(_) | Err(StoreError::NotFound) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Stores the file of a form taken with [`Books::take_upload_form`].
     pub async fn receive_upload(&self, key: &BlobKey, bytes: Bytes) -> Result<(), StoreError> {
         info!(key = %key, bytes = bytes.len(), "direct upload received");
         self.ports.blobs.put(key, bytes).await
     }
 
-    /// Removes the user's uploads asked for more than a day ago and never confirmed, with
-    /// any file they received.
-    async fn remove_abandoned_uploads(&self, user_id: &str) -> Result<(), StoreError> {
-        let pending = self
+    /// Ends the user's offers that are over (their books given back, their items and files
+    /// removed), and removes every file of the user's upload area that has no open offer: a
+    /// form posted again after its confirm, or a file that arrived after its offer was over.
+    async fn clean_up_uploads(&self, user_id: &str) -> Result<(), StoreError> {
+        // Files first: a file exists only once its offer's item does, so every file listed
+        // here whose offer is open is among the offers read next.
+        let files = self.ports.blobs.list(&uploads_prefix(user_id)).await?;
+        let offers = self
             .ports
             .table
             .query(Query::partition(user_pk(user_id)).prefix(UPLOAD_PREFIX))
             .await?;
         let now = self.ports.clock.now();
-        for item in pending {
-            let expires_at = parse_time(&item, "expiresAt")?.unwrap_or_default();
-            if expires_at + ABANDONED_AFTER > now {
-                continue;
+        let mut open = HashSet::new();
+        for item in offers {
+            if now > confirm_by(&item)? {
+                self.end_offer(user_id, &item).await?;
+            } else if let Some(upload_id) = item.sk.strip_prefix(UPLOAD_PREFIX) {
+                open.insert(upload_id.to_string());
             }
-            if let Some(upload_id) = item.sk.strip_prefix(UPLOAD_PREFIX) {
-                self.ports
-                    .blobs
-                    .delete(&upload_key(user_id, upload_id)?)
-                    .await?;
-            }
-            self.ports
-                .table
-                .delete(&item.pk, &item.sk, Condition::Always)
-                .await?;
         }
+        for key in files {
+            let stray = upload_of(&key).is_none_or(|(_, upload_id)| !open.contains(upload_id));
+            if stray {
+                info!(user_id, key = %key, "file without an open upload offer removed");
+                self.ports.blobs.delete(&key).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends an offer that is over: its item, its file and its reserved book given back.
+    async fn end_offer(&self, user_id: &str, item: &Item) -> Result<(), StoreError> {
+        let Some(upload_id) = item.sk.strip_prefix(UPLOAD_PREFIX) else {
+            return Ok(());
+        };
+        self.ports
+            .table
+            .delete(&item.pk, &item.sk, Condition::Always)
+            .await?;
+        self.ports
+            .blobs
+            .delete(&upload_key(user_id, upload_id)?)
+            .await?;
+        self.usage.release(user_id, upload_id).await?;
+        info!(user_id, upload_id, "upload offer over; its book given back");
         Ok(())
     }
 }

@@ -35,6 +35,9 @@ pub enum BooksError {
     /// A direct upload that is not the caller's, already confirmed, or long expired.
     #[error("upload not found; ask for a new one with POST /api/uploads")]
     UploadNotFound,
+    /// A direct upload's form posted again: it stores one file, for an open offer.
+    #[error("{0}")]
+    FormUsed(String),
     /// The plan's monthly quota cannot cover it.
     #[error("{0}")]
     QuotaExceeded(String),
@@ -60,6 +63,14 @@ pub struct Upload {
     pub bytes: Bytes,
 }
 
+/// How an upload's book is paid for.
+pub(super) enum Payment<'a> {
+    /// Spent from the month's quota now.
+    Spend,
+    /// By the reservation of a direct upload's offer, under this id.
+    Reserved(&'a str),
+}
+
 #[derive(Clone)]
 pub struct Books {
     pub(super) ports: Ports,
@@ -74,7 +85,17 @@ impl Books {
     /// Stores the original, creates the book as UPLOADED and queues its extraction.
     /// The upload counts against the plan's monthly book quota (given back if it fails).
     #[instrument(skip(self, user, upload), fields(user_id = %user.id, file = %upload.file_name, bytes = upload.bytes.len()))]
-    pub async fn upload(&self, user: &User, mut upload: Upload) -> Result<Book, BooksError> {
+    pub async fn upload(&self, user: &User, upload: Upload) -> Result<Book, BooksError> {
+        self.upload_paid(user, upload, Payment::Spend).await
+    }
+
+    /// [`Books::upload`], its book paid for as `payment` says.
+    pub(super) async fn upload_paid(
+        &self,
+        user: &User,
+        mut upload: Upload,
+        payment: Payment<'_>,
+    ) -> Result<Book, BooksError> {
         let user_id = user.id.as_str();
         if upload.bytes.is_empty() {
             return Err(BooksError::Invalid("the file is empty".into()));
@@ -112,7 +133,10 @@ impl Books {
         };
         let title_from_user = user_title.is_some();
         let one_book = Spend { books: 1, words: 0 };
-        let period = self.usage.spend(user, one_book).await?;
+        let period = match payment {
+            Payment::Spend => self.usage.spend(user, one_book).await?,
+            Payment::Reserved(id) => self.usage.redeem(user, id, one_book).await?,
+        };
         let stored = self
             .store_upload(user_id, upload, format, title, title_from_user, target_lang)
             .await;
