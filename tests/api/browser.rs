@@ -343,6 +343,7 @@ async fn a_new_user_walks_the_web_app_in_a_real_browser_with_no_accessibility_vi
         ("/dashboard/posts", "posts"),
         ("/dashboard/posts/new", "post-new"),
         ("/forgot", "forgot"),
+        ("/reset?token=a.b", "reset"),
     ] {
         browser.go(&format!("{site}{path}")).await;
         browser.check_page(name).await;
