@@ -183,7 +183,10 @@ async fn a_job_in_hand_at_three_deaths_of_the_server_is_given_up_at_the_fourth_s
             }
         })
         .await;
-        assert!(asked.is_ok(), "life {death}: the chapter never asked the model");
+        assert!(
+            asked.is_ok(),
+            "life {death}: the chapter never asked the model"
+        );
         server.start_kill().unwrap(); // SIGKILL
         server.wait().await.unwrap();
         (server, _, _) = start(data.path(), port, &openai).await;
@@ -191,7 +194,9 @@ async fn a_job_in_hand_at_three_deaths_of_the_server_is_given_up_at_the_fourth_s
 
     let mut status = Value::Null;
     for _ in 0..300 {
-        status = book_status(&client, &url, &key, &id).await.unwrap_or(Value::Null);
+        status = book_status(&client, &url, &key, &id)
+            .await
+            .unwrap_or(Value::Null);
         if status["status"] == "ERROR" {
             break;
         }
@@ -212,7 +217,11 @@ async fn a_job_in_hand_at_three_deaths_of_the_server_is_given_up_at_the_fourth_s
         error.contains("stopped the service each time"),
         "the book does not say why: {book}"
     );
-    assert_eq!(chapter_calls(), 3, "the job ran again after its third death");
+    assert_eq!(
+        chapter_calls(),
+        3,
+        "the job ran again after its third death"
+    );
     server.start_kill().unwrap();
 }
 

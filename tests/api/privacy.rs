@@ -216,8 +216,7 @@ async fn the_export_holds_every_record_of_the_account_and_no_secret() {
     let deliveries = &export["webhookDeliveries"][everything.webhook_id.as_str()];
     assert_eq!(deliveries[0]["event"], "book.completed");
     assert_eq!(
-        export["usage"]["books"]["used"],
-        2,
+        export["usage"]["books"]["used"], 2,
         "the book, and the one the open direct upload reserved"
     );
     assert_eq!(

@@ -458,8 +458,14 @@ fn pdf_paragraph_bomb() -> Vec<u8> {
 /// the page limit, so that page is left out (read, it would pass the paragraph limit) and the
 /// prose is read.
 fn pdf_heavy_page() -> Vec<u8> {
-    let prose = deflated(|w| w.write_all(&shown_text(2)).expect("writing to memory"), 1);
-    pdf_of_pages(vec![page_of_letters(300_000), stream(&prose, 1)], Vec::new())
+    let prose = deflated(
+        |w| w.write_all(&shown_text(2)).expect("writing to memory"),
+        1,
+    );
+    pdf_of_pages(
+        vec![page_of_letters(300_000), stream(&prose, 1)],
+        Vec::new(),
+    )
 }
 
 /// A deflated content stream showing `paragraphs` paragraphs of one letter.
@@ -469,7 +475,10 @@ fn page_of_letters(paragraphs: usize) -> Vec<u8> {
         content.extend_from_slice(b"(a) Tj 0 -3 Td ");
     }
     content.extend_from_slice(b"ET\n");
-    stream(&deflated(|w| w.write_all(&content).expect("writing to memory"), 1), 1)
+    stream(
+        &deflated(|w| w.write_all(&content).expect("writing to memory"), 1),
+        1,
+    )
 }
 
 /// A chapter's XHTML body: a heading, prose, and `<img>`s of images `images`.

@@ -181,7 +181,12 @@ mod tests {
 
     #[test]
     fn the_corpus_books_in_every_format_stay_below_a_tenth_of_every_limit() {
-        let books = ["moby-dick", "childrens-literature", "wasteland", "regime-anticancer-arabic"];
+        let books = [
+            "moby-dick",
+            "childrens-literature",
+            "wasteland",
+            "regime-anticancer-arabic",
+        ];
         for book in books {
             for (extension, format) in [
                 ("epub", crate::Format::Epub),
@@ -201,9 +206,15 @@ mod tests {
                 let longest = blocks.iter().map(|b| b.plain_text().chars().count()).max();
                 assert!(read.chapters.len() * 10 <= MAX_CHAPTERS, "{name}: chapters");
                 assert!(blocks.len() * 10 <= MAX_BLOCKS, "{name}: blocks");
-                assert!(most_in_a_chapter.unwrap_or(0) * 10 <= MAX_CHAPTER_BLOCKS, "{name}");
+                assert!(
+                    most_in_a_chapter.unwrap_or(0) * 10 <= MAX_CHAPTER_BLOCKS,
+                    "{name}"
+                );
                 assert!(read.word_count() * 10 <= MAX_WORDS, "{name}: words");
-                assert!(longest.unwrap_or(0) * 10 <= MAX_BLOCK_CHARS, "{name}: paragraph");
+                assert!(
+                    longest.unwrap_or(0) * 10 <= MAX_BLOCK_CHARS,
+                    "{name}: paragraph"
+                );
             }
         }
     }

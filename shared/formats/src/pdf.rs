@@ -86,9 +86,9 @@ pub fn extract_within(bytes: &[u8], budget: crate::Budget) -> Result<Manuscript,
         // The reader holds a page's operators in memory at many times their size: a page of
         // more than a few megabytes of them is a drawing (or an attack), and is left out.
         // Spaces make no operators, so they are not counted.
-        let content = doc.get_page_content_with_limit(*id, budget).map_or(0, |c| {
-            c.iter().filter(|b| !b.is_ascii_whitespace()).count()
-        });
+        let content = doc
+            .get_page_content_with_limit(*id, budget)
+            .map_or(0, |c| c.iter().filter(|b| !b.is_ascii_whitespace()).count());
         if content > limits::MAX_PAGE_CONTENT_BYTES {
             heavy_pages.push(*number);
             texts.push(String::new());

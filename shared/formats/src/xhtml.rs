@@ -1062,12 +1062,9 @@ mod tests {
     use super::*;
 
     fn blocks(html: &str) -> Vec<Block> {
-        parse(
-            html,
-            &Context::new("OPS/text/ch1.xhtml"),
-        )
-        .unwrap()
-        .blocks
+        parse(html, &Context::new("OPS/text/ch1.xhtml"))
+            .unwrap()
+            .blocks
     }
 
     #[test]

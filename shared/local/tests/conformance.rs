@@ -141,7 +141,13 @@ mod recovery {
 
         let recovered = queue.release_in_flight().await.unwrap();
 
-        assert_eq!(recovered, Recovered { released: 1, dead_lettered: 0 });
+        assert_eq!(
+            recovered,
+            Recovered {
+                released: 1,
+                dead_lettered: 0
+            }
+        );
         let again = queue.receive(QueueName::Jobs, 1, HOUR).await.unwrap();
         assert_eq!(again.len(), 1);
         assert_eq!(again[0].receive_count, 2);
@@ -160,9 +166,22 @@ mod recovery {
 
         let recovered = queue.release_in_flight().await.unwrap();
 
-        assert_eq!(recovered, Recovered { released: 0, dead_lettered: 1 });
-        assert!(queue.receive(QueueName::Jobs, 1, HOUR).await.unwrap().is_empty());
-        let dead = queue.receive(QueueName::JobsDeadLetter, 1, HOUR).await.unwrap();
+        assert_eq!(
+            recovered,
+            Recovered {
+                released: 0,
+                dead_lettered: 1
+            }
+        );
+        assert!(queue
+            .receive(QueueName::Jobs, 1, HOUR)
+            .await
+            .unwrap()
+            .is_empty());
+        let dead = queue
+            .receive(QueueName::JobsDeadLetter, 1, HOUR)
+            .await
+            .unwrap();
         assert_eq!(dead.len(), 1);
         assert_eq!(dead[0].body, "the job");
     }

@@ -309,4 +309,3 @@ mod tests {
         assert_eq!(link("/shared/t", 1, 2), "/shared/t?chapter=1&page=2");
     }
 }
-
