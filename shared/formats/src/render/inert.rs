@@ -106,15 +106,32 @@ impl Removed {
 
     /// The warning a book's owner reads, or None when nothing was removed.
     pub(crate) fn warning(&self) -> Option<String> {
-        if *self == Removed::default() {
-            return None;
-        }
-        Some(format!(
-            "removed what could run in a reader or reach outside the book: {} elements \
-             (scripts, frames, plug-ins, forms), {} attributes (event handlers, javascript: \
-             or data: links), {} files (scripts, or names that leave the package)",
-            self.elements, self.attributes, self.files
-        ))
+        let parts: Vec<String> = [
+            (self.elements, "element", "scripts, frames, plug-ins, forms"),
+            (
+                self.attributes,
+                "attribute",
+                "event handlers, javascript: or data: links",
+            ),
+            (
+                self.files,
+                "file",
+                "scripts, or names that leave the package",
+            ),
+        ]
+        .into_iter()
+        .filter(|(count, _, _)| *count > 0)
+        .map(|(count, what, such_as)| {
+            let plural = if count == 1 { "" } else { "s" };
+            format!("{count} {what}{plural} ({such_as})")
+        })
+        .collect();
+        (!parts.is_empty()).then(|| {
+            format!(
+                "removed what could run in a reader or reach outside the book: {}",
+                parts.join(", ")
+            )
+        })
     }
 }
 

@@ -269,6 +269,23 @@ fn a_changed_document_keeps_every_byte_around_what_was_taken_out() {
 }
 
 #[test]
+fn the_warning_names_only_what_was_removed() {
+    assert_eq!(Removed::default().warning(), None);
+    let removed = Removed {
+        elements: 1,
+        attributes: 0,
+        files: 3,
+    };
+    assert_eq!(
+        removed.warning().as_deref(),
+        Some(
+            "removed what could run in a reader or reach outside the book: 1 element (scripts, \
+             frames, plug-ins, forms), 3 files (scripts, or names that leave the package)"
+        )
+    );
+}
+
+#[test]
 fn entry_names_that_leave_the_package_are_recognised() {
     for name in active::UNSAFE_NAMES {
         assert!(!safe_entry_name(name), "{name}");
