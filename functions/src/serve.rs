@@ -8,6 +8,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use axum::Router;
 use booktr_api::{AppState, Settings};
+use booktr_core::books::Books;
 use booktr_core::config::Config;
 use booktr_core::jobs::digest::Digests;
 use booktr_core::jobs::runner::{self, RunnerConfig};
@@ -64,6 +65,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     )));
     workers.push(tokio::spawn(queue_digests(
         app.services.digests.clone(),
+        stopped.clone(),
+    )));
+    workers.push(tokio::spawn(clean_up_uploads(
+        app.services.books.clone(),
         stopped.clone(),
     )));
     let queues = std::iter::repeat_n(QueueName::Jobs, config.workers).chain([
@@ -187,6 +192,23 @@ async fn sweep_expired(table: Arc<booktr_local::SqliteTable>, mut stopped: watch
         }
         tokio::select! {
             _ = tokio::time::sleep(std::time::Duration::from_secs(600)) => {}
+            _ = stopped.changed() => return,
+        }
+    }
+}
+
+/// Removes, every hour, the upload area's files that no open direct upload holds (offers that
+/// are over, forms posted again after their confirm), for the users who do not come back to
+/// make another offer, which cleans up after them too.
+async fn clean_up_uploads(books: Books, mut stopped: watch::Receiver<bool>) {
+    loop {
+        match books.clean_up_upload_area().await {
+            Ok(0) => {}
+            Ok(removed) => info!(removed, "upload files without an open offer removed"),
+            Err(e) => warn!(error = %e, "could not clean up the upload area; next try in an hour"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(std::time::Duration::from_secs(3600)) => {}
             _ = stopped.changed() => return,
         }
     }

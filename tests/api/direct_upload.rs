@@ -500,3 +500,21 @@ async fn the_multipart_endpoint_answers_a_body_over_the_functions_limit_with_our
         );
     }
 }
+
+#[tokio::test]
+async fn the_hourly_clean_up_removes_the_files_of_offers_that_are_over_for_users_who_never_return()
+{
+    let app = spawn_app().await;
+    let user = app.user().await;
+    let text = crate::helpers::sample_txt();
+    let offered = offer(&app, &user.key, "left.txt", text.len()).await;
+    assert!(send(&offered, "left.txt", text).await.status().is_success());
+    let books = &app.services.books;
+    assert_eq!(books.clean_up_upload_area().await.unwrap(), 0, "still open");
+    assert_eq!(upload_area(&app).await.len(), 1);
+    app.clock.advance(offer_lifetime());
+    assert_eq!(books.clean_up_upload_area().await.unwrap(), 1);
+    assert_eq!(upload_area(&app).await, Vec::<String>::new());
+    assert_eq!(books_used(&app, &user.key).await, 0);
+    assert_error(confirm(&app, &user.key, &offered).await, 404, "not_found").await;
+}
