@@ -211,3 +211,40 @@ async fn every_hostile_file_is_answered_within_its_budget_and_the_next_book_tran
     );
     server.start_kill().unwrap();
 }
+
+/// The figure: each hostile file alone, on a fresh `booktr serve`, keeps the server's
+/// resident memory under 300 MiB while it is uploaded and read (or refused). Prints a line per
+/// file.
+#[tokio::test]
+async fn each_hostile_file_alone_keeps_a_fresh_server_under_300_mib() {
+    const PER_FILE_CEILING_MIB: u64 = 300;
+    let (openai, _) = openai_stand_in(Duration::ZERO).await;
+    let mut over = Vec::new();
+    for file in corpus() {
+        let data = tempfile::TempDir::new().unwrap();
+        let (mut server, url, key) = start_with(data.path(), free_port(), &openai, &[]).await;
+        let memory = PeakMemory::watch(server.id().unwrap());
+        let server_at = Server {
+            client: reqwest::Client::new(),
+            url,
+            key: key.expect("an admin key on the first start"),
+        };
+        let name = file.file_name;
+        let id = server_at.upload(name, file.bytes).await;
+        let book = server_at
+            .book_until(&id, "EXTRACTED or ERROR", settled)
+            .await;
+        // The sampler's last look, after the book settled.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let peak = memory.mib();
+        // The sampler stops before the process it reads goes.
+        drop(memory);
+        eprintln!("{name}: {}; peak {peak} MiB", book["status"]);
+        if peak >= PER_FILE_CEILING_MIB {
+            over.push(format!("{name}: {peak} MiB"));
+        }
+        server.start_kill().unwrap();
+        server.wait().await.unwrap();
+    }
+    assert!(over.is_empty(), "over {PER_FILE_CEILING_MIB} MiB: {over:?}");
+}
