@@ -130,18 +130,8 @@ impl<'a> Archive<'a> {
     }
 }
 
-/// Text from bytes: UTF-8 (a BOM is dropped), else what the bytes look like; and whether they
-/// were UTF-8.
-pub fn decode(bytes: &[u8]) -> (String, bool) {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    match std::str::from_utf8(bytes) {
-        Ok(text) => (text.to_string(), true),
-        // XML may declare another encoding; UTF-16 and Latin-1 cover what books use.
-        Err(_) => (crate::txt::decode(bytes), false),
-    }
-}
-
-/// [`decode`], taking UTF-8 over without a copy: a chapter may be tens of megabytes.
+/// Text from bytes: UTF-8 (a BOM is dropped), taken over without a copy (a chapter may be tens
+/// of megabytes), else what the bytes look like; and whether they were UTF-8.
 pub fn decode_owned(mut bytes: Vec<u8>) -> (String, bool) {
     if bytes.starts_with(b"\xEF\xBB\xBF") {
         bytes.drain(..3);

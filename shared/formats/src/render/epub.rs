@@ -223,7 +223,7 @@ fn render_with(
     let cursor = zip.finish().map_err(write_error)?;
     // The manuscript's markup holds no scripts, but an image is the source's own file (an SVG
     // can carry one), named with the source file's extension.
-    let (bytes, _) = super::inert::epub(cursor.into_inner(), options.budget)?;
+    let (bytes, _) = super::inert::epub(cursor.into_inner(), super::inert::own_package())?;
     Ok(bytes)
 }
 

@@ -180,7 +180,8 @@ pub fn render(
     keep(&package.opf_path, opf)?;
 
     let bytes = write_zip(&mut zip, &changed, layout, &css_path)?;
-    let (bytes, removed) = super::inert::epub(bytes, budget)?;
+    // The source's limits: its documents were read under them, and the changed ones kept within.
+    let (bytes, removed) = super::inert::epub(bytes, limits)?;
     warnings.extend(removed.warning());
     Ok(Rendition { bytes, warnings })
 }

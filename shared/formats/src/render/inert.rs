@@ -21,9 +21,9 @@ use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
 use super::epub_in_place::{apply, attr_of, declare_utf8, rewrite_tag, scan, Edit, Found};
-use crate::archive::{decode, Archive, Limits};
+use crate::archive::{decode_owned, Archive, Limits};
 use crate::markup::escape_text;
-use crate::{Budget, FormatError};
+use crate::FormatError;
 
 /// Elements taken out with everything inside them: they run code, load another document or a
 /// plug-in, or change where the document's links lead.
@@ -136,9 +136,10 @@ impl Removed {
 }
 
 /// The EPUB `bytes` with nothing active left in it (see the module's notes), and what was
-/// removed. `bytes` come back as they are when there is nothing to remove.
-pub(crate) fn epub(bytes: Vec<u8>, budget: Budget) -> Result<(Vec<u8>, Removed), FormatError> {
-    let limits = Limits::for_file(bytes.len(), budget);
+/// removed. `bytes` come back as they are when there is nothing to remove. `limits` bound what
+/// is inflated to look at the documents: a renderer passes those of the file its entries were
+/// copied from, or [`own_package`].
+pub(crate) fn epub(bytes: Vec<u8>, limits: Limits) -> Result<(Vec<u8>, Removed), FormatError> {
     let mut zip = Archive::open(&bytes, limits)?;
     let names = zip.names();
     let opf_path = package_path(&mut zip)?;
@@ -176,7 +177,8 @@ pub(crate) fn epub(bytes: Vec<u8>, budget: Budget) -> Result<(Vec<u8>, Removed),
             continue;
         }
         let Some(raw) = zip.read(name)? else { continue };
-        let (text, utf8) = decode(&raw);
+        // Taken over without a copy: a chapter may be tens of megabytes.
+        let (text, utf8) = decode_owned(raw);
         if let Some((clean, what)) = document(&text, name, &dropped) {
             removed.add(&what);
             let clean = if utf8 { clean } else { declare_utf8(&clean) };
@@ -193,6 +195,17 @@ pub(crate) fn epub(bytes: Vec<u8>, budget: Budget) -> Result<(Vec<u8>, Removed),
     }
     let out = write(&mut zip, &names, &dropped, &changed)?;
     Ok((out, removed))
+}
+
+/// Limits no real book reaches, for a package a renderer wrote itself from what it already
+/// holds: there is no bomb in it, and a book of many chapters and images may have more entries
+/// than an upload is allowed. (Finite: the archive reads one byte past a limit.)
+pub(crate) fn own_package() -> Limits {
+    Limits {
+        max_entries: usize::MAX,
+        max_entry_bytes: 1 << 40,
+        max_total_bytes: 1 << 40,
+    }
 }
 
 /// The package again: the mimetype first, unchanged entries copied as they were stored, the

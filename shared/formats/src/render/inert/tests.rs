@@ -4,7 +4,8 @@
 use std::collections::HashSet;
 use std::io::Read;
 
-use super::{document, epub, safe_entry_name, Removed};
+use super::{document, epub, own_package, safe_entry_name, Removed};
+use crate::archive::Limits;
 use crate::manuscript::Chapter;
 use crate::render::tests::{corpus, epubcheck, options, temp_file};
 use crate::render::{active, epub_in_place, translated_epub, Layout, Sources};
@@ -67,7 +68,11 @@ fn corpus_books_come_out_of_the_cleaner_byte_for_byte_but_for_one_script() {
         ),
     ] {
         let source = corpus(name);
-        let (out, removed) = epub(source.clone(), Budget::default()).unwrap();
+        let (out, removed) = epub(
+            source.clone(),
+            Limits::for_file(source.len(), Budget::default()),
+        )
+        .unwrap();
         let expected = Removed {
             elements: usize::from(!changed.is_empty()),
             ..Removed::default()
@@ -424,7 +429,7 @@ fn the_active_book_comes_out_of_both_renderers_with_nothing_active_and_valid() {
             panic!("{what}: epubcheck found errors:\n{report}");
         }
         // A second pass finds nothing more to take out.
-        let (again, removed) = epub(bytes.clone(), Budget::default()).unwrap();
+        let (again, removed) = epub(bytes.clone(), own_package()).unwrap();
         assert_eq!(removed, Default::default(), "{what}");
         assert!(again == *bytes, "{what}: a second pass changed the book");
     }
