@@ -467,14 +467,13 @@ fn whole_element(text: &str, f: &Found) -> Range<usize> {
 ///
 /// An element is taken out with its content ([`DROPPED`], a `meta` refresh, a `link` to
 /// another site, an SVG animation of an `href` or a handler, a resource whose address is
-/// refused); a `form` or an `object` is unwrapped ([`UNWRAPPED`]);
-/// attributes are taken out: event handlers (`on*`), `xml:base`, `srcdoc`, what is not an
-/// attribute's name (`<p <script>`), and an address
-/// that is `javascript:`, `vbscript:`, `data:` other than an image's source, or a path
-/// outside the package. Markup an HTML parser would read differently from an XML one
-/// (comments it ends early, a CDATA section holding `<`, processing instructions, a DOCTYPE's internal
-/// subset) is taken out or escaped, and what follows a point the reader cannot parse is kept
-/// as text.
+/// refused); a `form` or an `object` is unwrapped ([`UNWRAPPED`]); attributes are taken out:
+/// event handlers (`on*`), `xml:base`, `srcdoc`, what is not an attribute's name
+/// (`<p <script>`), and an address that is `javascript:`, `vbscript:`, `data:` other than an
+/// image's source, or a path outside the package. Markup an HTML parser would read otherwise
+/// than an XML one (comments it ends early, a CDATA section holding `<`, processing
+/// instructions, a DOCTYPE's internal subset) is taken out or escaped, and what follows a
+/// point the reader cannot parse is kept as text.
 pub(crate) fn document(
     text: &str,
     path: &str,
