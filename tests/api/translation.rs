@@ -968,10 +968,12 @@ async fn a_start_with_a_path_for_a_book_id_is_404_and_touches_no_files() {
     assert_eq!(done["status"], "COMPLETED", "{done}");
 }
 
-/// One paragraph of a million words: it goes to the model in parts no larger than a chunk
-/// (checked at the stand-in), and comes back as one paragraph, complete.
+/// One paragraph as long as the service takes (just under 100,000 characters, about forty
+/// pages): it goes to the model in parts no larger than a chunk (checked at the stand-in), and
+/// comes back as one paragraph, complete. A longer one is refused at extraction, naming the
+/// limit, and costs no book.
 #[tokio::test]
-async fn a_paragraph_of_a_million_words_goes_in_parts_that_fit_and_comes_back_whole() {
+async fn the_longest_paragraph_taken_goes_in_parts_that_fit_and_comes_back_whole() {
     let (openai, calls) = crate::stand_ins::openai_stand_in(Duration::ZERO).await;
     let models = EnvModels::from_vars(vec![
         ("OPENAI_API_KEY".into(), "sk-stand-in".into()),
@@ -979,10 +981,23 @@ async fn a_paragraph_of_a_million_words_goes_in_parts_that_fit_and_comes_back_wh
     ]);
     let app = spawn_with_models(true, Arc::new(models)).await;
     let user = app.user().await;
-    // 16 words, 62,500 times.
+    // 16 words and 80 characters, 1,240 times: 99,199 characters.
     let sentence =
         "Call me Ishmael and some years ago never mind how long precisely I went to sea. ";
-    let text = format!("A Long Breath\n\n{}\n", sentence.repeat(62_500).trim_end());
+    let paragraph =
+        |times: usize| format!("A Long Breath\n\n{}\n", sentence.repeat(times).trim_end());
+    let refused = app
+        .upload_ok(&user.key, "too-long.txt", paragraph(1_300).into_bytes())
+        .await;
+    let refused = app.wait_for_status(&user.key, &refused, "ERROR").await;
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("more than 100,000 characters, the limit for one paragraph"),
+        "{refused}"
+    );
+    let text = paragraph(1_240);
     let id = app
         .upload_ok(&user.key, "breath.txt", text.into_bytes())
         .await;
@@ -995,7 +1010,7 @@ async fn a_paragraph_of_a_million_words_goes_in_parts_that_fit_and_comes_back_wh
     // Every request of the first pass carried at most a chunk (2,000 estimated tokens) of
     // blocks; the later passes carry a draft beside each source, so twice that.
     let all = calls.all();
-    assert!(all.len() > 3 * 600, "{} requests", all.len());
+    assert!(all.len() > 3 * 10, "{} requests", all.len());
     for user_part in &all {
         let blocks = user_part.split("BLOCKS:\n").nth(1).unwrap_or_default();
         let tokens = booktr_translate::model::estimate_tokens(blocks);
@@ -1032,8 +1047,8 @@ async fn a_paragraph_of_a_million_words_goes_in_parts_that_fit_and_comes_back_wh
         .collect();
     assert_eq!(paragraphs.len(), 1, "the paragraph stays one block");
     let ishmael = booktr_translate::offline::pseudo("Ishmael", &[]);
-    assert_eq!(paragraphs[0].matches(ishmael.as_str()).count(), 62_500);
-    assert_eq!(paragraphs[0].split_whitespace().count(), 1_000_000);
+    assert_eq!(paragraphs[0].matches(ishmael.as_str()).count(), 1_240);
+    assert_eq!(paragraphs[0].split_whitespace().count(), 16 * 1_240);
 }
 
 /// A provider that answers half of the requests 429 for a while: requests in flight on the key
