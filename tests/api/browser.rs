@@ -220,9 +220,34 @@ impl Browser {
 }
 
 impl Drop for Browser {
+    /// Ends the WebDriver session first, so chromedriver closes Chromium: killed alone, the
+    /// driver would leave the browser's processes running after the test, passed or failed.
     fn drop(&mut self) {
+        end_session(&self.session);
         let _ = self.driver.kill();
         let _ = self.driver.wait();
+    }
+}
+
+/// `DELETE` on the session's address (`http://127.0.0.1:PORT/session/ID`), blocking: a drop
+/// cannot wait on the async client. Best effort, within a few seconds.
+fn end_session(session: &str) {
+    use std::io::{Read, Write};
+    let Some((host, path)) = session
+        .strip_prefix("http://")
+        .and_then(|rest| rest.split_once('/'))
+    else {
+        return;
+    };
+    let Ok(mut stream) = std::net::TcpStream::connect(host) else {
+        return;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+    let request = format!(
+        "DELETE /{path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    if stream.write_all(request.as_bytes()).is_ok() {
+        let _ = stream.read_to_end(&mut Vec::new());
     }
 }
 
