@@ -1015,20 +1015,28 @@ fn resolve_path(base: &str, href: &str) -> (String, bool) {
     (parts.join("/"), climbed_out)
 }
 
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
+/// One round of percent-decoding: `%` and two hex digits become that byte; a `%` without them
+/// stays as it is, and bytes that are not UTF-8 become U+FFFD. Read byte by byte, so a `%`
+/// before a multi-byte character is kept rather than split.
+pub fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(b);
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
                 i += 3;
-                continue;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
             }
         }
-        out.push(bytes[i]);
-        i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
 }

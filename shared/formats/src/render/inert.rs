@@ -23,6 +23,7 @@ use zip::{CompressionMethod, ZipWriter};
 use super::epub_in_place::{apply, attr_of, declare_utf8, rewrite_tag, scan, Edit, Found};
 use crate::archive::{decode_owned, Archive, Limits};
 use crate::markup::escape_text;
+use crate::xhtml::percent_decode;
 use crate::FormatError;
 
 /// Elements taken out with everything inside them: they run code, load another document or a
@@ -903,29 +904,6 @@ fn resolve(from: &str, href: &str) -> Option<String> {
         }
     }
     Some(parts.join("/"))
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]

@@ -13,6 +13,8 @@
 //! accepted is sent with its non-ASCII characters percent-encoded, so it is always a valid header
 //! value: no address makes these pages answer 500.
 
+use booktr_formats::xhtml::percent_decode;
+
 /// Where a browser goes when the address it brought is missing or refused.
 const FALLBACK: &str = "/dashboard";
 
@@ -82,33 +84,6 @@ fn stays_on_site(address: &str) -> bool {
     !path
         .split('/')
         .any(|segment| segment == "." || segment == "..")
-}
-
-/// One round of percent-decoding; a `%` not followed by two hex digits stays as it is, and bytes
-/// that are not UTF-8 become U+FFFD (which [`stays_on_site`] lets through, as a browser would
-/// encode it again).
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes.get(i + 1..i + 3).and_then(|pair| {
-            std::str::from_utf8(pair)
-                .ok()
-                .and_then(|pair| u8::from_str_radix(pair, 16).ok())
-        });
-        match (bytes[i], hex) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// `address` with its non-ASCII characters percent-encoded as UTF-8, as a browser would send
