@@ -28,9 +28,10 @@ struct Server {
 }
 
 impl Server {
-    async fn book(&self, id: &str) -> Value {
+    /// `GET path` as the administrator, read as JSON.
+    async fn get(&self, path: &str) -> Value {
         self.client
-            .get(format!("{}/api/books/{id}", self.url))
+            .get(format!("{}{path}", self.url))
             .bearer_auth(&self.key)
             .send()
             .await
@@ -38,6 +39,10 @@ impl Server {
             .json()
             .await
             .unwrap()
+    }
+
+    async fn book(&self, id: &str) -> Value {
+        self.get(&format!("/api/books/{id}")).await
     }
 
     /// Polls the book until `done` says so, and the health check with it (every other user's
@@ -191,16 +196,7 @@ async fn every_hostile_file_is_answered_within_its_budget_and_the_next_book_tran
     assert_eq!(book["status"], "COMPLETED", "{book}");
 
     // A refused file is no book: only the books read count against the month.
-    let usage: Value = server_at
-        .client
-        .get(format!("{}/api/usage", server_at.url))
-        .bearer_auth(&server_at.key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let usage = server_at.get("/api/usage").await;
     assert_eq!(usage["books"]["used"], read + 1, "{usage}");
 
     let peak = memory.mib();
