@@ -120,6 +120,7 @@ impl From<AccountsError> for ApiError {
     fn from(e: AccountsError) -> Self {
         match e {
             AccountsError::Invalid(m) => ApiError::bad_request(m),
+            AccountsError::WrongPassword => ApiError::bad_request(e.to_string()),
             AccountsError::EmailTaken => {
                 ApiError::new(StatusCode::CONFLICT, "email_taken", e.to_string())
             }

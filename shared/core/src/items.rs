@@ -65,9 +65,21 @@ pub async fn delete_indexed_of(
     partition: String,
     user_id: &str,
 ) -> Result<usize, StoreError> {
-    let items = table
+    delete_indexed_of_but(table, partition, user_id, None).await
+}
+
+/// As [`delete_indexed_of`], leaving the item whose key is `keep` (the session that asks to
+/// end the others). Returns how many were deleted or already gone.
+pub async fn delete_indexed_of_but(
+    table: &dyn Table,
+    partition: String,
+    user_id: &str,
+    keep: Option<&str>,
+) -> Result<usize, StoreError> {
+    let mut items = table
         .query_index(Index::Gsi1, Query::partition(partition))
         .await?;
+    items.retain(|item| Some(item.pk.as_str()) != keep);
     for item in &items {
         match table
             .delete(&item.pk, &item.sk, Condition::equals("userId", user_id))

@@ -1,5 +1,5 @@
 // booktr's web app script. Every page works without it; it adds copy buttons beside secrets
-// shown once, and two things more:
+// shown once, opens the reader's chapter list on a wide screen, and two things more:
 // 1. Live progress: a page showing a book that is being worked on (data-live-book) or a
 //    library with such books (data-live-list) asks the API for the book every 3 seconds and
 //    updates the status and progress in place; when the book settles it reloads the page once,
@@ -14,10 +14,25 @@
 (function () {
   var MOVING = ["UPLOADED", "EXTRACTING", "TRANSLATING", "GENERATING", "TRANSLATED"];
 
+  // The words of the interface for each state (the page's data-status-words); the state
+  // itself stays in data-status.
+  var WORDS = {};
+  var holder = document.querySelector("[data-status-words]");
+  try { if (holder) WORDS = JSON.parse(holder.getAttribute("data-status-words")); } catch (e) {}
+
   function setField(root, name, value) {
     var el = root.querySelector('[data-field="' + name + '"]');
     if (!el) return;
-    if (el.tagName === "PROGRESS") el.value = value; else el.textContent = value;
+    if (el.tagName === "PROGRESS") el.value = value;
+    else if (name === "status") {
+      el.setAttribute("data-status", value);
+      el.textContent = WORDS[value] || value;
+    } else el.textContent = value;
+  }
+
+  function stateOf(root) {
+    var el = root.querySelector('[data-field="status"]');
+    return el ? el.getAttribute("data-status") : null;
   }
 
   function poll(id, root) {
@@ -46,18 +61,17 @@
   }
 
   var book = document.querySelector("[data-live-book]");
-  if (book) {
-    var status = book.querySelector('[data-field="status"]');
-    if (status && MOVING.indexOf(status.textContent.trim()) >= 0) {
-      poll(book.getAttribute("data-live-book"), book);
-    }
+  if (book && MOVING.indexOf(stateOf(book)) >= 0) {
+    poll(book.getAttribute("data-live-book"), book);
   }
   document.querySelectorAll("[data-live-list] tr[data-book]").forEach(function (row) {
-    var status = row.querySelector('[data-field="status"]');
-    if (status && MOVING.indexOf(status.textContent.trim()) >= 0) {
-      poll(row.getAttribute("data-book"), row);
-    }
+    if (MOVING.indexOf(stateOf(row)) >= 0) poll(row.getAttribute("data-book"), row);
   });
+
+  // The reader's chapter list: a menu on a phone, open beside the text on a wide screen.
+  if (window.matchMedia && window.matchMedia("(min-width: 50.01rem)").matches) {
+    document.querySelectorAll("details[data-wide-open]").forEach(function (d) { d.open = true; });
+  }
 
   // Copy buttons beside a secret shown once.
   document.querySelectorAll("button[data-copy]").forEach(function (button) {

@@ -3,7 +3,7 @@
 
 use axum::extract::State;
 use axum::http::header::LOCATION;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use booktr_core::books::Book;
 use booktr_core::job::{Edition, Layout, OutputFormat};
@@ -15,7 +15,8 @@ use super::download::edition;
 use super::{Success, SUCCESS};
 use crate::error::ApiError;
 use crate::extract::{Path, Query};
-use crate::web::reader::Reader;
+use crate::web::app::i18n::Lang;
+use crate::web::reader::{Reader, View};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::openapi::ErrorBody;
@@ -113,19 +114,22 @@ async fn shared_book(state: &AppState, token: &str) -> Result<Book, ApiError> {
 struct ReaderQuery {
     chapter: Option<u32>,
     page: Option<u32>,
+    view: Option<String>,
 }
 
 /// The shared book's reader page: original and translation side by side, a page of a chapter
 /// at a time (at most 200 rows and 200,000 characters).
 #[utoipa::path(get, path = "/shared/{token}", tag = "pages",
     params(("token" = String, Path), ("chapter" = Option<u32>, Query, minimum = 1),
-        ("page" = Option<u32>, Query, minimum = 1, description = "The page of the chapter (default 1)")),
+        ("page" = Option<u32>, Query, minimum = 1, description = "The page of the chapter (default 1)"),
+        ("view" = Option<String>, Query, description = "`both` (original and translation side by side) or `translation` (the translation alone); remembered in the `reader_view` cookie")),
     responses((status = 200, description = "HTML page", content_type = "text/html", body = String),
         (status = 404, description = "No such shared book, chapter or page", body = ErrorBody)))]
 async fn reader(
     State(state): State<AppState>,
     Path(token): Path<String>,
     Query(q): Query<ReaderQuery>,
+    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let book = shared_book(&state, &token).await?;
     let translations = &state.services.translations;
@@ -144,7 +148,8 @@ async fn reader(
             }
         }
     }
-    crate::web::reader::page(
+    let (view, asked) = View::chosen(q.view.as_deref(), &headers);
+    let mut page = crate::web::reader::page(
         &state,
         Reader {
             book: &book,
@@ -156,8 +161,15 @@ async fn reader(
             page: q.page.unwrap_or(1),
             current: &current,
             editions: &editions,
+            view,
+            lang: Lang::of(&headers),
+            back: None,
         },
-    )
+    )?;
+    if asked {
+        view.remember(&mut page);
+    }
+    Ok(page)
 }
 
 #[derive(Deserialize)]

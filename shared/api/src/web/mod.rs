@@ -11,6 +11,7 @@ pub mod app;
 pub mod markdown;
 pub mod reader;
 mod seo;
+pub mod words;
 
 use std::sync::OnceLock;
 
@@ -62,12 +63,21 @@ fn templates() -> &'static Environment<'static> {
                 minijinja::escape_formatter(out, state, value)
             }
         });
+        words::register(&mut env);
         for (name, source) in [
             ("layout.html", include_str!("../../templates/layout.html")),
             ("home.html", include_str!("../../templates/home.html")),
             ("posts.html", include_str!("../../templates/posts.html")),
             ("post.html", include_str!("../../templates/post.html")),
             ("reader.html", include_str!("../../templates/reader.html")),
+            (
+                "reader_body.html",
+                include_str!("../../templates/reader_body.html"),
+            ),
+            (
+                "app/reader.html",
+                include_str!("../../templates/app/reader.html"),
+            ),
             (
                 "app/layout.html",
                 include_str!("../../templates/app/layout.html"),
@@ -95,6 +105,10 @@ fn templates() -> &'static Environment<'static> {
             (
                 "app/settings.html",
                 include_str!("../../templates/app/settings.html"),
+            ),
+            (
+                "app/languages.html",
+                include_str!("../../templates/app/languages.html"),
             ),
             (
                 "app/deliveries.html",

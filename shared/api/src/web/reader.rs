@@ -1,6 +1,8 @@
-//! The reader's page, on the site's layout: the chapter list, one page of a chapter's original
-//! and translation side by side, and the download links. Shared (`/shared/{token}`) for whoever
-//! holds the link, and the owner's own (`/dashboard/books/{id}/read`).
+//! The reader: the chapter list (a menu on a phone), one page of a chapter, original and
+//! translation side by side or the translation alone, previous and next chapter and page, and
+//! the download links. Shared (`/shared/{token}`, on the site's layout) for whoever holds the
+//! link, and the owner's own (`/dashboard/books/{id}/read`, on the app's layout, with the way
+//! back to the book). Both render `reader_body.html` from what [`prepare`] makes.
 //!
 //! A chapter is shown a page at a time (`?chapter=N&page=M`, both from 1): a book may hold a
 //! chapter of tens of thousands of paragraphs, and one page of all of it was hundreds of
@@ -8,15 +10,21 @@
 //! characters, whichever comes first, so no reader page is larger than a few megabytes
 //! whatever the book. Only the rows of the page asked for are built; the others are measured
 //! and dropped.
+//!
+//! The view (`?view=both` or `?view=translation`) is remembered in the `reader_view` cookie,
+//! so a reader without JavaScript keeps it from page to page; side by side when never chosen.
 
+use axum::http::header::{COOKIE, SET_COOKIE};
+use axum::http::{HeaderMap, HeaderValue};
 use axum::response::Response;
 use booktr_core::books::{Book, Chapter};
 use booktr_core::job::Edition;
 use booktr_core::translation::SideBySide;
-use booktr_formats::manuscript::Block;
-use minijinja::context;
+use booktr_formats::manuscript::{Block, BlockKind};
+use minijinja::{context, Value};
 use serde::Serialize;
 
+use super::app::i18n::Lang;
 use super::{head, render_with};
 use crate::error::ApiError;
 use crate::AppState;
@@ -31,6 +39,61 @@ pub const PAGE_CHARS: usize = 200_000;
 const BLOCK_CHARS: usize = 100_000;
 /// Most characters of a chapter's name in the contents, which lists every chapter on each page.
 const LABEL_CHARS: usize = 200;
+
+/// The cookie that remembers the view.
+const VIEW_COOKIE: &str = "reader_view";
+
+/// Original and translation side by side, or the translation alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    Both,
+    Translation,
+}
+
+impl View {
+    fn parse(text: &str) -> Option<View> {
+        match text {
+            "both" => Some(View::Both),
+            "translation" => Some(View::Translation),
+            _ => None,
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            View::Both => "both",
+            View::Translation => "translation",
+        }
+    }
+
+    /// The view asked for (`?view=`), else the one remembered, else side by side; and whether
+    /// it was asked for (so it is to be remembered).
+    pub fn chosen(asked: Option<&str>, headers: &HeaderMap) -> (View, bool) {
+        if let Some(view) = asked.and_then(View::parse) {
+            return (view, true);
+        }
+        let remembered = headers
+            .get_all(COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|pair| pair.trim().split_once('='))
+            .find(|(name, _)| *name == VIEW_COOKIE)
+            .and_then(|(_, value)| View::parse(value));
+        (remembered.unwrap_or(View::Both), false)
+    }
+
+    /// Adds the cookie that remembers this view for a year, on every reader of the site.
+    pub fn remember(self, response: &mut Response) {
+        let cookie = format!(
+            "{VIEW_COOKIE}={}; Path=/; Max-Age=31536000; SameSite=Lax",
+            self.as_str()
+        );
+        if let Ok(value) = HeaderValue::from_str(&cookie) {
+            response.headers_mut().append(SET_COOKIE, value);
+        }
+    }
+}
 
 /// What the reader shows.
 pub struct Reader<'a> {
@@ -49,6 +112,11 @@ pub struct Reader<'a> {
     pub current: &'a SideBySide,
     /// The output files that exist, offered for download.
     pub editions: &'a [Edition],
+    pub view: View,
+    /// The interface's language (the page's own is the translation's).
+    pub lang: Lang,
+    /// The owner's way back to the book's page.
+    pub back: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -60,9 +128,53 @@ struct Entry {
 
 #[derive(Debug, PartialEq, Serialize)]
 struct Row {
+    /// How the block is styled: `heading level-N`, `line` (verse), `quote`, `item`, `pre`,
+    /// `note`, `cell`, `image` or `paragraph`.
+    kind: String,
     original: String,
+    /// A verse line's number, printed in the margin (books glue it to the line's text).
+    original_number: Option<String>,
     /// None while the block is not translated yet.
     translation: Option<String>,
+    translation_number: Option<String>,
+}
+
+fn kind_class(kind: &BlockKind) -> String {
+    match kind {
+        BlockKind::Heading { level } => format!("heading level-{}", level.clamp(&1, &6)),
+        BlockKind::Line => "line".into(),
+        BlockKind::Quote => "quote".into(),
+        BlockKind::ListItem { .. } => "item".into(),
+        BlockKind::Preformatted => "pre".into(),
+        BlockKind::Footnote { .. } => "note".into(),
+        BlockKind::TableCell { .. } => "cell".into(),
+        BlockKind::Image { .. } => "image".into(),
+        BlockKind::Paragraph => "paragraph".into(),
+    }
+}
+
+/// A verse line's text and the line number glued to its end ("into the Hofgarten,10"): a
+/// number of one to four digits right after a letter or a punctuation mark, with no space.
+/// Other blocks, and lines that end in a number after a space ("in 1851"), are left whole.
+fn line_number(kind: &BlockKind, text: String) -> (String, Option<String>) {
+    if *kind != BlockKind::Line {
+        return (text, None);
+    }
+    let trimmed = text.trim_end();
+    let digits = trimmed
+        .chars()
+        .rev()
+        .take_while(char::is_ascii_digit)
+        .count();
+    let before = trimmed[..trimmed.len() - digits].chars().next_back();
+    let glued = before.is_some_and(|c| !c.is_whitespace() && !c.is_ascii_digit());
+    if (1..=4).contains(&digits) && glued {
+        let at = trimmed.len() - digits;
+        let number = trimmed[at..].to_string();
+        (trimmed[..at].to_string(), Some(number))
+    } else {
+        (text, None)
+    }
 }
 
 /// One page of a chapter: its rows, and how many pages the chapter has.
@@ -94,9 +206,20 @@ fn paginate(source: &[Block], translated: Option<&[Block]>, wanted: u32) -> Page
         on_page += 1;
         chars_on_page += chars;
         if page == wanted {
+            let (original, original_number) = line_number(&block.kind, original);
+            let (translation, translation_number) = match translation {
+                Some(t) => {
+                    let (t, n) = line_number(&block.kind, t);
+                    (Some(t), n)
+                }
+                None => (None, None),
+            };
             rows.push(Row {
+                kind: kind_class(&block.kind),
                 original,
+                original_number,
                 translation,
+                translation_number,
             });
         }
     }
@@ -133,47 +256,64 @@ fn dir(lang: &str) -> &'static str {
     }
 }
 
-/// Renders the page; a page past the chapter's last is not found. Never cached: revoking the
-/// link must take effect at once.
-pub fn page(state: &AppState, reader: Reader<'_>) -> Result<Response, ApiError> {
+/// What both readers show of a page, and what its head says.
+pub struct Prepared {
+    pub data: Value,
+    pub title: String,
+    pub description: String,
+    /// The page's own address.
+    pub path: String,
+}
+
+/// The page's contents; a page past the chapter's last is not found.
+pub fn prepare(reader: Reader<'_>) -> Result<Prepared, ApiError> {
     let Reader {
         book,
         base,
         downloads: download_path,
-        private,
+        private: _,
         chapters,
         number,
         page,
         current,
         editions,
+        view,
+        lang,
+        back,
     } = reader;
     let translated = current.translation.as_ref().map(|t| t.blocks.as_slice());
     let Paged { rows, pages } = paginate(&current.source.blocks, translated, page);
     if page == 0 || page > pages {
         return Err(ApiError::not_found("page"));
     }
+    let label = |c: &Chapter| {
+        c.title.clone().map_or_else(
+            || format!("{} {}", lang.get("chapter"), c.number),
+            |t| truncate(t, LABEL_CHARS, "…"),
+        )
+    };
     let contents: Vec<Entry> = chapters
         .iter()
         .map(|c| Entry {
             number: c.number,
-            label: c.title.clone().map_or_else(
-                || format!("Chapter {}", c.number),
-                |t| truncate(t, LABEL_CHARS, "…"),
-            ),
+            label: label(c),
             current: c.number == number,
         })
         .collect();
+    let chapter_label = chapters
+        .iter()
+        .find(|c| c.number == number)
+        .map_or_else(|| format!("{} {number}", lang.get("chapter")), label);
     let next_chapter = chapters
         .iter()
         .map(|c| c.number)
         .filter(|&n| n > number)
         .min();
-    let previous = (page > 1).then(|| link(base, number, page - 1));
-    let next = if page < pages {
-        Some((link(base, number, page + 1), "Next page"))
-    } else {
-        next_chapter.map(|n| (link(base, n, 1), "Next chapter"))
-    };
+    let previous_chapter = chapters
+        .iter()
+        .map(|c| c.number)
+        .filter(|&n| n < number)
+        .max();
     let path = link(base, number, page);
     let by = book
         .author
@@ -182,43 +322,71 @@ pub fn page(state: &AppState, reader: Reader<'_>) -> Result<Response, ApiError> 
         .unwrap_or_default();
     let description = format!(
         "\"{}\"{by}, translated from {} to {}: read it side by side with the original.",
-        book.title, book.original_lang, book.target_lang
+        book.title,
+        super::words::language(Lang::En, &book.original_lang),
+        super::words::language(Lang::En, &book.target_lang),
     );
-    let mut head = head(state, &path, book.title.clone(), description);
-    head.lang = book.target_lang.clone();
-    head.og_type = "book";
-    head.noindex = private;
     let downloads: Vec<_> = editions
         .iter()
         .map(|e| context! { query => e.query(), label => e.label() })
         .collect();
-    render_with(
-        "reader.html",
-        head,
-        context! {
-            book => context! {
-                title => book.title,
-                author => book.author,
-                from => book.original_lang,
-                to => book.target_lang,
-                from_dir => dir(&book.original_lang),
-                to_dir => dir(&book.target_lang),
-            },
-            base,
-            download_path,
-            downloads,
-            contents,
-            rows,
-            paging => context! {
-                page,
-                pages,
-                previous,
-                next => next.as_ref().map(|(href, _)| href),
-                next_label => next.map(|(_, label)| label),
-            },
+    let known = |code: &str| (code != super::words::UNKNOWN_LANGUAGE).then(|| code.to_string());
+    let data = context! {
+        ui => lang.code(),
+        t => lang.messages(),
+        book => context! {
+            title => book.title,
+            author => book.author,
+            from => book.original_lang,
+            to => book.target_lang,
+            from_tag => known(&book.original_lang),
+            to_tag => known(&book.target_lang),
+            from_dir => dir(&book.original_lang),
+            to_dir => dir(&book.target_lang),
         },
-        "no-store",
-    )
+        base,
+        back,
+        view => view.as_str(),
+        download_path,
+        downloads,
+        contents,
+        chapter_label,
+        rows,
+        paging => context! {
+            page,
+            pages,
+            here => &path,
+            previous_page => (page > 1).then(|| link(base, number, page - 1)),
+            next_page => (page < pages).then(|| link(base, number, page + 1)),
+            previous_chapter => previous_chapter.map(|n| link(base, n, 1)),
+            next_chapter => next_chapter.map(|n| link(base, n, 1)),
+        },
+    };
+    Ok(Prepared {
+        data,
+        title: format!("{} · {chapter_label}", book.title),
+        description,
+        path,
+    })
+}
+
+/// The shared reader's page, on the site's layout. Never cached: revoking the link must take
+/// effect at once.
+pub fn page(state: &AppState, reader: Reader<'_>) -> Result<Response, ApiError> {
+    let private = reader.private;
+    let ui = reader.lang.code().to_string();
+    let Prepared {
+        data,
+        title,
+        description,
+        path,
+    } = prepare(reader)?;
+    let mut head = head(state, &path, title, description);
+    // The page speaks the interface's language; the text carries the book's languages.
+    head.lang = ui;
+    head.og_type = "book";
+    head.noindex = private;
+    render_with("reader.html", head, data, "no-store")
 }
 
 #[cfg(test)]
@@ -291,14 +459,41 @@ mod tests {
             paged.rows,
             vec![
                 Row {
+                    kind: "paragraph".into(),
                     original: "one".into(),
-                    translation: Some("un".into())
+                    original_number: None,
+                    translation: Some("un".into()),
+                    translation_number: None,
                 },
                 Row {
+                    kind: "paragraph".into(),
                     original: "three".into(),
-                    translation: Some("trois".into())
+                    original_number: None,
+                    translation: Some("trois".into()),
+                    translation_number: None,
                 },
             ]
+        );
+    }
+
+    #[test]
+    fn a_verse_lines_glued_number_is_taken_out_of_its_text() {
+        let line = BlockKind::Line;
+        assert_eq!(
+            line_number(&line, "into the Hofgarten,10".into()),
+            ("into the Hofgarten,".to_string(), Some("10".to_string()))
+        );
+        assert_eq!(
+            line_number(&line, "And drank coffee".into()),
+            ("And drank coffee".to_string(), None)
+        );
+        assert_eq!(
+            line_number(&line, "the year 1851".into()),
+            ("the year 1851".to_string(), None)
+        );
+        assert_eq!(
+            line_number(&BlockKind::Paragraph, "Hofgarten,10".into()),
+            ("Hofgarten,10".to_string(), None)
         );
     }
 

@@ -38,6 +38,9 @@ pub enum AccountsError {
     /// The credential is missing, unknown, revoked or expired; the text says which, safely.
     #[error("{0}")]
     Unauthenticated(&'static str),
+    /// The password given as the account's current one is not.
+    #[error("the current password is not right")]
+    WrongPassword,
     /// Too many password attempts for this email or from this address.
     #[error("{message}")]
     RateLimited { message: String, retry_after: i64 },
@@ -295,6 +298,59 @@ impl Accounts {
         self.keys.forget_user(user_id);
         info!(revoked, "every API key revoked");
         Ok(revoked)
+    }
+
+    /// Changes the signed-in user's password. `current` must be the account's password now
+    /// (`WrongPassword` otherwise, nothing changed); the new one is checked as at sign-up.
+    /// Every other session of the account ends, so whoever knew the old password is signed
+    /// out; the session that asked (`keep_session`, its token) stays. API keys stay, as after
+    /// a reset without their revocation. Returns how many sessions ended. Callers limit
+    /// attempts first ([`Accounts::limit_password_attempt`]), as for a sign-in.
+    #[instrument(skip_all, fields(user_id = %user_id))]
+    pub async fn change_own_password(
+        &self,
+        user_id: &str,
+        keep_session: &str,
+        current: &str,
+        new: &str,
+    ) -> Result<usize, AccountsError> {
+        let profile = self
+            .ports
+            .table
+            .get(&store::user_pk(user_id), store::PROFILE)
+            .await?
+            .ok_or(AccountsError::NotFound)?;
+        let generation = profile.i64(store::PASSWORD_GENERATION).unwrap_or(0);
+        let Some(stored) = profile.str("passwordHash").map(str::to_string) else {
+            // An account made by the CLI has no password to give: a reset link sets one.
+            password::verify_against_nothing(current.to_string()).await?;
+            return Err(AccountsError::WrongPassword);
+        };
+        if !password::verify(current.to_string(), stored).await? {
+            info!("password change refused: wrong current password");
+            return Err(AccountsError::WrongPassword);
+        }
+        let hash = validate_and_hash_password(new).await?;
+        match self.change_password(user_id, hash, generation).await {
+            Ok(()) => {}
+            // Changed by a reset link (or another session) between the read and the write.
+            Err(StoreError::Conflict) => {
+                return Err(AccountsError::Invalid(
+                    "the password was changed meanwhile; reload the page and try again".into(),
+                ))
+            }
+            Err(e) => return Err(e.into()),
+        }
+        let keep = store::session_pk(&sha256_hex(keep_session));
+        let ended = items::delete_indexed_of_but(
+            self.ports.table.as_ref(),
+            store::user_sessions(user_id),
+            user_id,
+            Some(&keep),
+        )
+        .await?;
+        info!(sessions_ended = ended, "password changed");
+        Ok(ended)
     }
 
     /// Ends every session of the user; returns how many there were.

@@ -4,6 +4,7 @@
 //! the API calls and comes back to the page.
 
 use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Request, State};
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::Form;
@@ -13,9 +14,10 @@ use booktr_core::types::BookStatus;
 use minijinja::context;
 use serde::{Deserialize, Serialize};
 
-use super::{page, page_error, SignedIn};
+use super::{page, page_error, reading, SignedIn};
 use crate::error::ApiError;
 use crate::extract::{Path, Query};
+use crate::web::reader::View;
 use crate::routes::books::{
     multipart_error, over_the_body_limit, read_limited, text_field, MULTIPART_OVERHEAD,
 };
@@ -65,7 +67,7 @@ async fn library(State(state): State<AppState>, me: SignedIn) -> Response {
     let rows: Vec<Row> = books
         .into_iter()
         .map(|b| Row {
-            created: b.created_at.format("%Y-%m-%d").to_string(),
+            created: b.created_at.to_rfc3339(),
             id: b.id,
             title: b.title,
             status: b.status,
@@ -90,6 +92,7 @@ async fn library(State(state): State<AppState>, me: SignedIn) -> Response {
         .collect();
     let title = me.lang.get("library");
     let data = context! {
+        status_words => crate::web::words::status_words(me.lang),
         books => rows,
         max_mb => MAX_UPLOAD_BYTES / (1024 * 1024),
         models,
@@ -206,8 +209,10 @@ async fn book(
     me: SignedIn,
     Path(id): Path<String>,
     Query(q): Query<QuoteQuery>,
+    headers: HeaderMap,
 ) -> Response {
-    match book_page(&state, &me, &id, q).await {
+    let continue_at = reading::of(&headers, &id);
+    match book_page(&state, &me, &id, q, continue_at).await {
         Ok(response) => response,
         Err(e) => page_error(me.lang, e),
     }
@@ -218,6 +223,7 @@ async fn book_page(
     me: &SignedIn,
     id: &str,
     q: QuoteQuery,
+    continue_at: Option<reading::Position>,
 ) -> Result<Response, ApiError> {
     let services = &state.services;
     let detail = services.books.detail(&me.user.id, id).await?;
@@ -272,6 +278,7 @@ async fn book_page(
         flagged => status.quality.flagged_blocks,
     };
     let data = context! {
+        status_words => crate::web::words::status_words(me.lang),
         book => book,
         chapters,
         quality,
@@ -287,6 +294,12 @@ async fn book_page(
         share_url => book.share_token.as_ref().map(|t| format!("{}/shared/{t}", state.settings.public_url)),
         shareable => matches!(book.status, BookStatus::Translated | BookStatus::Generating | BookStatus::Completed),
         quote_minutes => quote.as_ref().map(|q| q.estimated_seconds.div_ceil(60)),
+        finished => book.status == BookStatus::Completed,
+        continue_at => continue_at.map(|at| context! {
+            chapter => at.chapter,
+            page => at.page,
+            href => format!("/dashboard/books/{id}/read?chapter={}&page={}", at.chapter, at.page),
+        }),
         quote,
         quote_error,
     };
@@ -427,20 +440,29 @@ async fn download(
 struct ChapterQuery {
     chapter: Option<u32>,
     page: Option<u32>,
+    view: Option<String>,
 }
 
-/// The owner's side-by-side reader: the shared reader's page, on the owner's book, whatever its
-/// state (untranslated blocks say so), a page of a chapter at a time, kept out of search engines.
+/// The owner's reader: the shared reader's page on the app's layout, on the owner's book
+/// whatever its state (untranslated blocks say so), a page of a chapter at a time, with the
+/// way back to the book's page; kept out of search engines. The page opened is remembered as
+/// where to continue ([`reading`]).
 async fn read(
     State(state): State<AppState>,
     me: SignedIn,
     Path(id): Path<String>,
     Query(q): Query<ChapterQuery>,
+    headers: HeaderMap,
 ) -> Response {
+    let (view, asked) = View::chosen(q.view.as_deref(), &headers);
+    let number = q.chapter.unwrap_or(1);
+    let at = reading::Position {
+        chapter: number,
+        page: q.page.unwrap_or(1),
+    };
     let shown = async {
         let book = state.services.books.get(&me.user.id, &id).await?;
         let chapters = state.services.books.chapters(&book.id).await?;
-        let number = q.chapter.unwrap_or(1);
         let current = state
             .services
             .translations
@@ -448,21 +470,43 @@ async fn read(
             .await?
             .ok_or_else(|| ApiError::not_found("chapter"))?;
         let editions = booktr_core::books::store::editions();
-        crate::web::reader::page(
-            &state,
-            crate::web::reader::Reader {
-                book: &book,
-                base: &format!("/dashboard/books/{id}/read"),
-                downloads: &format!("/dashboard/books/{id}/download"),
-                private: true,
-                chapters: &chapters,
-                number,
-                page: q.page.unwrap_or(1),
-                current: &current,
-                editions: &editions,
-            },
-        )
+        crate::web::reader::prepare(crate::web::reader::Reader {
+            book: &book,
+            base: &format!("/dashboard/books/{id}/read"),
+            downloads: &format!("/dashboard/books/{id}/download"),
+            private: true,
+            chapters: &chapters,
+            number,
+            page: at.page,
+            current: &current,
+            editions: &editions,
+            view,
+            lang: me.lang,
+            back: Some(format!("/dashboard/books/{id}")),
+        })
     }
     .await;
-    shown.unwrap_or_else(|e| page_error(me.lang, e))
+    let prepared = match shown {
+        Ok(prepared) => prepared,
+        Err(e) => return page_error(me.lang, e),
+    };
+    let rendered = page(
+        &state,
+        Some(&me),
+        me.lang,
+        "app/reader.html",
+        &prepared.title,
+        prepared.data,
+    )
+    .await;
+    match rendered {
+        Ok(mut response) => {
+            if asked {
+                view.remember(&mut response);
+            }
+            reading::remember(&headers, &id, at, &mut response);
+            response
+        }
+        Err(response) => response,
+    }
 }

@@ -73,12 +73,17 @@ impl Lang {
             .collect()
     }
 
-    /// One message.
-    pub fn get(self, key: &str) -> &'static str {
+    /// One message, None for a key the catalogue lacks.
+    pub fn find(self, key: &str) -> Option<&'static str> {
         MESSAGES
             .iter()
             .find(|(k, _, _)| *k == key)
-            .map_or("", |(_, en, es)| if self == Lang::En { en } else { es })
+            .map(|(_, en, es)| if self == Lang::En { *en } else { *es })
+    }
+
+    /// One message.
+    pub fn get(self, key: &str) -> &'static str {
+        self.find(key).unwrap_or("")
     }
 }
 
@@ -105,7 +110,7 @@ const MESSAGES: &[(&str, &str, &str)] = &[
     ("status", "Status", "Estado"),
     ("progress", "Progress", "Progreso"),
     ("target_language", "Translate into", "Traducir al"),
-    ("target_language_hint", "A language code such as fr, de or pt-BR.", "Un código de idioma como fr, de o pt-BR."),
+    ("target_language_hint", "Type to search the languages by name, or a code such as pt-BR.", "Escribe para buscar el idioma por su nombre, o un código como pt-BR."),
     ("uploaded", "Uploaded", "Subido"),
     ("upload", "Upload a book", "Subir un libro"),
     ("upload_button", "Upload", "Subir"),
@@ -150,7 +155,7 @@ const MESSAGES: &[(&str, &str, &str)] = &[
     ("email_verified", "verified", "verificado"),
     ("email_unverified", "not verified yet", "aún sin verificar"),
     ("send_verification", "Email me a verification link", "Enviarme un enlace de verificación"),
-    ("preferred_language", "Preferred language (a code such as en or es)", "Idioma preferido (un código como en o es)"),
+    ("preferred_language", "Preferred language", "Idioma preferido"),
     ("preferences", "Translation defaults", "Valores por defecto de traducción"),
     ("default_model", "Model", "Modelo"),
     ("default_target_language", "Translate into", "Traducir al"),
@@ -253,7 +258,7 @@ const MESSAGES: &[(&str, &str, &str)] = &[
     ("quality", "Checks", "Comprobaciones"),
     ("no_flags", "no block flagged.", "ningún bloque señalado."),
     ("repaired", "Repaired by a second request", "Reparados con una segunda petición"),
-    ("removed_lines", "lines of model chatter removed", "líneas de charla del modelo quitadas"),
+    ("removed_lines", "Remarks the model added around the text, left out", "Comentarios que el modelo añadió al texto, omitidos"),
     ("source_language", "Written in", "Escrito en"),
     ("read_side_by_side", "Read it beside the original", "Leerlo junto al original"),
     ("shared_at", "Anyone with this link can read the translation:", "Cualquiera con este enlace puede leer la traducción:"),
@@ -287,6 +292,59 @@ const MESSAGES: &[(&str, &str, &str)] = &[
     ("bilingual", "bilingual", "bilingüe"),
     ("nothing_to_translate", "Every chapter is already translated with these choices: pick another model, glossary or language to translate the book again.", "Todos los capítulos ya están traducidos con estas opciones: elige otro modelo, glosario o idioma para volver a traducir el libro."),
     ("forbidden", "This form has expired or did not come from this site. Go back, reload the page and try again.", "Este formulario ha caducado o no viene de este sitio. Vuelve atrás, recarga la página e inténtalo de nuevo."),
+    // Values said in words (`web::words`).
+    ("free", "free", "gratis"),
+    ("less_than", "less than", "menos de"),
+    ("language_unknown", "not recognised", "no reconocido"),
+    ("engine_offline", "offline demo engine", "motor de demostración sin conexión"),
+    ("engine_offline_hint", "No provider key is set for this model, so the offline demo engine writes a visibly fake translation (vowels accented: \"Càll mé Ìshmàél\"): free, and useful to see the whole process work. Add your own provider key in the settings for a real translation.", "No hay clave de proveedor para este modelo, así que el motor de demostración sin conexión escribe una traducción visiblemente falsa (vocales acentuadas: \"Càll mé Ìshmàél\"): es gratis y sirve para ver todo el proceso. Añade tu propia clave de proveedor en los ajustes para una traducción real."),
+    ("state_uploaded", "uploaded", "subido"),
+    ("state_extracting", "reading the file", "leyendo el archivo"),
+    ("state_extracted", "ready to translate", "listo para traducir"),
+    ("state_translating", "translating", "traduciendo"),
+    ("state_paused", "paused", "en pausa"),
+    ("state_translated", "translated, making the files", "traducido, preparando los archivos"),
+    ("state_generating", "making the files", "preparando los archivos"),
+    ("state_completed", "translated", "traducido"),
+    ("state_error", "failed", "con error"),
+    ("state_pending", "waiting", "en espera"),
+    ("state_retrying", "will be retried", "se reintentará"),
+    ("state_delivered", "delivered", "entregada"),
+    ("state_failed", "failed", "fallida"),
+    // The settings' sections and the password change.
+    ("section_profile", "Profile and password", "Perfil y contraseña"),
+    ("section_usage", "Usage and plan", "Uso y plan"),
+    ("section_data", "Data and account", "Datos y cuenta"),
+    ("saved", "Saved.", "Guardado."),
+    ("password_saved", "Your password is changed. Every other session of the account is signed out; this one stays signed in.", "Tu contraseña ha cambiado. Las demás sesiones de la cuenta se han cerrado; esta sigue abierta."),
+    ("verification_sent", "A verification link is on its way to your email.", "Va de camino a tu correo un enlace de verificación."),
+    ("wrong_password", "The current password is not right: nothing was changed.", "La contraseña actual no es correcta: no se ha cambiado nada."),
+    ("change_password", "Change the password", "Cambiar la contraseña"),
+    ("change_password_hint", "Every other place where you are signed in is signed out; API keys keep working.", "Se cierra la sesión en todos los demás sitios donde la tengas abierta; las claves de API siguen funcionando."),
+    ("current_password", "Current password", "Contraseña actual"),
+    ("new_password_field", "New password", "Contraseña nueva"),
+    ("plan", "Plan", "Plan"),
+    // The reader.
+    ("contents", "Chapters", "Capítulos"),
+    ("back_to_book", "Back to the book", "Volver al libro"),
+    ("view", "View", "Vista"),
+    ("view_both", "Side by side", "Lado a lado"),
+    ("view_translation", "Translation only", "Solo la traducción"),
+    ("previous_page", "Previous page", "Página anterior"),
+    ("next_page", "Next page", "Página siguiente"),
+    ("previous_chapter", "Previous chapter", "Capítulo anterior"),
+    ("next_chapter", "Next chapter", "Capítulo siguiente"),
+    ("page", "Page", "Página"),
+    ("pages_top", "Chapter pages", "Páginas del capítulo"),
+    ("pages_bottom", "Chapter pages, at the end", "Páginas del capítulo, al final"),
+    ("original", "Original", "Original"),
+    ("not_translated_yet", "not translated yet", "aún sin traducir"),
+    // A book's page.
+    ("your_translation", "Your translation", "Tu traducción"),
+    ("read_so_far", "Read what is translated", "Leer lo traducido"),
+    ("continue_reading", "Continue reading", "Seguir leyendo"),
+    ("read_from_start", "Read from the start, beside the original", "Leer desde el principio, junto al original"),
+    ("partial_downloads", "The files hold the chapters translated so far; the others keep the original text.", "Los archivos tienen los capítulos traducidos hasta ahora; los demás conservan el texto original."),
 ];
 
 #[cfg(test)]

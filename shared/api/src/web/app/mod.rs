@@ -16,6 +16,7 @@ mod community;
 pub mod csrf;
 mod glossaries;
 pub mod i18n;
+mod reading;
 mod return_to;
 mod settings;
 

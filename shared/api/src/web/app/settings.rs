@@ -1,25 +1,45 @@
-//! `/dashboard/settings` (API keys, webhooks, the export and closing the account) and
-//! `/dashboard/notifications`. A key's and a webhook's secret are shown once, on the page that
-//! answers their creation (never in a URL), with a copy button.
+//! The settings, a page per section (`/dashboard/settings/{section}`: profile and password,
+//! translation defaults, notifications, usage and plan, API keys, webhooks, provider keys, data
+//! and account) under one section menu, and `/dashboard/notifications`. Each section's form
+//! posts to its own path and comes back to its page. A key's and a webhook's secret are shown
+//! once, at the top of the page that answers their creation (never in a URL), with a copy
+//! button.
 
 use axum::extract::State;
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::Form;
+use booktr_core::accounts::AccountsError;
 use booktr_core::types::Scope;
 use minijinja::{context, Value};
 use serde::Deserialize;
 
 use super::{field, page, page_error, SignedIn, TokenForm};
 use crate::error::ApiError;
-use crate::extract::Path;
+use crate::extract::{Path, Query};
+use crate::limits::ClientAddress;
 use crate::routes::auth_routes::with_cookie;
 use crate::{AppState, Routes};
 
+/// The sections, in the menu's order: their path segment and the message that names them.
+const SECTIONS: &[(&str, &str)] = &[
+    ("profile", "section_profile"),
+    ("preferences", "preferences"),
+    ("notifications", "notification_settings"),
+    ("usage", "section_usage"),
+    ("keys", "api_keys"),
+    ("webhooks", "webhooks"),
+    ("developer", "provider_keys"),
+    ("data", "section_data"),
+];
+
 pub fn router() -> Routes {
-    Routes::new()
-        .route("/dashboard/settings", get(settings))
+    let sections = SECTIONS.iter().fold(Routes::new(), |routes, (slug, _)| {
+        routes.route(&format!("/dashboard/settings/{slug}"), get(section))
+    });
+    sections
+        .route("/dashboard/settings", get(first_section))
         .route("/dashboard/settings/keys", post(create_key))
         .route("/dashboard/settings/keys/{id}/revoke", post(revoke_key))
         .route("/dashboard/settings/webhooks", post(create_webhook))
@@ -31,6 +51,7 @@ pub fn router() -> Routes {
         )
         .route("/dashboard/settings/close", post(close_account))
         .route("/dashboard/settings/profile", post(save_profile))
+        .route("/dashboard/settings/password", post(change_password))
         .route("/dashboard/settings/preferences", post(save_preferences))
         .route(
             "/dashboard/settings/notifications",
@@ -42,60 +63,121 @@ pub fn router() -> Routes {
         .route("/dashboard/notifications/read", post(mark_read))
 }
 
-/// What one action wants the settings page to say (a secret shown once, a test's answer).
+/// What one action wants its section's page to say (a secret shown once, a test's answer, a
+/// form's error), and the status it answers with.
 #[derive(Default)]
 struct Said {
     new_key: Option<Value>,
     new_webhook: Option<Value>,
     tested: Option<Value>,
+    password_error: Option<String>,
+    status: Option<StatusCode>,
 }
 
-async fn settings(State(state): State<AppState>, me: SignedIn) -> Response {
-    settings_page(&state, &me, Said::default()).await
+async fn first_section() -> Redirect {
+    Redirect::to("/dashboard/settings/profile")
 }
 
-async fn settings_page(state: &AppState, me: &SignedIn, said: Said) -> Response {
+/// What a section's page was sent back with (`?saved=1` after a form).
+#[derive(Deserialize)]
+struct SectionQuery {
+    saved: Option<String>,
+    verification: Option<String>,
+    password: Option<String>,
+}
+
+/// A section's page: the last segment of its path names it.
+async fn section(
+    State(state): State<AppState>,
+    me: SignedIn,
+    uri: Uri,
+    Query(q): Query<SectionQuery>,
+) -> Response {
+    let asked = uri.path().rsplit('/').next().unwrap_or_default();
+    let Some(&(section, _)) = SECTIONS.iter().find(|(s, _)| *s == asked) else {
+        return page_error(me.lang, ApiError::not_found("settings section"));
+    };
+    let notice = if q.password.as_deref() == Some("changed") {
+        Some("password_saved")
+    } else if q.verification.as_deref() == Some("sent") {
+        Some("verification_sent")
+    } else if q.saved.is_some() {
+        Some("saved")
+    } else {
+        None
+    };
+    settings_page(&state, &me, section, notice, Said::default()).await
+}
+
+/// What a section's page shows, loaded for that section alone.
+async fn section_data(state: &AppState, me: &SignedIn, section: &str) -> Result<Value, ApiError> {
     let services = &state.services;
     let user_id = me.user.id.as_str();
-    let loaded = async {
-        let keys = services.accounts.list_keys(user_id).await?;
-        let webhooks = services.events.webhooks(user_id).await?;
-        let usage = services.usage.report(&me.user).await?;
-        let account = context! {
+    Ok(match section {
+        "profile" => context! {
+            profile => context! {
+                name => me.user.name.clone(),
+                preferred_language => me.user.preferred_language.clone(),
+                email => me.user.email.to_string(),
+                verified => me.user.email_verified,
+            },
+        },
+        "preferences" => context! {
             preferences => services.translations.preferences(user_id).await?,
-            notify => services.events.notification_settings(user_id).await?,
-            developer => services.developer.settings(user_id).await?,
             glossaries => services.glossaries.list(user_id).await?,
-            models => usage.allowed_models.clone(),
-        };
-        Ok::<_, ApiError>((keys, webhooks, usage, account))
-    }
-    .await;
-    let (keys, webhooks, usage, account) = match loaded {
-        Ok(loaded) => loaded,
+            models => services.usage.report(&me.user).await?.allowed_models,
+        },
+        "notifications" => context! {
+            notify => services.events.notification_settings(user_id).await?,
+        },
+        "usage" => context! { usage => services.usage.report(&me.user).await? },
+        "keys" => context! { keys => services.accounts.list_keys(user_id).await? },
+        "webhooks" => context! { webhooks => services.events.webhooks(user_id).await? },
+        "developer" => context! { developer => services.developer.settings(user_id).await? },
+        _ => context! { phrase => booktr_core::privacy::DELETE_CONFIRMATION },
+    })
+}
+
+async fn settings_page(
+    state: &AppState,
+    me: &SignedIn,
+    section: &'static str,
+    notice: Option<&str>,
+    said: Said,
+) -> Response {
+    let data = match section_data(state, me, section).await {
+        Ok(data) => data,
         Err(e) => return page_error(me.lang, e),
     };
+    let sections: Vec<Value> = SECTIONS
+        .iter()
+        .map(|(slug, key)| context! { slug, label => me.lang.get(key) })
+        .collect();
+    let label = SECTIONS
+        .iter()
+        .find(|(s, _)| *s == section)
+        .map_or("", |(_, key)| me.lang.get(key));
     let data = context! {
-        keys,
-        webhooks,
-        usage,
-        account,
-        profile => context! {
-            name => me.user.name.clone(),
-            preferred_language => me.user.preferred_language.clone(),
-            email => me.user.email.to_string(),
-            verified => me.user.email_verified,
-        },
-        reset => usage.reset_date.format("%Y-%m-%d").to_string(),
+        section,
+        section_label => label,
+        sections,
+        notice => notice.map(|n| me.lang.get(n)),
         new_key => said.new_key,
         new_webhook => said.new_webhook,
         tested => said.tested,
-        phrase => booktr_core::privacy::DELETE_CONFIRMATION,
+        password_error => said.password_error,
+        ..data
     };
-    let title = me.lang.get("settings");
-    page(state, Some(me), me.lang, "app/settings.html", title, data)
-        .await
-        .unwrap_or_else(|r| r)
+    let title = format!("{} · {label}", me.lang.get("settings"));
+    match page(state, Some(me), me.lang, "app/settings.html", &title, data).await {
+        Ok(mut response) => {
+            if let Some(status) = said.status {
+                *response.status_mut() = status;
+            }
+            response
+        }
+        Err(response) => response,
+    }
 }
 
 #[derive(Deserialize)]
@@ -152,7 +234,7 @@ async fn create_key(
                 new_key: Some(context! { name => created.key.name, secret => created.secret }),
                 ..Said::default()
             };
-            settings_page(&state, &me, said).await
+            settings_page(&state, &me, "keys", None, said).await
         }
         Err(e) => page_error(me.lang, e),
     }
@@ -168,7 +250,7 @@ async fn revoke_key(
         return page_error(me.lang, e);
     }
     match state.services.accounts.revoke_key(&me.user.id, &id).await {
-        Ok(()) => Redirect::to("/dashboard/settings#keys").into_response(),
+        Ok(()) => Redirect::to("/dashboard/settings/keys").into_response(),
         Err(e) => page_error(me.lang, e.into()),
     }
 }
@@ -209,7 +291,7 @@ async fn create_webhook(
                 ),
                 ..Said::default()
             };
-            settings_page(&state, &me, said).await
+            settings_page(&state, &me, "webhooks", None, said).await
         }
         Err(e) => page_error(me.lang, e.into()),
     }
@@ -234,7 +316,7 @@ async fn test_webhook(
                 }),
                 ..Said::default()
             };
-            settings_page(&state, &me, said).await
+            settings_page(&state, &me, "webhooks", None, said).await
         }
         Err(e) => page_error(me.lang, e.into()),
     }
@@ -250,7 +332,7 @@ async fn delete_webhook(
         return page_error(me.lang, e);
     }
     match state.services.events.delete_webhook(&me.user.id, &id).await {
-        Ok(()) => Redirect::to("/dashboard/settings#webhooks").into_response(),
+        Ok(()) => Redirect::to("/dashboard/settings/webhooks").into_response(),
         Err(e) => page_error(me.lang, e.into()),
     }
 }
@@ -435,7 +517,7 @@ async fn save_notifications(
         Ok::<_, ApiError>(())
     }
     .await;
-    back_to_settings(&me, saved, "notify")
+    back_to_settings(&me, saved, "notifications")
 }
 
 /// A key field left empty keeps the key; its "remove" box removes it.
@@ -467,7 +549,7 @@ async fn save_developer(
 
 fn back_to_settings(me: &SignedIn, saved: Result<(), ApiError>, section: &str) -> Response {
     match saved {
-        Ok(()) => Redirect::to(&format!("/dashboard/settings#{section}")).into_response(),
+        Ok(()) => Redirect::to(&format!("/dashboard/settings/{section}?saved=1")).into_response(),
         Err(e) => page_error(me.lang, e),
     }
 }
@@ -488,7 +570,52 @@ async fn send_verification(
     }
     .await;
     match sent {
-        Ok(()) => Redirect::to("/dashboard/settings?verification=sent#profile").into_response(),
+        Ok(()) => Redirect::to("/dashboard/settings/profile?verification=sent").into_response(),
         Err(e) => page_error(me.lang, e),
     }
+}
+
+#[derive(Deserialize)]
+struct PasswordForm {
+    csrf: Option<String>,
+    current: String,
+    new: String,
+}
+
+/// Changes the password with the current one; every other session ends, this one stays. A
+/// wrong current password, or a new one that does not do, is said on the profile's page above
+/// the form. Attempts count as sign-ins do, so a borrowed session cannot guess the password.
+async fn change_password(
+    State(state): State<AppState>,
+    me: SignedIn,
+    ClientAddress(address): ClientAddress,
+    Form(form): Form<PasswordForm>,
+) -> Response {
+    if let Err(e) = me.check_form(form.csrf.as_deref()) {
+        return page_error(me.lang, e);
+    }
+    let accounts = &state.services.accounts;
+    let changed = async {
+        accounts
+            .limit_password_attempt(&address, Some(me.user.email.as_str()))
+            .await?;
+        accounts
+            .change_own_password(&me.user.id, &me.session, &form.current, &form.new)
+            .await
+    }
+    .await;
+    let message = match changed {
+        Ok(_) => {
+            return Redirect::to("/dashboard/settings/profile?password=changed").into_response()
+        }
+        Err(AccountsError::WrongPassword) => me.lang.get("wrong_password").to_string(),
+        Err(AccountsError::Invalid(message)) => message,
+        Err(e) => return page_error(me.lang, e.into()),
+    };
+    let said = Said {
+        password_error: Some(message),
+        status: Some(StatusCode::BAD_REQUEST),
+        ..Said::default()
+    };
+    settings_page(&state, &me, "profile", None, said).await
 }
