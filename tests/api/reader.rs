@@ -69,16 +69,19 @@ async fn signed_in(app: &TestApp) -> (Client, String, crate::helpers::TestUser) 
     (client, cookie, user)
 }
 
-/// The originals of a reader page's rows, and whether each has its translation.
+/// The originals of a reader page's rows (side by side), and whether each has its translation.
 fn rows(html: &str) -> Vec<(String, bool)> {
-    html.split("<tr><td dir=\"")
+    html.split("<div class=\"row ")
         .skip(1)
         .map(|row| {
             let original = row
+                .split("<div class=\"original\"")
+                .nth(1)
+                .unwrap()
                 .split_once('>')
                 .unwrap()
                 .1
-                .split("</td>")
+                .split('<')
                 .next()
                 .unwrap();
             (original.to_string(), !row.contains("not translated yet"))
