@@ -1,7 +1,9 @@
 //! The web app in a real browser: Debian's Chromium driven through WebDriver (`chromedriver`,
 //! installed by `scripts/test.sh`), with the scripts of the pages running. A new user's walk,
 //! every page checked by axe-core (pinned, from npm, injected into the page) for WCAG 2.1 A and
-//! AA, and screenshots at desktop and phone widths under `target/screenshots/web-app/`.
+//! AA and for an element wider than the window (no sideways scrolling), at desktop (1280 px) and
+//! phone (360 px) widths, with a screenshot of the whole page at each under
+//! `target/screenshots/web-app/`.
 
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -11,8 +13,10 @@ use serde_json::{json, Value};
 
 use crate::helpers::{corpus, epubcheck, spawn_app};
 
-const DESKTOP: (u32, u32) = (1200, 900);
-const PHONE: (u32, u32) = (390, 844);
+const DESKTOP: (u32, u32) = (1280, 900);
+const PHONE: (u32, u32) = (360, 800);
+/// The tallest screenshot taken of a page, in CSS pixels.
+const SHOT_HEIGHT: u32 = 6000;
 
 /// One browser, through a chromedriver of its own.
 struct Browser {
@@ -144,9 +148,10 @@ impl Browser {
     }
 
     /// Waits up to a minute for the book page's own status (not a chapter's, which reads the
-    /// same words earlier) to be `status`.
+    /// same words earlier) to be `status` (the state's code; the page says it in words).
     async fn wait_for_book_status(&self, status: &str) {
-        let read = "return document.querySelector('#state + p [data-field=status]')?.textContent;";
+        let read = "return document.querySelector('#state + p [data-field=status]')\
+            ?.getAttribute('data-status');";
         for _ in 0..600 {
             if self.script(read).await.as_str() == Some(status) {
                 return;
@@ -209,13 +214,51 @@ impl Browser {
                 )
                 .await;
             assert_eq!(violations, json!([]), "{name} at {label} width");
+            self.assert_fits(&format!("{name} at {label} width")).await;
+            // The whole page in one picture: the window as tall as the page.
+            let height = self
+                .script("return document.documentElement.scrollHeight;")
+                .await
+                .as_u64()
+                .unwrap_or(u64::from(size.1)) as u32;
+            self.resize((size.0, height.clamp(size.1, SHOT_HEIGHT))).await;
             let shot = self.call(reqwest::Method::GET, "/screenshot", None).await;
             let png = base64::engine::general_purpose::STANDARD
                 .decode(shot.as_str().unwrap())
                 .unwrap();
             std::fs::write(dir.join(format!("{name}-{label}.png")), png).unwrap();
+            self.resize(size).await;
         }
         self.resize(DESKTOP).await;
+    }
+
+    /// Nothing on the page is wider than the window: the page does not scroll sideways, and
+    /// no element reaches past the window's right edge unless a box that scrolls or clips
+    /// holds it.
+    async fn assert_fits(&self, what: &str) {
+        let found = self
+            .script(
+                "const w = document.documentElement.clientWidth; const wide = []; \
+                 for (const el of document.querySelectorAll('body *')) { \
+                   const r = el.getBoundingClientRect(); \
+                   if ((r.width === 0 && r.height === 0) || r.right <= w + 1) continue; \
+                   let held = false; \
+                   for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) { \
+                     if (getComputedStyle(p).overflowX !== 'visible' \
+                         && p.getBoundingClientRect().right <= w + 1) { held = true; break; } } \
+                   if (!held) wide.push(el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') \
+                     + (typeof el.className === 'string' && el.className \
+                        ? '.' + el.className.trim().split(/\\s+/).join('.') : '') \
+                     + ' ' + Math.round(r.right) + 'px'); } \
+                 return { window: w, page: document.documentElement.scrollWidth, \
+                          wide: wide.slice(0, 8) };",
+            )
+            .await;
+        assert!(
+            found["page"].as_u64() <= found["window"].as_u64()
+                && found["wide"].as_array().is_some_and(Vec::is_empty),
+            "{what}: wider than the window: {found}"
+        );
     }
 }
 
@@ -288,7 +331,7 @@ async fn a_new_user_walks_the_web_app_in_a_real_browser_with_no_accessibility_vi
     browser.check_page("book-extracted").await;
 
     // Sees the quote, starts, and the page follows the run to COMPLETED.
-    assert!(browser.page_text().await.contains("offline-pseudo"));
+    assert!(browser.page_text().await.contains("offline demo engine"));
     browser
         .click("form[action$='/start'] button[type=submit]")
         .await;
@@ -330,7 +373,7 @@ async fn a_new_user_walks_the_web_app_in_a_real_browser_with_no_accessibility_vi
     browser.check_page("library").await;
 
     // Makes an API key, uses it, revokes it.
-    browser.go(&format!("{site}/dashboard/settings")).await;
+    browser.go(&format!("{site}/dashboard/settings/keys")).await;
     browser.check_page("settings").await;
     browser.fill("#key-name", "walk").await;
     browser
@@ -350,6 +393,9 @@ async fn a_new_user_walks_the_web_app_in_a_real_browser_with_no_accessibility_vi
     assert_eq!(app.get("/api/user", &secret).await.status(), 401);
 
     // Adds a webhook and sends a test.
+    browser
+        .go(&format!("{site}/dashboard/settings/webhooks"))
+        .await;
     browser.fill("#webhook-url", &receiver.url).await;
     browser
         .click("form[action='/dashboard/settings/webhooks'] button[type=submit]")
@@ -384,7 +430,7 @@ async fn a_new_user_walks_the_web_app_in_a_real_browser_with_no_accessibility_vi
     assert_eq!(export.status(), 200);
     let export: Value = export.json().await.unwrap();
     assert_eq!(export["books"].as_array().unwrap().len(), 1);
-    browser.go(&format!("{site}/dashboard/settings")).await;
+    browser.go(&format!("{site}/dashboard/settings/data")).await;
     browser.fill("#confirmation", "DELETE MY ACCOUNT").await;
     browser
         .click("form[action='/dashboard/settings/close'] button[type=submit]")
@@ -521,4 +567,209 @@ async fn a_return_address_to_another_site_keeps_a_real_browser_on_this_site() {
         .await;
     browser.click("form button[type=submit]").await;
     browser.wait_for_url(&format!("{site}/dashboard")).await;
+}
+
+/// Moby-Dick up to its chapter `last`: the corpus book with the later chapters taken out of its
+/// reading order (their files stay, unread), so a FREE plan's 100,000 words cover it.
+fn moby_dick_to_chapter(last: u32) -> Vec<u8> {
+    use std::io::{Read, Write};
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(corpus("moby-dick.epub"))).unwrap();
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for i in 0..archive.len() {
+        let name = archive.by_index_raw(i).unwrap().name().to_string();
+        if !name.ends_with(".opf") {
+            out.raw_copy_file(archive.by_index_raw(i).unwrap()).unwrap();
+            continue;
+        }
+        let mut opf = String::new();
+        archive.by_index(i).unwrap().read_to_string(&mut opf).unwrap();
+        let kept: Vec<&str> = opf
+            .lines()
+            .filter(|line| {
+                let Some(at) = line.find("idref=\"xchapter_") else {
+                    return true;
+                };
+                let number = &line[at + 16..at + 19];
+                number.parse::<u32>().is_ok_and(|n| n <= last)
+            })
+            .collect();
+        let options = zip::write::SimpleFileOptions::default();
+        out.start_file(name, options).unwrap();
+        out.write_all(kept.join("\n").as_bytes()).unwrap();
+    }
+    out.finish().unwrap().into_inner()
+}
+
+/// The chapter the reader's address shows (`?chapter=N`, 1 without it).
+fn chapter_of(url: &str) -> u32 {
+    url.split(['?', '&'])
+        .find_map(|p| p.strip_prefix("chapter="))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1)
+}
+
+/// The issue's walk of a new reader on the FREE plan, at phone and desktop widths: signs up,
+/// uploads a long book, watches it translate, reads thirty chapters (on a phone, by the next
+/// links, the view switched to the translation alone and remembered), continues from the
+/// book's page, opens the share link as a phone would, goes through every section of the
+/// settings (a key and a webhook made, the password changed), and signs out. Every page is
+/// checked by axe-core and for sideways scrolling at both widths, and photographed.
+#[tokio::test]
+async fn a_new_free_reader_reads_thirty_chapters_and_walks_the_settings_at_phone_and_desktop_widths(
+) {
+    let app = spawn_app().await;
+    let receiver = crate::webhooks::Receiver::start(200).await;
+    let browser = Browser::start().await;
+    let site = &app.url;
+
+    browser.go(&format!("{site}/signup")).await;
+    browser.check_page("walk-signup").await;
+    browser.fill("#email", "reader@example.com").await;
+    browser.fill("#password", "a long password").await;
+    browser.click("form button[type=submit]").await;
+    browser.wait_for_url(&format!("{site}/dashboard")).await;
+    browser.check_page("walk-library-empty").await;
+
+    // Uploads the book, into Spanish picked by its name's code.
+    let dir = tempfile::TempDir::new().unwrap();
+    let book = dir.path().join("moby-dick-1-40.epub");
+    std::fs::write(&book, moby_dick_to_chapter(40)).unwrap();
+    browser.fill("#file", book.to_str().unwrap()).await;
+    browser.fill("#targetLang", "es").await;
+    browser.click("form[data-upload] button[type=submit]").await;
+    browser.wait_for_text("Expected cost").await;
+    // The book's page, without the choices the upload carried to its quote.
+    let page = browser.url().await.split('?').next().unwrap().to_string();
+    let text = browser.page_text().await;
+    assert!(
+        text.contains("Translate into: Spanish") && text.contains("offline demo engine"),
+        "{text}"
+    );
+    assert!(!text.contains("0.0 USD") && !text.contains(": und"), "{text}");
+    browser.check_page("walk-book-quote").await;
+
+    // Watches it translate, then reads from the top of the book's page.
+    browser
+        .click("form[action$='/start'] button[type=submit]")
+        .await;
+    browser.check_page("walk-book-translating").await;
+    browser.wait_for_book_status("COMPLETED").await;
+    let lead = browser
+        .script("return document.querySelector('main h2').textContent;")
+        .await;
+    assert_eq!(lead, "Your translation", "a finished book leads with its reading");
+    browser.check_page("walk-book-translated").await;
+    browser.go(&format!("{page}/read")).await;
+    browser.check_page("walk-reader-first").await;
+
+    // Reads thirty chapters on a phone, by the next links.
+    browser.resize(PHONE).await;
+    let mut turned = 0;
+    while chapter_of(&browser.url().await) < 31 {
+        browser.assert_fits(&browser.url().await).await;
+        browser.click("nav.pager a[rel=next]").await;
+        turned += 1;
+        assert!(turned < 120, "thirty chapters within 120 pages");
+    }
+    browser.resize(DESKTOP).await;
+    browser.check_page("walk-reader-chapter-31").await;
+    browser.click(".views a[href$='view=translation']").await;
+    browser.wait_for_text("Translation only").await;
+    browser.check_page("walk-reader-translation-only").await;
+    browser.click("nav.pager a[rel=prev]").await;
+    let remembered = browser
+        .script("return document.querySelector('.reader').className;")
+        .await;
+    assert_eq!(remembered, "reader view-translation", "the view is remembered");
+
+    // The book's page offers to continue where the reading stopped.
+    browser.click(".back a").await;
+    browser.wait_for_text("Continue reading").await;
+    let offer = browser
+        .script("return document.querySelector('a.primary').getAttribute('href');")
+        .await;
+    assert!(
+        offer.as_str().unwrap().contains("read?chapter="),
+        "{offer}"
+    );
+    browser.check_page("walk-book-continue").await;
+
+    // Shares it and opens the link as a phone would.
+    browser
+        .click("form[action$='/share'] button[type=submit]")
+        .await;
+    browser.wait_for_text("Anyone with this link").await;
+    let link = browser
+        .script("return document.getElementById('share-url').href;")
+        .await;
+    browser.go(&format!("{}?chapter=9", link.as_str().unwrap())).await;
+    browser.check_page("walk-shared-reader").await;
+    browser.go(&format!("{site}/dashboard")).await;
+    browser.check_page("walk-library").await;
+
+    // Every section of the settings.
+    for section in [
+        "profile",
+        "preferences",
+        "notifications",
+        "usage",
+        "keys",
+        "webhooks",
+        "developer",
+        "data",
+    ] {
+        browser
+            .go(&format!("{site}/dashboard/settings/{section}"))
+            .await;
+        browser.check_page(&format!("walk-settings-{section}")).await;
+    }
+    // A new key's secret is at the top of the page that made it.
+    browser
+        .go(&format!("{site}/dashboard/settings/keys"))
+        .await;
+    browser.fill("#key-name", "phone").await;
+    browser
+        .click("form[action='/dashboard/settings/keys'] button[type=submit]")
+        .await;
+    browser.wait_for_text("it is shown this once").await;
+    let top = browser
+        .script("return document.querySelector('.secret').getBoundingClientRect().top;")
+        .await;
+    assert!(top.as_f64().unwrap() < 400.0, "the secret is at the top: {top}");
+    browser.check_page("walk-settings-key-made").await;
+    browser
+        .go(&format!("{site}/dashboard/settings/webhooks"))
+        .await;
+    browser.fill("#webhook-url", &receiver.url).await;
+    browser
+        .click("form[action='/dashboard/settings/webhooks'] button[type=submit]")
+        .await;
+    browser.wait_for_text("whsec_").await;
+    browser.check_page("walk-settings-webhook-made").await;
+    // The password: a wrong current one is said on the form; the right one changes it.
+    browser
+        .go(&format!("{site}/dashboard/settings/profile"))
+        .await;
+    browser.fill("#pw-current", "not my password").await;
+    browser.fill("#pw-new", "another long password").await;
+    browser
+        .click("form[action='/dashboard/settings/password'] button[type=submit]")
+        .await;
+    browser.wait_for_text("The current password is not right").await;
+    browser.check_page("walk-settings-password-wrong").await;
+    browser.fill("#pw-current", "a long password").await;
+    browser.fill("#pw-new", "another long password").await;
+    browser
+        .click("form[action='/dashboard/settings/password'] button[type=submit]")
+        .await;
+    browser.wait_for_text("Your password is changed").await;
+    browser.check_page("walk-settings-password-changed").await;
+
+    // Signs out.
+    browser
+        .click("form[action='/signout'] button[type=submit]")
+        .await;
+    browser.wait_for_url(&format!("{site}/")).await;
+    browser.go(&format!("{site}/dashboard")).await;
+    assert!(browser.url().await.starts_with(&format!("{site}/signin")));
 }

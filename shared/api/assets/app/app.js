@@ -68,9 +68,15 @@
     if (MOVING.indexOf(stateOf(row)) >= 0) poll(row.getAttribute("data-book"), row);
   });
 
-  // The reader's chapter list: a menu on a phone, open beside the text on a wide screen.
-  if (window.matchMedia && window.matchMedia("(min-width: 50.01rem)").matches) {
-    document.querySelectorAll("details[data-wide-open]").forEach(function (d) { d.open = true; });
+  // The reader's chapter list: a menu on a phone, open beside the text on a wide screen (and
+  // again when the window turns from one to the other).
+  if (window.matchMedia) {
+    var wide = window.matchMedia("(min-width: 50.01rem)");
+    var fit = function () {
+      document.querySelectorAll("details[data-wide-open]").forEach(function (d) { d.open = wide.matches; });
+    };
+    fit();
+    if (wide.addEventListener) wide.addEventListener("change", fit);
   }
 
   // Copy buttons beside a secret shown once.

@@ -160,16 +160,25 @@ pub fn language(lang: Lang, code: &str) -> String {
     if code.is_empty() || code.eq_ignore_ascii_case(UNKNOWN_LANGUAGE) {
         return lang.get("language_unknown").to_string();
     }
-    LANGUAGES
-        .iter()
-        .find(|(c, _, _)| c.eq_ignore_ascii_case(code))
-        .map_or_else(
-            || code.to_string(),
-            |(_, en, es)| match lang {
+    let named = |code: &str| {
+        LANGUAGES
+            .iter()
+            .find(|(c, _, _)| c.eq_ignore_ascii_case(code))
+            .map(|(_, en, es)| match lang {
                 Lang::En => en.to_string(),
                 Lang::Es => es.to_string(),
-            },
-        )
+            })
+    };
+    if let Some(name) = named(code) {
+        return name;
+    }
+    // A regional variant not listed ("en-US"): the language's name and the rest of the code.
+    match code.split_once(['-', '_']) {
+        Some((primary, rest)) => {
+            named(primary).map_or_else(|| code.to_string(), |name| format!("{name} ({rest})"))
+        }
+        None => code.to_string(),
+    }
 }
 
 /// A book's or a chapter's state (`TRANSLATING`) as a word of the interface.
@@ -239,6 +248,7 @@ mod tests {
         assert_eq!(language(Lang::Es, "fr"), "francés");
         assert_eq!(language(Lang::En, "und"), "not recognised");
         assert_eq!(language(Lang::En, "tlh"), "tlh");
+        assert_eq!(language(Lang::Es, "en-US"), "inglés (US)");
     }
 
     #[test]
