@@ -213,7 +213,11 @@ impl Browser {
                         v.nodes.map(n => n.target.join(' ')) }))));", "args": [] }),
                 )
                 .await;
-            assert_eq!(violations, json!([]), "{name} at {label} width");
+            if violations != json!([]) {
+                let text = self.page_text().await;
+                let start: String = text.chars().take(300).collect();
+                panic!("{name} at {label} width: {violations}\nthe page reads: {start}");
+            }
             self.assert_fits(&format!("{name} at {label} width")).await;
             // The whole page in one picture: the window as tall as the page.
             let height = self
@@ -221,7 +225,8 @@ impl Browser {
                 .await
                 .as_u64()
                 .unwrap_or(u64::from(size.1)) as u32;
-            self.resize((size.0, height.clamp(size.1, SHOT_HEIGHT))).await;
+            self.resize((size.0, height.clamp(size.1, SHOT_HEIGHT)))
+                .await;
             let shot = self.call(reqwest::Method::GET, "/screenshot", None).await;
             let png = base64::engine::general_purpose::STANDARD
                 .decode(shot.as_str().unwrap())
@@ -582,7 +587,11 @@ fn moby_dick_to_chapter(last: u32) -> Vec<u8> {
             continue;
         }
         let mut opf = String::new();
-        archive.by_index(i).unwrap().read_to_string(&mut opf).unwrap();
+        archive
+            .by_index(i)
+            .unwrap()
+            .read_to_string(&mut opf)
+            .unwrap();
         let kept: Vec<&str> = opf
             .lines()
             .filter(|line| {
@@ -645,7 +654,10 @@ async fn a_new_free_reader_reads_thirty_chapters_and_walks_the_settings_at_phone
         text.contains("Translate into: Spanish") && text.contains("offline demo engine"),
         "{text}"
     );
-    assert!(!text.contains("0.0 USD") && !text.contains(": und"), "{text}");
+    assert!(
+        !text.contains("0.0 USD") && !text.contains(": und"),
+        "{text}"
+    );
     browser.check_page("walk-book-quote").await;
 
     // Watches it translate, then reads from the top of the book's page.
@@ -657,7 +669,10 @@ async fn a_new_free_reader_reads_thirty_chapters_and_walks_the_settings_at_phone
     let lead = browser
         .script("return document.querySelector('main h2').textContent;")
         .await;
-    assert_eq!(lead, "Your translation", "a finished book leads with its reading");
+    assert_eq!(
+        lead, "Your translation",
+        "a finished book leads with its reading"
+    );
     browser.check_page("walk-book-translated").await;
     browser.go(&format!("{page}/read")).await;
     browser.check_page("walk-reader-first").await;
@@ -680,7 +695,10 @@ async fn a_new_free_reader_reads_thirty_chapters_and_walks_the_settings_at_phone
     let remembered = browser
         .script("return document.querySelector('.reader').className;")
         .await;
-    assert_eq!(remembered, "reader view-translation", "the view is remembered");
+    assert_eq!(
+        remembered, "reader view-translation",
+        "the view is remembered"
+    );
 
     // The book's page offers to continue where the reading stopped.
     browser.click(".back a").await;
@@ -688,10 +706,7 @@ async fn a_new_free_reader_reads_thirty_chapters_and_walks_the_settings_at_phone
     let offer = browser
         .script("return document.querySelector('a.primary').getAttribute('href');")
         .await;
-    assert!(
-        offer.as_str().unwrap().contains("read?chapter="),
-        "{offer}"
-    );
+    assert!(offer.as_str().unwrap().contains("read?chapter="), "{offer}");
     browser.check_page("walk-book-continue").await;
 
     // Shares it and opens the link as a phone would.
@@ -702,7 +717,9 @@ async fn a_new_free_reader_reads_thirty_chapters_and_walks_the_settings_at_phone
     let link = browser
         .script("return document.getElementById('share-url').href;")
         .await;
-    browser.go(&format!("{}?chapter=9", link.as_str().unwrap())).await;
+    browser
+        .go(&format!("{}?chapter=9", link.as_str().unwrap()))
+        .await;
     browser.check_page("walk-shared-reader").await;
     browser.go(&format!("{site}/dashboard")).await;
     browser.check_page("walk-library").await;
@@ -721,12 +738,12 @@ async fn a_new_free_reader_reads_thirty_chapters_and_walks_the_settings_at_phone
         browser
             .go(&format!("{site}/dashboard/settings/{section}"))
             .await;
-        browser.check_page(&format!("walk-settings-{section}")).await;
+        browser
+            .check_page(&format!("walk-settings-{section}"))
+            .await;
     }
     // A new key's secret is at the top of the page that made it.
-    browser
-        .go(&format!("{site}/dashboard/settings/keys"))
-        .await;
+    browser.go(&format!("{site}/dashboard/settings/keys")).await;
     browser.fill("#key-name", "phone").await;
     browser
         .click("form[action='/dashboard/settings/keys'] button[type=submit]")
@@ -735,7 +752,10 @@ async fn a_new_free_reader_reads_thirty_chapters_and_walks_the_settings_at_phone
     let top = browser
         .script("return document.querySelector('.secret').getBoundingClientRect().top;")
         .await;
-    assert!(top.as_f64().unwrap() < 400.0, "the secret is at the top: {top}");
+    assert!(
+        top.as_f64().unwrap() < 400.0,
+        "the secret is at the top: {top}"
+    );
     browser.check_page("walk-settings-key-made").await;
     browser
         .go(&format!("{site}/dashboard/settings/webhooks"))
@@ -755,7 +775,9 @@ async fn a_new_free_reader_reads_thirty_chapters_and_walks_the_settings_at_phone
     browser
         .click("form[action='/dashboard/settings/password'] button[type=submit]")
         .await;
-    browser.wait_for_text("The current password is not right").await;
+    browser
+        .wait_for_text("The current password is not right")
+        .await;
     browser.check_page("walk-settings-password-wrong").await;
     browser.fill("#pw-current", "a long password").await;
     browser.fill("#pw-new", "another long password").await;

@@ -1008,7 +1008,10 @@ async fn changing_the_password_needs_the_current_one_and_ends_every_other_sessio
     let forged = here
         .post_form(
             "/dashboard/settings/password",
-            &[("current", "a long password"), ("new", "a new long password")],
+            &[
+                ("current", "a long password"),
+                ("new", "a new long password"),
+            ],
         )
         .await;
     assert_eq!(forged.status(), 403);
@@ -1025,12 +1028,18 @@ async fn changing_the_password_needs_the_current_one_and_ends_every_other_sessio
         .await;
     assert_eq!(
         (changed.status().as_u16(), location(&changed)),
-        (303, "/dashboard/settings/profile?password=changed".to_string())
+        (
+            303,
+            "/dashboard/settings/profile?password=changed".to_string()
+        )
     );
     let profile = here
         .html("/dashboard/settings/profile?password=changed")
         .await;
-    assert!(profile.contains("Your password is changed"), "this session stays");
+    assert!(
+        profile.contains("Your password is changed"),
+        "this session stays"
+    );
     assert_eq!(
         elsewhere.get("/dashboard").await.status(),
         303,

@@ -1,7 +1,7 @@
 //! How the pages say values to a person, in the interface's language: dates (not ISO
-//! timestamps), sums of money, language names (not codes), book and chapter states and the
+//! timestamps), counts with their thousands marked, sums of money, language names (not codes), book and chapter states and the
 //! engine that translates. Registered as the templates' filters (`|date`, `|datetime`,
-//! `|money`, `|language`, `|state`, `|engine`); each reads the page's `lang` (the interface's)
+//! `|number`, `|money`, `|language`, `|state`, `|engine`); each reads the page's `lang` (the interface's)
 //! and falls back to English. `languages` lists [`LANGUAGES`] for the pages' choosers
 //! (`app/languages.html`).
 
@@ -84,6 +84,7 @@ pub fn register(env: &mut Environment<'static>) {
     env.add_filter("money", |state: &State, amount: f64, currency: String| {
         money(lang_of(state), amount, &currency)
     });
+    env.add_filter("number", |state: &State, n: i64| number(lang_of(state), n));
     env.add_filter("language", |state: &State, code: String| {
         language(lang_of(state), &code)
     });
@@ -117,7 +118,12 @@ pub fn date(lang: Lang, at: DateTime<Utc>) -> String {
         Lang::En => MONTHS_EN,
         Lang::Es => MONTHS_ES,
     };
-    format!("{} {} {}", at.day(), months[at.month0() as usize], at.year())
+    format!(
+        "{} {} {}",
+        at.day(),
+        months[at.month0() as usize],
+        at.year()
+    )
 }
 
 /// "27 Nov 2026, 14:05 UTC": the server knows no reader's time zone, so it says which it uses.
@@ -128,6 +134,26 @@ pub fn datetime(lang: Lang, at: DateTime<Utc>) -> String {
         at.hour(),
         at.minute()
     )
+}
+
+/// A count with its thousands marked: "67,543" / "67.543".
+pub fn number(lang: Lang, n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mark = match lang {
+        Lang::En => ',',
+        Lang::Es => '.',
+    };
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(mark);
+        }
+        out.push(c);
+    }
+    if n < 0 {
+        out.insert(0, '-');
+    }
+    out
 }
 
 /// Nothing to pay is "free"; a sum shows cents (or "less than 0.01" for a fraction of one), in
@@ -231,6 +257,14 @@ mod tests {
         assert_eq!(date(Lang::En, at), "27 Nov 2026");
         assert_eq!(date(Lang::Es, at), "27 nov 2026");
         assert_eq!(datetime(Lang::En, at), "27 Nov 2026, 14:05 UTC");
+    }
+
+    #[test]
+    fn counts_mark_their_thousands_as_the_interface_writes_them() {
+        assert_eq!(number(Lang::En, 67_543), "67,543");
+        assert_eq!(number(Lang::Es, 1_234_567), "1.234.567");
+        assert_eq!(number(Lang::En, 999), "999");
+        assert_eq!(number(Lang::En, -1_000), "-1,000");
     }
 
     #[test]

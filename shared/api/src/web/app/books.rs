@@ -17,10 +17,10 @@ use serde::{Deserialize, Serialize};
 use super::{page, page_error, reading, SignedIn};
 use crate::error::ApiError;
 use crate::extract::{Path, Query};
-use crate::web::reader::View;
 use crate::routes::books::{
     multipart_error, over_the_body_limit, read_limited, text_field, MULTIPART_OVERHEAD,
 };
+use crate::web::reader::View;
 use crate::{AppState, Routes};
 
 pub fn router() -> Routes {

@@ -87,9 +87,23 @@ mod tests {
     #[test]
     fn the_last_position_of_each_book_is_kept_most_recent_first() {
         let headers = with_cookie("lang=es; reading=b1:3:2|b2:1:1");
-        assert_eq!(of(&headers, "b1"), Some(Position { chapter: 3, page: 2 }));
+        assert_eq!(
+            of(&headers, "b1"),
+            Some(Position {
+                chapter: 3,
+                page: 2
+            })
+        );
         let mut response = ().into_response();
-        remember(&headers, "b2", Position { chapter: 7, page: 1 }, &mut response);
+        remember(
+            &headers,
+            "b2",
+            Position {
+                chapter: 7,
+                page: 1,
+            },
+            &mut response,
+        );
         let set = response.headers()[SET_COOKIE].to_str().unwrap();
         assert!(set.starts_with("reading=b2:7:1|b1:3:2;"), "{set}");
     }
@@ -98,6 +112,12 @@ mod tests {
     fn a_damaged_entry_is_ignored_and_the_others_kept() {
         let headers = with_cookie("reading=b1:x:2|b\"2:1:1|b3:4:5");
         assert_eq!(of(&headers, "b1"), None);
-        assert_eq!(of(&headers, "b3"), Some(Position { chapter: 4, page: 5 }));
+        assert_eq!(
+            of(&headers, "b3"),
+            Some(Position {
+                chapter: 4,
+                page: 5
+            })
+        );
     }
 }
