@@ -509,6 +509,61 @@ fn text_after(html: &str, start: &str) -> String {
 }
 
 #[tokio::test]
+async fn the_spanish_interface_says_states_languages_dates_and_cost_in_spanish() {
+    let app = spawn_app().await;
+    let mut browser = Browser::new(&app);
+    browser.language = "es";
+    browser.sign_up().await;
+    let token = browser.token("/dashboard").await;
+    let uploaded = browser
+        .upload(&token, "voyage.txt", sample_txt(), "El viaje")
+        .await;
+    let page = location(&uploaded);
+    let page = page.split('?').next().unwrap().to_string();
+    let id = page.rsplit('/').next().unwrap().to_string();
+    browser.wait_for(&id, "EXTRACTED").await;
+    let quote = browser.html(&page).await;
+    for said in [
+        "listo para traducir",
+        "Traducir al: francés",
+        "gratis",
+        "motor de demostración",
+    ] {
+        assert!(quote.contains(said), "{said} in {quote}");
+    }
+    for jargon in [
+        ">EXTRACTED<",
+        "USD",
+        ": und",
+        "offline-pseudo<",
+        ">PENDING<",
+    ] {
+        assert!(!quote.contains(jargon), "{jargon} in {quote}");
+    }
+    let started = browser
+        .post_form(&format!("{page}/start"), &[("csrf", &token)])
+        .await;
+    assert_eq!(started.status(), 303);
+    browser.wait_for(&id, "COMPLETED").await;
+    let library = browser.html("/dashboard").await;
+    assert!(library.contains(">traducido<") && library.contains(">francés<"));
+    assert!(!library.contains(">COMPLETED<"), "{library}");
+    let months = [
+        "ene", "feb", "mar", "abr", "may", "jun", "jul", "ago", "sept", "oct", "nov", "dic",
+    ];
+    assert!(
+        months.iter().any(|m| library.contains(&format!(" {m} 20"))),
+        "the upload's date in words: {library}"
+    );
+    let book = browser.html(&page).await;
+    let reading = book.find("Tu traducción").unwrap();
+    assert!(
+        reading < book.find("id=\"state\"").unwrap(),
+        "a finished book leads with its reading and downloads"
+    );
+}
+
+#[tokio::test]
 async fn a_key_made_on_the_settings_page_is_shown_once_works_and_stops_when_revoked() {
     let app = spawn_app().await;
     let mut browser = Browser::new(&app);
