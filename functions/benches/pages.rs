@@ -70,7 +70,7 @@ async fn main() -> anyhow::Result<()> {
     println!("The web app's pages, {REQUESTS} requests each after 100 to warm up, embedded backend, {BOOKS} books");
     for path in [
         "/dashboard".to_string(),
-        "/dashboard/settings".into(),
+        "/dashboard/settings/profile".into(),
         format!("/dashboard/books/{book_id}"),
     ] {
         let mut timings = Vec::new();
