@@ -328,7 +328,8 @@ async fn a_new_user_walks_the_web_app_in_a_real_browser_with_no_accessibility_vi
     browser.fill("#targetLang", "fr").await;
     browser.click("form[data-upload] button[type=submit]").await;
     browser.wait_for_text("Expected cost").await;
-    let page = browser.url().await;
+    // The book's page, without the choices the upload carried to its quote.
+    let page = browser.url().await.split('?').next().unwrap().to_string();
     assert!(
         page.starts_with(&format!("{site}/dashboard/books/")),
         "{page}"
@@ -358,6 +359,10 @@ async fn a_new_user_walks_the_web_app_in_a_real_browser_with_no_accessibility_vi
     // The owner's own reader.
     browser.go(&format!("{page}/read?chapter=2")).await;
     browser.wait_for_text("THE BURIAL OF THE DEAD").await;
+    let glued = browser
+        .script("return document.querySelector('.row.line .lnum')?.textContent;")
+        .await;
+    assert!(glued.is_string(), "a verse line's number is set apart");
     browser.check_page("owner-reader").await;
 
     // Downloads the EPUB through the page's link, as the signed-in browser.
