@@ -207,7 +207,8 @@ pub fn language(lang: Lang, code: &str) -> String {
     }
 }
 
-/// A book's or a chapter's state (`TRANSLATING`) as a word of the interface.
+/// A state (a book's, a chapter's, a delivery's, a post's or a comment's: `TRANSLATING`) as a
+/// word of the interface; one without a word stays as it is.
 pub fn status_word(lang: Lang, status: &str) -> String {
     let key = format!("state_{}", status.to_ascii_lowercase());
     lang.find(&key)

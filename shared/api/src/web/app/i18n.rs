@@ -311,6 +311,12 @@ const MESSAGES: &[(&str, &str, &str)] = &[
     ("state_retrying", "will be retried", "se reintentará"),
     ("state_delivered", "delivered", "entregada"),
     ("state_failed", "failed", "fallida"),
+    ("state_draft", "draft", "borrador"),
+    ("state_published", "published", "publicada"),
+    ("state_archived", "archived", "archivada"),
+    ("state_approved", "approved", "aprobado"),
+    ("state_spam", "spam", "spam"),
+    ("state_deleted", "deleted", "eliminado"),
     // The settings' sections and the password change.
     ("section_profile", "Profile and password", "Perfil y contraseña"),
     ("section_usage", "Usage and plan", "Uso y plan"),
