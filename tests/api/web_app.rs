@@ -563,6 +563,101 @@ async fn the_spanish_interface_says_states_languages_dates_and_cost_in_spanish()
     );
 }
 
+/// The `name=value` pair a response sets for the cookie `name`.
+fn set_cookie(response: &Response, name: &str) -> Option<String> {
+    response
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .map(|v| v.split(';').next().unwrap_or_default().to_string())
+        .find(|pair| pair.starts_with(&format!("{name}=")))
+}
+
+#[tokio::test]
+async fn the_readers_remember_the_view_chosen_and_offer_to_continue_where_the_reading_stopped() {
+    let app = spawn_app().await;
+    let mut owner = Browser::new(&app);
+    owner.sign_up().await;
+    let token = owner.token("/dashboard").await;
+    let uploaded = owner
+        .upload(&token, "voyage.txt", sample_txt(), "The Voyage")
+        .await;
+    let page = location(&uploaded);
+    let page = page.split('?').next().unwrap().to_string();
+    let id = page.rsplit('/').next().unwrap().to_string();
+    owner.wait_for(&id, "EXTRACTED").await;
+    let started = owner
+        .post_form(&format!("{page}/start"), &[("csrf", &token)])
+        .await;
+    assert_eq!(started.status(), 303);
+    owner.wait_for(&id, "COMPLETED").await;
+    let session = owner.cookie.clone().unwrap();
+
+    // Side by side until the translation alone is chosen; then remembered.
+    let first = owner.html(&format!("{page}/read")).await;
+    assert!(first.contains("<div class=\"original\""));
+    let chosen = owner
+        .get(&format!("{page}/read?chapter=3&view=translation"))
+        .await;
+    assert_eq!(chosen.status(), 200);
+    let view = set_cookie(&chosen, "reader_view").unwrap();
+    assert_eq!(view, "reader_view=translation");
+    let reading = set_cookie(&chosen, "reading").unwrap();
+    assert!(!chosen
+        .text()
+        .await
+        .unwrap()
+        .contains("<div class=\"original\""));
+    owner.cookie = Some(format!("{session}; {view}; {reading}"));
+    let later = owner.html(&format!("{page}/read?chapter=2")).await;
+    assert!(
+        !later.contains("<div class=\"original\""),
+        "the view is remembered"
+    );
+    // The book's page offers to continue at the chapter last opened.
+    let book = owner.html(&page).await;
+    assert!(
+        book.contains(&format!("href=\"{page}/read?chapter=3&amp;page=1\""))
+            && book.contains("Continue reading: Chapter 3"),
+        "{book}"
+    );
+
+    // Whoever holds the share link is offered the same, on the book's first page.
+    let share = owner
+        .post_form(&format!("{page}/share"), &[("csrf", &token)])
+        .await;
+    assert_eq!(share.status(), 303);
+    let book = owner.html(&page).await;
+    let at = book.find("/shared/").unwrap();
+    let shared = book[at..].split('"').next().unwrap().to_string();
+    let visitor = Client::new();
+    let url = format!("{}{shared}", app.url);
+    let opened = visitor
+        .get(format!("{url}?chapter=2"))
+        .send()
+        .await
+        .unwrap();
+    let reading = set_cookie(&opened, "reading").unwrap();
+    let first = visitor
+        .get(&url)
+        .header("cookie", &reading)
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        set_cookie(&first, "reading").is_none(),
+        "the offer does not forget"
+    );
+    let first = first.text().await.unwrap();
+    assert!(
+        first.contains(&format!(
+            "<a href=\"{shared}?chapter=2\">Continue reading: Chapter 2"
+        )),
+        "{first}"
+    );
+}
+
 #[tokio::test]
 async fn a_key_made_on_the_settings_page_is_shown_once_works_and_stops_when_revoked() {
     let app = spawn_app().await;

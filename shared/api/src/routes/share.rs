@@ -16,6 +16,7 @@ use super::{Success, SUCCESS};
 use crate::error::ApiError;
 use crate::extract::{Path, Query};
 use crate::web::app::i18n::Lang;
+use crate::web::app::reading;
 use crate::web::reader::{Reader, View};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -149,6 +150,11 @@ async fn reader(
         }
     }
     let (view, asked) = View::chosen(q.view.as_deref(), &headers);
+    let at = reading::Position {
+        chapter: number,
+        page: q.page.unwrap_or(1),
+    };
+    let continue_at = reading::of(&headers, &token).map(|p| (p.chapter, p.page));
     let mut page = crate::web::reader::page(
         &state,
         Reader {
@@ -158,16 +164,22 @@ async fn reader(
             private: false,
             chapters: &chapters,
             number,
-            page: q.page.unwrap_or(1),
+            page: at.page,
             current: &current,
             editions: &editions,
             view,
             lang: Lang::of(&headers),
             back: None,
+            continue_at,
         },
     )?;
     if asked {
         view.remember(&mut page);
+    }
+    // The book's first page offering to continue does not forget where to.
+    let offered = continue_at.is_some() && (at.chapter, at.page) == (1, 1);
+    if !offered {
+        reading::remember(&headers, reading::Scope::Shared, &token, at, &mut page);
     }
     Ok(page)
 }

@@ -117,6 +117,8 @@ pub struct Reader<'a> {
     pub lang: Lang,
     /// The owner's way back to the book's page.
     pub back: Option<String>,
+    /// Where this reader stopped last time, offered on the book's first page.
+    pub continue_at: Option<(u32, u32)>,
 }
 
 #[derive(Serialize)]
@@ -280,6 +282,7 @@ pub fn prepare(reader: Reader<'_>) -> Result<Prepared, ApiError> {
         view,
         lang,
         back,
+        continue_at,
     } = reader;
     let translated = current.translation.as_ref().map(|t| t.blocks.as_slice());
     let Paged { rows, pages } = paginate(&current.source.blocks, translated, page);
@@ -346,6 +349,9 @@ pub fn prepare(reader: Reader<'_>) -> Result<Prepared, ApiError> {
         },
         base,
         back,
+        continue_at => continue_at
+            .filter(|&at| at != (1, 1) && (number, page) == (1, 1))
+            .map(|(chapter, page)| context! { chapter, page, href => link(base, chapter, page) }),
         view => view.as_str(),
         download_path,
         downloads,

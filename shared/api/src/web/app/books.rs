@@ -483,6 +483,7 @@ async fn read(
             view,
             lang: me.lang,
             back: Some(format!("/dashboard/books/{id}")),
+            continue_at: None,
         })
     }
     .await;
@@ -504,7 +505,7 @@ async fn read(
             if asked {
                 view.remember(&mut response);
             }
-            reading::remember(&headers, &id, at, &mut response);
+            reading::remember(&headers, reading::Scope::Owner, &id, at, &mut response);
             response
         }
         Err(response) => response,

@@ -16,7 +16,7 @@ mod community;
 pub mod csrf;
 mod glossaries;
 pub mod i18n;
-mod reading;
+pub mod reading;
 mod return_to;
 mod settings;
 

@@ -1,7 +1,9 @@
-//! Where the owner last read in each book: the chapter and page of the reader last opened,
-//! kept in the `reading` cookie (the last [`BOOKS`] books, most recent first) and offered as
-//! "continue reading" on the book's page. A cookie rather than the account: a position is
-//! worth nothing to the service, and remembering it costs no write per page turned.
+//! Where a reader last read in each book: the chapter and page of the reader last opened, kept
+//! in the `reading` cookie (the last [`BOOKS`] books, most recent first) and offered as
+//! "continue reading": on the book's page for its owner (the cookie of `/dashboard`, keyed by
+//! the book's id), on the first page of a shared book for whoever holds the link (the cookie of
+//! `/shared`, keyed by the link's token). A cookie rather than the account: a position is worth
+//! nothing to the service, and remembering it costs no write per page turned.
 
 use axum::http::header::{COOKIE, SET_COOKIE};
 use axum::http::{HeaderMap, HeaderValue};
@@ -54,8 +56,21 @@ pub fn of(headers: &HeaderMap, book_id: &str) -> Option<Position> {
         .map(|(_, position)| position)
 }
 
+/// Where the cookie lives: the owner's pages, or the shared readers.
+#[derive(Debug, Clone, Copy)]
+pub enum Scope {
+    Owner,
+    Shared,
+}
+
 /// Adds the cookie that puts this book's position first.
-pub fn remember(headers: &HeaderMap, book_id: &str, at: Position, response: &mut Response) {
+pub fn remember(
+    headers: &HeaderMap,
+    scope: Scope,
+    book_id: &str,
+    at: Position,
+    response: &mut Response,
+) {
     let mut entries = remembered(headers);
     entries.retain(|(id, _)| id != book_id);
     entries.insert(0, (book_id.to_string(), at));
@@ -64,8 +79,12 @@ pub fn remember(headers: &HeaderMap, book_id: &str, at: Position, response: &mut
         .iter()
         .map(|(id, p)| format!("{id}:{}:{}", p.chapter, p.page))
         .collect();
+    let path = match scope {
+        Scope::Owner => "/dashboard",
+        Scope::Shared => "/shared",
+    };
     let cookie = format!(
-        "{COOKIE_NAME}={}; Path=/dashboard; Max-Age=31536000; HttpOnly; SameSite=Lax",
+        "{COOKIE_NAME}={}; Path={path}; Max-Age=31536000; HttpOnly; SameSite=Lax",
         value.join("|")
     );
     if let Ok(value) = HeaderValue::from_str(&cookie) {
