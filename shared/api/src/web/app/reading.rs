@@ -114,17 +114,16 @@ mod tests {
             })
         );
         let mut response = ().into_response();
-        remember(
-            &headers,
-            "b2",
-            Position {
-                chapter: 7,
-                page: 1,
-            },
-            &mut response,
-        );
+        let at = Position {
+            chapter: 7,
+            page: 1,
+        };
+        remember(&headers, Scope::Owner, "b2", at, &mut response);
         let set = response.headers()[SET_COOKIE].to_str().unwrap();
-        assert!(set.starts_with("reading=b2:7:1|b1:3:2;"), "{set}");
+        assert!(
+            set.starts_with("reading=b2:7:1|b1:3:2; Path=/dashboard;"),
+            "{set}"
+        );
     }
 
     #[test]
