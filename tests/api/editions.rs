@@ -123,12 +123,9 @@ async fn an_epub_books_bilingual_editions_hold_each_original_with_its_translatio
         .text()
         .await
         .unwrap();
-    for label in [
-        "Download EPUB",
-        "Download bilingual EPUB",
-        "Download bilingual PDF",
-    ] {
-        assert!(page.contains(label), "{label}: {page}");
+    // (Listed under "Downloads" by their names.)
+    for label in ["EPUB", "bilingual EPUB", "bilingual PDF"] {
+        assert!(page.contains(&format!(">{label}</a>")), "{label}: {page}");
     }
     assert!(
         page.contains("download?format=pdf&amp;layout=bilingual"),
