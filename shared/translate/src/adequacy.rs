@@ -87,26 +87,37 @@ pub fn names<'a>(entries: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<N
         .collect()
 }
 
-/// Whether the answer names whom the source names: each name of `names` in the source has its
-/// translation in the answer, and no name's translation is in the answer whose source is not
-/// in the source (unless the source has that same word, a name kept as written).
+/// Whether the answer names whom the source names: each name of `names` the source has (as
+/// written, capital included) has its translation in the answer, and no name's translation
+/// is in the answer whose source the source lacks in any case (a glossary applies to "part"
+/// as to "Part") unless the source has that same word (a name kept as written).
 pub fn names_match(names: &[Name<'_>], source: &str, answer: &str) -> bool {
     names.iter().all(|name| {
-        let in_source = has_name(source, name.source);
-        let in_answer = has_name(answer, name.target);
-        in_source == in_answer || (in_answer && has_name(source, name.target))
+        if has_name(source, name.source, false) {
+            has_name(answer, name.target, true)
+        } else if has_name(answer, name.target, false) {
+            has_name(source, name.source, true) || has_name(source, name.target, false)
+        } else {
+            true
+        }
     })
 }
 
-/// A name at the start of a word, capital included (a name's translation may be an ordinary
-/// word written small elsewhere: "Hope", "hope"), its last letters free: languages decline
-/// names ("Victors", "Алисы" for "Алиса"). A name of several words is matched as a phrase.
-fn has_name(text: &str, name: &str) -> bool {
+/// A name at the start of a word, capital included unless `any_case` (a name's translation
+/// may be an ordinary word written small elsewhere: "Hope", "hope"), its last letters free:
+/// languages decline names ("Victors", "Алисы" for "Алиса"). A name of several words is
+/// matched as a phrase, in any case.
+fn has_name(text: &str, name: &str, any_case: bool) -> bool {
     if name.contains(' ') {
         return contains_term(text, name);
     }
     let chars = name.chars().count();
     let stem: String = name.chars().take(chars.saturating_sub(2).max(4)).collect();
+    let (text, stem) = if any_case {
+        (text.to_lowercase(), stem.to_lowercase())
+    } else {
+        (text.to_string(), stem)
+    };
     text.match_indices(stem.as_str()).any(|(at, _)| {
         !text[..at]
             .chars()
@@ -330,23 +341,28 @@ mod tests {
 
     #[test]
     fn names_must_follow_their_source() {
-        let names = names([("Victor", "Victor"), ("Elizabeth", "Élisabeth"), ("sea", "mer")]);
-        assert_eq!(names.len(), 2, "capitalised entries only");
+        let list = names([("Victor", "Victor"), ("Elizabeth", "Élisabeth"), ("sea", "mer")]);
+        assert_eq!(list.len(), 2, "capitalised entries only");
         assert!(names_match(
-            &names,
+            &list,
             "Victor wrote to Elizabeth.",
             "Victor écrivit à Élisabeth."
         ));
         assert!(!names_match(
-            &names,
+            &list,
             "Victor wrote to Elizabeth.",
             "Victor écrivit à sa cousine."
         ));
         assert!(
-            !names_match(&names, "He wrote to her.", "Il écrivit à Élisabeth."),
+            !names_match(&list, "He wrote to her.", "Il écrivit à Élisabeth."),
             "a name the source does not have"
         );
-        assert!(names_match(&names, "He wrote to her.", "Il lui écrivit."));
+        assert!(names_match(&list, "He wrote to her.", "Il lui écrivit."));
+        let glossary = names([("Part", "Partie")]);
+        assert!(
+            names_match(&glossary, "this part of the poem", "cette Partie du poème"),
+            "a glossary applies in any case"
+        );
     }
 
     #[test]

@@ -374,7 +374,8 @@ mod tests {
             .find(|c| c.plain_text().contains("Abril"))
             .unwrap();
         assert_eq!(burial.title.as_deref(), Some("Ì. THÉ BÜRÌÀL ÖF THÉ DÉÀD"));
-        assert!(done.qualities.iter().all(|q| q.flagged.is_empty()));
+        let flagged: Vec<_> = done.qualities.iter().map(|q| &q.flagged).collect();
+        assert!(flagged.iter().all(|f| f.is_empty()), "{flagged:?}");
         assert_eq!(done.manuscript.language.as_deref(), Some("es"));
     }
 
