@@ -131,21 +131,83 @@ fn has_name(text: &str, name: &str, any_case: bool) -> bool {
 fn function_words(lang: &str) -> &'static [&'static str] {
     match lang {
         "en" => &[
-            "the", "and", "of", "with", "that", "this", "which", "from", "his", "their", "were",
-            "have", "had", "what", "when", "where", "who", "you", "your", "been", "it", "is",
-            "to", "for", "was", "are", "not", "but", "in", "on", "chapter", "letter", "book", "part", "volume",
-            "preface", "contents", "introduction", "epilogue", "prologue", "appendix", "notes",
+            "the",
+            "and",
+            "of",
+            "with",
+            "that",
+            "this",
+            "which",
+            "from",
+            "his",
+            "their",
+            "were",
+            "have",
+            "had",
+            "what",
+            "when",
+            "where",
+            "who",
+            "you",
+            "your",
+            "been",
+            "it",
+            "is",
+            "to",
+            "for",
+            "was",
+            "are",
+            "not",
+            "but",
+            "in",
+            "on",
+            "chapter",
+            "letter",
+            "book",
+            "part",
+            "volume",
+            "preface",
+            "contents",
+            "introduction",
+            "epilogue",
+            "prologue",
+            "appendix",
+            "notes",
             "end",
         ],
         "fr" => &[
-            "le", "la", "les", "des", "du", "et", "est", "une", "un", "dans", "pour", "qui",
-            "que", "avec", "sur", "pas", "ce", "il", "elle", "nous", "vous", "je", "au", "aux",
+            "le", "la", "les", "des", "du", "et", "est", "une", "un", "dans", "pour", "qui", "que",
+            "avec", "sur", "pas", "ce", "il", "elle", "nous", "vous", "je", "au", "aux",
             "chapitre", "lettre", "livre", "partie", "tome", "préface", "fin",
         ],
         "es" => &[
-            "el", "la", "los", "las", "del", "y", "a", "es", "una", "un", "en", "para", "que", "con",
-            "por", "no", "se", "lo", "su", "al", "capítulo", "carta", "libro", "parte", "tomo",
-            "prólogo", "fin",
+            "el",
+            "la",
+            "los",
+            "las",
+            "del",
+            "y",
+            "a",
+            "es",
+            "una",
+            "un",
+            "en",
+            "para",
+            "que",
+            "con",
+            "por",
+            "no",
+            "se",
+            "lo",
+            "su",
+            "al",
+            "capítulo",
+            "carta",
+            "libro",
+            "parte",
+            "tomo",
+            "prólogo",
+            "fin",
         ],
         "de" => &[
             "der", "die", "das", "und", "ist", "ein", "eine", "nicht", "mit", "von", "zu", "den",
@@ -157,12 +219,49 @@ fn function_words(lang: &str) -> &'static [&'static str] {
             "non", "del", "della", "in", "capitolo", "lettera", "libro", "parte", "fine",
         ],
         "pt" => &[
-            "o", "os", "a", "as", "do", "da", "dos", "das", "e", "é", "um", "uma", "em", "para",
-            "que", "com", "não", "se", "capítulo", "carta", "livro", "parte", "fim",
+            "o",
+            "os",
+            "a",
+            "as",
+            "do",
+            "da",
+            "dos",
+            "das",
+            "e",
+            "é",
+            "um",
+            "uma",
+            "em",
+            "para",
+            "que",
+            "com",
+            "não",
+            "se",
+            "capítulo",
+            "carta",
+            "livro",
+            "parte",
+            "fim",
         ],
         "nl" => &[
-            "de", "het", "een", "en", "is", "van", "niet", "met", "op", "te", "dat", "die", "in",
-            "hoofdstuk", "brief", "boek", "deel", "einde",
+            "de",
+            "het",
+            "een",
+            "en",
+            "is",
+            "van",
+            "niet",
+            "met",
+            "op",
+            "te",
+            "dat",
+            "die",
+            "in",
+            "hoofdstuk",
+            "brief",
+            "boek",
+            "deel",
+            "einde",
         ],
         _ => &[],
     }
@@ -341,7 +440,11 @@ mod tests {
 
     #[test]
     fn names_must_follow_their_source() {
-        let list = names([("Victor", "Victor"), ("Elizabeth", "Élisabeth"), ("sea", "mer")]);
+        let list = names([
+            ("Victor", "Victor"),
+            ("Elizabeth", "Élisabeth"),
+            ("sea", "mer"),
+        ]);
         assert_eq!(list.len(), 2, "capitalised entries only");
         assert!(names_match(
             &list,
@@ -372,7 +475,12 @@ mod tests {
             Some(ShortLine::AsItWas)
         );
         assert_eq!(
-            short_line_problem("The Modern Prometheus", "Le Prometheus of the modern", "en", "fr"),
+            short_line_problem(
+                "The Modern Prometheus",
+                "Le Prometheus of the modern",
+                "en",
+                "fr"
+            ),
             Some(ShortLine::SourceWords)
         );
         assert_eq!(
@@ -398,18 +506,45 @@ mod tests {
 
     #[test]
     fn the_same_answer_for_different_sources_marks_both() {
-        let answer = "Als Alice nun wieder auf der anderen Seite des Hauses ging, sah sie den Hasen.";
+        let answer =
+            "Als Alice nun wieder auf der anderen Seite des Hauses ging, sah sie den Hasen.";
         let blocks = [
-            (0, "Alice was beginning to get very tired of sitting by her sister.", answer),
-            (1, "So she was considering in her own mind, as well as she could.", answer),
-            (2, "There was nothing so very remarkable in that.", "Daran war nichts so sehr Bemerkenswertes."),
+            (
+                0,
+                "Alice was beginning to get very tired of sitting by her sister.",
+                answer,
+            ),
+            (
+                1,
+                "So she was considering in her own mind, as well as she could.",
+                answer,
+            ),
+            (
+                2,
+                "There was nothing so very remarkable in that.",
+                "Daran war nichts so sehr Bemerkenswertes.",
+            ),
             (3, "“Yes.”", "„Ja.“"),
             (4, "“Yes!”", "„Ja.“"),
         ];
         assert_eq!(same_translations(&blocks), BTreeSet::from([0, 1]));
         let refrain = "HURRY UP PLEASE ITS TIME, said the barman again and again";
-        let refrains = [(0, refrain, "DÉPÊCHEZ-VOUS S'IL VOUS PLAÎT C'EST L'HEURE, dit le barman"), (1, refrain, "DÉPÊCHEZ-VOUS S'IL VOUS PLAÎT C'EST L'HEURE, dit le barman")];
-        assert!(same_translations(&refrains).is_empty(), "the same source may");
+        let refrains = [
+            (
+                0,
+                refrain,
+                "DÉPÊCHEZ-VOUS S'IL VOUS PLAÎT C'EST L'HEURE, dit le barman",
+            ),
+            (
+                1,
+                refrain,
+                "DÉPÊCHEZ-VOUS S'IL VOUS PLAÎT C'EST L'HEURE, dit le barman",
+            ),
+        ];
+        assert!(
+            same_translations(&refrains).is_empty(),
+            "the same source may"
+        );
     }
 
     #[test]
@@ -418,7 +553,10 @@ mod tests {
         let ratio = learned_ratio(pairs).unwrap();
         assert!((ratio - 1.1).abs() < 0.01, "{ratio}");
         assert!(in_proportion(ratio, 980, 1000));
-        assert!(!in_proportion(ratio, 980, 219), "another paragraph's translation");
+        assert!(
+            !in_proportion(ratio, 980, 219),
+            "another paragraph's translation"
+        );
         assert!(in_proportion(ratio, 100, 10), "under the floor");
         assert_eq!(learned_ratio([(200, 220)]), None, "too few to tell");
     }

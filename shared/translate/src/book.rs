@@ -88,6 +88,8 @@ pub enum Event<'a> {
     PassDone {
         chapter: usize,
         pass: Pass,
+        /// The chapter's blocks as the passes so far left them.
+        blocks: &'a [Block],
     },
     ChapterDone {
         chapter: usize,
@@ -203,6 +205,7 @@ pub async fn translate_book(
                     on_event(Event::PassDone {
                         chapter: index,
                         pass,
+                        blocks: &translation.blocks_so_far(),
                     });
                 }
                 let quality = translation.checkpoint().quality();

@@ -417,6 +417,15 @@ impl<'a> ChapterTranslation<'a> {
         })
     }
 
+    /// The chapter's blocks as the passes done so far left them (for following a run pass by
+    /// pass: `booktr translate --pass-texts`).
+    pub fn blocks_so_far(&self) -> Vec<Block> {
+        with_texts(
+            self.input.blocks,
+            &joined(&self.segments, &self.state.texts),
+        )
+    }
+
     /// The translated chapter and its quality record, from the passes done (all three, unless
     /// the caller stopped early).
     pub fn finish(self) -> ChapterOutput {
@@ -437,17 +446,7 @@ impl<'a> ChapterTranslation<'a> {
         } = state;
         // Blocks sent in parts are joined back before anything is checked: the quality record
         // describes the final text, block by block.
-        let mut parts: BTreeMap<usize, Vec<(&str, &str)>> = BTreeMap::new();
-        for (id, segment) in segments.iter().enumerate() {
-            parts
-                .entry(segment.block)
-                .or_default()
-                .push((texts[id].as_str(), segment.separator.as_str()));
-        }
-        let translated: BTreeMap<usize, String> = parts
-            .into_iter()
-            .map(|(block, parts)| (block, join_parts(parts)))
-            .collect();
+        let translated = joined(&segments, &texts);
         let sources = glossary::sources(input.glossary);
         for (block, text) in &translated {
             let plain = booktr_formats::markup::plain_text(&input.blocks[*block].text);
@@ -490,24 +489,43 @@ impl<'a> ChapterTranslation<'a> {
             .map(|(pass, id, problem)| (pass, block_of(id), problem))
             .filter(|k| seen_kept.insert(*k))
             .collect();
-        let blocks = input
-            .blocks
-            .iter()
-            .enumerate()
-            .map(|(i, block)| Block {
-                text: translated
-                    .get(&i)
-                    .cloned()
-                    .unwrap_or_else(|| block.text.clone()),
-                ..block.clone()
-            })
-            .collect();
+        let blocks = with_texts(input.blocks, &translated);
         ChapterOutput {
             blocks,
             quality,
             terms,
         }
     }
+}
+
+/// Each block's text from its segments' (blocks sent in parts joined back), by block.
+fn joined(segments: &[Segment], texts: &[String]) -> BTreeMap<usize, String> {
+    let mut parts: BTreeMap<usize, Vec<(&str, &str)>> = BTreeMap::new();
+    for (id, segment) in segments.iter().enumerate() {
+        parts
+            .entry(segment.block)
+            .or_default()
+            .push((texts[id].as_str(), segment.separator.as_str()));
+    }
+    parts
+        .into_iter()
+        .map(|(block, parts)| (block, join_parts(parts)))
+        .collect()
+}
+
+/// The blocks with the texts of `translated` (the others as they are).
+fn with_texts(blocks: &[Block], translated: &BTreeMap<usize, String>) -> Vec<Block> {
+    blocks
+        .iter()
+        .enumerate()
+        .map(|(i, block)| Block {
+            text: translated
+                .get(&i)
+                .cloned()
+                .unwrap_or_else(|| block.text.clone()),
+            ..block.clone()
+        })
+        .collect()
 }
 
 /// Whether a block's text goes to no model: blank, or nothing but code and `translate="no"`
@@ -640,7 +658,10 @@ impl PassWork<'_> {
         let mut translated = BTreeSet::new();
         if self.config.context_tokens == 0 {
             let results: Vec<Result<ChunkDone, ChatError>> = stream::iter(chunks)
-                .map(|units| self.chunk(Pass::Translate, &[], Vec::new()).run(start, units))
+                .map(|units| {
+                    self.chunk(Pass::Translate, &[], Vec::new())
+                        .run(start, units)
+                })
                 .buffer_unordered(self.config.concurrency.max(1))
                 .collect()
                 .await;
@@ -979,7 +1000,12 @@ impl Chunk<'_> {
         }
         // An answer stopped at its token limit ends in a cut block: the last one it has.
         if response.truncated {
-            if let Some(id) = units.iter().rev().map(|u| u.id).find(|id| blocks.contains_key(id)) {
+            if let Some(id) = units
+                .iter()
+                .rev()
+                .map(|u| u.id)
+                .find(|id| blocks.contains_key(id))
+            {
                 blocks.remove(&id);
                 done.failed.insert(id, Problem::Truncated);
             }
@@ -1562,6 +1588,7 @@ mod tests {
             (Fault::OtherScript, Problem::WrongLanguage),
             (Fault::StripsMarks, Problem::BrokenMarks),
             (Fault::Truncated, Problem::Truncated),
+            (Fault::AddsYear, Problem::Numbers),
         ];
         for (fault, kind) in cases {
             let model = Misbehaving::new(OfflineEngine, &[fault], 1);
@@ -1727,5 +1754,169 @@ mod tests {
                 "{user}"
             );
         }
+    }
+
+    /// Paragraphs long enough to be judged for sameness and length, each unlike the others.
+    fn paragraphs(n: usize) -> Vec<Block> {
+        const SENTENCES: [&str; 8] = [
+            "The captain walked the deck alone at dawn, counting the birds that followed the ship.",
+            "Below, the cook argued with the carpenter about the price of salt and the weather.",
+            "Nobody aboard had seen land for forty days, and the water casks were running low.",
+            "A boy climbed the mast to watch the horizon, singing an old song from his village.",
+            "The mate kept the log in a small neat hand, noting every change of wind and current.",
+            "When the storm came at night, the sails were torn and two barrels rolled overboard.",
+            "In the morning the sea was calm again, grey and flat as a sheet of hammered lead.",
+            "They buried the old sailor at noon, wrapped in canvas, while the bell rang slowly.",
+        ];
+        SENTENCES
+            .iter()
+            .cycle()
+            .take(n)
+            .map(|s| Block::new(BlockKind::Paragraph, (*s).to_string()))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_model_writing_one_paragraph_for_several_has_them_asked_again_and_none_kept_twice() {
+        let blocks = paragraphs(6);
+        let clean = run_on(&OfflineEngine, &blocks, &Ladder::default()).await;
+        // Every answer of more than one block gives the first block's text for all of them.
+        let model = Misbehaving::new(OfflineEngine, &[Fault::OneForSeveral], 1);
+        let out = run_on(&model, &blocks, &Ladder::default()).await;
+        assert_eq!(out.blocks, clean.blocks);
+        assert!(out.quality.flagged.is_empty(), "{:?}", out.quality.flagged);
+        assert!(
+            out.quality.repaired.singles >= 5,
+            "{:?}",
+            out.quality.repaired
+        );
+        let texts: BTreeSet<&str> = out.blocks.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(
+            texts.len(),
+            blocks.len(),
+            "no two blocks share a translation"
+        );
+    }
+
+    /// Answers like the offline engine, except that the translation of block `swapped` in a
+    /// first-pass answer of several blocks is its neighbour's: sameness across chunks is only
+    /// seen in the chapter as a whole.
+    struct CopiesAcrossChunks;
+
+    #[async_trait]
+    impl ChatModel for CopiesAcrossChunks {
+        async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
+            let mut response = OfflineEngine.complete(request.clone()).await?;
+            if request.user.starts_with("TASK: translate") && request.user.contains("[[3]] ") {
+                let earlier = request.user.split("EARLIER:\n").nth(1).unwrap_or_default();
+                let previous = earlier.lines().last().unwrap_or_default().to_string();
+                response.text = response
+                    .text
+                    .lines()
+                    .map(|line| match line.strip_prefix("[[3]] ") {
+                        Some(_) => format!("[[3]] {previous}"),
+                        None => line.to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+            }
+            Ok(response)
+        }
+
+        fn name(&self) -> &str {
+            "copies-across-chunks"
+        }
+    }
+
+    #[tokio::test]
+    async fn the_first_pass_sees_the_chapters_translation_so_far_and_the_chapter_is_judged_whole() {
+        let blocks = paragraphs(6);
+        let glossary = glossary();
+        let ledger = HashMap::new();
+        let ladder = Ladder::default();
+        let input = ChapterInput {
+            blocks: &blocks,
+            source_lang: "en",
+            target_lang: "es",
+            glossary: &glossary,
+            ledger: &ledger,
+            ladder: &ladder,
+        };
+        // Chunks of three blocks: block 3 opens the second, with blocks 0 to 2 in its window.
+        let config = PipelineConfig {
+            chunk_tokens: 100,
+            ..PipelineConfig::default()
+        };
+        let clean = translate_chapter(&OfflineEngine, &input, &config)
+            .await
+            .unwrap();
+        let out = translate_chapter(&CopiesAcrossChunks, &input, &config)
+            .await
+            .unwrap();
+        // Block 3 came back as block 2's translation (the window's last line): both were asked
+        // for again, alone, and the chapter is as the clean run's.
+        assert_eq!(out.blocks, clean.blocks);
+        assert!(out.quality.flagged.is_empty(), "{:?}", out.quality.flagged);
+        assert_eq!(out.quality.retries, 2, "blocks 2 and 3 asked again");
+    }
+
+    /// The offline engine, except that the review and the polish change block 2 into Chinese.
+    struct EditsIntoChinese {
+        outputs: std::sync::Mutex<Vec<(String, u64)>>,
+    }
+
+    #[async_trait]
+    impl ChatModel for EditsIntoChinese {
+        async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
+            let mut response = OfflineEngine.complete(request.clone()).await?;
+            let task = request.user.lines().next().unwrap_or_default().to_string();
+            if !task.starts_with("TASK: translate") {
+                response.text = format!(
+                    "[[2]] 这是一段中文文本，不是目标语言，这是一段中文文本。\nWHY: better\n{}",
+                    response.text
+                );
+            }
+            self.outputs
+                .lock()
+                .unwrap()
+                .push((task, response.output_tokens));
+            Ok(response)
+        }
+
+        fn name(&self) -> &str {
+            "edits-into-chinese"
+        }
+
+        fn writes_language(&self) -> bool {
+            true
+        }
+    }
+
+    #[tokio::test]
+    async fn the_review_and_the_polish_answer_with_their_changes_and_a_failed_change_is_not_kept() {
+        let clean = clean().await;
+        let model = EditsIntoChinese {
+            outputs: Default::default(),
+        };
+        let out = run(&model).await;
+        assert_eq!(out.blocks, clean.blocks);
+        assert!(out.quality.flagged.is_empty(), "{:?}", out.quality.flagged);
+        assert_eq!(
+            out.quality.kept_previous,
+            vec![
+                (Pass::Review, 2, Problem::WrongLanguage),
+                (Pass::Polish, 2, Problem::WrongLanguage)
+            ]
+        );
+        assert_eq!(out.quality.changed, Changed::default());
+        // The clean engine's later passes answer one block in four, as an editor is assumed
+        // to change: together at most what the first pass wrote, half of what they wrote when
+        // each gave every block back.
+        let eight = run_on(&OfflineEngine, &paragraphs(8), &Ladder::default()).await;
+        let q = eight.quality;
+        assert!(
+            q.review.output_tokens + q.polish.output_tokens <= q.translate.output_tokens,
+            "{q:?}"
+        );
     }
 }

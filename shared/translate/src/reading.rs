@@ -108,7 +108,10 @@ pub fn read_answer(text: &str, asked: Option<&[usize]>) -> Answer {
             }
             continue;
         }
-        if trimmed.trim_end_matches('.').eq_ignore_ascii_case("no changes") {
+        if trimmed
+            .trim_end_matches('.')
+            .eq_ignore_ascii_case("no changes")
+        {
             continue;
         }
         let Some((id, rest)) = marker(trimmed) else {
