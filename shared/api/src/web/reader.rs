@@ -188,6 +188,8 @@ pub fn page(state: &AppState, reader: Reader<'_>) -> Result<Response, ApiError> 
     head.lang = book.target_lang.clone();
     head.og_type = "book";
     head.noindex = private;
+    // The owner's reader is only reached signed in: its header offers the library.
+    head.signed_in = private;
     let downloads: Vec<_> = editions
         .iter()
         .map(|e| context! { query => e.query(), label => e.label() })

@@ -254,7 +254,10 @@ async fn book_live(
 /// Paused, but chapters taken before the pause are still being translated (they finish and
 /// are kept).
 fn pausing(status: BookStatus, chapters: &[booktr_core::books::Chapter]) -> bool {
-    status == BookStatus::Paused && chapters.iter().any(|c| c.status == ChapterStatus::Translating)
+    status == BookStatus::Paused
+        && chapters
+            .iter()
+            .any(|c| c.status == ChapterStatus::Translating)
 }
 
 #[derive(Deserialize)]
@@ -325,8 +328,7 @@ async fn book_page(
         (Vec::new(), Vec::new(), None, None, None)
     };
     // Start is offered only when it can start: something to translate, within the quota.
-    let can_start = quote.as_ref().is_some_and(|q| q.chapters > 0)
-        && cover.is_none();
+    let can_start = quote.as_ref().is_some_and(|q| q.chapters > 0) && cover.is_none();
     let glossaries: Vec<_> = glossaries
         .iter()
         .map(|g| context! { id => g.id.clone(), name => g.name.clone() })

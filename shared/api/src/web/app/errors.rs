@@ -95,7 +95,9 @@ async fn error_page(
     };
     let status = error.status;
     let (title, message) = match status {
-        StatusCode::NOT_FOUND if share => (lang.get("share_gone"), lang.get("share_gone_text").into()),
+        StatusCode::NOT_FOUND if share => {
+            (lang.get("share_gone"), lang.get("share_gone_text").into())
+        }
         StatusCode::NOT_FOUND => (lang.get("not_found"), lang.get("not_found_text").into()),
         StatusCode::TOO_MANY_REQUESTS => (
             lang.get("too_many_requests"),
@@ -127,7 +129,10 @@ mod tests {
     #[test]
     fn a_browser_gets_pages_and_the_api_keeps_its_json() {
         let mut html = HeaderMap::new();
-        html.insert(ACCEPT, "text/html,application/xhtml+xml;q=0.9".parse().unwrap());
+        html.insert(
+            ACCEPT,
+            "text/html,application/xhtml+xml;q=0.9".parse().unwrap(),
+        );
         assert!(wants_a_page("/dashboard", &html));
         assert!(wants_a_page("/nowhere", &html));
         assert!(!wants_a_page("/api/books", &html));

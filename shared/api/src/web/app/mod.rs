@@ -127,9 +127,9 @@ impl FromRequestParts<AppState> for Visitor {
         // The rate-limit layer has authenticated the request already; served without it, the
         // session is read here.
         let signed_in = match parts.extensions.get::<crate::auth::Authenticated>() {
-            Some(crate::auth::Authenticated(outcome)) => outcome.as_ref().is_ok_and(|p| {
-                p.credential == booktr_core::accounts::Credential::Session
-            }),
+            Some(crate::auth::Authenticated(outcome)) => outcome
+                .as_ref()
+                .is_ok_and(|p| p.credential == booktr_core::accounts::Credential::Session),
             None => match session_token(&parts.headers) {
                 Some(session) => state
                     .services
