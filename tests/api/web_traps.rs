@@ -483,3 +483,28 @@ async fn stop_asks_first_saying_what_is_kept_and_works_without_javascript() {
     gate.add_permits(1000);
     settle(&app, &user, &id, "EXTRACTED").await;
 }
+
+#[tokio::test]
+async fn a_share_page_offers_the_library_to_a_signed_in_reader_and_a_way_in_to_anyone_else() {
+    let app = spawn_app().await;
+    let (mut owner, user, id) = signed_up_with_a_book(&app).await;
+    let page = format!("/dashboard/books/{id}");
+    let token = owner.token(&page).await;
+    owner
+        .post_form(&format!("{page}/start"), &[("csrf", &token)])
+        .await;
+    settle(&app, &user, &id, "COMPLETED").await;
+    let shared = owner
+        .post_form(&format!("{page}/share"), &[("csrf", &token)])
+        .await;
+    assert_eq!(shared.status(), 303);
+    let html = owner.html(&page).await;
+    let at = html.find("/shared/").expect("the share link");
+    let path: String = html[at..].chars().take_while(|c| *c != '"').collect();
+    let read = owner.html(&path).await;
+    assert!(read.contains("href=\"/dashboard\""), "{read}");
+    assert!(!read.contains("href=\"/signin\""), "{read}");
+    let anyone = Browser::new(&app).html(&path).await;
+    assert!(anyone.contains("href=\"/signin\"") && anyone.contains("href=\"/signup\""));
+    assert!(!anyone.contains("href=\"/dashboard\""), "{anyone}");
+}

@@ -552,6 +552,7 @@ async fn read(
                 base: &format!("/dashboard/books/{id}/read"),
                 downloads: &format!("/dashboard/books/{id}/download"),
                 private: true,
+                signed_in: true,
                 chapters: &chapters,
                 number,
                 page: q.page.unwrap_or(1),
