@@ -480,8 +480,14 @@ async fn stop_asks_first_saying_what_is_kept_and_works_without_javascript() {
         )
         .await;
     assert_eq!(stopped.status(), 303);
+    assert_eq!(location(&stopped), format!("{page}?stop=done"));
     gate.add_permits(1000);
     settle(&app, &user, &id, "EXTRACTED").await;
+    let html = browser.html(&location(&stopped)).await;
+    assert!(
+        html.contains("Stopped. The chapters translated so far are kept"),
+        "{html}"
+    );
 }
 
 #[tokio::test]

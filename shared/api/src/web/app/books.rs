@@ -267,7 +267,8 @@ struct QuoteQuery {
     glossary_id: Option<String>,
     #[serde(rename = "targetLang")]
     target_lang: Option<String>,
-    /// `confirm`: the page asks whether to stop the translation.
+    /// `confirm`: the page asks whether to stop the translation; `done`: it says what the stop
+    /// kept.
     stop: Option<String>,
 }
 
@@ -367,6 +368,7 @@ async fn book_page(
         pausing => pausing(book.status, &detail.chapters),
         stoppable => matches!(book.status, BookStatus::Translating | BookStatus::Paused),
         confirm_stop => q.stop.as_deref() == Some("confirm") && matches!(book.status, BookStatus::Translating | BookStatus::Paused),
+        stopped => q.stop.as_deref() == Some("done"),
         kept_chapters => status.chapters_completed,
         run_cost => (book.run > 0).then(|| format!("{:.2}", status.cost.spent)),
         can_start,
@@ -456,7 +458,8 @@ async fn perform(
             if form.confirm.as_deref() != Some("yes") {
                 return Ok(format!("/dashboard/books/{id}?stop=confirm"));
             }
-            services.translations.stop(&user.id, id).await?
+            services.translations.stop(&user.id, id).await?;
+            return Ok(format!("/dashboard/books/{id}?stop=done"));
         }
         "rename" => {
             services

@@ -308,6 +308,7 @@ const MESSAGES: &[(&str, &str, &str)] = &[
     ("quota_plan", "The {plan} plan covers it: ask the service's administrator to change your plan.", "El plan {plan} lo cubre: pide al administrador del servicio que cambie tu plan."),
     ("quota_next_month", "Your plan covers it from {date}, when the month's quota starts again.", "Tu plan lo cubre a partir del {date}, cuando empieza de nuevo la cuota del mes."),
     ("quota_no_plan", "No plan covers a book this long in one month: split the file into parts.", "Ningún plan cubre un libro tan largo en un mes: divide el archivo en partes."),
+    ("stopped_note", "Stopped. The chapters translated so far are kept, with their downloads; translate the book again to do the rest (they are not charged again).", "Detenida. Los capítulos traducidos hasta ahora se conservan, con sus descargas; vuelve a traducir el libro para hacer el resto (no se cobran de nuevo)."),
     ("run_cost", "What the last run cost", "Lo que costó la última traducción"),
     ("home_heading", "Whole books, translated", "Libros enteros, traducidos"),
     ("home_intro", "Upload an EPUB, PDF, DOCX, HTML or TXT book; every chapter is translated in three passes (translate, consistency review, polish) with your glossary enforced throughout, and comes back as EPUB or PDF.", "Sube un libro en EPUB, PDF, DOCX, HTML o TXT; cada capítulo se traduce en tres pasadas (traducción, revisión de coherencia, pulido) respetando tu glosario de principio a fin, y vuelve como EPUB o PDF."),
