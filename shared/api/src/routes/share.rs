@@ -15,6 +15,7 @@ use super::download::edition;
 use super::{Success, SUCCESS};
 use crate::error::ApiError;
 use crate::extract::{Path, Query};
+use crate::web::app::Visitor;
 use crate::web::reader::Reader;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -124,6 +125,7 @@ struct ReaderQuery {
         (status = 404, description = "No such shared book, chapter or page", body = ErrorBody)))]
 async fn reader(
     State(state): State<AppState>,
+    visitor: Visitor,
     Path(token): Path<String>,
     Query(q): Query<ReaderQuery>,
 ) -> Result<Response, ApiError> {
@@ -151,6 +153,7 @@ async fn reader(
             base: &format!("/shared/{token}"),
             downloads: &format!("/shared/{token}/download"),
             private: false,
+            signed_in: visitor.signed_in,
             chapters: &chapters,
             number,
             page: q.page.unwrap_or(1),

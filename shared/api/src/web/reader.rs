@@ -41,6 +41,9 @@ pub struct Reader<'a> {
     pub downloads: &'a str,
     /// Kept out of search engines (the owner's reader).
     pub private: bool,
+    /// Whether the visitor is signed in: the header then offers the library, else sign-in and
+    /// sign-up.
+    pub signed_in: bool,
     pub chapters: &'a [Chapter],
     /// The chapter shown (1-based).
     pub number: u32,
@@ -141,6 +144,7 @@ pub fn page(state: &AppState, reader: Reader<'_>) -> Result<Response, ApiError> 
         base,
         downloads: download_path,
         private,
+        signed_in,
         chapters,
         number,
         page,
@@ -188,6 +192,7 @@ pub fn page(state: &AppState, reader: Reader<'_>) -> Result<Response, ApiError> 
     head.lang = book.target_lang.clone();
     head.og_type = "book";
     head.noindex = private;
+    head.signed_in = signed_in;
     let downloads: Vec<_> = editions
         .iter()
         .map(|e| context! { query => e.query(), label => e.label() })
