@@ -206,6 +206,8 @@ struct Figures {
     quoted: (u64, u64, f64, u64),
     /// What the run used: tokens in and out, dollars.
     used: (u64, u64, f64),
+    /// Output tokens of each pass (translate, review, polish).
+    out_by_pass: [u64; 3],
     /// Every chapter's translated blocks, in order, and the blocks its quality record flags.
     books: Vec<(Vec<String>, BTreeSet<usize>)>,
     /// Blocks repaired on a later rung, summed over the chapters.
@@ -456,11 +458,13 @@ async fn translate(
         tokens(&done["terms"]["usage"], "outputTokens"),
         done["cost"]["spent"].as_f64().unwrap_or(0.0),
     );
+    let mut out_by_pass = [0; 3];
     for chapter in done["chapters"].as_array().into_iter().flatten() {
         let quality = &chapter["quality"];
-        for pass in ["translate", "review", "polish"] {
+        for (at, pass) in ["translate", "review", "polish"].into_iter().enumerate() {
             used.0 += tokens(&quality[pass], "inputTokens");
             used.1 += tokens(&quality[pass], "outputTokens");
+            out_by_pass[at] += tokens(&quality[pass], "outputTokens");
         }
         flagged_blocks += quality["flagged"]
             .as_object()
@@ -498,6 +502,7 @@ async fn translate(
             quote["estimatedSeconds"].as_u64().unwrap_or(0),
         ),
         used,
+        out_by_pass,
         books,
         repaired,
         marks,
@@ -568,6 +573,12 @@ fn print(label: &str, f: &Figures) {
         })
         .collect();
     println!("  chapters done: {}", marks.join(", "));
+    let [translate, review, polish] = f.out_by_pass;
+    println!(
+        "  output tokens by pass: translate {translate}, review {review}, polish {polish} \
+         (review and polish {:.0}% of the translate pass's)",
+        (review + polish) as f64 * 100.0 / translate.max(1) as f64
+    );
     println!("  requests in flight, second by second: {:?}", f.in_flight);
     let off = |quoted: f64, used: f64| (quoted - used) * 100.0 / used.max(1e-9);
     println!(

@@ -78,6 +78,10 @@ enum Command {
         /// replay a model's behaviour in tests
         #[arg(long)]
         record_answers: Option<PathBuf>,
+        /// Write each chapter's text after each pass into this directory
+        /// (`chapter-N.translate.txt`, `.review.txt`, `.polish.txt`)
+        #[arg(long)]
+        pass_texts: Option<PathBuf>,
     },
     /// Manage users.
     User {
@@ -144,6 +148,7 @@ pub async fn main() -> anyhow::Result<()> {
             chapters,
             report,
             record_answers,
+            pass_texts,
         } => {
             let args = crate::translate_cmd::TranslateArgs {
                 file,
@@ -159,6 +164,7 @@ pub async fn main() -> anyhow::Result<()> {
                 chapters,
                 report,
                 record_answers,
+                pass_texts,
             };
             crate::translate_cmd::run(args).await
         }

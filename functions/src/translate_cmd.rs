@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use anyhow::{anyhow, bail, Context};
 use booktr_core::books::{sniff, BookFormat};
 use booktr_core::types::LanguageCode;
-use booktr_formats::manuscript::Manuscript;
+use booktr_formats::manuscript::{Block, Manuscript};
 use booktr_formats::render::{self, Layout, RenderOptions, Sources};
 use booktr_translate::book::{choose_model, translate_book, BookOptions, BookTranslation, Event};
 use booktr_translate::checks::{language_of, Problem};
@@ -17,7 +17,8 @@ use booktr_translate::estimate::cost;
 use booktr_translate::glossary::{self, contains_term, GlossaryEntry};
 use booktr_translate::ladder::Repaired;
 use booktr_translate::model::ChatModel;
-use booktr_translate::pipeline::{PassUsage, PipelineConfig, Quality};
+use booktr_translate::pipeline::{Changed, PassUsage, PipelineConfig, Quality};
+use booktr_translate::protocol::Pass;
 use booktr_translate::reading::Removed;
 use booktr_translate::recorded::Recording;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
@@ -38,6 +39,8 @@ pub struct TranslateArgs {
     pub chapters: Option<String>,
     pub report: Option<PathBuf>,
     pub record_answers: Option<PathBuf>,
+    /// A directory to write each chapter's text into after each pass.
+    pub pass_texts: Option<PathBuf>,
 }
 
 /// The most chapters `--parallel` takes at once, as the server's widest window.
@@ -125,7 +128,23 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         max_cost: args.max_cost.filter(|_| !offline),
         model: args.model.clone(),
     };
-    let on_event = |event: Event<'_>| progress.on_event(event);
+    if let Some(dir) = &args.pass_texts {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let on_event = |event: Event<'_>| {
+        if let (
+            Some(dir),
+            Event::PassDone {
+                chapter,
+                pass,
+                blocks,
+            },
+        ) = (&args.pass_texts, &event)
+        {
+            write_pass_text(dir, *chapter, *pass, blocks);
+        }
+        progress.on_event(event)
+    };
     let started = std::time::Instant::now();
     let done = translate_book(
         model.as_ref(),
@@ -262,7 +281,7 @@ impl Progress {
                 bar.set_message(self.label(chapter, "translating"));
                 in_flight.insert(chapter, bar);
             }
-            Event::PassDone { chapter, pass } => {
+            Event::PassDone { chapter, pass, .. } => {
                 self.total.inc(1);
                 if let Some(bar) = in_flight.get(&chapter) {
                     bar.inc(1);
@@ -439,6 +458,16 @@ fn print_summary(
     }
 }
 
+/// `DIR/chapter-N.PASS.txt`: the chapter's text after a pass, a block per paragraph, for
+/// scoring each pass against a reference (`scripts/quality-bench.sh`).
+fn write_pass_text(dir: &Path, chapter: usize, pass: Pass, blocks: &[Block]) {
+    let text: Vec<String> = blocks.iter().map(Block::plain_text).collect();
+    let path = dir.join(format!("chapter-{}.{}.txt", chapter + 1, pass.task()));
+    if let Err(e) = std::fs::write(&path, text.join("\n\n") + "\n") {
+        eprintln!("warning: writing {}: {e}", path.display());
+    }
+}
+
 /// What a run did to the book's blocks, for people (printed) and scripts (`--report`).
 #[derive(serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -459,7 +488,11 @@ struct Report {
     removed: Removed,
     /// Blocks whose review or polish answer was refused (they kept the previous pass's text).
     kept_previous: usize,
+    /// Blocks the review and the polish changed.
+    changed: Changed,
     requests: u32,
+    /// Tokens and requests of each pass, and of the term list.
+    usage: BTreeMap<&'static str, PassUsage>,
     seconds: f64,
 }
 
@@ -486,7 +519,9 @@ impl Report {
             repaired: Repaired::default(),
             removed: Removed::default(),
             kept_previous: 0,
+            changed: Changed::default(),
             requests: done.terms.usage.requests,
+            usage: BTreeMap::from([("terms", done.terms.usage)]),
             seconds: took.as_secs_f64(),
         };
         let chapters = source.chapters.iter().zip(&done.manuscript.chapters);
@@ -499,6 +534,10 @@ impl Report {
             report.repaired += quality.repaired;
             report.removed += quality.removed;
             report.kept_previous += quality.kept_previous.len();
+            report.changed += quality.changed;
+            for pass in Pass::ALL {
+                *report.usage.entry(pass.task()).or_default() += quality.usage(pass);
+            }
             report.requests +=
                 quality.translate.requests + quality.review.requests + quality.polish.requests;
             for (i, (block, source_block)) in
@@ -576,10 +615,20 @@ impl Report {
             m.duplicates,
             m.extra
         );
+        println!(
+            "Changed by the review: {} blocks; by the polish: {}",
+            self.changed.review, self.changed.polish
+        );
         if self.kept_previous > 0 {
             println!(
-                "Review or polish answers refused for {} blocks (the previous pass's text was kept)",
+                "Review or polish changes not kept for {} blocks (they failed a check; the previous pass's text was kept)",
                 self.kept_previous
+            );
+        }
+        for (pass, usage) in &self.usage {
+            println!(
+                "Tokens, {pass}: {} in, {} out, {} requests",
+                usage.input_tokens, usage.output_tokens, usage.requests
             );
         }
         println!("Requests: {}", self.requests);

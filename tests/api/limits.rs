@@ -100,8 +100,8 @@ async fn public_requests_are_limited_per_address_with_the_free_numbers() {
         assert_eq!(header(&response, "x-ratelimit-limit"), Some(60));
     }
     assert_rate_limited(app.get_anonymous("/api/health").await).await;
-    // Unknown routes and bad credentials count against the address too.
-    assert_rate_limited(app.get_anonymous("/nowhere").await).await;
+    // Unknown API routes and bad credentials count against the address too.
+    assert_rate_limited(app.get_anonymous("/api/nowhere").await).await;
     assert_rate_limited(app.get("/api/books", "bt_not-a-key").await).await;
     // A signed-in user is counted as themselves.
     let user = app.user().await;

@@ -38,4 +38,5 @@ mod translation;
 mod upload;
 mod user;
 mod web_app;
+mod web_traps;
 mod webhooks;

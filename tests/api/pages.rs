@@ -53,9 +53,10 @@ async fn every_page_has_its_title_description_canonical_url_and_open_graph_tags(
     for (path, title) in [
         (
             "/".to_string(),
-            "booktr — whole books, translated".to_string(),
+            "booktr — Whole books, translated".to_string(),
         ),
-        ("/comunidad".to_string(), "Comunidad — booktr".to_string()),
+        // In the visitor's language (English when the browser names none we speak).
+        ("/comunidad".to_string(), "Community — booktr".to_string()),
         (
             format!("/comunidad/{slug}"),
             "The &lt;b&gt;Whale&lt;/b&gt; &amp; I — booktr".to_string(),
@@ -485,9 +486,9 @@ async fn the_pages_and_the_share_reader_render_in_a_real_browser() {
             .await
             .unwrap();
         assert!(dom.contains(expected), "{screenshot}: {dom}");
-        // One layout for all of them, the share reader included.
+        // One layout for all of them, the share reader included, with the app's header.
         assert!(
-            dom.contains("<header class=\"site\">") && dom.contains("rel=\"canonical\""),
+            dom.contains("<header class=\"bar\">") && dom.contains("rel=\"canonical\""),
             "{screenshot}: {dom}"
         );
     }

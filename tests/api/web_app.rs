@@ -10,15 +10,16 @@ use crate::helpers::{sample_txt, spawn_app, spawn_app_with_env, TestApp};
 use crate::smtp_sink::SmtpSink;
 
 /// A browser of one person: its own session cookie, redirects not followed (they are checked).
-struct Browser<'a> {
+/// It asks for pages as browsers do (`Accept: text/html`).
+pub(crate) struct Browser<'a> {
     app: &'a TestApp,
     client: Client,
     cookie: Option<String>,
-    language: &'static str,
+    pub(crate) language: &'static str,
 }
 
 impl<'a> Browser<'a> {
-    fn new(app: &'a TestApp) -> Self {
+    pub(crate) fn new(app: &'a TestApp) -> Self {
         Browser {
             app,
             client: Client::builder().redirect(Policy::none()).build().unwrap(),
@@ -28,27 +29,29 @@ impl<'a> Browser<'a> {
     }
 
     fn with_headers(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        let request = request.header("accept-language", self.language);
+        let request = request
+            .header("accept-language", self.language)
+            .header("accept", "text/html,application/xhtml+xml,*/*;q=0.8");
         match &self.cookie {
             Some(cookie) => request.header("cookie", cookie),
             None => request,
         }
     }
 
-    async fn get(&self, path: &str) -> Response {
+    pub(crate) async fn get(&self, path: &str) -> Response {
         self.with_headers(self.client.get(format!("{}{path}", self.app.url)))
             .send()
             .await
             .unwrap()
     }
 
-    async fn html(&self, path: &str) -> String {
+    pub(crate) async fn html(&self, path: &str) -> String {
         let response = self.get(path).await;
         assert_eq!(response.status(), 200, "{path}");
         response.text().await.unwrap()
     }
 
-    async fn post_form(&mut self, path: &str, fields: &[(&str, &str)]) -> Response {
+    pub(crate) async fn post_form(&mut self, path: &str, fields: &[(&str, &str)]) -> Response {
         let response = self
             .with_headers(self.client.post(format!("{}{path}", self.app.url)))
             .form(fields)
@@ -66,7 +69,7 @@ impl<'a> Browser<'a> {
         }
     }
 
-    async fn sign_up(&mut self) -> String {
+    pub(crate) async fn sign_up(&mut self) -> String {
         let email = format!("{}@example.com", booktr_core::ids::new_id());
         let response = self
             .post_form(
@@ -85,7 +88,7 @@ impl<'a> Browser<'a> {
     }
 
     /// The CSRF token of the page at `path`.
-    async fn token(&self, path: &str) -> String {
+    pub(crate) async fn token(&self, path: &str) -> String {
         let html = self.html(path).await;
         let at = html
             .find("name=\"csrf\" value=\"")
@@ -94,7 +97,13 @@ impl<'a> Browser<'a> {
         html[at..at + 32].to_string()
     }
 
-    async fn upload(&self, token: &str, name: &str, bytes: Vec<u8>, title: &str) -> Response {
+    pub(crate) async fn upload(
+        &self,
+        token: &str,
+        name: &str,
+        bytes: Vec<u8>,
+        title: &str,
+    ) -> Response {
         let form = Form::new()
             .text("csrf", token.to_string())
             .part("file", Part::bytes(bytes).file_name(name.to_string()))
@@ -130,7 +139,7 @@ impl<'a> Browser<'a> {
     }
 }
 
-fn location(response: &Response) -> String {
+pub(crate) fn location(response: &Response) -> String {
     response.headers()["location"].to_str().unwrap().to_string()
 }
 

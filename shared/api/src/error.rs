@@ -87,6 +87,9 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = json!({ "error": self.code, "message": self.message });
         let mut response = (self.status, axum::Json(body)).into_response();
+        // Kept on the answer for the layer that shows a browser the failure as a page
+        // (`crate::web::app::pages_for_browsers`).
+        response.extensions_mut().insert(self.clone());
         let retry_after = match self.retry_after {
             Some(seconds) => Some(seconds),
             None => (self.status == StatusCode::SERVICE_UNAVAILABLE).then_some(5),

@@ -93,7 +93,8 @@ pub fn all_routes() -> Routes {
         .merge(notifications::router())
 }
 
-/// Every endpoint group on one router, with JSON 404/405 answers and request logging.
+/// Every endpoint group on one router, with 404/405 answers (JSON, or a page for a browser)
+/// and request logging.
 pub fn router(state: AppState) -> Router {
     finish(all_routes(), state)
 }
@@ -111,6 +112,10 @@ pub fn finish(routes: Routes, state: AppState) -> Router {
             limits::limit_requests,
         ))
         .layer(axum::middleware::from_fn(middleware::refuse_long_uris))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            web::app::pages_for_browsers,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             middleware::defend_the_browser,

@@ -1,8 +1,21 @@
-//! The request rate limits, for every route (`crate::finish` puts this layer on every group):
-//! an authenticated caller is counted per user with their plan's windows, anyone else per
-//! client address with the FREE plan's. Role DEV is never limited. Every counted response
-//! carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` for the window
-//! closest to running out; a refused one is 429 `rate_limited` with `Retry-After`.
+//! The request rate limits, for every route (`crate::finish` puts this layer on every group).
+//! They protect the service, not against its own pages, so a request is counted by what it is
+//! ([`Kind`]):
+//!
+//! - an API call (`/api/...`): per user with their plan's windows, or per client address with
+//!   the FREE plan's when anonymous;
+//! - a page of a signed-in user (carried by the session cookie): per user in
+//!   [`rate::PAGE_WINDOWS`], a budget sized for a person, never the plan's;
+//! - a page's own live update (its progress poll): per user in [`rate::LIVE_WINDOWS`];
+//! - a page of a visitor who is not signed in: per client address in [`rate::PAGE_WINDOWS`];
+//!   the password forms (sign-in, sign-up, reset) count their attempts on top of that, per
+//!   address and per account (`Accounts::limit_password_attempt`);
+//! - the app's script, style sheet, icons and manifest: never counted.
+//!
+//! Role DEV is never limited. Every counted response carries `X-RateLimit-Limit`,
+//! `X-RateLimit-Remaining` and `X-RateLimit-Reset` for the window closest to running out; a
+//! refused one is 429 `rate_limited` with `Retry-After` (an HTML page for a browser, see
+//! `crate::web::app::pages_for_browsers`).
 //!
 //! Authentication happens here once, before counting (the user decides the limits); the
 //! `Caller` extractor then takes the outcome from the request instead of authenticating again.
@@ -14,7 +27,8 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use booktr_core::limits::rate::{self, Subject, Verdict};
+use booktr_core::accounts::Credential;
+use booktr_core::limits::rate::{self, Subject, Verdict, Window};
 use tracing::error;
 
 use crate::auth::{self, Authenticated};
@@ -31,13 +45,27 @@ pub async fn limit_requests(
     mut request: Request,
     next: Next,
 ) -> Response {
+    let kind = Kind::of(request.uri().path());
+    if kind == Kind::Asset {
+        return next.run(request).await;
+    }
     let authenticated = auth::authenticate(request.headers(), &state).await;
     let counted = match &authenticated {
-        Some(Ok(principal)) => rate::request_windows(principal.user.plan, principal.user.role)
-            .map(|windows| (Subject::User(principal.user.id.clone()), windows)),
+        Some(Ok(principal)) => {
+            let user = &principal.user;
+            let by_session = principal.credential == Credential::Session;
+            rate::request_windows(user.plan, user.role).map(|plan| {
+                let windows = match kind {
+                    Kind::Page if by_session => rate::PAGE_WINDOWS,
+                    Kind::Live if by_session => rate::LIVE_WINDOWS,
+                    _ => plan,
+                };
+                (Subject::User(user.id.clone()), windows)
+            })
+        }
         _ => Some((
             Subject::Address(client_address(&request, &state)),
-            rate::PUBLIC_WINDOWS,
+            anonymous_windows(kind),
         )),
     };
     if let Some(outcome) = authenticated {
@@ -62,7 +90,7 @@ pub async fn limit_requests(
     };
     let mut response = if let Some(wait) = verdict.retry_after {
         booktr_core::metrics::rate_limit_refused("requests");
-        let mut refused = ApiError::new(
+        ApiError::new(
             StatusCode::TOO_MANY_REQUESTS,
             "rate_limited",
             format!(
@@ -70,16 +98,49 @@ pub async fn limit_requests(
                 verdict.limit
             ),
         )
-        .into_response();
-        refused
-            .headers_mut()
-            .insert("retry-after", HeaderValue::from(wait));
-        refused
+        .retry_after(wait)
+        .into_response()
     } else {
         next.run(request).await
     };
     add_headers(response.headers_mut(), &verdict);
     response
+}
+
+/// What a request is, for counting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// The app's script, style sheet, icons and manifest.
+    Asset,
+    /// A page's own progress poll.
+    Live,
+    /// A call of the API (`/api/...`).
+    Api,
+    /// Anything else: a page, a form's post, a file a page links to.
+    Page,
+}
+
+impl Kind {
+    fn of(path: &str) -> Kind {
+        if crate::web::app::is_asset(path) {
+            Kind::Asset
+        } else if path.starts_with("/api/") || path == "/api" {
+            Kind::Api
+        } else if crate::web::app::is_live_update(path) {
+            Kind::Live
+        } else {
+            Kind::Page
+        }
+    }
+}
+
+/// A visitor's pages (and a live update without a session, which only gets sent to sign in)
+/// have the page budget of their address; their API calls the FREE plan's.
+fn anonymous_windows(kind: Kind) -> [Window; 2] {
+    match kind {
+        Kind::Api => rate::PUBLIC_WINDOWS,
+        _ => rate::PAGE_WINDOWS,
+    }
 }
 
 fn add_headers(headers: &mut HeaderMap, verdict: &Verdict) {
@@ -145,5 +206,25 @@ impl FromRequestParts<AppState> for ClientAddress {
             &parts.extensions,
             state,
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assets_are_free_api_calls_are_the_plans_and_everything_else_is_a_page() {
+        assert_eq!(Kind::of("/assets/app.css"), Kind::Asset);
+        assert_eq!(Kind::of("/favicon.ico"), Kind::Asset);
+        assert_eq!(Kind::of("/manifest.webmanifest"), Kind::Asset);
+        assert_eq!(Kind::of("/api/books/b1"), Kind::Api);
+        assert_eq!(Kind::of("/dashboard/books/b1/live"), Kind::Live);
+        assert_eq!(Kind::of("/dashboard/live"), Kind::Live);
+        assert_eq!(Kind::of("/dashboard/books/b1"), Kind::Page);
+        assert_eq!(Kind::of("/signin"), Kind::Page);
+        assert_eq!(Kind::of("/nowhere"), Kind::Page);
+        assert_eq!(anonymous_windows(Kind::Api), rate::PUBLIC_WINDOWS);
+        assert_eq!(anonymous_windows(Kind::Page), rate::PAGE_WINDOWS);
     }
 }

@@ -18,13 +18,13 @@ use tracing::{error, info, info_span, Instrument};
 use crate::error::ApiError;
 use crate::AppState;
 
-/// What an HTML page of ours may load: its own scripts, styles and images only (no inline script,
-/// no other origin), `data:` images (Swagger UI's icons), inline styles (the pages' layout and
+/// What an HTML page of ours may load: its own scripts, styles, images and web app manifest only
+/// (no inline script, no other origin), `data:` images (Swagger UI's icons), inline styles (the pages' layout and
 /// Swagger UI set some), and no framing by anyone.
 const PAGE_POLICY: &str =
     "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
-     img-src 'self' data:; connect-src 'self'; font-src 'self'; form-action 'self'; \
-     base-uri 'none'; frame-ancestors 'none'";
+     img-src 'self' data:; connect-src 'self'; font-src 'self'; manifest-src 'self'; \
+     form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /// The headers every response carries, in both modes (see [`defences`]).
 pub async fn defend_the_browser(

@@ -132,6 +132,19 @@ pub struct UsageReport {
     pub reset_date: DateTime<Utc>,
 }
 
+/// Why a translation of `words` cannot start this month (see [`Usage::cover`]).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Shortfall {
+    pub words: u64,
+    /// Words left in this month's quota.
+    pub remaining: u64,
+    /// The first plan above the user's whose monthly quota covers the words.
+    pub plan: Option<Plan>,
+    /// Whether a whole month of the user's own plan covers them (after `reset_date`).
+    pub fits_next_month: bool,
+    pub reset_date: DateTime<Utc>,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum UsageError {
     /// The quota cannot cover the request; the message names the quota and the reset date.
@@ -258,6 +271,36 @@ impl Usage {
             allowed_models,
             priority: user.plan.has_priority(),
             reset_date: next_period_start(now),
+        })
+    }
+
+    /// What stands in the way of translating `words` this month, before a start is tried: None
+    /// when the month's word quota covers them (as the start would find it, `report` being
+    /// this user's), else what is left and what would cover them.
+    pub fn cover(&self, user: &User, report: &UsageReport, words: u64) -> Option<Shortfall> {
+        let remaining = report.words.remaining?;
+        if words <= remaining {
+            return None;
+        }
+        let covers = |plan: Plan| {
+            let quota = match plan {
+                Plan::Free => self.quotas.free,
+                Plan::Pro => self.quotas.pro,
+                Plan::Business => self.quotas.business,
+            };
+            quota.words.is_none_or(|limit| words <= limit)
+        };
+        let bigger = match user.plan {
+            Plan::Free => &[Plan::Pro, Plan::Business][..],
+            Plan::Pro => &[Plan::Business][..],
+            Plan::Business => &[][..],
+        };
+        Some(Shortfall {
+            words,
+            remaining,
+            plan: bigger.iter().copied().find(|p| covers(*p)),
+            fits_next_month: covers(user.plan),
+            reset_date: report.reset_date,
         })
     }
 

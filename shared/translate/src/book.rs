@@ -88,6 +88,8 @@ pub enum Event<'a> {
     PassDone {
         chapter: usize,
         pass: Pass,
+        /// The chapter's blocks as the passes so far left them.
+        blocks: &'a [Block],
     },
     ChapterDone {
         chapter: usize,
@@ -203,6 +205,7 @@ pub async fn translate_book(
                     on_event(Event::PassDone {
                         chapter: index,
                         pass,
+                        blocks: &translation.blocks_so_far(),
                     });
                 }
                 let quality = translation.checkpoint().quality();
@@ -374,7 +377,8 @@ mod tests {
             .find(|c| c.plain_text().contains("Abril"))
             .unwrap();
         assert_eq!(burial.title.as_deref(), Some("Ì. THÉ BÜRÌÀL ÖF THÉ DÉÀD"));
-        assert!(done.qualities.iter().all(|q| q.flagged.is_empty()));
+        let flagged: Vec<_> = done.qualities.iter().map(|q| &q.flagged).collect();
+        assert!(flagged.iter().all(|f| f.is_empty()), "{flagged:?}");
         assert_eq!(done.manuscript.language.as_deref(), Some("es"));
     }
 

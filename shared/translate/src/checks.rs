@@ -12,6 +12,8 @@
 use booktr_formats::markup;
 use serde::{Deserialize, Serialize};
 
+use crate::adequacy::{self, ShortLine};
+
 /// Why a block's answer cannot be kept.
 #[derive(
     Debug,
@@ -47,10 +49,17 @@ pub enum Problem {
     Repeated,
     /// Cut off where the answer reached its token limit.
     Truncated,
+    /// The same translation as another block whose source differs (a model writing one
+    /// paragraph where it was asked for several).
+    Duplicate,
+    /// Numbers the source has are missing, or numbers it lacks were added (a hallucinated year).
+    Numbers,
+    /// A name of the book the source has is missing, or one it lacks was added.
+    Names,
 }
 
 impl Problem {
-    pub const ALL: [Problem; 9] = [
+    pub const ALL: [Problem; 12] = [
         Problem::Missing,
         Problem::BrokenMarks,
         Problem::Untranslated,
@@ -60,6 +69,9 @@ impl Problem {
         Problem::Merged,
         Problem::Repeated,
         Problem::Truncated,
+        Problem::Duplicate,
+        Problem::Numbers,
+        Problem::Names,
     ];
 
     /// The name used in quality records, warnings and payloads.
@@ -74,6 +86,9 @@ impl Problem {
             Problem::Merged => "merged",
             Problem::Repeated => "repeated",
             Problem::Truncated => "truncated",
+            Problem::Duplicate => "duplicate",
+            Problem::Numbers => "numbers",
+            Problem::Names => "names",
         }
     }
 
@@ -89,6 +104,9 @@ impl Problem {
             Problem::Merged => "merged with a neighbour",
             Problem::Repeated => "repeated",
             Problem::Truncated => "cut off",
+            Problem::Duplicate => "the same as another passage's",
+            Problem::Numbers => "with numbers unlike the source's",
+            Problem::Names => "with names unlike the source's",
         }
     }
 }
@@ -149,19 +167,44 @@ impl Checks {
         if !self.length_plausible(&source_plain, &answer_plain) {
             return Err(Problem::Length);
         }
+        if !adequacy::numbers_match(&source_plain, &answer_plain) {
+            return Err(Problem::Numbers);
+        }
         if self.judge_language && self.in_wrong_language(&source_plain, &answer_plain) {
             return Err(Problem::WrongLanguage);
+        }
+        // Too short for language identification: judged by the source language's words.
+        if letters(&answer_plain) < MIN_LETTERS_FOR_WORDS {
+            match adequacy::short_line_problem(
+                &source_plain,
+                &answer_plain,
+                &self.source_lang,
+                &self.target_lang,
+            ) {
+                Some(ShortLine::AsItWas) => return Err(Problem::Untranslated),
+                Some(ShortLine::SourceWords) => return Err(Problem::WrongLanguage),
+                None => {}
+            }
         }
         Ok(())
     }
 
     /// Whether the final text of a block is still its source (for the quality record).
     pub fn untranslated(&self, source: &str, text: &str) -> bool {
-        let source_plain = markup::translatable_text(source);
+        let (source_plain, text_plain) = (
+            markup::translatable_text(source),
+            markup::translatable_text(text),
+        );
         self.translating()
             && !source_plain.trim().is_empty()
             && !self.quoted_in_another_language(&source_plain)
-            && nearly_identical(&source_plain, &markup::translatable_text(text))
+            && (nearly_identical(&source_plain, &text_plain)
+                || adequacy::short_line_problem(
+                    &source_plain,
+                    &text_plain,
+                    &self.source_lang,
+                    &self.target_lang,
+                ) == Some(ShortLine::AsItWas))
     }
 
     /// The answer's length against what a translation of the source into the target could

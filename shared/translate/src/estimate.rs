@@ -147,11 +147,20 @@ pub fn estimate_book(
             &enforced,
             run.config,
         );
-        // A pass's chunks go at the same time: each pass as long as its typical answer.
+        // A pass's chunks go at the same time, each pass as long as its typical answer;
+        // the first pass's go one after the other when they carry a window on the chapter.
         let took: Duration = passes
             .iter()
-            .filter(|pass| pass.requests > 0)
-            .map(|pass| pace.request(pass.output_tokens / u64::from(pass.requests)))
+            .enumerate()
+            .filter(|(_, pass)| pass.requests > 0)
+            .map(|(at, pass)| {
+                let one = pace.request(pass.output_tokens / u64::from(pass.requests));
+                if at == 0 && run.config.context_tokens > 0 {
+                    one * pass.requests
+                } else {
+                    one
+                }
+            })
             .sum();
         let Reverse(free) = places.pop().unwrap_or(Reverse(Duration::ZERO));
         last_done = last_done.max(free + took);
@@ -218,7 +227,7 @@ mod tests {
     #[test]
     fn a_finished_chapters_place_goes_to_the_next_in_the_quoted_duration() {
         // One long chapter first, then six short ones.
-        let mut book = vec![chapter(60)];
+        let mut book = vec![chapter(160)];
         book.extend((0..6).map(|_| chapter(1)));
         let (long, short) = (seconds(&book[..1], 1), seconds(&book[1..2], 1));
         assert!(long > 6 * short, "{long} s against {short} s");

@@ -4,15 +4,15 @@
 //! its translation out), which even small local models follow.
 //!
 //! A model that keeps failing a rung should not be asked on it for every chunk of the book:
-//! [`Ladder`] remembers, per pass, how each rung has done in this run, and requests start on the
-//! lowest rung that has not proved useless.
+//! [`Ladder`] remembers how each rung has done in this run, and requests start on the lowest
+//! rung that has not proved useless. The ladder is the first pass's: the review and the polish
+//! answer with the blocks they change, and a change that fails a check is not asked for again
+//! (the block keeps its checked translation).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
-
-use crate::protocol::Pass;
 
 /// How blocks are asked for, from the cheapest to the surest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -90,20 +90,12 @@ impl std::ops::AddAssign for Repaired {
 /// Blocks asked on a rung before its record can rule it out.
 const TRIAL_BLOCKS: u32 = 8;
 
-/// How each rung has done in one run of one model, per pass: blocks asked and blocks that
-/// passed every check. Shared by the run's chapters.
+/// How each rung has done in one run of one model: blocks asked and blocks that passed every
+/// check. Shared by the run's chapters.
 #[derive(Debug, Default)]
 pub struct Ladder {
-    asked: [[AtomicU32; 4]; 3],
-    passed: [[AtomicU32; 4]; 3],
-}
-
-fn pass_index(pass: Pass) -> usize {
-    match pass {
-        Pass::Translate => 0,
-        Pass::Review => 1,
-        Pass::Polish => 2,
-    }
+    asked: [AtomicU32; 4],
+    passed: [AtomicU32; 4],
 }
 
 impl Ladder {
@@ -126,26 +118,24 @@ impl Ladder {
         ladder
     }
 
-    pub fn record(&self, pass: Pass, rung: Rung, asked: u32, passed: u32) {
-        let p = pass_index(pass);
-        self.asked[p][rung.index()].fetch_add(asked, Ordering::Relaxed);
-        self.passed[p][rung.index()].fetch_add(passed, Ordering::Relaxed);
+    pub fn record(&self, rung: Rung, asked: u32, passed: u32) {
+        self.asked[rung.index()].fetch_add(asked, Ordering::Relaxed);
+        self.passed[rung.index()].fetch_add(passed, Ordering::Relaxed);
     }
 
     /// A rung that has been tried on enough blocks and failed most of them.
-    fn useless(&self, pass: Pass, rung: Rung) -> bool {
-        let p = pass_index(pass);
-        let asked = self.asked[p][rung.index()].load(Ordering::Relaxed);
-        let passed = self.passed[p][rung.index()].load(Ordering::Relaxed);
+    fn useless(&self, rung: Rung) -> bool {
+        let asked = self.asked[rung.index()].load(Ordering::Relaxed);
+        let passed = self.passed[rung.index()].load(Ordering::Relaxed);
         asked >= TRIAL_BLOCKS && passed * 2 < asked
     }
 
-    /// Where a pass's chunks start: the first rung the run's record has not ruled out (the
-    /// last is never ruled out). Asked once per pass, before its chunks go out.
-    pub fn first(&self, pass: Pass) -> Rung {
+    /// Where the first pass's chunks start: the first rung the run's record has not ruled out
+    /// (the last is never ruled out). Asked once per chapter, before its chunks go out.
+    pub fn first(&self) -> Rung {
         Rung::ALL
             .into_iter()
-            .find(|r| *r == Rung::Simple || !self.useless(pass, *r))
+            .find(|r| *r == Rung::Simple || !self.useless(*r))
             .unwrap_or(Rung::Simple)
     }
 }
@@ -157,15 +147,14 @@ mod tests {
     #[test]
     fn a_rung_that_keeps_failing_is_skipped_and_the_last_never_is() {
         let ladder = Ladder::default();
-        assert_eq!(ladder.first(Pass::Translate), Rung::Chunk);
-        ladder.record(Pass::Translate, Rung::Chunk, 10, 1);
-        assert_eq!(ladder.first(Pass::Translate), Rung::Halves);
-        assert_eq!(ladder.first(Pass::Review), Rung::Chunk, "per pass");
-        ladder.record(Pass::Translate, Rung::Halves, 8, 0);
-        ladder.record(Pass::Translate, Rung::Singles, 8, 3);
-        assert_eq!(ladder.first(Pass::Translate), Rung::Simple);
-        ladder.record(Pass::Translate, Rung::Simple, 8, 0);
-        assert_eq!(ladder.first(Pass::Translate), Rung::Simple);
+        assert_eq!(ladder.first(), Rung::Chunk);
+        ladder.record(Rung::Chunk, 10, 1);
+        assert_eq!(ladder.first(), Rung::Halves);
+        ladder.record(Rung::Halves, 8, 0);
+        ladder.record(Rung::Singles, 8, 3);
+        assert_eq!(ladder.first(), Rung::Simple);
+        ladder.record(Rung::Simple, 8, 0);
+        assert_eq!(ladder.first(), Rung::Simple);
     }
 
     #[test]
@@ -176,21 +165,15 @@ mod tests {
         assert_eq!(Rung::Singles.next(1), Some(Rung::Simple));
         assert_eq!(Rung::Simple.next(1), None);
         let healthy = Ladder::default();
-        healthy.record(Pass::Translate, Rung::Chunk, 100, 80);
-        assert_eq!(healthy.first(Pass::Translate), Rung::Chunk);
+        healthy.record(Rung::Chunk, 100, 80);
+        assert_eq!(healthy.first(), Rung::Chunk);
     }
 
     #[test]
     fn a_run_keeps_its_ladder_and_another_run_has_its_own() {
         let a = Ladder::for_run("m", "book-1#1");
-        a.record(Pass::Translate, Rung::Chunk, 10, 0);
-        assert_eq!(
-            Ladder::for_run("m", "book-1#1").first(Pass::Translate),
-            Rung::Halves
-        );
-        assert_eq!(
-            Ladder::for_run("m", "book-1#2").first(Pass::Translate),
-            Rung::Chunk
-        );
+        a.record(Rung::Chunk, 10, 0);
+        assert_eq!(Ladder::for_run("m", "book-1#1").first(), Rung::Halves);
+        assert_eq!(Ladder::for_run("m", "book-1#2").first(), Rung::Chunk);
     }
 }

@@ -5,6 +5,7 @@
 //! glossary matching, chunking, the prompt protocol, the strict reading of answers, the checks
 //! every block passes, the repair ladder, and the chapter pipeline. The book jobs that run it per chapter are in `booktr-core` (`jobs::chapter`).
 
+pub mod adequacy;
 pub mod book;
 pub mod budget;
 pub mod checks;

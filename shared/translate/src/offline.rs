@@ -8,6 +8,7 @@ use async_trait::async_trait;
 
 use crate::glossary::TermSet;
 use crate::model::{estimate_tokens, ChatError, ChatModel, ChatRequest, ChatResponse};
+use crate::pipeline::edited;
 use crate::protocol::quote;
 use crate::reading::read_answer;
 
@@ -82,13 +83,9 @@ fn glossary(user: &str) -> Vec<(String, String)> {
 /// The last rung's prompt (see `protocol::simple_request`): the text alone, the glossary in
 /// the instructions as `Translate "x" as "y".`
 fn simple_answer(system: &str, user: &str) -> String {
-    let Some((translating, text)) = crate::protocol::read_simple_request(user) else {
+    let Some(text) = crate::protocol::read_simple_request(user) else {
         return String::new();
     };
-    if !translating {
-        // Review and polish of a draft that already uses the glossary: nothing to change.
-        return text.to_string();
-    }
     let glossary: Vec<(String, String)> = system
         .split(" Translate ")
         .skip(1)
@@ -122,10 +119,12 @@ fn answer(user: &str) -> String {
             }
         }
         _ => {
-            // Review and polish: the draft already uses the glossary; the review also reports
-            // the glossary terms it used, as a real reviewer would report names and terms.
-            // Blocks the prompt says miss a glossary term are translated again from the source,
-            // which applies the glossary.
+            // Review and polish answer with the blocks they change. Blocks the prompt says
+            // miss a glossary term are translated again from the source, which applies the
+            // glossary. The share of blocks an editor is assumed to change ([`edited`]) is
+            // answered too, as it stands: the pseudo-translation has nothing to improve, but
+            // a run without a key then spends the tokens the quote foresees. The review also
+            // reports the glossary terms it used, as a real reviewer reports names and terms.
             let to_fix: Vec<usize> = section(user, "FIX")
                 .lines()
                 .filter_map(|l| l.strip_prefix("- [[")?.split_once("]]")?.0.parse().ok())
@@ -133,11 +132,15 @@ fn answer(user: &str) -> String {
             let sources = read_answer(section(user, "SOURCE"), None).blocks;
             let drafts = read_answer(section(user, "DRAFT"), None).blocks;
             for (id, text) in &drafts {
-                let text = match sources.get(id).filter(|_| to_fix.contains(id)) {
-                    Some(source) => pseudo_markup(source, &terms, &targets),
-                    None => text.clone(),
+                let (text, why) = match sources.get(id).filter(|_| to_fix.contains(id)) {
+                    Some(source) => (pseudo_markup(source, &terms, &targets), "glossary term"),
+                    None if edited(*id) => (text.clone(), "reads well as it is"),
+                    None => continue,
                 };
-                out.push_str(&format!("[[{id}]] {text}\n"));
+                out.push_str(&format!("[[{id}]] {text}\nWHY: {why}\n"));
+            }
+            if out.is_empty() {
+                out.push_str("NO CHANGES\n");
             }
             if task == "review" {
                 for (source, target) in &glossary {

@@ -55,6 +55,9 @@ pub struct PromptContext<'a> {
     pub ledger: Vec<(String, String)>,
     /// Glossary terms the draft failed to use: (block id, source, target).
     pub violations: Vec<(usize, String, String)>,
+    /// The translation of the text just before these blocks, oldest first (the first pass's
+    /// window on the chapter so far), so that pronouns, register and names follow through.
+    pub earlier: Vec<String>,
 }
 
 const MARKS: &str = "<i>, <b>, <sup>, <sub>, <a href=\"...\">, <br/> and <ref id=\"...\"/>";
@@ -83,24 +86,36 @@ pub fn build_request(
         language_name(ctx.target_lang),
     );
     let system = match pass {
-        Pass::Translate => format!(
-            "You are a literary translator. Translate every block from {from} to {to}, faithfully and naturally. \
-             Keep every tag ({MARKS}) exactly as written, in the same order, around the matching words. \
-             Always use the glossary's translations. Answer with one line per block, starting with the block's \
-             marker [[n]], and nothing else."
-        ),
+        Pass::Translate => {
+            let mut system = format!(
+                "You are a literary translator. Translate every block from {from} to {to}, faithfully and naturally. \
+                 Keep every tag ({MARKS}) exactly as written, in the same order, around the matching words. \
+                 Always use the glossary's translations. Answer with one line per block, starting with the block's \
+                 marker [[n]], and nothing else."
+            );
+            if !ctx.earlier.is_empty() {
+                system.push_str(
+                    " The EARLIER lines are the translation of the text just before the blocks, so that names, \
+                     pronouns and register follow on: do not translate or repeat them.",
+                );
+            }
+            system
+        }
         Pass::Review => format!(
-            "You are reviewing a translation from {from} to {to} for consistency. Make names, terms and style \
-             consistent with the glossary and with the terms this book already uses; fix every listed glossary \
-             problem (the SOURCE of those blocks is given). Keep every tag ({MARKS}) exactly as written. Answer with every DRAFT block, revised, one line \
-             per block starting with its marker [[n]]; then, one per line, the names and key terms you used as \
-             TERM: \"source\" => \"translation\"."
+            "You are reviewing a translation from {from} to {to}. Each block's SOURCE and DRAFT carry the same \
+             marker [[n]]. Correct only what is wrong in a DRAFT: a mistranslation, something left out or added, a \
+             name or term not as the glossary and the book's terms have it; fix every listed glossary problem. Keep \
+             every tag ({MARKS}) exactly as written. Answer only with the blocks you correct, each as its marker \
+             [[n]] and its whole corrected text on one line, then a line WHY: and a few words. Leave out every \
+             block that is right; if all are, answer NO CHANGES. Then, one per line, the names and key terms you \
+             used as TERM: \"source\" => \"translation\"."
         ),
         Pass::Polish => format!(
             "You are polishing a translation from {from} to {to} for fluency and naturalness without changing its \
              meaning, names or terms. Keep every tag ({MARKS}) exactly as written and keep the glossary's \
-             translations. Answer with every DRAFT block, polished, one line per block starting with its marker \
-             [[n]], and nothing else."
+             translations. Answer only with the blocks you improve, each as its marker [[n]] and its whole \
+             polished text on one line, then a line WHY: and a few words. Leave out every block that already \
+             reads well; if all do, answer NO CHANGES."
         ),
     };
     let mut user = String::new();
@@ -143,6 +158,12 @@ pub fn build_request(
             );
         }
     }
+    if !ctx.earlier.is_empty() {
+        user.push_str("EARLIER:\n");
+        for text in &ctx.earlier {
+            let _ = writeln!(user, "{}", one_line(text));
+        }
+    }
     match pass {
         Pass::Translate => {
             user.push_str("BLOCKS:\n");
@@ -151,11 +172,14 @@ pub fn build_request(
             }
         }
         Pass::Review | Pass::Polish => {
-            // The source goes along only for blocks that need fixing against it: sending every
-            // block twice would nearly double what the later passes cost.
+            // The review judges every block against its source. The polish is about the
+            // translation's own language: the source goes along only for blocks that need
+            // fixing against it.
             let to_fix: Vec<&Unit> = units
                 .iter()
-                .filter(|u| ctx.violations.iter().any(|(id, _, _)| *id == u.id))
+                .filter(|u| {
+                    pass == Pass::Review || ctx.violations.iter().any(|(id, _, _)| *id == u.id)
+                })
                 .collect();
             if !to_fix.is_empty() {
                 user.push_str("SOURCE:\n");
@@ -230,45 +254,21 @@ fn one_line(s: &str) -> String {
     s.replace(['\n', '\r'], " ")
 }
 
-/// One block in the simplest form: the system message says who answers and how (with the
-/// glossary's terms for this block), the user message asks for the task on the block's text
-/// alone and ends on the answer's label, and the answer is the text alone. What small local
-/// models follow when the block protocol is too much for them: Qwen2.5-0.5B gives a long
-/// paragraph back in English when the task is in the system message only, and in Spanish
-/// when it is asked for next to the text (measured for `scripts/real-model.sh`).
+/// One block to translate in the simplest form: the system message says who answers and how
+/// (with the glossary's terms for this block), the user message asks for the translation of
+/// the block's text alone and ends on the answer's label, and the answer is the text alone.
+/// What small local models follow when the block protocol is too much for them: Qwen2.5-0.5B
+/// gives a long paragraph back in English when the task is in the system message only, and in
+/// Spanish when it is asked for next to the text (measured for `scripts/real-model.sh`).
 pub fn simple_request(
-    pass: Pass,
     from: &str,
     to: &str,
     glossary: &[&GlossaryEntry],
     unit: &Unit,
 ) -> ChatRequest {
     let (from, to) = (language_name(from), language_name(to));
-    let (role, task, label) = match pass {
-        Pass::Translate => (
-            "a translator",
-            format!("Translate from {from} into {to}:"),
-            format!("{to} translation:"),
-        ),
-        Pass::Review => (
-            "an editor",
-            format!(
-                "Correct this {to} translation only where names or terms are inconsistent or \
-                 do not follow the glossary:"
-            ),
-            format!("Corrected {to} text:"),
-        ),
-        Pass::Polish => (
-            "an editor",
-            format!(
-                "Make this {to} translation read naturally in {to} without changing its \
-                 meaning, names or terms:"
-            ),
-            format!("{to} text:"),
-        ),
-    };
     let mut system = format!(
-        "You are {role}. You always answer in {to}, with the text alone, on one line. Keep \
+        "You are a translator. You always answer in {to}, with the text alone, on one line. Keep \
          every tag ({MARKS}) exactly as written."
     );
     for entry in glossary {
@@ -279,24 +279,23 @@ pub fn simple_request(
             quote(&entry.target)
         );
     }
-    let text = match pass {
-        Pass::Translate => &unit.source,
-        Pass::Review | Pass::Polish => unit.draft.as_ref().unwrap_or(&unit.source),
-    };
+    let text = &unit.source;
     ChatRequest {
         system: with_kept_rule(system, text),
-        user: format!("{task}\n\n{}\n\n{label}", one_line(text)),
+        user: format!(
+            "Translate from {from} into {to}:\n\n{}\n\n{to} translation:",
+            one_line(text)
+        ),
         max_output_tokens: (crate::model::estimate_tokens(text) * 3 + 128).min(16_000) as u32,
     }
 }
 
-/// What a [`simple_request`] asks about: whether it asks for a translation (not a review or a
-/// polish), and the block's text. None for any other message. For engines that answer it
-/// (the offline one).
-pub fn read_simple_request(user: &str) -> Option<(bool, &str)> {
+/// The text a [`simple_request`] asks to translate; None for any other message. For engines
+/// that answer it (the offline one).
+pub fn read_simple_request(user: &str) -> Option<&str> {
     let (task, rest) = user.split_once("\n\n")?;
     let (text, _label) = rest.rsplit_once("\n\n")?;
-    Some((task.starts_with("Translate from "), text))
+    task.starts_with("Translate from ").then_some(text)
 }
 
 /// Glossary entries whose source term is in `source` but whose target is not in `translation`.
@@ -353,24 +352,19 @@ mod tests {
             source: "The <i>white</i> whale.".into(),
             draft: None,
         };
-        let request = simple_request(Pass::Translate, "en", "es", &[&entry], &unit);
+        let request = simple_request("en", "es", &[&entry], &unit);
         assert_eq!(
             request.user,
             "Translate from English into Spanish:\n\nThe <i>white</i> whale.\n\nSpanish translation:"
         );
         assert_eq!(
             read_simple_request(&request.user),
-            Some((true, "The <i>white</i> whale."))
+            Some("The <i>white</i> whale.")
         );
         assert!(request
             .system
             .contains("Translate \"whale\" as \"ballena\"."));
         assert!(request.system.contains("You always answer in Spanish"));
-        let review = simple_request(Pass::Review, "en", "es", &[], &unit);
-        assert_eq!(
-            read_simple_request(&review.user),
-            Some((false, "The <i>white</i> whale."))
-        );
     }
 
     #[test]
@@ -419,6 +413,7 @@ mod tests {
             glossary: vec![&entry],
             ledger: vec![("Ahab".into(), "Acab".into())],
             violations: vec![(2, "whale".into(), "ballena".into())],
+            earlier: Vec::new(),
         };
         let units = [Unit {
             id: 2,

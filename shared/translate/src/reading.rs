@@ -12,7 +12,9 @@
 //!   continued on a new line: never glued onto a block, whose text would then hold it);
 //! - a second answer for a marker already read, and markers nobody asked for.
 //!
-//! `TERM:` lines are the review's term report, read separately.
+//! `TERM:` lines are the review's term report, `WHY:` lines the reason the review or the polish
+//! gives for the block before it, and `NO CHANGES` their answer when a chunk needs none: read
+//! separately, never part of a block.
 
 use std::collections::BTreeMap;
 
@@ -69,6 +71,8 @@ pub struct Answer {
     pub blocks: BTreeMap<usize, String>,
     /// `TERM:` lines of a review answer: (source, translation).
     pub terms: Vec<(String, String)>,
+    /// `WHY:` lines: the reason given for a block's change, by the block before the line.
+    pub reasons: BTreeMap<usize, String>,
     pub removed: Removed,
 }
 
@@ -81,6 +85,8 @@ pub fn read_answer(text: &str, asked: Option<&[usize]>) -> Answer {
     // Lines that are not blocks, held until it is known whether a block follows them.
     let mut loose = 0;
     let mut seen_marker = false;
+    // The marker most recently read, which a `WHY:` line explains.
+    let mut last = None;
     for line in text.lines() {
         let trimmed = line.trim();
         if trimmed.is_empty() {
@@ -96,6 +102,18 @@ pub fn read_answer(text: &str, asked: Option<&[usize]>) -> Answer {
             }
             continue;
         }
+        if let Some(reason) = trimmed.strip_prefix("WHY:") {
+            if let Some(id) = last {
+                answer.reasons.insert(id, reason.trim().to_string());
+            }
+            continue;
+        }
+        if trimmed
+            .trim_end_matches('.')
+            .eq_ignore_ascii_case("no changes")
+        {
+            continue;
+        }
         let Some((id, rest)) = marker(trimmed) else {
             loose += 1;
             continue;
@@ -107,6 +125,7 @@ pub fn read_answer(text: &str, asked: Option<&[usize]>) -> Answer {
         }
         loose = 0;
         seen_marker = true;
+        last = Some(id);
         if asked.is_some_and(|asked| !asked.contains(&id)) {
             answer.removed.extra += 1;
         } else {
@@ -231,6 +250,22 @@ mod tests {
             ),
             (1, 2, 1)
         );
+    }
+
+    #[test]
+    fn an_editors_reasons_and_no_changes_are_read_apart_from_the_blocks() {
+        let answer = read_answer(
+            "[[3]] Hace muchos años.\nWHY: tense\n[[5]] Llamadme Ismael.\nTERM: \"Ishmael\" => \"Ismael\"",
+            Some(&[3, 4, 5]),
+        );
+        assert_eq!(answer.blocks.keys().copied().collect::<Vec<_>>(), [3, 5]);
+        assert_eq!(answer.reasons[&3], "tense");
+        assert!(!answer.reasons.contains_key(&5));
+        assert_eq!(answer.removed.total(), 0);
+        let none = read_answer("NO CHANGES.\nTERM: \"a\" => \"b\"", Some(&[1]));
+        assert!(none.blocks.is_empty());
+        assert_eq!(none.removed.total(), 0, "not chatter");
+        assert_eq!(none.terms.len(), 1);
     }
 
     #[test]

@@ -1,11 +1,14 @@
 // booktr's web app script. Every page works without it; it adds copy buttons beside secrets
 // shown once, opens the reader's chapter list on a wide screen, and two things more:
-// 1. Live progress: a page showing a book that is being worked on (data-live-book) or a
-//    library with such books (data-live-list) asks the API for the book every 3 seconds and
-//    updates the status and progress in place; when the book settles it reloads the page once,
-//    so the actions and downloads match the new state. Polling rather than Server-Sent Events:
-//    the API Gateway in front of the Lambdas cannot hold a response open, and a 3-second poll
-//    of one small JSON document is cheap on both backends.
+// 1. Live progress: a page showing a book that is being worked on (data-live-book, also while
+//    a pause waits for its chapters in progress: data-pausing) asks /dashboard/books/{id}/live
+//    every 3 seconds, a library with such books (data-live-list) asks /dashboard/live once for
+//    all of them, and they update the status (in the interface's words, the state itself kept
+//    in data-status), progress and note in place; when the book settles the book's page
+//    reloads once, so the actions and downloads match the new state. These polls count in the
+//    pages' live budget, never against the plan's API limits. Polling rather than Server-Sent
+//    Events: the API Gateway in front of the Lambdas cannot hold a response open, and a
+//    3-second poll of one small JSON document is cheap on both backends.
 // 2. Uploads straight to storage: the upload form asks POST /api/uploads for a form, posts the
 //    file there (S3 on AWS, this server otherwise), confirms, and opens the new book's page, so
 //    books up to 50 MB go through even where the page's own form (through a Lambda) stops at 4 MB.
@@ -35,38 +38,59 @@
     return el ? el.getAttribute("data-status") : null;
   }
 
-  function poll(id, root) {
+  function show(root, book) {
+    setField(root, "status", book.status);
+    setField(root, "progress", book.progress);
+    setField(root, "percent", book.progress + "%");
+  }
+
+  function every3s(url, answer) {
     var timer = setInterval(function () {
-      fetch("/api/books/" + encodeURIComponent(id), { credentials: "same-origin" })
+      fetch(url, { credentials: "same-origin" })
         .then(function (r) { return r.ok ? r.json() : null; })
-        .then(function (book) {
-          if (!book) return;
-          setField(root, "status", book.status);
-          setField(root, "progress", book.progress);
-          setField(root, "percent", book.progress + "%");
-          (book.chapters || []).forEach(function (c) {
-            var row = document.querySelector('[data-chapter="' + c.number + '"]');
-            if (row) {
-              setField(row, "status", c.status);
-              setField(row, "passes", c.passesDone + "/3");
-            }
-          });
-          if (MOVING.indexOf(book.status) < 0) {
-            clearInterval(timer);
-            if (root.hasAttribute("data-live-book")) window.location.reload();
-          }
-        })
+        .then(function (body) { if (body && !answer(body)) clearInterval(timer); })
         .catch(function () {});
     }, 3000);
   }
 
-  var book = document.querySelector("[data-live-book]");
-  if (book && MOVING.indexOf(stateOf(book)) >= 0) {
-    poll(book.getAttribute("data-live-book"), book);
+  function moving(root) {
+    return MOVING.indexOf(stateOf(root)) >= 0;
   }
-  document.querySelectorAll("[data-live-list] tr[data-book]").forEach(function (row) {
-    if (MOVING.indexOf(stateOf(row)) >= 0) poll(row.getAttribute("data-book"), row);
-  });
+
+  var book = document.querySelector("[data-live-book]");
+  if (book && (moving(book) || book.hasAttribute("data-pausing"))) {
+    var id = book.getAttribute("data-live-book");
+    every3s("/dashboard/books/" + encodeURIComponent(id) + "/live", function (b) {
+      show(book, b);
+      if (b.note) setField(book, "note", b.note);
+      (b.chapters || []).forEach(function (c) {
+        var row = document.querySelector('[data-chapter="' + c.number + '"]');
+        if (row) {
+          setField(row, "status", c.status);
+          setField(row, "passes", c.passesDone + "/3");
+        }
+      });
+      if (MOVING.indexOf(b.status) < 0 && !b.pausing) {
+        window.location.reload();
+        return false;
+      }
+      return true;
+    });
+  }
+  var rows = Array.prototype.filter.call(
+    document.querySelectorAll("[data-live-list] tr[data-book]"), moving);
+  if (rows.length) {
+    every3s("/dashboard/live", function (answer) {
+      var still = false;
+      answer.books.forEach(function (b) {
+        var row = document.querySelector('[data-live-list] tr[data-book="' + b.id + '"]');
+        if (!row) return;
+        show(row, b);
+        if (MOVING.indexOf(b.status) >= 0) still = true;
+      });
+      return still;
+    });
+  }
 
   // The reader's chapter list: a menu on a phone, open beside the text on a wide screen (and
   // again when the window turns from one to the other).

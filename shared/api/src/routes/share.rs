@@ -15,8 +15,8 @@ use super::download::edition;
 use super::{Success, SUCCESS};
 use crate::error::ApiError;
 use crate::extract::{Path, Query};
-use crate::web::app::i18n::Lang;
 use crate::web::app::reading;
+use crate::web::app::Visitor;
 use crate::web::reader::{Reader, View};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -128,6 +128,7 @@ struct ReaderQuery {
         (status = 404, description = "No such shared book, chapter or page", body = ErrorBody)))]
 async fn reader(
     State(state): State<AppState>,
+    visitor: Visitor,
     Path(token): Path<String>,
     Query(q): Query<ReaderQuery>,
     headers: HeaderMap,
@@ -162,13 +163,14 @@ async fn reader(
             base: &format!("/shared/{token}"),
             downloads: &format!("/shared/{token}/download"),
             private: false,
+            signed_in: visitor.signed_in,
             chapters: &chapters,
             number,
             page: at.page,
             current: &current,
             editions: &editions,
             view,
-            lang: Lang::of(&headers),
+            lang: visitor.lang,
             back: None,
             continue_at,
         },

@@ -1,7 +1,9 @@
 //! The public website: server-rendered pages readable without JavaScript, from templates that
 //! escape everything they are given unless it is marked as sanitised HTML (`|safe`, used only
 //! for [`markdown::render`]'s output). One layout for every page: `<title>`, description,
-//! canonical URL and Open Graph tags.
+//! canonical URL and Open Graph tags, the app's style sheet and a header that offers the
+//! library to a signed-in visitor and sign-in and sign-up to anyone else, in the visitor's
+//! language ([`app::Visitor`]).
 //!
 //! Pages: `/` (home), `/comunidad` (posts, paged), `/comunidad/{slug}` (a post and its approved
 //! comments), `/comunidad/categoria/{slug}` and `/comunidad/etiqueta/{slug}`; and the files for
@@ -16,7 +18,7 @@ pub mod words;
 use std::sync::OnceLock;
 
 use axum::extract::State;
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, VARY};
 use axum::response::{IntoResponse, Response};
 use booktr_core::community::{Comment, Post, PostFilter};
 use minijinja::{context, Environment, Value};
@@ -29,10 +31,11 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::openapi::ErrorBody;
 use crate::{AppState, Routes};
 
+use app::i18n::Lang;
+use app::Visitor;
+
 /// Posts on one page of the list.
 const PER_PAGE: u32 = 10;
-/// Where the site's pages are written in (the community's paths are Spanish).
-const LANG: &str = "es";
 
 pub fn router() -> Routes {
     OpenApiRouter::new()
@@ -169,10 +172,12 @@ fn templates() -> &'static Environment<'static> {
     })
 }
 
-/// What every page's head says about it.
+/// What every page's head says about it, and what its header shows the visitor.
 #[derive(Serialize)]
 struct Head {
     lang: String,
+    t: std::collections::BTreeMap<&'static str, &'static str>,
+    signed_in: bool,
     site: String,
     title: String,
     description: String,
@@ -182,10 +187,14 @@ struct Head {
     noindex: bool,
 }
 
+/// A page's head, as a visitor who is not signed in sees it in English; [`Head::seen_by`] makes
+/// it the request's visitor's.
 fn head(state: &AppState, path: &str, title: String, description: String) -> Head {
     let site = state.settings.public_url.clone();
     Head {
-        lang: LANG.into(),
+        lang: Lang::En.code().into(),
+        t: Lang::En.messages(),
+        signed_in: false,
         canonical: format!("{site}{path}"),
         site,
         title,
@@ -196,9 +205,30 @@ fn head(state: &AppState, path: &str, title: String, description: String) -> Hea
     }
 }
 
-/// A page that anyone may keep for a minute (the community's pages).
+impl Head {
+    fn seen_by(mut self, visitor: &Visitor) -> Head {
+        self.lang = visitor.lang.code().into();
+        self.t = visitor.lang.messages();
+        self.signed_in = visitor.signed_in;
+        self
+    }
+}
+
+/// A page that anyone not signed in may keep for a minute (the community's pages); its
+/// header differs by session and language, so caches key it by both, and a signed-in
+/// visitor's copy is kept by no one.
 fn render(name: &str, head: Head, page: Value) -> Result<Response, ApiError> {
-    render_with(name, head, page, "public, max-age=60")
+    let cache = if head.signed_in {
+        "private, no-store"
+    } else {
+        "public, max-age=60"
+    };
+    let mut response = render_with(name, head, page, cache)?;
+    response.headers_mut().insert(
+        VARY,
+        axum::http::HeaderValue::from_static("Cookie, Accept-Language"),
+    );
+    Ok(response)
 }
 
 fn render_with(
@@ -244,7 +274,7 @@ fn view(post: &Post) -> PostView<'_> {
 
 /// The home page: what the service does and the latest community posts.
 #[utoipa::path(get, path = "/", tag = "pages", responses((status = 200, description = "HTML page", content_type = "text/html", body = String)))]
-async fn home(State(state): State<AppState>) -> Result<Response, ApiError> {
+async fn home(State(state): State<AppState>, visitor: Visitor) -> Result<Response, ApiError> {
     let filter = PostFilter {
         page: 1,
         limit: 5,
@@ -252,12 +282,14 @@ async fn home(State(state): State<AppState>) -> Result<Response, ApiError> {
     };
     let page = state.services.community.posts(filter, None).await?;
     let posts: Vec<_> = page.posts.iter().map(view).collect();
+    let lang = visitor.lang;
     let head = head(
         &state,
         "/",
-        "booktr — whole books, translated".into(),
-        "Book translation in three passes with your glossary enforced, from EPUB, PDF, DOCX, HTML or TXT to EPUB or PDF.".into(),
-    );
+        format!("booktr — {}", lang.get("home_heading")),
+        lang.get("home_description").into(),
+    )
+    .seen_by(&visitor);
     render("home.html", head, context! { posts })
 }
 
@@ -287,6 +319,7 @@ enum Selection {
 /// A list page of posts: all of them, or those of a category or tag (404 for an unknown one).
 async fn list_page(
     state: &AppState,
+    visitor: &Visitor,
     selection: Selection,
     q: &PageQuery,
 ) -> Result<Response, ApiError> {
@@ -302,8 +335,8 @@ async fn list_page(
     let (path, heading, description) = match &selection {
         Selection::All => (
             "/comunidad".to_string(),
-            "Comunidad".to_string(),
-            "Posts from booktr's readers and translators.".to_string(),
+            visitor.lang.get("community").to_string(),
+            visitor.lang.get("community_description").to_string(),
         ),
         Selection::Category(slug) => {
             let category = categories
@@ -353,7 +386,7 @@ async fn list_page(
     } else {
         format!("{heading} — booktr")
     };
-    let head = head(state, &link(number), title, description);
+    let head = head(state, &link(number), title, description).seen_by(visitor);
     render(
         "posts.html",
         head,
@@ -376,9 +409,10 @@ async fn list_page(
         (status = 404, description = "Past the last page", body = ErrorBody)))]
 async fn community(
     State(state): State<AppState>,
+    visitor: Visitor,
     Query(q): Query<PageQuery>,
 ) -> Result<Response, ApiError> {
-    list_page(&state, Selection::All, &q).await
+    list_page(&state, &visitor, Selection::All, &q).await
 }
 
 /// A category's posts, paged.
@@ -387,10 +421,11 @@ async fn community(
         (status = 404, description = "No such category or page", body = ErrorBody)))]
 async fn category(
     State(state): State<AppState>,
+    visitor: Visitor,
     Path(slug): Path<String>,
     Query(q): Query<PageQuery>,
 ) -> Result<Response, ApiError> {
-    list_page(&state, Selection::Category(slug), &q).await
+    list_page(&state, &visitor, Selection::Category(slug), &q).await
 }
 
 /// A tag's posts, paged.
@@ -399,10 +434,11 @@ async fn category(
         (status = 404, description = "No such tag or page", body = ErrorBody)))]
 async fn tag(
     State(state): State<AppState>,
+    visitor: Visitor,
     Path(slug): Path<String>,
     Query(q): Query<PageQuery>,
 ) -> Result<Response, ApiError> {
-    list_page(&state, Selection::Tag(slug), &q).await
+    list_page(&state, &visitor, Selection::Tag(slug), &q).await
 }
 
 /// A comment as the page shows it: flattened with its depth, its Markdown rendered.
@@ -440,6 +476,7 @@ fn flatten(comments: &[Comment], depth: usize, out: &mut Vec<CommentView>) {
         (status = 404, description = "No such post", body = ErrorBody)))]
 async fn post(
     State(state): State<AppState>,
+    visitor: Visitor,
     Path(slug): Path<String>,
 ) -> Result<Response, ApiError> {
     let community = &state.services.community;
@@ -454,7 +491,8 @@ async fn post(
         &format!("/comunidad/{}", post.slug),
         format!("{} — booktr", post.title),
         description,
-    );
+    )
+    .seen_by(&visitor);
     head.og_type = "article";
     head.og_image = post.cover_image.clone();
     render(
@@ -475,7 +513,9 @@ mod tests {
     #[test]
     fn every_template_parses_and_the_layout_escapes_what_it_is_given() {
         let head = Head {
-            lang: LANG.into(),
+            lang: "en".into(),
+            t: Lang::En.messages(),
+            signed_in: false,
             site: "https://booktr.example".into(),
             title: "<script>x</script>".into(),
             description: "d".into(),

@@ -1,8 +1,9 @@
 //! The reader: the chapter list (a menu on a phone), one page of a chapter, original and
 //! translation side by side or the translation alone, previous and next chapter and page, and
-//! the download links. Shared (`/shared/{token}`, on the site's layout) for whoever holds the
-//! link, and the owner's own (`/dashboard/books/{id}/read`, on the app's layout, with the way
-//! back to the book). Both render `reader_body.html` from what [`prepare`] makes.
+//! the download links. Shared (`/shared/{token}`, on the site's layout: the app's style sheet
+//! and a header that fits the visitor's session) for whoever holds the link, and the owner's
+//! own (`/dashboard/books/{id}/read`, on the app's layout, with the way back to the book). Both
+//! render `reader_body.html` from what [`prepare`] makes, styled by the app's style sheet.
 //!
 //! A chapter is shown a page at a time (`?chapter=N&page=M`, both from 1): a book may hold a
 //! chapter of tens of thousands of paragraphs, and one page of all of it was hundreds of
@@ -104,6 +105,10 @@ pub struct Reader<'a> {
     pub downloads: &'a str,
     /// Kept out of search engines (the owner's reader).
     pub private: bool,
+    /// Whether the visitor is signed in: the shared reader's header then offers the library,
+    /// else sign-in and sign-up (the owner's reader is on the app's layout, whose header shows
+    /// the signed-in viewer).
+    pub signed_in: bool,
     pub chapters: &'a [Chapter],
     /// The chapter shown (1-based).
     pub number: u32,
@@ -274,6 +279,7 @@ pub fn prepare(reader: Reader<'_>) -> Result<Prepared, ApiError> {
         base,
         downloads: download_path,
         private: _,
+        signed_in: _,
         chapters,
         number,
         page,
@@ -376,11 +382,10 @@ pub fn prepare(reader: Reader<'_>) -> Result<Prepared, ApiError> {
     })
 }
 
-/// The shared reader's page, on the site's layout. Never cached: revoking the link must take
-/// effect at once.
+/// The shared reader's page, on the site's layout with the header of the visitor's session.
+/// Never cached: revoking the link must take effect at once.
 pub fn page(state: &AppState, reader: Reader<'_>) -> Result<Response, ApiError> {
-    let private = reader.private;
-    let ui = reader.lang.code().to_string();
+    let (private, signed_in, lang) = (reader.private, reader.signed_in, reader.lang);
     let Prepared {
         data,
         title,
@@ -388,10 +393,13 @@ pub fn page(state: &AppState, reader: Reader<'_>) -> Result<Response, ApiError> 
         path,
     } = prepare(reader)?;
     let mut head = head(state, &path, title, description);
-    // The page speaks the interface's language; the text carries the book's languages.
-    head.lang = ui;
+    // The page, its header too, speaks the interface's language; the text carries the book's
+    // languages.
+    head.lang = lang.code().into();
+    head.t = lang.messages();
     head.og_type = "book";
     head.noindex = private;
+    head.signed_in = signed_in;
     render_with("reader.html", head, data, "no-store")
 }
 

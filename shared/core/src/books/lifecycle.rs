@@ -48,7 +48,9 @@ impl BookEvent {
             BookEvent::Resumed => &[Error, Paused, Translating],
             BookEvent::Stopped => &[Translating, Paused, Error],
             BookEvent::TranslationFailed => &[Translating, Paused],
-            BookEvent::AllChaptersTranslated => &[Translating],
+            // A pause lets the chapters in hand finish: when they were the last, the book is
+            // translated, not paused at 100%.
+            BookEvent::AllChaptersTranslated => &[Translating, Paused],
             BookEvent::GenerationStarted => &[Translated, Generating, Completed],
             BookEvent::GenerationSucceeded => &[Generating],
             BookEvent::GenerationFailed => &[Generating],

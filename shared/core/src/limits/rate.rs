@@ -17,7 +17,8 @@ use crate::ports::Ports;
 use crate::ports::{Condition, Item, StoreError, Update};
 use crate::types::{Plan, Role};
 
-/// A fixed window: at most `limit` requests per `seconds`.
+/// A fixed window: at most `limit` requests per `seconds`. Its name is the counter's sort key, so
+/// two budgets of one subject (API calls and pages) need windows of different names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Window {
     pub name: &'static str,
@@ -56,8 +57,42 @@ pub fn request_windows(plan: Plan, role: Role) -> Option<[Window; 2]> {
     })
 }
 
-/// Requests without an account are limited per client address with the FREE plan's numbers.
+/// API calls without an account are limited per client address with the FREE plan's numbers.
 pub const PUBLIC_WINDOWS: [Window; 2] = [Window::per_minute(60), Window::per_hour(100)];
+
+/// The pages a person views, signed in (counted per user) or not (per client address), apart
+/// from the plan's API limits. Sized for a person: one page every 3 seconds for a whole hour,
+/// two a second for a minute. Reading a book chapter by chapter is a page a minute or two; the
+/// issue's heaviest hour (sign-up, upload, watch, 30 chapters, settings, sign-out) is about 80.
+/// A script at full speed still stops after 120 in a minute.
+pub const PAGE_WINDOWS: [Window; 2] = [
+    Window {
+        name: "page-minute",
+        seconds: 60,
+        limit: 120,
+    },
+    Window {
+        name: "page-hour",
+        seconds: 3600,
+        limit: 1_200,
+    },
+];
+
+/// The pages' own live updates (a book page or the library asking for its progress every 3
+/// seconds), per user, apart from the pages and the plan. A page polls 20 times a minute; the
+/// budget lets six such pages stay open at once for the whole hour, and no more.
+pub const LIVE_WINDOWS: [Window; 2] = [
+    Window {
+        name: "live-minute",
+        seconds: 60,
+        limit: 120,
+    },
+    Window {
+        name: "live-hour",
+        seconds: 3600,
+        limit: 7_200,
+    },
+];
 
 /// Password attempts (sign-in and sign-up) per client address, on top of the public limits.
 pub const PASSWORD_WINDOWS_PER_ADDRESS: [Window; 2] =
@@ -280,6 +315,17 @@ mod tests {
         assert!(!v.allowed);
         assert_eq!(v.remaining, 0);
         assert_eq!(v.retry_after, Some(3590));
+    }
+
+    #[test]
+    fn each_budget_of_a_subject_counts_under_names_of_its_own() {
+        let names: Vec<_> = [W, PAGE_WINDOWS, LIVE_WINDOWS]
+            .iter()
+            .flatten()
+            .map(|w| w.name)
+            .collect();
+        let unique: std::collections::BTreeSet<_> = names.iter().collect();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
     }
 
     #[test]

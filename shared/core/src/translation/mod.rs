@@ -727,8 +727,8 @@ impl Translations {
             .await
     }
 
-    /// Moves a TRANSLATING book whose chapters are all completed on to TRANSLATED and queues its
-    /// EPUB. Safe to call from any number of jobs: only the first transition queues.
+    /// Moves a TRANSLATING (or PAUSED, its last chapters finishing after the pause) book whose
+    /// chapters are all completed on to TRANSLATED and queues its EPUB. Safe to call from any number of jobs: only the first transition queues.
     pub(crate) async fn finish_if_translated(&self, book_id: &str) -> Result<(), StoreError> {
         let chapters = self.books.chapters(book_id).await?;
         self.finish_if_all_completed(book_id, &chapters).await
@@ -748,7 +748,8 @@ impl Translations {
         }
         let update = Update::default()
             .set("progress", 100)
-            .set("currentChapter", Value::Null);
+            .set("currentChapter", Value::Null)
+            .remove("pauseReason");
         let book = match self
             .books
             .transition(book_id, BookEvent::AllChaptersTranslated, update)

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use booktr_translate::pipeline::Quality;
+use booktr_translate::pipeline::{Changed, Quality};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -20,7 +20,8 @@ pub struct QualitySummary {
     /// clean book.
     pub flagged_blocks: u32,
     /// Flagged blocks per kind (`untranslated`, `wrongLanguage`, `length`, `refusal`, `merged`,
-    /// `repeated`, `truncated`, `missing`, `brokenMarks`); a block may count under two.
+    /// `repeated`, `truncated`, `missing`, `brokenMarks`, `duplicate` (the same translation as
+    /// another block's), `numbers`, `names`); a block may count under two.
     pub flagged: BTreeMap<String, u32>,
     /// Chapters with at least one flagged block.
     pub chapters_flagged: u32,
@@ -29,6 +30,11 @@ pub struct QualitySummary {
     /// Lines of the models' answers removed around the blocks (preambles, sign-offs,
     /// reasoning, fences).
     pub removed_lines: u32,
+    /// Blocks the review pass and the polish pass changed (each answers with its changes).
+    pub changed: Changed,
+    /// Changes of the review or the polish that failed a check and were not kept (the block
+    /// kept the previous pass's checked text).
+    pub changes_not_kept: u32,
 }
 
 /// The book warning that reports flagged blocks starts so: a new run replaces it, and the
@@ -51,6 +57,8 @@ impl QualitySummary {
             }
             summary.repaired_blocks += quality.repaired.total();
             summary.removed_lines += quality.removed.total();
+            summary.changed += quality.changed;
+            summary.changes_not_kept += quality.kept_previous.len() as u32;
         }
         summary
     }
@@ -116,13 +124,19 @@ mod tests {
     fn a_clean_book_says_nothing_and_a_flagged_one_counts_by_kind() {
         let clean = serde_json::json!({"flagged": {}, "glossaryChecked": 3});
         let flagged = serde_json::json!({"flagged": {"untranslated": [1, 4], "wrongLanguage": [4]},
-                                         "repaired": {"halves": 2}, "removed": {"after": 3}});
+                                         "repaired": {"halves": 2}, "removed": {"after": 3},
+                                         "changed": {"review": 2, "polish": 5},
+                                         "keptPrevious": [["review", 3, "names"]]});
         let summary = QualitySummary::of([&clean, &flagged, &serde_json::json!("not a record")]);
         assert_eq!(summary.flagged_blocks, 2);
         assert_eq!(summary.chapters_flagged, 1);
         assert_eq!(summary.flagged["untranslated"], 2);
         assert_eq!(summary.flagged["wrongLanguage"], 1);
         assert_eq!((summary.repaired_blocks, summary.removed_lines), (2, 3));
+        assert_eq!(
+            (summary.changed.review, summary.changed.polish, summary.changes_not_kept),
+            (2, 5, 1)
+        );
         assert_eq!(
             summary.sentence().unwrap(),
             "2 blocks flagged (2 untranslated, 1 in the wrong language); they keep their source text. GET /api/translate/status lists them by chapter."

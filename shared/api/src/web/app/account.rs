@@ -2,7 +2,7 @@
 //! pages, which call the same account services as `/api/auth/*` with the same limits; a wrong
 //! email and a wrong password get the same answer.
 
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use axum::http::header::SET_COOKIE;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -26,12 +26,22 @@ use crate::{AppState, Routes};
 pub fn router() -> Routes {
     Routes::new()
         .route("/signin", get(sign_in_page).post(sign_in))
+        .route("/login", get(login))
         .route("/signup", get(sign_up_page).post(sign_up))
         .route("/signout", post(sign_out))
         .route("/language", get(switch_language))
         .route("/forgot", get(forgot_page).post(forgot))
         .route("/reset", get(reset_page).post(reset))
         .route("/verify", get(verify))
+}
+
+/// `/login`, where people and password managers look for sign-in: the sign-in page, with the
+/// same query (a return address).
+async fn login(RawQuery(query): RawQuery) -> Redirect {
+    match query {
+        Some(query) => Redirect::permanent(&format!("/signin?{query}")),
+        None => Redirect::permanent("/signin"),
+    }
 }
 
 #[derive(Deserialize)]

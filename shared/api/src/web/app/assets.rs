@@ -1,4 +1,7 @@
-//! The app's own script and style sheets (the app's and the reader's), compiled into the binary (no CDN, no build step).
+//! The app's own script, style sheet, icon and web app manifest, compiled into the binary (no
+//! CDN, no build step). The script and style sheet are kept five minutes (they change with a
+//! release); the icon and manifest a day. The icon is also answered at `/favicon.ico`, where
+//! browsers look for one before reading a page.
 
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::response::IntoResponse;
@@ -8,14 +11,19 @@ use crate::Routes;
 
 const SCRIPT: &str = include_str!("../../../assets/app/app.js");
 const STYLE: &str = include_str!("../../../assets/app/app.css");
-/// The reader's own sheet: the shared reader is on the site's layout, not the app's.
-const READER_STYLE: &str = include_str!("../../../assets/app/reader.css");
+const ICON: &str = include_str!("../../../assets/app/icon.svg");
+const MANIFEST: &str = include_str!("../../../assets/app/manifest.webmanifest");
+
+/// The assets served outside `/assets/`, where browsers and installers look for them.
+pub(super) const AT_THE_ROOT: [&str; 2] = ["/favicon.ico", "/manifest.webmanifest"];
 
 pub fn router() -> Routes {
     Routes::new()
         .route("/assets/app.js", get(script))
         .route("/assets/app.css", get(style))
-        .route("/assets/reader.css", get(reader_style))
+        .route("/assets/icon.svg", get(icon))
+        .route(AT_THE_ROOT[0], get(icon))
+        .route(AT_THE_ROOT[1], get(manifest))
 }
 
 async fn script() -> impl IntoResponse {
@@ -38,12 +46,22 @@ async fn style() -> impl IntoResponse {
     )
 }
 
-async fn reader_style() -> impl IntoResponse {
+async fn icon() -> impl IntoResponse {
     (
         [
-            (CONTENT_TYPE, "text/css; charset=utf-8"),
-            (CACHE_CONTROL, "public, max-age=300"),
+            (CONTENT_TYPE, "image/svg+xml"),
+            (CACHE_CONTROL, "public, max-age=86400"),
         ],
-        READER_STYLE,
+        ICON,
+    )
+}
+
+async fn manifest() -> impl IntoResponse {
+    (
+        [
+            (CONTENT_TYPE, "application/manifest+json"),
+            (CACHE_CONTROL, "public, max-age=86400"),
+        ],
+        MANIFEST,
     )
 }

@@ -1,16 +1,24 @@
 //! The library (`/dashboard`: the user's books, upload) and a book's page
 //! (`/dashboard/books/{id}`: chapters, the quote, start, pause, resume, stop, downloads, rename,
 //! delete). Each action is a form posting to the book's page's path, which calls the service
-//! the API calls and comes back to the page.
+//! the API calls and comes back to the page. Stop asks first (`?stop=confirm` shows what it
+//! keeps; the form then carries `confirm=yes`).
+//!
+//! Live progress: the library and a book's page poll `/dashboard/live` and
+//! `/dashboard/books/{id}/live` (small JSON documents, one request every 3 seconds per open
+//! page), counted in the pages' live budget, never the plan's API limits (`crate::limits`).
+//! Polling rather than Server-Sent Events, on both backends: API Gateway does not stream a
+//! Lambda's answer, and one way for both keeps the pages the same everywhere.
 
 use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Request, State};
+use axum::http::header::CACHE_CONTROL;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::Form;
 use booktr_core::books::{Upload, MAX_LIST_LIMIT, MAX_UPLOAD_BYTES};
 use booktr_core::translation::{QualitySummary, QuoteRequest, StartRequest};
-use booktr_core::types::BookStatus;
+use booktr_core::types::{BookStatus, ChapterStatus};
 use minijinja::context;
 use serde::{Deserialize, Serialize};
 
@@ -35,7 +43,12 @@ pub fn router() -> Routes {
         .route("/dashboard/books/{id}", get(book))
         .route("/dashboard/books/{id}/{action}", post(act))
         .route("/dashboard/books/{id}/read", get(read))
+        .route(LIBRARY_LIVE, get(library_live))
+        .route("/dashboard/books/{id}/live", get(book_live))
 }
+
+/// The library's live update: every book's status and progress.
+pub(super) const LIBRARY_LIVE: &str = "/dashboard/live";
 
 /// A book's download links: they render a partial file on request, so on AWS they live with
 /// the API's downloads, in the function that carries the renderers.
@@ -191,6 +204,65 @@ async fn receive(
     Ok((book.id, choice))
 }
 
+/// A live update's answer: JSON, never cached.
+fn live(body: serde_json::Value) -> Response {
+    ([(CACHE_CONTROL, "private, no-store")], axum::Json(body)).into_response()
+}
+
+async fn library_live(State(state): State<AppState>, me: SignedIn) -> Response {
+    match state
+        .services
+        .books
+        .list(&me.user.id, None, Some(MAX_LIST_LIMIT))
+        .await
+    {
+        Ok(books) => {
+            let books: Vec<_> = books
+                .iter()
+                .map(|b| serde_json::json!({ "id": b.id, "status": b.status, "progress": b.progress }))
+                .collect();
+            live(serde_json::json!({ "books": books }))
+        }
+        Err(e) => ApiError::from(e).into_response(),
+    }
+}
+
+/// A book's live update: its status, progress, the note of a pause still finishing, and each
+/// chapter's status and passes.
+async fn book_live(
+    State(state): State<AppState>,
+    me: SignedIn,
+    Path(id): Path<String>,
+) -> Response {
+    match state.services.books.detail(&me.user.id, &id).await {
+        Ok(detail) => {
+            let chapters: Vec<_> = detail
+                .chapters
+                .iter()
+                .map(|c| serde_json::json!({ "number": c.number, "status": c.status, "passesDone": c.passes_done }))
+                .collect();
+            let pausing = pausing(detail.book.status, &detail.chapters);
+            live(serde_json::json!({
+                "status": detail.book.status,
+                "progress": detail.book.progress,
+                "pausing": pausing,
+                "note": if pausing { Some(me.lang.get("pausing")) } else { None },
+                "chapters": chapters,
+            }))
+        }
+        Err(e) => ApiError::from(e).into_response(),
+    }
+}
+
+/// Paused, but chapters taken before the pause are still being translated (they finish and
+/// are kept).
+fn pausing(status: BookStatus, chapters: &[booktr_core::books::Chapter]) -> bool {
+    status == BookStatus::Paused
+        && chapters
+            .iter()
+            .any(|c| c.status == ChapterStatus::Translating)
+}
+
 #[derive(Deserialize)]
 struct QuoteQuery {
     model: Option<String>,
@@ -198,6 +270,9 @@ struct QuoteQuery {
     glossary_id: Option<String>,
     #[serde(rename = "targetLang")]
     target_lang: Option<String>,
+    /// `confirm`: the page asks whether to stop the translation; `done`: it says what the stop
+    /// kept.
+    stop: Option<String>,
 }
 
 fn non_empty(value: Option<String>) -> Option<String> {
@@ -232,9 +307,9 @@ async fn book_page(
         book.status,
         BookStatus::Extracted | BookStatus::Completed | BookStatus::Error
     );
-    let (glossaries, models, quote, quote_error) = if startable {
+    let (glossaries, models, quote, quote_error, cover) = if startable {
         let glossaries = services.glossaries.list(&me.user.id).await?;
-        let models = services.usage.report(&me.user).await?.allowed_models;
+        let usage = services.usage.report(&me.user).await?;
         let request = QuoteRequest {
             book_id: book.id.clone(),
             model: non_empty(q.model.clone()),
@@ -242,14 +317,25 @@ async fn book_page(
             target_lang: non_empty(q.target_lang.clone()),
         };
         match services.translations.quote(&me.user, request).await {
-            Ok(quote) => (glossaries, models, Some(quote), None),
+            Ok(quote) => {
+                let cover = services.usage.cover(&me.user, &usage, quote.words);
+                (glossaries, usage.allowed_models, Some(quote), None, cover)
+            }
             // A quote for choices the user just made may be refused (a model of another
             // plan): the page says why, and the form stays.
-            Err(e) => (glossaries, models, None, Some(ApiError::from(e).message)),
+            Err(e) => (
+                glossaries,
+                usage.allowed_models,
+                None,
+                Some(ApiError::from(e).message),
+                None,
+            ),
         }
     } else {
-        (Vec::new(), Vec::new(), None, None)
+        (Vec::new(), Vec::new(), None, None, None)
     };
+    // Start is offered only when it can start: something to translate, within the quota.
+    let can_start = quote.as_ref().is_some_and(|q| q.chapters > 0) && cover.is_none();
     let glossaries: Vec<_> = glossaries
         .iter()
         .map(|g| context! { id => g.id.clone(), name => g.name.clone() })
@@ -286,7 +372,14 @@ async fn book_page(
         startable,
         translating => matches!(book.status, BookStatus::Translating | BookStatus::Extracting | BookStatus::Uploaded | BookStatus::Generating),
         paused => book.status == BookStatus::Paused,
+        pausing => pausing(book.status, &detail.chapters),
         stoppable => matches!(book.status, BookStatus::Translating | BookStatus::Paused),
+        confirm_stop => q.stop.as_deref() == Some("confirm") && matches!(book.status, BookStatus::Translating | BookStatus::Paused),
+        stopped => q.stop.as_deref() == Some("done"),
+        kept_chapters => status.chapters_completed,
+        run_cost => (book.run > 0).then_some(status.cost.spent),
+        can_start,
+        cover,
         has_translation,
         glossaries,
         models,
@@ -373,7 +466,14 @@ async fn perform(
         "resume" => {
             services.translations.resume(&user.id, id, max_cost).await?;
         }
-        "stop" => services.translations.stop(&user.id, id).await?,
+        "stop" => {
+            // The page's Stop asks first (`?stop=confirm`), saying what is kept.
+            if form.confirm.as_deref() != Some("yes") {
+                return Ok(format!("/dashboard/books/{id}?stop=confirm"));
+            }
+            services.translations.stop(&user.id, id).await?;
+            return Ok(format!("/dashboard/books/{id}?stop=done"));
+        }
         "rename" => {
             services
                 .books
@@ -475,6 +575,7 @@ async fn read(
             base: &format!("/dashboard/books/{id}/read"),
             downloads: &format!("/dashboard/books/{id}/download"),
             private: true,
+            signed_in: true,
             chapters: &chapters,
             number,
             page: at.page,

@@ -14,6 +14,7 @@ mod assets;
 mod books;
 mod community;
 pub mod csrf;
+mod errors;
 mod glossaries;
 pub mod i18n;
 pub mod reading;
@@ -23,12 +24,12 @@ mod settings;
 use axum::extract::{FromRequestParts, OriginalUri};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::request::Parts;
-use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use booktr_core::accounts::User;
 use minijinja::{context, Value};
 use serde::Serialize;
 
+pub use self::errors::pages_for_browsers;
 use self::i18n::Lang;
 use crate::auth::session_token;
 use crate::error::ApiError;
@@ -106,6 +107,41 @@ impl FromRequestParts<AppState> for SignedIn {
             }
             Err(_) => Err(to_sign_in()),
         }
+    }
+}
+
+/// Who views a public page (home, community): their language, and whether they are signed in
+/// (the header then offers the library rather than sign-in and sign-up).
+pub struct Visitor {
+    pub lang: Lang,
+    pub signed_in: bool,
+}
+
+impl FromRequestParts<AppState> for Visitor {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, std::convert::Infallible> {
+        let lang = Lang::of(&parts.headers);
+        // The rate-limit layer has authenticated the request already; served without it, the
+        // session is read here.
+        let signed_in = match parts.extensions.get::<crate::auth::Authenticated>() {
+            Some(crate::auth::Authenticated(outcome)) => outcome
+                .as_ref()
+                .is_ok_and(|p| p.credential == booktr_core::accounts::Credential::Session),
+            None => match session_token(&parts.headers) {
+                Some(session) => state
+                    .services
+                    .accounts
+                    .authenticate_session(&session)
+                    .await
+                    .is_ok(),
+                None => false,
+            },
+        };
+        Ok(Visitor { lang, signed_in })
     }
 }
 
@@ -212,25 +248,24 @@ fn render(template: &str, context: Value) -> Result<Response, ApiError> {
         .into_response())
 }
 
-/// A failure as a page: its status, the service's message, and the way back.
+/// A failure as a page in the user's language, with its status: the answer carries the error,
+/// and [`pages_for_browsers`] shows it with the header that fits the session.
 pub fn page_error(lang: Lang, error: ApiError) -> Response {
-    let status = error.status;
-    let title = if status == StatusCode::NOT_FOUND {
-        lang.get("not_found")
-    } else {
-        lang.get("error")
-    };
-    let context = context! {
-        lang => lang.code(),
-        t => lang.messages(),
-        title => title,
-        message => error.message.clone(),
-    };
-    match render("app/error.html", context) {
-        Ok(mut response) => {
-            *response.status_mut() = status;
-            response
-        }
-        Err(_) => error.into_response(),
-    }
+    let mut response = error.into_response();
+    response.extensions_mut().insert(errors::AsPage(lang));
+    response
+}
+
+/// The app's script, style sheet, icons and manifest: files every page loads, never counted
+/// against any rate limit.
+pub fn is_asset(path: &str) -> bool {
+    path.starts_with("/assets/") || assets::AT_THE_ROOT.contains(&path)
+}
+
+/// A page's own live update (its progress poll): counted in a budget of its own.
+pub fn is_live_update(path: &str) -> bool {
+    path == books::LIBRARY_LIVE
+        || path
+            .strip_prefix("/dashboard/books/")
+            .is_some_and(|rest| rest.ends_with("/live") && rest.matches('/').count() == 1)
 }
