@@ -568,7 +568,7 @@ fn part_budget(chunk_tokens: u64) -> u64 {
 /// an editor is assumed to change (the offline engine answers the same share, so that a run
 /// without a key spends what the quote says). Measured on a real model: docs/translation.md.
 pub fn edited(id: usize) -> bool {
-    id % 4 == 0
+    id.is_multiple_of(4)
 }
 
 /// Whether a segment's text may rightly stay as its source: preformatted text (code, tables

@@ -134,7 +134,11 @@ mod tests {
         assert_eq!(summary.flagged["wrongLanguage"], 1);
         assert_eq!((summary.repaired_blocks, summary.removed_lines), (2, 3));
         assert_eq!(
-            (summary.changed.review, summary.changed.polish, summary.changes_not_kept),
+            (
+                summary.changed.review,
+                summary.changed.polish,
+                summary.changes_not_kept
+            ),
             (2, 5, 1)
         );
         assert_eq!(
