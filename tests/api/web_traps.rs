@@ -73,7 +73,7 @@ async fn a_signed_in_persons_hour_of_pages_and_live_updates_never_meets_a_429_wh
     let pages = [
         "/dashboard",
         book.as_str(),
-        "/dashboard/settings",
+        "/dashboard/settings/profile",
         "/dashboard/notifications",
         "/",
         "/comunidad",
@@ -265,7 +265,7 @@ async fn every_error_a_browser_meets_is_a_page_with_the_header_of_its_session() 
         html.contains("Not allowed") && html.contains("href=\"/dashboard\""),
         "{html}"
     );
-    let token = visitor.token("/dashboard/settings").await;
+    let token = visitor.token("/dashboard/settings/data").await;
     let refused = visitor
         .post_form(
             "/dashboard/settings/close",
