@@ -853,6 +853,12 @@ async fn a_new_free_reader_reads_thirty_chapters_and_walks_the_settings_at_phone
         .click("form[action='/signout'] button[type=submit]")
         .await;
     browser.wait_for_url(&format!("{site}/")).await;
+    browser.check_page("walk-home-signed-out").await;
+    browser.go(&format!("{site}/no-such-page")).await;
+    browser
+        .wait_for_text("There is no page at this address")
+        .await;
+    browser.check_page("walk-error-not-found").await;
     browser.go(&format!("{site}/dashboard")).await;
     assert!(browser.url().await.starts_with(&format!("{site}/signin")));
 }
