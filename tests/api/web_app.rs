@@ -325,6 +325,11 @@ async fn a_new_user_uploads_quotes_translates_and_downloads_through_the_pages() 
         html.contains("Flagged blocks") && html.contains("no block flagged."),
         "{html}"
     );
+    // What each later pass did: the offline engine has nothing to improve.
+    assert!(
+        html.contains("Changed by the review: 0, by the polish: 0"),
+        "{html}"
+    );
     let reader = browser.html(&format!("{page}/read")).await;
     assert!(
         reader.contains("Translation · German") && reader.contains("noindex"),

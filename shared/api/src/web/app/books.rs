@@ -357,11 +357,20 @@ async fn book_page(
             context! { chapter => &c.chapter, flagged }
         })
         .collect();
+    // Flagged blocks per kind, each named in the interface's words (`flag_<kind>`).
+    let flags: Vec<_> = status
+        .quality
+        .flagged
+        .iter()
+        .map(|(kind, count)| context! { key => format!("flag_{kind}"), count })
+        .collect();
     let quality = context! {
-        sentence => status.quality.sentence(),
+        flags,
         repaired => status.quality.repaired_blocks,
         removed => status.quality.removed_lines,
         flagged => status.quality.flagged_blocks,
+        changed => status.quality.changed,
+        not_kept => status.quality.changes_not_kept,
     };
     let data = context! {
         status_words => crate::web::words::status_words(me.lang),
