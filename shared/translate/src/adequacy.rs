@@ -4,8 +4,9 @@
 //!
 //! - numbers: the numbers of two digits or more in the source are in the translation, and the
 //!   translation has none the source lacks (a hallucinated year);
-//! - names: the book's names (capitalised entries of the glossary and term list) that the
-//!   source has are in the translation, and none it lacks;
+//! - names: the translation names none of the book's names (capitalised entries of the
+//!   glossary and term list) that the source lacks (the names the source has are the glossary
+//!   check's);
 //! - short lines: headings and lines too short for language identification are untranslated
 //!   when they come back as they were and hold words of the source language, and in the wrong
 //!   language when they keep the source language's function words;
@@ -87,19 +88,17 @@ pub fn names<'a>(entries: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<N
         .collect()
 }
 
-/// Whether the answer names whom the source names: each name of `names` the source has (as
-/// written, capital included) has its translation in the answer, and no name's translation
-/// is in the answer whose source the source lacks in any case (a glossary applies to "part"
-/// as to "Part") unless the source has that same word (a name kept as written).
+/// Whether the answer names no one the source does not: no name's translation is in the
+/// answer whose source the source lacks in any case (a glossary applies to "part" as to
+/// "Part"), unless the source has that same word (a name kept as written). A name of the source
+/// missing from the answer is the glossary check's (`glossary_violations`): reported, and given
+/// to the review to fix; asked for again here, it left a real model's good paragraph in English
+/// when the model wrote "Margaret" where the term list said "Marguerite".
 pub fn names_match(names: &[Name<'_>], source: &str, answer: &str) -> bool {
     names.iter().all(|name| {
-        if has_name(source, name.source, false) {
-            has_name(answer, name.target, true)
-        } else if has_name(answer, name.target, false) {
-            has_name(source, name.source, true) || has_name(source, name.target, false)
-        } else {
-            true
-        }
+        !has_name(answer, name.target, false)
+            || has_name(source, name.source, true)
+            || has_name(source, name.target, false)
     })
 }
 
@@ -439,7 +438,7 @@ mod tests {
     }
 
     #[test]
-    fn names_must_follow_their_source() {
+    fn a_translation_names_no_one_its_source_does_not() {
         let list = names([
             ("Victor", "Victor"),
             ("Elizabeth", "Élisabeth"),
@@ -451,11 +450,14 @@ mod tests {
             "Victor wrote to Elizabeth.",
             "Victor écrivit à Élisabeth."
         ));
-        assert!(!names_match(
-            &list,
-            "Victor wrote to Elizabeth.",
-            "Victor écrivit à sa cousine."
-        ));
+        assert!(
+            names_match(
+                &list,
+                "Victor wrote to Elizabeth.",
+                "Victor écrivit à sa cousine."
+            ),
+            "a name left out is the glossary check's"
+        );
         assert!(
             !names_match(&list, "He wrote to her.", "Il écrivit à Élisabeth."),
             "a name the source does not have"

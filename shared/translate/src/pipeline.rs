@@ -609,7 +609,10 @@ fn chunk_request(
             .collect(),
         earlier: earlier.to_vec(),
     };
-    let max_output = (crate::model::estimate_tokens(text) * 3 + 256).min(16_000) as u32;
+    // Twice the source and a margin: a translation is about as long as its source (scripts'
+    // densities differ by less than that in tokens), and a small model caught in a loop stops
+    // sooner (Qwen2.5-1.5B wrote 5,380 tokens of one repeated sentence for a 1,600-token chunk).
+    let max_output = (crate::model::estimate_tokens(text) * 2 + 256).min(16_000) as u32;
     build_request(pass, &ctx, units, max_output)
 }
 
