@@ -17,7 +17,7 @@ use booktr_formats::manuscript::Chapter;
 use serde::Serialize;
 
 use crate::glossary::GlossaryEntry;
-use crate::pipeline::{ChapterInput, ChapterTranslation, PassUsage, PipelineConfig};
+use crate::pipeline::{windowed, ChapterInput, ChapterTranslation, PassUsage, PipelineConfig};
 use crate::terms::{candidates, estimate_terms, TermList};
 
 /// What a cost cap reserves over an estimate: retried blocks and longer answers cost more than
@@ -155,7 +155,7 @@ pub fn estimate_book(
             .filter(|(_, pass)| pass.requests > 0)
             .map(|(at, pass)| {
                 let one = pace.request(pass.output_tokens / u64::from(pass.requests));
-                if at == 0 && run.config.context_tokens > 0 {
+                if at == 0 && windowed(run.config, pass.requests as usize) {
                     one * pass.requests
                 } else {
                     one

@@ -36,8 +36,8 @@ pub struct PipelineConfig {
     pub max_model_retries: u32,
     /// Estimated tokens of the chapter's translation so far that each first-pass request
     /// carries (the EARLIER lines), so that names, pronouns and register follow through a
-    /// chapter. With a window the first pass's chunks go one after the other; 0 sends none
-    /// and runs them in parallel.
+    /// chapter. With a window the first pass's chunks go one after the other (in chapters of
+    /// up to four chunks; longer ones go at once without it, see [`windowed`]); 0 sends none.
     pub context_tokens: u64,
 }
 
@@ -417,6 +417,15 @@ impl<'a> ChapterTranslation<'a> {
         })
     }
 
+    /// The blocks the first pass could not get a passing answer for (they hold their source).
+    pub fn failed_blocks(&self) -> BTreeSet<usize> {
+        self.state
+            .failures
+            .iter()
+            .map(|(id, _)| self.segments[*id].block)
+            .collect()
+    }
+
     /// The chapter's blocks as the passes done so far left them (for following a run pass by
     /// pass: `booktr translate --pass-texts`).
     pub fn blocks_so_far(&self) -> Vec<Block> {
@@ -564,6 +573,17 @@ fn part_budget(chunk_tokens: u64) -> u64 {
     chunk_tokens.saturating_sub(40).max(64)
 }
 
+/// A chapter of more chunks than this has its first pass's chunks sent at once, without the
+/// window: one after the other, its wall time would grow with its length (most chapters of
+/// novels are one or two chunks; Moby-Dick's longest is seven).
+const MAX_WINDOWED_CHUNKS: usize = 4;
+
+/// Whether the first pass over `chunks` chunks goes chunk after chunk, each with the
+/// translation before it in view.
+pub fn windowed(config: &PipelineConfig, chunks: usize) -> bool {
+    config.context_tokens > 0 && chunks <= MAX_WINDOWED_CHUNKS
+}
+
 /// Whether a later pass's estimate counts block `id` as changed: one block in four, the share
 /// an editor is assumed to change (the offline engine answers the same share, so that a run
 /// without a key spends what the quote says). Measured on a real model: docs/translation.md.
@@ -659,7 +679,7 @@ impl PassWork<'_> {
         let chunks = chunk(units, self.config.chunk_tokens);
         let start = self.input.ladder.first();
         let mut translated = BTreeSet::new();
-        if self.config.context_tokens == 0 {
+        if !windowed(self.config, chunks.len()) {
             let results: Vec<Result<ChunkDone, ChatError>> = stream::iter(chunks)
                 .map(|units| {
                     self.chunk(Pass::Translate, &[], Vec::new())
