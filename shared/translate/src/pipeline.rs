@@ -683,7 +683,7 @@ impl PassWork<'_> {
             let results: Vec<Result<ChunkDone, ChatError>> = stream::iter(chunks)
                 .map(|units| {
                     self.chunk(Pass::Translate, &[], Vec::new())
-                        .run(start, units)
+                        .run(start, units, false)
                 })
                 .buffer_unordered(self.config.concurrency.max(1))
                 .collect()
@@ -696,7 +696,7 @@ impl PassWork<'_> {
                 let earlier = self.window(&state.texts, &translated, units[0].id);
                 let done = self
                     .chunk(Pass::Translate, &[], earlier)
-                    .run(start, units)
+                    .run(start, units, false)
                     .await?;
                 translated.extend(absorb(state, Pass::Translate, done));
             }
@@ -724,7 +724,7 @@ impl PassWork<'_> {
             .collect();
         let mut done = self
             .chunk(Pass::Translate, &[], Vec::new())
-            .run(Rung::Singles, units)
+            .run(Rung::Singles, units, true)
             .await?;
         done.retries += suspects.len() as u32;
         translated.extend(absorb(state, Pass::Translate, done));
@@ -907,14 +907,14 @@ const SIMPLE_TRIES: usize = 2;
 impl Chunk<'_> {
     /// Asks for the chunk's blocks on `start` (the pass's first useful rung), then for the
     /// failed ones on the rungs below, until every block passed or the last rung failed it.
-    /// Blocks that pass on a later rung than `start`, or at all when `start` is below the
-    /// chunk (asked again), count as repaired.
-    async fn run(self, start: Rung, units: Vec<Unit>) -> Result<ChunkDone, ChatError> {
+    /// Blocks that pass on a later rung than `start` count as repaired, and all that pass
+    /// when `again` (blocks asked for again after the chapter was judged whole).
+    async fn run(self, start: Rung, units: Vec<Unit>, again: bool) -> Result<ChunkDone, ChatError> {
         let ladder = self.work.input.ladder;
         let mut done = ChunkDone::default();
         let mut pending = units;
         let mut rung = Some(start);
-        let mut first = start == Rung::Chunk || start == ladder.first();
+        let mut first = !again;
         let mut simple_tries = 0;
         while let Some(current) = rung {
             if pending.is_empty() {
