@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use booktr_core::ports::{KeyCheckError, Models};
-use booktr_translate::checks::{language_of, Problem};
+use booktr_translate::checks::language_of;
 use booktr_translate::ladder::Ladder;
 use booktr_translate::misbehaving::{Fault, Misbehaving};
 use booktr_translate::model::{ChatError, ChatModel};
