@@ -354,11 +354,11 @@ const SAME_FLOOR: usize = 30;
 
 /// The blocks whose answer is the same, or nearly (nine words in ten in common), as another
 /// block's while their sources are not: `blocks` holds (id, source, answer) in plain text.
-pub fn same_translations(blocks: &[(usize, &str, &str)]) -> BTreeSet<usize> {
+pub fn same_translations<S: AsRef<str>>(blocks: &[(usize, S, S)]) -> BTreeSet<usize> {
     let judged: Vec<(usize, Vec<String>, Vec<String>)> = blocks
         .iter()
-        .filter(|(_, _, answer)| letters(answer) >= SAME_FLOOR)
-        .map(|(id, source, answer)| (*id, words(source), words(answer)))
+        .filter(|(_, _, answer)| letters(answer.as_ref()) >= SAME_FLOOR)
+        .map(|(id, source, answer)| (*id, words(source.as_ref()), words(answer.as_ref())))
         .collect();
     // Blocks with the same first words are the only candidates: a nearly equal answer starts
     // the same way, and comparing every pair of a long chapter would be quadratic.

@@ -648,6 +648,15 @@ struct PassWork<'w> {
 }
 
 impl PassWork<'_> {
+    /// Segment `id` as sent, with its current translation in the later passes.
+    fn unit(&self, id: usize, draft: Option<String>) -> Unit {
+        Unit {
+            id,
+            source: self.segments[id].source.clone(),
+            draft,
+        }
+    }
+
     fn chunk<'c>(
         &'c self,
         pass: Pass,
@@ -666,15 +675,8 @@ impl PassWork<'_> {
     /// in view; then the chapter's blocks judged against each other, and those that fail asked
     /// for again one at a time.
     async fn translate(&self, state: &mut Checkpoint) -> Result<(), ChatError> {
-        let units: Vec<Unit> = self
-            .segments
-            .iter()
-            .enumerate()
-            .map(|(id, segment)| Unit {
-                id,
-                source: segment.source.clone(),
-                draft: None,
-            })
+        let units: Vec<Unit> = (0..self.segments.len())
+            .map(|id| self.unit(id, None))
             .collect();
         let chunks = chunk(units, self.config.chunk_tokens);
         let start = self.input.ladder.first();
@@ -715,11 +717,7 @@ impl PassWork<'_> {
             .map(|&id| {
                 state.texts[id] = self.segments[id].source.clone();
                 translated.remove(&id);
-                Unit {
-                    id,
-                    source: self.segments[id].source.clone(),
-                    draft: None,
-                }
+                self.unit(id, None)
             })
             .collect();
         let mut done = self
@@ -747,11 +745,7 @@ impl PassWork<'_> {
         let untranslatable: BTreeSet<usize> = state.failures.iter().map(|f| f.0).collect();
         let units: Vec<Unit> = (0..self.segments.len())
             .filter(|id| !untranslatable.contains(id))
-            .map(|id| Unit {
-                id,
-                source: self.segments[id].source.clone(),
-                draft: Some(state.texts[id].clone()),
-            })
+            .map(|id| self.unit(id, Some(state.texts[id].clone())))
             .collect();
         let judged: BTreeSet<usize> = units.iter().map(|u| u.id).collect();
         let violations = state.violations.clone();
@@ -817,11 +811,7 @@ impl PassWork<'_> {
                 )
             })
             .collect();
-        let borrowed: Vec<(usize, &str, &str)> = plain
-            .iter()
-            .map(|(id, source, text)| (*id, source.as_str(), text.as_str()))
-            .collect();
-        let mut suspects: BTreeMap<usize, Problem> = adequacy::same_translations(&borrowed)
+        let mut suspects: BTreeMap<usize, Problem> = adequacy::same_translations(&plain)
             .into_iter()
             .map(|id| (id, Problem::Duplicate))
             .collect();
@@ -1205,11 +1195,7 @@ impl Chunk<'_> {
                 ))
             })
             .collect();
-        let borrowed: Vec<(usize, &str, &str)> = plain
-            .iter()
-            .map(|(id, source, answer)| (*id, source.as_str(), answer.as_str()))
-            .collect();
-        for id in adequacy::same_translations(&borrowed) {
+        for id in adequacy::same_translations(&plain) {
             failed.insert(id, Problem::Duplicate);
         }
     }
