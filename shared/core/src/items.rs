@@ -51,10 +51,132 @@ pub fn opt_string(item: &Item, name: &str) -> Option<String> {
 /// A stored item that does not have the shape the domain wrote: never expected, so reported as a
 /// backend failure (a 5xx that is logged) rather than shown to the caller.
 pub fn corrupt(item: &Item, name: &str) -> StoreError {
-    StoreError::Unavailable(format!(
-        "item {}/{} has a missing or invalid '{name}'",
-        item.pk, item.sk
-    ))
+    CorruptItem::of(item, name).into()
+}
+
+/// A stored item without the shape the domain wrote: which item, and which attribute is missing
+/// or of the wrong type.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("item {pk}/{sk} has a missing or invalid '{attribute}'")]
+pub struct CorruptItem {
+    pub pk: String,
+    pub sk: String,
+    pub attribute: String,
+}
+
+impl CorruptItem {
+    pub fn of(item: &Item, attribute: &str) -> Self {
+        CorruptItem {
+            pk: item.pk.clone(),
+            sk: item.sk.clone(),
+            attribute: attribute.to_string(),
+        }
+    }
+}
+
+impl From<CorruptItem> for StoreError {
+    fn from(e: CorruptItem) -> Self {
+        StoreError::Unavailable(e.to_string())
+    }
+}
+
+/// Reads an item's attributes for a record module: every attribute that is there must have the
+/// type the domain writes, or the read fails with a [`CorruptItem`] naming it. Absent and null
+/// are the same (an attribute cleared, or written by an older version that did not have it);
+/// the record decides whether that is allowed and what it means.
+#[derive(Clone, Copy)]
+pub struct Fields<'a>(&'a Item);
+
+impl<'a> Fields<'a> {
+    pub fn of(item: &'a Item) -> Self {
+        Fields(item)
+    }
+
+    pub fn corrupt(&self, name: &str) -> CorruptItem {
+        CorruptItem::of(self.0, name)
+    }
+
+    /// The attribute's value, None when absent or null.
+    pub fn json(&self, name: &str) -> Option<&'a Value> {
+        self.0.attrs.get(name).filter(|v| !v.is_null())
+    }
+
+    pub fn opt_str(&self, name: &str) -> Result<Option<&'a str>, CorruptItem> {
+        match self.json(name) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(self.corrupt(name)),
+        }
+    }
+
+    pub fn str(&self, name: &str) -> Result<&'a str, CorruptItem> {
+        self.opt_str(name)?.ok_or_else(|| self.corrupt(name))
+    }
+
+    pub fn opt_string(&self, name: &str) -> Result<Option<String>, CorruptItem> {
+        Ok(self.opt_str(name)?.map(str::to_string))
+    }
+
+    pub fn string(&self, name: &str) -> Result<String, CorruptItem> {
+        self.str(name).map(str::to_string)
+    }
+
+    /// A whole number that fits `T`.
+    pub fn opt_int<T: TryFrom<i64>>(&self, name: &str) -> Result<Option<T>, CorruptItem> {
+        match self.json(name) {
+            None => Ok(None),
+            Some(v) => v
+                .as_i64()
+                .and_then(|n| T::try_from(n).ok())
+                .map(Some)
+                .ok_or_else(|| self.corrupt(name)),
+        }
+    }
+
+    pub fn int<T: TryFrom<i64>>(&self, name: &str) -> Result<T, CorruptItem> {
+        self.opt_int(name)?.ok_or_else(|| self.corrupt(name))
+    }
+
+    pub fn opt_bool(&self, name: &str) -> Result<Option<bool>, CorruptItem> {
+        match self.json(name) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(_) => Err(self.corrupt(name)),
+        }
+    }
+
+    /// A timestamp written by [`time`].
+    pub fn opt_time(&self, name: &str) -> Result<Option<DateTime<Utc>>, CorruptItem> {
+        self.opt_str(name)?
+            .map(|s| {
+                DateTime::parse_from_rfc3339(s)
+                    .map(|t| t.with_timezone(&Utc))
+                    .map_err(|_| self.corrupt(name))
+            })
+            .transpose()
+    }
+
+    pub fn time(&self, name: &str) -> Result<DateTime<Utc>, CorruptItem> {
+        self.opt_time(name)?.ok_or_else(|| self.corrupt(name))
+    }
+
+    /// A value written as its text (a status, a format).
+    pub fn parsed<T: std::str::FromStr>(&self, name: &str) -> Result<T, CorruptItem> {
+        self.str(name)?.parse().map_err(|_| self.corrupt(name))
+    }
+
+    /// A list of strings; absent is empty.
+    pub fn strings(&self, name: &str) -> Result<Vec<String>, CorruptItem> {
+        match self.json(name) {
+            None => Ok(Vec::new()),
+            Some(Value::Array(all)) => all
+                .iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| self.corrupt(name)),
+            Some(_) => Err(self.corrupt(name)),
+        }
+    }
 }
 
 /// Deletes every item the secondary index lists under `partition` that still belongs to

@@ -3,6 +3,7 @@
 mod direct;
 mod format;
 pub mod lifecycle;
+pub mod record;
 mod service;
 mod share;
 pub mod store;

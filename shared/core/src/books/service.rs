@@ -1,17 +1,17 @@
 //! Book use cases for their owner. A book of another user is reported exactly like a missing one.
 
 use bytes::Bytes;
-use serde_json::Value;
 use tracing::{info, instrument, warn};
 
 use super::lifecycle::BookEvent;
+use super::record::{self, BookChange};
 use super::store;
 use super::{sniff, Book, BookDetail, BookFormat, Chapter};
 use crate::accounts::User;
 use crate::ids::new_id;
 use crate::job::Job;
 use crate::ports::Ports;
-use crate::ports::{blobs, Condition, Index, Query, StoreError, Update};
+use crate::ports::{blobs, Condition, Index, Query, StoreError};
 use crate::types::{BookStatus, LanguageCode};
 use crate::usage::{Spend, Usage, UsageError};
 
@@ -193,7 +193,7 @@ impl Books {
             .await?;
         self.ports
             .table
-            .put(store::book_item(&book), Condition::NotExists)
+            .put(record::book_item(&book), Condition::NotExists)
             .await?;
         let job = Job::Extract {
             book_id: book.id.clone(),
@@ -227,7 +227,7 @@ impl Books {
         let items = self.ports.table.query_index(Index::Gsi1, query).await?;
         let mut books = Vec::with_capacity(limit.min(items.len()));
         for item in &items {
-            let book = store::book_from(item)?;
+            let book = record::book_from(item).map_err(StoreError::from)?;
             if status.is_none_or(|s| s == book.status) {
                 books.push(book);
                 if books.len() == limit {
@@ -243,7 +243,10 @@ impl Books {
     pub async fn all_of(&self, user_id: &str) -> Result<Vec<Book>, StoreError> {
         let query = Query::partition(store::user_books(user_id)).descending();
         let items = self.ports.table.query_index(Index::Gsi1, query).await?;
-        items.iter().map(store::book_from).collect()
+        items
+            .iter()
+            .map(|item| Ok(record::book_from(item)?))
+            .collect()
     }
 
     /// The book, if it exists and belongs to the user.
@@ -253,7 +256,11 @@ impl Books {
             .table
             .get(&store::book_pk(book_id), store::BOOK_SK)
             .await?;
-        let book = item.as_ref().map(store::book_from).transpose()?;
+        let book = item
+            .as_ref()
+            .map(record::book_from)
+            .transpose()
+            .map_err(StoreError::from)?;
         book.filter(|b| b.user_id == user_id)
             .ok_or(BooksError::NotFound)
     }
@@ -269,7 +276,10 @@ impl Books {
     pub async fn chapters(&self, book_id: &str) -> Result<Vec<Chapter>, StoreError> {
         let query = Query::partition(store::book_pk(book_id)).prefix(store::CHAPTER_PREFIX);
         let items = self.ports.table.query(query).await?;
-        items.iter().map(store::chapter_from).collect()
+        items
+            .iter()
+            .map(|item| Ok(record::chapter_from(item)?))
+            .collect()
     }
 
     /// Changes title and/or author. An empty author clears it.
@@ -282,12 +292,9 @@ impl Books {
         author: Option<String>,
     ) -> Result<Book, BooksError> {
         self.get(user_id, book_id).await?;
-        let mut update =
-            Update::default().set("updatedAt", crate::items::time(self.ports.clock.now()));
+        let mut change = BookChange::edited(self.ports.clock.now());
         if let Some(title) = title {
-            update = update
-                .set("title", validate_title(&title)?)
-                .set("titleFromUser", true);
+            change = change.titled(&validate_title(&title)?);
         }
         if let Some(author) = author {
             let author = author.trim();
@@ -296,7 +303,7 @@ impl Books {
                     "author must be at most {MAX_TITLE_CHARS} characters"
                 )));
             }
-            update = update.set("author", (!author.is_empty()).then(|| author.to_string()));
+            change = change.author((!author.is_empty()).then_some(author));
         }
         let item = self
             .ports
@@ -304,15 +311,15 @@ impl Books {
             .update(
                 &store::book_pk(book_id),
                 store::BOOK_SK,
-                update,
-                Condition::equals("userId", user_id),
+                change.into_update(),
+                record::owned_by(user_id),
             )
             .await
             .map_err(|e| match e {
                 StoreError::NotFound | StoreError::Conflict => BooksError::NotFound,
                 e => e.into(),
             })?;
-        Ok(store::book_from(&item)?)
+        Ok(record::book_from(&item).map_err(StoreError::from)?)
     }
 
     /// Removes the book, its chapters and every blob it owns. Jobs still queued for it find no
@@ -367,9 +374,12 @@ impl Books {
         book_id: &str,
         message: String,
     ) -> Result<Option<Book>, StoreError> {
-        let update = Update::default().set("error", message);
         let failed = self
-            .transition(book_id, BookEvent::ExtractionFailed, update)
+            .transition(
+                book_id,
+                BookEvent::ExtractionFailed,
+                BookChange::error(&message),
+            )
             .await?;
         if let Some(book) = &failed {
             let period = crate::usage::period_of(book.created_at);
@@ -383,28 +393,21 @@ impl Books {
         &self,
         book_id: &str,
         event: BookEvent,
-        extra: Update,
+        extra: BookChange,
     ) -> Result<Option<Book>, StoreError> {
-        let allowed: Vec<Value> = event
-            .allowed_from()
-            .iter()
-            .map(|s| Value::from(s.as_str()))
-            .collect();
-        let update = extra
-            .set("status", event.target().as_str())
-            .set("updatedAt", crate::items::time(self.ports.clock.now()));
+        let update = extra.moved_to(event.target(), self.ports.clock.now());
         let result = self
             .ports
             .table
             .update(
                 &store::book_pk(book_id),
                 store::BOOK_SK,
-                update,
-                Condition::In("status".into(), allowed),
+                update.into_update(),
+                record::status_in(event.allowed_from()),
             )
             .await;
         match result {
-            Ok(item) => Ok(Some(store::book_from(&item)?)),
+            Ok(item) => Ok(Some(record::book_from(&item)?)),
             Err(StoreError::NotFound | StoreError::Conflict) => Ok(None),
             Err(e) => Err(e),
         }
@@ -413,7 +416,7 @@ impl Books {
     /// Keeps a job's latest failure on the book, its status unchanged; nothing when the book is
     /// gone (a failure is no reason to bring it back).
     pub(crate) async fn note_error(&self, book_id: &str, error: &str) -> Result<(), StoreError> {
-        let update = Update::default().set("error", error);
+        let update = BookChange::error(error).into_update();
         match self
             .ports
             .table
@@ -437,7 +440,7 @@ impl Books {
             .table
             .get(&store::book_pk(book_id), store::BOOK_SK)
             .await?;
-        item.as_ref().map(store::book_from).transpose()
+        Ok(item.as_ref().map(record::book_from).transpose()?)
     }
 }
 

@@ -3,22 +3,18 @@
 //! are listed in the sitemap, for crawlers.
 
 use chrono::{DateTime, Duration, Utc};
-use serde_json::Value;
 use tracing::info;
 
+use super::record::{BookChange, ShareRecord, PUBLIC_SHARES};
 use super::{store, Book, Books, BooksError};
 use crate::ids::random_alphanumeric;
-use crate::items::{opt_time, parse_time};
-use crate::ports::{blobs, Condition, Item, StoreError, Update};
+use crate::ports::{blobs, Condition, StoreError};
 use crate::types::BookStatus;
 
 /// 32 characters of 62: about 190 bits, far beyond guessing.
 const TOKEN_LENGTH: usize = 32;
 /// The longest expiry a share may ask for (a gap in the spec): ten years; null means never.
 pub const MAX_EXPIRES_IN_DAYS: i64 = 3650;
-
-/// The `gsi1` partition listing public share links.
-const SHARES: &str = "SHARES";
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Share {
@@ -63,22 +59,16 @@ impl Books {
         self.revoke_share(&book).await?;
         let token = random_alphanumeric(TOKEN_LENGTH);
         let now = self.ports.clock.now();
-        let mut item = Item::new(store::share_pk(&token), store::SHARE_SK)
-            .with("bookId", book.id.clone())
-            .with("expiresAt", opt_time(expires_at))
-            .with("createdAt", crate::items::time(now))
-            .with("public", public);
-        if public {
-            // Indexed in `gsi1` `SHARES` by creation, for the sitemap.
-            item = item.with("gsi1pk", SHARES).with(
-                "gsi1sk",
-                format!("{}#{token}", crate::items::time_text(now)),
-            );
+        let item = ShareRecord {
+            token: token.clone(),
+            book_id: Some(book.id.clone()),
+            expires_at,
+            public,
+            created_at: Some(now),
         }
+        .item();
         self.ports.table.put(item, Condition::NotExists).await?;
-        let update = Update::default()
-            .set("shareToken", token.clone())
-            .set("shareExpiresAt", opt_time(expires_at));
+        let update = BookChange::shared(&token, expires_at).into_update();
         self.ports
             .table
             .update(
@@ -100,9 +90,7 @@ impl Books {
     pub async fn unshare(&self, user_id: &str, book_id: &str) -> Result<(), BooksError> {
         let book = self.get(user_id, book_id).await?;
         self.revoke_share(&book).await?;
-        let update = Update::default()
-            .set("shareToken", Value::Null)
-            .set("shareExpiresAt", Value::Null);
+        let update = BookChange::unshared().into_update();
         self.ports
             .table
             .update(
@@ -129,14 +117,18 @@ impl Books {
         else {
             return Ok(None);
         };
-        if parse_time(&item, "expiresAt")?.is_some_and(|at| at <= self.ports.clock.now()) {
+        let share = ShareRecord::from_item(&item)?;
+        if share
+            .expires_at
+            .is_some_and(|at| at <= self.ports.clock.now())
+        {
             return Ok(None);
         }
-        let Some(book_id) = item.str("bookId") else {
+        let Some(book_id) = share.book_id else {
             return Ok(None);
         };
         let Some(book) = self
-            .find(book_id)
+            .find(&book_id)
             .await?
             .filter(|book| book.share_token.as_deref() == Some(token))
         else {
@@ -160,7 +152,7 @@ impl Books {
             .table
             .query_index(
                 crate::ports::Index::Gsi1,
-                crate::ports::Query::partition(SHARES)
+                crate::ports::Query::partition(PUBLIC_SHARES)
                     .descending()
                     .limit(limit),
             )
@@ -169,12 +161,11 @@ impl Books {
         let mut shares = Vec::new();
         for item in items {
             // Links shared before the choice existed are in the index too, and stay unlisted.
-            let public = item.bool("public") == Some(true);
-            if !public || parse_time(&item, "expiresAt")?.is_some_and(|at| at <= now) {
+            let (share, created_at) = ShareRecord::listed(&item)?;
+            if !share.public || share.expires_at.is_some_and(|at| at <= now) {
                 continue;
             }
-            let token = item.pk.trim_start_matches("SHARE#").to_string();
-            shares.push((token, crate::items::required_time(&item, "createdAt")?));
+            shares.push((share.token, created_at));
         }
         Ok(shares)
     }

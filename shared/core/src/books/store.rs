@@ -1,4 +1,4 @@
-//! How books map onto table items and blobs:
+//! Where books live in the table and the blobs (what their items hold is `super::record`):
 //!
 //! | item | pk | sk | gsi1pk / gsi1sk |
 //! |---|---|---|---|
@@ -10,12 +10,9 @@
 //! and `books/<id>/assets/<file>` (images). Everything a book owns sits under its partition and
 //! its blob prefix, which is how deletion finds it all.
 
-use crate::books::{Book, BookFormat, Chapter};
-use crate::items::{
-    corrupt, opt_string, opt_time, parse_time, parsed, required_str, required_time, time, time_text,
-};
+use crate::books::BookFormat;
 use crate::job::{Edition, Layout, OutputFormat};
-use crate::ports::{BlobKey, Item, StoreError};
+use crate::ports::{BlobKey, StoreError};
 
 pub const BOOK_SK: &str = "BOOK";
 pub const CHAPTER_PREFIX: &str = "CHAPTER#";
@@ -50,119 +47,6 @@ pub fn manuscript_key(book_id: &str) -> Result<BlobKey, StoreError> {
 
 pub fn asset_key(book_id: &str, file_name: &str) -> Result<BlobKey, StoreError> {
     BlobKey::parse(&format!("books/{book_id}/assets/{file_name}"))
-}
-
-pub fn book_item(book: &Book) -> Item {
-    Item::new(book_pk(&book.id), BOOK_SK)
-        .with("id", book.id.clone())
-        .with("userId", book.user_id.clone())
-        .with("title", book.title.clone())
-        .with("titleFromUser", book.title_from_user)
-        .with("author", book.author.clone())
-        .with("originalLang", book.original_lang.clone())
-        .with("targetLang", book.target_lang.clone())
-        .with("status", book.status.as_str())
-        .with("progress", book.progress)
-        .with("wordCount", book.word_count)
-        .with("chapterCount", book.chapter_count)
-        .with("translationModel", book.translation_model.clone())
-        .with("format", book.format.as_str())
-        .with("fileName", book.file_name.clone())
-        .with("fileSize", book.file_size)
-        .with("error", book.error.clone())
-        .with("warnings", book.warnings.clone())
-        .with("glossaryId", book.glossary_id.clone())
-        .with("run", book.run)
-        .with("translationKey", book.translation_key.clone())
-        .with("createdAt", time(book.created_at))
-        .with("updatedAt", time(book.updated_at))
-        .with("completedAt", opt_time(book.completed_at))
-        .with("gsi1pk", user_books(&book.user_id))
-        .with(
-            "gsi1sk",
-            format!("{}#{}", time_text(book.created_at), book.id),
-        )
-}
-
-pub fn book_from(item: &Item) -> Result<Book, StoreError> {
-    let format = required_str(item, "format")?;
-    Ok(Book {
-        id: required_str(item, "id")?.to_string(),
-        user_id: required_str(item, "userId")?.to_string(),
-        title: required_str(item, "title")?.to_string(),
-        title_from_user: item.bool("titleFromUser").unwrap_or(false),
-        author: opt_string(item, "author"),
-        original_lang: required_str(item, "originalLang")?.to_string(),
-        target_lang: required_str(item, "targetLang")?.to_string(),
-        status: parsed(item, "status")?,
-        progress: item
-            .i64("progress")
-            .and_then(|p| u8::try_from(p).ok())
-            .unwrap_or(0),
-        word_count: item.i64("wordCount").and_then(|n| u64::try_from(n).ok()),
-        chapter_count: item.i64("chapterCount").and_then(|n| u32::try_from(n).ok()),
-        translation_model: opt_string(item, "translationModel"),
-        engine: opt_string(item, "engine"),
-        format: BookFormat::parse(format).ok_or_else(|| corrupt(item, "format"))?,
-        file_name: required_str(item, "fileName")?.to_string(),
-        file_size: item
-            .i64("fileSize")
-            .and_then(|n| u64::try_from(n).ok())
-            .unwrap_or(0),
-        error: opt_string(item, "error"),
-        warnings: item
-            .attrs
-            .get("warnings")
-            .and_then(serde_json::Value::as_array)
-            .map(|all| {
-                all.iter()
-                    .filter_map(|w| w.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default(),
-        glossary_id: opt_string(item, "glossaryId"),
-        run: item
-            .i64("run")
-            .and_then(|n| u32::try_from(n).ok())
-            .unwrap_or(0),
-        translation_key: opt_string(item, "translationKey"),
-        share_token: opt_string(item, "shareToken"),
-        charged_period: opt_string(item, "chargedPeriod"),
-        max_cost_micros: item.i64("maxCostMicros"),
-        created_at: required_time(item, "createdAt")?,
-        updated_at: required_time(item, "updatedAt")?,
-        completed_at: parse_time(item, "completedAt")?,
-    })
-}
-
-pub fn chapter_item(book_id: &str, chapter: &Chapter) -> Item {
-    Item::new(book_pk(book_id), chapter_sk(chapter.number))
-        .with("id", chapter.id.clone())
-        .with("number", chapter.number)
-        .with("title", chapter.title.clone())
-        .with("wordCount", chapter.word_count)
-        .with("status", chapter.status.as_str())
-        .with("passesDone", chapter.passes_done)
-        .with("error", chapter.error.clone())
-}
-
-pub fn chapter_from(item: &Item) -> Result<Chapter, StoreError> {
-    Ok(Chapter {
-        id: required_str(item, "id")?.to_string(),
-        number: item
-            .i64("number")
-            .and_then(|n| u32::try_from(n).ok())
-            .ok_or_else(|| corrupt(item, "number"))?,
-        title: opt_string(item, "title"),
-        word_count: item.i64("wordCount").and_then(|n| u64::try_from(n).ok()),
-        status: parsed(item, "status")?,
-        passes_done: item
-            .i64("passesDone")
-            .and_then(|n| u8::try_from(n).ok())
-            .unwrap_or(0),
-        error: opt_string(item, "error"),
-        stored_key: opt_string(item, "storedKey"),
-    })
 }
 
 /// One chapter's finished translation ([`crate::translation::StoredChapter`]).

@@ -18,9 +18,10 @@ use tracing::{info, info_span, warn, Instrument};
 
 use super::{cost, JobError, JobHandler};
 use crate::books::lifecycle::BookEvent;
+use crate::books::record::{self, BookChange, ChapterChange, ChapterRecord};
 use crate::books::{store, Book};
 use crate::events::{EventKind, Occurrence};
-use crate::ports::{Condition, StoreError, Update, WriteOp};
+use crate::ports::{Condition, StoreError, WriteOp};
 use crate::translation::{BookTerms, StoredChapter};
 use crate::types::{BookStatus, ChapterStatus};
 
@@ -219,17 +220,13 @@ pub(super) async fn run(
         .update(
             &store::book_pk(book_id),
             store::BOOK_SK,
-            Update::default().set("currentChapter", title),
+            BookChange::current_chapter(&title).into_update(),
             Condition::Exists,
         )
         .await?;
     handler
         .translations
-        .update_chapter(
-            book_id,
-            number,
-            Update::default().set("status", ChapterStatus::Translating.as_str()),
-        )
+        .update_chapter(book_id, number, ChapterChange::translating())
         .await?;
 
     let model = match model_for(handler, &book).await? {
@@ -379,18 +376,18 @@ async fn failed_attempt(
         .update(
             &pk,
             &sk,
-            Update::default().add("attempts", 1).set("lastError", cause),
-            Condition::equals("attemptsRun", book.run),
+            ChapterChange::attempt_failed(cause).into_update(),
+            record::attempts_counted_in(book.run),
         )
         .await;
     let attempts = match counted {
-        Ok(item) => item.i64("attempts").unwrap_or(1),
+        Ok(item) => ChapterRecord::from_item(&item)
+            .map_err(StoreError::from)?
+            .attempts
+            .unwrap_or(1),
         // The first failed try of this run.
         Err(StoreError::Conflict) => {
-            let first = Update::default()
-                .set("attempts", 1)
-                .set("attemptsRun", book.run)
-                .set("lastError", cause);
+            let first = ChapterChange::first_attempt_failed(book.run, cause).into_update();
             table.update(&pk, &sk, first, Condition::Exists).await?;
             1
         }
@@ -445,19 +442,8 @@ async fn mark_completed(
     words: u64,
 ) -> Result<(), StoreError> {
     let pk = store::book_pk(&book.id);
-    let mut chapter = Update::default()
-        .set("status", ChapterStatus::Completed.as_str())
-        .set("passesDone", 3)
-        .set("storedKey", key)
-        .set("error", Value::Null);
-    if let Some(quality) = quality {
-        chapter = chapter.set("quality", quality);
-    }
-    let mut book_update =
-        Update::default().set("updatedAt", crate::items::time(handler.ports.clock.now()));
-    if words > 0 {
-        book_update = book_update.add("runWords", words as i64);
-    }
+    let chapter = ChapterChange::completed(key, quality);
+    let book_update = BookChange::chapter_completed(words, handler.ports.clock.now());
     let result = handler
         .ports
         .table
@@ -465,14 +451,14 @@ async fn mark_completed(
             WriteOp::Update {
                 pk: pk.clone(),
                 sk: store::chapter_sk(number),
-                update: chapter,
+                update: chapter.into_update(),
                 condition: Condition::Exists,
             },
             WriteOp::Update {
                 pk,
                 sk: store::BOOK_SK.into(),
-                update: book_update,
-                condition: Condition::equals("translationKey", key),
+                update: book_update.into_update(),
+                condition: record::translating_under(key),
             },
         ])
         .await;
@@ -497,7 +483,7 @@ async fn mark_completed(
         .update(
             &store::book_pk(&book.id),
             store::BOOK_SK,
-            Update::default().set("progress", progress),
+            BookChange::progress(progress).into_update(),
             Condition::Exists,
         )
         .await?;
@@ -518,18 +504,10 @@ pub(super) async fn fail_chapter(
     warn!(number, reason, "chapter failed");
     handler
         .translations
-        .update_chapter(
-            &book.id,
-            number,
-            Update::default()
-                .set("status", ChapterStatus::Error.as_str())
-                .set("error", reason),
-        )
+        .update_chapter(&book.id, number, ChapterChange::failed(reason))
         .await?;
     let message = format!("chapter {number} could not be translated: {reason}");
-    let update = Update::default()
-        .set("error", message.clone())
-        .set("currentChapter", Value::Null);
+    let update = BookChange::chapter_failed(&message);
     let failed = handler
         .books
         .transition(&book.id, BookEvent::TranslationFailed, update)
@@ -574,15 +552,14 @@ pub(super) async fn fail_unfinished(
 /// Passes done only ever grow, so progress never goes back when a chapter interrupted by a
 /// crash starts its passes again.
 async fn record_passes(handler: &JobHandler, book_id: &str, number: u32, done: u8) {
-    let smaller: Vec<Value> = (0..done).map(Value::from).collect();
     let result = handler
         .ports
         .table
         .update(
             &store::book_pk(book_id),
             &store::chapter_sk(number),
-            Update::default().set("passesDone", done),
-            Condition::In("passesDone".into(), smaller),
+            ChapterChange::passes_done(done).into_update(),
+            record::passes_below(done),
         )
         .await;
     match result {

@@ -7,13 +7,13 @@
 use booktr_translate::estimate::cost;
 use booktr_translate::estimate::RESERVE_MARGIN;
 use booktr_translate::pipeline::PassUsage;
-use serde_json::Value;
 use tracing::info;
 
 use super::JobHandler;
 use crate::books::lifecycle::BookEvent;
+use crate::books::record::{self, BookChange, RunRecord};
 use crate::books::{store, Book};
-use crate::ports::{Condition, StoreError, Update};
+use crate::ports::{Condition, StoreError};
 use crate::types::BookStatus;
 
 /// Millionths of a dollar, rounded up (a reservation never falls short by rounding).
@@ -51,11 +51,8 @@ pub(super) async fn reserve(
         .update(
             &store::book_pk(&book.id),
             store::BOOK_SK,
-            Update::default().add("costCommittedMicros", amount),
-            Condition::All(vec![
-                Condition::AtMost("costCommittedMicros".into(), cap - amount),
-                Condition::equals("run", book.run),
-            ]),
+            BookChange::reserve_cost(amount).into_update(),
+            record::cost_room(book.run, cap, amount),
         )
         .await;
     match reserved {
@@ -99,9 +96,7 @@ pub(super) async fn settle(
         .update(
             &store::book_pk(&book.id),
             store::BOOK_SK,
-            Update::default()
-                .add("costMicros", spent)
-                .add("costCommittedMicros", spent - reserved),
+            BookChange::settle_cost(spent, reserved).into_update(),
             Condition::Exists,
         )
         .await?;
@@ -110,22 +105,22 @@ pub(super) async fn settle(
 
 /// Pauses the run because its next pass would go past the cap.
 pub(super) async fn pause_over_cap(handler: &JobHandler, book: &Book) -> Result<(), StoreError> {
-    let spent = handler
+    let spent = match handler
         .ports
         .table
         .get(&store::book_pk(&book.id), store::BOOK_SK)
         .await?
-        .and_then(|item| item.i64("costMicros"))
-        .unwrap_or(0);
+    {
+        Some(item) => RunRecord::from_item(&item)?.cost_micros,
+        None => 0,
+    };
     let reason = format!(
         "paused before going past the run's cost cap of ${:.2}: ${:.4} spent so far; resume \
          with a higher maxCost to go on",
         book.max_cost_micros.unwrap_or(0) as f64 / 1e6,
         spent as f64 / 1e6
     );
-    let update = Update::default()
-        .set("pauseReason", reason.clone())
-        .set("currentChapter", Value::Null);
+    let update = BookChange::paused_at_cost_cap(&reason);
     if handler
         .books
         .transition(&book.id, BookEvent::Paused, update)

@@ -2,13 +2,13 @@
 
 use booktr_formats::manuscript::Manuscript;
 use booktr_formats::{Budget, FormatError};
-use serde_json::Value;
 use tracing::{info, warn};
 
 use super::{JobError, JobHandler};
 use crate::books::lifecycle::BookEvent;
+use crate::books::record::{self, BookChange, Extracted};
 use crate::books::{store, BookFormat, Chapter};
-use crate::ports::{Condition, Update};
+use crate::ports::Condition;
 use crate::types::{ChapterStatus, LanguageCode};
 
 /// The longest a book may take to parse.
@@ -17,7 +17,7 @@ const PARSE_TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(300
 pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), JobError> {
     let books = &handler.books;
     let Some(book) = books
-        .transition(book_id, BookEvent::ExtractionStarted, Update::default())
+        .transition(book_id, BookEvent::ExtractionStarted, BookChange::default())
         .await?
     else {
         info!("book gone or already extracted; nothing to do");
@@ -84,7 +84,7 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), JobEr
         handler
             .ports
             .table
-            .put(store::chapter_item(book_id, &item), Condition::Always)
+            .put(record::chapter_item(book_id, &item), Condition::Always)
             .await?;
     }
     for warning in &manuscript.warnings {
@@ -107,19 +107,22 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), JobEr
         .as_deref()
         .and_then(|l| LanguageCode::parse(l).ok())
         .unwrap_or_else(LanguageCode::undetermined);
-    let mut update = Update::default()
-        .set("wordCount", word_count)
-        .set("chapterCount", chapter_count)
-        .set("originalLang", language.as_str())
-        .set("error", Value::Null)
-        // Set even when empty: a retry replaces what an earlier attempt wrote.
-        .set("warnings", manuscript.warnings.clone());
-    if let (false, Some(title)) = (book.title_from_user, manuscript.title.as_deref()) {
-        update = update.set("title", title.chars().take(500).collect::<String>());
-    }
-    if let (None, Some(author)) = (&book.author, manuscript.author.as_deref()) {
-        update = update.set("author", author.chars().take(500).collect::<String>());
-    }
+    let title = match (book.title_from_user, manuscript.title.as_deref()) {
+        (false, Some(title)) => Some(title.chars().take(500).collect()),
+        _ => None,
+    };
+    let author = match (&book.author, manuscript.author.as_deref()) {
+        (None, Some(author)) => Some(author.chars().take(500).collect()),
+        _ => None,
+    };
+    let update = BookChange::extracted(&Extracted {
+        word_count,
+        chapter_count,
+        original_lang: &language,
+        warnings: &manuscript.warnings,
+        title,
+        author,
+    });
     match books
         .transition(book_id, BookEvent::ExtractionSucceeded, update)
         .await?

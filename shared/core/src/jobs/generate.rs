@@ -5,11 +5,10 @@ use tracing::info;
 
 use super::{JobError, JobHandler};
 use crate::books::lifecycle::BookEvent;
+use crate::books::record::BookChange;
 use crate::books::store;
 use crate::events::{EventKind, Flagged, Occurrence};
-use crate::items::time;
 use crate::job::Edition;
-use crate::ports::Update;
 use crate::translation::Completeness;
 
 pub(super) async fn run(
@@ -20,7 +19,7 @@ pub(super) async fn run(
 ) -> Result<(), JobError> {
     let Some(book) = handler
         .books
-        .transition(book_id, BookEvent::GenerationStarted, Update::default())
+        .transition(book_id, BookEvent::GenerationStarted, BookChange::default())
         .await?
     else {
         info!("book gone or not translated; nothing to generate");
@@ -50,13 +49,10 @@ pub(super) async fn run(
     }
     let now = handler.ports.clock.now();
     let quality = handler.translations.quality_summary(book_id).await?;
-    let update = Update::default()
-        .set("completedAt", time(now))
-        .set("progress", 100)
-        .set(
-            "warnings",
-            quality.warnings(&file_warnings(&book.warnings, edition, &rendition.warnings)),
-        );
+    let update = BookChange::generated(
+        quality.warnings(&file_warnings(&book.warnings, edition, &rendition.warnings)),
+        now,
+    );
     let Some(done) = handler
         .books
         .transition(book_id, BookEvent::GenerationSucceeded, update)

@@ -5,13 +5,14 @@ use tracing::{error, info, info_span, warn, Instrument};
 
 use super::{chapter, extract, generate, terms, JobError};
 use crate::books::lifecycle::BookEvent;
+use crate::books::record::BookChange;
 use crate::books::{Book, Books};
 use crate::developer::Developer;
 use crate::events::{EventKind, Events, Occurrence};
 use crate::job::{Edition, Job};
 use crate::jobs::digest::Digests;
 use crate::ports::Ports;
-use crate::ports::{StoreError, Update};
+use crate::ports::StoreError;
 use crate::privacy::Privacy;
 use crate::translation::Translations;
 use booktr_translate::pipeline::PipelineConfig;
@@ -262,7 +263,7 @@ impl JobHandler {
     /// A file that cannot be rendered: the book goes to ERROR; its translation is kept (resume
     /// or a partial download still reach it).
     async fn fail_generation(&self, book: &Book, reason: String) -> Result<(), StoreError> {
-        let update = Update::default().set("error", reason.clone());
+        let update = BookChange::error(&reason);
         let Some(failed) = self
             .books
             .transition(&book.id, BookEvent::GenerationFailed, update)

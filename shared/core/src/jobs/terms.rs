@@ -14,8 +14,9 @@ use tracing::{info, warn};
 
 use super::chapter::{book_share, model_for, run_key};
 use super::{cost, JobError, JobHandler};
+use crate::books::record::{self, BookChange};
 use crate::books::{store, Book};
-use crate::ports::{Condition, StoreError, Update};
+use crate::ports::StoreError;
 use crate::translation::BookTerms;
 
 /// What the book shows as its current step while the list is made.
@@ -126,11 +127,7 @@ async fn store_list(
             },
         )
         .await?;
-    let update = Update::default()
-        .set("termsKey", key.as_str())
-        .set("termsFound", found as i64)
-        .set("termsUsage", usage)
-        .set("currentChapter", Value::Null);
+    let update = BookChange::terms_listed(&key, found, usage).into_update();
     match handler
         .ports
         .table
@@ -138,7 +135,7 @@ async fn store_list(
             &store::book_pk(&book.id),
             store::BOOK_SK,
             update,
-            Condition::equals("translationKey", key.as_str()),
+            record::translating_under(&key),
         )
         .await
     {
@@ -168,7 +165,7 @@ pub(super) async fn give_up(handler: &JobHandler, book: &Book) -> Result<(), Sto
 
 /// Shows the term pass as the run's current step.
 async fn set_step(handler: &JobHandler, book: &Book, key: &str) -> Result<(), StoreError> {
-    let update = Update::default().set("currentChapter", STEP);
+    let update = BookChange::current_chapter(STEP).into_update();
     match handler
         .ports
         .table
@@ -176,7 +173,7 @@ async fn set_step(handler: &JobHandler, book: &Book, key: &str) -> Result<(), St
             &store::book_pk(&book.id),
             store::BOOK_SK,
             update,
-            Condition::equals("translationKey", key),
+            record::translating_under(key),
         )
         .await
     {

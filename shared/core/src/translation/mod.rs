@@ -19,7 +19,6 @@ use booktr_formats::manuscript::Block;
 use booktr_translate::glossary::GlossaryEntry;
 use booktr_translate::pipeline::Quality;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tracing::{info, instrument};
 
@@ -31,12 +30,12 @@ pub use status::{ChapterProgress, PassCounts, TranslationStatus};
 
 use crate::accounts::User;
 use crate::books::lifecycle::BookEvent;
+use crate::books::record::{self, BookChange, ChapterChange, RunStart};
 use crate::books::{store, Book, Books, BooksError, Chapter};
 use crate::developer::{Developer, DeveloperError};
 use crate::glossaries::{Glossaries, GlossaryError};
-use crate::items::time;
 use crate::job::{Edition, Job, Layout, OutputFormat};
-use crate::ports::{blobs, Condition, Ports, StoreError, Update, WriteOp};
+use crate::ports::{blobs, Condition, Ports, StoreError, WriteOp};
 use crate::preferences::Preferences;
 use crate::types::{BookStatus, ChapterStatus, LanguageCode, Role};
 use crate::usage::{Spend, Usage, UsageError};
@@ -490,7 +489,7 @@ impl Translations {
                     WriteOp::Update {
                         pk: store::book_pk(&book.id),
                         sk: store::chapter_sk(chapter.number),
-                        update: chapter_state(status, passes),
+                        update: ChapterChange::state(status, passes).into_update(),
                         condition: Condition::Exists,
                     }
                 })
@@ -502,21 +501,17 @@ impl Translations {
                 other => other?,
             }
         }
-        let update = Update::default()
-            .add("run", 1)
-            .set("translationModel", model)
-            .set("engine", engine)
-            .set("glossaryId", glossary_id.clone())
-            .set("targetLang", target)
-            .set("translationKey", key)
-            .set("chargedPeriod", period)
-            .set("maxCostMicros", max_cost)
-            .set("costMicros", 0)
-            .set("costCommittedMicros", 0)
-            .set("completedAt", Value::Null)
-            .set("error", Value::Null)
-            .set("progress", progress_of(&chapters_after(chapters, &pending)));
-        let update = self.new_run(update);
+        let start = RunStart {
+            model,
+            engine,
+            glossary_id,
+            target_lang: target,
+            translation_key: &key,
+            charged_period: period,
+            max_cost_micros: max_cost,
+            progress: progress_of(&chapters_after(chapters, &pending)),
+        };
+        let update = BookChange::begin_run(&start, self.ports.clock.now());
         let Some(book) = self
             .books
             .transition(&book.id, BookEvent::TranslationStarted, update)
@@ -536,7 +531,7 @@ impl Translations {
         let book = self.books.get(user_id, book_id).await?;
         let paused = self
             .books
-            .transition(book_id, BookEvent::Paused, Update::default())
+            .transition(book_id, BookEvent::Paused, BookChange::default())
             .await?;
         if paused.is_none() {
             return Err(TranslationError::Invalid(format!(
@@ -588,15 +583,7 @@ impl Translations {
         // A key set or removed since the start changes what answers from here on.
         let model = book.translation_model.as_deref().unwrap_or_default();
         let engine = self.engine_for(user_id, model).await?;
-        let mut update = self.new_run(
-            Update::default()
-                .add("run", 1)
-                .set("error", Value::Null)
-                .set("engine", engine),
-        );
-        if let Some(max_cost) = max_cost {
-            update = update.set("maxCostMicros", max_cost);
-        }
+        let update = BookChange::resume_run(engine, max_cost, self.ports.clock.now());
         let Some(book) = self
             .books
             .transition(book_id, BookEvent::Resumed, update)
@@ -624,11 +611,7 @@ impl Translations {
                 book.status
             )));
         }
-        let update = Update::default()
-            .add("run", 1)
-            .set("currentChapter", Value::Null)
-            .set("chargedPeriod", Value::Null)
-            .set("error", Value::Null);
+        let update = BookChange::stop_run();
         if self
             .books
             .transition(book_id, BookEvent::Stopped, update)
@@ -746,10 +729,7 @@ impl Translations {
         {
             return Ok(());
         }
-        let update = Update::default()
-            .set("progress", 100)
-            .set("currentChapter", Value::Null)
-            .remove("pauseReason");
+        let update = BookChange::all_chapters_translated();
         let book = match self
             .books
             .transition(book_id, BookEvent::AllChaptersTranslated, update)
@@ -785,22 +765,13 @@ impl Translations {
             .get(&store::book_pk(book_id), store::BOOK_SK)
             .await
         {
-            Ok(Some(item)) => crate::items::parse_time(&item, "runStartedAt")
+            Ok(Some(item)) => record::RunRecord::from_item(&item)
                 .ok()
-                .flatten(),
+                .and_then(|run| run.started_at),
             _ => None,
         };
         let took = started.and_then(|t| (self.ports.clock.now() - t).to_std().ok());
         crate::metrics::book_completed(took);
-    }
-
-    /// Sets the run-start fields every new run (start and resume) resets.
-    fn new_run(&self, update: Update) -> Update {
-        update
-            .set("runStartedAt", time(self.ports.clock.now()))
-            .set("runWords", 0)
-            .set("currentChapter", Value::Null)
-            .remove("pauseReason")
     }
 
     /// Queues the run: the term pass, then one chapters job with every pending chapter, both in
@@ -857,7 +828,7 @@ impl Translations {
         status: ChapterStatus,
         passes: u8,
     ) -> Result<(), StoreError> {
-        self.update_chapter(book_id, number, chapter_state(status, passes))
+        self.update_chapter(book_id, number, ChapterChange::state(status, passes))
             .await
     }
 
@@ -865,14 +836,14 @@ impl Translations {
         &self,
         book_id: &str,
         number: u32,
-        update: Update,
+        change: ChapterChange,
     ) -> Result<(), StoreError> {
         self.ports
             .table
             .update(
                 &store::book_pk(book_id),
                 &store::chapter_sk(number),
-                update,
+                change.into_update(),
                 Condition::Exists,
             )
             .await?;
@@ -994,20 +965,6 @@ fn unfinished_words(chapters: &[Chapter], numbers: &[u32]) -> u64 {
 /// The chapters as they will be once `pending` are reset and the others reused.
 /// Chapter writes in one transaction of a start: a Moby-Dick of 135 chapters is 2 round trips.
 const CHAPTER_WRITES_PER_BATCH: usize = crate::ports::table::MAX_TRANSACTION_OPS;
-
-/// The update that sets a chapter's state (and clears its error).
-fn chapter_state(status: ChapterStatus, passes: u8) -> Update {
-    let update = Update::default()
-        .set("status", status.as_str())
-        .set("passesDone", passes)
-        .set("error", Value::Null);
-    if passes == 0 {
-        // The quality record describes a translation this chapter no longer has.
-        update.remove("quality")
-    } else {
-        update
-    }
-}
 
 fn chapters_after(chapters: &[Chapter], pending: &std::collections::HashSet<u32>) -> Vec<Chapter> {
     chapters

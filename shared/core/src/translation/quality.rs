@@ -111,7 +111,7 @@ impl Translations {
             items
                 .iter()
                 .filter(|item| item.sk.starts_with(store::CHAPTER_PREFIX))
-                .filter_map(|item| item.attrs.get("quality")),
+                .filter_map(crate::books::record::quality_of),
         ))
     }
 }

@@ -4,9 +4,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{progress_of, QualitySummary, TranslationError, Translations};
+use crate::books::record::{BookRecord, ChapterRecord, RunRecord};
 use crate::books::{store, Chapter};
-use crate::items::parse_time;
-use crate::ports::Query;
+
+use crate::ports::{Query, StoreError};
 use crate::types::{BookStatus, ChapterStatus};
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -111,7 +112,8 @@ impl Translations {
             .next()
             .filter(|item| item.sk == store::BOOK_SK)
             .ok_or(TranslationError::NotFound)?;
-        let book = store::book_from(&book_item)?;
+        let BookRecord { book, run } =
+            BookRecord::from_item(&book_item).map_err(StoreError::from)?;
         if book.user_id != user_id {
             return Err(TranslationError::NotFound);
         }
@@ -120,9 +122,10 @@ impl Translations {
             .collect();
         let mut chapters = Vec::with_capacity(items.len());
         for item in &items {
+            let record = ChapterRecord::from_item(item).map_err(StoreError::from)?;
             chapters.push(ChapterProgress {
-                chapter: store::chapter_from(item)?,
-                quality: item.attrs.get("quality").filter(|q| !q.is_null()).cloned(),
+                chapter: record.chapter,
+                quality: record.quality,
             });
         }
         let plain: Vec<Chapter> = chapters.iter().map(|c| c.chapter.clone()).collect();
@@ -153,7 +156,7 @@ impl Translations {
             })
             .collect();
         let estimated_time_remaining = if book.status == BookStatus::Translating {
-            self.remaining_seconds(&book_item, &plain)?
+            self.remaining_seconds(&run, &plain)
         } else {
             None
         };
@@ -163,14 +166,19 @@ impl Translations {
         } else {
             progress_of(&plain)
         };
-        let listed = book_item.str("termsKey").is_some()
-            && book_item.str("termsKey") == book.translation_key.as_deref();
+        // The list of this run's key, not a list an earlier run left.
+        let listed = run
+            .terms
+            .as_ref()
+            .filter(|t| Some(t.key.as_str()) == book.translation_key.as_deref());
         let terms = (book.run > 0).then(|| TermStage {
-            status: if listed { "COMPLETED" } else { "PENDING" },
-            found: listed.then(|| book_item.i64("termsFound")).flatten(),
-            usage: listed
-                .then(|| book_item.attrs.get("termsUsage").cloned())
-                .flatten(),
+            status: if listed.is_some() {
+                "COMPLETED"
+            } else {
+                "PENDING"
+            },
+            found: listed.and_then(|t| t.found),
+            usage: listed.and_then(|t| t.usage.clone()),
         });
         let quality = QualitySummary::of(chapters.iter().filter_map(|c| c.quality.as_ref()));
         let mut previous_files = Vec::new();
@@ -193,7 +201,7 @@ impl Translations {
             progress,
             chapters_total: plain.len() as u32,
             chapters_completed: completed,
-            current_chapter: book_item.str("currentChapter").map(str::to_string),
+            current_chapter: run.current_chapter,
             estimated_time_remaining,
             errors,
             model: book.translation_model,
@@ -202,29 +210,23 @@ impl Translations {
             terms,
             chapters,
             cost: RunCost {
-                spent: book_item.i64("costMicros").unwrap_or(0) as f64 / 1e6,
+                spent: run.cost_micros as f64 / 1e6,
                 max_cost: book.max_cost_micros.map(|m| m as f64 / 1e6),
                 currency: "USD",
             },
             pause_reason: (book.status == BookStatus::Paused)
-                .then(|| book_item.str("pauseReason").map(str::to_string))
+                .then_some(run.pause_reason)
                 .flatten(),
         })
     }
 
     /// Words still to translate over the words per second achieved since the run started.
-    fn remaining_seconds(
-        &self,
-        book_item: &crate::ports::Item,
-        chapters: &[Chapter],
-    ) -> Result<Option<u64>, TranslationError> {
-        let done_words = book_item.i64("runWords").unwrap_or(0);
-        let Some(started) = parse_time(book_item, "runStartedAt")? else {
-            return Ok(None);
-        };
+    fn remaining_seconds(&self, run: &RunRecord, chapters: &[Chapter]) -> Option<u64> {
+        let done_words = run.words;
+        let started = run.started_at?;
         let elapsed = (self.ports.clock.now() - started).num_milliseconds();
         if done_words <= 0 || elapsed <= 0 {
-            return Ok(None);
+            return None;
         }
         let remaining_words: u64 = chapters
             .iter()
@@ -232,6 +234,6 @@ impl Translations {
             .map(|c| c.word_count.unwrap_or(0) * u64::from(3 - c.passes_done.min(3)) / 3)
             .sum();
         let seconds = remaining_words as f64 * elapsed as f64 / done_words as f64 / 1000.0;
-        Ok(Some(seconds.ceil() as u64))
+        Some(seconds.ceil() as u64)
     }
 }
