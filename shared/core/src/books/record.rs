@@ -709,6 +709,9 @@ mod tests {
         BookChange::current_chapter("Loomings")
             .into_update()
             .apply_to(&mut item.attrs);
+        BookChange::reserve_cost(2000)
+            .into_update()
+            .apply_to(&mut item.attrs);
         BookChange::settle_cost(1200, 2000)
             .into_update()
             .apply_to(&mut item.attrs);
@@ -721,8 +724,10 @@ mod tests {
         assert_eq!(read.run.current_chapter.as_deref(), Some("Loomings"));
         assert_eq!(read.run.cost_micros, 1200);
         assert_eq!(read.run.started_at.map(time_text), Some(time_text(now)));
-        assert!(cost_room(1, 5_000_000, 5_000_000 - 800).holds_for(Some(&item.attrs)));
-        assert!(!cost_room(1, 5_000_000, 5_000_000 - 799).holds_for(Some(&item.attrs)));
+        // 1200 spent, nothing in flight: room for the rest of the cap, not a millionth more.
+        assert!(cost_room(1, 5_000_000, 5_000_000 - 1200).holds_for(Some(&item.attrs)));
+        assert!(!cost_room(1, 5_000_000, 5_000_000 - 1199).holds_for(Some(&item.attrs)));
+        assert!(!cost_room(2, 5_000_000, 0).holds_for(Some(&item.attrs)));
     }
 
     #[test]
