@@ -17,7 +17,6 @@ const RECORD_MODULES: &[&str] = &["books/record.rs", "items.rs"];
 const NOT_YET_CONVERTED: &[&str] = &[
     "accounts/service.rs",
     "accounts/store.rs",
-    "books/direct.rs",
     "community/comments.rs",
     "community/posts.rs",
     "community/slug.rs",

@@ -23,14 +23,14 @@ use serde::Serialize;
 use tracing::{info, instrument, warn};
 
 use super::format::format_by_name;
+use super::record::UploadOffer;
 use super::service::Payment;
 use super::service::{file_name_of, validate_title};
 use super::{Book, Books, BooksError, Upload, MAX_UPLOAD_BYTES};
 use crate::accounts::store::user_pk;
 use crate::accounts::User;
 use crate::ids::new_id;
-use crate::items::{opt_string, parse_time, required_str, time};
-use crate::ports::{BlobKey, Condition, Item, LinkCheck, Query, StoreError, Update};
+use crate::ports::{BlobKey, Condition, Item, LinkCheck, Query, StoreError};
 use crate::types::LanguageCode;
 use crate::usage::Spend;
 
@@ -105,11 +105,10 @@ fn upload_of(key: &BlobKey) -> Option<(&str, &str)> {
 
 /// When the offer `item` is over: [`CONFIRM_WITHIN`] after its form expired, by this service's
 /// clock (an offer stored before `confirmBy` was: by its form's).
-fn confirm_by(item: &Item) -> Result<DateTime<Utc>, StoreError> {
-    match parse_time(item, "confirmBy")? {
-        Some(at) => Ok(at),
-        None => Ok(parse_time(item, "expiresAt")?.unwrap_or_default() + CONFIRM_WITHIN),
-    }
+fn confirm_by(offer: &UploadOffer) -> DateTime<Utc> {
+    offer
+        .confirm_by
+        .unwrap_or(offer.expires_at + CONFIRM_WITHIN)
 }
 
 /// An upload's book, paid for by its offer's reservation.
@@ -168,18 +167,16 @@ impl Books {
         let confirm_by = now
             + chrono::Duration::from_std(DIRECT_UPLOAD_TTL).unwrap_or_default()
             + CONFIRM_WITHIN;
-        let mut item = Item::new(user_pk(&user.id), upload_sk(&upload_id))
-            .with("fileName", file_name.as_str())
-            .with("size", i64::try_from(request.size).unwrap_or(i64::MAX))
-            .with("createdAt", time(now))
-            .with("expiresAt", time(form.expires_at))
-            .with("confirmBy", time(confirm_by));
-        if let Some(title) = title {
-            item = item.with("title", title);
+        let item = UploadOffer {
+            file_name,
+            size: i64::try_from(request.size).unwrap_or(i64::MAX),
+            created_at: now,
+            expires_at: form.expires_at,
+            confirm_by: Some(confirm_by),
+            title,
+            target_lang,
         }
-        if let Some(lang) = target_lang {
-            item = item.with("targetLang", lang);
-        }
+        .item(user_pk(&user.id), upload_sk(&upload_id));
         self.usage
             .reserve(user, &upload_id, one_book(), confirm_by)
             .await?;
@@ -219,8 +216,9 @@ impl Books {
             .get(&pk, &sk)
             .await?
             .ok_or(BooksError::UploadNotFound)?;
+        let offer = UploadOffer::from_item(&item).map_err(StoreError::from)?;
         let now = self.ports.clock.now();
-        if now > confirm_by(&item)? {
+        if now > confirm_by(&offer) {
             self.end_offer(&user.id, &item).await?;
             return Err(BooksError::Invalid(
                 "the upload was not confirmed in time (an hour after its form expired) and is \
@@ -229,8 +227,7 @@ impl Books {
             ));
         }
         let Some(bytes) = self.ports.blobs.get(&key).await? else {
-            let expires_at = parse_time(&item, "expiresAt")?.unwrap_or_default();
-            if now > expires_at {
+            if now > offer.expires_at {
                 return Err(BooksError::Invalid(
                     "the upload's form expired before a file arrived; ask for a new one with \
                      POST /api/uploads"
@@ -249,13 +246,13 @@ impl Books {
             Err(e) => return Err(e.into()),
         }
         let upload = Upload {
-            file_name: required_str(&item, "fileName")?.to_string(),
-            title: opt_string(&item, "title"),
-            target_lang: opt_string(&item, "targetLang"),
+            file_name: offer.file_name,
+            title: offer.title,
+            target_lang: offer.target_lang,
             bytes,
         };
         // Storage holds the form's size; checked again for a store that does not (an emulator).
-        let (sent, asked) = (upload.bytes.len() as u64, item.i64("size").unwrap_or(0));
+        let (sent, asked) = (upload.bytes.len() as u64, offer.size);
         let result = if sent > MAX_UPLOAD_BYTES {
             Err(BooksError::TooLarge)
         } else if i64::try_from(sent).map_or(true, |sent| sent > asked) {
@@ -316,8 +313,8 @@ impl Books {
             .update(
                 &user_pk(user_id),
                 &upload_sk(upload_id),
-                Update::default().add("posts", 1),
-                Condition::AtMost("posts".into(), 0),
+                UploadOffer::form_posted(1),
+                UploadOffer::form_unposted(),
             )
             .await;
         match posted {
@@ -347,7 +344,7 @@ impl Books {
             .update(
                 &user_pk(user_id),
                 &upload_sk(upload_id),
-                Update::default().add("posts", -1),
+                UploadOffer::form_posted(-1),
                 Condition::Exists,
             )
             .await
@@ -396,7 +393,7 @@ impl Books {
         let now = self.ports.clock.now();
         let mut open = HashSet::new();
         for item in offers {
-            if now > confirm_by(&item)? {
+            if now > confirm_by(&UploadOffer::from_item(&item)?) {
                 self.end_offer(user_id, &item).await?;
             } else if let Some(upload_id) = item.sk.strip_prefix(UPLOAD_PREFIX) {
                 open.insert(upload_id.to_string());

@@ -26,6 +26,10 @@
 //!
 //! A share link's item (`SHARE#<token>` / `SHARE`): `bookId`, `expiresAt`, `createdAt`,
 //! `public`, and for a public link `gsi1pk` / `gsi1sk` (`SHARES` / `<createdAt>#<token>`).
+//!
+//! A direct upload's offer (`USER#<userId>` / `UPLOAD#<id>`, see `super::direct`): `fileName`,
+//! `size`, `createdAt`, `expiresAt`, `confirmBy`, `title`, `targetLang`, and `posts` (how
+//! often its form was posted to this server).
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -610,6 +614,62 @@ impl ShareRecord {
         let record = ShareRecord::from_item(item)?;
         let created_at = Fields::of(item).time("createdAt")?;
         Ok((record, created_at))
+    }
+}
+
+/// A direct upload's offer: what the form was made for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UploadOffer {
+    pub file_name: String,
+    /// The bytes the form allows.
+    pub size: i64,
+    pub created_at: DateTime<Utc>,
+    /// When its form expires.
+    pub expires_at: DateTime<Utc>,
+    /// When the offer is over; offers stored before this was recorded lack it.
+    pub confirm_by: Option<DateTime<Utc>>,
+    pub title: Option<String>,
+    pub target_lang: Option<String>,
+}
+
+impl UploadOffer {
+    pub fn item(&self, pk: String, sk: String) -> Item {
+        let mut item = Item::new(pk, sk)
+            .with("fileName", self.file_name.as_str())
+            .with("size", self.size)
+            .with("createdAt", time(self.created_at))
+            .with("expiresAt", time(self.expires_at))
+            .with("confirmBy", opt_time(self.confirm_by));
+        if let Some(title) = &self.title {
+            item = item.with("title", title.as_str());
+        }
+        if let Some(lang) = &self.target_lang {
+            item = item.with("targetLang", lang.as_str());
+        }
+        item
+    }
+
+    pub fn from_item(item: &Item) -> Result<UploadOffer, CorruptItem> {
+        let f = Fields::of(item);
+        Ok(UploadOffer {
+            file_name: f.string("fileName")?,
+            size: f.int("size")?,
+            created_at: f.time("createdAt")?,
+            expires_at: f.time("expiresAt")?,
+            confirm_by: f.opt_time("confirmBy")?,
+            title: f.opt_string("title")?,
+            target_lang: f.opt_string("targetLang")?,
+        })
+    }
+
+    /// The offer's form was posted once more (or, with -1, given back).
+    pub fn form_posted(times: i64) -> Update {
+        Update::default().add("posts", times)
+    }
+
+    /// The offer's form has not been posted yet.
+    pub fn form_unposted() -> Condition {
+        Condition::AtMost("posts".into(), 0)
     }
 }
 
