@@ -123,8 +123,7 @@ impl Accounts {
             preferred_language: None,
             created_at: self.now(),
         };
-        let claim =
-            Item::new(store::email_pk(&user.email), "EMAIL").with("userId", user.id.clone());
+        let claim = store::email_claim(&user.email, &user.id);
         let mut ops = vec![
             WriteOp::Put {
                 item: claim,
@@ -152,10 +151,11 @@ impl Accounts {
         &self,
         email: Email,
     ) -> Result<Option<(User, NewKey)>, AccountsError> {
-        if self.ports.table.get("SYSTEM", "BOOTSTRAP").await?.is_some() {
+        let (pk, sk) = store::bootstrap_key();
+        if self.ports.table.get(pk, sk).await?.is_some() {
             return Ok(None);
         }
-        let marker = Item::new("SYSTEM", "BOOTSTRAP").with("at", items::time(self.now()));
+        let marker = store::bootstrap_marker(self.now());
         let admin = NewUser {
             email,
             name: Some("Admin".into()),
@@ -191,8 +191,8 @@ impl Accounts {
             },
             WriteOp::Delete {
                 pk: store::email_pk(&user.email),
-                sk: "EMAIL".into(),
-                condition: Condition::equals("userId", user.id.as_str()),
+                sk: store::EMAIL_SK.into(),
+                condition: store::owned_by(&user.id),
             },
         ]
     }
@@ -223,10 +223,10 @@ impl Accounts {
         let claim = self
             .ports
             .table
-            .get(&store::email_pk(email), "EMAIL")
+            .get(&store::email_pk(email), store::EMAIL_SK)
             .await?;
         match claim {
-            Some(claim) => self.find(items::required_str(&claim, "userId")?).await,
+            Some(claim) => self.find(store::owner_of(&claim)?).await,
             None => Ok(None),
         }
     }
@@ -272,12 +272,8 @@ impl Accounts {
         password_hash: String,
         generation: i64,
     ) -> Result<(), StoreError> {
-        let update = Update::default()
-            .set("passwordHash", password_hash)
-            .add(store::PASSWORD_GENERATION, 1)
-            .set("updatedAt", items::time(self.now()));
-        // The generation only grows, so "at most the one read" is "still the one read".
-        let unchanged = Condition::AtMost(store::PASSWORD_GENERATION.to_string(), generation);
+        let update = store::password_changed(password_hash, self.now());
+        let unchanged = store::password_unchanged_since(generation);
         self.ports
             .table
             .update(&store::user_pk(user_id), store::PROFILE, update, unchanged)
@@ -320,8 +316,8 @@ impl Accounts {
             .get(&store::user_pk(user_id), store::PROFILE)
             .await?
             .ok_or(AccountsError::NotFound)?;
-        let generation = profile.i64(store::PASSWORD_GENERATION).unwrap_or(0);
-        let Some(stored) = profile.str("passwordHash").map(str::to_string) else {
+        let store::StoredPassword { hash, generation } = store::password_of(&profile);
+        let Some(stored) = hash else {
             // An account made by the CLI has no password to give: a reset link sets one.
             password::verify_against_nothing(current.to_string()).await?;
             return Err(AccountsError::WrongPassword);
@@ -381,15 +377,15 @@ impl Accounts {
         name: Option<String>,
         preferred_language: Option<String>,
     ) -> Result<User, AccountsError> {
-        let mut update = Update::default();
+        let mut change = store::ProfileChange::default();
         if let Some(name) = name {
-            update = update.set("name", validate_name(&name)?);
+            change.name = Some(validate_name(&name)?);
         }
         if let Some(lang) = preferred_language {
             let lang = LanguageCode::parse(&lang).map_err(|e| AccountsError::Invalid(e.0))?;
-            update = update.set("preferredLanguage", lang.as_str());
+            change.preferred_language = Some(lang.to_string());
         }
-        update = update.set("updatedAt", items::time(self.now()));
+        let update = change.into_update(self.now());
         let item = self
             .ports
             .table
@@ -472,20 +468,20 @@ impl Accounts {
         let Some(claim) = self
             .ports
             .table
-            .get(&store::email_pk(&email), "EMAIL")
+            .get(&store::email_pk(&email), store::EMAIL_SK)
             .await?
         else {
             password::verify_against_nothing(password.to_string()).await?;
             return Err(WRONG);
         };
-        let user_id = items::required_str(&claim, "userId")?;
+        let user_id = store::owner_of(&claim)?;
         let item = self
             .ports
             .table
             .get(&store::user_pk(user_id), store::PROFILE)
             .await?;
         let Some(item) = item else { return Err(WRONG) };
-        let Some(hash) = item.str("passwordHash").map(str::to_string) else {
+        let Some(hash) = store::password_of(&item).hash else {
             // Accounts made by the CLI have no password until one is set.
             password::verify_against_nothing(password.to_string()).await?;
             return Err(WRONG);
@@ -496,15 +492,12 @@ impl Accounts {
         let user = store::user_from(&item)?;
         let token = random_alphanumeric(48);
         let now = self.now();
-        let session = Item::new(store::session_pk(&sha256_hex(&token)), "SESSION")
-            .with("userId", user.id.clone())
-            .with("gsi1pk", store::user_sessions(&user.id))
-            .with("gsi1sk", items::time(now))
-            .with("createdAt", items::time(now))
-            .with(
-                "expiresAt",
-                items::time(now + Duration::days(SESSION_TTL_DAYS)),
-            );
+        let session = store::session_item(
+            &sha256_hex(&token),
+            &user.id,
+            now,
+            now + Duration::days(SESSION_TTL_DAYS),
+        );
         self.ports.table.put(session, Condition::NotExists).await?;
         info!(user_id = %user.id, "signed in");
         Ok((user, token))
@@ -516,22 +509,22 @@ impl Accounts {
         Ok(self
             .ports
             .table
-            .delete(&pk, "SESSION", Condition::Always)
+            .delete(&pk, store::SESSION_SK, Condition::Always)
             .await?)
     }
 
     pub async fn authenticate_session(&self, token: &str) -> Result<Principal, AccountsError> {
         let pk = store::session_pk(&sha256_hex(token));
-        let Some(item) = self.ports.table.get(&pk, "SESSION").await? else {
+        let Some(item) = self.ports.table.get(&pk, store::SESSION_SK).await? else {
             return Err(AccountsError::Unauthenticated(
                 "session is invalid or has ended",
             ));
         };
-        if items::required_time(&item, "expiresAt")? <= self.now() {
+        if store::session_expires_at(&item)? <= self.now() {
             return Err(AccountsError::Unauthenticated("session has expired"));
         }
         let user = self
-            .user_or_unauthenticated(items::required_str(&item, "userId")?)
+            .user_or_unauthenticated(store::owner_of(&item)?)
             .await?;
         Ok(Principal {
             user,
@@ -639,7 +632,7 @@ impl Accounts {
         // Guarded on the owner, in case the index lags a re-use of the item.
         self.ports
             .table
-            .delete(&item.pk, &item.sk, Condition::equals("userId", user_id))
+            .delete(&item.pk, &item.sk, store::owned_by(user_id))
             .await?;
         self.keys.forget_key(key_id);
         info!("API key revoked");
@@ -658,7 +651,7 @@ impl Accounts {
             Some(entry) => entry,
             None => {
                 let ticket = self.keys.ticket();
-                let Some(item) = self.ports.table.get(&pk, "APIKEY").await? else {
+                let Some(item) = self.ports.table.get(&pk, store::API_KEY_SK).await? else {
                     return Err(INVALID);
                 };
                 let stored = store::api_key_from(&item)?;
@@ -677,11 +670,11 @@ impl Accounts {
             .last_used_at
             .is_none_or(|t| now - t >= Duration::seconds(LAST_USED_GRANULARITY_SECS));
         if stale {
-            let update = Update::default().set("lastUsedAt", items::time(now));
+            let update = store::key_used(now);
             match self
                 .ports
                 .table
-                .update(&pk, "APIKEY", update, Condition::Always)
+                .update(&pk, store::API_KEY_SK, update, Condition::Always)
                 .await
             {
                 // Revoked between the read and this write: the request that raced it may pass.

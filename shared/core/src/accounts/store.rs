@@ -8,18 +8,29 @@
 //! | session | `SESSION#<sha256 of token>` | `SESSION` | `USER#<id>#SESSIONS` / `<createdAt>` |
 //!
 //! Keys and sessions are addressed by the hash of their secret so that authentication is one
-//! strongly consistent read and a revocation (a delete) is effective at once.
+//! strongly consistent read and a revocation (a delete) is effective at once. Also here: the
+//! `SYSTEM` / `BOOTSTRAP` marker of the first admin.
+//!
+//! This is the one module that names these items' attributes: the service reads and changes
+//! them through the functions below.
 
 use serde_json::Value;
+
+use chrono::{DateTime, Utc};
 
 use super::{ApiKey, User};
 pub use crate::items::{
     corrupt, opt_string, opt_time, parse_time, parsed, required_str, required_time, time, time_text,
 };
-use crate::ports::{Item, StoreError};
+use crate::ports::{Condition, Item, StoreError, Update};
 use crate::types::{Email, Scope};
 
 pub const PROFILE: &str = "PROFILE";
+pub const EMAIL_SK: &str = "EMAIL";
+pub const SESSION_SK: &str = "SESSION";
+pub const API_KEY_SK: &str = "APIKEY";
+const SYSTEM_PK: &str = "SYSTEM";
+const BOOTSTRAP_SK: &str = "BOOTSTRAP";
 
 /// The profile's count of password changes (absent until the first, read as 0). A reset link
 /// records it when it is mailed and sets a password only while it has not moved, so one change
@@ -98,7 +109,7 @@ pub struct StoredKey {
 
 pub fn api_key_item(key_hash: &str, user_id: &str, key: &ApiKey) -> Item {
     let scopes: Vec<Value> = key.scopes.iter().map(|s| Value::from(s.as_str())).collect();
-    Item::new(api_key_pk(key_hash), "APIKEY")
+    Item::new(api_key_pk(key_hash), API_KEY_SK)
         .with("id", key.id.clone())
         .with("userId", user_id)
         .with("name", key.name.clone())
@@ -136,4 +147,99 @@ pub fn api_key_from(item: &Item) -> Result<StoredKey, StoreError> {
             created_at: required_time(item, "createdAt")?,
         },
     })
+}
+
+/// The item an email address is claimed by, so that two accounts cannot share it.
+pub fn email_claim(email: &Email, user_id: &str) -> Item {
+    Item::new(email_pk(email), EMAIL_SK).with("userId", user_id)
+}
+
+/// The account an email claim (or a session) belongs to.
+pub fn owner_of(item: &Item) -> Result<&str, StoreError> {
+    required_str(item, "userId")
+}
+
+/// The claim, key or session belongs to the user.
+pub fn owned_by(user_id: &str) -> Condition {
+    Condition::equals("userId", user_id)
+}
+
+/// Where the first admin's creation is recorded, so it happens once.
+pub fn bootstrap_key() -> (&'static str, &'static str) {
+    (SYSTEM_PK, BOOTSTRAP_SK)
+}
+
+pub fn bootstrap_marker(now: DateTime<Utc>) -> Item {
+    Item::new(SYSTEM_PK, BOOTSTRAP_SK).with("at", time(now))
+}
+
+/// A profile's password: its hash (none for an account made by the CLI until one is set) and
+/// its generation (see [`PASSWORD_GENERATION`]).
+pub struct StoredPassword {
+    pub hash: Option<String>,
+    pub generation: i64,
+}
+
+pub fn password_of(profile: &Item) -> StoredPassword {
+    StoredPassword {
+        hash: opt_string(profile, "passwordHash"),
+        generation: profile.i64(PASSWORD_GENERATION).unwrap_or(0),
+    }
+}
+
+/// Sets a new password hash and moves the generation on.
+pub fn password_changed(password_hash: String, now: DateTime<Utc>) -> Update {
+    Update::default()
+        .set("passwordHash", password_hash)
+        .add(PASSWORD_GENERATION, 1)
+        .set("updatedAt", time(now))
+}
+
+/// The password has not changed since `generation` was read (it only grows).
+pub fn password_unchanged_since(generation: i64) -> Condition {
+    Condition::AtMost(PASSWORD_GENERATION.to_string(), generation)
+}
+
+/// A change of the profile's details.
+#[derive(Default)]
+pub struct ProfileChange {
+    pub name: Option<String>,
+    pub preferred_language: Option<String>,
+}
+
+impl ProfileChange {
+    pub fn into_update(self, now: DateTime<Utc>) -> Update {
+        let mut update = Update::default();
+        if let Some(name) = self.name {
+            update = update.set("name", name);
+        }
+        if let Some(lang) = self.preferred_language {
+            update = update.set("preferredLanguage", lang);
+        }
+        update.set("updatedAt", time(now))
+    }
+}
+
+/// A session's item, under the hash of its token.
+pub fn session_item(
+    token_hash: &str,
+    user_id: &str,
+    now: DateTime<Utc>,
+    expires_at: DateTime<Utc>,
+) -> Item {
+    Item::new(session_pk(token_hash), SESSION_SK)
+        .with("userId", user_id)
+        .with("gsi1pk", user_sessions(user_id))
+        .with("gsi1sk", time(now))
+        .with("createdAt", time(now))
+        .with("expiresAt", time(expires_at))
+}
+
+pub fn session_expires_at(item: &Item) -> Result<DateTime<Utc>, StoreError> {
+    required_time(item, "expiresAt")
+}
+
+/// The key was used now.
+pub fn key_used(now: DateTime<Utc>) -> Update {
+    Update::default().set("lastUsedAt", time(now))
 }
