@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 const RECORD_MODULES: &[&str] = &[
     "accounts/store.rs",
     "books/record.rs",
+    "glossaries/record.rs",
     "items.rs",
     "preferences.rs",
 ];
@@ -32,7 +33,6 @@ const NOT_YET_CONVERTED: &[&str] = &[
     "events/mod.rs",
     "events/notifications.rs",
     "events/webhooks.rs",
-    "glossaries/mod.rs",
     "jobs/digest.rs",
     "limits/rate.rs",
     "privacy/deletion.rs",

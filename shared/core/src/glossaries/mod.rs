@@ -5,18 +5,18 @@
 //! `gsi1`: `USER#<id>#GLOSSARIES` / `<createdAt>#<id>`.
 
 pub mod csv;
+mod record;
 
 use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use tracing::info;
 
 use crate::ids::new_id;
-use crate::items::{parse_time, required_str, required_time, time, time_text};
 use crate::ports::Ports;
-use crate::ports::{Condition, Index, Item, Query, StoreError, Update};
+use crate::ports::{Condition, Index, Query, StoreError};
+use record::{from_item, owned_by, pk, to_item, user_glossaries, GlossaryChange, SK};
 
 pub const MAX_ENTRIES: usize = 2000;
 const MAX_NAME: usize = 200;
@@ -69,14 +69,6 @@ pub struct Glossaries {
     ports: Ports,
 }
 
-fn pk(id: &str) -> String {
-    format!("GLOSSARY#{id}")
-}
-
-fn user_glossaries(user_id: &str) -> String {
-    format!("USER#{user_id}#GLOSSARIES")
-}
-
 impl Glossaries {
     pub fn new(ports: Ports) -> Self {
         Glossaries { ports }
@@ -95,9 +87,9 @@ impl Glossaries {
     }
 
     pub async fn get(&self, user_id: &str, id: &str) -> Result<Glossary, GlossaryError> {
-        let item = self.ports.table.get(&pk(id), "GLOSSARY").await?;
+        let item = self.ports.table.get(&pk(id), SK).await?;
         match item {
-            Some(item) if item.str("userId") == Some(user_id) => Ok(from_item(&item)?),
+            Some(item) if record::owner_of(&item) == Some(user_id) => Ok(from_item(&item)?),
             _ => Err(GlossaryError::NotFound),
         }
     }
@@ -138,29 +130,21 @@ impl Glossaries {
         entries: Option<Vec<EntryInput>>,
     ) -> Result<Glossary, GlossaryError> {
         let current = self.get(user_id, id).await?;
-        let mut update = Update::default().set("updatedAt", time(self.ports.clock.now()));
+        let mut change = GlossaryChange::default();
         if let Some(name) = name {
-            update = update.set("name", valid_name(&name)?);
+            change.name = Some(valid_name(&name)?);
         }
         if let Some(description) = description {
-            update = update.set("description", valid_description(description)?);
+            change.description = Some(valid_description(description)?);
         }
         if let Some(entries) = entries {
-            let merged = merge_entries(&current.entries, entries)?;
-            update = update.set(
-                "entries",
-                serde_json::to_value(&merged).map_err(|e| StoreError::Invalid(e.to_string()))?,
-            );
+            change.entries = Some(merge_entries(&current.entries, entries)?);
         }
+        let update = change.into_update(self.ports.clock.now())?;
         let item = self
             .ports
             .table
-            .update(
-                &pk(id),
-                "GLOSSARY",
-                update,
-                Condition::equals("userId", user_id),
-            )
+            .update(&pk(id), SK, update, owned_by(user_id))
             .await
             .map_err(|e| match e {
                 StoreError::NotFound | StoreError::Conflict => GlossaryError::NotFound,
@@ -175,7 +159,7 @@ impl Glossaries {
         match self
             .ports
             .table
-            .delete(&pk(id), "GLOSSARY", Condition::equals("userId", user_id))
+            .delete(&pk(id), SK, owned_by(user_id))
             .await
         {
             Ok(()) => Ok(()),
@@ -275,39 +259,4 @@ fn merge_entries(current: &[Entry], inputs: Vec<EntryInput>) -> Result<Vec<Entry
         });
     }
     Ok(entries)
-}
-
-fn to_item(user_id: &str, g: &Glossary) -> Result<Item, StoreError> {
-    Ok(Item::new(pk(&g.id), "GLOSSARY")
-        .with("id", g.id.clone())
-        .with("userId", user_id)
-        .with("name", g.name.clone())
-        .with("description", g.description.clone())
-        .with(
-            "entries",
-            serde_json::to_value(&g.entries).map_err(|e| StoreError::Invalid(e.to_string()))?,
-        )
-        .with("createdAt", time(g.created_at))
-        .with("updatedAt", time(g.updated_at))
-        .with("gsi1pk", user_glossaries(user_id))
-        .with("gsi1sk", format!("{}#{}", time_text(g.created_at), g.id)))
-}
-
-fn from_item(item: &Item) -> Result<Glossary, StoreError> {
-    let entries: Vec<Entry> = serde_json::from_value(
-        item.attrs
-            .get("entries")
-            .cloned()
-            .unwrap_or(Value::Array(Vec::new())),
-    )
-    .map_err(|_| crate::items::corrupt(item, "entries"))?;
-    Ok(Glossary {
-        id: required_str(item, "id")?.to_string(),
-        name: required_str(item, "name")?.to_string(),
-        description: item.str("description").map(str::to_string),
-        entry_count: entries.len(),
-        entries,
-        created_at: required_time(item, "createdAt")?,
-        updated_at: parse_time(item, "updatedAt")?.unwrap_or(required_time(item, "createdAt")?),
-    })
 }
