@@ -23,11 +23,13 @@ use chrono::{DateTime, Datelike, TimeZone, Utc};
 use serde::Serialize;
 use tracing::info;
 
+mod record;
+
 use crate::accounts::User;
-use crate::items::{parse_time, required_str, time};
 use crate::ports::Ports;
-use crate::ports::{Condition, Item, Query, StoreError, Update};
+use crate::ports::{Condition, Item, Query, StoreError};
 use crate::types::{Plan, Role};
+use record::Reservation;
 
 /// A plan's monthly allowance; None is unlimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,38 +200,6 @@ fn reserved_sk(id: &str) -> String {
     format!("{RESERVED_PREFIX}{id}")
 }
 
-/// A reserved spend as stored: the month it was counted in, and until when it is held.
-struct Reservation {
-    period: String,
-    spend: Spend,
-    until: Option<DateTime<Utc>>,
-}
-
-impl Reservation {
-    fn to_item(&self, user_id: &str, id: &str) -> Item {
-        let mut item = Item::new(user_pk(user_id), reserved_sk(id))
-            .with("period", self.period.as_str())
-            .with("books", i64::try_from(self.spend.books).unwrap_or(i64::MAX))
-            .with("words", i64::try_from(self.spend.words).unwrap_or(i64::MAX));
-        if let Some(until) = self.until {
-            item = item.with("until", time(until));
-        }
-        item
-    }
-
-    fn from_item(item: &Item) -> Result<Self, StoreError> {
-        let count = |name: &str| item.i64(name).and_then(|n| u64::try_from(n).ok());
-        Ok(Reservation {
-            period: required_str(item, "period")?.to_string(),
-            spend: Spend {
-                books: count("books").unwrap_or(0),
-                words: count("words").unwrap_or(0),
-            },
-            until: parse_time(item, "until")?,
-        })
-    }
-}
-
 impl Usage {
     pub fn new(ports: Ports, quotas: Quotas) -> Self {
         Usage { ports, quotas }
@@ -244,12 +214,7 @@ impl Usage {
             .table
             .get(&user_pk(&user.id), &usage_sk(&period_of(now)))
             .await?;
-        let used = |name: &str| {
-            item.as_ref()
-                .and_then(|i| i.i64(name))
-                .and_then(|n| u64::try_from(n).ok())
-                .unwrap_or(0)
-        };
+        let used = item.as_ref().map(record::used).unwrap_or_default();
         let quota = self.quotas.of(user);
         let allowed_models = if user.role == Role::Dev {
             booktr_translate::providers::MODELS
@@ -266,8 +231,8 @@ impl Usage {
         Ok(UsageReport {
             plan: user.plan,
             plan_name: user.plan.display_name().to_string(),
-            books: Meter::new(used("books"), quota.books),
-            words: Meter::new(used("words"), quota.words),
+            books: Meter::new(used.books, quota.books),
+            words: Meter::new(used.words, quota.words),
             allowed_models,
             priority: user.plan.has_priority(),
             reset_date: next_period_start(now),
@@ -312,27 +277,13 @@ impl Usage {
         let period = period_of(now);
         let (pk, sk) = (user_pk(&user.id), usage_sk(&period));
         let quota = self.quotas.of(user);
-        let mut conditions = Vec::new();
-        for (name, limit, amount) in [
-            ("books", quota.books, spend.books),
-            ("words", quota.words, spend.words),
-        ] {
-            // Only what is spent is checked: a user over one quota (after a downgrade) may
-            // still spend the other.
-            if let Some(limit) = limit.filter(|_| amount > 0) {
-                let headroom = i64::try_from(limit).unwrap_or(i64::MAX)
-                    - i64::try_from(amount).unwrap_or(i64::MAX);
-                conditions.push(Condition::AtMost(name.into(), headroom));
-            }
-        }
-        let update = Update::default()
-            .add("books", i64::try_from(spend.books).unwrap_or(i64::MAX))
-            .add("words", i64::try_from(spend.words).unwrap_or(i64::MAX));
+        let room = record::room_for(quota, spend);
+        let update = record::spent(spend);
         for _ in 0..3 {
             match self
                 .ports
                 .table
-                .update(&pk, &sk, update.clone(), Condition::All(conditions.clone()))
+                .update(&pk, &sk, update.clone(), room.clone())
                 .await
             {
                 Ok(_) => {
@@ -340,7 +291,7 @@ impl Usage {
                     return Ok(period);
                 }
                 Err(StoreError::NotFound) => {
-                    let first = Item::new(&pk, &sk).with("books", 0).with("words", 0);
+                    let first = record::month_item(&pk, &sk);
                     match self.ports.table.put(first, Condition::NotExists).await {
                         Ok(()) | Err(StoreError::Conflict) => continue,
                         Err(e) => return Err(e.into()),
@@ -465,9 +416,7 @@ impl Usage {
         if period != period_of(self.ports.clock.now()) || spend == Spend::default() {
             return Ok(());
         }
-        let update = Update::default()
-            .add("books", -i64::try_from(spend.books).unwrap_or(0))
-            .add("words", -i64::try_from(spend.words).unwrap_or(0));
+        let update = record::refunded(spend);
         match self
             .ports
             .table
