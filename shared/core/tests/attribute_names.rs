@@ -15,6 +15,7 @@ const RECORD_MODULES: &[&str] = &[
     "books/record.rs",
     "glossaries/record.rs",
     "items.rs",
+    "limits/record.rs",
     "preferences.rs",
     "usage/record.rs",
 ];
@@ -35,7 +36,6 @@ const NOT_YET_CONVERTED: &[&str] = &[
     "events/notifications.rs",
     "events/webhooks.rs",
     "jobs/digest.rs",
-    "limits/rate.rs",
     "privacy/deletion.rs",
 ];
 

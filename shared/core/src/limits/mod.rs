@@ -1,5 +1,6 @@
 //! What one caller may spend: request rate limits now, plan quotas in [`crate::usage`].
 
 pub mod rate;
+mod record;
 
 pub use rate::{RateLimiter, Subject, Verdict, Window};

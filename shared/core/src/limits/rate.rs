@@ -12,9 +12,10 @@
 
 use chrono::{DateTime, Utc};
 
+use super::record;
 use crate::ids::sha256_hex;
 use crate::ports::Ports;
-use crate::ports::{Condition, Item, StoreError, Update};
+use crate::ports::{Condition, StoreError};
 use crate::types::{Plan, Role};
 
 /// A fixed window: at most `limit` requests per `seconds`. Its name is the counter's sort key, so
@@ -198,26 +199,23 @@ impl RateLimiter {
         let mut start = now.timestamp() - now.timestamp().rem_euclid(window.seconds);
         let table = &self.ports.table;
         for _ in 0..8 {
-            let fresh = Item::new(pk, window.name)
-                .with("window", start)
-                .with("count", 1)
-                .with("ttl", start + window.seconds);
+            let fresh = record::first_count(pk, window.name, start, start + window.seconds);
             let added = table
                 .update(
                     pk,
                     window.name,
-                    Update::default().add("count", 1),
-                    Condition::equals("window", start),
+                    record::counted(),
+                    record::window_is(start.into()),
                 )
                 .await;
             let replaced = match added {
-                Ok(item) => return Ok(count_of(&item)),
+                Ok(item) => return Ok(record::count_of(&item)),
                 Err(StoreError::NotFound) => table.put(fresh, Condition::NotExists).await,
                 Err(StoreError::Conflict) => {
                     let Some(current) = table.get(pk, window.name).await? else {
                         continue;
                     };
-                    match current.attrs.get("window").map(|w| (w, w.as_i64())) {
+                    match record::window_of(&current).map(|w| (w, w.as_i64())) {
                         Some((_, Some(w))) if w == start => continue,
                         // A request that read the clock just before another started the next
                         // window counts in that window rather than moving it back.
@@ -226,7 +224,7 @@ impl RateLimiter {
                             continue;
                         }
                         Some((old, _)) => {
-                            let guard = Condition::Equals("window".into(), old.clone());
+                            let guard = record::window_is(old.clone());
                             table.put(fresh, guard).await
                         }
                         None => table.put(fresh, Condition::Exists).await,
@@ -245,12 +243,6 @@ impl RateLimiter {
             "the rate-limit counter kept changing under us".into(),
         ))
     }
-}
-
-fn count_of(item: &Item) -> u32 {
-    item.i64("count")
-        .and_then(|c| u32::try_from(c).ok())
-        .unwrap_or(u32::MAX)
 }
 
 /// The windows' counts as one answer: refused when any window is over its limit; the headers
