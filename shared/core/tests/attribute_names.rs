@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 const RECORD_MODULES: &[&str] = &[
     "accounts/store.rs",
     "books/record.rs",
+    "email/record.rs",
     "glossaries/record.rs",
     "items.rs",
     "limits/record.rs",
@@ -29,9 +30,6 @@ const NOT_YET_CONVERTED: &[&str] = &[
     "community/slug.rs",
     "community/taxonomy.rs",
     "developer.rs",
-    "email/mod.rs",
-    "email/recovery.rs",
-    "email/settings.rs",
     "events/mod.rs",
     "events/notifications.rs",
     "events/webhooks.rs",

@@ -9,7 +9,8 @@
 //!
 //! Keys and sessions are addressed by the hash of their secret so that authentication is one
 //! strongly consistent read and a revocation (a delete) is effective at once. Also here: the
-//! `SYSTEM` / `BOOTSTRAP` marker of the first admin.
+//! `SYSTEM` / `BOOTSTRAP` marker of the first admin, and the account links mailed to a user
+//! (`USER#<id>` / `<purpose>#<sha256 of secret>`: `expiresAt`, `ttl`, `passwordGeneration`).
 //!
 //! This is the one module that names these items' attributes: the service reads and changes
 //! them through the functions below.
@@ -242,4 +243,42 @@ pub fn session_expires_at(item: &Item) -> Result<DateTime<Utc>, StoreError> {
 /// The key was used now.
 pub fn key_used(now: DateTime<Utc>) -> Update {
     Update::default().set("lastUsedAt", time(now))
+}
+
+/// The email address was verified.
+pub fn email_verified() -> Update {
+    Update::default().set("emailVerified", true)
+}
+
+/// An account link (a password reset, an email verification) under the hash of its secret;
+/// a reset link records the password generation it was mailed in.
+pub fn account_link_item(
+    user_id: &str,
+    sk: String,
+    expires_at: DateTime<Utc>,
+    generation: Option<i64>,
+) -> Item {
+    let mut item = Item::new(user_pk(user_id), sk)
+        .with("expiresAt", time(expires_at))
+        // DynamoDB removes it once past; the embedded store leaves it to the account's purge.
+        .with("ttl", expires_at.timestamp());
+    if let Some(generation) = generation {
+        item = item.with(PASSWORD_GENERATION, generation);
+    }
+    item
+}
+
+/// An account link as stored.
+pub struct AccountLink {
+    pub expires_at: DateTime<Utc>,
+    /// The password generation it was mailed in; a reset link mailed before generations were
+    /// recorded (and every verification link) is of the first one.
+    pub generation: i64,
+}
+
+pub fn account_link_from(item: &Item) -> Result<AccountLink, StoreError> {
+    Ok(AccountLink {
+        expires_at: required_time(item, "expiresAt")?,
+        generation: item.i64(PASSWORD_GENERATION).unwrap_or(0),
+    })
 }

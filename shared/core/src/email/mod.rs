@@ -16,6 +16,7 @@
 //! confirm step; the message tells its reader why they got it). Outside sandbox mode every
 //! address receives mail and the list is kept but not consulted.
 
+mod record;
 mod recovery;
 mod settings;
 
@@ -26,7 +27,6 @@ use tracing::{info, warn};
 pub use recovery::Recovery;
 pub use settings::{EmailSettingsPatch, SenderPrefix};
 
-use crate::items::time;
 use crate::ports::Ports;
 use crate::ports::{
     Condition, Item, MailError, MailServer, OutgoingEmail, Query, StoreError, Update,
@@ -83,7 +83,7 @@ impl Postman {
     /// Sends one plain-text message from the configured sender. In sandbox mode a recipient who
     /// is not allowed gets nothing (`Invalid`).
     pub async fn send(&self, to: &str, subject: &str, text: &str) -> Result<(), MailError> {
-        let stored = settings::read(&self.ports)
+        let stored = record::read(&self.ports)
             .await
             .map_err(|e| MailError::Transport(format!("email settings: {e}")))?;
         if stored.sandbox {
@@ -121,7 +121,7 @@ impl Postman {
     }
 
     pub async fn config(&self) -> Result<EmailConfig, StoreError> {
-        let stored = settings::read(&self.ports).await?;
+        let stored = record::read(&self.ports).await?;
         let server = self.ports.mailer.server();
         let allowed_recipients = self
             .ports
@@ -129,7 +129,7 @@ impl Postman {
             .query(Query::partition(PK).prefix(RECIPIENT))
             .await?
             .iter()
-            .filter_map(|i| i.str("email").map(str::to_string))
+            .filter_map(record::recipient_of)
             .collect();
         let sender_email = address(stored.sender_prefix, &server);
         let reply_to_email = stored.reply_to_prefix.map(|p| address(p, &server));
@@ -153,8 +153,8 @@ impl Postman {
 
     /// Applies the patch; returns the sender address as it now is.
     pub async fn update(&self, patch: EmailSettingsPatch) -> Result<String, StoreError> {
-        settings::write(&self.ports, &patch).await?;
-        let stored = settings::read(&self.ports).await?;
+        record::write(&self.ports, &patch).await?;
+        let stored = record::read(&self.ports).await?;
         info!(
             sender_prefix = stored.sender_prefix.as_str(),
             "email settings changed"
@@ -182,7 +182,7 @@ impl Postman {
         let now = self.ports.clock.now();
         let outcome = match result {
             Ok(message) => {
-                settings::record_test(&self.ports, now, None).await?;
+                record::record_test(&self.ports, now, None).await?;
                 Outcome {
                     success: true,
                     message,
@@ -190,7 +190,7 @@ impl Postman {
             }
             Err(e) => {
                 warn!(error = %e, "email test failed");
-                settings::record_test(&self.ports, now, Some(&e.to_string())).await?;
+                record::record_test(&self.ports, now, Some(&e.to_string())).await?;
                 Outcome {
                     success: false,
                     message: e.to_string(),
@@ -210,7 +210,7 @@ impl Postman {
         );
         // The message must reach the address before it is allowed, yet in sandbox mode only
         // allowed addresses get mail: the verification message itself goes straight out.
-        let stored = settings::read(&self.ports).await?;
+        let stored = record::read(&self.ports).await?;
         let sent = self
             .send_unchecked(stored, email.as_str(), "booktr: verify this address", &text)
             .await;
@@ -220,9 +220,7 @@ impl Postman {
                 message: format!("The verification message could not be sent: {e}"),
             });
         }
-        let item = Item::new(PK, recipient_sk(email))
-            .with("email", email.as_str())
-            .with("verifiedAt", time(self.ports.clock.now()));
+        let item = record::recipient_item(email, self.ports.clock.now());
         self.ports.table.put(item, Condition::Always).await?;
         Ok(Outcome {
             success: true,

@@ -8,14 +8,13 @@
 //! through the postman, logged instead of sent when no SMTP server is configured, as
 //! notification emails are.
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::Duration;
 use tracing::{info, instrument, warn};
 
 use super::Postman;
 use crate::accounts::{store, validate_and_hash_password, Accounts, AccountsError, User};
 use crate::ids::{random_alphanumeric, sha256_hex};
-use crate::items;
-use crate::ports::{Condition, Item, StoreError, Update};
+use crate::ports::{Condition, StoreError};
 use crate::types::Email;
 
 const RESET_TTL: Duration = Duration::hours(1);
@@ -147,7 +146,7 @@ impl Recovery {
     pub async fn verify_email(&self, token: &str) -> Result<User, AccountsError> {
         let Claimed { user, .. } = self.claim(token, Purpose::Verify).await?;
         self.accounts
-            .update_profile_item(&user.id, Update::default().set("emailVerified", true))
+            .update_profile_item(&user.id, store::email_verified())
             .await?;
         info!(user_id = %user.id, "email verified");
         Ok(User {
@@ -159,17 +158,12 @@ impl Recovery {
     async fn issue(&self, user: &User, purpose: Purpose) -> Result<String, StoreError> {
         let secret = random_alphanumeric(48);
         let expires_at = self.accounts.now() + purpose.ttl();
-        let mut item = Item::new(
-            store::user_pk(&user.id),
-            format!("{}{}", purpose.prefix(), sha256_hex(&secret)),
-        )
-        .with("expiresAt", items::time(expires_at))
-        // DynamoDB removes it once past; the embedded store leaves it to the account's purge.
-        .with("ttl", expires_at.timestamp());
-        if let Purpose::Reset = purpose {
-            let generation = self.accounts.password_generation(&user.id).await?;
-            item = item.with(store::PASSWORD_GENERATION, generation);
-        }
+        let generation = match purpose {
+            Purpose::Reset => Some(self.accounts.password_generation(&user.id).await?),
+            Purpose::Verify => None,
+        };
+        let sk = format!("{}{}", purpose.prefix(), sha256_hex(&secret));
+        let item = store::account_link_item(&user.id, sk, expires_at, generation);
         self.accounts
             .ports()
             .table
@@ -196,20 +190,19 @@ impl Recovery {
         );
         let table = &self.accounts.ports().table;
         let item = table.get(&pk, &sk).await?.ok_or_else(dead)?;
-        let expires_at: DateTime<Utc> = items::required_time(&item, "expiresAt")?;
+        let link = store::account_link_from(&item)?;
         match table.delete(&pk, &sk, Condition::Exists).await {
             Ok(()) => {}
             Err(StoreError::Conflict) => return Err(dead()),
             Err(e) => return Err(e.into()),
         }
-        if expires_at <= self.accounts.now() {
+        if link.expires_at <= self.accounts.now() {
             return Err(dead());
         }
         let user = self.accounts.find(user_id).await?.ok_or_else(dead)?;
         Ok(Claimed {
             user,
-            // A reset link mailed before generations were recorded is of the first one.
-            generation: item.i64(store::PASSWORD_GENERATION).unwrap_or(0),
+            generation: link.generation,
         })
     }
 

@@ -3,11 +3,6 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::{update_settings, PK, SETTINGS_SK};
-use crate::items::{parse_time, time};
-use crate::ports::Ports;
-use crate::ports::{StoreError, Update};
-
 /// The local part of the service's sender and reply-to addresses (the spec's enum).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -31,7 +26,7 @@ impl SenderPrefix {
         }
     }
 
-    fn parse(raw: &str) -> Option<Self> {
+    pub(super) fn parse(raw: &str) -> Option<Self> {
         serde_json::from_value(serde_json::Value::String(raw.to_string())).ok()
     }
 }
@@ -41,6 +36,12 @@ impl SenderPrefix {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "String")]
 pub struct SenderName(String);
+
+impl SenderName {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
 
 impl TryFrom<String> for SenderName {
     type Error = String;
@@ -93,57 +94,6 @@ pub(super) struct Stored {
     pub last_test_at: Option<DateTime<Utc>>,
     pub last_test_status: Option<String>,
     pub error: Option<String>,
-}
-
-pub(super) async fn read(ports: &Ports) -> Result<Stored, StoreError> {
-    let Some(item) = ports.table.get(PK, SETTINGS_SK).await? else {
-        return Ok(Stored::default());
-    };
-    Ok(Stored {
-        sender_prefix: item
-            .str("senderPrefix")
-            .and_then(SenderPrefix::parse)
-            .unwrap_or_default(),
-        sender_name: item.str("senderName").map(str::to_string),
-        reply_to_prefix: item.str("replyToPrefix").and_then(SenderPrefix::parse),
-        sandbox: item.bool("sandbox").unwrap_or(false),
-        last_test_at: parse_time(&item, "lastTestAt")?,
-        last_test_status: item.str("lastTestStatus").map(str::to_string),
-        error: item.str("error").map(str::to_string),
-    })
-}
-
-pub(super) async fn write(ports: &Ports, patch: &EmailSettingsPatch) -> Result<(), StoreError> {
-    let mut update = Update::default();
-    if let Some(prefix) = patch.sender_prefix {
-        update = update.set("senderPrefix", prefix.as_str());
-    }
-    if let Some(SenderName(name)) = &patch.sender_name {
-        update = update.set("senderName", name.as_str());
-    }
-    match patch.reply_to_prefix {
-        Some(Some(prefix)) => update = update.set("replyToPrefix", prefix.as_str()),
-        Some(None) => update = update.remove("replyToPrefix"),
-        None => {}
-    }
-    if let Some(sandbox) = patch.sandbox {
-        update = update.set("sandbox", sandbox);
-    }
-    update_settings(ports, update).await
-}
-
-/// Records a test's result: `error` None for a success.
-pub(super) async fn record_test(
-    ports: &Ports,
-    at: DateTime<Utc>,
-    error: Option<&str>,
-) -> Result<(), StoreError> {
-    let update = Update::default().set("lastTestAt", time(at));
-    let update = match error {
-        None => update.set("lastTestStatus", "success").remove("error"),
-        Some(error) => update.set("lastTestStatus", "failure").set("error", error),
-    };
-    update_settings(ports, update).await
 }
 
 #[cfg(test)]
