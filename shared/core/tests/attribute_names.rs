@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 const RECORD_MODULES: &[&str] = &[
     "accounts/store.rs",
     "books/record.rs",
+    "developer/record.rs",
     "email/record.rs",
     "glossaries/record.rs",
     "items.rs",
@@ -29,7 +30,6 @@ const NOT_YET_CONVERTED: &[&str] = &[
     "community/posts.rs",
     "community/slug.rs",
     "community/taxonomy.rs",
-    "developer.rs",
     "events/mod.rs",
     "events/notifications.rs",
     "events/webhooks.rs",

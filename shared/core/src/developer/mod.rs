@@ -20,9 +20,10 @@ use booktr_translate::providers::{lookup, Family};
 use serde::{Deserialize, Deserializer, Serialize};
 use tracing::{error, info};
 
-use crate::items::{required_str, time};
+mod record;
+
 use crate::ports::Ports;
-use crate::ports::{Condition, Item, KeyCheckError, Query, StoreError, WriteOp};
+use crate::ports::{Condition, KeyCheckError, Query, StoreError, WriteOp};
 
 /// The shortest and longest key accepted, in characters. Real keys are 39 (Gemini) to about
 /// 200 (OpenAI project keys); 20 keeps the preview (7 characters) a small part of any key.
@@ -280,7 +281,7 @@ impl Developer {
         let mut settings = DeveloperSettings::default();
         for item in &items {
             if let Some(slot) = KeySlot::from_sk(&item.sk) {
-                settings.record(slot, required_str(item, "preview")?.to_string());
+                settings.record(slot, record::preview_of(item)?.to_string());
             }
         }
         Ok(settings)
@@ -352,10 +353,7 @@ impl Developer {
                 .secrets
                 .seal(bound(user_id, *slot, key.expose()).as_bytes())
                 .await?;
-            let item = Item::new(pk(user_id), slot.sk())
-                .with("sealed", BASE64.encode(sealed))
-                .with("preview", key.preview())
-                .with("updatedAt", time(now));
+            let item = record::key_item(pk(user_id), slot.sk(), &sealed, key.preview(), now);
             ops.push(WriteOp::Put {
                 item,
                 condition: Condition::Always,
@@ -432,8 +430,7 @@ impl Developer {
             );
             DeveloperError::Unreadable(slot)
         };
-        let sealed = item
-            .str("sealed")
+        let sealed = record::sealed_of(&item)
             .and_then(|s| BASE64.decode(s).ok())
             .ok_or_else(|| unreadable("the sealed attribute is missing or not base64"))?;
         let opened = match self.ports.secrets.open(&sealed).await {

@@ -1,0 +1,32 @@
+//! A stored provider key (`USER#<id>` / `DEVKEY#<slot>`): `sealed` (the key sealed by the
+//! secrets port, base64), `preview` (what the settings show of it), `updatedAt`. The one module
+//! that names its attributes.
+
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine;
+use chrono::{DateTime, Utc};
+
+use crate::items::{required_str, time};
+use crate::ports::{Item, StoreError};
+
+pub(super) fn key_item(
+    pk: String,
+    sk: String,
+    sealed: &[u8],
+    preview: String,
+    now: DateTime<Utc>,
+) -> Item {
+    Item::new(pk, sk)
+        .with("sealed", BASE64.encode(sealed))
+        .with("preview", preview)
+        .with("updatedAt", time(now))
+}
+
+pub(super) fn preview_of(item: &Item) -> Result<&str, StoreError> {
+    required_str(item, "preview")
+}
+
+/// The sealed key as stored (base64), if there is one.
+pub(super) fn sealed_of(item: &Item) -> Option<&str> {
+    item.str("sealed")
+}
