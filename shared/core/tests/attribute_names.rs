@@ -15,6 +15,7 @@ const RECORD_MODULES: &[&str] = &[
     "books/record.rs",
     "developer/record.rs",
     "email/record.rs",
+    "events/record.rs",
     "glossaries/record.rs",
     "items.rs",
     "limits/record.rs",
@@ -30,10 +31,6 @@ const NOT_YET_CONVERTED: &[&str] = &[
     "community/posts.rs",
     "community/slug.rs",
     "community/taxonomy.rs",
-    "events/mod.rs",
-    "events/notifications.rs",
-    "events/webhooks.rs",
-    "jobs/digest.rs",
     "privacy/deletion.rs",
 ];
 
@@ -59,15 +56,15 @@ const NAME_FIRST_METHODS: &[&str] = &[
     ".strings(",
     ".json(",
     ".corrupt(",
-    "attrs.get(",
-    "attrs.insert(",
-    "attrs.remove(",
-    "attrs.contains_key(",
     "Condition::equals(",
     "Condition::Equals(",
     "Condition::In(",
     "Condition::AtMost(",
 ];
+
+/// Methods of the attribute map (`item.attrs.get("quality")`), wherever the call is broken
+/// across lines.
+const ATTRS_METHODS: &[&str] = &[".get(", ".insert(", ".remove(", ".contains_key("];
 
 /// Functions of `items` whose second argument is an attribute name (`parse_time(&item, "x")`).
 const NAME_SECOND_FUNCTIONS: &[&str] = &[
@@ -99,6 +96,14 @@ fn violations(text: &str) -> Vec<(usize, String)> {
         for (at, _) in code.match_indices(call) {
             let args = at + call.len();
             check(at, call, Some(skip_space(&code, args)));
+        }
+    }
+    for method in ATTRS_METHODS {
+        for (at, _) in code.match_indices(method) {
+            if code[..at].trim_end().ends_with("attrs") {
+                let args = at + method.len();
+                check(at, "attrs", Some(skip_space(&code, args)));
+            }
         }
     }
     for call in NAME_SECOND_FUNCTIONS {
@@ -246,6 +251,9 @@ fn the_check_sees_attribute_names_given_to_the_item_api() {
         let cond = Condition::In("status".into(), allowed);
         let at = crate::items::parse_time(&item, "runStartedAt")?;
         let q = item.attrs.get("quality");
+        let d = marker
+            .attrs
+            .get("deliveries");
         let w = Fields::of(&item).opt_int("wordCount")?;
     "#;
     let found: Vec<String> = violations(text).into_iter().map(|(_, c)| c).collect();
@@ -257,7 +265,8 @@ fn the_check_sees_attribute_names_given_to_the_item_api() {
             r#".i64("costMicros""#,
             r#"Condition::In("status""#,
             r#"parse_time("runStartedAt""#,
-            r#"attrs.get("quality""#,
+            r#"attrs"quality""#,
+            r#"attrs"deliveries""#,
             r#".opt_int("wordCount""#,
         ]
     );

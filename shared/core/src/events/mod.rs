@@ -19,6 +19,7 @@
 //! the deliveries, on the condition that it does not exist yet.
 
 pub mod notifications;
+pub(crate) mod record;
 mod webhooks;
 
 use std::collections::BTreeMap;
@@ -27,7 +28,6 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use tracing::{info, warn};
 
 pub use notifications::{NotificationPage, NotificationSettingsPatch};
@@ -35,9 +35,9 @@ pub use webhooks::{sign, TestResult, MAX_WEBHOOKS, RETRY_SCHEDULE, TIMEOUT};
 
 use crate::email::Postman;
 use crate::ids::{new_id, sha256_hex};
-use crate::items::{time, time_text};
+use crate::items::time_text;
 use crate::ports::Ports;
-use crate::ports::{Condition, Item, StoreError, WriteOp};
+use crate::ports::{Condition, StoreError, WriteOp};
 
 /// The event names a webhook subscribes to (the spec's Events section).
 pub const BOOK_COMPLETED: &str = "book.completed";
@@ -373,7 +373,15 @@ impl Events {
         for hook in &hooks {
             let delivery_id = new_id();
             ops.push(WriteOp::Put {
-                item: webhooks::delivery_item(&hook.id, &delivery_id, event, &body, now),
+                item: record::delivery_item(
+                    webhooks::delivery_pk(&hook.id),
+                    webhooks::delivery_sk(&delivery_id),
+                    &hook.id,
+                    &delivery_id,
+                    event,
+                    &body,
+                    now,
+                ),
                 condition: Condition::NotExists,
             });
             queued.push(DeliveryMessage {
@@ -391,15 +399,8 @@ impl Events {
                 condition: Condition::NotExists,
             });
         }
-        let deliveries: Vec<Value> = queued
-            .iter()
-            .map(|m| serde_json::json!({ "webhookId": m.webhook_id, "deliveryId": m.delivery_id }))
-            .collect();
         ops.push(WriteOp::Put {
-            item: Item::new(&user_pk, &marker_sk)
-                .with("key", occurrence.key.clone())
-                .with("deliveries", deliveries)
-                .with("createdAt", time(now)),
+            item: record::emitted_item(&user_pk, &marker_sk, &occurrence.key, &queued, now),
             condition: Condition::NotExists,
         });
 
@@ -482,19 +483,8 @@ impl Events {
                 occurrence.key
             )));
         };
-        let recorded = marker
-            .attrs
-            .get("deliveries")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        for entry in recorded {
-            let (Some(webhook_id), Some(delivery_id)) = (
-                entry.get("webhookId").and_then(Value::as_str),
-                entry.get("deliveryId").and_then(Value::as_str),
-            ) else {
-                continue;
-            };
+        for (webhook_id, delivery_id) in record::emitted_deliveries(&marker) {
+            let (webhook_id, delivery_id) = (webhook_id.as_str(), delivery_id.as_str());
             let pending = self
                 .ports
                 .table
@@ -503,7 +493,7 @@ impl Events {
                     &webhooks::delivery_sk(delivery_id),
                 )
                 .await?
-                .is_some_and(|d| d.str("status") == Some(DeliveryStatus::Pending.as_str()));
+                .is_some_and(|d| record::delivery_pending(&d));
             if pending {
                 self.enqueue(&DeliveryMessage {
                     user_id: occurrence.user_id.clone(),
@@ -571,6 +561,8 @@ impl Events {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::Value;
+
     use super::*;
 
     #[test]

@@ -2,16 +2,15 @@
 
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
-use serde_json::Value;
 use tracing::info;
 
+use super::record;
 use super::{
     user_pk, EventKind, Events, Notification, NotificationSettings, NotificationType, Occurrence,
     SETTINGS_SK,
 };
 use crate::ids::new_id;
-use crate::items::{corrupt, required_str, required_time, time};
-use crate::ports::{Condition, Item, Query, StoreError, Update};
+use crate::ports::{Condition, Query, StoreError};
 
 /// The index partition of the users who receive the weekly digest (`crate::jobs::digest`): their
 /// notification-settings item carries it while the setting is on.
@@ -89,28 +88,9 @@ pub(super) fn for_occurrence(
     }
 }
 
-pub(super) fn to_item(user_id: &str, n: &Notification) -> Item {
-    Item::new(user_pk(user_id), sk(&n.id))
-        .with("id", n.id.clone())
-        .with("type", n.kind.as_str())
-        .with("title", n.title.clone())
-        .with("message", n.message.clone())
-        .with("link", n.link.clone())
-        .with("read", n.read)
-        .with("createdAt", time(n.created_at))
-}
-
-fn from_item(item: &Item) -> Result<Notification, StoreError> {
-    Ok(Notification {
-        id: required_str(item, "id")?.to_string(),
-        kind: NotificationType::parse(required_str(item, "type")?)
-            .ok_or_else(|| corrupt(item, "type"))?,
-        title: required_str(item, "title")?.to_string(),
-        message: required_str(item, "message")?.to_string(),
-        link: item.str("link").map(str::to_string),
-        read: item.bool("read").unwrap_or(false),
-        created_at: required_time(item, "createdAt")?,
-    })
+/// The notification's item in the user's partition.
+pub(super) fn to_item(user_id: &str, n: &Notification) -> crate::ports::Item {
+    record::notification_item(user_pk(user_id), sk(&n.id), n)
 }
 
 impl Events {
@@ -155,7 +135,7 @@ impl Events {
             .prefix(PREFIX)
             .descending();
         let items = self.ports.table.query(query).await?;
-        items.iter().map(from_item).collect()
+        items.iter().map(record::notification_from).collect()
     }
 
     /// Page `page` (from 1) of `limit` notifications, newest first; only unread ones when
@@ -204,11 +184,11 @@ impl Events {
                 continue;
             }
             seen.push(id);
-            let update = Update::default().set("read", true);
+            let update = record::marked_read();
             match self
                 .ports
                 .table
-                .update(&pk, &sk(id), update, Condition::equals("read", false))
+                .update(&pk, &sk(id), update, record::unread())
                 .await
             {
                 Ok(_) => marked += 1,
@@ -279,19 +259,7 @@ impl Events {
             push_enabled: patch.push_enabled.unwrap_or(current.push_enabled),
             in_app_enabled: patch.in_app_enabled.unwrap_or(current.in_app_enabled),
         };
-        let Value::Object(attrs) =
-            serde_json::to_value(settings).map_err(|e| StoreError::Invalid(e.to_string()))?
-        else {
-            return Err(StoreError::Invalid("settings are not an object".into()));
-        };
-        let mut item = Item::new(user_pk(user_id), SETTINGS_SK);
-        item.attrs = attrs;
-        if settings.email_weekly_digest {
-            // Lists the user among the digest's subscribers (a sparse index).
-            item = item
-                .with("gsi1pk", DIGEST_SUBSCRIBERS)
-                .with("gsi1sk", user_id);
-        }
+        let item = record::settings_item(user_pk(user_id), SETTINGS_SK, user_id, &settings)?;
         // Last write wins: two concurrent patches of different fields may lose one, which a
         // settings page tolerates.
         self.ports.table.put(item, Condition::Always).await?;

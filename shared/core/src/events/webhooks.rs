@@ -3,20 +3,19 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use chrono::{DateTime, Utc};
 use hmac::{Hmac, Mac};
 use serde::Serialize;
-use serde_json::Value;
 use sha2::Sha256;
 use tracing::{info, warn};
 
+use super::record::{self, delivery_from, delivery_item, webhook_from, StoredWebhook};
 use super::{
     user_pk, CreatedWebhook, Delivery, DeliveryMessage, DeliveryOutcome, DeliveryStatus, Events,
     EventsError, Payload, Webhook, EVENT_NAMES,
 };
 use crate::ids::{new_id, random_alphanumeric};
-use crate::items::{corrupt, parse_time, required_str, required_time, time, time_text};
-use crate::ports::{Condition, HttpOutError, Item, Outgoing, Query, QueueName, StoreError, Update};
+use crate::items::time_text;
+use crate::ports::{Condition, HttpOutError, Outgoing, Query, QueueName, StoreError};
 
 /// Webhooks one user may have at once: enough for a few integrations, few enough that one event
 /// stays one small transaction.
@@ -75,78 +74,11 @@ pub(super) fn delivery_sk(id: &str) -> String {
     format!("DELIVERY#{id}")
 }
 
-/// A new delivery, PENDING, keeping the exact body so every attempt signs the same bytes.
-pub(super) fn delivery_item(
-    webhook_id: &str,
-    id: &str,
-    event: &str,
-    body: &str,
-    now: DateTime<Utc>,
-) -> Item {
-    Item::new(delivery_pk(webhook_id), delivery_sk(id))
-        .with("id", id)
-        .with("webhookId", webhook_id)
-        .with("event", event)
-        .with("status", DeliveryStatus::Pending.as_str())
-        .with("body", body)
-        .with("attempts", 0)
-        .with("createdAt", time(now))
-}
-
-fn delivery_from(item: &Item) -> Result<Delivery, StoreError> {
-    let status = DeliveryStatus::parse(required_str(item, "status")?)
-        .ok_or_else(|| corrupt(item, "status"))?;
-    let attempts = item
-        .i64("attempts")
-        .and_then(|n| u32::try_from(n).ok())
-        .ok_or_else(|| corrupt(item, "attempts"))?;
-    Ok(Delivery {
-        id: required_str(item, "id")?.to_string(),
-        event: required_str(item, "event")?.to_string(),
-        status,
-        attempts,
-        last_status_code: item
-            .i64("lastStatusCode")
-            .and_then(|n| u16::try_from(n).ok()),
-        last_error: item.str("lastError").map(str::to_string),
-        created_at: required_time(item, "createdAt")?,
-        last_attempt_at: parse_time(item, "lastAttemptAt")?,
-        next_attempt_at: parse_time(item, "nextAttemptAt")?,
-    })
-}
-
-/// A webhook and its signing secret, as stored.
-struct StoredWebhook {
-    webhook: Webhook,
-    secret: String,
-}
-
-fn webhook_from(item: &Item) -> Result<StoredWebhook, StoreError> {
-    let events = item
-        .attrs
-        .get("events")
-        .and_then(Value::as_array)
-        .ok_or_else(|| corrupt(item, "events"))?
-        .iter()
-        .filter_map(|e| e.as_str().map(str::to_string))
-        .collect();
-    Ok(StoredWebhook {
-        webhook: Webhook {
-            id: required_str(item, "id")?.to_string(),
-            url: required_str(item, "url")?.to_string(),
-            events,
-            is_active: item.bool("isActive").unwrap_or(true),
-            created_at: required_time(item, "createdAt")?,
-        },
-        secret: required_str(item, "secret")?.to_string(),
-    })
-}
-
 /// One attempt's result, as the history records it.
-struct Attempt {
-    status_code: Option<u16>,
-    error: Option<String>,
-    response: String,
+pub(super) struct Attempt {
+    pub status_code: Option<u16>,
+    pub error: Option<String>,
+    pub response: String,
 }
 
 impl Attempt {
@@ -191,13 +123,8 @@ impl Events {
             created_at: self.ports.clock.now(),
         };
         let secret = format!("{SECRET_PREFIX}{}", random_alphanumeric(32));
-        let item = Item::new(user_pk(user_id), webhook_sk(&webhook.id))
-            .with("id", webhook.id.clone())
-            .with("url", webhook.url.clone())
-            .with("events", webhook.events.clone())
-            .with("isActive", true)
-            .with("secret", secret.clone())
-            .with("createdAt", time(webhook.created_at));
+        let item =
+            record::webhook_item(user_pk(user_id), webhook_sk(&webhook.id), &webhook, &secret);
         self.ports.table.put(item, Condition::NotExists).await?;
         info!(webhook_id = %webhook.id, events = ?webhook.events, "webhook created");
         Ok(CreatedWebhook { webhook, secret })
@@ -300,7 +227,15 @@ impl Events {
             },
         })?;
         let delivery_id = new_id();
-        let item = delivery_item(id, &delivery_id, TEST_EVENT, &body, now);
+        let item = delivery_item(
+            delivery_pk(id),
+            delivery_sk(&delivery_id),
+            id,
+            &delivery_id,
+            TEST_EVENT,
+            &body,
+            now,
+        );
         self.ports.table.put(item, Condition::NotExists).await?;
         let attempt = self.attempt(&stored, TEST_EVENT, &delivery_id, &body).await;
         let status = if attempt.succeeded() {
@@ -308,7 +243,7 @@ impl Events {
         } else {
             DeliveryStatus::Failed
         };
-        let update = record(&attempt, 1, status, now, None);
+        let update = record::attempt_recorded(&attempt, 1, status, now, None);
         // The webhook may have been deleted meanwhile, with its history; nothing to record then.
         match self
             .ports
@@ -385,7 +320,7 @@ impl Events {
             info!(delivery_id = %message.delivery_id, "webhook deleted: delivery dropped");
             return Ok(DeliveryOutcome::Done);
         };
-        let body = required_str(&item, "body")?;
+        let body = record::delivery_body(&item)?;
         let attempt = self
             .attempt(&stored, &delivery.event, &delivery.id, body)
             .await;
@@ -403,10 +338,10 @@ impl Events {
         } else {
             (DeliveryStatus::Failed, DeliveryOutcome::Done, None)
         };
-        let update = record(&attempt, attempts, status, now, next);
+        let update = record::attempt_recorded(&attempt, attempts, status, now, next);
         // Conditional on the attempt count read above: a second worker holding the same message
         // (after a visibility timeout) does not record its attempt over this one.
-        let condition = Condition::equals("attempts", i64::from(delivery.attempts));
+        let condition = record::attempts_are(delivery.attempts);
         match self.ports.table.update(&pk, &sk, update, condition).await {
             Ok(_) => {}
             Err(StoreError::NotFound) => return Ok(DeliveryOutcome::Done),
@@ -481,26 +416,6 @@ impl Events {
     }
 }
 
-fn record(
-    attempt: &Attempt,
-    attempts: u32,
-    status: DeliveryStatus,
-    now: DateTime<Utc>,
-    next: Option<DateTime<Utc>>,
-) -> Update {
-    let mut update = Update::default()
-        .set("status", status.as_str())
-        .set("attempts", attempts)
-        .set("lastStatusCode", attempt.status_code)
-        .set("lastError", attempt.error.clone())
-        .set("lastAttemptAt", time(now));
-    update = match next {
-        Some(at) => update.set("nextAttemptAt", time(at)),
-        None => update.remove("nextAttemptAt"),
-    };
-    update
-}
-
 fn valid_events(events: &[String]) -> Result<Vec<String>, EventsError> {
     if events.is_empty() {
         return Err(EventsError::Invalid(format!(
@@ -570,19 +485,5 @@ mod tests {
         assert!(!attempt(Some(301)).succeeded());
         assert!(!attempt(Some(500)).succeeded());
         assert!(!attempt(None).succeeded());
-    }
-
-    #[test]
-    fn a_final_attempt_clears_the_next_attempt_time() {
-        let attempt = Attempt {
-            status_code: Some(500),
-            error: Some("the receiver answered 500".into()),
-            response: String::new(),
-        };
-        let now = Utc::now();
-        let update = record(&attempt, 4, DeliveryStatus::Failed, now, None);
-        assert_eq!(update.set.get("status"), Some(&Value::from("FAILED")));
-        assert_eq!(update.set.get("attempts"), Some(&Value::from(4)));
-        assert!(update.remove.contains(&"nextAttemptAt".to_string()));
     }
 }

@@ -20,11 +20,12 @@ use crate::accounts::Accounts;
 use crate::books::Books;
 use crate::email::Postman;
 use crate::events::notifications::DIGEST_SUBSCRIBERS;
+use crate::events::record::digest as digest_record;
 use crate::events::{Events, Notification, NotificationType};
 use crate::ids::new_id;
 use crate::job::Job;
 use crate::ports::Ports;
-use crate::ports::{Condition, Index, Item, MailError, Query, StoreError};
+use crate::ports::{Condition, Index, MailError, Query, StoreError};
 use crate::types::BookStatus;
 
 /// When, on the Monday after a week, its digests go out.
@@ -167,7 +168,7 @@ impl Digests {
             .await?;
         let mut queued = 0;
         for subscriber in &subscribers {
-            let Some(user_id) = subscriber.str("gsi1sk") else {
+            let Some(user_id) = digest_record::subscriber(subscriber) else {
                 continue;
             };
             let job = Job::WeeklyDigest {
@@ -178,7 +179,7 @@ impl Digests {
             queued += 1;
         }
         // Written last: a run that stopped halfway is redone (each job sends at most once).
-        let item = Item::new("DIGEST", marker).with("queued", queued as i64);
+        let item = digest_record::week_queued(marker, queued);
         match self.ports.table.put(item, Condition::NotExists).await {
             Ok(()) | Err(StoreError::Conflict) => {}
             Err(e) => return Err(e),
@@ -237,8 +238,7 @@ impl Digests {
                     .await?;
             }
         }
-        let sent =
-            Item::new(user_pk, marker).with("sentAt", crate::items::time(self.ports.clock.now()));
+        let sent = digest_record::sent_to(user_pk, marker, self.ports.clock.now());
         Ok(self.ports.table.put(sent, Condition::Always).await?)
     }
 
