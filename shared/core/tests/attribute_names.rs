@@ -20,6 +20,7 @@ const RECORD_MODULES: &[&str] = &[
     "items.rs",
     "limits/record.rs",
     "preferences.rs",
+    "privacy/record.rs",
     "usage/record.rs",
 ];
 
@@ -31,7 +32,6 @@ const NOT_YET_CONVERTED: &[&str] = &[
     "community/posts.rs",
     "community/slug.rs",
     "community/taxonomy.rs",
-    "privacy/deletion.rs",
 ];
 
 /// Methods whose first argument is an attribute name: `Item::{with, str, i64, bool}`,

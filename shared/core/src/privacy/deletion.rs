@@ -14,11 +14,10 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use tracing::{info, instrument};
 
-use super::{Privacy, PrivacyError};
+use super::{record, Privacy, PrivacyError};
 use crate::accounts::User;
-use crate::items;
 use crate::job::Job;
-use crate::ports::{blobs, Condition, Item, Query, StoreError, WriteOp};
+use crate::ports::{blobs, Condition, Query, StoreError, WriteOp};
 
 /// What the caller must type, exactly (the spec's).
 pub const DELETE_CONFIRMATION: &str = "DELETE MY ACCOUNT";
@@ -30,12 +29,6 @@ pub struct Deleted {
     pub message: String,
     pub deleted_at: DateTime<Utc>,
 }
-
-fn marker_pk(user_id: &str) -> String {
-    format!("PURGE#{user_id}")
-}
-
-const MARKER_SK: &str = "PURGE";
 
 impl Privacy {
     #[instrument(skip(self, user, confirmation, reason), fields(user_id = %user.id))]
@@ -59,7 +52,7 @@ impl Privacy {
         };
         job.enqueue(self.ports.queue.as_ref()).await?;
         let now = self.ports.clock.now();
-        let marker = Item::new(marker_pk(&user.id), MARKER_SK).with("at", items::time(now));
+        let marker = record::purge_marker(&user.id, now);
         let mut ops = self.domains.accounts.closing(user);
         ops.push(WriteOp::Put {
             item: marker,
@@ -136,7 +129,11 @@ impl Privacy {
             table.delete(&item.pk, &item.sk, Condition::Always).await?;
         }
         table
-            .delete(&marker_pk(user_id), MARKER_SK, Condition::Always)
+            .delete(
+                &record::marker_pk(user_id),
+                record::MARKER_SK,
+                Condition::Always,
+            )
             .await?;
         info!(removed, "account purged");
         Ok(())

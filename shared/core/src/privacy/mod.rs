@@ -4,6 +4,7 @@
 
 mod deletion;
 mod export;
+mod record;
 
 pub use deletion::{Deleted, DELETE_CONFIRMATION};
 
