@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 const RECORD_MODULES: &[&str] = &[
     "accounts/store.rs",
     "books/record.rs",
+    "community/record.rs",
     "developer/record.rs",
     "email/record.rs",
     "events/record.rs",
@@ -29,9 +30,6 @@ const RECORD_MODULES: &[&str] = &[
 /// other file may have one.
 const NOT_YET_CONVERTED: &[&str] = &[
     "community/comments.rs",
-    "community/posts.rs",
-    "community/slug.rs",
-    "community/taxonomy.rs",
 ];
 
 /// Methods whose first argument is an attribute name: `Item::{with, str, i64, bool}`,

@@ -19,6 +19,7 @@
 
 mod comments;
 mod posts;
+mod record;
 mod slug;
 mod taxonomy;
 

@@ -3,16 +3,16 @@
 use std::collections::HashMap;
 
 use serde::Deserialize;
-use serde_json::Value;
 use tracing::info;
 
+use super::record::post::{self, NewPostItem};
 use super::slug::{self, slugify};
 use super::taxonomy::require_admin;
 use super::{Author, Category, Community, CommunityError, Counts, Post, PostStatus, Tag};
 use crate::accounts::User;
 use crate::ids::new_id;
-use crate::items::{opt_string, parse_time, required_str, required_time, time, time_text};
-use crate::ports::{Condition, Index, Item, Query, StoreError, Update};
+use crate::items::time_text;
+use crate::ports::{Condition, Index, Item, Query, StoreError};
 use crate::types::Role;
 
 const MAX_TITLE: usize = 200;
@@ -148,35 +148,32 @@ impl Community {
             Some(at) => (PUBLISHED.to_string(), format!("{}#{id}", time_text(at))),
             None => (drafts_of(&author.id), format!("{}#{id}", time_text(now))),
         };
-        let item = Item::new(pk(&id), SK)
-            .with("id", id.as_str())
-            .with("slug", slug.as_str())
-            .with("title", title.as_str())
-            .with("content", new.content.as_str())
-            .with("excerpt", excerpt.as_str())
-            .with("coverImage", cover_image.clone())
-            .with("status", status.as_str())
-            .with("featured", false)
-            .with("viewCount", 0)
-            .with("commentCount", 0)
-            .with("reactionCount", 0)
-            .with("publishedAt", published_at.map(time).unwrap_or(Value::Null))
-            .with("createdAt", time(now))
-            .with("authorId", author.id.as_str())
-            .with("categoryId", category.id.as_str())
-            .with(
-                "tagIds",
-                Value::from(tags.iter().map(|t| t.id.clone()).collect::<Vec<_>>()),
-            )
-            .with("gsi1pk", gsi1pk)
-            .with("gsi1sk", gsi1sk);
+        let item = post::item(
+            pk(&id),
+            SK,
+            &NewPostItem {
+                id: &id,
+                slug: &slug,
+                title: &title,
+                content: &new.content,
+                excerpt: &excerpt,
+                cover_image: cover_image.clone(),
+                status,
+                published_at,
+                created_at: now,
+                author_id: &author.id,
+                category_id: &category.id,
+                tag_ids: tags.iter().map(|t| t.id.clone()).collect(),
+                gsi1: (gsi1pk, gsi1sk),
+            },
+        );
         if let Err(e) = self.ports.table.put(item, Condition::NotExists).await {
             // Give the slug back rather than keep it claimed by a post that does not exist.
             let claim = slug::claim_pk("POST", &slug);
             if let Err(release) = self
                 .ports
                 .table
-                .delete(&claim, slug::CLAIM_SK, Condition::equals("id", id.as_str()))
+                .delete(&claim, slug::CLAIM_SK, slug::claimed_by(&id))
                 .await
             {
                 tracing::warn!(error = %release, slug, "a slug stays claimed by a post not stored");
@@ -220,7 +217,7 @@ impl Community {
             .table
             .get(&pk(id), SK)
             .await?
-            .filter(|item| item.str("authorId") == Some(author.id.as_str()))
+            .filter(|item| post::author_id(item) == Some(author.id.as_str()))
             .ok_or(CommunityError::NotFound("post"))?;
         let title = edit.title.trim().to_string();
         if title.is_empty() || title.chars().count() > MAX_TITLE {
@@ -238,11 +235,8 @@ impl Community {
             Some(e) if !e.is_empty() => e,
             _ => derive_excerpt(&edit.content),
         };
-        let mut update = Update::default()
-            .set("title", title.as_str())
-            .set("content", edit.content.as_str())
-            .set("excerpt", excerpt.as_str());
-        let draft = current.str("status") == Some(PostStatus::Draft.as_str());
+        let mut update = post::edited(&title, &edit.content, &excerpt);
+        let draft = post::status_is(&current, PostStatus::Draft);
         if draft && edit.publish {
             if !may_publish(author) {
                 return Err(CommunityError::Forbidden(
@@ -251,20 +245,11 @@ impl Community {
                 ));
             }
             let now = self.ports.clock.now();
-            update = update
-                .set("status", PostStatus::Published.as_str())
-                .set("publishedAt", time(now))
-                .set("gsi1pk", PUBLISHED)
-                .set("gsi1sk", format!("{}#{id}", time_text(now)));
+            update = post::published(update, now, (PUBLISHED, format!("{}#{id}", time_text(now))));
         }
         self.ports
             .table
-            .update(
-                &pk(id),
-                SK,
-                update,
-                Condition::equals("authorId", author.id.as_str()),
-            )
+            .update(&pk(id), SK, update, post::by(&author.id))
             .await
             .map_err(|e| match e {
                 StoreError::NotFound | StoreError::Conflict => CommunityError::NotFound("post"),
@@ -293,8 +278,8 @@ impl Community {
                 None => return Err(CommunityError::NotFound("post")),
             },
         };
-        let author_id = required_str(&item, "authorId")?.to_string();
-        let published = item.str("status") == Some(PostStatus::Published.as_str());
+        let author_id = post::required_author_id(&item)?.to_string();
+        let published = post::status_is(&item, PostStatus::Published);
         if !published && !may_see_drafts_of(viewer, &author_id) {
             return Err(CommunityError::NotFound("post"));
         }
@@ -302,12 +287,7 @@ impl Community {
             match self
                 .ports
                 .table
-                .update(
-                    &item.pk,
-                    &item.sk,
-                    Update::default().add("viewCount", 1),
-                    Condition::Exists,
-                )
+                .update(&item.pk, &item.sk, post::viewed(), Condition::Exists)
                 .await
             {
                 Ok(counted) => item = counted,
@@ -333,12 +313,7 @@ impl Community {
         let item = match self
             .ports
             .table
-            .update(
-                &pk(id),
-                SK,
-                Update::default().set("featured", featured),
-                Condition::Exists,
-            )
+            .update(&pk(id), SK, post::featured(featured), Condition::Exists)
             .await
         {
             Ok(item) => item,
@@ -403,17 +378,17 @@ impl Community {
             .filter(|i| {
                 category_id
                     .as_deref()
-                    .is_none_or(|c| i.str("categoryId") == Some(c))
+                    .is_none_or(|c| post::category_id(i) == Some(c))
             })
             .filter(|i| {
                 tag_id
                     .as_deref()
-                    .is_none_or(|t| tag_ids(i).iter().any(|id| id == t))
+                    .is_none_or(|t| post::tag_ids(i).iter().any(|id| id == t))
             })
             .filter(|i| {
                 filter
                     .featured
-                    .is_none_or(|f| i.bool("featured") == Some(f))
+                    .is_none_or(|f| post::is_featured(i) == Some(f))
             })
             .collect();
         let total = matching.len() as u64;
@@ -448,15 +423,7 @@ impl Community {
                 Query::partition(PUBLISHED).descending().limit(limit),
             )
             .await?;
-        items
-            .iter()
-            .map(|item| {
-                Ok((
-                    required_str(item, "slug")?.to_string(),
-                    parse_time(item, "publishedAt")?,
-                ))
-            })
-            .collect()
+        items.iter().map(post::listed).collect()
     }
 
     /// Every post `user_id` wrote, in any status (for the account export).
@@ -475,10 +442,10 @@ impl Community {
         let table = &self.ports.table;
         let items = self.items_of(user_id).await?;
         for item in &items {
-            if let Some(id) = item.str("id") {
+            if let Some(id) = post::id(item) {
                 self.remove_comments_on(id).await?;
             }
-            if let Some(slug) = item.str("slug") {
+            if let Some(slug) = post::slug(item) {
                 table
                     .delete(
                         &slug::claim_pk("POST", slug),
@@ -511,11 +478,12 @@ impl Community {
             None => None,
         };
         match item {
-            Some(item) if item.str("status") == Some(PostStatus::Published.as_str()) => {
+            Some(item) if post::status_is(&item, PostStatus::Published) => {
+                let post = post::from_item(&item)?;
                 Ok(PostRef {
-                    id: required_str(&item, "id")?.to_string(),
-                    slug: required_str(&item, "slug")?.to_string(),
-                    title: required_str(&item, "title")?.to_string(),
+                    id: post.id,
+                    slug: post.slug,
+                    title: post.title,
                 })
             }
             _ => Err(CommunityError::NotFound("post")),
@@ -534,7 +502,7 @@ impl Community {
                 .query_index(Index::Gsi1, Query::partition(PUBLISHED))
                 .await?
                 .into_iter()
-                .filter(|i| i.str("authorId") == Some(user_id)),
+                .filter(|i| post::author_id(i) == Some(user_id)),
         );
         Ok(items)
     }
@@ -584,8 +552,9 @@ impl Community {
     }
 
     async fn post_from(&self, item: &Item, context: &mut Context) -> Result<Post, StoreError> {
-        let author_id = required_str(item, "authorId")?;
-        let category_id = required_str(item, "categoryId")?;
+        let record = post::from_item(item)?;
+        let author_id = record.author_id.as_str();
+        let category_id = record.category_id.as_str();
         let author = match context.authors.get(author_id) {
             Some(author) => author.clone(),
             None => {
@@ -602,7 +571,7 @@ impl Community {
                 let category = self
                     .category(category_id)
                     .await?
-                    .ok_or_else(|| crate::items::corrupt(item, "categoryId"))?;
+                    .ok_or_else(|| post::unknown_category(item))?;
                 context
                     .categories
                     .insert(category_id.to_string(), category.clone());
@@ -610,7 +579,7 @@ impl Community {
             }
         };
         let mut tags = Vec::new();
-        for id in tag_ids(item) {
+        for id in record.tag_ids.clone() {
             let tag = match context.tags.get(&id) {
                 Some(tag) => tag.clone(),
                 None => {
@@ -622,26 +591,24 @@ impl Community {
             // A tag that no longer exists is left out.
             tags.extend(tag);
         }
-        let status = PostStatus::parse(required_str(item, "status")?)
-            .ok_or_else(|| crate::items::corrupt(item, "status"))?;
         Ok(Post {
-            id: required_str(item, "id")?.to_string(),
-            slug: required_str(item, "slug")?.to_string(),
-            title: required_str(item, "title")?.to_string(),
-            content: required_str(item, "content")?.to_string(),
-            excerpt: opt_string(item, "excerpt"),
-            cover_image: opt_string(item, "coverImage"),
-            status,
-            featured: item.bool("featured").unwrap_or(false),
-            view_count: item.i64("viewCount").unwrap_or(0),
-            published_at: parse_time(item, "publishedAt")?,
-            created_at: required_time(item, "createdAt")?,
+            id: record.id,
+            slug: record.slug,
+            title: record.title,
+            content: record.content,
+            excerpt: record.excerpt,
+            cover_image: record.cover_image,
+            status: record.status,
+            featured: record.featured,
+            view_count: record.view_count,
+            published_at: record.published_at,
+            created_at: record.created_at,
             author,
             category,
             tags,
             count: Counts {
-                comments: item.i64("commentCount").unwrap_or(0),
-                reactions: item.i64("reactionCount").unwrap_or(0),
+                comments: record.comment_count,
+                reactions: record.reaction_count,
             },
         })
     }
@@ -683,18 +650,6 @@ struct Context {
     authors: HashMap<String, Author>,
     categories: HashMap<String, Category>,
     tags: HashMap<String, Option<Tag>>,
-}
-
-fn tag_ids(item: &Item) -> Vec<String> {
-    item.attrs
-        .get("tagIds")
-        .and_then(Value::as_array)
-        .map(|ids| {
-            ids.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn empty(page: u32, limit: u32) -> PostPage {

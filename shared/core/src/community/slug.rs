@@ -1,6 +1,7 @@
 //! Slugs: readable, transliterated URL names (`¿Qué es Moby-Dick?` -> `que-es-moby-dick`),
 //! unique per kind through a claim item.
 
+use super::record;
 use crate::ids::random_hex;
 use crate::ports::Ports;
 use crate::ports::{Condition, Item, StoreError};
@@ -42,6 +43,16 @@ pub(super) fn claim_pk(kind: &str, slug: &str) -> String {
 
 pub(super) const CLAIM_SK: &str = "SLUG";
 
+/// The claim of `slug` (of a `kind`) for `owner_id`.
+pub(super) fn claim_item(kind: &str, slug: &str, owner_id: &str) -> Item {
+    record::slug_claim(claim_pk(kind, slug), CLAIM_SK, owner_id)
+}
+
+/// The claim is `owner_id`'s.
+pub(super) fn claimed_by(owner_id: &str) -> Condition {
+    record::slug_claimed_by(owner_id)
+}
+
 /// Claims the first free slug of `base`, `base-2`, ... for `owner_id`, and returns it. A claim
 /// is a conditional put, so concurrent writers never get the same slug.
 pub(super) async fn claim(
@@ -56,7 +67,7 @@ pub(super) async fn claim(
         // minute, so a popular title would run out of slugs.
         .chain((0..RANDOM_TRIES).map(|_| format!("{base}-{}", random_hex(4))));
     for slug in candidates {
-        let item = Item::new(claim_pk(kind, &slug), CLAIM_SK).with("id", owner_id);
+        let item = claim_item(kind, &slug, owner_id);
         match ports.table.put(item, Condition::NotExists).await {
             Ok(()) => return Ok(slug),
             Err(StoreError::Conflict) => continue,
@@ -73,7 +84,7 @@ pub(super) async fn owner(
     slug: &str,
 ) -> Result<Option<String>, StoreError> {
     let item = ports.table.get(&claim_pk(kind, slug), CLAIM_SK).await?;
-    Ok(item.and_then(|i| i.str("id").map(str::to_string)))
+    Ok(item.as_ref().and_then(record::slug_owner))
 }
 
 #[cfg(test)]

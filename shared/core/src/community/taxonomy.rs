@@ -5,10 +5,10 @@
 use serde::Deserialize;
 use tracing::info;
 
+use super::record::term::{self, category_from, tag_from};
 use super::slug::{self, slugify};
 use super::{Category, Community, CommunityError, Tag};
 use crate::ids::new_id;
-use crate::items::{opt_string, required_str};
 use crate::ports::{Condition, Index, Item, Query, StoreError};
 use crate::types::Role;
 
@@ -131,11 +131,12 @@ impl Community {
             description,
             color,
         };
-        self.store(Kind::Category, &category.id, &category.slug, |item| {
-            item.with("name", category.name.as_str())
-                .with("description", category.description.clone())
-                .with("color", category.color.as_str())
-        })
+        self.store(term::category_item(
+            pk(Kind::Category, &category.id),
+            Kind::Category.key(),
+            Kind::Category.list(),
+            &category,
+        ))
         .await?;
         info!(slug = %category.slug, "category created");
         Ok(category)
@@ -150,9 +151,12 @@ impl Community {
         }
         let (id, slug, name) = self.claim(Kind::Tag, &term.name, term.slug).await?;
         let tag = Tag { id, slug, name };
-        self.store(Kind::Tag, &tag.id, &tag.slug, |item| {
-            item.with("name", tag.name.as_str())
-        })
+        self.store(term::tag_item(
+            pk(Kind::Tag, &tag.id),
+            Kind::Tag.key(),
+            Kind::Tag.list(),
+            &tag,
+        ))
         .await?;
         info!(slug = %tag.slug, "tag created");
         Ok(tag)
@@ -230,8 +234,7 @@ impl Community {
                         "slug: lowercase letters, digits and single hyphens, such as '{made}'"
                     )));
                 }
-                let claim = Item::new(slug::claim_pk(kind.key(), &given), slug::CLAIM_SK)
-                    .with("id", id.as_str());
+                let claim = slug::claim_item(kind.key(), &given, &id);
                 match self.ports.table.put(claim, Condition::NotExists).await {
                     Ok(()) => given,
                     Err(StoreError::Conflict) => {
@@ -253,22 +256,8 @@ impl Community {
         Ok((id, slug, name.to_string()))
     }
 
-    async fn store(
-        &self,
-        kind: Kind,
-        id: &str,
-        slug: &str,
-        fields: impl FnOnce(Item) -> Item,
-    ) -> Result<(), StoreError> {
-        let item = Item::new(pk(kind, id), kind.key())
-            .with("id", id)
-            .with("slug", slug)
-            .with("gsi1pk", kind.list())
-            .with("gsi1sk", slug);
-        self.ports
-            .table
-            .put(fields(item), Condition::NotExists)
-            .await
+    async fn store(&self, item: Item) -> Result<(), StoreError> {
+        self.ports.table.put(item, Condition::NotExists).await
     }
 
     /// Creates the [`SEEDED`] categories that are missing; safe to run concurrently (a slug
@@ -276,18 +265,25 @@ impl Community {
     async fn seed(&self) -> Result<(), StoreError> {
         for (slug, name, description, color) in SEEDED {
             let id = new_id();
-            let claim =
-                Item::new(slug::claim_pk("CATEGORY", slug), slug::CLAIM_SK).with("id", id.as_str());
+            let claim = slug::claim_item("CATEGORY", slug, &id);
             match self.ports.table.put(claim, Condition::NotExists).await {
                 Ok(()) => {}
                 Err(StoreError::Conflict) => continue,
                 Err(e) => return Err(e),
             }
-            self.store(Kind::Category, &id, slug, |item| {
-                item.with("name", name)
-                    .with("description", description)
-                    .with("color", color)
-            })
+            let category = Category {
+                id: id.clone(),
+                slug: slug.to_string(),
+                name: name.to_string(),
+                description: Some(description.to_string()),
+                color: color.to_string(),
+            };
+            self.store(term::category_item(
+                pk(Kind::Category, &id),
+                Kind::Category.key(),
+                Kind::Category.list(),
+                &category,
+            ))
             .await?;
         }
         info!("seeded the community's categories");
@@ -297,22 +293,4 @@ impl Community {
 
 fn is_hex_color(c: &str) -> bool {
     c.len() == 7 && c.starts_with('#') && c[1..].chars().all(|d| d.is_ascii_hexdigit())
-}
-
-fn category_from(item: &Item) -> Result<Category, StoreError> {
-    Ok(Category {
-        id: required_str(item, "id")?.to_string(),
-        slug: required_str(item, "slug")?.to_string(),
-        name: required_str(item, "name")?.to_string(),
-        description: opt_string(item, "description"),
-        color: required_str(item, "color")?.to_string(),
-    })
-}
-
-fn tag_from(item: &Item) -> Result<Tag, StoreError> {
-    Ok(Tag {
-        id: required_str(item, "id")?.to_string(),
-        slug: required_str(item, "slug")?.to_string(),
-        name: required_str(item, "name")?.to_string(),
-    })
 }
