@@ -25,13 +25,6 @@ const RECORD_MODULES: &[&str] = &[
     "usage/record.rs",
 ];
 
-/// UNFINISHED: files that still name attributes themselves, until their aggregate has its
-/// record module. Each must still have a violation (so a converted file leaves the list); no
-/// other file may have one.
-const NOT_YET_CONVERTED: &[&str] = &[
-    "community/comments.rs",
-];
-
 /// Methods whose first argument is an attribute name: `Item::{with, str, i64, bool}`,
 /// `Update::{set, remove, add}`, the readers of `items::Fields`, and the attribute map's own.
 const NAME_FIRST_METHODS: &[&str] = &[
@@ -206,7 +199,7 @@ fn no_attribute_name_is_spelled_outside_the_record_modules() {
     let scanned = scan();
     let mut report = Vec::new();
     for (file, found) in &scanned {
-        if RECORD_MODULES.contains(&file.as_str()) || NOT_YET_CONVERTED.contains(&file.as_str()) {
+        if RECORD_MODULES.contains(&file.as_str()) {
             continue;
         }
         for (line, call) in found {
@@ -222,19 +215,11 @@ fn no_attribute_name_is_spelled_outside_the_record_modules() {
 }
 
 #[test]
-fn every_file_listed_as_not_yet_converted_still_names_attributes() {
+fn every_record_module_exists() {
     let scanned = scan();
-    for file in NOT_YET_CONVERTED.iter().chain(RECORD_MODULES) {
+    for file in RECORD_MODULES {
         assert!(scanned.contains_key(*file), "src/{file} does not exist");
     }
-    let converted: Vec<_> = NOT_YET_CONVERTED
-        .iter()
-        .filter(|file| scanned[**file].is_empty())
-        .collect();
-    assert!(
-        converted.is_empty(),
-        "converted: take these off NOT_YET_CONVERTED: {converted:?}"
-    );
 }
 
 #[test]

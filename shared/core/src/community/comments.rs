@@ -20,12 +20,13 @@ use serde_json::Value;
 use tracing::info;
 
 use super::posts::may_publish;
+use super::record::{comment, post};
 use super::taxonomy::require_admin;
 use super::{Author, Community, CommunityError};
 use crate::accounts::User;
 use crate::ids::new_id;
-use crate::items::{opt_string, required_str, required_time, time, time_text};
-use crate::ports::{Condition, Index, Item, Query, StoreError, Update, WriteOp};
+use crate::items::time_text;
+use crate::ports::{Condition, Index, Query, StoreError, WriteOp};
 
 pub const MAX_CONTENT: usize = 5_000;
 /// Comments a post shows at most (oldest first): a bound on one public request.
@@ -97,7 +98,7 @@ impl Community {
             Some(parent_id) => {
                 let parent = self.ports.table.get(&pk(parent_id), SK).await?;
                 match parent {
-                    Some(p) if p.str("postId") == Some(post.id.as_str()) => Some(p),
+                    Some(p) if comment::post_id(&p) == Some(post.id.as_str()) => Some(p),
                     _ => {
                         return Err(CommunityError::Invalid(format!(
                             "parentId: there is no comment '{parent_id}' on this post"
@@ -115,48 +116,52 @@ impl Community {
         let id = new_id();
         let now = self.ports.clock.now();
         let order = format!("{}#{id}", time_text(now));
-        let item = Item::new(pk(&id), SK)
-            .with("id", id.as_str())
-            .with("postId", post.id.as_str())
-            .with("parentId", new.parent_id.clone())
-            .with("authorId", author.id.as_str())
-            .with("content", content.as_str())
-            .with("mood", new.mood.clone())
-            .with("status", status)
-            .with("createdAt", time(now))
-            .with("gsi1pk", of_post(&post.id))
-            .with("gsi1sk", order.as_str());
+        let item = comment::item(
+            pk(&id),
+            SK,
+            &comment::NewCommentItem {
+                id: &id,
+                post_id: &post.id,
+                parent_id: new.parent_id.as_deref(),
+                author_id: &author.id,
+                content: &content,
+                mood: new.mood.as_deref(),
+                status,
+                created_at: now,
+                listed: (of_post(&post.id), order.clone()),
+            },
+        );
         let mut ops = vec![
             WriteOp::Put {
                 item,
                 condition: Condition::NotExists,
             },
             WriteOp::Put {
-                item: Item::new(
+                item: comment::pointer(
                     crate::accounts::store::user_pk(&author.id),
                     format!("COMMENT#{id}"),
-                )
-                .with("postId", post.id.as_str()),
+                    &post.id,
+                ),
                 condition: Condition::Always,
             },
         ];
         if status == "PENDING" {
             ops.push(WriteOp::Put {
-                item: Item::new(PENDING, order.as_str()).with("id", id.as_str()),
+                item: comment::pending_entry(PENDING, &order, &id),
                 condition: Condition::Always,
             });
         } else {
             ops.push(WriteOp::Update {
                 pk: format!("POST#{}", post.id),
                 sk: "POST".into(),
-                update: Update::default().add("commentCount", 1),
+                update: post::comments_counted(1),
                 condition: Condition::Exists,
             });
         }
         self.ports.table.transact(ops).await?;
         info!(comment_id = %id, post_id = %post.id, status, "comment added");
         if let Some(parent) = parent {
-            let parent_author = parent.str("authorId").unwrap_or_default();
+            let parent_author = comment::author_id(&parent).unwrap_or_default();
             if !parent_author.is_empty() && parent_author != author.id && status == "APPROVED" {
                 let link = format!("/comunidad/{}", post.slug);
                 if let Err(e) = self
@@ -199,8 +204,8 @@ impl Community {
         let mut authors = std::collections::HashMap::new();
         let mut flat = Vec::new();
         for item in &items {
-            let status = required_str(item, "status")?;
-            let author_id = opt_string(item, "authorId");
+            let status = comment::required_status(item)?;
+            let author_id = comment::author_id(item).map(str::to_string);
             let own = viewer.is_some_and(|v| author_id.as_deref() == Some(v.id.as_str()));
             let shown = match status {
                 "APPROVED" => true,
@@ -222,21 +227,21 @@ impl Community {
             };
             let deleted = status == "DELETED";
             flat.push((
-                opt_string(item, "parentId"),
+                comment::parent_id(item).map(str::to_string),
                 Comment {
-                    id: required_str(item, "id")?.to_string(),
+                    id: comment::required_id(item)?.to_string(),
                     content: if deleted {
                         DELETED_TEXT.into()
                     } else {
-                        required_str(item, "content")?.to_string()
+                        comment::required_content(item)?.to_string()
                     },
                     mood: if deleted {
                         None
                     } else {
-                        opt_string(item, "mood")
+                        comment::mood(item).map(str::to_string)
                     },
                     status: status.to_string(),
-                    created_at: required_time(item, "createdAt")?,
+                    created_at: comment::created_at(item)?,
                     author,
                     replies: Vec::new(),
                 },
@@ -258,17 +263,19 @@ impl Community {
             .await?;
         let mut pending = Vec::new();
         for entry in queue {
-            let Some(id) = entry.str("id") else { continue };
+            let Some(id) = comment::pending_id(&entry) else {
+                continue;
+            };
             if let Some(item) = self.ports.table.get(&pk(id), SK).await? {
                 pending.push(serde_json::json!({
                     "id": id,
-                    "postId": item.str("postId"),
-                    "parentId": item.str("parentId"),
-                    "content": item.str("content"),
-                    "mood": item.str("mood"),
-                    "status": item.str("status"),
-                    "createdAt": item.str("createdAt"),
-                    "author": self.author(item.str("authorId").unwrap_or_default()).await?,
+                    "postId": comment::post_id(&item),
+                    "parentId": comment::parent_id(&item),
+                    "content": comment::content(&item),
+                    "mood": comment::mood(&item),
+                    "status": comment::status(&item),
+                    "createdAt": comment::created_at_text(&item),
+                    "author": self.author(comment::author_id(&item).unwrap_or_default()).await?,
                 }));
             }
         }
@@ -296,24 +303,24 @@ impl Community {
             .get(&pk(id), SK)
             .await?
             .ok_or(CommunityError::NotFound("comment"))?;
-        let before = required_str(&item, "status")?.to_string();
+        let before = comment::required_status(&item)?.to_string();
         if before == status {
             return Ok(());
         }
-        let post_pk = format!("POST#{}", required_str(&item, "postId")?);
-        let order = item.str("gsi1sk").unwrap_or_default().to_string();
+        let post_pk = format!("POST#{}", comment::required_post_id(&item)?);
+        let order = comment::order(&item).to_string();
         let mut ops = vec![WriteOp::Update {
             pk: item.pk.clone(),
             sk: item.sk.clone(),
-            update: Update::default().set("status", status),
-            condition: Condition::equals("status", before.as_str()),
+            update: comment::moderated(status),
+            condition: comment::status_still(&before),
         }];
         let delta = i64::from(status == "APPROVED") - i64::from(before == "APPROVED");
         if delta != 0 {
             ops.push(WriteOp::Update {
                 pk: post_pk,
                 sk: "POST".into(),
-                update: Update::default().add("commentCount", delta),
+                update: post::comments_counted(delta),
                 condition: Condition::Exists,
             });
         }
@@ -349,23 +356,19 @@ impl Community {
             let Some(item) = self.ports.table.get(&pk(id), SK).await? else {
                 continue;
             };
-            let before = item.str("status").unwrap_or_default().to_string();
+            let before = comment::status(&item).unwrap_or_default().to_string();
             let mut ops = vec![WriteOp::Update {
                 pk: item.pk.clone(),
                 sk: item.sk.clone(),
-                update: Update::default()
-                    .set("status", "DELETED")
-                    .set("content", "")
-                    .set("mood", Value::Null)
-                    .remove("authorId"),
+                update: comment::tombstone(),
                 condition: Condition::Always,
             }];
             if before == "APPROVED" {
-                if let Some(post_id) = item.str("postId") {
+                if let Some(post_id) = comment::post_id(&item) {
                     ops.push(WriteOp::Update {
                         pk: format!("POST#{post_id}"),
                         sk: "POST".into(),
-                        update: Update::default().add("commentCount", -1),
+                        update: post::comments_counted(-1),
                         condition: Condition::Exists,
                     });
                 }
@@ -373,7 +376,7 @@ impl Community {
             if before == "PENDING" {
                 ops.push(WriteOp::Delete {
                     pk: PENDING.into(),
-                    sk: item.str("gsi1sk").unwrap_or_default().to_string(),
+                    sk: comment::order(&item).to_string(),
                     condition: Condition::Always,
                 });
             }
@@ -399,17 +402,17 @@ impl Community {
             .query_index(Index::Gsi1, Query::partition(of_post(post_id)))
             .await?;
         for item in items {
-            if let Some(author_id) = item.str("authorId") {
+            if let Some(author_id) = comment::author_id(&item) {
                 table
                     .delete(
                         &crate::accounts::store::user_pk(author_id),
-                        &format!("COMMENT#{}", item.str("id").unwrap_or_default()),
+                        &format!("COMMENT#{}", comment::id(&item).unwrap_or_default()),
                         Condition::Always,
                     )
                     .await?;
             }
-            if item.str("status") == Some("PENDING") {
-                let order = item.str("gsi1sk").unwrap_or_default().to_string();
+            if comment::status(&item) == Some("PENDING") {
+                let order = comment::order(&item).to_string();
                 table.delete(PENDING, &order, Condition::Always).await?;
             }
             table.delete(&item.pk, &item.sk, Condition::Always).await?;

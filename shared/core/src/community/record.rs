@@ -181,6 +181,137 @@ pub(super) mod post {
     pub fn by(author_id: &str) -> Condition {
         Condition::equals("authorId", author_id)
     }
+
+    /// The post's count of approved comments moves by `delta`.
+    pub fn comments_counted(delta: i64) -> Update {
+        Update::default().add("commentCount", delta)
+    }
+}
+
+/// A comment (`COMMENT#<id>` / `COMMENT`): `id`, `postId`, `parentId`, `authorId`, `content`,
+/// `mood`, `status`, `createdAt`, and `gsi1pk` / `gsi1sk` (`POST#<postId>#COMMENTS` / its
+/// order). Its author's pointer (`USER#<authorId>` / `COMMENT#<id>`): `postId`. A pending
+/// comment's moderation-queue entry (`COMMENTS#PENDING` / its order): `id`. A comment is read
+/// through the accessors below, each as forgiving as the caller needs.
+pub(super) mod comment {
+    use super::*;
+
+    pub struct NewCommentItem<'a> {
+        pub id: &'a str,
+        pub post_id: &'a str,
+        pub parent_id: Option<&'a str>,
+        pub author_id: &'a str,
+        pub content: &'a str,
+        pub mood: Option<&'a str>,
+        pub status: &'a str,
+        pub created_at: DateTime<Utc>,
+        /// Where `gsi1` lists it: the post's comments, in order.
+        pub listed: (String, String),
+    }
+
+    pub fn item(pk: String, sk: &str, new: &NewCommentItem<'_>) -> Item {
+        Item::new(pk, sk)
+            .with("id", new.id)
+            .with("postId", new.post_id)
+            .with("parentId", new.parent_id)
+            .with("authorId", new.author_id)
+            .with("content", new.content)
+            .with("mood", new.mood)
+            .with("status", new.status)
+            .with("createdAt", time(new.created_at))
+            .with("gsi1pk", new.listed.0.clone())
+            .with("gsi1sk", new.listed.1.clone())
+    }
+
+    /// The pointer in the author's partition (how a closed account finds its comments).
+    pub fn pointer(pk: String, sk: String, post_id: &str) -> Item {
+        Item::new(pk, sk).with("postId", post_id)
+    }
+
+    /// The comment's entry in the moderation queue.
+    pub fn pending_entry(pk: &str, order: &str, id: &str) -> Item {
+        Item::new(pk, order).with("id", id)
+    }
+
+    pub fn pending_id(entry: &Item) -> Option<&str> {
+        entry.str("id")
+    }
+
+    pub fn id(item: &Item) -> Option<&str> {
+        item.str("id")
+    }
+
+    pub fn required_id(item: &Item) -> Result<&str, StoreError> {
+        required_str(item, "id")
+    }
+
+    pub fn post_id(item: &Item) -> Option<&str> {
+        item.str("postId")
+    }
+
+    pub fn required_post_id(item: &Item) -> Result<&str, StoreError> {
+        required_str(item, "postId")
+    }
+
+    pub fn parent_id(item: &Item) -> Option<&str> {
+        item.str("parentId")
+    }
+
+    pub fn author_id(item: &Item) -> Option<&str> {
+        item.str("authorId")
+    }
+
+    pub fn content(item: &Item) -> Option<&str> {
+        item.str("content")
+    }
+
+    pub fn required_content(item: &Item) -> Result<&str, StoreError> {
+        required_str(item, "content")
+    }
+
+    pub fn mood(item: &Item) -> Option<&str> {
+        item.str("mood")
+    }
+
+    pub fn status(item: &Item) -> Option<&str> {
+        item.str("status")
+    }
+
+    pub fn required_status(item: &Item) -> Result<&str, StoreError> {
+        required_str(item, "status")
+    }
+
+    pub fn created_at(item: &Item) -> Result<DateTime<Utc>, StoreError> {
+        required_time(item, "createdAt")
+    }
+
+    /// `createdAt` as stored (for the moderation queue, which shows it as it is).
+    pub fn created_at_text(item: &Item) -> Option<&str> {
+        item.str("createdAt")
+    }
+
+    /// Its place among the post's comments (and in the moderation queue).
+    pub fn order(item: &Item) -> &str {
+        item.str("gsi1sk").unwrap_or_default()
+    }
+
+    pub fn moderated(status: &str) -> Update {
+        Update::default().set("status", status)
+    }
+
+    /// The comment's status is still `before`.
+    pub fn status_still(before: &str) -> Condition {
+        Condition::equals("status", before)
+    }
+
+    /// What is left of a closed account's comment: its place, no author and no text.
+    pub fn tombstone() -> Update {
+        Update::default()
+            .set("status", "DELETED")
+            .set("content", "")
+            .set("mood", Value::Null)
+            .remove("authorId")
+    }
 }
 
 /// A slug's claim (`SLUG#<kind>#<slug>` / `SLUG`): `id`, its owner's.
