@@ -6,7 +6,8 @@ use booktr_translate::estimate::{estimate_book, Pace, RunShape};
 use booktr_translate::pipeline::PassUsage;
 use serde::Serialize;
 
-use super::{RunChoice, TranslationError, Translations};
+use super::start::RunChoice;
+use super::{TranslationError, Translations};
 use crate::accounts::User;
 use crate::books::store;
 use crate::ports::StoreError;

@@ -4,10 +4,13 @@
 use booktr_formats::manuscript::{Chapter as SourceChapter, Manuscript};
 use booktr_formats::render::{self, Layout, RenderOptions, Rendition, Sources};
 
-use super::Translations;
+use tracing::instrument;
+
+use super::{TranslationError, Translations};
 use crate::books::{store, Book, BookFormat};
-use crate::job::{Edition, OutputFormat};
+use crate::job::{Edition, Job, OutputFormat};
 use crate::ports::StoreError;
+use crate::types::BookStatus;
 
 /// Why a book could not be rendered.
 #[derive(Debug, thiserror::Error)]
@@ -176,5 +179,35 @@ impl Translations {
                 .map(Some)
                 .map_err(|e| StoreError::Unavailable(format!("{key} is unreadable: {e}"))),
         }
+    }
+}
+
+impl Translations {
+    /// Queues generation of the file: TRANSLATED or COMPLETED books only.
+    #[instrument(skip(self))]
+    pub async fn generate(
+        &self,
+        user_id: &str,
+        book_id: &str,
+        edition: Edition,
+    ) -> Result<(), TranslationError> {
+        let book = self.books.get(user_id, book_id).await?;
+        if !matches!(
+            book.status,
+            BookStatus::Translated | BookStatus::Completed | BookStatus::Generating
+        ) {
+            return Err(TranslationError::Invalid(format!(
+                "the book is {}; a file can be generated once it is translated",
+                book.status
+            )));
+        }
+        let job = Job::Generate {
+            book_id: book_id.to_string(),
+            format: edition.format,
+            layout: edition.layout,
+            requested: self.ports.clock.now().timestamp_millis(),
+        };
+        job.enqueue(self.ports.queue.as_ref()).await?;
+        Ok(())
     }
 }
