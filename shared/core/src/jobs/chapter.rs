@@ -10,8 +10,9 @@ use booktr_translate::budget;
 use booktr_translate::glossary::GlossaryEntry;
 use booktr_translate::ladder::Ladder;
 use booktr_translate::model::{ChatError, ChatModel};
-use booktr_translate::pipeline::{ChapterInput, ChapterTranslation, Checkpoint};
+use booktr_translate::pipeline::{ChapterInput, ChapterOutput, ChapterTranslation, Checkpoint};
 use booktr_translate::protocol::Pass;
+use booktr_translate::terms::TermList;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tracing::{info, info_span, warn, Instrument};
@@ -166,22 +167,58 @@ async fn continued(handler: &JobHandler, window: &Window<'_>) -> Result<bool, Jo
     Ok(true)
 }
 
+/// One chapter of the run: prepared (its text, the run's terms and model), taken through the
+/// passes still to do, and stored. Each step may end the job early (the chapter already
+/// translated, the run moved on or paused at its cap, the model refusing), having done what
+/// that calls for.
 pub(super) async fn run(
     handler: &JobHandler,
     book_id: &str,
     number: u32,
     run: u32,
 ) -> Result<(), JobError> {
+    let Some(chapter) = prepare(handler, book_id, number, run).await? else {
+        return Ok(());
+    };
+    let Some(output) = translate_passes(handler, &chapter, number).await? else {
+        return Ok(());
+    };
+    store_translation(handler, chapter, number, output).await
+}
+
+/// What the passes of one chapter work from.
+struct Prepared {
+    book: Book,
+    /// The run's translation key.
+    key: String,
+    source: SourceChapter,
+    /// The book's names and terms under the key.
+    terms: TermList,
+    /// The glossary every pass enforces: the user's, then the book's terms.
+    enforced: Vec<GlossaryEntry>,
+    model: Arc<dyn ChatModel>,
+}
+
+/// Reads what the chapter's passes need and marks the chapter TRANSLATING; None when there is
+/// nothing to translate (the book gone or moved on, the chapter already stored under the key,
+/// no model for the run), after doing what that calls for.
+async fn prepare(
+    handler: &JobHandler,
+    book_id: &str,
+    number: u32,
+    run: u32,
+) -> Result<Option<Prepared>, JobError> {
     let Some(book) = handler.books.find(book_id).await? else {
         info!("book deleted; dropping the job");
-        return Ok(());
+        return Ok(None);
     };
     if book.run == run && book.status == BookStatus::Translated {
         // A retry of the job that finished the book, in case it died before queuing the file.
-        return Ok(handler.translations.finish_if_translated(book_id).await?);
+        handler.translations.finish_if_translated(book_id).await?;
+        return Ok(None);
     }
     let Some(key) = run_key(&book, run)? else {
-        return Ok(());
+        return Ok(None);
     };
     let translations = &handler.translations;
     if translations
@@ -190,23 +227,21 @@ pub(super) async fn run(
         .is_some_and(|stored| stored.key == key)
     {
         info!("chapter already translated under this key; no model call");
-        return Ok(mark_completed(handler, &book, number, &key, None, 0).await?);
+        mark_completed(handler, &book, number, &key, None, 0).await?;
+        return Ok(None);
     }
 
-    let source: SourceChapter = handler
-        .translations
+    let source: SourceChapter = translations
         .read_json(&store::chapter_key(book_id, number)?)
         .await?
         .ok_or_else(|| JobError::Missing(format!("chapter {number} text is missing")))?;
-    let glossary: Vec<GlossaryEntry> = handler
-        .translations
+    let glossary: Vec<GlossaryEntry> = translations
         .read_json(&store::glossary_snapshot_key(book_id)?)
         .await?
         .unwrap_or_default();
     // The book's term list joins the glossary (which wins where both name a term): every pass
     // enforces it, so chapters translated at the same time agree.
-    let terms = handler
-        .translations
+    let terms = translations
         .read_json::<BookTerms>(&store::terms_key(book_id, &key)?)
         .await?
         .filter(|t| t.key == key)
@@ -224,32 +259,61 @@ pub(super) async fn run(
             Condition::Exists,
         )
         .await?;
-    handler
-        .translations
+    translations
         .update_chapter(book_id, number, ChapterChange::translating())
         .await?;
 
     let model = match model_for(handler, &book).await? {
         Ok(model) => model,
-        Err(reason) => return Ok(fail_chapter(handler, &book, number, &reason).await?),
+        Err(reason) => {
+            fail_chapter(handler, &book, number, &reason).await?;
+            return Ok(None);
+        }
     };
+    Ok(Some(Prepared {
+        book,
+        key,
+        source,
+        terms,
+        enforced,
+        model,
+    }))
+}
+
+/// Runs the passes the chapter still needs, each within the run's cost cap, keeping a
+/// checkpoint after each; None when the chapter stops before the last (the run paused at its
+/// cap or moved on, the model refused), after doing what that calls for.
+async fn translate_passes(
+    handler: &JobHandler,
+    chapter: &Prepared,
+    number: u32,
+) -> Result<Option<ChapterOutput>, JobError> {
+    let Prepared {
+        book,
+        key,
+        source,
+        enforced,
+        model,
+        ..
+    } = chapter;
+    let translations = &handler.translations;
     let no_ledger = HashMap::new();
     // The run's chapters share what the repair ladder learns about the model.
-    let ladder = Ladder::for_run(model.name(), &format!("{book_id}#{}", book.run));
+    let ladder = Ladder::for_run(model.name(), &format!("{}#{}", book.id, book.run));
     let input = ChapterInput {
         blocks: &source.blocks,
         source_lang: &book.original_lang,
         target_lang: &book.target_lang,
-        glossary: &enforced,
+        glossary: enforced,
         ledger: &no_ledger,
         ladder: &ladder,
     };
     // The passes an earlier try finished under this key are not paid for again.
-    let checkpoint_key = store::checkpoint_key(book_id, number)?;
+    let checkpoint_key = store::checkpoint_key(&book.id, number)?;
     let checkpoint = translations
         .read_json::<StoredCheckpoint>(&checkpoint_key)
         .await?
-        .filter(|stored| stored.key == key)
+        .filter(|stored| &stored.key == key)
         .map(|stored| stored.checkpoint);
     let mut translation = ChapterTranslation::new(&input, &handler.pipeline, checkpoint);
     if translation.checkpoint().passes_done > 0 {
@@ -265,10 +329,13 @@ pub(super) async fn run(
     while let Some(pass) = translation.next_pass() {
         let done = usize::from(translation.checkpoint().passes_done);
         let estimate = estimates.map(|e| e[done]).unwrap_or_default();
-        let reserved = match cost::reserve(handler, &book, model.name(), estimate).await? {
+        let reserved = match cost::reserve(handler, book, model.name(), estimate).await? {
             cost::Reservation::Go(amount) => amount,
-            cost::Reservation::OverCap => return Ok(cost::pause_over_cap(handler, &book).await?),
-            cost::Reservation::Moved => return Ok(()),
+            cost::Reservation::OverCap => {
+                cost::pause_over_cap(handler, book).await?;
+                return Ok(None);
+            }
+            cost::Reservation::Moved => return Ok(None),
         };
         let pass_started = std::time::Instant::now();
         let result = translation.run_pass(model.as_ref()).await;
@@ -280,16 +347,18 @@ pub(super) async fn run(
             Ok(_) => translation.checkpoint().quality().usage(pass),
             Err(_) => Default::default(),
         };
-        cost::settle(handler, &book, model.name(), reserved, used).await?;
+        cost::settle(handler, book, model.name(), reserved, used).await?;
         match result {
             Ok(_) => {}
             Err(ChatError::Retryable { message, .. }) => {
                 let cause = format!("the model is unavailable: {message}");
-                return failed_attempt(handler, &book, number, pass, &cause).await;
+                failed_attempt(handler, book, number, pass, &cause).await?;
+                return Ok(None);
             }
             Err(ChatError::Fatal(message)) => {
                 let reason = format!("the model refused: {message}");
-                return Ok(fail_chapter(handler, &book, number, &reason).await?);
+                fail_chapter(handler, book, number, &reason).await?;
+                return Ok(None);
             }
         }
         let done = translation.checkpoint().passes_done;
@@ -300,11 +369,27 @@ pub(super) async fn run(
             };
             translations.put_json(&checkpoint_key, &stored).await?;
         }
-        record_passes(handler, book_id, number, done).await;
+        record_passes(handler, &book.id, number, done).await;
     }
     crate::metrics::chapter_translated(started.elapsed());
-    let mut output = translation.finish();
+    Ok(Some(translation.finish()))
+}
 
+/// Stores the chapter's translation under the run's key (its title translated with it, its
+/// term conflicts noted), drops its checkpoint and marks it COMPLETED.
+async fn store_translation(
+    handler: &JobHandler,
+    chapter: Prepared,
+    number: u32,
+    mut output: ChapterOutput,
+) -> Result<(), JobError> {
+    let Prepared {
+        book,
+        key,
+        source,
+        terms,
+        ..
+    } = chapter;
     // The chapter's title follows the block that carries the same words, translated.
     let title = source.title.as_deref().map(|t| {
         booktr_translate::book::translated_title(t, &source.blocks, &output.blocks)
@@ -328,11 +413,16 @@ pub(super) async fn run(
     };
     handler
         .translations
-        .put_json(&store::translation_key(book_id, number)?, &stored)
+        .put_json(&store::translation_key(&book.id, number)?, &stored)
         .await?;
     // The finished chapter supersedes its checkpoint; one left behind is ignored (and removed
     // with the book).
-    if let Err(e) = handler.ports.blobs.delete(&checkpoint_key).await {
+    if let Err(e) = handler
+        .ports
+        .blobs
+        .delete(&store::checkpoint_key(&book.id, number)?)
+        .await
+    {
         warn!(error = %e, "could not remove the chapter's checkpoint");
     }
     let quality = serde_json::to_value(&stored.quality).unwrap_or(Value::Null);
