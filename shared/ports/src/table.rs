@@ -1,6 +1,6 @@
 //! The data port: a small DynamoDB-shaped table. The domain maps its entities onto items once
-//! (see `booktr_core::accounts::store`, `booktr_core::books::store`, `booktr_core::glossaries`); each backend
-//! implements only this.
+//! (its record modules: `booktr_core::books::record`, `booktr_core::accounts::store`, ...); each
+//! backend implements only this.
 //!
 //! Items live under a partition key (`pk`) and a sort key (`sk`). Attributes are JSON values.
 //! One sparse secondary index, [`Index::Gsi1`], indexes items that carry both `gsi1pk` and
