@@ -53,6 +53,7 @@ pub struct JobParts {
     pub events: Events,
     pub developer: Developer,
     pub digests: Digests,
+    pub pipeline: PipelineConfig,
 }
 
 impl JobHandler {
@@ -64,6 +65,7 @@ impl JobHandler {
             events,
             developer,
             digests,
+            pipeline,
         } = parts;
         JobHandler {
             books,
@@ -72,7 +74,7 @@ impl JobHandler {
             events,
             developer,
             digests,
-            pipeline: PipelineConfig::default(),
+            pipeline,
             ports,
         }
     }
