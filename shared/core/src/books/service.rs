@@ -315,6 +315,36 @@ impl Books {
         Ok(store::book_from(&item)?)
     }
 
+    /// Sets the language the book is written in, for an owner who knows it better than its file
+    /// said (`booktr translate --from`): an EXTRACTED book only, before its run starts.
+    #[instrument(skip(self))]
+    pub async fn set_source_language(
+        &self,
+        user_id: &str,
+        book_id: &str,
+        language: &LanguageCode,
+    ) -> Result<Book, BooksError> {
+        let update = Update::default()
+            .set("originalLang", language.as_str())
+            .set("updatedAt", crate::items::time(self.ports.clock.now()));
+        let condition = Condition::All(vec![
+            Condition::equals("userId", user_id),
+            Condition::equals("status", BookStatus::Extracted.as_str()),
+        ]);
+        let item = self
+            .ports
+            .table
+            .update(&store::book_pk(book_id), store::BOOK_SK, update, condition)
+            .await
+            .map_err(|e| match e {
+                StoreError::NotFound | StoreError::Conflict => {
+                    BooksError::Invalid("only an extracted book's language can be set".into())
+                }
+                e => e.into(),
+            })?;
+        Ok(store::book_from(&item)?)
+    }
+
     /// Removes the book, its chapters and every blob it owns. Jobs still queued for it find no
     /// book and are dropped.
     #[instrument(skip(self))]

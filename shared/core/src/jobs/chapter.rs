@@ -265,6 +265,7 @@ pub(super) async fn run(
     // worth it without one: the reservation then ignores the estimate).
     let estimates = book.max_cost_micros.map(|_| translation.estimate());
     let started = std::time::Instant::now();
+    handler.observe(|o| o.chapter_started(book_id, number));
     while let Some(pass) = translation.next_pass() {
         let done = usize::from(translation.checkpoint().passes_done);
         let estimate = estimates.map(|e| e[done]).unwrap_or_default();
@@ -304,13 +305,17 @@ pub(super) async fn run(
             translations.put_json(&checkpoint_key, &stored).await?;
         }
         record_passes(handler, book_id, number, done).await;
+        if handler.is_observed() {
+            let blocks = translation.blocks_so_far();
+            handler.observe(|o| o.pass_done(book_id, number, pass, &blocks));
+        }
     }
     crate::metrics::chapter_translated(started.elapsed());
     let mut output = translation.finish();
 
     // The chapter's title follows the block that carries the same words, translated.
     let title = source.title.as_deref().map(|t| {
-        booktr_translate::book::translated_title(t, &source.blocks, &output.blocks)
+        super::title::translated_title(t, &source.blocks, &output.blocks)
             .unwrap_or_else(|| t.to_string())
     });
     output.quality.term_conflicts = output
@@ -348,7 +353,9 @@ pub(super) async fn run(
         ),
         "chapter translated"
     );
-    Ok(mark_completed(handler, &book, number, &key, Some(quality), words).await?)
+    mark_completed(handler, &book, number, &key, Some(quality), words).await?;
+    handler.observe(|o| o.chapter_done(book_id, number));
+    Ok(())
 }
 
 /// Tries of a chapter that may really fail (the model still failing after the pipeline's own

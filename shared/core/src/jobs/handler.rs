@@ -3,7 +3,9 @@
 
 use tracing::{error, info, info_span, warn, Instrument};
 
-use super::{chapter, extract, generate, terms, JobError};
+use std::sync::Arc;
+
+use super::{chapter, extract, generate, terms, JobError, RunObserver};
 use crate::books::lifecycle::BookEvent;
 use crate::books::{Book, Books};
 use crate::developer::Developer;
@@ -42,6 +44,8 @@ pub struct JobHandler {
     /// For purges and the open-account check.
     privacy: Privacy,
     digests: Digests,
+    /// Told of each run's steps as they happen, when a process watches (`booktr translate`).
+    observer: Option<Arc<dyn RunObserver>>,
 }
 
 /// What the job handler works with, each shared with the rest of the process.
@@ -72,8 +76,27 @@ impl JobHandler {
             developer,
             digests,
             pipeline: PipelineConfig::default(),
+            observer: None,
             ports,
         }
+    }
+
+    /// With `observer` told of every run's steps (the term list, each chapter's passes).
+    pub fn observed_by(mut self, observer: Arc<dyn RunObserver>) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
+    /// Tells the observer, if any.
+    pub(super) fn observe(&self, tell: impl FnOnce(&dyn RunObserver)) {
+        if let Some(observer) = &self.observer {
+            tell(observer.as_ref());
+        }
+    }
+
+    /// Whether an observer watches (so that what only it needs is made only then).
+    pub(super) fn is_observed(&self) -> bool {
+        self.observer.is_some()
     }
 
     /// Runs a job from the jobs queue, received for the `receive_count`th time. Idempotent: a

@@ -154,6 +154,7 @@ async fn store_list(
         Err(e) => return Err(e),
     }
     info!(candidates, terms = found, "book terms listed");
+    handler.observe(|o| o.terms_listed(&book.id, found));
     Ok(())
 }
 

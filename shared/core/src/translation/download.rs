@@ -196,6 +196,18 @@ impl Translations {
         self.ports.links.verify(key, name, expires, signature)
     }
 
+    /// The file of `edition` the generate job stored for the book, if there is one.
+    pub async fn output(
+        &self,
+        book: &Book,
+        edition: Edition,
+    ) -> Result<Option<bytes::Bytes>, StoreError> {
+        self.ports
+            .blobs
+            .get(&store::output_key(&book.id, edition)?)
+            .await
+    }
+
     /// A stored file, for a link that checked out.
     pub async fn file(
         &self,

@@ -176,8 +176,9 @@ pub const MAX_WINDOW: usize = 256;
 #[derive(Clone)]
 pub struct Translations {
     ports: Ports,
-    /// Chapters of a book in flight at once (twice as many with priority).
+    /// Chapters of a book in flight at once, without and with priority.
     window: usize,
+    priority_window: usize,
     /// What reading an upload and rendering a book may cost in memory.
     file_budget: booktr_formats::Budget,
     books: Books,
@@ -202,6 +203,7 @@ impl Translations {
             owners,
             developer,
             window: DEFAULT_WINDOW,
+            priority_window: (DEFAULT_WINDOW * 2).min(MAX_WINDOW),
             file_budget: booktr_formats::Budget::default(),
             books,
             glossaries,
@@ -213,6 +215,15 @@ impl Translations {
     /// With `window` chapters of a book in flight at once (`BOOKTR_CHAPTER_WINDOW`).
     pub fn with_window(mut self, window: usize) -> Self {
         self.window = window.max(1);
+        self.priority_window = (self.window * 2).min(MAX_WINDOW);
+        self
+    }
+
+    /// With `window` chapters of a book in flight at once whatever the owner's plan: for
+    /// `booktr translate --parallel`, whose one user is there only to own the one book.
+    pub fn with_window_for_every_plan(mut self, window: usize) -> Self {
+        self.window = window.max(1);
+        self.priority_window = self.window;
         self
     }
 
@@ -234,10 +245,23 @@ impl Translations {
     /// runs is reported as not found, and whatever this wrote for it is removed.
     #[instrument(skip(self, user, request), fields(user_id = %user.id, book_id = %request.book_id))]
     pub async fn start(&self, user: &User, request: StartRequest) -> Result<u32, TranslationError> {
+        self.start_chapters(user, request, None).await
+    }
+
+    /// [`Translations::start`] of only the chapters numbered in `only` (all when None); the
+    /// others are left as they are, untranslated, so the run does not end by itself: the
+    /// caller follows the chapters and takes the file of those finished so far
+    /// ([`Completeness::FinishedSoFar`]), as `booktr translate --chapters` does.
+    pub async fn start_chapters(
+        &self,
+        user: &User,
+        request: StartRequest,
+        only: Option<&[u32]>,
+    ) -> Result<u32, TranslationError> {
         // The caller's own book, or 404: only an id proven to be a book of theirs may lead to
         // the clean-up below (it deletes files by the id).
         let book = self.books.get(&user.id, &request.book_id).await?;
-        let result = self.start_run(user, request, &book).await;
+        let result = self.start_run(user, request, &book, only).await;
         if result.is_ok() {
             crate::metrics::book_started();
         }
@@ -263,6 +287,7 @@ impl Translations {
         user: &User,
         request: StartRequest,
         book: &Book,
+        only: Option<&[u32]>,
     ) -> Result<u32, TranslationError> {
         let startable = match book.status {
             BookStatus::Extracted | BookStatus::Completed => true,
@@ -290,7 +315,10 @@ impl Translations {
             )
             .await?;
         let engine = self.engine_for(&book.user_id, &model).await?;
-        let chapters = self.books.chapters(&book.id).await?;
+        let mut chapters = self.books.chapters(&book.id).await?;
+        if let Some(only) = only {
+            chapters.retain(|c| only.contains(&c.number));
+        }
         let pending = self.chapters_to_translate(book, &chapters, &key).await?;
         let words = Spend {
             books: 0,
@@ -717,6 +745,31 @@ impl Translations {
         Ok(preferences)
     }
 
+    /// Chapter `number`'s text as extracted, if the book has it.
+    pub async fn source_chapter(
+        &self,
+        book_id: &str,
+        number: u32,
+    ) -> Result<Option<booktr_formats::manuscript::Chapter>, StoreError> {
+        self.read_json(&store::chapter_key(book_id, number)?).await
+    }
+
+    /// The book's names and terms as its run's term job listed them (under the run's
+    /// translation key), if it did.
+    pub async fn book_terms(
+        &self,
+        book: &Book,
+    ) -> Result<Option<booktr_translate::terms::TermList>, StoreError> {
+        let Some(key) = &book.translation_key else {
+            return Ok(None);
+        };
+        Ok(self
+            .read_json::<BookTerms>(&store::terms_key(&book.id, key)?)
+            .await?
+            .filter(|terms| &terms.key == key)
+            .map(|terms| terms.list))
+    }
+
     /// A finished chapter's stored translation, if any.
     pub async fn stored_chapter(
         &self,
@@ -835,7 +888,7 @@ impl Translations {
     /// and the per-key budget (`booktr_translate::budget`) keeps the provider's limits.
     fn window_of(&self, user: &User) -> usize {
         if user.plan.has_priority() || user.role == Role::Dev {
-            (self.window * 2).min(MAX_WINDOW)
+            self.priority_window
         } else {
             self.window
         }
