@@ -132,9 +132,10 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
     };
     let sources = source_chapters(&server.services, &book, &numbers).await?;
     progress.begin(&sources);
-    let glossary_id = match glossary.is_empty() {
-        true => None,
-        false => Some(store_glossary(&server, &glossary).await?),
+    let glossary_id = if glossary.is_empty() {
+        None
+    } else {
+        Some(store_glossary(&server, &glossary).await?)
     };
     let request = StartRequest {
         book_id: book.id.clone(),

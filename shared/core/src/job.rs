@@ -16,7 +16,14 @@ pub enum Job {
     /// Find and translate the book's names and terms for run `run`, before its chapters (see
     /// `booktr_translate::terms`). Dropped, like the chapter jobs, once the run has moved on.
     #[serde(rename_all = "camelCase")]
-    Terms { book_id: String, run: u32 },
+    Terms {
+        book_id: String,
+        run: u32,
+        /// The chapters whose text the list is made from, when the run translates only these
+        /// ([`crate::translation::Translations::start_chapters`]); None: every chapter.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        chapters: Option<Vec<u32>>,
+    },
     /// Translate a window of chapters of run `run` at the same time, each in three passes
     /// (dropped when the book has moved on to another run: paused, resumed, stopped or
     /// restarted since). A book's windows run one after another in its message group.
@@ -199,7 +206,7 @@ impl Job {
     fn readable_dedup_id(&self) -> String {
         match self {
             Job::Extract { book_id } => format!("extract-{book_id}"),
-            Job::Terms { book_id, run } => format!("terms-{book_id}-{run}"),
+            Job::Terms { book_id, run, .. } => format!("terms-{book_id}-{run}"),
             Job::Chapters {
                 book_id,
                 numbers,

@@ -127,8 +127,12 @@ impl JobHandler {
         }
         let result = match job {
             Job::Extract { book_id } => extract::run(self, book_id).instrument(span.clone()).await,
-            Job::Terms { book_id, run } => {
-                terms::run(self, book_id, *run)
+            Job::Terms {
+                book_id,
+                run,
+                chapters,
+            } => {
+                terms::run(self, book_id, *run, chapters.as_deref())
                     .instrument(span.clone())
                     .await
             }

@@ -21,7 +21,13 @@ use crate::translation::BookTerms;
 /// What the book shows as its current step while the list is made.
 const STEP: &str = "Finding the book's names and terms";
 
-pub(super) async fn run(handler: &JobHandler, book_id: &str, run: u32) -> Result<(), JobError> {
+/// Lists the terms of the chapters numbered in `chapters` (every chapter when None).
+pub(super) async fn run(
+    handler: &JobHandler,
+    book_id: &str,
+    run: u32,
+    chapters: Option<&[u32]>,
+) -> Result<(), JobError> {
     let Some(book) = handler.books.find(book_id).await? else {
         return Ok(());
     };
@@ -41,7 +47,11 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str, run: u32) -> Result
     set_step(handler, &book, &key).await?;
 
     let mut texts = Vec::new();
-    for number in 1..=book.chapter_count.unwrap_or(0) {
+    let numbers = match chapters {
+        Some(numbers) => numbers.to_vec(),
+        None => (1..=book.chapter_count.unwrap_or(0)).collect(),
+    };
+    for number in numbers {
         let chapter: Option<SourceChapter> = translations
             .read_json(&store::chapter_key(book_id, number)?)
             .await?;

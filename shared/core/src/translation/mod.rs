@@ -248,8 +248,9 @@ impl Translations {
         self.start_chapters(user, request, None).await
     }
 
-    /// [`Translations::start`] of only the chapters numbered in `only` (all when None); the
-    /// others are left as they are, untranslated, so the run does not end by itself: the
+    /// [`Translations::start`] of only the chapters numbered in `only` (all when None), its
+    /// term list made from their text; the others are left as they are, untranslated, so the
+    /// run does not end by itself: the
     /// caller follows the chapters and takes the file of those finished so far
     /// ([`Completeness::FinishedSoFar`]), as `booktr translate --chapters` does.
     pub async fn start_chapters(
@@ -349,7 +350,7 @@ impl Translations {
         // TRANSLATING, and a resume (which queues what is missing, free) or a stop (which gives
         // back the words it leaves untranslated) settles it. Refunding here too would pay twice.
         self.set_aside_finished_files(&book.id).await?;
-        let queued = self.queue_chapters(&book, &pending).await?;
+        let queued = self.queue_chapters(&book, &pending, only).await?;
         info!(
             run = book.run,
             model,
@@ -634,7 +635,7 @@ impl Translations {
                 "the book changed meanwhile; look at its status and try again".into(),
             ));
         };
-        let queued = self.queue_chapters(&book, &pending).await?;
+        let queued = self.queue_chapters(&book, &pending, None).await?;
         info!(run = book.run, queued, "translation resumed");
         Ok((queued, chapters.len() as u32))
     }
@@ -860,7 +861,14 @@ impl Translations {
     /// the book's message group so the term list comes first. The chapters job keeps
     /// [`Translations::window_for`] the owner chapters in flight, each place given to the next
     /// chapter as soon as its own finishes (see `jobs::chapter`).
-    async fn queue_chapters(&self, book: &Book, pending: &[u32]) -> Result<u32, StoreError> {
+    /// The term list is made from the chapters numbered in `only` when the run translates only
+    /// these, else from every chapter.
+    async fn queue_chapters(
+        &self,
+        book: &Book,
+        pending: &[u32],
+        only: Option<&[u32]>,
+    ) -> Result<u32, StoreError> {
         if pending.is_empty() {
             // Every chapter was already translated under this key.
             self.finish_if_translated(&book.id).await?;
@@ -869,6 +877,7 @@ impl Translations {
         let terms = Job::Terms {
             book_id: book.id.clone(),
             run: book.run,
+            chapters: only.map(<[u32]>::to_vec),
         };
         terms.enqueue(self.ports.queue.as_ref()).await?;
         let job = Job::Chapters {
