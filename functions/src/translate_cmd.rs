@@ -102,7 +102,8 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
     }
     let models: Arc<dyn Models> = match &args.record_answers {
         Some(path) => {
-            let log = AnswerLog::open(path).with_context(|| format!("opening {}", path.display()))?;
+            let log =
+                AnswerLog::open(path).with_context(|| format!("opening {}", path.display()))?;
             Arc::new(RecordingModels::new(models, log))
         }
         None => models,

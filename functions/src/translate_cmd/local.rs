@@ -121,7 +121,9 @@ impl LocalServer {
             BookStatus::Extracted => Ok(book),
             _ => Err(anyhow!(
                 "{}",
-                book.error.as_deref().unwrap_or("the file could not be read")
+                book.error
+                    .as_deref()
+                    .unwrap_or("the file could not be read")
             )),
         }
     }
@@ -282,10 +284,8 @@ struct DataDir(PathBuf);
 
 impl DataDir {
     fn create() -> anyhow::Result<DataDir> {
-        let path = std::env::temp_dir().join(format!(
-            "booktr-translate-{}",
-            booktr_core::ids::new_id()
-        ));
+        let path =
+            std::env::temp_dir().join(format!("booktr-translate-{}", booktr_core::ids::new_id()));
         std::fs::create_dir_all(&path).with_context(|| format!("creating {}", path.display()))?;
         Ok(DataDir(path))
     }

@@ -101,10 +101,7 @@ pub fn print_summary(
 
 /// Uses of the glossary's terms in the source blocks, and how many of the translated blocks
 /// carry the glossary's translation.
-fn glossary_uses(
-    glossary: &[GlossaryEntry],
-    done: &Translated,
-) -> (u32, u32) {
+fn glossary_uses(glossary: &[GlossaryEntry], done: &Translated) -> (u32, u32) {
     let (mut checked, mut satisfied) = (0, 0);
     let blocks = done
         .sources
@@ -287,4 +284,3 @@ impl Report {
         println!("Requests: {}", self.requests);
     }
 }
-

@@ -613,7 +613,6 @@ mod tests {
         assert!(choose_model("gpt-9", None, |_| None).is_err());
     }
 
-
     #[derive(Debug, Clone)]
     struct Seen {
         path: String,

@@ -8,7 +8,11 @@ use booktr_formats::manuscript::{Block, BlockKind};
 /// number and a name are often two headings apart: `<h3>190</h3>` ... `<h4>A FOUR-LEAVED
 /// CLOVER</h4>` under the label "190 A FOUR-LEAVED CLOVER"). None when no block carries them
 /// (a navigation label of its own): the title then stays as the book had it.
-pub(super) fn translated_title(title: &str, source: &[Block], translated: &[Block]) -> Option<String> {
+pub(super) fn translated_title(
+    title: &str,
+    source: &[Block],
+    translated: &[Block],
+) -> Option<String> {
     let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
     let title = words(title);
     let texts: Vec<String> = source.iter().map(|b| words(&b.plain_text())).collect();
