@@ -111,6 +111,9 @@ pub fn render_bilingual(
     render_with(manuscript, Some(sources), options, fallback_fonts)
 }
 
+/// The fonts and images first, then the pages: the title page, the chapters, and the contents,
+/// which must know where the chapters start; then the bookmarks, the page numbers and the
+/// document's information, and the file written out.
 fn render_with(
     manuscript: &Manuscript,
     sources: Option<Sources<'_>>,
@@ -139,12 +142,7 @@ fn render_with(
         rtl,
     );
     let first_chapter_page = title_pages.len() + contents.len();
-    for (index, chapter) in manuscript.chapters.iter().enumerate() {
-        doc.add_bookmark(
-            &chapter_title(chapter, index),
-            first_chapter_page + chapters.starts[index] + 1,
-        );
-    }
+    bookmark_chapters(&mut doc, manuscript, &chapters.starts, first_chapter_page);
     let pages = layout.number_pages(title_pages, contents, chapters.pages);
     describe(
         &mut doc,
@@ -163,6 +161,21 @@ fn render_with(
 struct ChapterPages {
     pages: Vec<Vec<Op>>,
     starts: Vec<usize>,
+}
+
+/// One bookmark per chapter, at its first page.
+fn bookmark_chapters(
+    doc: &mut PdfDocument,
+    manuscript: &Manuscript,
+    starts: &[usize],
+    first_chapter_page: usize,
+) {
+    for (index, chapter) in manuscript.chapters.iter().enumerate() {
+        doc.add_bookmark(
+            &chapter_title(chapter, index),
+            first_chapter_page + starts[index] + 1,
+        );
+    }
 }
 
 /// The document's information dictionary: title, author, identifier and dates.
