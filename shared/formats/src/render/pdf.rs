@@ -75,7 +75,8 @@ struct Layout<'a> {
 
 /// Renders the manuscript as a PDF. `fallback_fonts` are tried, in order, for words the
 /// embedded font cannot show (such as CJK). Images past the pixel budgets, or that do not
-/// decode, are left out (their alternative text stays), and the rendition's warnings say so.
+/// decode, are left out (their alternative text stays), and the rendition's warnings say so, as
+/// they say what printpdf reported wrong while it read the fonts or wrote the file.
 pub fn render(
     manuscript: &Manuscript,
     options: &RenderOptions,
