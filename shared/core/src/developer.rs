@@ -254,7 +254,13 @@ pub enum DeveloperError {
     Unreadable(KeySlot),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// What the domain found wrong with its data or its process: logged, answered 500, not
+    /// retried.
+    #[error(transparent)]
+    Fault(#[from] crate::fault::Fault),
 }
+
+crate::fault::from_data_error!(DeveloperError);
 
 #[derive(Clone)]
 pub struct Developer {

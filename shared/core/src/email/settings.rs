@@ -4,9 +4,10 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::{update_settings, PK, SETTINGS_SK};
+use crate::fault::DataError;
 use crate::items::{parse_time, time};
 use crate::ports::Ports;
-use crate::ports::{StoreError, Update};
+use crate::ports::Update;
 
 /// The local part of the service's sender and reply-to addresses (the spec's enum).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema, Deserialize, Default)]
@@ -95,7 +96,7 @@ pub(super) struct Stored {
     pub error: Option<String>,
 }
 
-pub(super) async fn read(ports: &Ports) -> Result<Stored, StoreError> {
+pub(super) async fn read(ports: &Ports) -> Result<Stored, DataError> {
     let Some(item) = ports.table.get(PK, SETTINGS_SK).await? else {
         return Ok(Stored::default());
     };
@@ -113,7 +114,7 @@ pub(super) async fn read(ports: &Ports) -> Result<Stored, StoreError> {
     })
 }
 
-pub(super) async fn write(ports: &Ports, patch: &EmailSettingsPatch) -> Result<(), StoreError> {
+pub(super) async fn write(ports: &Ports, patch: &EmailSettingsPatch) -> Result<(), DataError> {
     let mut update = Update::default();
     if let Some(prefix) = patch.sender_prefix {
         update = update.set("senderPrefix", prefix.as_str());
@@ -137,7 +138,7 @@ pub(super) async fn record_test(
     ports: &Ports,
     at: DateTime<Utc>,
     error: Option<&str>,
-) -> Result<(), StoreError> {
+) -> Result<(), DataError> {
     let update = Update::default().set("lastTestAt", time(at));
     let update = match error {
         None => update.set("lastTestStatus", "success").remove("error"),

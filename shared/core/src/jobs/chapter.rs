@@ -20,6 +20,7 @@ use super::{cost, JobError, JobHandler};
 use crate::books::lifecycle::BookEvent;
 use crate::books::{store, Book};
 use crate::events::{EventKind, Occurrence};
+use crate::fault::DataError;
 use crate::ports::{Condition, StoreError, Update, WriteOp};
 use crate::translation::{BookTerms, StoredChapter};
 use crate::types::{BookStatus, ChapterStatus};
@@ -443,7 +444,7 @@ async fn mark_completed(
     key: &str,
     quality: Option<Value>,
     words: u64,
-) -> Result<(), StoreError> {
+) -> Result<(), DataError> {
     let pk = store::book_pk(&book.id);
     let mut chapter = Update::default()
         .set("status", ChapterStatus::Completed.as_str())
@@ -487,7 +488,7 @@ async fn mark_completed(
             info!("the book moved on to another translation; the text is kept for later");
             return Ok(());
         }
-        Err(e) => return Err(e),
+        Err(e) => return Err(e.into()),
     }
     let chapters = handler.books.chapters(&book.id).await?;
     let progress = crate::translation::progress_of(&chapters);
@@ -514,7 +515,7 @@ pub(super) async fn fail_chapter(
     book: &Book,
     number: u32,
     reason: &str,
-) -> Result<(), StoreError> {
+) -> Result<(), DataError> {
     warn!(number, reason, "chapter failed");
     handler
         .translations
@@ -558,7 +559,7 @@ pub(super) async fn fail_unfinished(
     book: &Book,
     numbers: &[u32],
     reason: &str,
-) -> Result<(), StoreError> {
+) -> Result<(), DataError> {
     let chapters = handler.books.chapters(&book.id).await?;
     for number in numbers {
         let done = chapters

@@ -12,6 +12,10 @@ pub enum JobError {
     /// A backend failed or could not be reached.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// What the domain found wrong with its data or its process: logged, answered 500, not
+    /// retried.
+    #[error(transparent)]
+    Fault(#[from] crate::fault::Fault),
     /// A try of a chapter or of the term pass failed on the model (its provider unavailable, or
     /// an answer that could not be used), and was counted on the chapter.
     #[error("{0}")]
@@ -35,6 +39,8 @@ pub enum JobError {
     #[error("the mail server: {0}")]
     Mail(String),
 }
+
+crate::fault::from_data_error!(JobError);
 
 impl JobError {
     /// True when another try would fail the same way, so the job fails now rather than after

@@ -154,7 +154,7 @@ async fn fail(
     handler: &JobHandler,
     book_id: &str,
     message: String,
-) -> Result<(), crate::ports::StoreError> {
+) -> Result<(), crate::fault::DataError> {
     warn!(%message, "extraction failed");
     handler.books.fail_extraction(book_id, message).await?;
     Ok(())

@@ -8,10 +8,11 @@ use crate::books::lifecycle::BookEvent;
 use crate::books::{Book, Books};
 use crate::developer::Developer;
 use crate::events::{EventKind, Events, Occurrence};
+use crate::fault::DataError;
 use crate::job::{Edition, Job};
 use crate::jobs::digest::Digests;
 use crate::ports::Ports;
-use crate::ports::{StoreError, Update};
+use crate::ports::Update;
 use crate::privacy::Privacy;
 use crate::translation::Translations;
 use booktr_translate::pipeline::PipelineConfig;
@@ -261,7 +262,7 @@ impl JobHandler {
 
     /// A file that cannot be rendered: the book goes to ERROR; its translation is kept (resume
     /// or a partial download still reach it).
-    async fn fail_generation(&self, book: &Book, reason: String) -> Result<(), StoreError> {
+    async fn fail_generation(&self, book: &Book, reason: String) -> Result<(), DataError> {
         let update = Update::default().set("error", reason.clone());
         let Some(failed) = self
             .books
@@ -311,7 +312,7 @@ impl JobHandler {
     }
 
     /// The book's owner and whether their account is open; None when the book is gone.
-    async fn owner(&self, book_id: &str) -> Result<Option<(String, bool)>, StoreError> {
+    async fn owner(&self, book_id: &str) -> Result<Option<(String, bool)>, DataError> {
         let Some(book) = self.books.find(book_id).await? else {
             return Ok(None);
         };
