@@ -165,8 +165,8 @@ impl From<BooksError> for ApiError {
     fn from(e: BooksError) -> Self {
         match e {
             BooksError::Invalid(m) => ApiError::bad_request(m),
-            BooksError::UnsupportedFile(m) => {
-                ApiError::new(StatusCode::BAD_REQUEST, "unsupported_file", m)
+            BooksError::UnsupportedFile(e) => {
+                ApiError::new(StatusCode::BAD_REQUEST, "unsupported_file", e.to_string())
             }
             BooksError::TooLarge => ApiError::file_too_large(),
             BooksError::NotFound => ApiError::not_found("book"),

@@ -129,7 +129,7 @@ impl Books {
         request: DirectUploadRequest,
     ) -> Result<DirectUpload, BooksError> {
         let file_name = file_name_of(&request.file_name)?;
-        format_by_name(&file_name).map_err(BooksError::UnsupportedFile)?;
+        format_by_name(&file_name)?;
         if request.size == 0 {
             return Err(BooksError::Invalid("the file is empty".into()));
         }

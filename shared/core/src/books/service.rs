@@ -6,7 +6,7 @@ use tracing::{info, instrument, warn};
 
 use super::lifecycle::BookEvent;
 use super::store;
-use super::{sniff, Book, BookDetail, BookFormat, Chapter};
+use super::{sniff, Book, BookDetail, BookFormat, Chapter, UnsupportedFile};
 use crate::accounts::User;
 use crate::fault::DataError;
 use crate::ids::new_id;
@@ -27,8 +27,8 @@ const MAX_TITLE_CHARS: usize = 500;
 pub enum BooksError {
     #[error("{0}")]
     Invalid(String),
-    #[error("{0}")]
-    UnsupportedFile(String),
+    #[error(transparent)]
+    UnsupportedFile(#[from] UnsupportedFile),
     #[error("the file is larger than the {} MB limit", MAX_UPLOAD_BYTES / (1024 * 1024))]
     TooLarge,
     #[error("book not found")]
@@ -114,7 +114,7 @@ impl Books {
         upload.file_name = file_name_of(&upload.file_name)?;
         let file_name = &upload.file_name;
         let head = &upload.bytes[..upload.bytes.len().min(64 * 1024)];
-        let format = sniff(file_name, head).map_err(BooksError::UnsupportedFile)?;
+        let format = sniff(file_name, head)?;
         let user_title = upload
             .title
             .as_deref()

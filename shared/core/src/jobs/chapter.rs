@@ -19,6 +19,7 @@ use tracing::{info, info_span, warn, Instrument};
 use super::{cost, JobError, JobHandler};
 use crate::books::lifecycle::BookEvent;
 use crate::books::{store, Book};
+use crate::developer::NoModel;
 use crate::events::{EventKind, Occurrence};
 use crate::fault::DataError;
 use crate::ports::{Condition, StoreError, Update, WriteOp};
@@ -235,7 +236,9 @@ pub(super) async fn run(
 
     let model = match model_for(handler, &book).await? {
         Ok(model) => model,
-        Err(reason) => return Ok(fail_chapter(handler, &book, number, &reason).await?),
+        Err(reason) => {
+            return Ok(fail_chapter(handler, &book, number, &reason.to_string()).await?)
+        }
     };
     let no_ledger = HashMap::new();
     // The run's chapters share what the repair ladder learns about the model.
@@ -428,7 +431,7 @@ pub(super) fn run_key(book: &Book, run: u32) -> Result<Option<String>, JobError>
 pub(super) async fn model_for(
     handler: &JobHandler,
     book: &Book,
-) -> Result<Result<Arc<dyn ChatModel>, String>, JobError> {
+) -> Result<Result<Arc<dyn ChatModel>, NoModel>, JobError> {
     let model = book.translation_model.as_deref().unwrap_or_default();
     Ok(handler.developer.model_for(&book.user_id, model).await?)
 }
