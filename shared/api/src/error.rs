@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 use booktr_core::accounts::AccountsError;
 use booktr_core::books::BooksError;
 use booktr_core::developer::DeveloperError;
+use booktr_core::fault::{DataError, Fault};
 use booktr_core::ports::StoreError;
 use booktr_core::privacy::PrivacyError;
 use serde_json::json;
@@ -103,6 +104,8 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// Only a backend that is down is worth trying again; the store's other answers reaching a
+/// caller are bugs.
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
@@ -115,6 +118,22 @@ impl From<StoreError> for ApiError {
                 )
             }
             other => ApiError::internal(&other),
+        }
+    }
+}
+
+/// A fault fails again on the next try: 500, with the cause in the log.
+impl From<Fault> for ApiError {
+    fn from(e: Fault) -> Self {
+        ApiError::internal(&e)
+    }
+}
+
+impl From<DataError> for ApiError {
+    fn from(e: DataError) -> Self {
+        match e {
+            DataError::Store(s) => s.into(),
+            DataError::Fault(f) => f.into(),
         }
     }
 }
@@ -142,6 +161,7 @@ impl From<AccountsError> for ApiError {
                     .retry_after(1)
             }
             AccountsError::Store(s) => s.into(),
+            AccountsError::Fault(f) => f.into(),
         }
     }
 }
@@ -151,6 +171,7 @@ impl From<PrivacyError> for ApiError {
         match e {
             PrivacyError::Invalid(m) => ApiError::bad_request(m),
             PrivacyError::Store(s) => s.into(),
+            PrivacyError::Fault(f) => f.into(),
             // Only the purge job meets it; no route purges.
             e @ PrivacyError::StillOpen => ApiError::internal(&e),
             PrivacyError::Accounts(e) => e.into(),
@@ -178,6 +199,7 @@ impl From<BooksError> for ApiError {
             }
             BooksError::FormUsed(m) => ApiError::new(StatusCode::CONFLICT, "form_used", m),
             BooksError::Store(s) => s.into(),
+            BooksError::Fault(f) => f.into(),
         }
     }
 }
@@ -196,6 +218,7 @@ impl From<DeveloperError> for ApiError {
             // Reading keys back is the jobs' business; a route never opens one.
             DeveloperError::Unreadable(_) => ApiError::internal(&e),
             DeveloperError::Store(s) => s.into(),
+            DeveloperError::Fault(f) => f.into(),
         }
     }
 }

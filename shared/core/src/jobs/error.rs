@@ -3,7 +3,7 @@
 use crate::accounts::AccountsError;
 use crate::developer::DeveloperError;
 use crate::events::EventsError;
-use crate::fault::{DataError, Fault};
+use crate::fault::Fault;
 use crate::glossaries::GlossaryError;
 use crate::ports::StoreError;
 use crate::privacy::PrivacyError;
@@ -84,6 +84,7 @@ fn privacy_fault(e: &PrivacyError) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fault::DataError;
 
     fn corrupt() -> Fault {
         Fault::Corrupt {
