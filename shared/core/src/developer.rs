@@ -416,7 +416,9 @@ impl Developer {
             Some((family, _)) => match self.user_key(user_id, family).await {
                 Ok(key) => key,
                 Err(DeveloperError::Unreadable(slot)) => {
-                    return Ok(Err(NoModel::KeyUnreadable(DeveloperError::Unreadable(slot))))
+                    return Ok(Err(NoModel::KeyUnreadable(DeveloperError::Unreadable(
+                        slot,
+                    ))))
                 }
                 Err(e) => return Err(e),
             },
@@ -484,7 +486,8 @@ mod tests {
     fn a_preview_shows_the_first_three_and_last_four_characters() {
         let key = ProviderKey::parse(KeySlot::One, "sk-proj-abcdefghijklmnop9fQx").unwrap();
         assert_eq!(key.preview(), "sk-...9fQx");
-        let key = ProviderKey::parse(KeySlot::Three, "AIzaSyA1234567890abcdefghijklmnopqrstuv").unwrap();
+        let key =
+            ProviderKey::parse(KeySlot::Three, "AIzaSyA1234567890abcdefghijklmnopqrstuv").unwrap();
         assert_eq!(key.preview(), "AIz...stuv");
     }
 
@@ -517,7 +520,9 @@ mod tests {
             "sk-abcdefghij\u{0}klmnopqrstuvwxyz",
             "sk-abcdefghijé-klmnopqrstuvwxyz",
         ] {
-            let error = ProviderKey::parse(KeySlot::One, raw).unwrap_err().to_string();
+            let error = ProviderKey::parse(KeySlot::One, raw)
+                .unwrap_err()
+                .to_string();
             assert!(
                 error.starts_with("keyOne (OpenAI) is not a valid key"),
                 "{error}"
@@ -527,7 +532,9 @@ mod tests {
 
     #[test]
     fn empty_short_and_overlong_keys_are_refused_naming_the_key() {
-        let error = ProviderKey::parse(KeySlot::Two, "   ").unwrap_err().to_string();
+        let error = ProviderKey::parse(KeySlot::Two, "   ")
+            .unwrap_err()
+            .to_string();
         assert!(
             error.contains("keyTwo") && error.contains("empty"),
             "{error}"

@@ -236,9 +236,7 @@ pub(super) async fn run(
 
     let model = match model_for(handler, &book).await? {
         Ok(model) => model,
-        Err(reason) => {
-            return Ok(fail_chapter(handler, &book, number, &reason.to_string()).await?)
-        }
+        Err(reason) => return Ok(fail_chapter(handler, &book, number, &reason.to_string()).await?),
     };
     let no_ledger = HashMap::new();
     // The run's chapters share what the repair ladder learns about the model.

@@ -102,7 +102,9 @@ mod tests {
         for now in [
             refused,
             JobError::Fault(corrupt()),
-            JobError::from(DataError::Fault(Fault::Internal("a closed semaphore".into()))),
+            JobError::from(DataError::Fault(Fault::Internal(
+                "a closed semaphore".into(),
+            ))),
             JobError::Missing("chapter 3 text is missing".into()),
             JobError::Render(RenderError::Fault(corrupt())),
             JobError::Developer(DeveloperError::Fault(corrupt())),

@@ -168,6 +168,9 @@ async fn fail(
     reason: Unreadable,
 ) -> Result<(), crate::fault::DataError> {
     warn!(%reason, "extraction failed");
-    handler.books.fail_extraction(book_id, reason.to_string()).await?;
+    handler
+        .books
+        .fail_extraction(book_id, reason.to_string())
+        .await?;
     Ok(())
 }
