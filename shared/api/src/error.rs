@@ -238,3 +238,47 @@ pub async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
         format!("{method} is not allowed on {}", uri.path()),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use booktr_core::books::sniff;
+    use booktr_core::translation::TranslationError;
+
+    #[test]
+    fn a_fault_is_a_500_and_only_a_backend_down_is_a_503_to_try_again() {
+        let corrupt = Fault::Corrupt {
+            what: "item BOOK#1/BOOK".into(),
+            detail: "a missing or invalid 'status'".into(),
+        };
+        let answer = ApiError::from(DataError::Fault(corrupt));
+        assert_eq!(
+            (answer.status, answer.code),
+            (StatusCode::INTERNAL_SERVER_ERROR, "internal_error")
+        );
+        assert!(!answer.message.contains("BOOK#1"), "{}", answer.message);
+        let internal = ApiError::from(AccountsError::Fault(Fault::Internal("hashing".into())));
+        assert_eq!(internal.status, StatusCode::INTERNAL_SERVER_ERROR);
+        let down = ApiError::from(DataError::Store(StoreError::Unavailable("down".into())));
+        assert_eq!(
+            (down.status, down.code),
+            (StatusCode::SERVICE_UNAVAILABLE, "service_unavailable")
+        );
+    }
+
+    #[test]
+    fn a_books_error_reaching_translation_keeps_its_code() {
+        let unsupported = sniff("book.mobi", b"hello").unwrap_err();
+        let answer = ApiError::from(TranslationError::from(BooksError::UnsupportedFile(
+            unsupported,
+        )));
+        assert_eq!(
+            (answer.status, answer.code),
+            (StatusCode::BAD_REQUEST, "unsupported_file")
+        );
+        let answer = ApiError::from(TranslationError::from(BooksError::TooLarge));
+        assert_eq!(answer.code, "file_too_large");
+        let answer = ApiError::from(TranslationError::MissingText(3));
+        assert_eq!(answer.code, "internal_error");
+    }
+}

@@ -96,11 +96,11 @@ impl JobHandler {
                     // showed in the index (eventually consistent on DynamoDB).
                     return match self.books.remove_everything(book_id).await {
                         Ok(()) => Outcome::Done,
-                        Err(e) => Outcome::Retry(e.to_string()),
+                        Err(e) => after(e),
                     };
                 }
                 Ok(Some((user_id, true))) => owner = Some(user_id),
-                Err(e) => return Outcome::Retry(e.to_string()),
+                Err(e) => return after(e),
             }
         }
         let result = match job {
@@ -163,10 +163,10 @@ impl JobHandler {
                     };
                     return match purged.await {
                         Ok(()) => Outcome::Done,
-                        Err(e) => Outcome::Retry(e.to_string()),
+                        Err(e) => after(e),
                     };
                 }
-                Err(e) => return Outcome::Retry(e.to_string()),
+                Err(e) => return after(e),
             }
         }
         match result {
@@ -200,7 +200,7 @@ impl JobHandler {
                     .await
             }
             Ok(None) => Outcome::Done,
-            Err(e) => Outcome::Retry(e.to_string()),
+            Err(e) => after(e),
         }
     }
 
@@ -214,7 +214,7 @@ impl JobHandler {
         let book = match self.books.find(book_id).await {
             Ok(Some(book)) => book,
             Ok(None) => return Outcome::Done,
-            Err(e) => return Outcome::Retry(e.to_string()),
+            Err(e) => return after(e),
         };
         let reason = match &book.error {
             Some(error) => format!(
@@ -256,7 +256,7 @@ impl JobHandler {
         };
         match result {
             Ok(()) => Outcome::Done,
-            Err(e) => Outcome::Retry(e.to_string()),
+            Err(e) => after(e),
         }
     }
 
@@ -307,7 +307,7 @@ impl JobHandler {
                 );
                 Outcome::Done
             }
-            Err(e) => Outcome::Retry(e.to_string()),
+            Err(e) => after(e),
         }
     }
 
@@ -328,6 +328,20 @@ impl JobHandler {
         if let Err(err) = self.books.note_error(book_id, &e.to_string()).await {
             warn!(error = %err, "could not record the job's failure on the book");
         }
+    }
+}
+
+/// What becomes of a message whose handling failed on `e` outside the job itself (reading the
+/// book or its owner, giving the job up): tried again when the backend may come back; dropped,
+/// and logged for an operator, when another try finds the same fault (a corrupt book item),
+/// since neither the job nor giving it up gets past it.
+fn after(e: impl Into<JobError>) -> Outcome {
+    let e = e.into();
+    if e.is_final() {
+        error!(error = %e, "job dropped: another try would fail the same way");
+        Outcome::Done
+    } else {
+        Outcome::Retry(e.to_string())
     }
 }
 

@@ -1084,6 +1084,32 @@ pub fn progress_of(chapters: &[Chapter]) -> u8 {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_books_error_keeps_its_kind_through_translation() {
+        let unsupported = crate::books::sniff("book.mobi", b"hello").unwrap_err();
+        assert!(matches!(
+            TranslationError::from(BooksError::UnsupportedFile(unsupported)),
+            TranslationError::Books(BooksError::UnsupportedFile(_))
+        ));
+        assert!(matches!(
+            TranslationError::from(BooksError::TooLarge),
+            TranslationError::Books(BooksError::TooLarge)
+        ));
+        assert!(matches!(
+            TranslationError::from(BooksError::NotFound),
+            TranslationError::NotFound
+        ));
+        let corrupt = Fault::Internal("a closed semaphore".into());
+        assert!(matches!(
+            TranslationError::from(BooksError::Fault(corrupt)),
+            TranslationError::Fault(Fault::Internal(_))
+        ));
+        assert!(matches!(
+            TranslationError::from(DataError::Store(StoreError::Unavailable("down".into()))),
+            TranslationError::Store(StoreError::Unavailable(_))
+        ));
+    }
+
     fn chapter(number: u32, words: u64, status: ChapterStatus, passes: u8) -> Chapter {
         Chapter {
             id: format!("b-{number}"),
