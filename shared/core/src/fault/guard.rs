@@ -256,9 +256,11 @@ fn code_only(source: &str) -> String {
             i += 1;
             while i < chars.len() && chars[i] != '"' {
                 let step = if chars[i] == '\\' { 2 } else { 1 };
-                for k in i..(i + step).min(chars.len()) {
-                    out.push(blank(chars[k]));
-                }
+                out.extend(
+                    chars[i..(i + step).min(chars.len())]
+                        .iter()
+                        .map(|&c| blank(c)),
+                );
                 i += step;
             }
             out.push('"');
