@@ -12,7 +12,7 @@ use anyhow::{anyhow, Context};
 use async_trait::async_trait;
 use booktr_core::accounts::{NewUser, User};
 use booktr_core::books::{Book, Upload};
-use booktr_core::config::Config;
+use booktr_core::config::{pipeline_config, Config};
 use booktr_core::jobs::runner::{self, RunnerConfig};
 use booktr_core::jobs::{JobHandler, JobParts, RunObserver};
 use booktr_core::ports::{KeyCheckError, Models, QueueName, SystemClock};
@@ -221,6 +221,14 @@ fn assemble(
     observer: Arc<dyn RunObserver>,
 ) -> anyhow::Result<(Services, Ports)> {
     let mut config = Config::from_lookup(|_| None)?;
+    // The server's setting for the pipeline, read the same way (`BOOKTR_CHUNK_TOKENS`); the
+    // others are this run's own (no mail, no quota, its own data directory).
+    config.pipeline = pipeline_config(&|name, default| {
+        std::env::var(name)
+            .ok()
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| default.to_string())
+    })?;
     config.data_dir = data_dir.to_path_buf();
     config.chapter_window = window;
     // The book is the user's own, on their own machine: no monthly quota applies.
@@ -245,6 +253,7 @@ fn assemble(
             events: services.events.clone(),
             developer: services.developer.clone(),
             digests: services.digests.clone(),
+            pipeline: config.pipeline,
         },
     )
     .observed_by(observer);

@@ -15,6 +15,7 @@ use tracing::{info, warn};
 use super::chapter::{book_share, model_for, run_key};
 use super::{cost, JobError, JobHandler};
 use crate::books::{store, Book};
+use crate::fault::DataError;
 use crate::ports::{Condition, StoreError, Update};
 use crate::translation::BookTerms;
 
@@ -123,7 +124,7 @@ async fn store_list(
     key: String,
     list: TermList,
     candidates: usize,
-) -> Result<(), StoreError> {
+) -> Result<(), DataError> {
     let usage = serde_json::to_value(list.usage).unwrap_or(Value::Null);
     let found = list.terms.len();
     handler
@@ -161,7 +162,7 @@ async fn store_list(
             }
             // Another run has begun; its own term job makes its list.
         }
-        Err(e) => return Err(e),
+        Err(e) => return Err(e.into()),
     }
     info!(candidates, terms = found, "book terms listed");
     handler.observe(|o| o.terms_listed(&book.id, found));
@@ -169,7 +170,7 @@ async fn store_list(
 }
 
 /// A term job that ran out of tries: the run goes on with an empty list.
-pub(super) async fn give_up(handler: &JobHandler, book: &Book) -> Result<(), StoreError> {
+pub(super) async fn give_up(handler: &JobHandler, book: &Book) -> Result<(), DataError> {
     let Some(key) = book.translation_key.clone() else {
         return Ok(());
     };
@@ -178,7 +179,7 @@ pub(super) async fn give_up(handler: &JobHandler, book: &Book) -> Result<(), Sto
 }
 
 /// Shows the term pass as the run's current step.
-async fn set_step(handler: &JobHandler, book: &Book, key: &str) -> Result<(), StoreError> {
+async fn set_step(handler: &JobHandler, book: &Book, key: &str) -> Result<(), DataError> {
     let update = Update::default().set("currentChapter", STEP);
     match handler
         .ports
@@ -192,6 +193,6 @@ async fn set_step(handler: &JobHandler, book: &Book, key: &str) -> Result<(), St
         .await
     {
         Ok(_) | Err(StoreError::Conflict | StoreError::NotFound) => Ok(()),
-        Err(e) => Err(e),
+        Err(e) => Err(e.into()),
     }
 }
