@@ -118,6 +118,11 @@ enum UserCommand {
 pub async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let mut config = Config::from_env()?;
+    // The server's jobs log what they do as they do it, which is for a server's operator; a
+    // translate prints its own progress and summary, and logs only warnings unless asked.
+    if matches!(cli.command, Command::Translate { .. }) && std::env::var("BOOKTR_LOG").is_err() {
+        config.log_filter = "warn".into();
+    }
     telemetry::init(&config.log_filter, config.log_format);
     match cli.command {
         Command::Serve { addr, data } => {

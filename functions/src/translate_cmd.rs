@@ -1,27 +1,30 @@
-//! `booktr translate FILE --to LANG`: the whole job on one machine with no server: read the book,
-//! translate it in three passes (offline engine unless a provider key is configured), render it,
-//! and print what it cost and how it went.
+//! `booktr translate FILE --to LANG`: the whole job on one machine with no server to run: the
+//! book goes through the server's own jobs (extract, terms, chapters, generate) on the embedded
+//! adapters in a data directory of its own (`local`), so the cost cap, checkpoints, checks and
+//! quality record are the server's (offline engine unless a provider key is configured); then
+//! the file is written and what the run cost and how it went are printed.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+mod local;
+mod progress;
+mod report;
+
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context};
-use booktr_core::books::{sniff, BookFormat};
-use booktr_core::types::LanguageCode;
-use booktr_formats::manuscript::{Block, Manuscript};
-use booktr_formats::render::{self, Layout, RenderOptions, Sources};
-use booktr_translate::book::{choose_model, translate_book, BookOptions, BookTranslation, Event};
-use booktr_translate::checks::{language_of, Problem};
-use booktr_translate::estimate::cost;
-use booktr_translate::glossary::{self, contains_term, GlossaryEntry};
-use booktr_translate::ladder::Repaired;
-use booktr_translate::model::ChatModel;
-use booktr_translate::pipeline::{Changed, PassUsage, Quality};
-use booktr_translate::protocol::Pass;
-use booktr_translate::reading::Removed;
-use booktr_translate::recorded::Recording;
-use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use booktr_core::books::Book;
+use booktr_core::job::{Edition, Layout, OutputFormat};
+use booktr_core::ports::{EnvModels, Models};
+use booktr_core::translation::{Completeness, StartRequest};
+use booktr_core::types::{BookStatus, LanguageCode};
+use booktr_core::Services;
+use booktr_translate::glossary::GlossaryEntry;
+use booktr_translate::recorded::AnswerLog;
+
+use local::{Finished, LocalServer, RecordingModels};
+use progress::Progress;
+use report::{print_summary, Report, Translated};
 
 pub struct TranslateArgs {
     pub file: PathBuf,
@@ -62,8 +65,9 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
             bail!("--max-cost: a number of US dollars above 0");
         }
     }
-    let output_format = match args.format.as_str() {
-        "epub" | "pdf" => args.format.clone(),
+    let format = match args.format.as_str() {
+        "epub" => OutputFormat::Epub,
+        "pdf" => OutputFormat::Pdf,
         other => bail!("--format: '{other}' is not epub or pdf"),
     };
     let layout = match args.layout.as_str() {
@@ -71,6 +75,7 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         "bilingual" => Layout::Bilingual,
         other => bail!("--layout: '{other}' is not translated or bilingual"),
     };
+    let edition = Edition::new(format, layout);
     let bytes =
         std::fs::read(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
     let name = args
@@ -78,41 +83,16 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("book");
-    let format = sniff(name, &bytes[..bytes.len().min(64 * 1024)]).map_err(anyhow::Error::msg)?;
-    let mut manuscript = booktr_formats::extract(format.reader(), &bytes)
-        .map_err(|e| anyhow!("the file could not be read: {e}"))?;
-    // Every chapter's source, for a bilingual edition (which sets each block with its original).
-    let all_sources = manuscript.chapters.clone();
-    // Which of the book's chapters are translated (all, or those `--chapters` names).
-    let mut selected: Vec<bool> = vec![true; manuscript.chapters.len()];
-    if let Some(spec) = &args.chapters {
-        let wanted = chapter_numbers(spec, manuscript.chapters.len())?;
-        selected = (1..=selected.len()).map(|n| wanted.contains(&n)).collect();
-        manuscript.chapters = manuscript
-            .chapters
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| wanted.contains(&(i + 1)))
-            .map(|(_, c)| c)
-            .collect();
-    }
-    let source = from
-        .map(|l| l.to_string())
-        .or_else(|| manuscript.language.clone())
-        .unwrap_or_else(|| "und".into());
     let glossary = match &args.glossary {
         Some(path) => read_glossary(path)?,
         None => Vec::new(),
     };
-    let model = choose_model(&args.model, None, |name| std::env::var(name).ok())
-        .map_err(|e| anyhow!("{e}"))?;
-    let model: Box<dyn ChatModel> = match &args.record_answers {
-        Some(path) => Box::new(
-            Recording::new(model, path).with_context(|| format!("opening {}", path.display()))?,
-        ),
-        None => model,
-    };
-    let offline = model.name() == booktr_translate::offline::NAME;
+    let models: Arc<dyn Models> = Arc::new(EnvModels::from_env());
+    let offline = models
+        .model(&args.model, None)
+        .map_err(|e| anyhow!("{e}"))?
+        .name()
+        == booktr_translate::offline::NAME;
     if offline {
         eprintln!(
             "No {} key is configured: using the offline engine, which writes a visibly fake \
@@ -120,224 +100,210 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
             args.model
         );
     }
-
-    let progress = Progress::new(&manuscript)?;
-    let options = BookOptions {
-        parallel: args.parallel,
-        // The offline engine is free: a cap would only stop it for nothing.
-        max_cost: args.max_cost.filter(|_| !offline),
-        model: args.model.clone(),
+    let models: Arc<dyn Models> = match &args.record_answers {
+        Some(path) => {
+            let log =
+                AnswerLog::open(path).with_context(|| format!("opening {}", path.display()))?;
+            Arc::new(RecordingModels::new(models, log))
+        }
+        None => models,
     };
     if let Some(dir) = &args.pass_texts {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let on_event = |event: Event<'_>| {
-        if let (
-            Some(dir),
-            Event::PassDone {
-                chapter,
-                pass,
-                blocks,
-            },
-        ) = (&args.pass_texts, &event)
-        {
-            write_pass_text(dir, *chapter, *pass, blocks);
-        }
-        progress.on_event(event)
-    };
-    // The server's setting for the pipeline, read the same way (`BOOKTR_CHUNK_TOKENS`).
-    let pipeline = booktr_core::config::pipeline_config(&|name, default| {
-        std::env::var(name)
-            .ok()
-            .filter(|v| !v.is_empty())
-            .unwrap_or_else(|| default.to_string())
-    })?;
-    let started = std::time::Instant::now();
-    let done = translate_book(
-        model.as_ref(),
-        &manuscript,
-        &source,
-        to.as_str(),
-        &glossary,
-        &pipeline,
-        &options,
-        &on_event,
-    )
-    .await
-    .map_err(|e| anyhow!("{e}"))?;
-    progress.finish();
 
-    let options = RenderOptions {
-        language: to.to_string(),
-        // The source's; a book translated in place carries its translation first.
-        title: manuscript.title.clone(),
-        author: None,
-        identifier: format!("urn:booktr:{}", booktr_core::ids::new_id()),
-        modified: chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
-        budget: booktr_formats::Budget::default(),
-    };
-    let rendered = match (output_format.as_str(), layout) {
-        ("pdf", Layout::Translated) => render::pdf::render(&done.manuscript, &options, &[]),
-        ("pdf", Layout::Bilingual) => {
-            // The chosen chapters, each beside its source.
-            let sources = Sources {
-                language: &source,
-                chapters: &manuscript.chapters,
-            };
-            render::pdf::render_bilingual(&done.manuscript, sources, &options, &[])
-        }
-        _ => {
-            // An EPUB comes back as the same book translated in place; the chapters left out
-            // keep their source text there.
-            let mut done_chapters = done.manuscript.chapters.iter().cloned();
-            let translated: Vec<_> = selected
-                .iter()
-                .map(|&chosen| chosen.then(|| done_chapters.next()).flatten())
-                .collect();
-            let original = (format == BookFormat::Epub).then_some(bytes.as_slice());
-            let sources = Sources {
-                language: &source,
-                chapters: &all_sources,
-            };
-            render::translated_epub(
-                original,
-                &done.manuscript,
-                &translated,
-                (layout == Layout::Bilingual).then_some(sources),
-                &options,
-                layout,
-            )
-        }
+    let progress = Arc::new(Progress::new(args.pass_texts.clone())?);
+    let server = LocalServer::start(args.parallel, models, progress.clone()).await?;
+    let mut book = server.upload(name, bytes, &to).await?;
+    if let Some(from) = &from {
+        book = server
+            .services
+            .books
+            .set_source_language(&server.user.id, &book.id, from)
+            .await?;
     }
-    .map_err(|e| anyhow!("rendering: {e}"))?;
+    let count = book.chapter_count.unwrap_or(0) as usize;
+    // The chapters to translate (all, or those `--chapters` names), by number in the book.
+    let numbers: Vec<u32> = match &args.chapters {
+        Some(spec) => chapter_numbers(spec, count)?
+            .into_iter()
+            .map(|n| n as u32)
+            .collect(),
+        None => (1..=count as u32).collect(),
+    };
+    let sources = source_chapters(&server.services, &book, &numbers).await?;
+    progress.begin(&sources);
+    let glossary_id = if glossary.is_empty() {
+        None
+    } else {
+        Some(store_glossary(&server, &glossary).await?)
+    };
+    let request = StartRequest {
+        book_id: book.id.clone(),
+        model: Some(args.model.clone()),
+        glossary_id,
+        target_lang: Some(to.to_string()),
+        // The offline engine is free: a cap would only stop it for nothing.
+        max_cost: args.max_cost.filter(|_| !offline),
+    };
+    let started = std::time::Instant::now();
+    let only = args.chapters.is_some().then_some(numbers.as_slice());
+    let finished = server.translate(request, only).await;
+    progress.finish();
+    let finished = finished?;
+    let took = started.elapsed();
+    let book = &finished.book;
+    if book.status == BookStatus::Error {
+        bail!(
+            "{}",
+            book.error.as_deref().unwrap_or("the translation failed")
+        );
+    }
+    let done = results(&finished.services, book, sources).await?;
+    let stopped_at_cap = book.status == BookStatus::Paused;
+
     let out = args
         .out
-        .unwrap_or_else(|| default_output(&args.file, to.as_str(), &output_format, layout));
-    std::fs::write(&out, rendered.bytes).with_context(|| format!("writing {}", out.display()))?;
-    for warning in &rendered.warnings {
+        .clone()
+        .unwrap_or_else(|| default_output(&args.file, to.as_str(), edition));
+    let (file, warnings) = file_of(&finished, edition).await?;
+    std::fs::write(&out, file).with_context(|| format!("writing {}", out.display()))?;
+    for warning in &warnings {
         eprintln!("warning: {warning}");
     }
 
-    let report = Report::of(&manuscript, &done, &source, to.as_str(), started.elapsed());
-    print_summary(&args.model, offline, &glossary, &manuscript, &done, &out);
+    let report = Report::of(&done, &book.original_lang, to.as_str(), took);
+    print_summary(&args.model, offline, &glossary, &done, &out);
     report.print(to.as_str());
     if let Some(path) = &args.report {
         std::fs::write(path, serde_json::to_vec_pretty(&report)?)
             .with_context(|| format!("writing {}", path.display()))?;
     }
-    if !done.stopped_at_cap.is_empty() {
+    if stopped_at_cap {
+        let translated = done.qualities.len();
         bail!(
-            "stopped before passing --max-cost ${:.2}: {} of {} chapters are translated in {}; \
-             the other {} keep their source text",
+            "stopped before passing --max-cost ${:.2}: {translated} of {} chapters are \
+             translated in {}; the other {} keep their source text",
             args.max_cost.unwrap_or_default(),
-            manuscript.chapters.len() - done.stopped_at_cap.len(),
-            manuscript.chapters.len(),
+            done.sources.len(),
             out.display(),
-            done.stopped_at_cap.len()
+            done.sources.len() - translated
         );
     }
     Ok(())
 }
 
-/// The progress display: one bar for every pass of the book, and a line per chapter in flight.
-struct Progress {
-    bars: MultiProgress,
-    total: ProgressBar,
-    in_flight: Mutex<HashMap<usize, ProgressBar>>,
-    titles: Vec<String>,
-    chapter_style: ProgressStyle,
+/// The chapters numbered in `numbers`, as extracted, each with its number.
+async fn source_chapters(
+    services: &Services,
+    book: &Book,
+    numbers: &[u32],
+) -> anyhow::Result<Vec<(u32, booktr_formats::manuscript::Chapter)>> {
+    let mut chapters = Vec::with_capacity(numbers.len());
+    for &number in numbers {
+        let chapter = services
+            .translations
+            .source_chapter(&book.id, number)
+            .await?
+            .ok_or_else(|| anyhow!("chapter {number} of the book is missing"))?;
+        chapters.push((number, chapter));
+    }
+    Ok(chapters)
 }
 
-impl Progress {
-    fn new(manuscript: &Manuscript) -> anyhow::Result<Progress> {
-        let bars = MultiProgress::new();
-        let total = bars.add(ProgressBar::new(3 * manuscript.chapters.len() as u64));
-        total.set_style(
-            ProgressStyle::with_template("{spinner} [{bar:40}] {pos}/{len} passes · {msg} ({eta})")
-                .map_err(|e| anyhow!("{e}"))?
-                .progress_chars("=> "),
-        );
-        total.set_message("finding the book's names and terms");
-        let chapter_style = ProgressStyle::with_template("    {bar:3} {msg}")
-            .map_err(|e| anyhow!("{e}"))?
-            .progress_chars("## ");
-        Ok(Progress {
-            bars,
-            total,
-            in_flight: Mutex::new(HashMap::new()),
-            titles: manuscript
-                .chapters
-                .iter()
-                .enumerate()
-                .map(|(i, c)| render::chapter_title(c, i))
-                .collect(),
-            chapter_style,
+/// The glossary as the user's, for the run to enforce; its id.
+async fn store_glossary(server: &LocalServer, entries: &[GlossaryEntry]) -> anyhow::Result<String> {
+    let entries = entries
+        .iter()
+        .map(|e| booktr_core::glossaries::EntryInput {
+            id: None,
+            source: Some(e.source.clone()),
+            target: Some(e.target.clone()),
+            context: e.context.clone(),
         })
-    }
+        .collect();
+    let glossary = server
+        .services
+        .glossaries
+        .create(&server.user.id, "booktr translate", None, entries)
+        .await
+        .map_err(|e| anyhow!("--glossary: {e}"))?;
+    Ok(glossary.id)
+}
 
-    fn on_event(&self, event: Event<'_>) {
-        let mut in_flight = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
-        match event {
-            Event::TermsDone { found } => {
-                self.total
-                    .set_message(format!("{found} names and terms listed"));
-            }
-            Event::ChapterStarted { chapter } => {
-                let bar = self.bars.add(ProgressBar::new(3));
-                bar.set_style(self.chapter_style.clone());
-                bar.set_message(self.label(chapter, "translating"));
-                in_flight.insert(chapter, bar);
-            }
-            Event::PassDone { chapter, pass, .. } => {
-                self.total.inc(1);
-                if let Some(bar) = in_flight.get(&chapter) {
-                    bar.inc(1);
-                    bar.set_message(self.label(chapter, &format!("{} done", pass.task())));
+/// What the run stored for the chapters it was asked to translate: each chapter's translation
+/// and quality record (under the run's key), and the book's term list.
+async fn results(
+    services: &Services,
+    book: &Book,
+    sources: Vec<(u32, booktr_formats::manuscript::Chapter)>,
+) -> anyhow::Result<Translated> {
+    let translations = &services.translations;
+    let mut done = Translated {
+        sources: Vec::with_capacity(sources.len()),
+        chapters: Vec::with_capacity(sources.len()),
+        qualities: Vec::new(),
+        terms: translations.book_terms(book).await?.unwrap_or_default(),
+    };
+    for (place, (number, source)) in sources.into_iter().enumerate() {
+        let stored = translations
+            .stored_chapter(&book.id, number)
+            .await?
+            .filter(|stored| book.translation_key.as_ref() == Some(&stored.key));
+        let translated = match stored {
+            Some(stored) => {
+                done.qualities.push((place, stored.quality));
+                booktr_formats::manuscript::Chapter {
+                    title: stored.title,
+                    blocks: stored.blocks,
                 }
             }
-            Event::ChapterDone { chapter, .. } => {
-                if let Some(bar) = in_flight.remove(&chapter) {
-                    bar.finish_and_clear();
-                    self.bars.remove(&bar);
-                }
-                self.total
-                    .set_message(format!("{} chapters in flight", in_flight.len()));
-            }
+            None => source.clone(),
+        };
+        done.sources.push(source);
+        done.chapters.push(translated);
+    }
+    Ok(done)
+}
+
+/// The file of `edition` and what it leaves out: the one the generate job made when the whole
+/// book was translated into it, else rendered as that job renders (of the chapters translated
+/// so far, for `--chapters` and a run stopped at its cost cap).
+async fn file_of(finished: &Finished, edition: Edition) -> anyhow::Result<(Vec<u8>, Vec<String>)> {
+    let (book, translations) = (&finished.book, &finished.services.translations);
+    if book.status == BookStatus::Completed {
+        if let Some(file) = translations.output(book, edition).await? {
+            let prefix = format!("{} file: ", edition.label());
+            let warnings = book
+                .warnings
+                .iter()
+                .filter_map(|w| w.strip_prefix(&prefix).map(str::to_string))
+                .collect();
+            return Ok((file.to_vec(), warnings));
         }
     }
-
-    fn label(&self, chapter: usize, what: &str) -> String {
-        let title = self
-            .titles
-            .get(chapter)
-            .map(String::as_str)
-            .unwrap_or_default();
-        format!(
-            "chapter {}/{} {title}: {what}",
-            chapter + 1,
-            self.titles.len()
-        )
-    }
-
-    fn finish(&self) {
-        for bar in self
-            .in_flight
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .drain()
-        {
-            bar.1.finish_and_clear();
-        }
-        self.total.finish_and_clear();
-    }
+    let completeness = match book.status {
+        BookStatus::Completed => Completeness::Whole,
+        _ => Completeness::FinishedSoFar,
+    };
+    let rendition = translations
+        .render(book, edition, completeness)
+        .await
+        .map_err(|e| anyhow!("rendering: {e}"))?
+        .ok_or_else(|| anyhow!("no chapter was translated: there is no file to write"))?;
+    Ok((rendition.bytes, rendition.warnings))
 }
 
 /// `moby-dick.es.epub`, or `moby-dick.es.bilingual.pdf` beside it.
-fn default_output(input: &Path, lang: &str, format: &str, layout: Layout) -> PathBuf {
+fn default_output(input: &Path, lang: &str, edition: Edition) -> PathBuf {
     let stem = input.file_stem().and_then(|s| s.to_str()).unwrap_or("book");
-    let layout = match layout {
+    let layout = match edition.layout {
         Layout::Translated => "",
         Layout::Bilingual => ".bilingual",
+    };
+    let format = match edition.format {
+        OutputFormat::Epub => "epub",
+        OutputFormat::Pdf => "pdf",
     };
     PathBuf::from(format!("{stem}.{lang}{layout}.{format}"))
 }
@@ -374,272 +340,6 @@ pub fn read_glossary(path: &Path) -> anyhow::Result<Vec<GlossaryEntry>> {
         });
     }
     Ok(entries)
-}
-
-/// Uses of the glossary's terms in the source blocks, and how many of the translated blocks
-/// carry the glossary's translation.
-fn glossary_uses(
-    glossary: &[GlossaryEntry],
-    source: &Manuscript,
-    translated: &Manuscript,
-) -> (u32, u32) {
-    let (mut checked, mut satisfied) = (0, 0);
-    let blocks = source
-        .chapters
-        .iter()
-        .zip(&translated.chapters)
-        .flat_map(|(s, t)| s.blocks.iter().zip(&t.blocks));
-    let sources = glossary::sources(glossary);
-    for (source, target) in blocks {
-        let (source, target) = (source.plain_text(), target.plain_text());
-        for entry in sources.keep_present(glossary, &source) {
-            checked += 1;
-            satisfied += u32::from(contains_term(&target, &entry.target));
-        }
-    }
-    (checked, satisfied)
-}
-
-fn print_summary(
-    model: &str,
-    offline: bool,
-    glossary: &[GlossaryEntry],
-    manuscript: &Manuscript,
-    done: &BookTranslation,
-    out: &Path,
-) {
-    let qualities = &done.qualities;
-    let sum = |f: fn(&Quality) -> PassUsage| qualities.iter().map(f).sum();
-    let passes = [
-        ("translate", sum(|q| q.translate)),
-        ("review", sum(|q| q.review)),
-        ("polish", sum(|q| q.polish)),
-    ];
-    let passes = [("terms", done.terms.usage)].into_iter().chain(passes);
-    let passes: Vec<(&str, PassUsage)> = passes.collect();
-    let total: PassUsage = passes.iter().map(|(_, p)| *p).sum();
-    let (input, output) = (total.input_tokens, total.output_tokens);
-    // The quality records count the book's terms with the glossary (every pass enforces
-    // both); the user's glossary is counted on its own here.
-    let (checked, satisfied) = glossary_uses(glossary, manuscript, &done.manuscript);
-    let listed: u32 = qualities.iter().map(|q| q.glossary_checked).sum();
-    let followed: u32 = qualities.iter().map(|q| q.glossary_satisfied).sum();
-    println!("Wrote {}", out.display());
-    println!(
-        "{} chapters, {} words, model {}",
-        manuscript.chapters.len(),
-        manuscript.word_count(),
-        if offline {
-            "offline pseudo-translation"
-        } else {
-            model
-        }
-    );
-    println!(
-        "{} names and terms listed for the whole book",
-        done.terms.terms.len()
-    );
-    for (name, usage) in passes {
-        println!(
-            "  {name:<9} {:>5} requests  {:>9} tokens in  {:>9} tokens out",
-            usage.requests, usage.input_tokens, usage.output_tokens
-        );
-    }
-    let price = if offline {
-        0.0
-    } else {
-        cost(model, input, output)
-    };
-    println!("Estimated cost: ${price:.4} ({input} tokens in, {output} out)");
-    if checked > 0 {
-        println!(
-            "Glossary: {satisfied} of {checked} uses follow the glossary ({:.1}%)",
-            f64::from(satisfied) * 100.0 / f64::from(checked)
-        );
-    }
-    if listed > 0 {
-        println!(
-            "Glossary and book terms: {followed} of {listed} uses follow the list ({:.1}%)",
-            f64::from(followed) * 100.0 / f64::from(listed)
-        );
-    }
-}
-
-/// `DIR/chapter-N.PASS.txt`: the chapter's text after a pass, a block per paragraph, for
-/// scoring each pass against a reference (`scripts/quality-bench.sh`).
-fn write_pass_text(dir: &Path, chapter: usize, pass: Pass, blocks: &[Block]) {
-    let text: Vec<String> = blocks.iter().map(Block::plain_text).collect();
-    let path = dir.join(format!("chapter-{}.{}.txt", chapter + 1, pass.task()));
-    if let Err(e) = std::fs::write(&path, text.join("\n\n") + "\n") {
-        eprintln!("warning: writing {}: {e}", path.display());
-    }
-}
-
-/// What a run did to the book's blocks, for people (printed) and scripts (`--report`).
-#[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Report {
-    chapters: usize,
-    blocks: usize,
-    /// Blocks long enough for language identification to judge, and how it judged their text.
-    judged: usize,
-    in_target: usize,
-    in_source: usize,
-    in_other: usize,
-    /// Blocks in the source language that no flag reports (must be 0).
-    silently_in_source: usize,
-    /// Flagged blocks, and per kind (a block may be flagged for two reasons).
-    flagged_blocks: usize,
-    flagged: BTreeMap<Problem, usize>,
-    repaired: Repaired,
-    removed: Removed,
-    /// Blocks whose review or polish answer was refused (they kept the previous pass's text).
-    kept_previous: usize,
-    /// Blocks the review and the polish changed.
-    changed: Changed,
-    requests: u32,
-    /// Tokens and requests of each pass, and of the term list.
-    usage: BTreeMap<&'static str, PassUsage>,
-    seconds: f64,
-}
-
-impl Report {
-    fn of(
-        source: &Manuscript,
-        done: &BookTranslation,
-        source_lang: &str,
-        target: &str,
-        took: std::time::Duration,
-    ) -> Report {
-        let primary = |l: &str| l.split(['-', '_']).next().unwrap_or(l).to_ascii_lowercase();
-        let (source_lang, target) = (primary(source_lang), primary(target));
-        let mut report = Report {
-            chapters: done.qualities.len(),
-            blocks: 0,
-            judged: 0,
-            in_target: 0,
-            in_source: 0,
-            in_other: 0,
-            silently_in_source: 0,
-            flagged_blocks: 0,
-            flagged: BTreeMap::new(),
-            repaired: Repaired::default(),
-            removed: Removed::default(),
-            kept_previous: 0,
-            changed: Changed::default(),
-            requests: done.terms.usage.requests,
-            usage: BTreeMap::from([("terms", done.terms.usage)]),
-            seconds: took.as_secs_f64(),
-        };
-        let chapters = source.chapters.iter().zip(&done.manuscript.chapters);
-        for ((original, translated), quality) in chapters.zip(&done.qualities) {
-            let flagged = quality.flagged_blocks();
-            report.flagged_blocks += flagged.len();
-            for (kind, n) in quality.flag_counts() {
-                *report.flagged.entry(kind).or_default() += n;
-            }
-            report.repaired += quality.repaired;
-            report.removed += quality.removed;
-            report.kept_previous += quality.kept_previous.len();
-            report.changed += quality.changed;
-            for pass in Pass::ALL {
-                *report.usage.entry(pass.task()).or_default() += quality.usage(pass);
-            }
-            report.requests +=
-                quality.translate.requests + quality.review.requests + quality.polish.requests;
-            for (i, (block, source_block)) in
-                translated.blocks.iter().zip(&original.blocks).enumerate()
-            {
-                if source_block.text.trim().is_empty() {
-                    continue;
-                }
-                report.blocks += 1;
-                let Some(lang) = language_of(&block.plain_text()) else {
-                    continue;
-                };
-                report.judged += 1;
-                if lang == target {
-                    report.in_target += 1;
-                } else if lang == source_lang {
-                    report.in_source += 1;
-                    report.silently_in_source += usize::from(!flagged.contains(&i));
-                } else {
-                    report.in_other += 1;
-                }
-            }
-        }
-        report
-    }
-
-    fn print(&self, target: &str) {
-        let percent = |n: usize, of: usize| {
-            if of == 0 {
-                100.0
-            } else {
-                n as f64 * 100.0 / of as f64
-            }
-        };
-        println!(
-            "Language identification: {} of {} blocks long enough to judge are in {target} ({:.1}%), {} in the source language, {} in another",
-            self.in_target,
-            self.judged,
-            percent(self.in_target, self.judged),
-            self.in_source,
-            self.in_other
-        );
-        if self.flagged.is_empty() {
-            println!("Flagged blocks: none");
-        } else {
-            let kinds: Vec<String> = self
-                .flagged
-                .iter()
-                .map(|(kind, n)| format!("{n} {}", kind.describe()))
-                .collect();
-            println!(
-                "Flagged blocks: {} of {} ({}); each keeps its source text",
-                self.flagged_blocks,
-                self.blocks,
-                kinds.join(", ")
-            );
-        }
-        let r = self.repaired;
-        println!(
-            "Repaired when asked again: {} blocks (in halves {}, one at a time {}, with the simplest prompt {})",
-            r.total(),
-            r.halves,
-            r.singles,
-            r.simple
-        );
-        let m = self.removed;
-        println!(
-            "Removed from answers: {} (reasoning {}, fences {}, before the blocks {}, between {}, after {}, repeated {}, not asked for {})",
-            m.total(),
-            m.reasoning,
-            m.fences,
-            m.before,
-            m.between,
-            m.after,
-            m.duplicates,
-            m.extra
-        );
-        println!(
-            "Changed by the review: {} blocks; by the polish: {}",
-            self.changed.review, self.changed.polish
-        );
-        if self.kept_previous > 0 {
-            println!(
-                "Review or polish changes not kept for {} blocks (they failed a check; the previous pass's text was kept)",
-                self.kept_previous
-            );
-        }
-        for (pass, usage) in &self.usage {
-            println!(
-                "Tokens, {pass}: {} in, {} out, {} requests",
-                usage.input_tokens, usage.output_tokens, usage.requests
-            );
-        }
-        println!("Requests: {}", self.requests);
-    }
 }
 
 /// `3`, `2-5`, `1,4,7` (or a mix), each between 1 and `count`.

@@ -181,7 +181,7 @@ impl Config {
                 )
             })?;
         let pipeline = pipeline_config(&get)?;
-        // Read where the model clients are made (`booktr_translate::book::choose_model`);
+        // Read where the model clients are made (`booktr_translate::providers::choose_model`);
         // checked here so that a bad value stops the start like any other.
         let timeout_raw = get("BOOKTR_MODEL_TIMEOUT_SECS", "180");
         if !timeout_raw

@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::ports::{Outgoing, Queue, QueueName, StoreError};
+use crate::fault::{DataError, Fault};
+use crate::ports::{Outgoing, Queue, QueueName};
 
 /// A unit of background work. Serialized as the queue message body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -16,7 +17,14 @@ pub enum Job {
     /// Find and translate the book's names and terms for run `run`, before its chapters (see
     /// `booktr_translate::terms`). Dropped, like the chapter jobs, once the run has moved on.
     #[serde(rename_all = "camelCase")]
-    Terms { book_id: String, run: u32 },
+    Terms {
+        book_id: String,
+        run: u32,
+        /// The chapters whose text the list is made from, when the run translates only these
+        /// ([`crate::translation::Translations::start_chapters`]); None: every chapter.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        chapters: Option<Vec<u32>>,
+    },
     /// Translate a window of chapters of run `run` at the same time, each in three passes
     /// (dropped when the book has moved on to another run: paused, resumed, stopped or
     /// restarted since). A book's windows run one after another in its message group.
@@ -199,7 +207,7 @@ impl Job {
     fn readable_dedup_id(&self) -> String {
         match self {
             Job::Extract { book_id } => format!("extract-{book_id}"),
-            Job::Terms { book_id, run } => format!("terms-{book_id}-{run}"),
+            Job::Terms { book_id, run, .. } => format!("terms-{book_id}-{run}"),
             Job::Chapters {
                 book_id,
                 numbers,
@@ -226,13 +234,16 @@ impl Job {
     }
 
     /// Sends the job to the jobs queue, in its book's message group so a book's jobs run in order.
-    pub async fn enqueue(&self, queue: &dyn Queue) -> Result<String, StoreError> {
-        let body = serde_json::to_string(self).map_err(|e| StoreError::Invalid(e.to_string()))?;
+    pub async fn enqueue(&self, queue: &dyn Queue) -> Result<String, DataError> {
+        let body = serde_json::to_string(self).map_err(Fault::encoding("a job"))?;
         let message = Outgoing {
             group: self.group(),
             dedup_id: self.dedup_id(),
             body,
         };
-        queue.send(QueueName::Jobs, message).await
+        queue
+            .send(QueueName::Jobs, message)
+            .await
+            .map_err(DataError::from)
     }
 }

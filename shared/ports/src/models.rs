@@ -62,7 +62,7 @@ impl Models for EnvModels {
         model: &str,
         user_key: Option<String>,
     ) -> Result<Arc<dyn ChatModel>, ChatError> {
-        booktr_translate::book::choose_model(model, user_key, |name| self.var(name)).map(Arc::from)
+        providers::choose_model(model, user_key, |name| self.var(name)).map(Arc::from)
     }
 
     async fn check_key(&self, family: Family, key: &str) -> Result<(), KeyCheckError> {

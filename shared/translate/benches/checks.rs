@@ -13,10 +13,14 @@
 use std::path::Path;
 
 use booktr_formats::markup::plain_text;
-use booktr_translate::book::{translate_book, BookOptions};
+use std::collections::HashMap;
+
+use booktr_formats::manuscript::Manuscript;
 use booktr_translate::checks::{Checks, Problem};
+use booktr_translate::ladder::Ladder;
 use booktr_translate::offline::OfflineEngine;
-use booktr_translate::pipeline::PipelineConfig;
+use booktr_translate::pipeline::{ChapterInput, ChapterTranslation, PipelineConfig, Quality};
+use booktr_translate::terms::{candidates, translate_terms};
 
 const BOOKS: [&str; 4] = [
     "moby-dick.epub",
@@ -36,26 +40,11 @@ async fn main() {
         let own = book.language.clone().unwrap_or_else(|| "en".into());
         let own = own.split('-').next().unwrap_or("en").to_string();
         for target in TARGETS {
-            let done = translate_book(
-                &OfflineEngine,
-                &book,
-                &own,
-                target,
-                &[],
-                &PipelineConfig::default(),
-                &BookOptions {
-                    parallel: 16,
-                    max_cost: None,
-                    model: "gpt-4o-mini".into(),
-                },
-                &|_| {},
-            )
-            .await
-            .expect("translate");
+            let qualities = translate(&book, &own, target).await;
             let blocks: usize = book.chapters.iter().map(|c| c.blocks.len()).sum();
             let mut kinds = std::collections::BTreeMap::<Problem, usize>::new();
             let mut flagged = 0;
-            for quality in &done.qualities {
+            for quality in &qualities {
                 flagged += quality.flagged_blocks().len();
                 for (kind, n) in quality.flag_counts() {
                     *kinds.entry(kind).or_default() += n;
@@ -102,4 +91,38 @@ async fn main() {
         all_flags as f64 * 100.0 / all_blocks.max(1) as f64,
         all_language as f64 * 100.0 / all_judged.max(1) as f64
     );
+}
+
+/// The book's chapters through the three passes of the pipeline, with the book's term list, as
+/// the chapter jobs run them (one after the other here: the offline engine does not wait).
+async fn translate(book: &Manuscript, source: &str, target: &str) -> Vec<Quality> {
+    let config = PipelineConfig::default();
+    let texts: Vec<String> = book
+        .chapters
+        .iter()
+        .flat_map(|c| c.blocks.iter().map(|b| b.plain_text()))
+        .collect();
+    let found = candidates(&texts, &[]);
+    let terms = translate_terms(&OfflineEngine, &found, source, target, &[], &config)
+        .await
+        .expect("terms");
+    let enforced = terms.with_glossary(&[]);
+    let (ledger, ladder) = (HashMap::new(), Ladder::default());
+    let mut qualities = Vec::new();
+    for chapter in &book.chapters {
+        let input = ChapterInput {
+            blocks: &chapter.blocks,
+            source_lang: source,
+            target_lang: target,
+            glossary: &enforced,
+            ledger: &ledger,
+            ladder: &ladder,
+        };
+        let mut translation = ChapterTranslation::new(&input, &config, None);
+        while translation.next_pass().is_some() {
+            translation.run_pass(&OfflineEngine).await.expect("pass");
+        }
+        qualities.push(translation.finish().quality);
+    }
+    qualities
 }

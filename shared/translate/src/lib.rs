@@ -6,7 +6,6 @@
 //! every block passes, the repair ladder, and the chapter pipeline. The book jobs that run it per chapter are in `booktr-core` (`jobs::chapter`).
 
 pub mod adequacy;
-pub mod book;
 pub mod budget;
 pub mod checks;
 pub mod estimate;

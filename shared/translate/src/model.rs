@@ -86,6 +86,21 @@ impl<M: ChatModel + ?Sized> ChatModel for Box<M> {
     }
 }
 
+#[async_trait]
+impl<M: ChatModel + ?Sized> ChatModel for std::sync::Arc<M> {
+    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
+        (**self).complete(request).await
+    }
+
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn writes_language(&self) -> bool {
+        (**self).writes_language()
+    }
+}
+
 /// A rough token count (4 characters a token), for budgets and estimates only.
 pub fn estimate_tokens(text: &str) -> u64 {
     (text.chars().count() as u64).div_ceil(4)

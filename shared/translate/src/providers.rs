@@ -551,6 +551,40 @@ fn go_duration(text: &str) -> Option<Duration> {
     Duration::try_from_secs_f64(total).ok()
 }
 
+/// The model for a run: the provider's when a key for its family is configured (the user's own,
+/// else the server's), else the offline engine. `env` looks up environment variables.
+pub fn choose_model(
+    model: &str,
+    user_key: Option<String>,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Box<dyn ChatModel>, ChatError> {
+    let (family, _) =
+        lookup(model).ok_or_else(|| ChatError::Fatal(format!("unknown model '{model}'")))?;
+    let (key_var, url_var) = family.env_names();
+    match user_key
+        .or_else(|| env(key_var))
+        .filter(|k| !k.trim().is_empty())
+    {
+        Some(key) => Ok(Box::new(HttpModel::new(
+            model,
+            key,
+            env(url_var),
+            model_timeout(&env),
+        )?)),
+        None => Ok(Box::new(crate::offline::OfflineEngine)),
+    }
+}
+
+/// How long one model request may take: `BOOKTR_MODEL_TIMEOUT_SECS` (1 to 3600), else 180 s,
+/// which a hosted model's longest answer fits. A small model on a CPU writes a chunk's answer
+/// in minutes, and a local server answers one request at a time while the others queue.
+fn model_timeout(env: &impl Fn(&str) -> Option<String>) -> Duration {
+    env("BOOKTR_MODEL_TIMEOUT_SECS")
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .filter(|s| (1..=3600).contains(s))
+        .map_or(Duration::from_secs(180), Duration::from_secs)
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex};
@@ -560,6 +594,24 @@ mod tests {
     use axum::response::IntoResponse;
 
     use super::*;
+
+    #[test]
+    fn without_a_key_the_offline_engine_is_used() {
+        let model = choose_model("gpt-4o-mini", None, |_| None).unwrap();
+        assert_eq!(model.name(), crate::offline::NAME);
+        let model = choose_model("claude-3-haiku", None, |v| {
+            (v == "ANTHROPIC_API_KEY").then(|| "sk".into())
+        })
+        .unwrap();
+        assert_eq!(model.name(), "claude-3-haiku");
+        let model = choose_model("gemini-2.0-flash", Some("user-key".into()), |_| None).unwrap();
+        assert_eq!(
+            model.name(),
+            "gemini-2.0-flash",
+            "the user's own key counts"
+        );
+        assert!(choose_model("gpt-9", None, |_| None).is_err());
+    }
 
     #[derive(Debug, Clone)]
     struct Seen {

@@ -4,7 +4,7 @@
 //! misbehaviour, recorded once, is part of the regular test suite.
 
 use std::io::Write as _;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -23,22 +23,30 @@ pub struct Exchange {
     pub output_tokens: u64,
 }
 
-/// Passes requests to `inner` and appends each exchange to a file.
-pub struct Recording<M> {
-    inner: M,
-    file: Mutex<std::fs::File>,
-}
+/// A file of exchanges, opened for appending once and shared by every [`Recording`] that
+/// writes to it (a run's chapters each get their own client), so lines never interleave.
+#[derive(Clone)]
+pub struct AnswerLog(Arc<Mutex<std::fs::File>>);
 
-impl<M: ChatModel> Recording<M> {
-    pub fn new(inner: M, path: &std::path::Path) -> std::io::Result<Self> {
+impl AnswerLog {
+    pub fn open(path: &std::path::Path) -> std::io::Result<Self> {
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)?;
-        Ok(Recording {
-            inner,
-            file: Mutex::new(file),
-        })
+        Ok(AnswerLog(Arc::new(Mutex::new(file))))
+    }
+}
+
+/// Passes requests to `inner` and appends each exchange to an [`AnswerLog`].
+pub struct Recording<M> {
+    inner: M,
+    log: AnswerLog,
+}
+
+impl<M: ChatModel> Recording<M> {
+    pub fn new(inner: M, log: AnswerLog) -> Self {
+        Recording { inner, log }
     }
 }
 
@@ -55,7 +63,7 @@ impl<M: ChatModel> ChatModel for Recording<M> {
             output_tokens: response.output_tokens,
         };
         let line = serde_json::to_string(&exchange).unwrap_or_default();
-        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        let mut file = self.log.0.lock().unwrap_or_else(|p| p.into_inner());
         if let Err(e) = writeln!(file, "{line}") {
             tracing::warn!(error = %e, "could not record an answer");
         }

@@ -20,10 +20,11 @@ use serde_json::Value;
 use chrono::{DateTime, Utc};
 
 use super::{ApiKey, User};
+use crate::fault::{DataError, Fault};
 pub use crate::items::{
     corrupt, opt_string, opt_time, parse_time, parsed, required_str, required_time, time, time_text,
 };
-use crate::ports::{Condition, Item, StoreError, Update};
+use crate::ports::{Condition, Item, Update};
 use crate::types::{Email, Scope};
 
 pub const PROFILE: &str = "PROFILE";
@@ -82,12 +83,12 @@ pub fn user_item(user: &User, password_hash: Option<&str>) -> Item {
 pub async fn find_user(
     ports: &crate::ports::Ports,
     user_id: &str,
-) -> Result<Option<User>, StoreError> {
+) -> Result<Option<User>, DataError> {
     let item = ports.table.get(&user_pk(user_id), PROFILE).await?;
     item.as_ref().map(user_from).transpose()
 }
 
-pub fn user_from(item: &Item) -> Result<User, StoreError> {
+pub fn user_from(item: &Item) -> Result<User, DataError> {
     Ok(User {
         id: required_str(item, "id")?.to_string(),
         name: opt_string(item, "name"),
@@ -126,7 +127,7 @@ pub fn api_key_item(key_hash: &str, user_id: &str, key: &ApiKey) -> Item {
         )
 }
 
-pub fn api_key_from(item: &Item) -> Result<StoredKey, StoreError> {
+pub fn api_key_from(item: &Item) -> Result<StoredKey, DataError> {
     let scopes = item
         .attrs
         .get("scopes")
@@ -156,7 +157,7 @@ pub fn email_claim(email: &Email, user_id: &str) -> Item {
 }
 
 /// The account an email claim (or a session) belongs to.
-pub fn owner_of(item: &Item) -> Result<&str, StoreError> {
+pub fn owner_of(item: &Item) -> Result<&str, Fault> {
     required_str(item, "userId")
 }
 
@@ -236,7 +237,7 @@ pub fn session_item(
         .with("expiresAt", time(expires_at))
 }
 
-pub fn session_expires_at(item: &Item) -> Result<DateTime<Utc>, StoreError> {
+pub fn session_expires_at(item: &Item) -> Result<DateTime<Utc>, Fault> {
     required_time(item, "expiresAt")
 }
 
@@ -276,7 +277,7 @@ pub struct AccountLink {
     pub generation: i64,
 }
 
-pub fn account_link_from(item: &Item) -> Result<AccountLink, StoreError> {
+pub fn account_link_from(item: &Item) -> Result<AccountLink, Fault> {
     Ok(AccountLink {
         expires_at: required_time(item, "expiresAt")?,
         generation: item.i64(PASSWORD_GENERATION).unwrap_or(0),

@@ -365,6 +365,15 @@ impl BookChange {
         BookChange(Update::default().set("error", message))
     }
 
+    /// The owner said what language the book is written in.
+    pub fn source_language(language: &LanguageCode, now: DateTime<Utc>) -> Self {
+        BookChange(
+            Update::default()
+                .set("originalLang", language.as_str())
+                .set("updatedAt", time(now)),
+        )
+    }
+
     /// The owner changed the book's details.
     pub fn edited(now: DateTime<Utc>) -> Self {
         BookChange(Update::default().set("updatedAt", time(now)))

@@ -24,6 +24,7 @@ use super::record::{comment, post};
 use super::taxonomy::require_admin;
 use super::{Author, Community, CommunityError};
 use crate::accounts::User;
+use crate::fault::DataError;
 use crate::ids::new_id;
 use crate::items::time_text;
 use crate::ports::{Condition, Index, Query, StoreError, WriteOp};
@@ -345,7 +346,7 @@ impl Community {
 
     /// Turns a closed account's comments into tombstones (no author, no text), so replies by
     /// others keep their place; counts and the moderation queue follow.
-    pub async fn remove_comments_of(&self, user_id: &str) -> Result<usize, StoreError> {
+    pub async fn remove_comments_of(&self, user_id: &str) -> Result<usize, DataError> {
         let pointers = self
             .ports
             .table
@@ -396,7 +397,7 @@ impl Community {
 
     /// Removes every comment on a post (the post is being deleted), with the pointers in
     /// their authors' partitions and the moderation queue's entries.
-    pub(super) async fn remove_comments_on(&self, post_id: &str) -> Result<(), StoreError> {
+    pub(super) async fn remove_comments_on(&self, post_id: &str) -> Result<(), DataError> {
         let table = &self.ports.table;
         let items = table
             .query_index(Index::Gsi1, Query::partition(of_post(post_id)))

@@ -4,8 +4,9 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use crate::fault::Fault;
 use crate::items::{corrupt, opt_string, parse_time, required_str, required_time, time};
-use crate::ports::{Condition, Item, StoreError, Update};
+use crate::ports::{Condition, Item, Update};
 
 /// A post (`POST#<id>` / `POST`): `id`, `slug`, `title`, `content`, `excerpt`, `coverImage`,
 /// `status`, `featured`, the counters `viewCount`, `commentCount`, `reactionCount`,
@@ -34,7 +35,7 @@ pub(super) mod post {
         pub tag_ids: Vec<String>,
     }
 
-    pub fn from_item(item: &Item) -> Result<PostRecord, StoreError> {
+    pub fn from_item(item: &Item) -> Result<PostRecord, Fault> {
         Ok(PostRecord {
             author_id: required_author_id(item)?.to_string(),
             category_id: required_str(item, "categoryId")?.to_string(),
@@ -111,7 +112,7 @@ pub(super) mod post {
         item.str("authorId")
     }
 
-    pub fn required_author_id(item: &Item) -> Result<&str, StoreError> {
+    pub fn required_author_id(item: &Item) -> Result<&str, Fault> {
         required_str(item, "authorId")
     }
 
@@ -120,7 +121,7 @@ pub(super) mod post {
     }
 
     /// The post names a category that does not exist.
-    pub fn unknown_category(item: &Item) -> StoreError {
+    pub fn unknown_category(item: &Item) -> Fault {
         corrupt(item, "categoryId")
     }
 
@@ -146,7 +147,7 @@ pub(super) mod post {
     }
 
     /// (slug, publishedAt) of a published post's index entry.
-    pub fn listed(item: &Item) -> Result<(String, Option<DateTime<Utc>>), StoreError> {
+    pub fn listed(item: &Item) -> Result<(String, Option<DateTime<Utc>>), Fault> {
         Ok((
             required_str(item, "slug")?.to_string(),
             parse_time(item, "publishedAt")?,
@@ -241,7 +242,7 @@ pub(super) mod comment {
         item.str("id")
     }
 
-    pub fn required_id(item: &Item) -> Result<&str, StoreError> {
+    pub fn required_id(item: &Item) -> Result<&str, Fault> {
         required_str(item, "id")
     }
 
@@ -249,7 +250,7 @@ pub(super) mod comment {
         item.str("postId")
     }
 
-    pub fn required_post_id(item: &Item) -> Result<&str, StoreError> {
+    pub fn required_post_id(item: &Item) -> Result<&str, Fault> {
         required_str(item, "postId")
     }
 
@@ -265,7 +266,7 @@ pub(super) mod comment {
         item.str("content")
     }
 
-    pub fn required_content(item: &Item) -> Result<&str, StoreError> {
+    pub fn required_content(item: &Item) -> Result<&str, Fault> {
         required_str(item, "content")
     }
 
@@ -277,11 +278,11 @@ pub(super) mod comment {
         item.str("status")
     }
 
-    pub fn required_status(item: &Item) -> Result<&str, StoreError> {
+    pub fn required_status(item: &Item) -> Result<&str, Fault> {
         required_str(item, "status")
     }
 
-    pub fn created_at(item: &Item) -> Result<DateTime<Utc>, StoreError> {
+    pub fn created_at(item: &Item) -> Result<DateTime<Utc>, Fault> {
         required_time(item, "createdAt")
     }
 
@@ -352,7 +353,7 @@ pub(super) mod term {
         term_item(pk, sk, list, &tag.id, &tag.slug).with("name", tag.name.as_str())
     }
 
-    pub fn category_from(item: &Item) -> Result<Category, StoreError> {
+    pub fn category_from(item: &Item) -> Result<Category, Fault> {
         Ok(Category {
             id: required_str(item, "id")?.to_string(),
             slug: required_str(item, "slug")?.to_string(),
@@ -362,7 +363,7 @@ pub(super) mod term {
         })
     }
 
-    pub fn tag_from(item: &Item) -> Result<Tag, StoreError> {
+    pub fn tag_from(item: &Item) -> Result<Tag, Fault> {
         Ok(Tag {
             id: required_str(item, "id")?.to_string(),
             slug: required_str(item, "slug")?.to_string(),

@@ -2,6 +2,7 @@
 //! unique per kind through a claim item.
 
 use super::record;
+use crate::fault::DataError;
 use crate::ids::random_hex;
 use crate::ports::Ports;
 use crate::ports::{Condition, Item, StoreError};
@@ -60,7 +61,7 @@ pub(super) async fn claim(
     kind: &str,
     base: &str,
     owner_id: &str,
-) -> Result<String, StoreError> {
+) -> Result<String, DataError> {
     let candidates = std::iter::once(base.to_string())
         .chain((2..=NUMBERED).map(|n| format!("{base}-{n}")))
         // Random, not a prefix of a time-ordered id: those share their first characters for a
@@ -71,10 +72,10 @@ pub(super) async fn claim(
         match ports.table.put(item, Condition::NotExists).await {
             Ok(()) => return Ok(slug),
             Err(StoreError::Conflict) => continue,
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         }
     }
-    Err(StoreError::Conflict)
+    Err(StoreError::Conflict.into())
 }
 
 /// The id owning `slug`, if any.
@@ -82,7 +83,7 @@ pub(super) async fn owner(
     ports: &Ports,
     kind: &str,
     slug: &str,
-) -> Result<Option<String>, StoreError> {
+) -> Result<Option<String>, DataError> {
     let item = ports.table.get(&claim_pk(kind, slug), CLAIM_SK).await?;
     Ok(item.as_ref().and_then(record::slug_owner))
 }

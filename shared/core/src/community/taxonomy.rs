@@ -8,6 +8,7 @@ use tracing::info;
 use super::record::term::{self, category_from, tag_from};
 use super::slug::{self, slugify};
 use super::{Category, Community, CommunityError, Tag};
+use crate::fault::DataError;
 use crate::ids::new_id;
 use crate::ports::{Condition, Index, Item, Query, StoreError};
 use crate::types::Role;
@@ -163,20 +164,22 @@ impl Community {
     }
 
     /// A category by id or slug; `None` when there is none.
-    pub(super) async fn category(&self, id_or_slug: &str) -> Result<Option<Category>, StoreError> {
+    pub(super) async fn category(&self, id_or_slug: &str) -> Result<Option<Category>, DataError> {
         self.find(Kind::Category, id_or_slug)
             .await?
             .as_ref()
             .map(category_from)
             .transpose()
+            .map_err(DataError::from)
     }
 
-    pub(super) async fn tag(&self, id_or_slug: &str) -> Result<Option<Tag>, StoreError> {
+    pub(super) async fn tag(&self, id_or_slug: &str) -> Result<Option<Tag>, DataError> {
         self.find(Kind::Tag, id_or_slug)
             .await?
             .as_ref()
             .map(tag_from)
             .transpose()
+            .map_err(DataError::from)
     }
 
     /// The category posts without one go to (seeding a fresh store).
@@ -190,7 +193,7 @@ impl Community {
             .ok_or(CommunityError::NotFound("category"))
     }
 
-    async fn find(&self, kind: Kind, id_or_slug: &str) -> Result<Option<Item>, StoreError> {
+    async fn find(&self, kind: Kind, id_or_slug: &str) -> Result<Option<Item>, DataError> {
         if let Some(item) = self
             .ports
             .table
@@ -200,16 +203,17 @@ impl Community {
             return Ok(Some(item));
         }
         match slug::owner(&self.ports, kind.key(), id_or_slug).await? {
-            Some(id) => self.ports.table.get(&pk(kind, &id), kind.key()).await,
+            Some(id) => Ok(self.ports.table.get(&pk(kind, &id), kind.key()).await?),
             None => Ok(None),
         }
     }
 
-    async fn list(&self, kind: Kind) -> Result<Vec<Item>, StoreError> {
+    async fn list(&self, kind: Kind) -> Result<Vec<Item>, DataError> {
         self.ports
             .table
             .query_index(Index::Gsi1, Query::partition(kind.list()))
             .await
+            .map_err(DataError::from)
     }
 
     /// A fresh id, the name checked, and the slug (given, or made from the name) claimed.
@@ -256,20 +260,24 @@ impl Community {
         Ok((id, slug, name.to_string()))
     }
 
-    async fn store(&self, item: Item) -> Result<(), StoreError> {
-        self.ports.table.put(item, Condition::NotExists).await
+    async fn store(&self, item: Item) -> Result<(), DataError> {
+        self.ports
+            .table
+            .put(item, Condition::NotExists)
+            .await
+            .map_err(DataError::from)
     }
 
     /// Creates the [`SEEDED`] categories that are missing; safe to run concurrently (a slug
     /// already claimed is skipped).
-    async fn seed(&self) -> Result<(), StoreError> {
+    async fn seed(&self) -> Result<(), DataError> {
         for (slug, name, description, color) in SEEDED {
             let id = new_id();
             let claim = slug::claim_item("CATEGORY", slug, &id);
             match self.ports.table.put(claim, Condition::NotExists).await {
                 Ok(()) => {}
                 Err(StoreError::Conflict) => continue,
-                Err(e) => return Err(e),
+                Err(e) => return Err(e.into()),
             }
             let category = Category {
                 id: id.clone(),

@@ -6,8 +6,9 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
 use chrono::{DateTime, Utc};
 
+use crate::fault::Fault;
 use crate::items::{required_str, time};
-use crate::ports::{Item, StoreError};
+use crate::ports::Item;
 
 pub(super) fn key_item(
     pk: String,
@@ -22,7 +23,7 @@ pub(super) fn key_item(
         .with("updatedAt", time(now))
 }
 
-pub(super) fn preview_of(item: &Item) -> Result<&str, StoreError> {
+pub(super) fn preview_of(item: &Item) -> Result<&str, Fault> {
     required_str(item, "preview")
 }
 

@@ -7,11 +7,12 @@ use chrono::{DateTime, Utc};
 
 use super::settings::{EmailSettingsPatch, SenderPrefix, Stored};
 use super::{recipient_sk, update_settings, PK, SETTINGS_SK};
+use crate::fault::DataError;
 use crate::items::{parse_time, time};
-use crate::ports::{Item, Ports, StoreError, Update};
+use crate::ports::{Item, Ports, Update};
 use crate::types::Email;
 
-pub(super) async fn read(ports: &Ports) -> Result<Stored, StoreError> {
+pub(super) async fn read(ports: &Ports) -> Result<Stored, DataError> {
     let Some(item) = ports.table.get(PK, SETTINGS_SK).await? else {
         return Ok(Stored::default());
     };
@@ -29,7 +30,7 @@ pub(super) async fn read(ports: &Ports) -> Result<Stored, StoreError> {
     })
 }
 
-pub(super) async fn write(ports: &Ports, patch: &EmailSettingsPatch) -> Result<(), StoreError> {
+pub(super) async fn write(ports: &Ports, patch: &EmailSettingsPatch) -> Result<(), DataError> {
     let mut update = Update::default();
     if let Some(prefix) = patch.sender_prefix {
         update = update.set("senderPrefix", prefix.as_str());
@@ -53,7 +54,7 @@ pub(super) async fn record_test(
     ports: &Ports,
     at: DateTime<Utc>,
     error: Option<&str>,
-) -> Result<(), StoreError> {
+) -> Result<(), DataError> {
     let update = Update::default().set("lastTestAt", time(at));
     let update = match error {
         None => update.set("lastTestStatus", "success").remove("error"),

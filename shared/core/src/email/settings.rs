@@ -43,16 +43,25 @@ impl SenderName {
     }
 }
 
-impl TryFrom<String> for SenderName {
-    type Error = String;
+/// Why a text is no [`SenderName`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadSenderName {
+    #[error("senderName: 1 to 80 characters")]
+    Length,
+    #[error("senderName: no line breaks or control characters")]
+    ControlCharacter,
+}
 
-    fn try_from(raw: String) -> Result<Self, String> {
+impl TryFrom<String> for SenderName {
+    type Error = BadSenderName;
+
+    fn try_from(raw: String) -> Result<Self, BadSenderName> {
         let name = raw.trim();
         if name.is_empty() || name.chars().count() > 80 {
-            return Err("senderName: 1 to 80 characters".into());
+            return Err(BadSenderName::Length);
         }
         if name.chars().any(char::is_control) {
-            return Err("senderName: no line breaks or control characters".into());
+            return Err(BadSenderName::ControlCharacter);
         }
         Ok(SenderName(name.to_string()))
     }

@@ -9,6 +9,7 @@ use super::{
     user_pk, EventKind, Events, Notification, NotificationSettings, NotificationType, Occurrence,
     SETTINGS_SK,
 };
+use crate::fault::DataError;
 use crate::ids::new_id;
 use crate::ports::{Condition, Query, StoreError};
 
@@ -101,7 +102,7 @@ impl Events {
         user_id: &str,
         post_title: &str,
         link: String,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), DataError> {
         if !self.notification_settings(user_id).await?.in_app_enabled {
             return Ok(());
         }
@@ -122,20 +123,24 @@ impl Events {
         &self,
         user_id: &str,
         notification: Notification,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), DataError> {
         self.ports
             .table
             .put(to_item(user_id, &notification), Condition::NotExists)
             .await
+            .map_err(DataError::from)
     }
 
     /// Every notification of the user, newest first.
-    pub async fn all_notifications(&self, user_id: &str) -> Result<Vec<Notification>, StoreError> {
+    pub async fn all_notifications(&self, user_id: &str) -> Result<Vec<Notification>, DataError> {
         let query = Query::partition(user_pk(user_id))
             .prefix(PREFIX)
             .descending();
         let items = self.ports.table.query(query).await?;
-        items.iter().map(record::notification_from).collect()
+        items
+            .iter()
+            .map(|item| Ok(record::notification_from(item)?))
+            .collect()
     }
 
     /// Page `page` (from 1) of `limit` notifications, newest first; only unread ones when
@@ -147,7 +152,7 @@ impl Events {
         page: usize,
         limit: usize,
         unread_only: bool,
-    ) -> Result<NotificationPage, StoreError> {
+    ) -> Result<NotificationPage, DataError> {
         let matching: Vec<Notification> = self
             .all_notifications(user_id)
             .await?
@@ -163,7 +168,7 @@ impl Events {
         })
     }
 
-    pub async fn unread_count(&self, user_id: &str) -> Result<usize, StoreError> {
+    pub async fn unread_count(&self, user_id: &str) -> Result<usize, DataError> {
         Ok(self
             .all_notifications(user_id)
             .await?
@@ -175,7 +180,7 @@ impl Events {
     /// Marks the user's notifications among `ids` read; returns how many were unread before.
     /// Unknown ids, and ids of other users' notifications (not in this user's partition), are
     /// ignored.
-    pub async fn mark_read(&self, user_id: &str, ids: &[String]) -> Result<usize, StoreError> {
+    pub async fn mark_read(&self, user_id: &str, ids: &[String]) -> Result<usize, DataError> {
         let pk = user_pk(user_id);
         let mut marked = 0;
         let mut seen: Vec<&String> = Vec::new();
@@ -193,7 +198,7 @@ impl Events {
             {
                 Ok(_) => marked += 1,
                 Err(StoreError::NotFound | StoreError::Conflict) => {}
-                Err(e) => return Err(e),
+                Err(e) => return Err(e.into()),
             }
         }
         if marked > 0 {
@@ -203,7 +208,7 @@ impl Events {
     }
 
     /// Marks every unread notification of the user read; returns how many.
-    pub async fn mark_all_read(&self, user_id: &str) -> Result<usize, StoreError> {
+    pub async fn mark_all_read(&self, user_id: &str) -> Result<usize, DataError> {
         let unread: Vec<String> = self
             .all_notifications(user_id)
             .await?
@@ -218,7 +223,7 @@ impl Events {
     pub async fn notification_settings(
         &self,
         user_id: &str,
-    ) -> Result<NotificationSettings, StoreError> {
+    ) -> Result<NotificationSettings, DataError> {
         let item = self.ports.table.get(&user_pk(user_id), SETTINGS_SK).await?;
         let Some(item) = item else {
             return Ok(NotificationSettings::default());
@@ -243,7 +248,7 @@ impl Events {
         &self,
         user_id: &str,
         patch: NotificationSettingsPatch,
-    ) -> Result<NotificationSettings, StoreError> {
+    ) -> Result<NotificationSettings, DataError> {
         let current = self.notification_settings(user_id).await?;
         let settings = NotificationSettings {
             email_book_completed: patch

@@ -21,8 +21,9 @@ use super::{
     Delivery, DeliveryMessage, DeliveryStatus, Notification, NotificationSettings,
     NotificationType, Webhook,
 };
+use crate::fault::Fault;
 use crate::items::{corrupt, parse_time, required_str, required_time, time};
-use crate::ports::{Condition, Item, StoreError, Update};
+use crate::ports::{Condition, Item, Update};
 
 pub(super) fn notification_item(pk: String, sk: String, n: &Notification) -> Item {
     Item::new(pk, sk)
@@ -35,7 +36,7 @@ pub(super) fn notification_item(pk: String, sk: String, n: &Notification) -> Ite
         .with("createdAt", time(n.created_at))
 }
 
-pub(super) fn notification_from(item: &Item) -> Result<Notification, StoreError> {
+pub(super) fn notification_from(item: &Item) -> Result<Notification, Fault> {
     Ok(Notification {
         id: required_str(item, "id")?.to_string(),
         kind: NotificationType::parse(required_str(item, "type")?)
@@ -62,11 +63,13 @@ pub(super) fn settings_item(
     sk: &str,
     user_id: &str,
     settings: &NotificationSettings,
-) -> Result<Item, StoreError> {
+) -> Result<Item, Fault> {
     let Value::Object(attrs) =
-        serde_json::to_value(settings).map_err(|e| StoreError::Invalid(e.to_string()))?
+        serde_json::to_value(settings).map_err(Fault::encoding("the notification settings"))?
     else {
-        return Err(StoreError::Invalid("settings are not an object".into()));
+        return Err(Fault::Internal(
+            "the notification settings encode as no object".into(),
+        ));
     };
     let mut item = Item::new(pk, sk);
     item.attrs = attrs;
@@ -120,7 +123,7 @@ pub(super) struct StoredWebhook {
     pub secret: String,
 }
 
-pub(super) fn webhook_from(item: &Item) -> Result<StoredWebhook, StoreError> {
+pub(super) fn webhook_from(item: &Item) -> Result<StoredWebhook, Fault> {
     let events = item
         .attrs
         .get("events")
@@ -162,7 +165,7 @@ pub(super) fn delivery_item(
         .with("createdAt", time(now))
 }
 
-pub(super) fn delivery_from(item: &Item) -> Result<Delivery, StoreError> {
+pub(super) fn delivery_from(item: &Item) -> Result<Delivery, Fault> {
     let status = DeliveryStatus::parse(required_str(item, "status")?)
         .ok_or_else(|| corrupt(item, "status"))?;
     let attempts = item
@@ -185,7 +188,7 @@ pub(super) fn delivery_from(item: &Item) -> Result<Delivery, StoreError> {
 }
 
 /// The exact body every attempt of the delivery signs.
-pub(super) fn delivery_body(item: &Item) -> Result<&str, StoreError> {
+pub(super) fn delivery_body(item: &Item) -> Result<&str, Fault> {
     required_str(item, "body")
 }
 

@@ -13,6 +13,7 @@ use super::{
     user_pk, CreatedWebhook, Delivery, DeliveryMessage, DeliveryOutcome, DeliveryStatus, Events,
     EventsError, Payload, Webhook, EVENT_NAMES,
 };
+use crate::fault::DataError;
 use crate::ids::{new_id, random_alphanumeric};
 use crate::items::time_text;
 use crate::ports::{Condition, HttpOutError, Outgoing, Query, QueueName, StoreError};
@@ -89,13 +90,10 @@ impl Attempt {
 
 impl Events {
     /// The user's webhooks, oldest first.
-    pub async fn webhooks(&self, user_id: &str) -> Result<Vec<Webhook>, StoreError> {
+    pub async fn webhooks(&self, user_id: &str) -> Result<Vec<Webhook>, DataError> {
         let query = Query::partition(user_pk(user_id)).prefix("WEBHOOK#");
         let items = self.ports.table.query(query).await?;
-        items
-            .iter()
-            .map(|i| webhook_from(i).map(|s| s.webhook))
-            .collect()
+        items.iter().map(|i| Ok(webhook_from(i)?.webhook)).collect()
     }
 
     /// Registers a webhook. `url` must be an `https` URL with a host (`http` too while the
@@ -178,13 +176,13 @@ impl Events {
         &self,
         user_id: &str,
         id: &str,
-    ) -> Result<Option<StoredWebhook>, StoreError> {
+    ) -> Result<Option<StoredWebhook>, DataError> {
         let item = self
             .ports
             .table
             .get(&user_pk(user_id), &webhook_sk(id))
             .await?;
-        item.as_ref().map(webhook_from).transpose()
+        Ok(item.as_ref().map(webhook_from).transpose()?)
     }
 
     /// The webhook's delivery history, newest first (the latest [`HISTORY_LIMIT`]).
@@ -267,7 +265,7 @@ impl Events {
         })
     }
 
-    pub(super) async fn enqueue(&self, message: &DeliveryMessage) -> Result<(), StoreError> {
+    pub(super) async fn enqueue(&self, message: &DeliveryMessage) -> Result<(), DataError> {
         let body = super::to_json(message)?;
         let outgoing = Outgoing {
             // One group per delivery: deliveries never wait for each other.
@@ -300,7 +298,7 @@ impl Events {
         }
     }
 
-    async fn try_deliver(&self, message: &DeliveryMessage) -> Result<DeliveryOutcome, StoreError> {
+    async fn try_deliver(&self, message: &DeliveryMessage) -> Result<DeliveryOutcome, DataError> {
         let (pk, sk) = (
             delivery_pk(&message.webhook_id),
             delivery_sk(&message.delivery_id),
@@ -349,7 +347,7 @@ impl Events {
                 warn!(delivery_id = %delivery.id, "delivery attempt recorded by another worker");
                 return Ok(DeliveryOutcome::Done);
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         }
         let log_status = status.as_str();
         crate::metrics::webhook_delivery(match status {

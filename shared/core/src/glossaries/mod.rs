@@ -13,6 +13,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use tracing::info;
 
+use crate::fault::DataError;
 use crate::ids::new_id;
 use crate::ports::Ports;
 use crate::ports::{Condition, Index, Query, StoreError};
@@ -62,7 +63,13 @@ pub enum GlossaryError {
     NotFound,
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// What the domain found wrong with its data or its process: logged, answered 500, not
+    /// retried.
+    #[error(transparent)]
+    Fault(#[from] crate::fault::Fault),
 }
+
+crate::fault::from_data_error!(GlossaryError);
 
 #[derive(Clone)]
 pub struct Glossaries {
@@ -75,9 +82,11 @@ impl Glossaries {
     }
 
     /// Removes every glossary of a closed account; returns how many.
-    pub(crate) async fn remove_all_of(&self, user_id: &str) -> Result<usize, StoreError> {
+    pub(crate) async fn remove_all_of(&self, user_id: &str) -> Result<usize, DataError> {
         let table = self.ports.table.as_ref();
-        crate::items::delete_indexed_of(table, user_glossaries(user_id), user_id).await
+        crate::items::delete_indexed_of(table, user_glossaries(user_id), user_id)
+            .await
+            .map_err(DataError::from)
     }
 
     pub async fn list(&self, user_id: &str) -> Result<Vec<Glossary>, GlossaryError> {

@@ -7,8 +7,9 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::{Entry, Glossary};
+use crate::fault::Fault;
 use crate::items::{parse_time, required_str, required_time, time, time_text};
-use crate::ports::{Condition, Item, StoreError, Update};
+use crate::ports::{Condition, Item, Update};
 
 pub(super) const SK: &str = "GLOSSARY";
 
@@ -38,7 +39,7 @@ pub(super) struct GlossaryChange {
 }
 
 impl GlossaryChange {
-    pub fn into_update(self, now: DateTime<Utc>) -> Result<Update, StoreError> {
+    pub fn into_update(self, now: DateTime<Utc>) -> Result<Update, Fault> {
         let mut update = Update::default().set("updatedAt", time(now));
         if let Some(name) = self.name {
             update = update.set("name", name);
@@ -49,14 +50,14 @@ impl GlossaryChange {
         if let Some(entries) = self.entries {
             update = update.set(
                 "entries",
-                serde_json::to_value(&entries).map_err(|e| StoreError::Invalid(e.to_string()))?,
+                serde_json::to_value(&entries).map_err(Fault::encoding("a glossary"))?,
             );
         }
         Ok(update)
     }
 }
 
-pub(super) fn to_item(user_id: &str, g: &Glossary) -> Result<Item, StoreError> {
+pub(super) fn to_item(user_id: &str, g: &Glossary) -> Result<Item, Fault> {
     Ok(Item::new(pk(&g.id), SK)
         .with("id", g.id.clone())
         .with("userId", user_id)
@@ -64,7 +65,7 @@ pub(super) fn to_item(user_id: &str, g: &Glossary) -> Result<Item, StoreError> {
         .with("description", g.description.clone())
         .with(
             "entries",
-            serde_json::to_value(&g.entries).map_err(|e| StoreError::Invalid(e.to_string()))?,
+            serde_json::to_value(&g.entries).map_err(Fault::encoding("a glossary"))?,
         )
         .with("createdAt", time(g.created_at))
         .with("updatedAt", time(g.updated_at))
@@ -72,7 +73,7 @@ pub(super) fn to_item(user_id: &str, g: &Glossary) -> Result<Item, StoreError> {
         .with("gsi1sk", format!("{}#{}", time_text(g.created_at), g.id)))
 }
 
-pub(super) fn from_item(item: &Item) -> Result<Glossary, StoreError> {
+pub(super) fn from_item(item: &Item) -> Result<Glossary, Fault> {
     let entries: Vec<Entry> = serde_json::from_value(
         item.attrs
             .get("entries")

@@ -21,7 +21,9 @@ use super::{cost, JobError, JobHandler};
 use crate::books::lifecycle::BookEvent;
 use crate::books::record::{self, BookChange, ChapterChange, ChapterRecord};
 use crate::books::{store, Book};
+use crate::developer::NoModel;
 use crate::events::{EventKind, Occurrence};
+use crate::fault::{DataError, Fault};
 use crate::ports::{Condition, StoreError, WriteOp};
 use crate::translation::{BookTerms, StoredChapter};
 use crate::types::{BookStatus, ChapterStatus};
@@ -266,7 +268,7 @@ async fn prepare(
     let model = match model_for(handler, &book).await? {
         Ok(model) => model,
         Err(reason) => {
-            fail_chapter(handler, &book, number, &reason).await?;
+            fail_chapter(handler, &book, number, &reason.to_string()).await?;
             return Ok(None);
         }
     };
@@ -326,6 +328,7 @@ async fn translate_passes(
     // worth it without one: the reservation then ignores the estimate).
     let estimates = book.max_cost_micros.map(|_| translation.estimate());
     let started = std::time::Instant::now();
+    handler.observe(|o| o.chapter_started(&book.id, number));
     while let Some(pass) = translation.next_pass() {
         let done = usize::from(translation.checkpoint().passes_done);
         let estimate = estimates.map(|e| e[done]).unwrap_or_default();
@@ -370,6 +373,10 @@ async fn translate_passes(
             translations.put_json(&checkpoint_key, &stored).await?;
         }
         record_passes(handler, &book.id, number, done).await;
+        if handler.is_observed() {
+            let blocks = translation.blocks_so_far();
+            handler.observe(|o| o.pass_done(&book.id, number, pass, &blocks));
+        }
     }
     crate::metrics::chapter_translated(started.elapsed());
     Ok(Some(translation.finish()))
@@ -392,7 +399,7 @@ async fn store_translation(
     } = chapter;
     // The chapter's title follows the block that carries the same words, translated.
     let title = source.title.as_deref().map(|t| {
-        booktr_translate::book::translated_title(t, &source.blocks, &output.blocks)
+        super::title::translated_title(t, &source.blocks, &output.blocks)
             .unwrap_or_else(|| t.to_string())
     });
     output.quality.term_conflicts = output
@@ -435,7 +442,9 @@ async fn store_translation(
         ),
         "chapter translated"
     );
-    Ok(mark_completed(handler, &book, number, &key, Some(quality), words).await?)
+    mark_completed(handler, &book, number, &key, Some(quality), words).await?;
+    handler.observe(|o| o.chapter_done(&book.id, number));
+    Ok(())
 }
 
 /// Tries of a chapter that may really fail (the model still failing after the pipeline's own
@@ -472,7 +481,7 @@ async fn failed_attempt(
         .await;
     let attempts = match counted {
         Ok(item) => ChapterRecord::from_item(&item)
-            .map_err(StoreError::from)?
+            .map_err(Fault::from)?
             .attempts
             .unwrap_or(1),
         // The first failed try of this run.
@@ -514,7 +523,7 @@ pub(super) fn run_key(book: &Book, run: u32) -> Result<Option<String>, JobError>
 pub(super) async fn model_for(
     handler: &JobHandler,
     book: &Book,
-) -> Result<Result<Arc<dyn ChatModel>, String>, JobError> {
+) -> Result<Result<Arc<dyn ChatModel>, NoModel>, JobError> {
     let model = book.translation_model.as_deref().unwrap_or_default();
     Ok(handler.developer.model_for(&book.user_id, model).await?)
 }
@@ -530,7 +539,7 @@ async fn mark_completed(
     key: &str,
     quality: Option<Value>,
     words: u64,
-) -> Result<(), StoreError> {
+) -> Result<(), DataError> {
     let pk = store::book_pk(&book.id);
     let chapter = ChapterChange::completed(key, quality);
     let book_update = BookChange::chapter_completed(words, handler.ports.clock.now());
@@ -563,7 +572,7 @@ async fn mark_completed(
             info!("the book moved on to another translation; the text is kept for later");
             return Ok(());
         }
-        Err(e) => return Err(e),
+        Err(e) => return Err(e.into()),
     }
     let chapters = handler.books.chapters(&book.id).await?;
     let progress = crate::translation::progress_of(&chapters);
@@ -590,7 +599,7 @@ pub(super) async fn fail_chapter(
     book: &Book,
     number: u32,
     reason: &str,
-) -> Result<(), StoreError> {
+) -> Result<(), DataError> {
     warn!(number, reason, "chapter failed");
     handler
         .translations
@@ -626,7 +635,7 @@ pub(super) async fn fail_unfinished(
     book: &Book,
     numbers: &[u32],
     reason: &str,
-) -> Result<(), StoreError> {
+) -> Result<(), DataError> {
     let chapters = handler.books.chapters(&book.id).await?;
     for number in numbers {
         let done = chapters

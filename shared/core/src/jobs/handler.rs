@@ -3,16 +3,18 @@
 
 use tracing::{error, info, info_span, warn, Instrument};
 
-use super::{chapter, extract, generate, terms, JobError};
+use std::sync::Arc;
+
+use super::{chapter, extract, generate, terms, JobError, RunObserver};
 use crate::books::lifecycle::BookEvent;
 use crate::books::record::BookChange;
 use crate::books::{Book, Books};
 use crate::developer::Developer;
 use crate::events::{EventKind, Events, Occurrence};
+use crate::fault::DataError;
 use crate::job::{Edition, Job};
 use crate::jobs::digest::Digests;
 use crate::ports::Ports;
-use crate::ports::StoreError;
 use crate::privacy::Privacy;
 use crate::translation::Translations;
 use booktr_translate::pipeline::PipelineConfig;
@@ -43,6 +45,8 @@ pub struct JobHandler {
     /// For purges and the open-account check.
     privacy: Privacy,
     digests: Digests,
+    /// Told of each run's steps as they happen, when a process watches (`booktr translate`).
+    observer: Option<Arc<dyn RunObserver>>,
 }
 
 /// What the job handler works with, each shared with the rest of the process.
@@ -75,8 +79,27 @@ impl JobHandler {
             developer,
             digests,
             pipeline,
+            observer: None,
             ports,
         }
+    }
+
+    /// With `observer` told of every run's steps (the term list, each chapter's passes).
+    pub fn observed_by(mut self, observer: Arc<dyn RunObserver>) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
+    /// Tells the observer, if any.
+    pub(super) fn observe(&self, tell: impl FnOnce(&dyn RunObserver)) {
+        if let Some(observer) = &self.observer {
+            tell(observer.as_ref());
+        }
+    }
+
+    /// Whether an observer watches (so that what only it needs is made only then).
+    pub(super) fn is_observed(&self) -> bool {
+        self.observer.is_some()
     }
 
     /// Runs a job from the jobs queue, received for the `receive_count`th time. Idempotent: a
@@ -98,17 +121,21 @@ impl JobHandler {
                     // showed in the index (eventually consistent on DynamoDB).
                     return match self.books.remove_everything(book_id).await {
                         Ok(()) => Outcome::Done,
-                        Err(e) => Outcome::Retry(e.to_string()),
+                        Err(e) => after(e),
                     };
                 }
                 Ok(Some((user_id, true))) => owner = Some(user_id),
-                Err(e) => return Outcome::Retry(e.to_string()),
+                Err(e) => return after(e),
             }
         }
         let result = match job {
             Job::Extract { book_id } => extract::run(self, book_id).instrument(span.clone()).await,
-            Job::Terms { book_id, run } => {
-                terms::run(self, book_id, *run)
+            Job::Terms {
+                book_id,
+                run,
+                chapters,
+            } => {
+                terms::run(self, book_id, *run, chapters.as_deref())
                     .instrument(span.clone())
                     .await
             }
@@ -165,10 +192,10 @@ impl JobHandler {
                     };
                     return match purged.await {
                         Ok(()) => Outcome::Done,
-                        Err(e) => Outcome::Retry(e.to_string()),
+                        Err(e) => after(e),
                     };
                 }
-                Err(e) => return Outcome::Retry(e.to_string()),
+                Err(e) => return after(e),
             }
         }
         match result {
@@ -202,7 +229,7 @@ impl JobHandler {
                     .await
             }
             Ok(None) => Outcome::Done,
-            Err(e) => Outcome::Retry(e.to_string()),
+            Err(e) => after(e),
         }
     }
 
@@ -216,7 +243,7 @@ impl JobHandler {
         let book = match self.books.find(book_id).await {
             Ok(Some(book)) => book,
             Ok(None) => return Outcome::Done,
-            Err(e) => return Outcome::Retry(e.to_string()),
+            Err(e) => return after(e),
         };
         let reason = match &book.error {
             Some(error) => format!(
@@ -258,13 +285,13 @@ impl JobHandler {
         };
         match result {
             Ok(()) => Outcome::Done,
-            Err(e) => Outcome::Retry(e.to_string()),
+            Err(e) => after(e),
         }
     }
 
     /// A file that cannot be rendered: the book goes to ERROR; its translation is kept (resume
     /// or a partial download still reach it).
-    async fn fail_generation(&self, book: &Book, reason: String) -> Result<(), StoreError> {
+    async fn fail_generation(&self, book: &Book, reason: String) -> Result<(), DataError> {
         let update = BookChange::error(&reason);
         let Some(failed) = self
             .books
@@ -309,12 +336,12 @@ impl JobHandler {
                 );
                 Outcome::Done
             }
-            Err(e) => Outcome::Retry(e.to_string()),
+            Err(e) => after(e),
         }
     }
 
     /// The book's owner and whether their account is open; None when the book is gone.
-    async fn owner(&self, book_id: &str) -> Result<Option<(String, bool)>, StoreError> {
+    async fn owner(&self, book_id: &str) -> Result<Option<(String, bool)>, DataError> {
         let Some(book) = self.books.find(book_id).await? else {
             return Ok(None);
         };
@@ -330,6 +357,20 @@ impl JobHandler {
         if let Err(err) = self.books.note_error(book_id, &e.to_string()).await {
             warn!(error = %err, "could not record the job's failure on the book");
         }
+    }
+}
+
+/// What becomes of a message whose handling failed on `e` outside the job itself (reading the
+/// book or its owner, giving the job up): tried again when the backend may come back; dropped,
+/// and logged for an operator, when another try finds the same fault (a corrupt book item),
+/// since neither the job nor giving it up gets past it.
+fn after(e: impl Into<JobError>) -> Outcome {
+    let e = e.into();
+    if e.is_final() {
+        error!(error = %e, "job dropped: another try would fail the same way");
+        Outcome::Done
+    } else {
+        Outcome::Retry(e.to_string())
     }
 }
 

@@ -9,8 +9,11 @@ mod error;
 mod extract;
 mod generate;
 mod handler;
+mod observer;
 pub mod runner;
 mod terms;
+mod title;
 
 pub use error::JobError;
 pub use handler::{JobHandler, JobParts, Outcome};
+pub use observer::RunObserver;

@@ -16,13 +16,20 @@ use super::chapter::{book_share, model_for, run_key};
 use super::{cost, JobError, JobHandler};
 use crate::books::record::{self, BookChange};
 use crate::books::{store, Book};
+use crate::fault::DataError;
 use crate::ports::StoreError;
 use crate::translation::BookTerms;
 
 /// What the book shows as its current step while the list is made.
 const STEP: &str = "Finding the book's names and terms";
 
-pub(super) async fn run(handler: &JobHandler, book_id: &str, run: u32) -> Result<(), JobError> {
+/// Lists the terms of the chapters numbered in `chapters` (every chapter when None).
+pub(super) async fn run(
+    handler: &JobHandler,
+    book_id: &str,
+    run: u32,
+    chapters: Option<&[u32]>,
+) -> Result<(), JobError> {
     let Some(book) = handler.books.find(book_id).await? else {
         return Ok(());
     };
@@ -42,7 +49,11 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str, run: u32) -> Result
     set_step(handler, &book, &key).await?;
 
     let mut texts = Vec::new();
-    for number in 1..=book.chapter_count.unwrap_or(0) {
+    let numbers = match chapters {
+        Some(numbers) => numbers.to_vec(),
+        None => (1..=book.chapter_count.unwrap_or(0)).collect(),
+    };
+    for number in numbers {
         let chapter: Option<SourceChapter> = translations
             .read_json(&store::chapter_key(book_id, number)?)
             .await?;
@@ -114,7 +125,7 @@ async fn store_list(
     key: String,
     list: TermList,
     candidates: usize,
-) -> Result<(), StoreError> {
+) -> Result<(), DataError> {
     let usage = serde_json::to_value(list.usage).unwrap_or(Value::Null);
     let found = list.terms.len();
     handler
@@ -148,14 +159,15 @@ async fn store_list(
             }
             // Another run has begun; its own term job makes its list.
         }
-        Err(e) => return Err(e),
+        Err(e) => return Err(e.into()),
     }
     info!(candidates, terms = found, "book terms listed");
+    handler.observe(|o| o.terms_listed(&book.id, found));
     Ok(())
 }
 
 /// A term job that ran out of tries: the run goes on with an empty list.
-pub(super) async fn give_up(handler: &JobHandler, book: &Book) -> Result<(), StoreError> {
+pub(super) async fn give_up(handler: &JobHandler, book: &Book) -> Result<(), DataError> {
     let Some(key) = book.translation_key.clone() else {
         return Ok(());
     };
@@ -164,7 +176,7 @@ pub(super) async fn give_up(handler: &JobHandler, book: &Book) -> Result<(), Sto
 }
 
 /// Shows the term pass as the run's current step.
-async fn set_step(handler: &JobHandler, book: &Book, key: &str) -> Result<(), StoreError> {
+async fn set_step(handler: &JobHandler, book: &Book, key: &str) -> Result<(), DataError> {
     let update = BookChange::current_chapter(STEP).into_update();
     match handler
         .ports
@@ -178,6 +190,6 @@ async fn set_step(handler: &JobHandler, book: &Book, key: &str) -> Result<(), St
         .await
     {
         Ok(_) | Err(StoreError::Conflict | StoreError::NotFound) => Ok(()),
-        Err(e) => Err(e),
+        Err(e) => Err(e.into()),
     }
 }

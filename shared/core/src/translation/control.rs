@@ -80,7 +80,7 @@ impl Translations {
                 "the book changed meanwhile; look at its status and try again".into(),
             ));
         };
-        let queued = self.queue_chapters(&book, &pending).await?;
+        let queued = self.queue_chapters(&book, &pending, None).await?;
         info!(run = book.run, queued, "translation resumed");
         Ok((queued, chapters.len() as u32))
     }

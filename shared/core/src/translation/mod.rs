@@ -34,8 +34,9 @@ pub use start::StartRequest;
 pub use status::{ChapterProgress, PassCounts, TranslationStatus};
 
 use crate::accounts::User;
-use crate::books::{store, Books, BooksError, Chapter};
-use crate::developer::Developer;
+use crate::books::{store, Book, Books, BooksError, Chapter};
+use crate::developer::{Developer, DeveloperError};
+use crate::fault::{DataError, Fault};
 use crate::glossaries::Glossaries;
 use crate::ports::{Ports, StoreError};
 use crate::preferences::Preferences;
@@ -59,9 +60,25 @@ pub enum TranslationError {
     /// The book's file could not be made for a download.
     #[error(transparent)]
     Render(#[from] RenderError),
+    /// A chapter's source text is not stored although the book lists the chapter: the book's
+    /// data is incomplete, and asking again finds it so again.
+    #[error("the text of chapter {0} is missing")]
+    MissingText(u32),
+    /// The owner's developer settings answered with their own error.
+    #[error(transparent)]
+    Developer(#[from] DeveloperError),
+    /// The books domain refused what the request asked of it (see the `From` below).
+    #[error(transparent)]
+    Books(BooksError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// What the domain found wrong with its data or its process: logged, answered 500, not
+    /// retried.
+    #[error(transparent)]
+    Fault(#[from] crate::fault::Fault),
 }
+
+crate::fault::from_data_error!(TranslationError);
 
 /// What a run needs of the accounts domain when the book's owner is not the caller (a resumed
 /// window, a finished chapter starting the next): the owner as they are now. Translation owns
@@ -70,16 +87,20 @@ pub enum TranslationError {
 #[async_trait::async_trait]
 pub trait Owners: Send + Sync {
     /// The account, None once it is closed.
-    async fn owner(&self, user_id: &str) -> Result<Option<User>, StoreError>;
+    async fn owner(&self, user_id: &str) -> Result<Option<User>, DataError>;
 }
 
+/// What translation shares with the books domain keeps its own variant; the rest passes on as
+/// the books domain said it, so the caller gets its code (`unsupported_file`, `file_too_large`,
+/// `form_used`, ...).
 impl From<BooksError> for TranslationError {
     fn from(e: BooksError) -> Self {
         match e {
             BooksError::NotFound => TranslationError::NotFound,
             BooksError::Store(s) => TranslationError::Store(s),
+            BooksError::Fault(f) => TranslationError::Fault(f),
             BooksError::QuotaExceeded(m) => TranslationError::QuotaExceeded(m),
-            other => TranslationError::Invalid(other.to_string()),
+            other => TranslationError::Books(other),
         }
     }
 }
@@ -89,6 +110,7 @@ impl From<UsageError> for TranslationError {
         match e {
             UsageError::Exceeded(m) => TranslationError::QuotaExceeded(m),
             UsageError::Store(s) => TranslationError::Store(s),
+            UsageError::Fault(f) => TranslationError::Fault(f),
         }
     }
 }
@@ -122,8 +144,9 @@ pub const MAX_WINDOW: usize = 256;
 #[derive(Clone)]
 pub struct Translations {
     ports: Ports,
-    /// Chapters of a book in flight at once (twice as many with priority).
+    /// Chapters of a book in flight at once, without and with priority.
     window: usize,
+    priority_window: usize,
     /// What reading an upload and rendering a book may cost in memory.
     file_budget: booktr_formats::Budget,
     /// How a chapter is cut into requests, which the quote follows.
@@ -150,6 +173,7 @@ impl Translations {
             owners,
             developer,
             window: DEFAULT_WINDOW,
+            priority_window: (DEFAULT_WINDOW * 2).min(MAX_WINDOW),
             file_budget: booktr_formats::Budget::default(),
             pipeline: PipelineConfig::default(),
             books,
@@ -162,6 +186,15 @@ impl Translations {
     /// With `window` chapters of a book in flight at once (`BOOKTR_CHAPTER_WINDOW`).
     pub fn with_window(mut self, window: usize) -> Self {
         self.window = window.max(1);
+        self.priority_window = (self.window * 2).min(MAX_WINDOW);
+        self
+    }
+
+    /// With `window` chapters of a book in flight at once whatever the owner's plan: for
+    /// `booktr translate --parallel`, whose one user is there only to own the one book.
+    pub fn with_window_for_every_plan(mut self, window: usize) -> Self {
+        self.window = window.max(1);
+        self.priority_window = self.window;
         self
     }
 
@@ -214,12 +247,37 @@ impl Translations {
         Ok(preferences)
     }
 
+    /// Chapter `number`'s text as extracted, if the book has it.
+    pub async fn source_chapter(
+        &self,
+        book_id: &str,
+        number: u32,
+    ) -> Result<Option<booktr_formats::manuscript::Chapter>, DataError> {
+        self.read_json(&store::chapter_key(book_id, number)?).await
+    }
+
+    /// The book's names and terms as its run's term job listed them (under the run's
+    /// translation key), if it did.
+    pub async fn book_terms(
+        &self,
+        book: &Book,
+    ) -> Result<Option<booktr_translate::terms::TermList>, DataError> {
+        let Some(key) = &book.translation_key else {
+            return Ok(None);
+        };
+        Ok(self
+            .read_json::<BookTerms>(&store::terms_key(&book.id, key)?)
+            .await?
+            .filter(|terms| &terms.key == key)
+            .map(|terms| terms.list))
+    }
+
     /// A finished chapter's stored translation, if any.
     pub async fn stored_chapter(
         &self,
         book_id: &str,
         number: u32,
-    ) -> Result<Option<StoredChapter>, StoreError> {
+    ) -> Result<Option<StoredChapter>, DataError> {
         self.read_json(&store::translation_key(book_id, number)?)
             .await
     }
@@ -228,9 +286,13 @@ impl Translations {
         &self,
         key: &crate::ports::BlobKey,
         value: &T,
-    ) -> Result<(), StoreError> {
-        let bytes = serde_json::to_vec(value).map_err(|e| StoreError::Invalid(e.to_string()))?;
-        self.ports.blobs.put(key, bytes.into()).await
+    ) -> Result<(), DataError> {
+        let bytes = serde_json::to_vec(value).map_err(Fault::encoding("a stored document"))?;
+        self.ports
+            .blobs
+            .put(key, bytes.into())
+            .await
+            .map_err(DataError::from)
     }
 }
 
@@ -294,6 +356,32 @@ pub fn progress_of(chapters: &[Chapter]) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_books_error_keeps_its_kind_through_translation() {
+        let unsupported = crate::books::sniff("book.mobi", b"hello").unwrap_err();
+        assert!(matches!(
+            TranslationError::from(BooksError::UnsupportedFile(unsupported)),
+            TranslationError::Books(BooksError::UnsupportedFile(_))
+        ));
+        assert!(matches!(
+            TranslationError::from(BooksError::TooLarge),
+            TranslationError::Books(BooksError::TooLarge)
+        ));
+        assert!(matches!(
+            TranslationError::from(BooksError::NotFound),
+            TranslationError::NotFound
+        ));
+        let corrupt = Fault::Internal("a closed semaphore".into());
+        assert!(matches!(
+            TranslationError::from(BooksError::Fault(corrupt)),
+            TranslationError::Fault(Fault::Internal(_))
+        ));
+        assert!(matches!(
+            TranslationError::from(DataError::Store(StoreError::Unavailable("down".into()))),
+            TranslationError::Store(StoreError::Unavailable(_))
+        ));
+    }
 
     fn chapter(number: u32, words: u64, status: ChapterStatus, passes: u8) -> Chapter {
         Chapter {

@@ -4,19 +4,20 @@
 
 use tracing::info;
 
-use super::{Translations, MAX_WINDOW};
+use super::Translations;
 use crate::accounts::User;
 use crate::books::lifecycle::BookEvent;
 use crate::books::record::{self, BookChange, ChapterChange};
 use crate::books::{store, Book, Chapter};
+use crate::fault::DataError;
 use crate::job::{Job, Layout, OutputFormat};
-use crate::ports::{Condition, StoreError};
+use crate::ports::Condition;
 use crate::types::{BookStatus, ChapterStatus, Role};
 
 impl Translations {
     /// Moves a TRANSLATING (or PAUSED, its last chapters finishing after the pause) book whose
     /// chapters are all completed on to TRANSLATED and queues its EPUB. Safe to call from any number of jobs: only the first transition queues.
-    pub(crate) async fn finish_if_translated(&self, book_id: &str) -> Result<(), StoreError> {
+    pub(crate) async fn finish_if_translated(&self, book_id: &str) -> Result<(), DataError> {
         let chapters = self.books.chapters(book_id).await?;
         self.finish_if_all_completed(book_id, &chapters).await
     }
@@ -26,7 +27,7 @@ impl Translations {
         &self,
         book_id: &str,
         chapters: &[Chapter],
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), DataError> {
         if chapters
             .iter()
             .any(|c| c.status != ChapterStatus::Completed)
@@ -82,11 +83,14 @@ impl Translations {
     /// the book's message group so the term list comes first. The chapters job keeps
     /// [`Translations::window_for`] the owner chapters in flight, each place given to the next
     /// chapter as soon as its own finishes (see `jobs::chapter`).
+    /// The term list is made from the chapters numbered in `only` when the run translates only
+    /// these, else from every chapter.
     pub(super) async fn queue_chapters(
         &self,
         book: &Book,
         pending: &[u32],
-    ) -> Result<u32, StoreError> {
+        only: Option<&[u32]>,
+    ) -> Result<u32, DataError> {
         if pending.is_empty() {
             // Every chapter was already translated under this key.
             self.finish_if_translated(&book.id).await?;
@@ -95,6 +99,7 @@ impl Translations {
         let terms = Job::Terms {
             book_id: book.id.clone(),
             run: book.run,
+            chapters: only.map(<[u32]>::to_vec),
         };
         terms.enqueue(self.ports.queue.as_ref()).await?;
         let job = Job::Chapters {
@@ -114,14 +119,14 @@ impl Translations {
     /// and the per-key budget (`booktr_translate::budget`) keeps the provider's limits.
     fn window_of(&self, user: &User) -> usize {
         if user.plan.has_priority() || user.role == Role::Dev {
-            (self.window * 2).min(MAX_WINDOW)
+            self.priority_window
         } else {
             self.window
         }
     }
 
     /// [`Translations::window_of`] the user with this id (the plain window if they are gone).
-    pub(crate) async fn window_for(&self, user_id: &str) -> Result<usize, StoreError> {
+    pub(crate) async fn window_for(&self, user_id: &str) -> Result<usize, DataError> {
         Ok(self
             .owners
             .owner(user_id)
@@ -135,7 +140,7 @@ impl Translations {
         number: u32,
         status: ChapterStatus,
         passes: u8,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), DataError> {
         self.update_chapter(book_id, number, ChapterChange::state(status, passes))
             .await
     }
@@ -145,7 +150,7 @@ impl Translations {
         book_id: &str,
         number: u32,
         change: ChapterChange,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), DataError> {
         self.ports
             .table
             .update(

@@ -11,7 +11,7 @@ use crate::accounts::User;
 use crate::books::lifecycle::BookEvent;
 use crate::books::record::{BookChange, ChapterChange, RunStart};
 use crate::books::{store, Book, Chapter};
-use crate::developer::DeveloperError;
+use crate::fault::DataError;
 use crate::glossaries::GlossaryError;
 use crate::ports::{blobs, Condition, StoreError, WriteOp};
 use crate::types::{BookStatus, ChapterStatus, LanguageCode, Role};
@@ -54,10 +54,24 @@ impl Translations {
     /// runs is reported as not found, and whatever this wrote for it is removed.
     #[instrument(skip(self, user, request), fields(user_id = %user.id, book_id = %request.book_id))]
     pub async fn start(&self, user: &User, request: StartRequest) -> Result<u32, TranslationError> {
+        self.start_chapters(user, request, None).await
+    }
+
+    /// [`Translations::start`] of only the chapters numbered in `only` (all when None), its
+    /// term list made from their text; the others are left as they are, untranslated, so the
+    /// run does not end by itself: the
+    /// caller follows the chapters and takes the file of those finished so far
+    /// ([`super::Completeness::FinishedSoFar`]), as `booktr translate --chapters` does.
+    pub async fn start_chapters(
+        &self,
+        user: &User,
+        request: StartRequest,
+        only: Option<&[u32]>,
+    ) -> Result<u32, TranslationError> {
         // The caller's own book, or 404: only an id proven to be a book of theirs may lead to
         // the clean-up below (it deletes files by the id).
         let book = self.books.get(&user.id, &request.book_id).await?;
-        let result = self.start_run(user, request, &book).await;
+        let result = self.start_run(user, request, &book, only).await;
         if result.is_ok() {
             crate::metrics::book_started();
         }
@@ -83,6 +97,7 @@ impl Translations {
         user: &User,
         request: StartRequest,
         book: &Book,
+        only: Option<&[u32]>,
     ) -> Result<u32, TranslationError> {
         let startable = match book.status {
             BookStatus::Extracted | BookStatus::Completed => true,
@@ -110,7 +125,10 @@ impl Translations {
             )
             .await?;
         let engine = self.engine_for(&book.user_id, &model).await?;
-        let chapters = self.books.chapters(&book.id).await?;
+        let mut chapters = self.books.chapters(&book.id).await?;
+        if let Some(only) = only {
+            chapters.retain(|c| only.contains(&c.number));
+        }
         let pending = self.chapters_to_translate(book, &chapters, &key).await?;
         let words = Spend {
             books: 0,
@@ -141,7 +159,7 @@ impl Translations {
         // TRANSLATING, and a resume (which queues what is missing, free) or a stop (which gives
         // back the words it leaves untranslated) settles it. Refunding here too would pay twice.
         self.set_aside_finished_files(&book.id).await?;
-        let queued = self.queue_chapters(&book, &pending).await?;
+        let queued = self.queue_chapters(&book, &pending, only).await?;
         info!(
             run = book.run,
             model,
@@ -157,7 +175,7 @@ impl Translations {
     /// `output/previous/`), where downloads find them until this run's files are made (the
     /// generate job then removes them); every other file of it (progress renders) no longer
     /// matches the text and goes.
-    async fn set_aside_finished_files(&self, book_id: &str) -> Result<(), StoreError> {
+    async fn set_aside_finished_files(&self, book_id: &str) -> Result<(), DataError> {
         let blobs = self.ports.blobs.as_ref();
         let files = blobs.list(&store::outputs_prefix(book_id)).await?;
         let previous = store::previous_outputs_prefix(book_id);
@@ -197,7 +215,7 @@ impl Translations {
         book: &Book,
         chapters: &[Chapter],
         key: &str,
-    ) -> Result<Vec<u32>, StoreError> {
+    ) -> Result<Vec<u32>, DataError> {
         if book.run == 0 {
             return Ok(chapters.iter().map(|c| c.number).collect());
         }
@@ -247,6 +265,7 @@ impl Translations {
                     )))
                 }
                 Err(GlossaryError::Store(e)) => return Err(e.into()),
+                Err(GlossaryError::Fault(f)) => return Err(f.into()),
                 Err(GlossaryError::Invalid(m)) => return Err(TranslationError::Invalid(m)),
             },
             (None, Some(id)) => self.glossaries.get(&user.id, &id).await.ok(),
@@ -352,7 +371,7 @@ impl Translations {
         &self,
         user_id: &str,
         model: &str,
-    ) -> Result<Option<String>, StoreError> {
+    ) -> Result<Option<String>, TranslationError> {
         match self.developer.model_for(user_id, model).await {
             Ok(Ok(client)) => {
                 let engine = client.name().to_string();
@@ -366,8 +385,7 @@ impl Translations {
                 Ok(Some(engine))
             }
             Ok(Err(_)) => Ok(None),
-            Err(DeveloperError::Store(e)) => Err(e),
-            Err(e) => Err(StoreError::Unavailable(e.to_string())),
+            Err(e) => Err(e.into()),
         }
     }
 }

@@ -7,7 +7,8 @@ use super::{progress_of, QualitySummary, TranslationError, Translations};
 use crate::books::record::{BookRecord, ChapterRecord, RunRecord};
 use crate::books::{store, Chapter};
 
-use crate::ports::{Query, StoreError};
+use crate::fault::Fault;
+use crate::ports::Query;
 use crate::types::{BookStatus, ChapterStatus};
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -112,8 +113,7 @@ impl Translations {
             .next()
             .filter(|item| item.sk == store::BOOK_SK)
             .ok_or(TranslationError::NotFound)?;
-        let BookRecord { book, run } =
-            BookRecord::from_item(&book_item).map_err(StoreError::from)?;
+        let BookRecord { book, run } = BookRecord::from_item(&book_item).map_err(Fault::from)?;
         if book.user_id != user_id {
             return Err(TranslationError::NotFound);
         }
@@ -122,7 +122,7 @@ impl Translations {
             .collect();
         let mut chapters = Vec::with_capacity(items.len());
         for item in &items {
-            let record = ChapterRecord::from_item(item).map_err(StoreError::from)?;
+            let record = ChapterRecord::from_item(item).map_err(Fault::from)?;
             chapters.push(ChapterProgress {
                 chapter: record.chapter,
                 quality: record.quality,

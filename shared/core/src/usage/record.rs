@@ -5,8 +5,9 @@
 use chrono::{DateTime, Utc};
 
 use super::{reserved_sk, user_pk, Quota, Spend};
+use crate::fault::Fault;
 use crate::items::{parse_time, required_str, time};
-use crate::ports::{Condition, Item, StoreError, Update};
+use crate::ports::{Condition, Item, Update};
 
 /// A month's counters, before anything is spent in it.
 pub(super) fn month_item(pk: &str, sk: &str) -> Item {
@@ -74,7 +75,7 @@ impl Reservation {
         item
     }
 
-    pub fn from_item(item: &Item) -> Result<Self, StoreError> {
+    pub fn from_item(item: &Item) -> Result<Self, Fault> {
         let count = |name: &str| item.i64(name).and_then(|n| u64::try_from(n).ok());
         Ok(Reservation {
             period: required_str(item, "period")?.to_string(),

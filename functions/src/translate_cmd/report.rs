@@ -1,0 +1,286 @@
+//! What a run did, for people (printed) and scripts (`--report`): tokens and cost per pass,
+//! the glossary followed, and what became of the blocks (language, flags, repairs, changes).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use booktr_formats::manuscript::Chapter;
+use booktr_translate::checks::{language_of, Problem};
+use booktr_translate::estimate::cost;
+use booktr_translate::glossary::{self, contains_term, GlossaryEntry};
+use booktr_translate::ladder::Repaired;
+use booktr_translate::pipeline::{Changed, PassUsage, Quality};
+use booktr_translate::protocol::Pass;
+use booktr_translate::reading::Removed;
+use booktr_translate::terms::TermList;
+
+/// The run's result, for the chapters it was asked to translate, in reading order.
+pub struct Translated {
+    /// The chapters as extracted.
+    pub sources: Vec<Chapter>,
+    /// Each chapter translated, or its source where the run did not translate it (stopped at
+    /// its cost cap).
+    pub chapters: Vec<Chapter>,
+    /// The quality record of each translated chapter, by its place in `sources`.
+    pub qualities: Vec<(usize, Quality)>,
+    /// The book's term list, and what finding it cost.
+    pub terms: TermList,
+}
+
+impl Translated {
+    fn word_count(&self) -> u64 {
+        self.sources.iter().map(Chapter::word_count).sum()
+    }
+}
+
+/// `Wrote FILE`, the chapters and words, tokens per pass, the estimated cost and how well
+/// the glossary was followed.
+pub fn print_summary(
+    model: &str,
+    offline: bool,
+    glossary: &[GlossaryEntry],
+    done: &Translated,
+    out: &Path,
+) {
+    let qualities: Vec<&Quality> = done.qualities.iter().map(|(_, q)| q).collect();
+    let sum = |f: fn(&Quality) -> PassUsage| qualities.iter().map(|q| f(q)).sum();
+    let passes = [
+        ("translate", sum(|q| q.translate)),
+        ("review", sum(|q| q.review)),
+        ("polish", sum(|q| q.polish)),
+    ];
+    let passes = [("terms", done.terms.usage)].into_iter().chain(passes);
+    let passes: Vec<(&str, PassUsage)> = passes.collect();
+    let total: PassUsage = passes.iter().map(|(_, p)| *p).sum();
+    let (input, output) = (total.input_tokens, total.output_tokens);
+    // The quality records count the book's terms with the glossary (every pass enforces
+    // both); the user's glossary is counted on its own here.
+    let (checked, satisfied) = glossary_uses(glossary, done);
+    let listed: u32 = qualities.iter().map(|q| q.glossary_checked).sum();
+    let followed: u32 = qualities.iter().map(|q| q.glossary_satisfied).sum();
+    println!("Wrote {}", out.display());
+    println!(
+        "{} chapters, {} words, model {}",
+        done.sources.len(),
+        done.word_count(),
+        if offline {
+            "offline pseudo-translation"
+        } else {
+            model
+        }
+    );
+    println!(
+        "{} names and terms listed for the whole book",
+        done.terms.terms.len()
+    );
+    for (name, usage) in passes {
+        println!(
+            "  {name:<9} {:>5} requests  {:>9} tokens in  {:>9} tokens out",
+            usage.requests, usage.input_tokens, usage.output_tokens
+        );
+    }
+    let price = if offline {
+        0.0
+    } else {
+        cost(model, input, output)
+    };
+    println!("Estimated cost: ${price:.4} ({input} tokens in, {output} out)");
+    if checked > 0 {
+        println!(
+            "Glossary: {satisfied} of {checked} uses follow the glossary ({:.1}%)",
+            f64::from(satisfied) * 100.0 / f64::from(checked)
+        );
+    }
+    if listed > 0 {
+        println!(
+            "Glossary and book terms: {followed} of {listed} uses follow the list ({:.1}%)",
+            f64::from(followed) * 100.0 / f64::from(listed)
+        );
+    }
+}
+
+/// Uses of the glossary's terms in the source blocks, and how many of the translated blocks
+/// carry the glossary's translation.
+fn glossary_uses(glossary: &[GlossaryEntry], done: &Translated) -> (u32, u32) {
+    let (mut checked, mut satisfied) = (0, 0);
+    let blocks = done
+        .sources
+        .iter()
+        .zip(&done.chapters)
+        .flat_map(|(s, t)| s.blocks.iter().zip(&t.blocks));
+    let sources = glossary::sources(glossary);
+    for (source, target) in blocks {
+        let (source, target) = (source.plain_text(), target.plain_text());
+        for entry in sources.keep_present(glossary, &source) {
+            checked += 1;
+            satisfied += u32::from(contains_term(&target, &entry.target));
+        }
+    }
+    (checked, satisfied)
+}
+
+/// What a run did to the book's blocks, for people (printed) and scripts (`--report`).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    chapters: usize,
+    blocks: usize,
+    /// Blocks long enough for language identification to judge, and how it judged their text.
+    judged: usize,
+    in_target: usize,
+    in_source: usize,
+    in_other: usize,
+    /// Blocks in the source language that no flag reports (must be 0).
+    silently_in_source: usize,
+    /// Flagged blocks, and per kind (a block may be flagged for two reasons).
+    flagged_blocks: usize,
+    flagged: BTreeMap<Problem, usize>,
+    repaired: Repaired,
+    removed: Removed,
+    /// Blocks whose review or polish answer was refused (they kept the previous pass's text).
+    kept_previous: usize,
+    /// Blocks the review and the polish changed.
+    changed: Changed,
+    requests: u32,
+    /// Tokens and requests of each pass, and of the term list.
+    usage: BTreeMap<&'static str, PassUsage>,
+    seconds: f64,
+}
+
+impl Report {
+    pub fn of(
+        done: &Translated,
+        source_lang: &str,
+        target: &str,
+        took: std::time::Duration,
+    ) -> Report {
+        let primary = |l: &str| l.split(['-', '_']).next().unwrap_or(l).to_ascii_lowercase();
+        let (source_lang, target) = (primary(source_lang), primary(target));
+        let mut report = Report {
+            chapters: done.qualities.len(),
+            blocks: 0,
+            judged: 0,
+            in_target: 0,
+            in_source: 0,
+            in_other: 0,
+            silently_in_source: 0,
+            flagged_blocks: 0,
+            flagged: BTreeMap::new(),
+            repaired: Repaired::default(),
+            removed: Removed::default(),
+            kept_previous: 0,
+            changed: Changed::default(),
+            requests: done.terms.usage.requests,
+            usage: BTreeMap::from([("terms", done.terms.usage)]),
+            seconds: took.as_secs_f64(),
+        };
+        for (place, quality) in &done.qualities {
+            let (original, translated) = (&done.sources[*place], &done.chapters[*place]);
+            let flagged = quality.flagged_blocks();
+            report.flagged_blocks += flagged.len();
+            for (kind, n) in quality.flag_counts() {
+                *report.flagged.entry(kind).or_default() += n;
+            }
+            report.repaired += quality.repaired;
+            report.removed += quality.removed;
+            report.kept_previous += quality.kept_previous.len();
+            report.changed += quality.changed;
+            for pass in Pass::ALL {
+                *report.usage.entry(pass.task()).or_default() += quality.usage(pass);
+            }
+            report.requests +=
+                quality.translate.requests + quality.review.requests + quality.polish.requests;
+            for (i, (block, source_block)) in
+                translated.blocks.iter().zip(&original.blocks).enumerate()
+            {
+                if source_block.text.trim().is_empty() {
+                    continue;
+                }
+                report.blocks += 1;
+                let Some(lang) = language_of(&block.plain_text()) else {
+                    continue;
+                };
+                report.judged += 1;
+                if lang == target {
+                    report.in_target += 1;
+                } else if lang == source_lang {
+                    report.in_source += 1;
+                    report.silently_in_source += usize::from(!flagged.contains(&i));
+                } else {
+                    report.in_other += 1;
+                }
+            }
+        }
+        report
+    }
+
+    pub fn print(&self, target: &str) {
+        let percent = |n: usize, of: usize| {
+            if of == 0 {
+                100.0
+            } else {
+                n as f64 * 100.0 / of as f64
+            }
+        };
+        println!(
+            "Language identification: {} of {} blocks long enough to judge are in {target} ({:.1}%), {} in the source language, {} in another",
+            self.in_target,
+            self.judged,
+            percent(self.in_target, self.judged),
+            self.in_source,
+            self.in_other
+        );
+        if self.flagged.is_empty() {
+            println!("Flagged blocks: none");
+        } else {
+            let kinds: Vec<String> = self
+                .flagged
+                .iter()
+                .map(|(kind, n)| format!("{n} {}", kind.describe()))
+                .collect();
+            println!(
+                "Flagged blocks: {} of {} ({}); each keeps its source text",
+                self.flagged_blocks,
+                self.blocks,
+                kinds.join(", ")
+            );
+        }
+        let r = self.repaired;
+        println!(
+            "Repaired when asked again: {} blocks (in halves {}, one at a time {}, with the simplest prompt {})",
+            r.total(),
+            r.halves,
+            r.singles,
+            r.simple
+        );
+        let m = self.removed;
+        println!(
+            "Removed from answers: {} (reasoning {}, fences {}, before the blocks {}, between {}, after {}, repeated {}, not asked for {})",
+            m.total(),
+            m.reasoning,
+            m.fences,
+            m.before,
+            m.between,
+            m.after,
+            m.duplicates,
+            m.extra
+        );
+        println!(
+            "Changed by the review: {} blocks; by the polish: {}",
+            self.changed.review, self.changed.polish
+        );
+        if self.kept_previous > 0 {
+            println!(
+                "Review or polish changes not kept for {} blocks (they failed a check; the previous pass's text was kept)",
+                self.kept_previous
+            );
+        }
+        for (pass, usage) in &self.usage {
+            println!(
+                "Tokens, {pass}: {} in, {} out, {} requests",
+                usage.input_tokens, usage.output_tokens, usage.requests
+            );
+        }
+        println!("Requests: {}", self.requests);
+    }
+}
