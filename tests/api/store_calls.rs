@@ -14,7 +14,7 @@ use bytes::Bytes;
 use serde_json::{json, Value};
 use tower::ServiceExt;
 
-use crate::helpers::{corpus, spawn_app};
+use crate::helpers::{corpus, TestApp};
 
 /// Every call made through the wrapped ports, by port and method (`table.get`...).
 #[derive(Default)]
@@ -133,7 +133,7 @@ impl Queue for CountingQueue {
 
 #[tokio::test]
 async fn starting_moby_dick_reads_each_thing_once_and_writes_its_chapters_in_batches() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let key = app.user().await.key;
     let id = app
         .upload_ok(&key, "moby-dick.epub", corpus("moby-dick.epub"))
