@@ -34,10 +34,12 @@ pub struct Application {
     /// What the HTTP side is told about where it runs; set from the configuration and the
     /// backend (a Lambda's body limit, the bucket's origin), adjustable before [`Self::router`].
     pub settings: Settings,
+    mode: QueueMode,
     backend: Backend,
 }
 
 /// What only one backend has, kept concrete for its own upkeep.
+#[derive(Clone)]
 enum Backend {
     /// SQLite and local files: the queue's recovery after a crash (`release_in_flight`) and the
     /// table's sweep of expired items (`purge_expired`) are the process's own work.
@@ -159,8 +161,21 @@ impl Application {
             services,
             ports,
             settings,
+            mode,
             backend,
         }
+    }
+
+    /// The same app over `ports` instead (the same stores behind wrappers that count or fail
+    /// calls, say): its services built again over them.
+    pub fn over(&self, ports: Ports) -> Application {
+        Application::new(
+            self.config.clone(),
+            ports,
+            self.mode,
+            self.settings.clone(),
+            self.backend.clone(),
+        )
     }
 
     /// Every endpoint group on one router, as `booktr serve` answers.

@@ -14,11 +14,14 @@ const FROM: &str = "booktr <noreply@books.example>";
 
 async fn with_sink() -> (TestApp, SmtpSink) {
     let sink = SmtpSink::start().await;
-    let app = TestApp::new().with_workers().with_env(&[
-        ("BOOKTR_SMTP_URL", sink.url.as_str()),
-        ("BOOKTR_MAIL_FROM", FROM),
-    ]).start()
-    .await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_env(&[
+            ("BOOKTR_SMTP_URL", sink.url.as_str()),
+            ("BOOKTR_MAIL_FROM", FROM),
+        ])
+        .start()
+        .await;
     (app, sink)
 }
 
@@ -203,11 +206,14 @@ async fn a_server_that_does_not_answer_is_reported_by_the_test() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("smtp://{}", closed.local_addr().unwrap());
     drop(closed);
-    let app = TestApp::new().with_workers().with_env(&[
-        ("BOOKTR_SMTP_URL", url.as_str()),
-        ("BOOKTR_MAIL_FROM", FROM),
-    ]).start()
-    .await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_env(&[
+            ("BOOKTR_SMTP_URL", url.as_str()),
+            ("BOOKTR_MAIL_FROM", FROM),
+        ])
+        .start()
+        .await;
     let admin = super_admin(&app).await;
     let tested = json_of(
         app.send_json(

@@ -14,7 +14,7 @@ use reqwest::multipart::{Form, Part};
 use serde_json::{json, Value};
 use tower::ServiceExt;
 
-use crate::helpers::{sample_txt, TestApp, have, Tool, eventually};
+use crate::helpers::{eventually, have, sample_txt, TestApp, Tool};
 use crate::stand_ins::{failing_openai_stand_in, StandIn};
 
 /// The app on the emulator with a user, its jobs driven through the Lambda handler.
@@ -103,9 +103,13 @@ impl AwsApp {
             return (Vec::new(), 0);
         }
 
-        let response = handle_sqs(&self.app.application, Worker::of(from), sqs_event(&messages))
-            .await
-            .unwrap();
+        let response = handle_sqs(
+            &self.app.application,
+            Worker::of(from),
+            sqs_event(&messages),
+        )
+        .await
+        .unwrap();
         let failed: Vec<String> = response
             .batch_item_failures
             .into_iter()
@@ -337,7 +341,9 @@ async fn the_event_fixtures_run_through_the_real_handlers() {
     // SQS: two jobs for books that no longer exist are done; the unreadable message between
     // them fails, and so does everything after it in the FIFO batch.
     let event: SqsEvent = serde_json::from_str(&fixture("sqs-jobs.json")).unwrap();
-    let response = handle_sqs(&app.app.application, Worker::JOBS, event).await.unwrap();
+    let response = handle_sqs(&app.app.application, Worker::JOBS, event)
+        .await
+        .unwrap();
     let failed: Vec<String> = response
         .batch_item_failures
         .into_iter()

@@ -11,7 +11,7 @@ use std::time::Duration;
 use base64::Engine;
 use serde_json::{json, Value};
 
-use crate::helpers::{corpus, epubcheck, TestApp, have, Tool, eventually};
+use crate::helpers::{corpus, epubcheck, eventually, have, TestApp, Tool};
 
 const DESKTOP: (u32, u32) = (1280, 900);
 const PHONE: (u32, u32) = (360, 800);
@@ -162,7 +162,10 @@ impl Browser {
             if self.script(read).await.as_str() == Some(status) {
                 return Ok(());
             }
-            Err(format!("the book is not {status}: {}", self.page_text().await))
+            Err(format!(
+                "the book is not {status}: {}",
+                self.page_text().await
+            ))
         })
         .await
     }

@@ -1,11 +1,13 @@
 //! The community's posts, categories and tags over HTTP.
 
+use std::time::Duration;
+
 use booktr_core::types::{Plan, Role};
 use futures::future::join_all;
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, TestApp, TestUser, eventually};
+use crate::helpers::{assert_error, eventually, TestApp, TestUser};
 
 const POSTS: &str = "/api/community/posts";
 

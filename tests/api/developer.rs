@@ -23,7 +23,11 @@ const SETTINGS: &str = "/api/settings/developer";
 
 /// The service with its workers, its three provider families pointed at `vars`.
 async fn spawn(vars: Vec<(String, String)>) -> TestApp {
-    TestApp::new().with_workers().with_models(Arc::new(EnvModels::from_vars(vars))).start().await
+    TestApp::new()
+        .with_workers()
+        .with_models(Arc::new(EnvModels::from_vars(vars)))
+        .start()
+        .await
 }
 
 async fn spawn_with_providers() -> (TestApp, Providers) {

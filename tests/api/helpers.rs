@@ -684,9 +684,7 @@ impl Tool {
             Tool::Axe => repo
                 .join("target/axe/node_modules/axe-core/axe.min.js")
                 .is_file(),
-            Tool::Epubcheck => {
-                on_path("java") && std::path::Path::new(EPUBCHECK_JAR).is_file()
-            }
+            Tool::Epubcheck => on_path("java") && std::path::Path::new(EPUBCHECK_JAR).is_file(),
             Tool::Pdftotext => on_path("pdftotext"),
             Tool::Checkers => repo.join("target/venv-checks/bin/python").is_file(),
         }
@@ -711,9 +709,8 @@ pub fn have(tool: Tool) -> bool {
 }
 
 fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|path| {
-        std::env::split_paths(&path).any(|dir| dir.join(program).is_file())
-    })
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
 const EPUBCHECK_JAR: &str = "/usr/share/java/epubcheck.jar";

@@ -66,9 +66,7 @@ impl Server {
                     .timeout(Duration::from_secs(5))
                     .send()
                     .await
-                    .unwrap_or_else(|e| {
-                        panic!("the health check did not answer during {id}: {e}")
-                    });
+                    .unwrap_or_else(|e| panic!("the health check did not answer during {id}: {e}"));
                 assert_eq!(health.status(), 200, "the health check during {id}");
             }
             Err(format!("book {id} not yet {what}: {book}"))

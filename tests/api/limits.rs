@@ -244,11 +244,14 @@ async fn usage_counts_a_book_at_upload_and_its_words_at_translation() {
 
 #[tokio::test]
 async fn an_upload_or_a_start_over_quota_is_refused_and_nothing_is_queued() {
-    let app = TestApp::new().with_workers().with_env(&[
-        ("BOOKTR_QUOTA_FREE_BOOKS", "2"),
-        ("BOOKTR_QUOTA_FREE_WORDS", "10"),
-    ]).start()
-    .await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_env(&[
+            ("BOOKTR_QUOTA_FREE_BOOKS", "2"),
+            ("BOOKTR_QUOTA_FREE_WORDS", "10"),
+        ])
+        .start()
+        .await;
     let free = app.user_with(Plan::Free, Role::User).await;
     let book_id = app.upload_ok(&free.key, "voyage.txt", sample_txt()).await;
     app.wait_for_status(&free.key, &book_id, "EXTRACTED").await;
@@ -292,7 +295,11 @@ async fn an_upload_or_a_start_over_quota_is_refused_and_nothing_is_queued() {
 
 #[tokio::test]
 async fn two_concurrent_starts_cannot_both_pass_the_last_unit_of_quota() {
-    let app = TestApp::new().with_workers().with_env(&[("BOOKTR_QUOTA_FREE_WORDS", "60")]).start().await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_env(&[("BOOKTR_QUOTA_FREE_WORDS", "60")])
+        .start()
+        .await;
     let free = app.user_with(Plan::Free, Role::User).await;
     let mut books = Vec::new();
     for name in ["a.txt", "b.txt"] {

@@ -12,7 +12,7 @@ use crate::checkers;
 use crate::crash::{book, book_status, free_port, start_with, upload_and_start};
 use crate::stand_ins::openai_stand_in;
 
-use crate::helpers::{have, Tool, eventually};
+use crate::helpers::{eventually, have, Tool};
 
 /// The `booktr` metrics `template.yaml` references: `["booktr", "name", ...]` in the dashboard,
 /// `MetricName=\"name\"` in its searches, `Namespace: booktr, MetricName: name` in the alarms.
@@ -67,12 +67,12 @@ async fn booktr_serve_exposes_the_domain_metrics_for_prometheus_on_its_own_addre
     let key = key.unwrap();
     let client = reqwest::Client::new();
     let id = upload_and_start(&client, &url, &key, book(3)).await;
-    eventually(Duration::from_secs(30), || async {
+    let status: Value = eventually(Duration::from_secs(30), || async {
         let status = book_status(&client, &url, &key, &id)
             .await
             .unwrap_or_default();
         match status["status"] == "COMPLETED" {
-            true => Ok(()),
+            true => Ok(status),
             false => Err(status),
         }
     })

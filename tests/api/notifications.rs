@@ -328,11 +328,14 @@ async fn notification_settings_default_and_accept_any_subset_of_the_booleans() {
 #[tokio::test]
 async fn emails_follow_the_email_settings() {
     let sink = SmtpSink::start().await;
-    let app = TestApp::new().with_workers().with_env(&[
-        ("BOOKTR_SMTP_URL", sink.url.as_str()),
-        ("BOOKTR_MAIL_FROM", "booktr <noreply@books.example>"),
-    ]).start()
-    .await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_env(&[
+            ("BOOKTR_SMTP_URL", sink.url.as_str()),
+            ("BOOKTR_MAIL_FROM", "booktr <noreply@books.example>"),
+        ])
+        .start()
+        .await;
     let user = app.user().await;
     let email = app.services.accounts.user(&user.id).await.unwrap().email;
     let to = email.to_string();
@@ -379,11 +382,14 @@ async fn a_mail_failure_does_not_fail_the_event() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("smtp://{}", closed.local_addr().unwrap());
     drop(closed);
-    let app = TestApp::new().with_workers().with_env(&[
-        ("BOOKTR_SMTP_URL", url.as_str()),
-        ("BOOKTR_MAIL_FROM", "noreply@books.example"),
-    ]).start()
-    .await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_env(&[
+            ("BOOKTR_SMTP_URL", url.as_str()),
+            ("BOOKTR_MAIL_FROM", "noreply@books.example"),
+        ])
+        .start()
+        .await;
     let user = app.user().await;
     app.services
         .events

@@ -8,7 +8,7 @@ use reqwest::Method;
 use serde_json::Value;
 
 use crate::checkers;
-use crate::helpers::{TestApp, have, Tool};
+use crate::helpers::{have, TestApp, Tool};
 use crate::pages::chromium;
 
 const METHODS: [&str; 5] = ["get", "put", "post", "patch", "delete"];

@@ -6,7 +6,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::checkers::{parsed_feed, sitemap_errors};
-use crate::helpers::{assert_error, TestApp, TestUser, have, Tool};
+use crate::helpers::{assert_error, have, TestApp, TestUser, Tool};
 
 async fn page(app: &TestApp, path: &str) -> String {
     let response = app.get_anonymous(path).await;

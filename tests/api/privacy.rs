@@ -8,7 +8,7 @@ use booktr_core::types::{Email, Plan, Role};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, sample_txt, TestApp, eventually};
+use crate::helpers::{assert_error, eventually, sample_txt, TestApp};
 use crate::stand_ins::Providers;
 use crate::webhooks::Receiver;
 
@@ -21,7 +21,11 @@ async fn spawn_with_provider() -> (TestApp, Providers) {
     let providers = Providers::start(&[PROVIDER_KEY]).await;
     let models = booktr_core::ports::EnvModels::from_vars(providers.vars());
     (
-        TestApp::new().with_workers().with_models(std::sync::Arc::new(models)).start().await,
+        TestApp::new()
+            .with_workers()
+            .with_models(std::sync::Arc::new(models))
+            .start()
+            .await,
         providers,
     )
 }

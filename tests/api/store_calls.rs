@@ -9,7 +9,6 @@ use booktr_core::ports::{
     BlobKey, Blobs, Condition, Index, Item, Outgoing, Query, Queue, QueueName, QueueStats,
     Received, StoreError, Table, Update, WriteOp,
 };
-use booktr_core::Services;
 use bytes::Bytes;
 use serde_json::{json, Value};
 use tower::ServiceExt;
@@ -148,23 +147,7 @@ async fn starting_moby_dick_reads_each_thing_once_and_writes_its_chapters_in_bat
     ports.table = Arc::new(CountingTable(ports.table.clone(), calls.clone()));
     ports.blobs = Arc::new(CountingBlobs(ports.blobs.clone(), calls.clone()));
     ports.queue = Arc::new(CountingQueue(ports.queue.clone(), calls.clone()));
-    let services = Services::new(
-        ports,
-        booktr_core::health::QueueMode::WorkerQueue,
-        booktr_core::usage::Quotas::default(),
-        booktr_core::translation::DEFAULT_WINDOW,
-        booktr_formats::Budget::default(),
-        "http://127.0.0.1:8080",
-    );
-    let router = booktr_api::router(booktr_api::AppState::new(
-        services,
-        booktr_api::Settings {
-            public_url: app.url.clone(),
-            trust_forwarded_for: false,
-            body_limit: None,
-            upload_origin: None,
-        },
-    ));
+    let router = app.application.over(ports).router();
     let request = axum::http::Request::post("/api/translate")
         .header("authorization", format!("Bearer {key}"))
         .header("content-type", "application/json")

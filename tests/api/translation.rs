@@ -117,7 +117,10 @@ async fn a_book_is_translated_downloaded_generated_as_pdf_and_shared_publicly() 
     let seen = eventually(Duration::from_secs(30), || async {
         let seen = status(&app, key, &id).await;
         let progress = seen["progress"].as_u64().unwrap();
-        assert!(progress >= last_progress.get(), "progress went down: {seen}");
+        assert!(
+            progress >= last_progress.get(),
+            "progress went down: {seen}"
+        );
         last_progress.set(progress);
         if seen["status"] == "COMPLETED" {
             Ok(seen)
@@ -464,8 +467,11 @@ async fn stop_during_a_chapter_keeps_it_and_a_new_start_reuses_the_completed_cha
     };
     let calls = model.calls.clone();
     // Windows of one chapter (two with the test user's priority).
-    let app =
-        TestApp::new().with_models(Arc::new(model)).with_env(&[("BOOKTR_CHAPTER_WINDOW", "1")]).start().await;
+    let app = TestApp::new()
+        .with_models(Arc::new(model))
+        .with_env(&[("BOOKTR_CHAPTER_WINDOW", "1")])
+        .start()
+        .await;
     let (key, id) = extracted_book(&app).await;
     let body = json!({ "bookId": id });
     assert_eq!(
@@ -556,7 +562,10 @@ async fn stop_during_a_chapter_keeps_it_and_a_new_start_reuses_the_completed_cha
 #[tokio::test]
 async fn a_chapter_that_always_fails_ends_in_error_and_resume_finishes_the_book() {
     let model = StandIn::default().failing_on("carpet-bag");
-    let app = TestApp::new().with_models(Arc::new(model.clone())).start().await;
+    let app = TestApp::new()
+        .with_models(Arc::new(model.clone()))
+        .start()
+        .await;
     let (key, id) = extracted_book(&app).await;
     let receiver = Receiver::start(200).await;
     let hook: Value = post(
@@ -670,7 +679,10 @@ async fn a_chapter_that_always_fails_ends_in_error_and_resume_finishes_the_book(
 async fn a_chapter_failing_in_its_review_pays_its_translate_pass_once_and_resumes_at_the_review() {
     // The draft of chapter 3 carries the translated word; its source, the original.
     let model = StandIn::default().failing_on(&pseudo("carpet-bag", &[]));
-    let app = TestApp::new().with_models(Arc::new(model.clone())).start().await;
+    let app = TestApp::new()
+        .with_models(Arc::new(model.clone()))
+        .start()
+        .await;
     let (key, id) = extracted_book(&app).await;
     let body = json!({ "bookId": id });
     assert_eq!(
@@ -719,8 +731,11 @@ async fn a_partial_download_holds_the_chapters_finished_so_far() {
         ..StandIn::default()
     };
     // One chapter in flight at a time (two with the test user's priority).
-    let app =
-        TestApp::new().with_models(Arc::new(model)).with_env(&[("BOOKTR_CHAPTER_WINDOW", "1")]).start().await;
+    let app = TestApp::new()
+        .with_models(Arc::new(model))
+        .with_env(&[("BOOKTR_CHAPTER_WINDOW", "1")])
+        .start()
+        .await;
     let (key, id) = extracted_book(&app).await;
     assert_error(
         app.get(&format!("/api/download/{id}?format=epub"), &key)
@@ -978,7 +993,11 @@ async fn the_longest_paragraph_taken_goes_in_parts_that_fit_and_comes_back_whole
         ("OPENAI_API_KEY".into(), "sk-stand-in".into()),
         ("OPENAI_BASE_URL".into(), openai),
     ]);
-    let app = TestApp::new().with_workers().with_models(Arc::new(models)).start().await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_models(Arc::new(models))
+        .start()
+        .await;
     let user = app.user().await;
     // 16 words and 80 characters, 1,240 times: 99,199 characters.
     let sentence =
@@ -1060,7 +1079,11 @@ async fn under_rate_limits_fewer_requests_are_in_flight_and_no_chapter_fails() {
         ("OPENAI_API_KEY".into(), "sk-stand-in".into()),
         ("OPENAI_BASE_URL".into(), openai),
     ]);
-    let app = TestApp::new().with_workers().with_models(Arc::new(models)).start().await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_models(Arc::new(models))
+        .start()
+        .await;
     let user = app.user().await;
     // One chapter (its heading makes it one) of 40 paragraphs of about a chunk each: 40 chunks
     // a pass, 12 at once.

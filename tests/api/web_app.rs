@@ -1,12 +1,14 @@
 //! The web app through its pages, as a browser without JavaScript uses them: forms posted,
 //! redirects followed by hand, the session cookie carried.
 
+use std::time::Duration;
+
 use reqwest::multipart::{Form, Part};
 use reqwest::redirect::Policy;
 use reqwest::{Client, Response};
 use serde_json::Value;
 
-use crate::helpers::{sample_txt, TestApp, eventually};
+use crate::helpers::{eventually, sample_txt, TestApp};
 use crate::smtp_sink::SmtpSink;
 
 /// A browser of one person: its own session cookie, redirects not followed (they are checked).
@@ -1008,11 +1010,14 @@ fn link_in(body: &str, start: &str) -> String {
 async fn a_forgotten_password_is_reset_once_by_its_emailed_link_and_the_email_verified_by_its_own()
 {
     let sink = SmtpSink::start().await;
-    let app = TestApp::new().with_workers().with_env(&[
-        ("BOOKTR_SMTP_URL", sink.url.as_str()),
-        ("BOOKTR_MAIL_FROM", "booktr <noreply@books.example>"),
-    ]).start()
-    .await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_env(&[
+            ("BOOKTR_SMTP_URL", sink.url.as_str()),
+            ("BOOKTR_MAIL_FROM", "booktr <noreply@books.example>"),
+        ])
+        .start()
+        .await;
     let mut browser = Browser::new(&app);
     let email = browser.sign_up().await;
     // Signing up mails the verification link.
@@ -1107,7 +1112,10 @@ async fn reset_links(sink: &SmtpSink, email: &str, n: usize, site: &str) -> Vec<
             .collect();
         match links.len() >= n {
             true => Ok(links),
-            false => Err(format!("{} reset links of {n} reached {email}", links.len())),
+            false => Err(format!(
+                "{} reset links of {n} reached {email}",
+                links.len()
+            )),
         }
     })
     .await
@@ -1221,11 +1229,14 @@ async fn changing_the_password_needs_the_current_one_and_ends_every_other_sessio
 #[tokio::test]
 async fn a_used_reset_link_ends_every_other_and_api_keys_survive_it_unless_revoked_with_it() {
     let sink = SmtpSink::start().await;
-    let app = TestApp::new().with_workers().with_env(&[
-        ("BOOKTR_SMTP_URL", sink.url.as_str()),
-        ("BOOKTR_MAIL_FROM", "booktr <noreply@books.example>"),
-    ]).start()
-    .await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_env(&[
+            ("BOOKTR_SMTP_URL", sink.url.as_str()),
+            ("BOOKTR_MAIL_FROM", "booktr <noreply@books.example>"),
+        ])
+        .start()
+        .await;
     let mut browser = Browser::new(&app);
     let email = browser.sign_up().await;
     let me: Value = browser.get("/api/user").await.json().await.unwrap();

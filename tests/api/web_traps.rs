@@ -3,11 +3,13 @@
 //! header of its session; the quote says before Start when the plan cannot cover the book; a
 //! file that cannot be read costs none of the month's books; pause and stop say what they do.
 
+use std::time::Duration;
+
 use std::sync::Arc;
 
 use tokio::sync::Semaphore;
 
-use crate::helpers::{sample_txt, TestApp, eventually};
+use crate::helpers::{eventually, sample_txt, TestApp};
 use crate::stand_ins::StandIn;
 use crate::web_app::{location, Browser};
 
@@ -343,7 +345,11 @@ async fn the_favicon_and_the_manifest_are_served_with_cache_headers_and_linked_f
 
 #[tokio::test]
 async fn the_quote_says_before_start_when_the_plan_cannot_cover_the_book_and_offers_no_start() {
-    let app = TestApp::new().with_workers().with_env(&[("BOOKTR_QUOTA_FREE_WORDS", "20")]).start().await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_env(&[("BOOKTR_QUOTA_FREE_WORDS", "20")])
+        .start()
+        .await;
     let (browser, _, id) = signed_up_with_a_book(&app).await;
     let html = browser.html(&format!("/dashboard/books/{id}")).await;
     assert!(
@@ -394,8 +400,12 @@ async fn pausing_says_the_chapters_in_progress_finish_first_and_a_pause_they_fin
         ..StandIn::default()
     };
     // Every chapter of the book in flight at once.
-    let app =
-        TestApp::new().with_workers().with_models(Arc::new(model)).with_env(&[("BOOKTR_CHAPTER_WINDOW", "8")]).start().await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_models(Arc::new(model))
+        .with_env(&[("BOOKTR_CHAPTER_WINDOW", "8")])
+        .start()
+        .await;
     let (mut browser, user, id) = signed_up_with_a_book(&app).await;
     let page = format!("/dashboard/books/{id}");
     let token = browser.token(&page).await;
@@ -448,8 +458,12 @@ async fn stop_asks_first_saying_what_is_kept_and_works_without_javascript() {
         entered: Some(entered.clone()),
         ..StandIn::default()
     };
-    let app =
-        TestApp::new().with_workers().with_models(Arc::new(model)).with_env(&[("BOOKTR_CHAPTER_WINDOW", "1")]).start().await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_models(Arc::new(model))
+        .with_env(&[("BOOKTR_CHAPTER_WINDOW", "1")])
+        .start()
+        .await;
     let (mut browser, user, id) = signed_up_with_a_book(&app).await;
     let page = format!("/dashboard/books/{id}");
     let token = browser.token(&page).await;

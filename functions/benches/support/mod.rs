@@ -13,6 +13,7 @@ use booktr_functions::app::{Application, Running, Tasks};
 pub struct Served {
     pub app: Application,
     /// The upkeep and the queue workers, if asked for.
+    #[allow(dead_code)] // Stopped by the bench that runs workers; the others let it drop.
     pub running: Running,
     /// Where it answers, `http://127.0.0.1:<port>`.
     pub url: String,
