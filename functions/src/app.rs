@@ -24,7 +24,8 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tracing::warn;
 
-use crate::{upkeep, wiring};
+use crate::upkeep;
+use crate::wiring::{self, WiringError};
 
 /// The services on their adapters, ready to be served and worked.
 pub struct Application {
@@ -93,7 +94,7 @@ impl Builder {
     }
 
     /// The embedded backend (worker-queue mode) over `config.data_dir`, which is made if missing.
-    pub fn embedded(mut self) -> Result<Application, StoreError> {
+    pub fn embedded(mut self) -> Result<Application, WiringError> {
         let models = self.take_models();
         let embedded = wiring::embedded(&self.config, self.clock, models)?;
         let settings = Settings {
@@ -120,7 +121,7 @@ impl Builder {
         mut self,
         clients: booktr_aws::Clients,
         resources: &wiring::AwsResources,
-    ) -> Result<Application, StoreError> {
+    ) -> Result<Application, WiringError> {
         let models = self.take_models();
         let ports = wiring::managed(&self.config, clients, resources, self.clock, models)?;
         let settings = Settings {
@@ -154,6 +155,7 @@ impl Application {
             config.quotas,
             config.chapter_window,
             config.file_budget,
+            config.pipeline,
             &config.public_url,
         );
         Application {
