@@ -13,6 +13,7 @@ use booktr_core::accounts::NewUser;
 use booktr_core::books::Upload;
 use booktr_core::ports::{EnvModels, ManualClock};
 use booktr_core::types::{Email, Plan, Role};
+use booktr_functions::app::Tasks;
 
 mod support;
 
@@ -26,6 +27,7 @@ async fn main() -> anyhow::Result<()> {
         &[],
         clock.clone(),
         Arc::new(EnvModels::from_vars(Vec::new())),
+        Tasks::without_workers(),
     )
     .await?;
 

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use booktr_core::accounts::NewUser;
 use booktr_core::ports::{EnvModels, ManualClock};
 use booktr_core::types::{Email, Plan, Role};
+use booktr_functions::app::Tasks;
 
 mod support;
 
@@ -24,6 +25,7 @@ async fn main() -> anyhow::Result<()> {
         &[],
         clock.clone(),
         Arc::new(EnvModels::from_vars(Vec::new())),
+        Tasks::without_workers(),
     )
     .await?;
 

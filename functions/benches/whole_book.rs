@@ -36,14 +36,15 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::routing::post;
 use booktr_core::accounts::NewUser;
-use booktr_core::jobs::runner::{self, RunnerConfig};
-use booktr_core::ports::{EnvModels, QueueName, SystemClock};
+use booktr_core::jobs::runner::RunnerConfig;
+use booktr_core::ports::{EnvModels, SystemClock};
 use booktr_core::types::{Email, Plan, Role};
+use booktr_functions::app::Tasks;
 use booktr_translate::misbehaving::{Fault, Misbehaving};
 use booktr_translate::model::{ChatModel, ChatRequest};
 use booktr_translate::offline::OfflineEngine;
 use serde_json::{json, Value};
-use tokio::sync::{watch, Notify};
+use tokio::sync::Notify;
 
 mod support;
 
@@ -222,8 +223,6 @@ struct Figures {
 struct Service {
     served: support::Served,
     seen: Arc<Seen>,
-    stop: watch::Sender<bool>,
-    workers: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl Service {
@@ -244,36 +243,20 @@ impl Service {
             ],
             Arc::new(SystemClock),
             Arc::new(models),
-        )
-        .await?;
-        let app = &served.app;
-        let (stop, stopped) = watch::channel(false);
-        let mut workers = Vec::new();
-        for queue in [QueueName::Jobs, QueueName::Jobs, QueueName::JobsDeadLetter] {
-            workers.push(tokio::spawn(runner::run(
-                app.ports.queue.clone(),
-                app.services.jobs.clone(),
-                queue,
-                RunnerConfig {
+            Tasks {
+                job_workers: 2,
+                runner: RunnerConfig {
                     idle_wait: Duration::from_millis(20),
                     ..RunnerConfig::default()
                 },
-                stopped.clone(),
-            )));
-        }
-        Ok(Service {
-            served,
-            seen,
-            stop,
-            workers,
-        })
+            },
+        )
+        .await?;
+        Ok(Service { served, seen })
     }
 
     async fn stop(self) {
-        let _ = self.stop.send(true);
-        for worker in self.workers {
-            let _ = worker.await;
-        }
+        self.served.running.stop().await;
     }
 }
 

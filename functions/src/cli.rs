@@ -1,16 +1,15 @@
 //! The `booktr` command line.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::Context;
 use booktr_core::accounts::NewUser;
 use booktr_core::config::Config;
-use booktr_core::ports::{EnvModels, SystemClock};
 use booktr_core::types::{Email, Plan, Role};
 use clap::{Parser, Subcommand};
 
-use crate::{serve, telemetry, wiring};
+use crate::app::Application;
+use crate::{serve, telemetry};
 
 #[derive(Parser)]
 #[command(
@@ -199,13 +198,12 @@ pub async fn main() -> anyhow::Result<()> {
                     .parse::<Plan>()
                     .map_err(|e| anyhow::anyhow!("--plan: {e}"))?,
             };
-            let models = Arc::new(EnvModels::from_env());
-            let services = if aws {
-                managed_services(&config, models).await?
+            let app = if aws {
+                managed(config).await?
             } else {
-                wiring::embedded(&config, Arc::new(SystemClock), models)?.services
+                Application::builder(config).embedded()?
             };
-            let accounts = &services.accounts;
+            let accounts = &app.services.accounts;
             let user = accounts.create_user(new).await?;
             let key = accounts.create_key(&user, "cli", None, None).await?;
             println!(
@@ -217,19 +215,16 @@ pub async fn main() -> anyhow::Result<()> {
     }
 }
 
-/// The services of the AWS deployment, for `user create --aws`.
+/// The app of the AWS deployment, for `user create --aws`.
 #[cfg(feature = "aws")]
-async fn managed_services(
-    config: &Config,
-    models: Arc<EnvModels>,
-) -> anyhow::Result<booktr_core::Services> {
-    let resources = wiring::AwsResources::from_env()?;
+async fn managed(config: Config) -> anyhow::Result<Application> {
+    let resources = crate::wiring::AwsResources::from_env()?;
     let clients = booktr_aws::Clients::from_env().await;
-    Ok(wiring::managed(config, clients, &resources, Arc::new(SystemClock), models)?.services)
+    Ok(Application::builder(config).managed(clients, &resources)?)
 }
 
 #[cfg(not(feature = "aws"))]
-async fn managed_services(_: &Config, _: Arc<EnvModels>) -> anyhow::Result<booktr_core::Services> {
+async fn managed(_: Config) -> anyhow::Result<Application> {
     anyhow::bail!(
         "this booktr was built without the AWS adapters; build it with \
          `cargo build --release -p booktr-functions --features aws --bin booktr`"

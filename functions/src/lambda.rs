@@ -5,19 +5,19 @@ use std::sync::Arc;
 
 use aws_lambda_events::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent, SqsMessage};
 use axum::Router;
-use booktr_api::{AppState, Settings};
 use booktr_core::config::{Config, LogFormat};
 use booktr_core::jobs::runner::{self, Worker};
-use booktr_core::ports::{EnvModels, Received, SystemClock};
+use booktr_core::ports::Received;
 use lambda_runtime::{service_fn, LambdaEvent};
 use tracing::error;
 
-use crate::wiring::{self, AwsResources, Managed};
+use crate::app::Application;
+use crate::wiring::AwsResources;
 
 pub type Error = lambda_runtime::Error;
 
-/// The process's services on the AWS adapters, with JSON logs.
-pub async fn start() -> Result<(Config, Managed), Error> {
+/// The app on the AWS adapters, built once per cold start, with JSON logs.
+pub async fn start() -> Result<Application, Error> {
     let config = Config::from_env()?;
     // CloudWatch reads one JSON object per line, whatever the local default is.
     crate::telemetry::init(&config.log_filter, LogFormat::Json);
@@ -25,44 +25,20 @@ pub async fn start() -> Result<(Config, Managed), Error> {
     crate::metrics::emf::install(&function);
     let resources = AwsResources::from_env()?;
     let clients = booktr_aws::Clients::from_env().await;
-    let managed = wiring::managed(
-        &config,
-        clients,
-        &resources,
-        Arc::new(SystemClock),
-        Arc::new(EnvModels::from_env()),
-    )?;
-    Ok((config, managed))
+    Ok(Application::builder(config).managed(clients, &resources)?)
 }
 
 /// Serves one endpoint group's router behind API Gateway.
 pub async fn serve_http(routes: booktr_api::Routes) -> Result<(), Error> {
-    let (config, managed) = start().await?;
-    let state = AppState::new(
-        managed.services,
-        Settings {
-            public_url: config.public_url,
-            // API Gateway's own view of the caller is used instead (see `http_app`).
-            trust_forwarded_for: false,
-            body_limit: Some(booktr_api::LAMBDA_BODY_LIMIT),
-            upload_origin: upload_origin(),
-        },
-    );
-    lambda_http::run(http_app(routes, state)).await
+    let app = start().await?;
+    lambda_http::run(http_app(app.group(routes))).await
 }
 
-/// Where the web app's script posts direct uploads: the bucket's virtual-hosted origin.
-fn upload_origin() -> Option<String> {
-    let bucket = std::env::var("BOOKTR_BUCKET").ok()?;
-    let region = std::env::var("AWS_REGION").ok()?;
-    Some(format!("https://{bucket}.s3.{region}.amazonaws.com"))
-}
-
-/// The group's router as a Lambda serves it: every shared layer, and the caller's address from
-/// API Gateway's request context (its `sourceIp`), which clients cannot forge the way they can
-/// an `X-Forwarded-For` header.
-pub fn http_app(routes: booktr_api::Routes, state: AppState) -> Router {
-    booktr_api::finish(routes, state).layer(axum::middleware::from_fn(
+/// A group's router (see [`Application::group`]) as a Lambda serves it: with the caller's
+/// address from API Gateway's request context (its `sourceIp`), which clients cannot forge the
+/// way they can an `X-Forwarded-For` header, and the metrics flushed after each request.
+pub fn http_app(group: Router) -> Router {
+    group.layer(axum::middleware::from_fn(
         |mut request: axum::extract::Request, next: axum::middleware::Next| async move {
             use lambda_http::request::RequestContext;
             use lambda_http::RequestExt;
@@ -83,12 +59,11 @@ pub fn http_app(routes: booktr_api::Routes, state: AppState) -> Router {
 /// Runs the worker of one queue: each SQS event is processed in order, failures reported per
 /// item (`ReportBatchItemFailures`).
 pub async fn serve_queue(worker: Worker) -> Result<(), Error> {
-    let (_, managed) = start().await?;
-    let managed = Arc::new(managed);
+    let app = Arc::new(start().await?);
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| {
-        let managed = managed.clone();
+        let app = app.clone();
         async move {
-            let handled = handle_sqs(&managed, worker, event.payload).await;
+            let handled = handle_sqs(&app, worker, event.payload).await;
             crate::metrics::emf::flush();
             handled
         }
@@ -99,14 +74,14 @@ pub async fn serve_queue(worker: Worker) -> Result<(), Error> {
 /// One SQS event through the job handler. Public so tests feed the `infra/events/` fixtures
 /// through it in-process.
 pub async fn handle_sqs(
-    managed: &Managed,
+    app: &Application,
     worker: Worker,
     event: SqsEvent,
 ) -> Result<SqsBatchResponse, Error> {
     let messages: Vec<Received> = event.records.into_iter().map(received).collect();
     let failed = runner::process_delivered(
-        managed.ports.queue.as_ref(),
-        &managed.services.jobs,
+        app.ports.queue.as_ref(),
+        &app.services.jobs,
         worker,
         &messages,
     )
@@ -140,12 +115,11 @@ fn received(message: SqsMessage) -> Received {
 /// The weekly digest's schedule (EventBridge, hourly): queues the digests that are due. The
 /// event's content does not matter; what is due follows from the time.
 pub async fn serve_schedule() -> Result<(), Error> {
-    let (_, managed) = start().await?;
-    let managed = Arc::new(managed);
+    let app = Arc::new(start().await?);
     lambda_runtime::run(service_fn(move |_: LambdaEvent<serde_json::Value>| {
-        let managed = managed.clone();
+        let app = app.clone();
         async move {
-            let handled = handle_schedule(&managed).await;
+            let handled = handle_schedule(&app).await;
             crate::metrics::emf::flush();
             handled
         }
@@ -154,8 +128,8 @@ pub async fn serve_schedule() -> Result<(), Error> {
 }
 
 /// One scheduled event: how many digests were queued. Public so tests run it in-process.
-pub async fn handle_schedule(managed: &Managed) -> Result<serde_json::Value, Error> {
-    let queued = managed
+pub async fn handle_schedule(app: &Application) -> Result<serde_json::Value, Error> {
+    let queued = app
         .services
         .digests
         .queue_due()

@@ -1,7 +1,8 @@
-//! Wiring for the binaries: which adapters a process uses (chosen once, here), logging, and the
-//! local runtime `booktr`, and the Lambda glue the binaries in `src/bin/` (one per endpoint group
-//! and one per queue worker) call.
+//! What the binaries share: which adapters a process uses (chosen once, in `wiring`), the one
+//! assembly of the app over them (`app`), logging, the local runtime `booktr`, and the Lambda
+//! glue the binaries in `lambdas/` (one per endpoint group and one per queue worker) call.
 
+pub mod app;
 pub mod cli;
 #[cfg(feature = "aws")]
 pub mod lambda;
@@ -9,4 +10,5 @@ pub mod metrics;
 pub mod serve;
 pub mod telemetry;
 pub mod translate_cmd;
+mod upkeep;
 pub mod wiring;

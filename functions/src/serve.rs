@@ -7,37 +7,28 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use axum::Router;
-use booktr_api::{AppState, Settings};
-use booktr_core::books::Books;
 use booktr_core::config::Config;
-use booktr_core::jobs::digest::Digests;
-use booktr_core::jobs::runner::{self, RunnerConfig};
-use booktr_core::ports::{EnvModels, Models, QueueName, SystemClock};
+use booktr_core::ports::{EnvModels, Models};
 use booktr_local::DataDirLock;
 use booktr_translate::providers::MODELS;
-use tokio::sync::watch;
 use tracing::{info, warn};
 
-use crate::wiring;
+use crate::app::{Application, Tasks};
 
 pub async fn run(config: Config) -> anyhow::Result<()> {
     let _lock = DataDirLock::acquire(&config.data_dir).map_err(anyhow::Error::msg)?;
     let models = Arc::new(EnvModels::from_env());
-    let app = wiring::embedded(&config, Arc::new(SystemClock), models.clone())
+    let app = Application::builder(config)
+        .models(models.clone())
+        .embedded()
         .context("opening the data directory")?;
+    let config = &app.config;
     // The address first: a busy port must fail the start before the one-time administrator
     // key is made and printed, or the key would be lost with the process.
     let listener = tokio::net::TcpListener::bind(config.addr)
         .await
         .with_context(|| format!("cannot listen on {}", config.addr))?;
     say_which_models_are_offline(models.as_ref());
-    let recovered = app.queue.release_in_flight().await?;
-    if recovered.released > 0 {
-        warn!(
-            recovered = recovered.released,
-            "jobs interrupted by the last shutdown will run again"
-        );
-    }
 
     if let Some((user, key)) = app
         .services
@@ -48,67 +39,17 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         print_first_start_banner(&user.email.to_string(), &key.secret, &config.public_url);
     }
 
-    let (stop, stopped) = watch::channel(false);
-    let mut workers = Vec::new();
-    if let Some(addr) = config.metrics_addr {
-        let queue = app.ports.queue.clone();
-        let stopped = stopped.clone();
-        workers.push(tokio::spawn(async move {
-            crate::metrics::log_failure(
-                crate::metrics::serve_prometheus(addr, queue, stopped).await,
-            );
-        }));
-    }
-    workers.push(tokio::spawn(sweep_expired(
-        app.table.clone(),
-        stopped.clone(),
-    )));
-    workers.push(tokio::spawn(queue_digests(
-        app.services.digests.clone(),
-        stopped.clone(),
-    )));
-    workers.push(tokio::spawn(clean_up_uploads(
-        app.services.books.clone(),
-        stopped.clone(),
-    )));
-    let queues = std::iter::repeat_n(QueueName::Jobs, config.workers).chain([
-        QueueName::JobsDeadLetter,
-        // One worker: a delivery is one short request, and retries wait minutes anyway.
-        QueueName::Webhooks,
-    ]);
-    for queue in queues {
-        let handle = tokio::spawn(runner::run(
-            app.ports.queue.clone(),
-            app.services.jobs.clone(),
-            queue,
-            RunnerConfig::default(),
-            stopped.clone(),
-        ));
-        workers.push(handle);
-    }
-
-    let state = AppState::new(
-        app.services.clone(),
-        Settings {
-            public_url: config.public_url.clone(),
-            trust_forwarded_for: config.trust_forwarded_for,
-            body_limit: None,
-            upload_origin: None,
-        },
-    );
+    let running = app.start(Tasks::served(config)).await?;
     info!(addr = %config.addr, data_dir = %config.data_dir.display(), workers = config.workers, "booktr listening");
     println!(
         "booktr is serving {} (data in {})",
         config.public_url,
         config.data_dir.display()
     );
-    serve_router(listener, booktr_api::router(state), shutdown_signal()).await?;
+    serve_router(listener, app.router(), shutdown_signal()).await?;
 
     info!("shutting down: waiting for workers to finish their current job");
-    let _ = stop.send(true);
-    for worker in workers {
-        let _ = worker.await;
-    }
+    running.stop().await;
     Ok(())
 }
 
@@ -178,54 +119,5 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {}
         _ = terminate => {}
-    }
-}
-
-/// Removes expired rate-limit windows every ten minutes (DynamoDB's time-to-live does this on
-/// AWS), so counters of addresses that never come back do not pile up.
-async fn sweep_expired(table: Arc<booktr_local::SqliteTable>, mut stopped: watch::Receiver<bool>) {
-    loop {
-        match table.purge_expired(chrono::Utc::now().timestamp()).await {
-            Ok(0) => {}
-            Ok(removed) => info!(removed, "expired rate-limit windows removed"),
-            Err(e) => warn!(error = %e, "could not remove expired rate-limit windows"),
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(std::time::Duration::from_secs(600)) => {}
-            _ = stopped.changed() => return,
-        }
-    }
-}
-
-/// Removes, every hour, the upload area's files that no open direct upload holds (offers that
-/// are over, forms posted again after their confirm), for the users who do not come back to
-/// make another offer, which cleans up after them too.
-async fn clean_up_uploads(books: Books, mut stopped: watch::Receiver<bool>) {
-    loop {
-        match books.clean_up_upload_area().await {
-            Ok(0) => {}
-            Ok(removed) => info!(removed, "upload files without an open offer removed"),
-            Err(e) => warn!(error = %e, "could not clean up the upload area; next try in an hour"),
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(std::time::Duration::from_secs(3600)) => {}
-            _ = stopped.changed() => return,
-        }
-    }
-}
-
-/// Queues the weekly digests once they are due (Monday 08:00 UTC), checking every hour as the
-/// EventBridge schedule does on AWS; a check in a week already done does nothing.
-async fn queue_digests(digests: Digests, mut stopped: watch::Receiver<bool>) {
-    loop {
-        match digests.queue_due().await {
-            Ok(0) => {}
-            Ok(queued) => info!(queued, "weekly digests queued"),
-            Err(e) => warn!(error = %e, "could not queue the weekly digests; next try in an hour"),
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(std::time::Duration::from_secs(3600)) => {}
-            _ = stopped.changed() => return,
-        }
     }
 }

@@ -1,12 +1,12 @@
-//! The one place that chooses adapters. Nothing else in the code asks which mode it runs in.
+//! The one place that chooses adapters. Nothing else in the code asks which mode it runs in;
+//! [`crate::app::Application`] builds the services over what this returns.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use booktr_core::config::Config;
-use booktr_core::health::QueueMode;
 use booktr_core::ports::{Clock, HttpOut, HttpOutError, Mailer, Models, SignedLinks, StoreError};
-use booktr_core::{Ports, Services};
+use booktr_core::Ports;
 use booktr_local::{LocalBlobs, LocalSecrets, SqliteQueue, SqliteTable};
 use booktr_outbound::{LogMailer, ReqwestHttp, SmtpMailer};
 
@@ -27,7 +27,6 @@ pub enum WiringError {
 /// The embedded backend of worker-queue mode, all under one data directory:
 /// `booktr.db` (table), `queue.db` (jobs), `blobs/` (files), `link.key` and `secrets.key`.
 pub struct Embedded {
-    pub services: Services,
     pub ports: Ports,
     /// Kept concrete for its local-only recovery step (`release_in_flight`).
     pub queue: Arc<SqliteQueue>,
@@ -61,17 +60,7 @@ pub fn embedded(
         links: Arc::new(links),
         secrets,
     };
-    let services = Services::new(
-        ports.clone(),
-        QueueMode::WorkerQueue,
-        config.quotas,
-        config.chapter_window,
-        config.file_budget,
-        config.pipeline,
-        &config.public_url,
-    );
     Ok(Embedded {
-        services,
         ports,
         queue,
         table,
@@ -151,16 +140,17 @@ impl AwsResources {
             kms_key_id: var("BOOKTR_KMS_KEY_ID")?,
         })
     }
+
+    /// Where the web app's script posts direct uploads: the bucket's virtual-hosted origin in
+    /// the function's region (`AWS_REGION`, which Lambda sets).
+    pub fn upload_origin(&self) -> Option<String> {
+        let region = std::env::var("AWS_REGION").ok()?;
+        Some(format!("https://{}.s3.{region}.amazonaws.com", self.bucket))
+    }
 }
 
 /// The managed-queue backend: DynamoDB, SQS, S3 and KMS through clients built once (a Lambda's
 /// cold start); S3 presigns the download links; KMS seals users' secrets.
-#[cfg(feature = "aws")]
-pub struct Managed {
-    pub services: Services,
-    pub ports: Ports,
-}
-
 #[cfg(feature = "aws")]
 pub fn managed(
     config: &Config,
@@ -168,7 +158,7 @@ pub fn managed(
     resources: &AwsResources,
     clock: Arc<dyn Clock>,
     models: Arc<dyn Models>,
-) -> Result<Managed, WiringError> {
+) -> Result<Ports, WiringError> {
     let blobs = Arc::new(booktr_aws::S3Blobs::new(&clients, &resources.bucket));
     let ports = Ports {
         table: Arc::new(booktr_aws::DynamoTable::new(
@@ -192,14 +182,5 @@ pub fn managed(
             &resources.kms_key_id,
         )),
     };
-    let services = Services::new(
-        ports.clone(),
-        QueueMode::ManagedQueue,
-        config.quotas,
-        config.chapter_window,
-        config.file_budget,
-        config.pipeline,
-        &config.public_url,
-    );
-    Ok(Managed { services, ports })
+    Ok(ports)
 }

@@ -19,7 +19,7 @@ use booktr_translate::recorded::Replay;
 use booktr_translate::terms::{candidates, translate_terms};
 use serde_json::{json, Value};
 
-use crate::helpers::{sample_txt, spawn_with_models, TestApp, TestUser};
+use crate::helpers::{sample_txt, TestApp, TestUser};
 
 /// Every request answered by a model spoiling every answer with `faults`.
 struct Spoiling(&'static [Fault]);
@@ -55,7 +55,11 @@ async fn translated_sample(app: &TestApp) -> (Value, Value, TestUser) {
 #[tokio::test]
 async fn a_model_that_refuses_everything_leaves_a_book_flagged_in_status_warnings_and_notification()
 {
-    let app = spawn_with_models(true, Arc::new(Spoiling(&[Fault::Refusal]))).await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_models(Arc::new(Spoiling(&[Fault::Refusal])))
+        .start()
+        .await;
     let (book, status, user) = translated_sample(&app).await;
 
     let quality = &status["quality"];
@@ -88,7 +92,11 @@ async fn a_model_that_refuses_everything_leaves_a_book_flagged_in_status_warning
 
 #[tokio::test]
 async fn a_clean_model_leaves_a_clean_book_with_no_translation_warning() {
-    let app = spawn_with_models(true, Arc::new(Spoiling(&[]))).await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_models(Arc::new(Spoiling(&[])))
+        .start()
+        .await;
     let (book, status, _) = translated_sample(&app).await;
     assert_eq!(status["quality"]["flaggedBlocks"], 0, "{status}");
     assert!(

@@ -2,18 +2,18 @@ use chrono::{Duration, Utc};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, spawn_app, TestApp};
+use crate::helpers::{assert_error, TestApp};
 
 #[tokio::test]
 async fn a_request_without_a_credential_is_401_with_an_error_body() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let response = app.get_anonymous("/api/books").await;
     assert_error(response, 401, "unauthorized").await;
 }
 
 #[tokio::test]
 async fn an_unknown_or_malformed_api_key_is_401() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     for key in ["bt_notARealKeyAtAll", "sk_wrongprefix", ""] {
         assert_error(app.get("/api/user", key).await, 401, "unauthorized").await;
     }
@@ -25,7 +25,7 @@ async fn an_unknown_or_malformed_api_key_is_401() {
 
 #[tokio::test]
 async fn a_revoked_key_stops_working_at_once() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     let (secret, id) = used_new_key(&app, &user.key).await;
     let revoked = app
@@ -39,7 +39,7 @@ async fn a_revoked_key_stops_working_at_once() {
 
 #[tokio::test]
 async fn a_key_revoked_through_another_process_stops_working_within_a_second() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let twin = app.twin().await;
     let user = app.user().await;
     // Used here first, so this process remembers the key.
@@ -72,7 +72,7 @@ async fn used_new_key(app: &TestApp, key: &str) -> (String, String) {
 
 #[tokio::test]
 async fn an_expired_key_is_401() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     let expires = (Utc::now() + Duration::hours(1)).to_rfc3339();
     let body = json!({"name": "short-lived", "expiresAt": expires});
@@ -91,7 +91,7 @@ async fn an_expired_key_is_401() {
 
 #[tokio::test]
 async fn a_read_only_key_may_read_but_not_write() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app
         .user_with(
             booktr_core::types::Plan::Pro,
@@ -152,7 +152,7 @@ fn session_cookie(response: &reqwest::Response) -> String {
 
 #[tokio::test]
 async fn sign_up_sets_an_http_only_lax_session_cookie_that_authenticates() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let response = sign_up(&app, "ana@example.com").await;
     assert_eq!(response.status(), 201);
     let cookie = session_cookie(&response);
@@ -190,7 +190,7 @@ async fn sign_up_sets_an_http_only_lax_session_cookie_that_authenticates() {
 
 #[tokio::test]
 async fn sign_in_checks_the_password_and_sign_out_ends_the_session() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     sign_up(&app, "bo@example.com").await;
     let wrong = json!({"email": "bo@example.com", "password": "not the password"});
     let response = app.post_anonymous("/api/auth/signin", &wrong).await;
@@ -222,7 +222,7 @@ async fn sign_in_checks_the_password_and_sign_out_ends_the_session() {
 
 #[tokio::test]
 async fn sessions_expire_after_thirty_days() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let response = sign_up(&app, "cy@example.com").await;
     let pair = session_pair(&response);
     app.clock.advance(Duration::days(31));
@@ -237,7 +237,7 @@ async fn sessions_expire_after_thirty_days() {
 
 #[tokio::test]
 async fn the_cookie_is_secure_behind_an_https_proxy() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let body = json!({"email": "di@example.com", "password": "correct horse battery"});
     let response = app
         .anonymous(Method::POST, "/api/auth/signup")
@@ -251,7 +251,7 @@ async fn the_cookie_is_secure_behind_an_https_proxy() {
 
 #[tokio::test]
 async fn sign_up_refuses_a_taken_email_a_bad_email_and_a_short_password() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     assert_eq!(sign_up(&app, "ed@example.com").await.status(), 201);
     assert_error(sign_up(&app, "Ed@Example.com").await, 409, "email_taken").await;
     assert_error(sign_up(&app, "not-an-email").await, 400, "bad_request").await;
@@ -262,7 +262,7 @@ async fn sign_up_refuses_a_taken_email_a_bad_email_and_a_short_password() {
 
 #[tokio::test]
 async fn a_cross_origin_request_carried_by_the_session_cookie_changes_nothing() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let response = sign_up(&app, "cy@example.com").await;
     let pair = session_pair(&response);
     // What another site's page makes a browser send: the cookie, and where it comes from.

@@ -7,78 +7,27 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aws_lambda_events::sqs::SqsEvent;
-use booktr_api::{AppState, Settings};
-use booktr_aws::Clients;
-use booktr_core::accounts::NewUser;
-use booktr_core::config::Config;
 use booktr_core::jobs::runner::Worker;
-use booktr_core::ports::{EnvModels, Models, QueueName, Received, SystemClock};
-use booktr_core::types::{Email, Plan, Role};
+use booktr_core::ports::{EnvModels, Models, QueueName, Received};
 use booktr_functions::lambda::{handle_schedule, handle_sqs};
-use booktr_functions::wiring::{self, AwsResources, Managed};
 use reqwest::multipart::{Form, Part};
 use serde_json::{json, Value};
 use tower::ServiceExt;
 
-use crate::helpers::{aws_resources, sample_txt};
+use crate::helpers::{eventually, have, sample_txt, TestApp, Tool};
 use crate::stand_ins::{failing_openai_stand_in, StandIn};
 
+/// The app on the emulator with a user, its jobs driven through the Lambda handler.
 struct AwsApp {
-    managed: Managed,
-    resources: AwsResources,
-    url: String,
+    app: TestApp,
     key: String,
-    client: reqwest::Client,
 }
 
 /// Fresh table, queues and bucket on the emulator, the API on a local port, and a user.
 async fn spawn_aws(models: Arc<dyn Models>) -> AwsApp {
-    let clients = Clients::from_env().await;
-    let resources = aws_resources(&clients).await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let public = url.clone();
-    let config = Config::from_lookup(|name| match name {
-        "BOOKTR_PUBLIC_URL" => Some(public.clone()),
-        "BOOKTR_WEBHOOK_ALLOW_PRIVATE" => Some("true".into()),
-        _ => None,
-    })
-    .unwrap();
-    let managed =
-        wiring::managed(&config, clients, &resources, Arc::new(SystemClock), models).unwrap();
-
-    let state = AppState::new(
-        managed.services.clone(),
-        Settings {
-            public_url: url.clone(),
-            trust_forwarded_for: false,
-            body_limit: Some(booktr_api::LAMBDA_BODY_LIMIT),
-            upload_origin: None,
-        },
-    );
-    tokio::spawn(std::future::IntoFuture::into_future(axum::serve(
-        listener,
-        booktr_api::router(state),
-    )));
-    let accounts = &managed.services.accounts;
-    let user = accounts
-        .create_user(NewUser {
-            email: Email::parse(&format!("{}@example.com", booktr_core::ids::new_id())).unwrap(),
-            name: None,
-            password: None,
-            role: Role::User,
-            plan: Plan::Business,
-        })
-        .await
-        .unwrap();
-    let key = accounts.create_key(&user, "t", None, None).await.unwrap();
-    AwsApp {
-        managed,
-        resources,
-        url,
-        key: key.secret,
-        client: reqwest::Client::new(),
-    }
+    let app = TestApp::new().on_aws().with_models(models).start().await;
+    let key = app.user().await.key;
+    AwsApp { app, key }
 }
 
 impl AwsApp {
@@ -100,8 +49,9 @@ impl AwsApp {
     async fn upload(&self, file_name: &str, bytes: Vec<u8>) -> String {
         let form = Form::new().part("file", Part::bytes(bytes).file_name(file_name.to_string()));
         let uploaded: Value = self
+            .app
             .client
-            .post(format!("{}/api/upload", self.url))
+            .post(format!("{}/api/upload", self.app.url))
             .bearer_auth(&self.key)
             .multipart(form)
             .send()
@@ -114,8 +64,9 @@ impl AwsApp {
     }
 
     async fn get(&self, path: &str) -> Value {
-        self.client
-            .get(format!("{}{path}", self.url))
+        self.app
+            .client
+            .get(format!("{}{path}", self.app.url))
             .bearer_auth(&self.key)
             .send()
             .await
@@ -126,8 +77,9 @@ impl AwsApp {
     }
 
     async fn post(&self, path: &str, body: Value) -> reqwest::Response {
-        self.client
-            .post(format!("{}{path}", self.url))
+        self.app
+            .client
+            .post(format!("{}{path}", self.app.url))
             .bearer_auth(&self.key)
             .json(&body)
             .send()
@@ -140,7 +92,7 @@ impl AwsApp {
     /// returns the failed ids and how many messages there were.
     async fn lambda_batch(&self, from: QueueName) -> (Vec<String>, usize) {
         let messages = self
-            .managed
+            .app
             .ports
             .queue
             .receive(from, 10, Duration::from_secs(5))
@@ -151,9 +103,13 @@ impl AwsApp {
             return (Vec::new(), 0);
         }
 
-        let response = handle_sqs(&self.managed, Worker::of(from), sqs_event(&messages))
-            .await
-            .unwrap();
+        let response = handle_sqs(
+            &self.app.application,
+            Worker::of(from),
+            sqs_event(&messages),
+        )
+        .await
+        .unwrap();
         let failed: Vec<String> = response
             .batch_item_failures
             .into_iter()
@@ -161,7 +117,7 @@ impl AwsApp {
             .collect();
         // As the event source does: the messages not reported as failed are deleted.
         for message in messages.iter().filter(|m| !failed.contains(&m.id)) {
-            self.managed
+            self.app
                 .ports
                 .queue
                 .ack(from, &message.receipt)
@@ -181,18 +137,19 @@ impl AwsApp {
     /// as failed, once per report. (Retried messages wait out their delays and the emulator's
     /// visibility timeouts, hence the long budget.)
     async fn drive_reporting(&self, book_id: &str, status: &str) -> (Value, Vec<String>) {
-        let mut book = Value::Null;
-        let mut reported = Vec::new();
-        for _ in 0..1000 {
-            reported.extend(self.lambda_batch(QueueName::Jobs).await.0);
+        let reported = std::cell::RefCell::new(Vec::new());
+        let book = eventually(Duration::from_secs(600), || async {
+            let failed = self.lambda_batch(QueueName::Jobs).await.0;
+            reported.borrow_mut().extend(failed);
             self.lambda_batch(QueueName::JobsDeadLetter).await;
-            book = self.get(&format!("/api/books/{book_id}")).await;
-            if book["status"] == status {
-                return (book, reported);
+            let book = self.get(&format!("/api/books/{book_id}")).await;
+            match book["status"] == status {
+                true => Ok(book),
+                false => Err(book),
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("book never reached {status}: {book}");
+        })
+        .await;
+        (book, reported.into_inner())
     }
 }
 
@@ -220,6 +177,9 @@ fn sqs_event(messages: &[Received]) -> SqsEvent {
 
 #[tokio::test]
 async fn on_aws_a_book_goes_from_upload_to_a_presigned_s3_download_through_the_lambda_handlers() {
+    if !have(Tool::Emulator) {
+        return;
+    }
     let app = spawn_aws(Arc::new(EnvModels::from_vars(Vec::new()))).await;
     let health = app.get("/api/health").await;
     assert_eq!(health["queueMode"], "managed-queue", "{health}");
@@ -250,11 +210,14 @@ async fn on_aws_a_book_goes_from_upload_to_a_presigned_s3_download_through_the_l
 /// visibility timeout, hence the wait.)
 #[tokio::test]
 async fn on_aws_a_job_failing_every_receive_is_reported_per_item_and_redriven_after_four() {
+    if !have(Tool::Emulator) {
+        return;
+    }
     let app = spawn_aws(Arc::new(EnvModels::from_vars(Vec::new()))).await;
     let id = app.start_sample().await;
     app.drive_until(&id, "COMPLETED").await;
     let gone = booktr_core::books::store::translation_key(&id, 2).unwrap();
-    app.managed.ports.blobs.delete(&gone).await.unwrap();
+    app.app.ports.blobs.delete(&gone).await.unwrap();
     let generate = app
         .post("/api/generate", json!({"bookId": id, "format": "pdf"}))
         .await;
@@ -278,6 +241,9 @@ async fn on_aws_a_job_failing_every_receive_is_reported_per_item_and_redriven_af
 /// the queue's receives: its window made progress with the other chapters), with the real cause.
 #[tokio::test]
 async fn on_aws_a_failing_chapter_ends_in_error_after_four_tries_with_its_cause() {
+    if !have(Tool::Emulator) {
+        return;
+    }
     let model = StandIn::default().failing_on("carpet-bag");
     let app = spawn_aws(Arc::new(model)).await;
     let id = app.start_sample().await;
@@ -300,6 +266,9 @@ async fn on_aws_a_failing_chapter_ends_in_error_after_four_tries_with_its_cause(
 /// the Lambdas install, read back as CloudWatch would read the log lines.
 #[tokio::test]
 async fn on_aws_a_translation_emits_emf_lines_for_the_metrics_the_dashboard_and_alarms_read() {
+    if !have(Tool::Emulator) {
+        return;
+    }
     booktr_functions::metrics::emf::install("test");
     let (openai, _log) = failing_openai_stand_in(Duration::from_millis(1)).await;
     let models = EnvModels::from_vars(vec![
@@ -356,6 +325,9 @@ async fn on_aws_a_translation_emits_emf_lines_for_the_metrics_the_dashboard_and_
 /// The `sam local invoke` fixtures, through the real handlers in-process.
 #[tokio::test]
 async fn the_event_fixtures_run_through_the_real_handlers() {
+    if !have(Tool::Emulator) {
+        return;
+    }
     let app = spawn_aws(Arc::new(EnvModels::from_vars(Vec::new()))).await;
     let fixture = |name: &str| {
         std::fs::read_to_string(
@@ -369,7 +341,9 @@ async fn the_event_fixtures_run_through_the_real_handlers() {
     // SQS: two jobs for books that no longer exist are done; the unreadable message between
     // them fails, and so does everything after it in the FIFO batch.
     let event: SqsEvent = serde_json::from_str(&fixture("sqs-jobs.json")).unwrap();
-    let response = handle_sqs(&app.managed, Worker::JOBS, event).await.unwrap();
+    let response = handle_sqs(&app.app.application, Worker::JOBS, event)
+        .await
+        .unwrap();
     let failed: Vec<String> = response
         .batch_item_failures
         .into_iter()
@@ -384,25 +358,17 @@ async fn the_event_fixtures_run_through_the_real_handlers() {
     );
 
     // HTTP: API Gateway v2 events through the health and books routers.
-    let state = AppState::new(
-        app.managed.services.clone(),
-        Settings {
-            public_url: app.url.clone(),
-            trust_forwarded_for: false,
-            body_limit: Some(booktr_api::LAMBDA_BODY_LIMIT),
-            upload_origin: None,
-        },
-    );
-    let health = booktr_functions::lambda::http_app(booktr_api::health::router(), state.clone());
+    let group = |routes| booktr_functions::lambda::http_app(app.app.application.group(routes));
+    let health = group(booktr_api::health::router());
     let request = lambda_http::request::from_str(&fixture("http-health.json")).unwrap();
     let response = health.oneshot(request).await.unwrap();
     assert_eq!(response.status(), 200);
-    let books = booktr_functions::lambda::http_app(booktr_api::books::router(), state.clone());
+    let books = group(booktr_api::books::router());
     let request = lambda_http::request::from_str(&fixture("http-books-unauthorized.json")).unwrap();
     let response = books.oneshot(request).await.unwrap();
     assert_eq!(response.status(), 401);
     // The pages' function sends a visitor without a session to sign in, and back afterwards.
-    let pages = booktr_functions::lambda::http_app(booktr_api::web::app::router(), state);
+    let pages = group(booktr_api::web::app::router());
     let request = lambda_http::request::from_str(&fixture("http-pages-signed-out.json")).unwrap();
     let response = pages.oneshot(request).await.unwrap();
     assert_eq!(response.status(), 303);
@@ -414,15 +380,19 @@ async fn the_event_fixtures_run_through_the_real_handlers() {
     // EventBridge: the digest schedule queues last week's digests once (nobody subscribed
     // here), whatever the event says.
     let _: Value = serde_json::from_str(&fixture("schedule-digest.json")).unwrap();
-    let answer = handle_schedule(&app.managed).await.unwrap();
+    let answer = handle_schedule(&app.app.application).await.unwrap();
     assert_eq!(answer, json!({"queued": 0}));
 }
 
 /// The first administrator of an AWS stack comes from `booktr user create --aws`.
 #[tokio::test]
 async fn user_create_with_aws_makes_a_user_in_the_managed_deployment() {
+    if !have(Tool::Emulator) {
+        return;
+    }
     let app = spawn_aws(Arc::new(EnvModels::from_vars(Vec::new()))).await;
-    let queues = &app.resources.queues;
+    let resources = app.app.aws.as_ref().unwrap();
+    let queues = &resources.queues;
     let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_booktr"))
         .args([
             "user",
@@ -434,12 +404,12 @@ async fn user_create_with_aws_makes_a_user_in_the_managed_deployment() {
             "SUPER_ADMIN",
         ])
         .env("BOOKTR_LOG", "warn")
-        .env("BOOKTR_TABLE", &app.resources.table)
-        .env("BOOKTR_BUCKET", &app.resources.bucket)
+        .env("BOOKTR_TABLE", &resources.table)
+        .env("BOOKTR_BUCKET", &resources.bucket)
         .env("BOOKTR_JOBS_QUEUE_URL", &queues.jobs)
         .env("BOOKTR_JOBS_DLQ_URL", &queues.jobs_dead_letter)
         .env("BOOKTR_WEBHOOKS_QUEUE_URL", &queues.webhooks)
-        .env("BOOKTR_KMS_KEY_ID", &app.resources.kms_key_id)
+        .env("BOOKTR_KMS_KEY_ID", &resources.kms_key_id)
         .output()
         .await
         .unwrap();
@@ -451,8 +421,9 @@ async fn user_create_with_aws_makes_a_user_in_the_managed_deployment() {
     let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
     let key = printed["apiKey"].as_str().unwrap();
     let me: Value = app
+        .app
         .client
-        .get(format!("{}/api/user", app.url))
+        .get(format!("{}/api/user", app.app.url))
         .bearer_auth(key)
         .send()
         .await

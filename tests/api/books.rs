@@ -2,11 +2,11 @@ use booktr_core::ports::{Query, Table};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, assert_hidden_from, sample_txt, spawn_app};
+use crate::helpers::{assert_error, assert_hidden_from, sample_txt, TestApp};
 
 #[tokio::test]
 async fn another_users_book_is_404_on_every_book_route() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let alice = app.user().await;
     let bob = app.user().await;
     let book = app.upload_ok(&alice.key, "voyage.txt", sample_txt()).await;
@@ -24,7 +24,7 @@ async fn another_users_book_is_404_on_every_book_route() {
 
 #[tokio::test]
 async fn a_missing_book_is_404() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     assert_error(
         app.get("/api/books/does-not-exist", &user.key).await,
@@ -36,7 +36,7 @@ async fn a_missing_book_is_404() {
 
 #[tokio::test]
 async fn books_are_listed_newest_first_with_status_filter_and_limit() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     let mut ids = Vec::new();
     for i in 0..3 {
@@ -105,7 +105,7 @@ async fn books_are_listed_newest_first_with_status_filter_and_limit() {
 
 #[tokio::test]
 async fn a_book_can_be_renamed_and_its_author_set_and_cleared() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     let book = app.upload_ok(&user.key, "voyage.txt", sample_txt()).await;
     let path = format!("/api/books/{book}");
@@ -143,7 +143,7 @@ async fn a_book_can_be_renamed_and_its_author_set_and_cleared() {
 
 #[tokio::test]
 async fn deleting_a_book_leaves_no_items_and_no_files_behind() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     let book = app.upload_ok(&user.key, "voyage.txt", sample_txt()).await;
     app.wait_for_status(&user.key, &book, "EXTRACTED").await;

@@ -11,7 +11,7 @@ use std::time::Duration;
 use base64::Engine;
 use serde_json::{json, Value};
 
-use crate::helpers::{corpus, epubcheck, spawn_app};
+use crate::helpers::{corpus, epubcheck, eventually, have, TestApp, Tool};
 
 const DESKTOP: (u32, u32) = (1280, 900);
 const PHONE: (u32, u32) = (360, 800);
@@ -39,12 +39,10 @@ impl Browser {
             .expect("chromedriver is installed by scripts/test.sh (Debian's chromium-driver)");
         let http = reqwest::Client::new();
         let base = format!("http://127.0.0.1:{port}");
-        for _ in 0..100 {
-            if http.get(format!("{base}/status")).send().await.is_ok() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        eventually(Duration::from_secs(5), || async {
+            http.get(format!("{base}/status")).send().await.map(drop)
+        })
+        .await;
         let capabilities = json!({ "capabilities": { "alwaysMatch": {
             "browserName": "chrome",
             "goog:chromeOptions": {
@@ -138,13 +136,14 @@ impl Browser {
 
     /// Waits up to a minute for the page (reloaded by its own script) to show `text`.
     async fn wait_for_text(&self, text: &str) {
-        for _ in 0..600 {
-            if self.page_text().await.contains(text) {
-                return;
+        eventually(Duration::from_secs(60), || async {
+            let page = self.page_text().await;
+            match page.contains(text) {
+                true => Ok(()),
+                false => Err(format!("the page does not show {text:?}: {page}")),
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("the page never showed {text:?}: {}", self.page_text().await);
+        })
+        .await
     }
 
     /// Waits up to a minute for the book page's own status (not a chapter's, which reads the
@@ -152,7 +151,7 @@ impl Browser {
     async fn wait_for_book_status(&self, status: &str) {
         let read = "return document.querySelector('#state + p [data-field=status]')\
             ?.getAttribute('data-status');";
-        for _ in 0..600 {
+        eventually(Duration::from_secs(60), || async {
             // The page's polls until it reloads itself (a document just loading has none).
             let polled = self.statuses().await;
             assert_eq!(
@@ -161,23 +160,27 @@ impl Browser {
                 "the book's page: refused with 429"
             );
             if self.script(read).await.as_str() == Some(status) {
-                return;
+                return Ok(());
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("the book never was {status}: {}", self.page_text().await);
+            Err(format!(
+                "the book is not {status}: {}",
+                self.page_text().await
+            ))
+        })
+        .await
     }
 
     /// Waits up to ten seconds for the browser to be at `url`, fragment aside (a form's answer
     /// is loading).
     async fn wait_for_url(&self, url: &str) {
-        for _ in 0..100 {
-            if self.url().await.split('#').next() == Some(url) {
-                return;
+        eventually(Duration::from_secs(10), || async {
+            let at = self.url().await;
+            match at.split('#').next() == Some(url) {
+                true => Ok(()),
+                false => Err(format!("the browser is at {at}, not {url}")),
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("the browser never reached {url}: {}", self.url().await);
+        })
+        .await
     }
 
     async fn session_cookie(&self) -> String {
@@ -336,7 +339,10 @@ fn axe_path() -> std::path::PathBuf {
 
 #[tokio::test]
 async fn a_new_user_walks_the_web_app_in_a_real_browser_with_no_accessibility_violation() {
-    let app = spawn_app().await;
+    if !have(Tool::ChromeDriver) || !have(Tool::Axe) {
+        return;
+    }
+    let app = TestApp::new().with_workers().start().await;
     let receiver = crate::webhooks::Receiver::start(200).await;
     let browser = Browser::start().await;
     let site = &app.url;
@@ -483,8 +489,11 @@ async fn a_new_user_walks_the_web_app_in_a_real_browser_with_no_accessibility_vi
 
 #[tokio::test]
 async fn the_community_and_administration_pages_have_no_accessibility_violation() {
+    if !have(Tool::ChromeDriver) || !have(Tool::Axe) {
+        return;
+    }
     use booktr_core::types::{Email, Plan, Role};
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     app.services
         .accounts
         .create_user(booktr_core::accounts::NewUser {
@@ -514,12 +523,13 @@ async fn the_community_and_administration_pages_have_no_accessibility_violation(
     browser.check_page("post-preview").await;
     browser.click("button[value=publish]").await;
     let public = format!("{site}/comunidad/rendered-whales");
-    for _ in 0..100 {
-        if reqwest::get(&public).await.unwrap().status() == 200 {
-            break;
+    eventually(Duration::from_secs(10), || async {
+        match reqwest::get(&public).await.unwrap().status() {
+            reqwest::StatusCode::OK => Ok(()),
+            other => Err(format!("{public} answers {other}")),
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await;
     browser
         .go(&format!("{site}/dashboard/community/rendered-whales"))
         .await;
@@ -558,8 +568,11 @@ async fn the_community_and_administration_pages_have_no_accessibility_violation(
 
 #[tokio::test]
 async fn a_return_address_to_another_site_keeps_a_real_browser_on_this_site() {
+    if !have(Tool::ChromeDriver) {
+        return;
+    }
     use booktr_core::types::{Email, Plan, Role};
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     app.services
         .accounts
         .create_user(booktr_core::accounts::NewUser {
@@ -669,7 +682,10 @@ fn chapter_of(url: &str) -> u32 {
 #[tokio::test]
 async fn a_new_free_reader_reads_thirty_chapters_and_walks_the_settings_at_phone_and_desktop_widths(
 ) {
-    let app = spawn_app().await;
+    if !have(Tool::ChromeDriver) || !have(Tool::Axe) {
+        return;
+    }
+    let app = TestApp::new().with_workers().start().await;
     let receiver = crate::webhooks::Receiver::start(200).await;
     let browser = Browser::start().await;
     let site = &app.url;

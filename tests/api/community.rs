@@ -1,11 +1,13 @@
 //! The community's posts, categories and tags over HTTP.
 
+use std::time::Duration;
+
 use booktr_core::types::{Plan, Role};
 use futures::future::join_all;
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, spawn_app, TestApp, TestUser};
+use crate::helpers::{assert_error, eventually, TestApp, TestUser};
 
 const POSTS: &str = "/api/community/posts";
 
@@ -30,7 +32,7 @@ async fn admin(app: &TestApp) -> TestUser {
 
 #[tokio::test]
 async fn a_fresh_store_has_seeded_categories_and_admins_add_categories_and_tags() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let listed = json_of(app.get_anonymous("/api/community/categories").await).await;
     let categories = listed["categories"].as_array().unwrap();
     assert!(categories.len() >= 5, "{listed}");
@@ -105,7 +107,7 @@ async fn a_fresh_store_has_seeded_categories_and_admins_add_categories_and_tags(
 
 #[tokio::test]
 async fn a_post_is_a_draft_by_default_with_a_unique_transliterated_slug_and_an_excerpt() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let author = app.user().await;
     let post = created(
         &app,
@@ -137,7 +139,7 @@ async fn a_post_is_a_draft_by_default_with_a_unique_transliterated_slug_and_an_e
 
 #[tokio::test]
 async fn a_title_used_more_often_than_its_numbered_slugs_still_gets_a_unique_slug() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let author = app.user().await;
     let mut slugs = std::collections::HashSet::new();
     for _ in 0..23 {
@@ -158,7 +160,7 @@ async fn a_title_used_more_often_than_its_numbered_slugs_still_gets_a_unique_slu
 
 #[tokio::test]
 async fn invalid_posts_are_refused_with_400_and_free_unverified_accounts_cannot_publish() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let author = app.user().await;
     let long = "a".repeat(100_001);
     for body in [
@@ -196,7 +198,7 @@ async fn invalid_posts_are_refused_with_400_and_free_unverified_accounts_cannot_
 
 #[tokio::test]
 async fn drafts_are_seen_by_their_author_only_and_reads_count_views_atomically() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let author = app.user().await;
     let other = app.user().await;
     let draft = created(
@@ -236,7 +238,7 @@ async fn drafts_are_seen_by_their_author_only_and_reads_count_views_atomically()
 
 #[tokio::test]
 async fn the_list_pages_and_filters_by_category_tag_and_featured() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let boss = admin(&app).await;
     for (path, body) in [
         ("/api/admin/community/categories", json!({"name": "Essays"})),
@@ -326,7 +328,7 @@ async fn the_list_pages_and_filters_by_category_tag_and_featured() {
 
 #[tokio::test]
 async fn a_closed_accounts_posts_go_with_it() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let author = app.user().await;
     let post = created(
         &app,
@@ -348,12 +350,15 @@ async fn a_closed_accounts_posts_go_with_it() {
     // account closed: polled as a DEV reader (never rate-limited) for up to 40 s, with the
     // test's clock moving on so that a retry comes due, then looked at as the public sees it.
     let reader = app.user_with(Plan::Free, Role::Dev).await;
-    for _ in 0..400 {
-        if app.get(&path, &reader.key).await.status() == 404 {
-            break;
+    eventually(Duration::from_secs(40), || async {
+        let status = app.get(&path, &reader.key).await.status();
+        if status == 404 {
+            return Ok(());
         }
-        app.pass_time(std::time::Duration::from_millis(100)).await;
-    }
+        app.pass_time(Duration::from_millis(100)).await;
+        Err(format!("{path} still answers {status}"))
+    })
+    .await;
     assert_error(app.get_anonymous(&path).await, 404, "not_found").await;
     let other = app.user().await;
     let again = created(&app, &other, json!({"title": "Leaving", "content": "Hi."})).await;
@@ -383,7 +388,7 @@ async fn published(app: &TestApp, author: &TestUser, title: &str) -> Value {
 
 #[tokio::test]
 async fn replies_nest_three_deep_count_on_the_post_and_notify_the_parents_author() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let author = app.user().await;
     let (ann, bob) = (app.user().await, app.user().await);
     let post = published(&app, &author, "Whales").await;
@@ -438,7 +443,7 @@ async fn replies_nest_three_deep_count_on_the_post_and_notify_the_parents_author
 
 #[tokio::test]
 async fn invalid_comments_are_refused_and_drafts_take_no_comments() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let author = app.user().await;
     let post = published(&app, &author, "Open").await;
     let draft = created(&app, &author, json!({"title": "Closed", "content": "x"})).await;
@@ -492,7 +497,7 @@ async fn moderate(app: &TestApp, admin: &TestUser, id: &Value, status: &str) -> 
 
 #[tokio::test]
 async fn a_free_accounts_comment_waits_for_an_admin_who_approves_or_marks_it_spam() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let author = app.user().await;
     let post = published(&app, &author, "Moderated").await;
     let free = app.user_with(Plan::Free, Role::User).await;
@@ -588,7 +593,7 @@ async fn a_free_accounts_comment_waits_for_an_admin_who_approves_or_marks_it_spa
 
 #[tokio::test]
 async fn a_closed_accounts_comment_becomes_a_tombstone_that_keeps_its_replies() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let author = app.user().await;
     let post = published(&app, &author, "Tombstones").await;
     let leaver = app.user().await;
@@ -624,14 +629,16 @@ async fn a_closed_accounts_comment_becomes_a_tombstone_that_keeps_its_replies() 
     // Polled as a DEV reader (never rate-limited) for up to 40 s, with the clock moving on:
     // the purge is a queued job, retried after a back-off when it ran before the account closed.
     let reader = app.user_with(Plan::Free, Role::Dev).await;
-    for _ in 0..400 {
+    eventually(Duration::from_secs(40), || async {
         let listed = json_of(app.get(&path, &reader.key).await).await;
         let all = listed["comments"].as_array().unwrap();
         if all.len() == 1 && all[0]["status"] == "DELETED" {
-            break;
+            return Ok(());
         }
-        app.pass_time(std::time::Duration::from_millis(100)).await;
-    }
+        app.pass_time(Duration::from_millis(100)).await;
+        Err(listed)
+    })
+    .await;
     let listed = json_of(app.get_anonymous(&path).await).await;
     let comments = listed["comments"].as_array().unwrap();
     assert_eq!(comments.len(), 1, "the lone comment is gone: {listed}");
@@ -641,13 +648,13 @@ async fn a_closed_accounts_comment_becomes_a_tombstone_that_keeps_its_replies() 
     assert_eq!(comments[0]["replies"][0]["content"], "A reply");
     assert!(!listed.to_string().contains("My words"));
     // Once the purge is through, nothing of the leaver is stored.
-    let mut left = Vec::new();
-    for _ in 0..400 {
-        left = app.stored_mentions(&[leaver.id.as_str(), "My words"]).await;
+    eventually(Duration::from_secs(40), || async {
+        let left = app.stored_mentions(&[leaver.id.as_str(), "My words"]).await;
         if left.is_empty() {
-            break;
+            Ok(())
+        } else {
+            Err(format!("left behind: {left:?}"))
         }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    assert!(left.is_empty(), "left behind: {left:?}");
+    })
+    .await;
 }

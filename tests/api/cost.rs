@@ -8,7 +8,7 @@ use booktr_core::ports::EnvModels;
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, corpus, spawn_app_without_workers, spawn_with_models, TestApp};
+use crate::helpers::{assert_error, corpus, TestApp};
 use crate::stand_ins::openai_stand_in;
 
 /// The service without workers, its OpenAI models answered by a local stand-in in OpenAI's
@@ -20,7 +20,7 @@ async fn priced_app() -> TestApp {
         ("OPENAI_API_KEY".into(), "sk-stand-in".into()),
         ("OPENAI_BASE_URL".into(), url),
     ]);
-    spawn_with_models(false, Arc::new(models)).await
+    TestApp::new().with_models(Arc::new(models)).start().await
 }
 
 async fn drain(app: &TestApp) {
@@ -246,7 +246,7 @@ async fn quotes_and_caps_refuse_what_they_cannot_use() {
 
 #[tokio::test]
 async fn an_offline_run_says_so_quotes_nothing_and_costs_nothing() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let user = app.user().await;
     let id = extracted_anthology(&app, &user.key).await;
     let quote = get_json(

@@ -13,6 +13,8 @@ use tokio::process::{Child, Command};
 
 use crate::stand_ins::{failing_openai_stand_in, is_term_list, openai_stand_in, FailingLog, Seen};
 
+use crate::helpers::eventually;
+
 const BOOKTR: &str = env!("CARGO_BIN_EXE_booktr");
 const CHAPTERS: usize = 8;
 /// Each kill can interrupt the chapters job in hand, which counts a receive of it; three kills
@@ -103,17 +105,16 @@ async fn a_translation_killed_repeatedly_completes_with_every_chapter_translated
         (server, _, _) = start(data.path(), port, &openai).await;
     }
 
-    let mut last = Value::Null;
-    for _ in 0..1500 {
-        last = book_status(&client, &url, &key, &id)
+    let last = eventually(Duration::from_secs(30), || async {
+        let last = book_status(&client, &url, &key, &id)
             .await
             .unwrap_or(Value::Null);
-        if last["status"] == "COMPLETED" {
-            break;
+        match last["status"] == "COMPLETED" {
+            true => Ok(last),
+            false => Err(last),
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(last["status"], "COMPLETED", "{last}");
+    })
+    .await;
     assert_eq!(last["chaptersCompleted"], last["chaptersTotal"], "{last}");
     let total = last["chaptersTotal"].as_u64().unwrap() as usize;
     assert!(total >= CHAPTERS, "{last}");
@@ -177,32 +178,28 @@ async fn a_job_in_hand_at_three_deaths_of_the_server_is_given_up_at_the_fourth_s
     let chapter_calls = || calls.all().iter().filter(|u| !is_term_list(u)).count();
 
     for death in 1..=3 {
-        let asked = tokio::time::timeout(Duration::from_secs(30), async {
-            while chapter_calls() < death {
-                tokio::time::sleep(Duration::from_millis(20)).await;
+        eventually(Duration::from_secs(30), || async {
+            match chapter_calls() >= death {
+                true => Ok(()),
+                false => Err(format!("life {death}: the chapter has not asked the model")),
             }
         })
         .await;
-        assert!(
-            asked.is_ok(),
-            "life {death}: the chapter never asked the model"
-        );
         server.start_kill().unwrap(); // SIGKILL
         server.wait().await.unwrap();
         (server, _, _) = start(data.path(), port, &openai).await;
     }
 
-    let mut status = Value::Null;
-    for _ in 0..300 {
-        status = book_status(&client, &url, &key, &id)
+    eventually(Duration::from_secs(30), || async {
+        let status = book_status(&client, &url, &key, &id)
             .await
             .unwrap_or(Value::Null);
-        if status["status"] == "ERROR" {
-            break;
+        match status["status"] == "ERROR" {
+            true => Ok(()),
+            false => Err(status),
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(status["status"], "ERROR", "{status}");
+    })
+    .await;
     let book: Value = client
         .get(format!("{url}/api/books/{id}"))
         .bearer_auth(&key)
@@ -268,16 +265,14 @@ pub(crate) async fn upload_and_start(
         .await
         .unwrap();
     let id = uploaded["book"]["id"].as_str().unwrap().to_string();
-    for _ in 0..500 {
-        if book_status(client, url, key, &id)
-            .await
-            .map(|s| s["status"].clone())
-            == Some(json!("EXTRACTED"))
-        {
-            break;
+    eventually(Duration::from_secs(10), || async {
+        let status = book_status(client, url, key, &id).await;
+        match status.as_ref().map(|s| &s["status"]) == Some(&json!("EXTRACTED")) {
+            true => Ok(()),
+            false => Err(format!("{status:?}")),
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    })
+    .await;
     let started = client
         .post(format!("{url}/api/translate"))
         .bearer_auth(key)

@@ -10,7 +10,7 @@ use booktr_core::ports::{Condition, EnvModels, Item};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, sample_txt, spawn_with_models, TestApp};
+use crate::helpers::{assert_error, sample_txt, TestApp};
 use crate::stand_ins::Providers;
 
 const OPENAI_KEY: &str = "sk-test-accepted-0123456789abcdefXYZW";
@@ -23,7 +23,11 @@ const SETTINGS: &str = "/api/settings/developer";
 
 /// The service with its workers, its three provider families pointed at `vars`.
 async fn spawn(vars: Vec<(String, String)>) -> TestApp {
-    spawn_with_models(true, Arc::new(EnvModels::from_vars(vars))).await
+    TestApp::new()
+        .with_workers()
+        .with_models(Arc::new(EnvModels::from_vars(vars)))
+        .start()
+        .await
 }
 
 async fn spawn_with_providers() -> (TestApp, Providers) {

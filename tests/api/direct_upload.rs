@@ -7,7 +7,7 @@ use reqwest::multipart::{Form, Part};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, corpus, fixture, spawn_app, TestApp};
+use crate::helpers::{assert_error, corpus, fixture, TestApp};
 
 const MB: usize = 1024 * 1024;
 
@@ -159,7 +159,7 @@ fn noise(len: usize) -> Vec<u8> {
 
 #[tokio::test]
 async fn a_30_mb_pdf_and_a_45_mb_epub_sent_straight_to_storage_are_extracted() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     for (name, bytes, chapter) in [
         ("scan.pdf", heavy_pdf(30 * MB), None),
@@ -194,7 +194,7 @@ async fn a_30_mb_pdf_and_a_45_mb_epub_sent_straight_to_storage_are_extracted() {
 
 #[tokio::test]
 async fn a_51_mb_file_never_becomes_a_book_and_leaves_nothing_behind() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     // Asked for by its size: refused before a byte moves.
     let response = app
@@ -227,7 +227,7 @@ async fn a_51_mb_file_never_becomes_a_book_and_leaves_nothing_behind() {
 
 #[tokio::test]
 async fn a_file_that_is_not_a_book_is_refused_at_the_confirm_and_removed() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     let offered = offer(&app, &user.key, "novel.epub", 4096).await;
     let sent = send(&offered, "novel.epub", noise(4096)).await;
@@ -249,7 +249,7 @@ async fn a_file_that_is_not_a_book_is_refused_at_the_confirm_and_removed() {
 
 #[tokio::test]
 async fn an_upload_is_its_owners_alone_and_confirms_once() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let (owner, other) = (app.user().await, app.user().await);
     let offered = offer(&app, &owner.key, "wasteland.pdf", 1000).await;
     let early = assert_error(
@@ -299,7 +299,7 @@ fn offer_lifetime() -> chrono::Duration {
 
 #[tokio::test]
 async fn a_free_user_with_three_books_left_holds_at_most_three_offers_and_books() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app
         .user_with(
             booktr_core::types::Plan::Free,
@@ -368,7 +368,7 @@ async fn a_free_user_with_three_books_left_holds_at_most_three_offers_and_books(
 
 #[tokio::test]
 async fn a_form_posted_again_stores_nothing_that_the_clean_up_does_not_remove() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     let text = crate::helpers::sample_txt();
     let offered = offer(&app, &user.key, "voyage.txt", text.len()).await;
@@ -412,7 +412,7 @@ async fn a_form_posted_again_stores_nothing_that_the_clean_up_does_not_remove() 
 
 #[tokio::test]
 async fn what_can_be_checked_before_the_file_moves_is_refused_at_once() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     for (body, code) in [
         (
@@ -435,7 +435,7 @@ async fn what_can_be_checked_before_the_file_moves_is_refused_at_once() {
 
 #[tokio::test]
 async fn a_form_of_this_server_refuses_another_key_a_larger_size_and_no_signature() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     if app.aws.is_some() {
         return; // Forms post to S3 there, which checks its own policy.
     }
@@ -475,7 +475,7 @@ async fn a_form_of_this_server_refuses_another_key_a_larger_size_and_no_signatur
 
 #[tokio::test]
 async fn the_multipart_endpoint_answers_a_body_over_the_functions_limit_with_our_400() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     let mut text = b"CHAPTER I. Loomings\n\n".to_vec();
     text.extend(b"Call me Ishmael. ".repeat(7 * MB / 17));
@@ -504,7 +504,7 @@ async fn the_multipart_endpoint_answers_a_body_over_the_functions_limit_with_our
 #[tokio::test]
 async fn the_hourly_clean_up_removes_the_files_of_offers_that_are_over_for_users_who_never_return()
 {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     let text = crate::helpers::sample_txt();
     let offered = offer(&app, &user.key, "left.txt", text.len()).await;

@@ -5,18 +5,18 @@ use booktr_core::books::store;
 use booktr_core::jobs::runner;
 use booktr_core::ports::{Condition, Update};
 
-use crate::helpers::{assert_error, sample_txt, spawn_app, spawn_app_without_workers};
+use crate::helpers::{assert_error, sample_txt, TestApp};
 
 #[tokio::test]
 async fn an_unknown_route_is_a_json_404() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let response = app.get_anonymous("/api/nothing-here").await;
     assert_error(response, 404, "not_found").await;
 }
 
 #[tokio::test]
 async fn a_uri_too_long_is_a_json_414_and_one_past_hypers_limit_a_bare_414() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let long = format!("/api/books?q={}", "a".repeat(9_000));
     let response = app.get_anonymous(&long).await;
     assert!(response.headers().contains_key("x-request-id"));
@@ -43,7 +43,7 @@ async fn a_uri_too_long_is_a_json_414_and_one_past_hypers_limit_a_bare_414() {
 
 #[tokio::test]
 async fn a_wrong_method_is_a_json_405() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let response = app
         .anonymous(Method::PUT, "/api/health")
         .send()
@@ -54,7 +54,7 @@ async fn a_wrong_method_is_a_json_405() {
 
 #[tokio::test]
 async fn malformed_json_and_wrong_content_types_are_400_with_the_error_shape() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     let broken = app
         .request(Method::POST, "/api/keys", &user.key)
@@ -82,7 +82,7 @@ async fn malformed_json_and_wrong_content_types_are_400_with_the_error_shape() {
 
 #[tokio::test]
 async fn every_response_carries_a_request_id() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let response = app
         .anonymous(Method::GET, "/api/health")
         .header("x-request-id", "trace-me")
@@ -117,7 +117,7 @@ fn the_release_profile_keeps_panics_catchable_when_cargo_lambda_builds_it() {
 
 #[tokio::test]
 async fn a_path_parameter_that_does_not_decode_is_a_json_400() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     for path in ["/api/books/%FF%FE", "/api/glossary/%C3%28"] {
         let body = assert_error(app.get(path, &user.key).await, 400, "bad_request").await;
@@ -131,7 +131,7 @@ async fn a_path_parameter_that_does_not_decode_is_a_json_400() {
 #[tokio::test]
 async fn a_translation_that_cannot_start_or_a_download_too_early_names_the_way_forward() {
     // Without workers: the book stays where each step leaves it.
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let user = app.user().await;
     let id = app.upload_ok(&user.key, "book.txt", sample_txt()).await;
     runner::drain(app.ports.queue.as_ref(), &app.services.jobs)
@@ -190,7 +190,7 @@ async fn extracted_book(app: &crate::helpers::TestApp) -> (crate::helpers::TestU
 
 #[tokio::test]
 async fn a_chapter_text_gone_from_storage_is_a_500_without_a_try_again() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let (user, id) = extracted_book(&app).await;
     let key = store::chapter_key(&id, 1).unwrap();
     app.ports.blobs.delete(&key).await.unwrap();
@@ -208,7 +208,7 @@ async fn a_chapter_text_gone_from_storage_is_a_500_without_a_try_again() {
 
 #[tokio::test]
 async fn a_corrupt_book_item_is_a_500_without_a_try_again() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let (user, id) = extracted_book(&app).await;
     app.ports
         .table
@@ -228,7 +228,7 @@ async fn a_corrupt_book_item_is_a_500_without_a_try_again() {
 
 #[tokio::test]
 async fn a_chapter_whose_text_is_gone_fails_at_once_rather_than_being_retried() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let (user, id) = extracted_book(&app).await;
     let start = json!({"bookId": id});
     let started = app

@@ -1,7 +1,7 @@
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, assert_hidden_from, spawn_app};
+use crate::helpers::{assert_error, assert_hidden_from, TestApp};
 
 fn whale_glossary() -> Value {
     json!({"name": "Moby-Dick", "description": "Names and sea terms", "entries": [
@@ -12,7 +12,7 @@ fn whale_glossary() -> Value {
 
 #[tokio::test]
 async fn a_glossary_is_created_listed_read_changed_and_deleted() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     let response = app
         .send_json(Method::POST, "/api/glossary", &user.key, whale_glossary())
@@ -92,7 +92,7 @@ async fn a_glossary_is_created_listed_read_changed_and_deleted() {
 
 #[tokio::test]
 async fn invalid_glossaries_are_400() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     for body in [
         json!({"name": "x"}),
@@ -113,7 +113,7 @@ async fn invalid_glossaries_are_400() {
 
 #[tokio::test]
 async fn another_users_glossary_is_404_on_every_route() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let alice = app.user().await;
     let bob = app.user().await;
     let created: Value = app

@@ -1,10 +1,10 @@
 use serde_json::Value;
 
-use crate::helpers::{sample_txt, spawn_app};
+use crate::helpers::{sample_txt, TestApp};
 
 #[tokio::test]
 async fn health_reports_worker_queue_mode_with_counts_from_the_real_queue() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let response = app.get_anonymous("/api/health").await;
     assert_eq!(response.status(), 200);
     let body: Value = response.json().await.unwrap();
@@ -40,7 +40,7 @@ async fn health_reports_worker_queue_mode_with_counts_from_the_real_queue() {
 
 #[tokio::test]
 async fn health_is_503_with_the_same_body_when_storage_is_gone() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     // Make the data directory unusable under the running service.
     let blobs = app.data.path().join("blobs");
     std::fs::remove_dir_all(&blobs).unwrap();

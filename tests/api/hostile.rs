@@ -14,6 +14,8 @@ use crate::crash::{free_port, start_with};
 use crate::sign_in_attack::PeakMemory;
 use crate::stand_ins::openai_stand_in;
 
+use crate::helpers::eventually;
+
 /// The most `booktr serve` may reach while it reads and renders the whole corpus one file after
 /// another: a high-water mark over all of it, above the 300 MiB each file keeps a fresh server
 /// under (the test below), since the paragraph bomb (a 40 MB file, its 62 MiB chapter inflated
@@ -48,28 +50,28 @@ impl Server {
     /// Polls the book until `done` says so, and the health check with it (every other user's
     /// door: it must answer while a hostile file is read); panics after two minutes.
     async fn book_until(&self, id: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-        for poll in 0..1200 {
+        let checked = std::cell::Cell::new(std::time::Instant::now());
+        eventually(Duration::from_secs(120), || async {
             let book = self.book(id).await;
             if done(&book) {
-                return book;
+                return Ok(book);
             }
-            if poll % 10 != 0 {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
+            if checked.get().elapsed() >= Duration::from_secs(1) {
+                checked.set(std::time::Instant::now());
+                // Once a second, as the administrator: an address's own budget would run out.
+                let health = self
+                    .client
+                    .get(format!("{}/api/health", self.url))
+                    .bearer_auth(&self.key)
+                    .timeout(Duration::from_secs(5))
+                    .send()
+                    .await
+                    .unwrap_or_else(|e| panic!("the health check did not answer during {id}: {e}"));
+                assert_eq!(health.status(), 200, "the health check during {id}");
             }
-            // Once a second, as the administrator: an address's own budget would run out.
-            let health = self
-                .client
-                .get(format!("{}/api/health", self.url))
-                .bearer_auth(&self.key)
-                .timeout(Duration::from_secs(5))
-                .send()
-                .await
-                .unwrap_or_else(|e| panic!("the health check did not answer during {id}: {e}"));
-            assert_eq!(health.status(), 200, "the health check during {id}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("book {id} never became {what}: {}", self.book(id).await);
+            Err(format!("book {id} not yet {what}: {book}"))
+        })
+        .await
     }
 
     async fn upload(&self, file_name: &str, bytes: Vec<u8>) -> String {

@@ -2,11 +2,11 @@ use booktr_core::types::{Plan, Role};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, spawn_app};
+use crate::helpers::{assert_error, TestApp};
 
 #[tokio::test]
 async fn a_created_key_is_shown_once_and_listed_by_its_prefix_only() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     let response = app
         .send_json(
@@ -46,7 +46,7 @@ async fn a_created_key_is_shown_once_and_listed_by_its_prefix_only() {
 
 #[tokio::test]
 async fn the_free_plan_allows_two_keys_and_dev_has_no_limit() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let free = app.user_with(Plan::Free, Role::User).await; // holds one key already
     let second = app
         .send_json(Method::POST, "/api/keys", &free.key, json!({"name": "two"}))
@@ -79,7 +79,7 @@ async fn the_free_plan_allows_two_keys_and_dev_has_no_limit() {
 
 #[tokio::test]
 async fn last_used_at_is_recorded_when_a_key_is_used() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     let stored = app.services.accounts.list_keys(&user.id).await.unwrap();
     assert_eq!(stored[0].last_used_at, None, "a new key has not been used");
@@ -97,7 +97,7 @@ async fn last_used_at_is_recorded_when_a_key_is_used() {
 
 #[tokio::test]
 async fn keys_of_another_user_are_invisible() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let alice = app.user().await;
     let bob = app.user().await;
     let listed: Value = app.get("/api/keys", &alice.key).await.json().await.unwrap();
@@ -119,7 +119,7 @@ async fn keys_of_another_user_are_invisible() {
 
 #[tokio::test]
 async fn invalid_key_requests_are_400() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user_with(Plan::Pro, Role::User).await;
     for body in [
         json!({}),

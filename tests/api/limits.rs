@@ -6,9 +6,7 @@ use booktr_core::types::{Plan, Role};
 use reqwest::{Method, Response};
 use serde_json::{json, Value};
 
-use crate::helpers::{
-    assert_error, sample_txt, spawn_app, spawn_app_with_env, spawn_app_without_workers, TestApp,
-};
+use crate::helpers::{assert_error, sample_txt, TestApp};
 
 fn header(response: &Response, name: &str) -> Option<i64> {
     response
@@ -27,7 +25,7 @@ async fn assert_rate_limited(response: Response) -> i64 {
 
 #[tokio::test]
 async fn a_free_users_61st_request_in_a_minute_is_refused_and_the_headers_count_down() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let free = app.user_with(Plan::Free, Role::User).await;
     let mut last_remaining = i64::MAX;
     for _ in 0..60 {
@@ -57,7 +55,7 @@ async fn a_free_users_61st_request_in_a_minute_is_refused_and_the_headers_count_
 
 #[tokio::test]
 async fn the_hour_window_bites_when_the_minute_window_does_not() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let free = app.user_with(Plan::Free, Role::User).await;
     // Windows are fixed to the clock: start at the top of an hour so that the two minutes
     // below never cross into the next one (the test clock starts at the real time).
@@ -79,7 +77,7 @@ async fn the_hour_window_bites_when_the_minute_window_does_not() {
 
 #[tokio::test]
 async fn paid_plans_get_their_own_limits_and_dev_is_never_limited() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let pro = app.user_with(Plan::Pro, Role::User).await;
     let response = app.get("/api/user", &pro.key).await;
     assert_eq!(header(&response, "x-ratelimit-limit"), Some(300));
@@ -93,7 +91,7 @@ async fn paid_plans_get_their_own_limits_and_dev_is_never_limited() {
 
 #[tokio::test]
 async fn public_requests_are_limited_per_address_with_the_free_numbers() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     for _ in 0..60 {
         let response = app.get_anonymous("/api/health").await;
         assert_eq!(response.status(), 200);
@@ -110,7 +108,7 @@ async fn public_requests_are_limited_per_address_with_the_free_numbers() {
 
 #[tokio::test]
 async fn the_limits_hold_across_two_servers_sharing_one_table() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let twin = app.twin().await;
     let free = app.user_with(Plan::Free, Role::User).await;
     for n in 0..60 {
@@ -146,7 +144,7 @@ async fn sign_in(app: &TestApp, email: &str, password: &str) -> Response {
 
 #[tokio::test]
 async fn sign_in_is_limited_per_email_and_per_address_and_works_again_after_the_window() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let email = "victim@example.com";
     let signed_up = app
         .post_anonymous(
@@ -199,7 +197,7 @@ async fn sign_in_is_limited_per_email_and_per_address_and_works_again_after_the_
 
 #[tokio::test]
 async fn usage_counts_a_book_at_upload_and_its_words_at_translation() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let free = app.user_with(Plan::Free, Role::User).await;
     let usage: Value = app.get("/api/usage", &free.key).await.json().await.unwrap();
     assert_eq!(usage["plan"], "FREE");
@@ -246,11 +244,14 @@ async fn usage_counts_a_book_at_upload_and_its_words_at_translation() {
 
 #[tokio::test]
 async fn an_upload_or_a_start_over_quota_is_refused_and_nothing_is_queued() {
-    let app = spawn_app_with_env(&[
-        ("BOOKTR_QUOTA_FREE_BOOKS", "2"),
-        ("BOOKTR_QUOTA_FREE_WORDS", "10"),
-    ])
-    .await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_env(&[
+            ("BOOKTR_QUOTA_FREE_BOOKS", "2"),
+            ("BOOKTR_QUOTA_FREE_WORDS", "10"),
+        ])
+        .start()
+        .await;
     let free = app.user_with(Plan::Free, Role::User).await;
     let book_id = app.upload_ok(&free.key, "voyage.txt", sample_txt()).await;
     app.wait_for_status(&free.key, &book_id, "EXTRACTED").await;
@@ -294,7 +295,11 @@ async fn an_upload_or_a_start_over_quota_is_refused_and_nothing_is_queued() {
 
 #[tokio::test]
 async fn two_concurrent_starts_cannot_both_pass_the_last_unit_of_quota() {
-    let app = spawn_app_with_env(&[("BOOKTR_QUOTA_FREE_WORDS", "60")]).await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_env(&[("BOOKTR_QUOTA_FREE_WORDS", "60")])
+        .start()
+        .await;
     let free = app.user_with(Plan::Free, Role::User).await;
     let mut books = Vec::new();
     for name in ["a.txt", "b.txt"] {
@@ -327,7 +332,7 @@ async fn two_concurrent_starts_cannot_both_pass_the_last_unit_of_quota() {
 
 #[tokio::test]
 async fn a_stop_gives_back_the_words_of_the_chapters_left_untranslated() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let free = app.user_with(Plan::Free, Role::User).await;
     let book_id = app.upload_ok(&free.key, "voyage.txt", sample_txt()).await;
     runner::drain(app.ports.queue.as_ref(), &app.services.jobs)

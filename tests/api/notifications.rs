@@ -5,9 +5,7 @@ use booktr_core::events::{EventKind, Occurrence};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{
-    assert_error, spawn_app_with_env, spawn_app_without_workers, TestApp, TestUser,
-};
+use crate::helpers::{assert_error, TestApp, TestUser};
 use crate::smtp_sink::SmtpSink;
 
 fn occurrence(user: &TestUser, n: usize, kind: EventKind) -> Occurrence {
@@ -72,7 +70,7 @@ fn ids(page: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn notifications_are_listed_newest_first_in_pages() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let user = app.user().await;
     emit_completed(&app, &user, 25).await;
 
@@ -113,7 +111,7 @@ async fn notifications_are_listed_newest_first_in_pages() {
 
 #[tokio::test]
 async fn a_new_user_has_no_notifications() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let user = app.user().await;
     let page = list(&app, &user, "").await;
     assert_eq!(
@@ -125,7 +123,7 @@ async fn a_new_user_has_no_notifications() {
 
 #[tokio::test]
 async fn marking_read_changes_the_unread_filter_and_count() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let user = app.user().await;
     emit_completed(&app, &user, 4).await;
     assert_eq!(unread_count(&app, &user).await, 4);
@@ -167,7 +165,7 @@ async fn marking_read_changes_the_unread_filter_and_count() {
 
 #[tokio::test]
 async fn mark_read_without_ids_marks_every_notification() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let user = app.user().await;
     emit_completed(&app, &user, 3).await;
     let marked = mark(&app, &user, json!({})).await;
@@ -184,7 +182,7 @@ async fn mark_read_without_ids_marks_every_notification() {
 
 #[tokio::test]
 async fn another_users_notifications_can_be_neither_seen_nor_marked() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let (owner, other) = (app.user().await, app.user().await);
     emit_completed(&app, &owner, 2).await;
     let theirs = ids(&list(&app, &owner, "").await);
@@ -203,7 +201,7 @@ async fn another_users_notifications_can_be_neither_seen_nor_marked() {
 
 #[tokio::test]
 async fn invalid_list_parameters_and_bodies_are_400() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let user = app.user().await;
     for query in [
         "?page=0",
@@ -237,7 +235,7 @@ async fn invalid_list_parameters_and_bodies_are_400() {
 
 #[tokio::test]
 async fn a_translation_error_makes_a_translation_error_notification() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let user = app.user().await;
     let kind = EventKind::TranslationError {
         error: "the model timed out".into(),
@@ -261,7 +259,7 @@ async fn a_translation_error_makes_a_translation_error_notification() {
 
 #[tokio::test]
 async fn emitting_the_same_occurrence_twice_notifies_once() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let user = app.user().await;
     emit_completed(&app, &user, 1).await;
     emit_completed(&app, &user, 1).await;
@@ -270,7 +268,7 @@ async fn emitting_the_same_occurrence_twice_notifies_once() {
 
 #[tokio::test]
 async fn notification_settings_default_and_accept_any_subset_of_the_booleans() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let user = app.user().await;
     let defaults: Value = app
         .get("/api/settings/notifications", &user.key)
@@ -330,11 +328,14 @@ async fn notification_settings_default_and_accept_any_subset_of_the_booleans() {
 #[tokio::test]
 async fn emails_follow_the_email_settings() {
     let sink = SmtpSink::start().await;
-    let app = spawn_app_with_env(&[
-        ("BOOKTR_SMTP_URL", sink.url.as_str()),
-        ("BOOKTR_MAIL_FROM", "booktr <noreply@books.example>"),
-    ])
-    .await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_env(&[
+            ("BOOKTR_SMTP_URL", sink.url.as_str()),
+            ("BOOKTR_MAIL_FROM", "booktr <noreply@books.example>"),
+        ])
+        .start()
+        .await;
     let user = app.user().await;
     let email = app.services.accounts.user(&user.id).await.unwrap().email;
     let to = email.to_string();
@@ -381,11 +382,14 @@ async fn a_mail_failure_does_not_fail_the_event() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("smtp://{}", closed.local_addr().unwrap());
     drop(closed);
-    let app = spawn_app_with_env(&[
-        ("BOOKTR_SMTP_URL", url.as_str()),
-        ("BOOKTR_MAIL_FROM", "noreply@books.example"),
-    ])
-    .await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_env(&[
+            ("BOOKTR_SMTP_URL", url.as_str()),
+            ("BOOKTR_MAIL_FROM", "noreply@books.example"),
+        ])
+        .start()
+        .await;
     let user = app.user().await;
     app.services
         .events

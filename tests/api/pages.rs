@@ -6,7 +6,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::checkers::{parsed_feed, sitemap_errors};
-use crate::helpers::{assert_error, spawn_app, TestApp, TestUser};
+use crate::helpers::{assert_error, have, TestApp, TestUser, Tool};
 
 async fn page(app: &TestApp, path: &str) -> String {
     let response = app.get_anonymous(path).await;
@@ -28,7 +28,7 @@ async fn publish(app: &TestApp, user: &TestUser, body: Value) -> Value {
 
 #[tokio::test]
 async fn every_page_has_its_title_description_canonical_url_and_open_graph_tags() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let boss = app.user_with(Plan::Free, Role::Admin).await;
     let tag = app
         .send_json(
@@ -114,7 +114,7 @@ async fn every_page_has_its_title_description_canonical_url_and_open_graph_tags(
 
 #[tokio::test]
 async fn the_community_pages_through_its_posts() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let author = app.user().await;
     for n in 0..12 {
         publish(
@@ -137,7 +137,7 @@ async fn the_community_pages_through_its_posts() {
 /// pages, while the JSON returns the Markdown as written.
 #[tokio::test]
 async fn script_event_handlers_javascript_links_and_raw_html_render_inert() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let author = app.user().await;
     let hostile = "Hello <script>alert('post')</script>\n\n<img src=x onerror=alert(1)>\n\n\
                    [click me](javascript:alert(2)) <a href=\"javascript:alert(3)\">raw</a>\n\n\
@@ -207,7 +207,7 @@ async fn script_event_handlers_javascript_links_and_raw_html_render_inert() {
 
 #[tokio::test]
 async fn robots_txt_is_the_specs() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let response = app.get_anonymous("/robots.txt").await;
     assert_eq!(response.status(), 200);
     assert_eq!(
@@ -234,7 +234,10 @@ fn locations(xml: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn the_sitemap_lists_what_the_public_can_open_and_every_url_answers_200() {
-    let app = spawn_app().await;
+    if !have(Tool::Checkers) {
+        return;
+    }
+    let app = TestApp::new().with_workers().start().await;
     let boss = app.user_with(Plan::Free, Role::Admin).await;
     let tag = app
         .send_json(
@@ -325,7 +328,10 @@ async fn the_sitemap_lists_what_the_public_can_open_and_every_url_answers_200() 
 
 #[tokio::test]
 async fn a_feed_description_is_the_excerpt_as_text_never_as_markup() {
-    let app = spawn_app().await;
+    if !have(Tool::Checkers) {
+        return;
+    }
+    let app = TestApp::new().with_workers().start().await;
     let author = app.user().await;
     publish(
         &app,
@@ -354,7 +360,10 @@ async fn a_feed_description_is_the_excerpt_as_text_never_as_markup() {
 
 #[tokio::test]
 async fn the_feed_is_rss_2_with_the_50_latest_published_posts() {
-    let app = spawn_app().await;
+    if !have(Tool::Checkers) {
+        return;
+    }
+    let app = TestApp::new().with_workers().start().await;
     let author = app.user().await;
     for n in 0..60 {
         publish(
@@ -445,7 +454,10 @@ pub fn chromium(url: &str, screenshot: &str) -> String {
 
 #[tokio::test]
 async fn the_pages_and_the_share_reader_render_in_a_real_browser() {
-    let app = spawn_app().await;
+    if !have(Tool::Chromium) {
+        return;
+    }
+    let app = TestApp::new().with_workers().start().await;
     let author = app.user().await;
     let post = publish(
         &app,

@@ -8,7 +8,7 @@ use booktr_core::types::{Email, Plan, Role};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, sample_txt, spawn_app, spawn_with_models, TestApp};
+use crate::helpers::{assert_error, eventually, sample_txt, TestApp};
 use crate::stand_ins::Providers;
 use crate::webhooks::Receiver;
 
@@ -21,7 +21,11 @@ async fn spawn_with_provider() -> (TestApp, Providers) {
     let providers = Providers::start(&[PROVIDER_KEY]).await;
     let models = booktr_core::ports::EnvModels::from_vars(providers.vars());
     (
-        spawn_with_models(true, std::sync::Arc::new(models)).await,
+        TestApp::new()
+            .with_workers()
+            .with_models(std::sync::Arc::new(models))
+            .start()
+            .await,
         providers,
     )
 }
@@ -152,13 +156,13 @@ async fn user_with_one_of_everything(app: &TestApp) -> Everything {
     // A direct upload sent and never confirmed: its record and file are the account's too.
     let upload_id = crate::direct_upload::sent_unconfirmed(app, &key).await;
     // The completion reaches the webhook (a delivery in its history) and the notifications.
-    for _ in 0..200 {
-        if !receiver.hits().is_empty() {
-            break;
+    eventually(Duration::from_secs(5), || async {
+        match receiver.hits().is_empty() {
+            false => Ok(()),
+            true => Err("book.completed has not arrived"),
         }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    assert!(!receiver.hits().is_empty(), "book.completed never arrived");
+    })
+    .await;
     Everything {
         id: user.id,
         email,
@@ -229,7 +233,7 @@ async fn the_export_holds_every_record_of_the_account_and_no_secret() {
 
 #[tokio::test]
 async fn deletion_needs_the_exact_confirmation() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     for wrong in [json!({"confirmation": "delete my account"}), json!({})] {
         let response = app
@@ -294,17 +298,17 @@ async fn a_deleted_account_is_unusable_at_once_and_leaves_nothing_behind() {
         everything.upload_id.as_str(),
         "everything-i-have",
     ];
-    let mut left = Vec::new();
-    // Up to 40 s, with the clock moving on: the purge is a queued job, and a try that ran
-    // before the account closed, or found the store busy, is retried after 2, 4 and 8 s.
-    for _ in 0..1600 {
-        left = app.stored_mentions(&needles).await;
+    // With the clock moving on: the purge is a queued job, and a try that ran before the
+    // account closed, or found the store busy, is retried after 2, 4 and 8 s.
+    eventually(Duration::from_secs(40), || async {
+        let left = app.stored_mentions(&needles).await;
         if left.is_empty() {
-            break;
+            return Ok(());
         }
         app.pass_time(Duration::from_millis(25)).await;
-    }
-    assert!(left.is_empty(), "left behind: {left:#?}");
+        Err(format!("left behind: {left:#?}"))
+    })
+    .await;
 
     // Nobody else's data went with it, and the email may sign up again.
     let kept = app
@@ -322,7 +326,7 @@ async fn a_deleted_account_is_unusable_at_once_and_leaves_nothing_behind() {
 
 #[tokio::test]
 async fn deletion_racing_translation_starts_gives_no_5xx_and_leaves_nothing() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     let mut books = Vec::new();
     for n in 0..30 {
@@ -357,15 +361,15 @@ async fn deletion_racing_translation_starts_gives_no_5xx_and_leaves_nothing() {
         );
     }
     let needles: Vec<&str> = books.iter().map(String::as_str).collect();
-    let mut left = Vec::new();
-    // Up to 40 s, with the clock moving on: the purge is a queued job, and a try that ran
-    // before the account closed, or found the store busy, is retried after 2, 4 and 8 s.
-    for _ in 0..1600 {
-        left = app.stored_mentions(&needles).await;
+    // With the clock moving on: the purge is a queued job, and a try that ran before the
+    // account closed, or found the store busy, is retried after 2, 4 and 8 s.
+    eventually(Duration::from_secs(40), || async {
+        let left = app.stored_mentions(&needles).await;
         if left.is_empty() {
-            break;
+            return Ok(());
         }
         app.pass_time(Duration::from_millis(25)).await;
-    }
-    assert!(left.is_empty(), "left behind: {left:#?}");
+        Err(format!("left behind: {left:#?}"))
+    })
+    .await;
 }

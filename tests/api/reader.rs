@@ -4,7 +4,7 @@
 use reqwest::redirect::Policy;
 use reqwest::{Client, Response};
 
-use crate::helpers::{spawn_app, TestApp};
+use crate::helpers::TestApp;
 
 /// Paragraphs in the long chapter.
 const PARAGRAPHS: usize = 5_000;
@@ -157,7 +157,7 @@ fn assert_whole_chapter(seen: &[(String, bool)]) {
 
 #[tokio::test]
 async fn both_readers_page_a_chapter_of_five_thousand_paragraphs_into_bounded_pages() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let (client, cookie, user) = signed_in(&app).await;
     let id = app.upload_ok(&user.key, "long.txt", long_book()).await;
     app.wait_for_status(&user.key, &id, "EXTRACTED").await;

@@ -8,6 +8,8 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
+use crate::helpers::eventually;
+
 /// One message as the sink received it.
 #[derive(Debug, Clone)]
 pub struct Delivered {
@@ -103,20 +105,20 @@ impl SmtpSink {
 
     /// Waits (up to 20 s) for a message to `to` whose subject contains `subject`.
     pub async fn wait_for(&self, to: &str, subject: &str) -> Delivered {
-        for _ in 0..400 {
-            let found = self.received().into_iter().find(|m| {
+        eventually(Duration::from_secs(20), || async {
+            let received = self.received();
+            let found = received.iter().find(|m| {
                 m.rcpt_to.iter().any(|r| r == to)
                     && m.header("subject").is_some_and(|s| s.contains(subject))
             });
-            if let Some(message) = found {
-                return message;
+            match found {
+                Some(message) => Ok(message.clone()),
+                None => Err(format!(
+                    "no message to {to} about {subject:?}; received {received:#?}"
+                )),
             }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!(
-            "no message to {to} about {subject:?}; received {:#?}",
-            self.received()
-        );
+        })
+        .await
     }
 }
 

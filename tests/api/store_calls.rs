@@ -9,12 +9,11 @@ use booktr_core::ports::{
     BlobKey, Blobs, Condition, Index, Item, Outgoing, Query, Queue, QueueName, QueueStats,
     Received, StoreError, Table, Update, WriteOp,
 };
-use booktr_core::Services;
 use bytes::Bytes;
 use serde_json::{json, Value};
 use tower::ServiceExt;
 
-use crate::helpers::{corpus, spawn_app};
+use crate::helpers::{corpus, TestApp};
 
 /// Every call made through the wrapped ports, by port and method (`table.get`...).
 #[derive(Default)]
@@ -133,7 +132,7 @@ impl Queue for CountingQueue {
 
 #[tokio::test]
 async fn starting_moby_dick_reads_each_thing_once_and_writes_its_chapters_in_batches() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let key = app.user().await.key;
     let id = app
         .upload_ok(&key, "moby-dick.epub", corpus("moby-dick.epub"))
@@ -148,24 +147,7 @@ async fn starting_moby_dick_reads_each_thing_once_and_writes_its_chapters_in_bat
     ports.table = Arc::new(CountingTable(ports.table.clone(), calls.clone()));
     ports.blobs = Arc::new(CountingBlobs(ports.blobs.clone(), calls.clone()));
     ports.queue = Arc::new(CountingQueue(ports.queue.clone(), calls.clone()));
-    let services = Services::new(
-        ports,
-        booktr_core::health::QueueMode::WorkerQueue,
-        booktr_core::usage::Quotas::default(),
-        booktr_core::translation::DEFAULT_WINDOW,
-        booktr_formats::Budget::default(),
-        Default::default(),
-        "http://127.0.0.1:8080",
-    );
-    let router = booktr_api::router(booktr_api::AppState::new(
-        services,
-        booktr_api::Settings {
-            public_url: app.url.clone(),
-            trust_forwarded_for: false,
-            body_limit: None,
-            upload_origin: None,
-        },
-    ));
+    let router = app.application.over(ports).router();
     let request = axum::http::Request::post("/api/translate")
         .header("authorization", format!("Bearer {key}"))
         .header("content-type", "application/json")

@@ -10,10 +10,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 
-use crate::helpers::{
-    assert_error, corpus, epubcheck, on_aws, sample_txt, spawn_app, spawn_app_without_workers,
-    spawn_with_models, spawn_with_models_and_env, TestApp,
-};
+use crate::helpers::{assert_error, corpus, epubcheck, eventually, on_aws, sample_txt, TestApp};
 use crate::stand_ins::{is_term_list, StandIn};
 use crate::webhooks::{hmac_hex, Receiver};
 use booktr_translate::offline::pseudo;
@@ -84,7 +81,7 @@ async fn fetch(url: &str) -> reqwest::Response {
 /// The whole journey over HTTP with background workers and the offline engine.
 #[tokio::test]
 async fn a_book_is_translated_downloaded_generated_as_pdf_and_shared_publicly() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     let key = &user.key;
     let id = app
@@ -116,19 +113,22 @@ async fn a_book_is_translated_downloaded_generated_as_pdf_and_shared_publicly() 
     assert_eq!(started["jobsCreated"], book["chapterCount"]);
 
     // Progress only grows, and ends at 100 with every chapter completed.
-    let mut last_progress = 0;
-    let mut seen = Value::Null;
-    for _ in 0..1500 {
-        seen = status(&app, key, &id).await;
+    let last_progress = std::cell::Cell::new(0);
+    let seen = eventually(Duration::from_secs(30), || async {
+        let seen = status(&app, key, &id).await;
         let progress = seen["progress"].as_u64().unwrap();
-        assert!(progress >= last_progress, "progress went down: {seen}");
-        last_progress = progress;
+        assert!(
+            progress >= last_progress.get(),
+            "progress went down: {seen}"
+        );
+        last_progress.set(progress);
         if seen["status"] == "COMPLETED" {
-            break;
+            Ok(seen)
+        } else {
+            Err(seen)
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(seen["status"], "COMPLETED", "{seen}");
+    })
+    .await;
     assert_eq!(seen["progress"], 100);
     assert_eq!(seen["chaptersCompleted"], seen["chaptersTotal"]);
     assert_eq!(seen["errors"], json!([]));
@@ -182,14 +182,16 @@ async fn a_book_is_translated_downloaded_generated_as_pdf_and_shared_publicly() 
     .await;
     assert_eq!(generated.status(), 200);
     let pdf_key = format!("books/{id}/output/book.pdf");
-    for _ in 0..1500 {
+    eventually(Duration::from_secs(30), || async {
         let generated = !app.ports.blobs.list(&pdf_key).await.unwrap().is_empty();
-        if generated && status(&app, key, &id).await["status"] == "COMPLETED" {
-            break;
+        let book = status(&app, key, &id).await;
+        if generated && book["status"] == "COMPLETED" {
+            Ok(())
+        } else {
+            Err(format!("{pdf_key} generated: {generated}; {book}"))
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(!app.ports.blobs.list(&pdf_key).await.unwrap().is_empty());
+    })
+    .await;
     let link: Value = app
         .get(&format!("/api/download/{id}?format=pdf"), key)
         .await
@@ -310,7 +312,7 @@ impl PlainText for booktr_formats::manuscript::Manuscript {
 
 #[tokio::test]
 async fn pause_resume_and_stop_are_refused_where_the_state_table_says() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     // FREE: gpt-4o is not in its plan.
     let user = app.user_with(Plan::Free, Role::User).await;
     let id = app.upload_ok(&user.key, "voyage.txt", sample_txt()).await;
@@ -465,8 +467,11 @@ async fn stop_during_a_chapter_keeps_it_and_a_new_start_reuses_the_completed_cha
     };
     let calls = model.calls.clone();
     // Windows of one chapter (two with the test user's priority).
-    let app =
-        spawn_with_models_and_env(false, Arc::new(model), &[("BOOKTR_CHAPTER_WINDOW", "1")]).await;
+    let app = TestApp::new()
+        .with_models(Arc::new(model))
+        .with_env(&[("BOOKTR_CHAPTER_WINDOW", "1")])
+        .start()
+        .await;
     let (key, id) = extracted_book(&app).await;
     let body = json!({ "bookId": id });
     assert_eq!(
@@ -557,7 +562,10 @@ async fn stop_during_a_chapter_keeps_it_and_a_new_start_reuses_the_completed_cha
 #[tokio::test]
 async fn a_chapter_that_always_fails_ends_in_error_and_resume_finishes_the_book() {
     let model = StandIn::default().failing_on("carpet-bag");
-    let app = spawn_with_models(false, Arc::new(model.clone())).await;
+    let app = TestApp::new()
+        .with_models(Arc::new(model.clone()))
+        .start()
+        .await;
     let (key, id) = extracted_book(&app).await;
     let receiver = Receiver::start(200).await;
     let hook: Value = post(
@@ -671,7 +679,10 @@ async fn a_chapter_that_always_fails_ends_in_error_and_resume_finishes_the_book(
 async fn a_chapter_failing_in_its_review_pays_its_translate_pass_once_and_resumes_at_the_review() {
     // The draft of chapter 3 carries the translated word; its source, the original.
     let model = StandIn::default().failing_on(&pseudo("carpet-bag", &[]));
-    let app = spawn_with_models(false, Arc::new(model.clone())).await;
+    let app = TestApp::new()
+        .with_models(Arc::new(model.clone()))
+        .start()
+        .await;
     let (key, id) = extracted_book(&app).await;
     let body = json!({ "bookId": id });
     assert_eq!(
@@ -720,8 +731,11 @@ async fn a_partial_download_holds_the_chapters_finished_so_far() {
         ..StandIn::default()
     };
     // One chapter in flight at a time (two with the test user's priority).
-    let app =
-        spawn_with_models_and_env(false, Arc::new(model), &[("BOOKTR_CHAPTER_WINDOW", "1")]).await;
+    let app = TestApp::new()
+        .with_models(Arc::new(model))
+        .with_env(&[("BOOKTR_CHAPTER_WINDOW", "1")])
+        .start()
+        .await;
     let (key, id) = extracted_book(&app).await;
     assert_error(
         app.get(&format!("/api/download/{id}?format=epub"), &key)
@@ -862,7 +876,7 @@ async fn a_partial_download_holds_the_chapters_finished_so_far() {
 /// The user's preferences fill in what a start leaves out: model, glossary.
 #[tokio::test]
 async fn a_start_without_a_glossary_uses_the_default_glossary_from_the_preferences() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let (key, id) = extracted_book(&app).await;
     let defaults: Value = app
         .get("/api/settings/preferences", &key)
@@ -933,7 +947,7 @@ async fn a_start_without_a_glossary_uses_the_default_glossary_from_the_preferenc
 /// nothing, even shaped as a path into someone else's files.
 #[tokio::test]
 async fn a_start_with_a_path_for_a_book_id_is_404_and_touches_no_files() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let (victim_key, victim_book) = extracted_book(&app).await;
     let attacker = app.user().await;
     for folder in ["chapters", "run", "output", "original", ""] {
@@ -979,7 +993,11 @@ async fn the_longest_paragraph_taken_goes_in_parts_that_fit_and_comes_back_whole
         ("OPENAI_API_KEY".into(), "sk-stand-in".into()),
         ("OPENAI_BASE_URL".into(), openai),
     ]);
-    let app = spawn_with_models(true, Arc::new(models)).await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_models(Arc::new(models))
+        .start()
+        .await;
     let user = app.user().await;
     // 16 words and 80 characters, 1,240 times: 99,199 characters.
     let sentence =
@@ -1061,7 +1079,11 @@ async fn under_rate_limits_fewer_requests_are_in_flight_and_no_chapter_fails() {
         ("OPENAI_API_KEY".into(), "sk-stand-in".into()),
         ("OPENAI_BASE_URL".into(), openai),
     ]);
-    let app = spawn_with_models(true, Arc::new(models)).await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_models(Arc::new(models))
+        .start()
+        .await;
     let user = app.user().await;
     // One chapter (its heading makes it one) of 40 paragraphs of about a chunk each: 40 chunks
     // a pass, 12 at once.
@@ -1107,7 +1129,7 @@ async fn chapters_translated_in_parallel_all_use_the_term_passs_names() {
         ..StandIn::default()
     };
     let calls = model.calls.clone();
-    let app = spawn_with_models(false, Arc::new(model)).await;
+    let app = TestApp::new().with_models(Arc::new(model)).start().await;
     let user = app.user().await;
     let mut text = String::from("The Term Book\n\n");
     for n in 1..=12 {
@@ -1189,7 +1211,7 @@ async fn downloaded_epub(app: &TestApp, key: &str, id: &str) -> Vec<u8> {
 #[tokio::test]
 async fn a_finished_book_is_translated_again_and_serves_its_earlier_file_until_the_new_one_is_made()
 {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let user = app.user().await;
     let id = app.upload_ok(&user.key, "voyage.txt", sample_txt()).await;
     drain(&app).await;

@@ -10,13 +10,13 @@ use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tower::ServiceExt;
 
-use crate::helpers::{assert_error, corpus, sample_txt, spawn_app};
+use crate::helpers::{assert_error, corpus, sample_txt, TestApp};
 
 const MB: u64 = 1024 * 1024;
 
 #[tokio::test]
 async fn a_txt_upload_reaches_extracted_with_chapters_and_word_counts() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     let form = Form::new()
         .part("file", Part::bytes(sample_txt()).file_name("voyage.txt"))
@@ -65,7 +65,7 @@ async fn a_txt_upload_reaches_extracted_with_chapters_and_word_counts() {
 
 #[tokio::test]
 async fn an_empty_file_is_400() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     assert_error(
         app.upload(&user.key, "empty.txt", Vec::new()).await,
@@ -77,7 +77,7 @@ async fn an_empty_file_is_400() {
 
 #[tokio::test]
 async fn files_of_the_wrong_type_are_400() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     let cases: Vec<(&str, Vec<u8>)> = vec![
         ("tool.exe", b"MZ\x90\x00\x03\x00\x00\x00".to_vec()),
@@ -112,7 +112,7 @@ async fn files_of_the_wrong_type_are_400() {
 
 #[tokio::test]
 async fn a_request_without_a_file_part_or_not_multipart_is_400() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     let no_file = Form::new().text("title", "x");
     let response = app.post_upload_form(&user.key, no_file).await;
@@ -133,7 +133,7 @@ async fn a_request_without_a_file_part_or_not_multipart_is_400() {
 
 #[tokio::test]
 async fn an_epub_upload_reaches_extracted_with_the_books_own_title_author_and_chapters() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     let book = app
         .upload_ok(&user.key, "moby-dick.epub", corpus("moby-dick.epub"))
@@ -163,7 +163,7 @@ async fn an_epub_upload_reaches_extracted_with_the_books_own_title_author_and_ch
 
 #[tokio::test]
 async fn docx_pdf_and_html_uploads_reach_extracted_with_their_chapters() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     for name in ["wasteland.docx", "wasteland.pdf", "wasteland.html"] {
         let book = app
@@ -182,7 +182,7 @@ async fn docx_pdf_and_html_uploads_reach_extracted_with_their_chapters() {
 
 #[tokio::test]
 async fn a_user_title_is_kept_over_the_files_own() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     let form = Form::new()
         .part(
@@ -201,7 +201,7 @@ async fn a_user_title_is_kept_over_the_files_own() {
 
 #[tokio::test]
 async fn a_broken_pdf_is_accepted_and_fails_extraction_with_a_clear_message() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     let book = app
         .upload_ok(&user.key, "book.pdf", b"%PDF-1.4\n%EOF\n".to_vec())
@@ -219,7 +219,7 @@ async fn a_broken_pdf_is_accepted_and_fails_extraction_with_a_clear_message() {
 /// at all and still gets its answer.
 #[tokio::test]
 async fn an_upload_declaring_51_mb_is_refused_before_its_body_is_sent() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     let addr = app.url.trim_start_matches("http://");
     let mut socket = tokio::net::TcpStream::connect(addr).await.unwrap();
@@ -244,7 +244,7 @@ async fn an_upload_declaring_51_mb_is_refused_before_its_body_is_sent() {
 /// body stream is pulled only about as far as the limit, never to its 51 MB end.
 #[tokio::test]
 async fn a_streamed_51_mb_upload_is_refused_after_reading_no_more_than_the_limit() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     let pulled = Arc::new(AtomicU64::new(0));
     let counter = pulled.clone();
@@ -288,7 +288,7 @@ async fn a_streamed_51_mb_upload_is_refused_after_reading_no_more_than_the_limit
 async fn an_extraction_that_keeps_failing_ends_in_error_through_the_dead_letter_queue() {
     use booktr_core::jobs::runner;
 
-    let app = crate::helpers::spawn_app_without_workers().await;
+    let app = crate::helpers::TestApp::new().start().await;
     let user = app.user().await;
     let book = app.upload_ok(&user.key, "voyage.txt", sample_txt()).await;
     // The stored original becomes unreadable: a directory where the file was.
@@ -347,7 +347,7 @@ async fn an_extraction_that_keeps_failing_ends_in_error_through_the_dead_letter_
 /// title are refused, at upload and on rename.
 #[tokio::test]
 async fn paths_in_file_names_are_dropped_and_control_characters_refused() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     for (sent, stored) in [
         ("../../x.txt", "x.txt"),

@@ -1,11 +1,11 @@
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, spawn_app};
+use crate::helpers::{assert_error, TestApp};
 
 #[tokio::test]
 async fn the_profile_has_the_spec_fields_and_can_be_renamed() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     let profile: Value = app.get("/api/user", &user.key).await.json().await.unwrap();
     for field in [
@@ -37,7 +37,7 @@ async fn the_profile_has_the_spec_fields_and_can_be_renamed() {
 
 #[tokio::test]
 async fn invalid_profile_changes_are_400() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let user = app.user().await;
     for body in [
         json!({"preferredLanguage": "klingon!"}),

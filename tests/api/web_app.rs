@@ -1,12 +1,14 @@
 //! The web app through its pages, as a browser without JavaScript uses them: forms posted,
 //! redirects followed by hand, the session cookie carried.
 
+use std::time::Duration;
+
 use reqwest::multipart::{Form, Part};
 use reqwest::redirect::Policy;
 use reqwest::{Client, Response};
 use serde_json::Value;
 
-use crate::helpers::{sample_txt, spawn_app, spawn_app_with_env, TestApp};
+use crate::helpers::{eventually, sample_txt, TestApp};
 use crate::smtp_sink::SmtpSink;
 
 /// A browser of one person: its own session cookie, redirects not followed (they are checked).
@@ -129,13 +131,14 @@ impl<'a> Browser<'a> {
     }
 
     async fn wait_for(&self, id: &str, status: &str) {
-        for _ in 0..1500 {
-            if self.book(id).await["status"] == status {
-                return;
+        eventually(Duration::from_secs(60), || async {
+            let book = self.book(id).await;
+            match book["status"] == status {
+                true => Ok(()),
+                false => Err(format!("{id} not {status}: {book}")),
             }
-            tokio::time::sleep(std::time::Duration::from_millis(40)).await;
-        }
-        panic!("{id} never reached {status}: {}", self.book(id).await);
+        })
+        .await
     }
 }
 
@@ -145,7 +148,7 @@ pub(crate) fn location(response: &Response) -> String {
 
 #[tokio::test]
 async fn the_dashboard_sends_a_visitor_to_sign_in_and_back_afterwards() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let mut browser = Browser::new(&app);
     let response = browser.get("/dashboard/books/x?y=1").await;
     assert_eq!(response.status(), 303);
@@ -228,7 +231,7 @@ const HOSTILE_RETURNS: [&str; 16] = [
 
 #[tokio::test]
 async fn the_language_switch_and_the_sign_in_page_go_back_only_to_pages_of_this_site() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let browser = Browser::new(&app);
     for back in HOSTILE_RETURNS {
         let switched = browser.get(&format!("/language?to=en&back={back}")).await;
@@ -255,7 +258,7 @@ async fn the_language_switch_and_the_sign_in_page_go_back_only_to_pages_of_this_
 
 #[tokio::test]
 async fn signing_in_with_a_return_address_to_another_site_lands_on_the_dashboard() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let email = Browser::new(&app).sign_up().await;
     // Four sign-ins: within the five a minute one account allows from one address.
     for next in [
@@ -287,7 +290,7 @@ async fn signing_in_with_a_return_address_to_another_site_lands_on_the_dashboard
 
 #[tokio::test]
 async fn a_new_user_uploads_quotes_translates_and_downloads_through_the_pages() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let mut browser = Browser::new(&app);
     browser.sign_up().await;
     let token = browser.token("/dashboard").await;
@@ -390,7 +393,7 @@ async fn a_new_user_uploads_quotes_translates_and_downloads_through_the_pages() 
 
 #[tokio::test]
 async fn a_form_without_its_sessions_token_changes_nothing() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let mut owner = Browser::new(&app);
     owner.sign_up().await;
     let token = owner.token("/dashboard").await;
@@ -425,7 +428,7 @@ async fn a_form_without_its_sessions_token_changes_nothing() {
 
 #[tokio::test]
 async fn two_people_see_only_their_own_books() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let mut owner = Browser::new(&app);
     owner.sign_up().await;
     let token = owner.token("/dashboard").await;
@@ -482,7 +485,7 @@ async fn two_people_see_only_their_own_books() {
 
 #[tokio::test]
 async fn pages_speak_spanish_when_asked_and_show_what_users_write_as_text() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let mut browser = Browser::new(&app);
     browser.language = "es-ES,es;q=0.9,en;q=0.5";
     browser.sign_up().await;
@@ -524,7 +527,7 @@ fn text_after(html: &str, start: &str) -> String {
 
 #[tokio::test]
 async fn the_spanish_interface_says_states_languages_dates_and_cost_in_spanish() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let mut browser = Browser::new(&app);
     browser.language = "es";
     browser.sign_up().await;
@@ -590,7 +593,7 @@ fn set_cookie(response: &Response, name: &str) -> Option<String> {
 
 #[tokio::test]
 async fn the_readers_remember_the_view_chosen_and_offer_to_continue_where_the_reading_stopped() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let mut owner = Browser::new(&app);
     owner.sign_up().await;
     let token = owner.token("/dashboard").await;
@@ -674,7 +677,7 @@ async fn the_readers_remember_the_view_chosen_and_offer_to_continue_where_the_re
 
 #[tokio::test]
 async fn a_key_made_on_the_settings_page_is_shown_once_works_and_stops_when_revoked() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let mut browser = Browser::new(&app);
     browser.sign_up().await;
     let token = browser.token("/dashboard/settings/keys").await;
@@ -715,7 +718,7 @@ async fn a_key_made_on_the_settings_page_is_shown_once_works_and_stops_when_revo
 
 #[tokio::test]
 async fn a_webhook_added_on_the_page_gets_its_test_and_shows_the_delivery() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let receiver = crate::webhooks::Receiver::start(200).await;
     let mut browser = Browser::new(&app);
     browser.sign_up().await;
@@ -752,7 +755,7 @@ async fn a_webhook_added_on_the_page_gets_its_test_and_shows_the_delivery() {
 
 #[tokio::test]
 async fn the_account_closes_from_its_page_only_with_the_exact_phrase() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let mut browser = Browser::new(&app);
     browser.sign_up().await;
     let token = browser.token("/dashboard/settings/data").await;
@@ -786,7 +789,7 @@ async fn the_account_closes_from_its_page_only_with_the_exact_phrase() {
 
 #[tokio::test]
 async fn notifications_are_listed_and_marked_read_from_their_page() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let mut browser = Browser::new(&app);
     browser.sign_up().await;
     let token = browser.token("/dashboard").await;
@@ -801,14 +804,14 @@ async fn notifications_are_listed_and_marked_read_from_their_page() {
         .post_form(&format!("{page}/start"), &[("csrf", &token)])
         .await;
     browser.wait_for(&id, "COMPLETED").await;
-    let mut html = String::new();
-    for _ in 0..100 {
-        html = browser.html("/dashboard/notifications").await;
-        if html.contains("Told") {
-            break;
+    let html = eventually(Duration::from_secs(5), || async {
+        let html = browser.html("/dashboard/notifications").await;
+        match html.contains("Told") {
+            true => Ok(html),
+            false => Err(html),
         }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    })
+    .await;
     assert!(
         html.contains(&format!("{}/dashboard/books/{id}", app.url)),
         "{html}"
@@ -826,7 +829,7 @@ async fn notifications_are_listed_and_marked_read_from_their_page() {
 
 #[tokio::test]
 async fn a_glossary_is_made_from_a_csv_edited_in_its_table_exported_and_replaced() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let mut browser = Browser::new(&app);
     browser.sign_up().await;
     let token = browser.token("/dashboard/glossaries").await;
@@ -919,7 +922,7 @@ async fn a_glossary_is_made_from_a_csv_edited_in_its_table_exported_and_replaced
 
 #[tokio::test]
 async fn profile_defaults_and_notification_settings_are_saved_from_the_settings_page() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let mut browser = Browser::new(&app);
     browser.sign_up().await;
     let token = browser.token("/dashboard/settings/profile").await;
@@ -1007,11 +1010,14 @@ fn link_in(body: &str, start: &str) -> String {
 async fn a_forgotten_password_is_reset_once_by_its_emailed_link_and_the_email_verified_by_its_own()
 {
     let sink = SmtpSink::start().await;
-    let app = spawn_app_with_env(&[
-        ("BOOKTR_SMTP_URL", sink.url.as_str()),
-        ("BOOKTR_MAIL_FROM", "booktr <noreply@books.example>"),
-    ])
-    .await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_env(&[
+            ("BOOKTR_SMTP_URL", sink.url.as_str()),
+            ("BOOKTR_MAIL_FROM", "booktr <noreply@books.example>"),
+        ])
+        .start()
+        .await;
     let mut browser = Browser::new(&app);
     let email = browser.sign_up().await;
     // Signing up mails the verification link.
@@ -1095,7 +1101,7 @@ async fn a_forgotten_password_is_reset_once_by_its_emailed_link_and_the_email_ve
 /// Waits (up to 20 s) for the `n`th password-reset link mailed to `email`; the links in the
 /// order they arrived.
 async fn reset_links(sink: &SmtpSink, email: &str, n: usize, site: &str) -> Vec<String> {
-    for _ in 0..400 {
+    eventually(Duration::from_secs(20), || async {
         let links: Vec<String> = sink
             .received()
             .into_iter()
@@ -1104,12 +1110,15 @@ async fn reset_links(sink: &SmtpSink, email: &str, n: usize, site: &str) -> Vec<
             .map(|m| link_in(&m.body(), &format!("{site}/reset?token=")))
             .map(|link| link.split("token=").nth(1).unwrap().to_string())
             .collect();
-        if links.len() >= n {
-            return links;
+        match links.len() >= n {
+            true => Ok(links),
+            false => Err(format!(
+                "{} reset links of {n} reached {email}",
+                links.len()
+            )),
         }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    panic!("fewer than {n} reset links reached {email}");
+    })
+    .await
 }
 
 /// Signs in on the page and keeps the session; the answer's status and where it sends to.
@@ -1127,7 +1136,7 @@ async fn sign_in_as(browser: &mut Browser<'_>, email: &str, password: &str) -> (
 
 #[tokio::test]
 async fn changing_the_password_needs_the_current_one_and_ends_every_other_session() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let mut here = Browser::new(&app);
     let email = here.sign_up().await;
     let mut elsewhere = Browser::new(&app);
@@ -1220,11 +1229,14 @@ async fn changing_the_password_needs_the_current_one_and_ends_every_other_sessio
 #[tokio::test]
 async fn a_used_reset_link_ends_every_other_and_api_keys_survive_it_unless_revoked_with_it() {
     let sink = SmtpSink::start().await;
-    let app = spawn_app_with_env(&[
-        ("BOOKTR_SMTP_URL", sink.url.as_str()),
-        ("BOOKTR_MAIL_FROM", "booktr <noreply@books.example>"),
-    ])
-    .await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_env(&[
+            ("BOOKTR_SMTP_URL", sink.url.as_str()),
+            ("BOOKTR_MAIL_FROM", "booktr <noreply@books.example>"),
+        ])
+        .start()
+        .await;
     let mut browser = Browser::new(&app);
     let email = browser.sign_up().await;
     let me: Value = browser.get("/api/user").await.json().await.unwrap();
@@ -1341,7 +1353,7 @@ async fn signed_in_as(app: &TestApp, role: booktr_core::types::Role) -> Browser<
 #[tokio::test]
 async fn a_post_is_previewed_published_edited_commented_and_moderated_from_the_pages() {
     use booktr_core::types::Role;
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let mut admin = signed_in_as(&app, Role::Admin).await;
     let token = admin.token("/dashboard/posts/new").await;
     let text = "A **bold** claim.\n\n<script>alert(1)</script>";
@@ -1470,7 +1482,7 @@ async fn a_post_is_previewed_published_edited_commented_and_moderated_from_the_p
 
 #[tokio::test]
 async fn the_model_and_glossary_chosen_with_the_file_are_quoted_on_the_books_page() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let mut browser = Browser::new(&app);
     browser.sign_up().await;
     let token = browser.token("/dashboard").await;

@@ -3,13 +3,13 @@
 //! header of its session; the quote says before Start when the plan cannot cover the book; a
 //! file that cannot be read costs none of the month's books; pause and stop say what they do.
 
+use std::time::Duration;
+
 use std::sync::Arc;
 
 use tokio::sync::Semaphore;
 
-use crate::helpers::{
-    sample_txt, spawn_app, spawn_app_with_env, spawn_with_models_and_env, TestApp,
-};
+use crate::helpers::{eventually, sample_txt, TestApp};
 use crate::stand_ins::StandIn;
 use crate::web_app::{location, Browser};
 
@@ -25,14 +25,14 @@ async fn user_id(browser: &Browser<'_>) -> String {
 /// Waits for a book's status, read from the service: the pages' polls and the API are rate
 /// limited, and the test's clock stands still.
 async fn settle(app: &TestApp, user_id: &str, id: &str, status: &str) {
-    for _ in 0..1500 {
+    eventually(Duration::from_secs(60), || async {
         let book = app.services.books.get(user_id, id).await.unwrap();
-        if book.status.to_string() == status {
-            return;
+        match book.status.to_string() == status {
+            true => Ok(()),
+            false => Err(format!("{id} is {}, not {status}", book.status)),
         }
-        tokio::time::sleep(std::time::Duration::from_millis(40)).await;
-    }
-    panic!("{id} never reached {status}");
+    })
+    .await
 }
 
 /// A FREE user signed up through the pages, with a book uploaded and read: the browser, the
@@ -66,7 +66,7 @@ fn assert_html_page(response: &reqwest::Response, status: u16) {
 #[tokio::test]
 async fn a_signed_in_persons_hour_of_pages_and_live_updates_never_meets_a_429_while_api_calls_still_do(
 ) {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let (browser, _, id) = signed_up_with_a_book(&app).await;
     let book = format!("/dashboard/books/{id}");
     let live = format!("{book}/live");
@@ -122,7 +122,7 @@ async fn a_signed_in_persons_hour_of_pages_and_live_updates_never_meets_a_429_wh
 
 #[tokio::test]
 async fn a_limited_page_is_a_page_of_the_app_saying_when_to_come_back() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let mut browser = Browser::new(&app);
     browser.sign_up().await;
     let mut refused = None;
@@ -155,7 +155,7 @@ async fn a_limited_page_is_a_page_of_the_app_saying_when_to_come_back() {
 
 #[tokio::test]
 async fn a_signed_out_brute_force_of_the_sign_in_form_is_stopped_while_a_persons_visit_is_not() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let mut person = Browser::new(&app);
     // A visitor reads around, fails a password twice and signs up: never limited.
     for path in [
@@ -206,7 +206,7 @@ async fn a_signed_out_brute_force_of_the_sign_in_form_is_stopped_while_a_persons
 
 #[tokio::test]
 async fn every_error_a_browser_meets_is_a_page_with_the_header_of_its_session() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let mut visitor = Browser::new(&app);
     // Signed out: a missing page, a bad share link, the way in.
     let missing = visitor.get("/nowhere").await;
@@ -280,7 +280,7 @@ async fn every_error_a_browser_meets_is_a_page_with_the_header_of_its_session() 
 
 #[tokio::test]
 async fn the_home_page_offers_a_way_in_in_one_language_and_the_library_once_signed_in() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let mut browser = Browser::new(&app);
     let html = browser.html("/").await;
     assert!(
@@ -312,7 +312,7 @@ async fn the_home_page_offers_a_way_in_in_one_language_and_the_library_once_sign
 
 #[tokio::test]
 async fn the_favicon_and_the_manifest_are_served_with_cache_headers_and_linked_from_the_pages() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let browser = Browser::new(&app);
     for (path, kind) in [
         ("/favicon.ico", "image/svg+xml"),
@@ -345,7 +345,11 @@ async fn the_favicon_and_the_manifest_are_served_with_cache_headers_and_linked_f
 
 #[tokio::test]
 async fn the_quote_says_before_start_when_the_plan_cannot_cover_the_book_and_offers_no_start() {
-    let app = spawn_app_with_env(&[("BOOKTR_QUOTA_FREE_WORDS", "20")]).await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_env(&[("BOOKTR_QUOTA_FREE_WORDS", "20")])
+        .start()
+        .await;
     let (browser, _, id) = signed_up_with_a_book(&app).await;
     let html = browser.html(&format!("/dashboard/books/{id}")).await;
     assert!(
@@ -364,7 +368,7 @@ async fn the_quote_says_before_start_when_the_plan_cannot_cover_the_book_and_off
 
 #[tokio::test]
 async fn a_file_that_fails_extraction_costs_none_of_the_months_books() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let mut browser = Browser::new(&app);
     browser.sign_up().await;
     let user = user_id(&browser).await;
@@ -396,8 +400,12 @@ async fn pausing_says_the_chapters_in_progress_finish_first_and_a_pause_they_fin
         ..StandIn::default()
     };
     // Every chapter of the book in flight at once.
-    let app =
-        spawn_with_models_and_env(true, Arc::new(model), &[("BOOKTR_CHAPTER_WINDOW", "8")]).await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_models(Arc::new(model))
+        .with_env(&[("BOOKTR_CHAPTER_WINDOW", "8")])
+        .start()
+        .await;
     let (mut browser, user, id) = signed_up_with_a_book(&app).await;
     let page = format!("/dashboard/books/{id}");
     let token = browser.token(&page).await;
@@ -450,8 +458,12 @@ async fn stop_asks_first_saying_what_is_kept_and_works_without_javascript() {
         entered: Some(entered.clone()),
         ..StandIn::default()
     };
-    let app =
-        spawn_with_models_and_env(true, Arc::new(model), &[("BOOKTR_CHAPTER_WINDOW", "1")]).await;
+    let app = TestApp::new()
+        .with_workers()
+        .with_models(Arc::new(model))
+        .with_env(&[("BOOKTR_CHAPTER_WINDOW", "1")])
+        .start()
+        .await;
     let (mut browser, user, id) = signed_up_with_a_book(&app).await;
     let page = format!("/dashboard/books/{id}");
     let token = browser.token(&page).await;
@@ -496,7 +508,7 @@ async fn stop_asks_first_saying_what_is_kept_and_works_without_javascript() {
 
 #[tokio::test]
 async fn a_share_page_offers_the_library_to_a_signed_in_reader_and_a_way_in_to_anyone_else() {
-    let app = spawn_app().await;
+    let app = TestApp::new().with_workers().start().await;
     let (mut owner, user, id) = signed_up_with_a_book(&app).await;
     let page = format!("/dashboard/books/{id}");
     let token = owner.token(&page).await;

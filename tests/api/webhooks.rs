@@ -14,9 +14,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 use sha2::Sha256;
 
-use crate::helpers::{
-    assert_error, spawn_app_with_webhook_guard, spawn_app_without_workers, TestApp, TestUser,
-};
+use crate::helpers::{assert_error, TestApp, TestUser};
 
 /// One request a receiver got.
 #[derive(Clone)]
@@ -128,7 +126,7 @@ async fn drain(app: &TestApp) {
 
 #[tokio::test]
 async fn a_webhook_is_created_listed_and_deleted_and_its_secret_is_shown_only_once() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let user = app.user().await;
     let created = create(
         &app,
@@ -187,7 +185,7 @@ async fn a_webhook_is_created_listed_and_deleted_and_its_secret_is_shown_only_on
 
 #[tokio::test]
 async fn invalid_webhooks_are_refused_with_400() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let user = app.user().await;
     for body in [
         json!({ "events": ["book.completed"] }),
@@ -216,7 +214,7 @@ async fn invalid_webhooks_are_refused_with_400() {
 
 #[tokio::test]
 async fn a_user_has_at_most_twenty_webhooks() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let user = app.user().await;
     for n in 0..20 {
         create(
@@ -241,7 +239,7 @@ async fn a_user_has_at_most_twenty_webhooks() {
 
 #[tokio::test]
 async fn another_users_webhook_is_not_found() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let (owner, other) = (app.user().await, app.user().await);
     let created = create(&app, &owner, "https://example.com/h", &["book.completed"]).await;
     let id = created["webhook"]["id"].as_str().unwrap();
@@ -270,7 +268,7 @@ async fn another_users_webhook_is_not_found() {
 
 #[tokio::test]
 async fn a_test_event_reaches_the_receiver_signed_over_the_exact_body() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let user = app.user().await;
     let receiver = Receiver::start(200).await;
     let created = create(&app, &user, &receiver.url, &["book.completed"]).await;
@@ -315,7 +313,7 @@ async fn a_test_event_reaches_the_receiver_signed_over_the_exact_body() {
 
 #[tokio::test]
 async fn a_test_event_reports_a_failing_or_unreachable_receiver() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let user = app.user().await;
     let receiver = Receiver::start(503).await;
     let created = create(&app, &user, &receiver.url, &["book.completed"]).await;
@@ -341,7 +339,7 @@ async fn a_test_event_reports_a_failing_or_unreachable_receiver() {
 
 #[tokio::test]
 async fn with_the_guard_on_private_destinations_are_refused() {
-    let app = spawn_app_with_webhook_guard().await;
+    let app = TestApp::new().with_webhook_guard().start().await;
     let user = app.user().await;
     let receiver = Receiver::start(200).await;
     let plain = app
@@ -379,7 +377,7 @@ async fn with_the_guard_on_private_destinations_are_refused() {
 
 #[tokio::test]
 async fn an_event_is_delivered_to_the_webhooks_subscribed_to_it_only() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let user = app.user().await;
     let (wanted, unwanted) = (Receiver::start(200).await, Receiver::start(200).await);
     let created = create(
@@ -437,7 +435,7 @@ async fn an_event_is_delivered_to_the_webhooks_subscribed_to_it_only() {
 
 #[tokio::test]
 async fn a_translation_error_carries_the_error_and_the_chapter() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let user = app.user().await;
     let receiver = Receiver::start(204).await;
     create(&app, &user, &receiver.url, &["translation.error"]).await;
@@ -466,7 +464,7 @@ async fn a_translation_error_carries_the_error_and_the_chapter() {
 
 #[tokio::test]
 async fn a_failing_receiver_is_retried_after_1_5_and_30_minutes_and_then_the_delivery_fails() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let user = app.user().await;
     let receiver = Receiver::start(500).await;
     let created = create(&app, &user, &receiver.url, &["book.completed"]).await;
@@ -528,7 +526,7 @@ async fn a_failing_receiver_is_retried_after_1_5_and_30_minutes_and_then_the_del
 
 #[tokio::test]
 async fn a_receiver_that_recovers_stops_the_retries() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let user = app.user().await;
     let receiver = Receiver::start(502).await;
     let created = create(&app, &user, &receiver.url, &["book.completed"]).await;
@@ -562,7 +560,7 @@ async fn a_receiver_that_recovers_stops_the_retries() {
 
 #[tokio::test]
 async fn deleting_a_webhook_drops_its_queued_deliveries() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let user = app.user().await;
     let receiver = Receiver::start(200).await;
     let created = create(&app, &user, &receiver.url, &["book.completed"]).await;
@@ -587,7 +585,7 @@ async fn deleting_a_webhook_drops_its_queued_deliveries() {
 
 #[tokio::test]
 async fn the_history_lists_newest_first() {
-    let app = spawn_app_without_workers().await;
+    let app = TestApp::new().start().await;
     let user = app.user().await;
     let receiver = Receiver::start(200).await;
     let created = create(&app, &user, &receiver.url, &["book.completed"]).await;

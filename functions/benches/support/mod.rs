@@ -1,28 +1,32 @@
-//! What the benches share: the service wired as `booktr serve` wires it (embedded SQLite store
-//! and queue, local files), over a fresh data directory, served over HTTP on a free port.
+//! What the benches share: the app built as `booktr serve` builds it (embedded SQLite store and
+//! queue, local files, the upkeep tasks), over a fresh data directory, served over HTTP on a
+//! free port.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use booktr_api::{AppState, Settings};
 use booktr_core::config::Config;
 use booktr_core::ports::{Clock, Models};
-use booktr_functions::wiring;
+use booktr_functions::app::{Application, Running, Tasks};
 
-/// A served service; its data directory goes with it.
+/// A served service; its data directory and background tasks go with it.
 pub struct Served {
-    pub app: wiring::Embedded,
+    pub app: Application,
+    /// The upkeep and the queue workers, if asked for.
+    #[allow(dead_code)] // Stopped by the bench that runs workers; the others let it drop.
+    pub running: Running,
     /// Where it answers, `http://127.0.0.1:<port>`.
     pub url: String,
     _data: tempfile::TempDir,
 }
 
-/// Serves the embedded wiring with `env` as its configuration (besides the data directory and
-/// the public address, which are the bench's own).
+/// Serves the app with `env` as its configuration (besides the data directory and the public
+/// address, which are the bench's own), with `tasks` running.
 pub async fn serve(
     env: &[(&str, String)],
     clock: Arc<dyn Clock>,
     models: Arc<dyn Models>,
+    tasks: Tasks,
 ) -> anyhow::Result<Served> {
     let data = tempfile::TempDir::new()?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
@@ -36,23 +40,19 @@ pub async fn serve(
             .find(|(set, _)| *set == name)
             .map(|(_, value)| value.clone()),
     })?;
-    let app = wiring::embedded(&config, clock, models)?;
-    let state = AppState::new(
-        app.services.clone(),
-        Settings {
-            public_url: url.clone(),
-            trust_forwarded_for: false,
-            body_limit: None,
-            upload_origin: None,
-        },
-    );
-    let router =
-        booktr_api::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    tokio::spawn(std::future::IntoFuture::into_future(axum::serve(
-        listener, router,
-    )));
+    let app = Application::builder(config)
+        .clock(clock)
+        .models(models)
+        .embedded()?;
+    tokio::spawn(booktr_functions::serve::serve_router(
+        listener,
+        app.router(),
+        std::future::pending(),
+    ));
+    let running = app.start(tasks).await?;
     Ok(Served {
         app,
+        running,
         url,
         _data: data,
     })

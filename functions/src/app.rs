@@ -1,0 +1,295 @@
+//! The one way the app is assembled. `booktr serve`, each Lambda, the command-line tools, the
+//! black-box tests and the benches build it here from the configuration: the adapters
+//! ([`crate::wiring`]), the services over them, the HTTP side (the whole router, or one endpoint
+//! group for a Lambda) and the background tasks (queue workers and upkeep), which stop together.
+//!
+//! ```text
+//! let app = Application::builder(config).models(models).embedded()?;
+//! let running = app.start(Tasks::served(&app.config)).await?;   // workers and upkeep
+//! serve_router(listener, app.router(), shutdown).await?;        // the HTTP side, if any
+//! running.stop().await;
+//! ```
+
+use std::sync::Arc;
+
+use axum::Router;
+use booktr_api::{AppState, Routes, Settings};
+use booktr_core::config::Config;
+use booktr_core::health::QueueMode;
+use booktr_core::jobs::runner::{self, RunnerConfig};
+use booktr_core::ports::{Clock, EnvModels, Models, QueueName, StoreError, SystemClock};
+use booktr_core::{Ports, Services};
+use booktr_local::{SqliteQueue, SqliteTable};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tracing::warn;
+
+use crate::upkeep;
+use crate::wiring::{self, WiringError};
+
+/// The services on their adapters, ready to be served and worked.
+pub struct Application {
+    pub config: Config,
+    pub services: Services,
+    pub ports: Ports,
+    /// What the HTTP side is told about where it runs; set from the configuration and the
+    /// backend (a Lambda's body limit, the bucket's origin), adjustable before [`Self::router`].
+    pub settings: Settings,
+    mode: QueueMode,
+    backend: Backend,
+}
+
+/// What only one backend has, kept concrete for its own upkeep.
+#[derive(Clone)]
+enum Backend {
+    /// SQLite and local files: the queue's recovery after a crash (`release_in_flight`) and the
+    /// table's sweep of expired items (`purge_expired`) are the process's own work.
+    Embedded {
+        queue: Arc<SqliteQueue>,
+        table: Arc<SqliteTable>,
+    },
+    /// DynamoDB, SQS, S3, KMS: the platform expires items (time to live), schedules the digests
+    /// (EventBridge) and runs the workers (Lambda's event source).
+    #[cfg(feature = "aws")]
+    Managed,
+}
+
+/// How an [`Application`] is built: the configuration, a clock and the models, then a backend.
+pub struct Builder {
+    config: Config,
+    clock: Arc<dyn Clock>,
+    models: Option<Arc<dyn Models>>,
+}
+
+impl Application {
+    /// With the system clock and the models of the environment's provider keys unless told
+    /// otherwise.
+    pub fn builder(config: Config) -> Builder {
+        Builder {
+            config,
+            clock: Arc::new(SystemClock),
+            models: None,
+        }
+    }
+}
+
+impl Builder {
+    /// The clock every service and queue reads (tests hand in one they move).
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The models books are translated with (tests hand in stand-ins); by default
+    /// [`EnvModels::from_env`].
+    pub fn models(mut self, models: Arc<dyn Models>) -> Self {
+        self.models = Some(models);
+        self
+    }
+
+    fn take_models(&mut self) -> Arc<dyn Models> {
+        self.models
+            .take()
+            .unwrap_or_else(|| Arc::new(EnvModels::from_env()))
+    }
+
+    /// The embedded backend (worker-queue mode) over `config.data_dir`, which is made if missing.
+    pub fn embedded(mut self) -> Result<Application, WiringError> {
+        let models = self.take_models();
+        let embedded = wiring::embedded(&self.config, self.clock, models)?;
+        let settings = Settings {
+            public_url: self.config.public_url.clone(),
+            trust_forwarded_for: self.config.trust_forwarded_for,
+            body_limit: None,
+            upload_origin: None,
+        };
+        Ok(Application::new(
+            self.config,
+            embedded.ports,
+            QueueMode::WorkerQueue,
+            settings,
+            Backend::Embedded {
+                queue: embedded.queue,
+                table: embedded.table,
+            },
+        ))
+    }
+
+    /// The managed backend (managed-queue mode): the AWS resources through `clients`.
+    #[cfg(feature = "aws")]
+    pub fn managed(
+        mut self,
+        clients: booktr_aws::Clients,
+        resources: &wiring::AwsResources,
+    ) -> Result<Application, WiringError> {
+        let models = self.take_models();
+        let ports = wiring::managed(&self.config, clients, resources, self.clock, models)?;
+        let settings = Settings {
+            public_url: self.config.public_url.clone(),
+            // API Gateway's own view of the caller is used instead (`lambda::http_app`).
+            trust_forwarded_for: false,
+            body_limit: Some(booktr_api::LAMBDA_BODY_LIMIT),
+            upload_origin: resources.upload_origin(),
+        };
+        Ok(Application::new(
+            self.config,
+            ports,
+            QueueMode::ManagedQueue,
+            settings,
+            Backend::Managed,
+        ))
+    }
+}
+
+impl Application {
+    fn new(
+        config: Config,
+        ports: Ports,
+        mode: QueueMode,
+        settings: Settings,
+        backend: Backend,
+    ) -> Application {
+        let services = Services::new(
+            ports.clone(),
+            mode,
+            config.quotas,
+            config.chapter_window,
+            config.file_budget,
+            config.pipeline,
+            &config.public_url,
+        );
+        Application {
+            config,
+            services,
+            ports,
+            settings,
+            mode,
+            backend,
+        }
+    }
+
+    /// The same app over `ports` instead (the same stores behind wrappers that count or fail
+    /// calls, say): its services built again over them.
+    pub fn over(&self, ports: Ports) -> Application {
+        Application::new(
+            self.config.clone(),
+            ports,
+            self.mode,
+            self.settings.clone(),
+            self.backend.clone(),
+        )
+    }
+
+    /// Every endpoint group on one router, as `booktr serve` answers.
+    pub fn router(&self) -> Router {
+        booktr_api::router(self.state())
+    }
+
+    /// One endpoint group's routes with every shared layer, as one Lambda answers.
+    pub fn group(&self, routes: Routes) -> Router {
+        booktr_api::finish(routes, self.state())
+    }
+
+    fn state(&self) -> AppState {
+        AppState::new(self.services.clone(), self.settings.clone())
+    }
+
+    /// Starts the background tasks: `tasks`' queue workers, and on the embedded backend the
+    /// upkeep `booktr serve` does (the expired-item sweep, the upload area's clean-up, the
+    /// weekly digests, the Prometheus endpoint when `BOOKTR_METRICS_ADDR` is set). Before the
+    /// workers start, the jobs a killed process left in hand are released to run again, so only
+    /// one process with workers may run on a data directory (`booktr serve` holds its lock).
+    pub async fn start(&self, tasks: Tasks) -> Result<Running, StoreError> {
+        let (stop, stopped) = watch::channel(false);
+        let mut handles = Vec::new();
+        match &self.backend {
+            Backend::Embedded { queue, table } => {
+                if tasks.job_workers > 0 {
+                    let recovered = queue.release_in_flight().await?;
+                    if recovered.released > 0 {
+                        warn!(
+                            recovered = recovered.released,
+                            "jobs interrupted by the last shutdown will run again"
+                        );
+                    }
+                }
+                handles.extend(upkeep::start(
+                    &self.config,
+                    &self.services,
+                    &self.ports,
+                    table.clone(),
+                    &stopped,
+                ));
+            }
+            #[cfg(feature = "aws")]
+            Backend::Managed => {}
+        }
+        let queues = std::iter::repeat_n(QueueName::Jobs, tasks.job_workers).chain(
+            // With workers at all, one each on these: a delivery is one short request, and
+            // retries wait minutes anyway.
+            [QueueName::JobsDeadLetter, QueueName::Webhooks]
+                .into_iter()
+                .filter(|_| tasks.job_workers > 0),
+        );
+        for queue in queues {
+            handles.push(tokio::spawn(runner::run(
+                self.ports.queue.clone(),
+                self.services.jobs.clone(),
+                queue,
+                tasks.runner,
+                stopped.clone(),
+            )));
+        }
+        Ok(Running { stop, handles })
+    }
+}
+
+/// Which background tasks [`Application::start`] runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Tasks {
+    /// Workers on the jobs queue; with any, one more each on the dead-letter and webhook
+    /// queues. With none, whoever holds the app drives the queues (`runner::drain`).
+    pub job_workers: usize,
+    pub runner: RunnerConfig,
+}
+
+impl Tasks {
+    /// What `booktr serve` runs: `BOOKTR_WORKERS` job workers.
+    pub fn served(config: &Config) -> Tasks {
+        Tasks {
+            job_workers: config.workers,
+            runner: RunnerConfig::default(),
+        }
+    }
+
+    /// Upkeep only: the caller drives the queues.
+    pub fn without_workers() -> Tasks {
+        Tasks {
+            job_workers: 0,
+            runner: RunnerConfig::default(),
+        }
+    }
+}
+
+/// The background tasks of a started [`Application`]. Dropped, it tells them to stop without
+/// waiting for them.
+pub struct Running {
+    stop: watch::Sender<bool>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl Running {
+    /// Tells every task to stop and waits for them: each worker finishes its current job.
+    pub async fn stop(mut self) {
+        let _ = self.stop.send(true);
+        for handle in std::mem::take(&mut self.handles) {
+            let _ = handle.await;
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}
