@@ -15,7 +15,7 @@ use booktr_core::books::{Book, Upload};
 use booktr_core::config::{pipeline_config, Config};
 use booktr_core::jobs::runner::{self, RunnerConfig};
 use booktr_core::jobs::{JobHandler, JobParts, RunObserver};
-use booktr_core::ports::{KeyCheckError, Models, QueueName, SystemClock};
+use booktr_core::ports::{KeyCheckError, Models, QueueName};
 use booktr_core::translation::StartRequest;
 use booktr_core::types::{BookStatus, ChapterStatus, Email, LanguageCode, Plan, Role};
 use booktr_core::usage::{Quota, Quotas};
@@ -26,7 +26,7 @@ use booktr_translate::recorded::{AnswerLog, Recording};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::wiring;
+use crate::app::Application;
 
 /// How often the book's record is read while a job works on it.
 const POLL: Duration = Duration::from_millis(10);
@@ -237,7 +237,10 @@ fn assemble(
         pro: Quota::UNLIMITED,
         business: Quota::UNLIMITED,
     };
-    let app = wiring::embedded(&config, Arc::new(SystemClock), models)
+    let pipeline = config.pipeline;
+    let app = Application::builder(config)
+        .models(models)
+        .embedded()
         .context("opening the run's data directory")?;
     let mut services = app.services;
     services.translations = services
@@ -253,7 +256,7 @@ fn assemble(
             events: services.events.clone(),
             developer: services.developer.clone(),
             digests: services.digests.clone(),
-            pipeline: config.pipeline,
+            pipeline,
         },
     )
     .observed_by(observer);
