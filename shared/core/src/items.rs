@@ -75,6 +75,8 @@ impl CorruptItem {
     }
 }
 
+/// A corrupt item is the domain's own data gone wrong, not its backend's failure: a fault
+/// (500, not retried) wherever it is met.
 impl From<CorruptItem> for Fault {
     fn from(e: CorruptItem) -> Self {
         Fault::Corrupt {
@@ -222,4 +224,24 @@ pub async fn delete_indexed_of_but(
         }
     }
     Ok(items.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_corrupt_item_is_a_fault_naming_the_item_and_the_attribute_not_a_store_failure() {
+        let item = Item::new("BOOK#1", "BOOK").with("status", 3);
+        let error: DataError = Fields::of(&item).str("status").unwrap_err().into();
+        let DataError::Fault(Fault::Corrupt { what, detail }) = error else {
+            panic!("a corrupt item read as {error:?}");
+        };
+        assert_eq!(what, "item BOOK#1/BOOK");
+        assert_eq!(detail, "a missing or invalid 'status'");
+        assert_eq!(
+            Fault::from(Fields::of(&item).corrupt("status")).to_string(),
+            corrupt(&item, "status").to_string()
+        );
+    }
 }
