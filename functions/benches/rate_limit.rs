@@ -9,8 +9,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use booktr_core::accounts::NewUser;
-use booktr_core::ports::{EnvModels, ManualClock};
+use booktr_core::ports::ManualClock;
 use booktr_core::types::{Email, Plan, Role};
+use booktr_outbound::EnvModels;
 
 mod support;
 

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use anyhow::Context;
 use booktr_core::accounts::NewUser;
 use booktr_core::config::Config;
-use booktr_core::ports::{EnvModels, SystemClock};
+use booktr_core::ports::SystemClock;
 use booktr_core::types::{Email, Plan, Role};
+use booktr_outbound::EnvModels;
 use clap::{Parser, Subcommand};
 
 use crate::{serve, telemetry, wiring};

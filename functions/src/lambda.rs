@@ -8,7 +8,8 @@ use axum::Router;
 use booktr_api::{AppState, Settings};
 use booktr_core::config::{Config, LogFormat};
 use booktr_core::jobs::runner::{self, Worker};
-use booktr_core::ports::{EnvModels, Received, SystemClock};
+use booktr_core::ports::{Received, SystemClock};
+use booktr_outbound::EnvModels;
 use lambda_runtime::{service_fn, LambdaEvent};
 use tracing::error;
 

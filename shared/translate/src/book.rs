@@ -29,7 +29,7 @@ pub fn choose_model(
 ) -> Result<Box<dyn ChatModel>, ChatError> {
     let (family, _) =
         lookup(model).ok_or_else(|| ChatError::Fatal(format!("unknown model '{model}'")))?;
-    let (key_var, url_var) = family.env_names();
+    let (key_var, url_var) = crate::providers::env_names(family);
     match user_key
         .or_else(|| env(key_var))
         .filter(|k| !k.trim().is_empty())
