@@ -43,8 +43,10 @@ echo "== booktr translate"
 record=()
 [ -n "${RECORD:-}" ] && record=(--record-answers "$work/answers.jsonl")
 # The local server answers one request at a time, a few tokens a second: far slower than a
-# hosted model's 180 s allow.
-BOOKTR_MODEL_TIMEOUT_SECS=3600 OPENAI_API_KEY=local OPENAI_BASE_URL="http://127.0.0.1:$port/v1" \
+# hosted model's 180 s allow. A small model keeps its place in an answer of a paragraph or two,
+# not of a whole letter (docs/operations.md, BOOKTR_CHUNK_TOKENS); CHUNK_TOKENS=2000 measures
+# the hosted models' default.
+BOOKTR_CHUNK_TOKENS=${CHUNK_TOKENS:-400} BOOKTR_MODEL_TIMEOUT_SECS=3600 OPENAI_API_KEY=local OPENAI_BASE_URL="http://127.0.0.1:$port/v1" \
   target/release/booktr translate "$work/letter.txt" --from en --to fr --parallel 1 \
   --out "$work/letter.fr.epub" --report "$work/report.json" --pass-texts "$work/passes" \
   "${record[@]}" >"$work/booktr.log" 2>&1 || { tail -30 "$work/booktr.log"; exit 1; }

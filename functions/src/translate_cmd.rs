@@ -17,7 +17,7 @@ use booktr_translate::estimate::cost;
 use booktr_translate::glossary::{self, contains_term, GlossaryEntry};
 use booktr_translate::ladder::Repaired;
 use booktr_translate::model::ChatModel;
-use booktr_translate::pipeline::{Changed, PassUsage, PipelineConfig, Quality};
+use booktr_translate::pipeline::{Changed, PassUsage, Quality};
 use booktr_translate::protocol::Pass;
 use booktr_translate::reading::Removed;
 use booktr_translate::recorded::Recording;
@@ -145,6 +145,13 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         }
         progress.on_event(event)
     };
+    // The server's setting for the pipeline, read the same way (`BOOKTR_CHUNK_TOKENS`).
+    let pipeline = booktr_core::config::pipeline_config(&|name, default| {
+        std::env::var(name)
+            .ok()
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| default.to_string())
+    })?;
     let started = std::time::Instant::now();
     let done = translate_book(
         model.as_ref(),
@@ -152,7 +159,7 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         &source,
         to.as_str(),
         &glossary,
-        &PipelineConfig::default(),
+        &pipeline,
         &options,
         &on_event,
     )

@@ -53,6 +53,7 @@ pub fn embedded(
         config.quotas,
         config.chapter_window,
         config.file_budget,
+        config.pipeline,
         &config.public_url,
     );
     Ok(Embedded {
@@ -184,6 +185,7 @@ pub fn managed(
         config.quotas,
         config.chapter_window,
         config.file_budget,
+        config.pipeline,
         &config.public_url,
     );
     Ok(Managed { services, ports })

@@ -154,6 +154,7 @@ async fn starting_moby_dick_reads_each_thing_once_and_writes_its_chapters_in_bat
         booktr_core::usage::Quotas::default(),
         booktr_core::translation::DEFAULT_WINDOW,
         booktr_formats::Budget::default(),
+        Default::default(),
         "http://127.0.0.1:8080",
     );
     let router = booktr_api::router(booktr_api::AppState::new(

@@ -4,6 +4,8 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use booktr_translate::pipeline::PipelineConfig;
+
 use crate::types::{Email, Plan};
 use crate::usage::Quotas;
 
@@ -38,6 +40,9 @@ pub struct Config {
     /// `BOOKTR_FILE_MEMORY_MIB`: the ceiling every limit on reading an upload and rendering a
     /// book follows from (`booktr_formats::Budget`); 64 by default.
     pub file_budget: booktr_formats::Budget,
+    /// The translation pipeline's chunking: `BOOKTR_CHUNK_TOKENS` sets the estimated source
+    /// tokens of one request (see [`pipeline_config`]).
+    pub pipeline: PipelineConfig,
     /// `BOOKTR_ADMIN_EMAIL`: the email of the administrator created on first start.
     pub admin_email: Email,
     /// `BOOKTR_WEBHOOK_ALLOW_PRIVATE`: `true` lets webhooks reach plain-http, private and loopback
@@ -175,6 +180,7 @@ impl Config {
                     ),
                 )
             })?;
+        let pipeline = pipeline_config(&get)?;
         // Read where the model clients are made (`booktr_translate::book::choose_model`);
         // checked here so that a bad value stops the start like any other.
         let timeout_raw = get("BOOKTR_MODEL_TIMEOUT_SECS", "180");
@@ -259,6 +265,7 @@ impl Config {
             workers,
             chapter_window,
             file_budget,
+            pipeline,
             admin_email,
             webhook_allow_private,
             trust_forwarded_for,
@@ -273,6 +280,29 @@ impl Config {
     }
 }
 
+/// The pipeline's settings from the environment: `BOOKTR_CHUNK_TOKENS` (200 to 8,000, else
+/// 2,000), the estimated source tokens one translation request carries. A hosted model answers
+/// 2,000 well; a small local model loses its place in a long answer (the 1.5B Qwen2.5-Coder of
+/// the quality bench ran one sentence round and round for a whole letter, see
+/// docs/translation.md) and does better on a paragraph or two: 400.
+pub fn pipeline_config(
+    get: &impl Fn(&'static str, &str) -> String,
+) -> Result<PipelineConfig, ConfigError> {
+    let default = PipelineConfig::default();
+    let raw = get("BOOKTR_CHUNK_TOKENS", &default.chunk_tokens.to_string());
+    match raw.trim().parse::<u64>() {
+        Ok(n) if (200..=8000).contains(&n) => Ok(PipelineConfig {
+            chunk_tokens: n,
+            ..default
+        }),
+        _ => Err(ConfigError {
+            name: "BOOKTR_CHUNK_TOKENS",
+            value: raw,
+            reason: "expected a number of tokens from 200 to 8000".into(),
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,6 +314,20 @@ mod tests {
         assert_eq!(config.public_url, "http://127.0.0.1:8080");
         assert_eq!(config.data_dir, PathBuf::from("./data"));
         assert!(!config.is_https());
+    }
+
+    #[test]
+    fn a_request_carries_2000_source_tokens_unless_set_within_its_range() {
+        let chunk = |v: Option<&'static str>| {
+            Config::from_lookup(|n| (n == "BOOKTR_CHUNK_TOKENS").then_some(v?.into()))
+                .map(|c| c.pipeline.chunk_tokens)
+        };
+        assert_eq!(chunk(None).unwrap(), 2000);
+        assert_eq!(chunk(Some("400")).unwrap(), 400);
+        for wrong in ["50", "9000", "lots"] {
+            let err = chunk(Some(wrong)).unwrap_err();
+            assert_eq!(err.name, "BOOKTR_CHUNK_TOKENS");
+        }
     }
 
     #[test]

@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use booktr_translate::pipeline::PipelineConfig;
+
 use crate::accounts::Accounts;
 use crate::accounts::User;
 use crate::books::Books;
@@ -45,13 +47,15 @@ pub struct Services {
 impl Services {
     /// `window`: chapters of a book translated at the same time (see `Translations`);
     /// `file_budget`: what reading an upload and rendering a book may cost in memory; `site`:
-    /// the service's public URL, for the links notifications and emails carry.
+    /// the service's public URL, for the links notifications and emails carry; `pipeline`: how
+    /// the translation pipeline cuts a chapter into requests (quotes and jobs alike).
     pub fn new(
         ports: Ports,
         mode: QueueMode,
         quotas: Quotas,
         window: usize,
         file_budget: booktr_formats::Budget,
+        pipeline: PipelineConfig,
         site: &str,
     ) -> Self {
         // The one place services are built: each gets the collaborators it works with, and
@@ -76,7 +80,8 @@ impl Services {
             developer.clone(),
         )
         .with_window(window)
-        .with_file_budget(file_budget);
+        .with_file_budget(file_budget)
+        .with_pipeline(pipeline);
         let privacy = Privacy::new(
             ports.clone(),
             Domains {
@@ -107,6 +112,7 @@ impl Services {
                 events: events.clone(),
                 developer: developer.clone(),
                 digests: digests.clone(),
+                pipeline,
             },
         );
         Services {

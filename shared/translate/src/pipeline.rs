@@ -37,7 +37,7 @@ pub struct PipelineConfig {
     /// Estimated tokens of the chapter's translation so far that each first-pass request
     /// carries (the EARLIER lines), so that names, pronouns and register follow through a
     /// chapter. With a window the first pass's chunks go one after the other (in chapters of
-    /// up to four chunks; longer ones go at once without it, see [`windowed`]); 0 sends none.
+    /// up to 8,000 source tokens; longer ones go at once without it, see [`windowed`]); 0 sends none.
     pub context_tokens: u64,
 }
 
@@ -573,15 +573,17 @@ fn part_budget(chunk_tokens: u64) -> u64 {
     chunk_tokens.saturating_sub(40).max(64)
 }
 
-/// A chapter of more chunks than this has its first pass's chunks sent at once, without the
-/// window: one after the other, its wall time would grow with its length (most chapters of
-/// novels are one or two chunks; Moby-Dick's longest is seven).
-const MAX_WINDOWED_CHUNKS: usize = 4;
+/// A chapter of more estimated source tokens than this (four chunks of 2,000) has its first
+/// pass's chunks sent at once, without the window: one after the other, its wall time would
+/// grow with its length (most chapters of novels are one or two chunks of 2,000; Moby-Dick's
+/// longest is seven). Counted in tokens, not chunks, so that smaller chunks for a small model
+/// (`chunk_tokens`) keep the window over the same chapters.
+const MAX_WINDOWED_TOKENS: u64 = 8_000;
 
 /// Whether the first pass over `chunks` chunks goes chunk after chunk, each with the
 /// translation before it in view.
 pub fn windowed(config: &PipelineConfig, chunks: usize) -> bool {
-    config.context_tokens > 0 && chunks <= MAX_WINDOWED_CHUNKS
+    config.context_tokens > 0 && chunks as u64 * config.chunk_tokens <= MAX_WINDOWED_TOKENS
 }
 
 /// Whether a later pass's estimate counts block `id` as changed: one block in four, the share

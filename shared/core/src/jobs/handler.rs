@@ -52,6 +52,7 @@ pub struct JobParts {
     pub events: Events,
     pub developer: Developer,
     pub digests: Digests,
+    pub pipeline: PipelineConfig,
 }
 
 impl JobHandler {
@@ -63,6 +64,7 @@ impl JobHandler {
             events,
             developer,
             digests,
+            pipeline,
         } = parts;
         JobHandler {
             books,
@@ -71,7 +73,7 @@ impl JobHandler {
             events,
             developer,
             digests,
-            pipeline: PipelineConfig::default(),
+            pipeline,
             ports,
         }
     }

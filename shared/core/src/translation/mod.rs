@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use booktr_formats::manuscript::Block;
 use booktr_translate::glossary::GlossaryEntry;
-use booktr_translate::pipeline::Quality;
+use booktr_translate::pipeline::{PipelineConfig, Quality};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -156,6 +156,8 @@ pub struct Translations {
     window: usize,
     /// What reading an upload and rendering a book may cost in memory.
     file_budget: booktr_formats::Budget,
+    /// How a chapter is cut into requests, which the quote follows.
+    pipeline: PipelineConfig,
     books: Books,
     glossaries: Glossaries,
     usage: Usage,
@@ -179,6 +181,7 @@ impl Translations {
             developer,
             window: DEFAULT_WINDOW,
             file_budget: booktr_formats::Budget::default(),
+            pipeline: PipelineConfig::default(),
             books,
             glossaries,
             usage,
@@ -195,6 +198,12 @@ impl Translations {
     /// With uploads read and books rendered within `budget` (`BOOKTR_FILE_MEMORY_MIB`).
     pub fn with_file_budget(mut self, budget: booktr_formats::Budget) -> Self {
         self.file_budget = budget;
+        self
+    }
+
+    /// With chapters cut into requests as `pipeline` says (`BOOKTR_CHUNK_TOKENS`).
+    pub fn with_pipeline(mut self, pipeline: PipelineConfig) -> Self {
+        self.pipeline = pipeline;
         self
     }
 

@@ -117,7 +117,7 @@ impl Translations {
             source_lang: &book.original_lang,
             target_lang: &target,
             glossary: &entries,
-            config: &Default::default(),
+            config: &self.pipeline,
             window: self.window_for(&book.user_id).await?,
         };
         let estimate = if to_translate.is_empty() {
