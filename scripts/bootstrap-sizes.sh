@@ -4,8 +4,8 @@
 # `lambdas/Cargo.toml`'s size settings. Prints each stripped size and fails when one is 15 MB
 # (15,000,000 bytes) or more, the goal of the README's "Builds".
 #
-# By default the two largest (README "Builds" has every function's figure): each is linked with
-# fat LTO, 60-90 s apiece on two cores. Name others as arguments.
+# By default the two largest (docs/benchmarks.md, "Lambda bootstraps", has their figures): each
+# is linked with fat LTO, 60-90 s apiece on two cores. Name others as arguments.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

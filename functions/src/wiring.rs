@@ -5,10 +5,24 @@ use std::sync::Arc;
 
 use booktr_core::config::Config;
 use booktr_core::health::QueueMode;
-use booktr_core::ports::{Clock, HttpOut, Mailer, Models, StoreError};
+use booktr_core::ports::{Clock, HttpOut, HttpOutError, Mailer, Models, StoreError};
 use booktr_core::{Ports, Services};
 use booktr_local::{LocalBlobs, LocalSecrets, SignedLinks, SqliteQueue, SqliteTable};
 use booktr_outbound::{LogMailer, ReqwestHttp, SmtpMailer};
+
+/// Why the adapters could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum WiringError {
+    /// A backend could not be opened (the data directory's database, files or keys).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The configuration is missing a setting or holds one that cannot be used.
+    #[error("{0}")]
+    Config(String),
+    /// The webhook deliveries' HTTP client could not be built.
+    #[error(transparent)]
+    Http(#[from] HttpOutError),
+}
 
 /// The embedded backend of worker-queue mode, all under one data directory:
 /// `booktr.db` (table), `queue.db` (jobs), `blobs/` (files), `link.key` and `secrets.key`.
@@ -26,7 +40,7 @@ pub fn embedded(
     config: &Config,
     clock: Arc<dyn Clock>,
     models: Arc<dyn Models>,
-) -> Result<Embedded, StoreError> {
+) -> Result<Embedded, WiringError> {
     let data_dir = config.data_dir.as_path();
     let links = SignedLinks::new(&config.public_url, link_secret(data_dir)?, clock.clone());
     let secrets = Arc::new(LocalSecrets::open(&data_dir.join("secrets.key"))?);
@@ -75,18 +89,17 @@ fn link_secret(data_dir: &Path) -> Result<Vec<u8>, StoreError> {
 }
 
 /// Webhook deliveries' HTTP client: guarded unless `BOOKTR_WEBHOOK_ALLOW_PRIVATE`.
-fn webhook_http(config: &Config) -> Result<Arc<dyn HttpOut>, StoreError> {
-    let http = ReqwestHttp::new(config.webhook_allow_private)
-        .map_err(|e| StoreError::Unavailable(e.to_string()))?;
+fn webhook_http(config: &Config) -> Result<Arc<dyn HttpOut>, WiringError> {
+    let http = ReqwestHttp::new(config.webhook_allow_private)?;
     Ok(Arc::new(http))
 }
 
 /// SMTP when `BOOKTR_SMTP_URL` and `BOOKTR_MAIL_FROM` are set, else a mailer that only logs.
-fn mailer(config: &Config) -> Result<Arc<dyn Mailer>, StoreError> {
+fn mailer(config: &Config) -> Result<Arc<dyn Mailer>, WiringError> {
     match &config.smtp {
         Some(smtp) => {
             let smtp = SmtpMailer::new(&smtp.url, &smtp.from)
-                .map_err(|e| StoreError::Invalid(format!("BOOKTR_SMTP_URL: {e}")))?;
+                .map_err(|e| WiringError::Config(format!("BOOKTR_SMTP_URL: {e}")))?;
             Ok(Arc::new(smtp))
         }
         None => {
@@ -120,12 +133,12 @@ pub struct AwsResources {
 
 #[cfg(feature = "aws")]
 impl AwsResources {
-    pub fn from_env() -> Result<AwsResources, StoreError> {
+    pub fn from_env() -> Result<AwsResources, WiringError> {
         let var = |name: &str| {
             std::env::var(name)
                 .ok()
                 .filter(|v| !v.is_empty())
-                .ok_or_else(|| StoreError::Invalid(format!("{name} is not set")))
+                .ok_or_else(|| WiringError::Config(format!("{name} is not set")))
         };
         Ok(AwsResources {
             table: var("BOOKTR_TABLE")?,
@@ -155,7 +168,7 @@ pub fn managed(
     resources: &AwsResources,
     clock: Arc<dyn Clock>,
     models: Arc<dyn Models>,
-) -> Result<Managed, StoreError> {
+) -> Result<Managed, WiringError> {
     let blobs = Arc::new(booktr_aws::S3Blobs::new(&clients, &resources.bucket));
     let ports = Ports {
         table: Arc::new(booktr_aws::DynamoTable::new(

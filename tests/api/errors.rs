@@ -1,7 +1,9 @@
 use reqwest::Method;
 use serde_json::json;
 
+use booktr_core::books::store;
 use booktr_core::jobs::runner;
+use booktr_core::ports::{Condition, Update};
 
 use crate::helpers::{assert_error, sample_txt, spawn_app, spawn_app_without_workers};
 
@@ -173,5 +175,86 @@ async fn a_translation_that_cannot_start_or_a_download_too_early_names_the_way_f
     assert!(
         message.contains("/api/translate/resume") && message.contains("/api/translate/stop"),
         "{message}"
+    );
+}
+
+/// A book, extracted, without workers: each job runs when the test drains the queue.
+async fn extracted_book(app: &crate::helpers::TestApp) -> (crate::helpers::TestUser, String) {
+    let user = app.user().await;
+    let id = app.upload_ok(&user.key, "book.txt", sample_txt()).await;
+    runner::drain(app.ports.queue.as_ref(), &app.services.jobs)
+        .await
+        .unwrap();
+    (user, id)
+}
+
+#[tokio::test]
+async fn a_chapter_text_gone_from_storage_is_a_500_without_a_try_again() {
+    let app = spawn_app_without_workers().await;
+    let (user, id) = extracted_book(&app).await;
+    let key = store::chapter_key(&id, 1).unwrap();
+    app.ports.blobs.delete(&key).await.unwrap();
+
+    let quote = app
+        .get(&format!("/api/translate/quote?bookId={id}"), &user.key)
+        .await;
+    assert!(quote.headers().get("retry-after").is_none());
+    let body = assert_error(quote, 500, "internal_error").await;
+    assert!(
+        !body["message"].as_str().unwrap().contains("chapter"),
+        "the cause is logged, not answered: {body}"
+    );
+}
+
+#[tokio::test]
+async fn a_corrupt_book_item_is_a_500_without_a_try_again() {
+    let app = spawn_app_without_workers().await;
+    let (user, id) = extracted_book(&app).await;
+    app.ports
+        .table
+        .update(
+            &store::book_pk(&id),
+            store::BOOK_SK,
+            Update::default().set("status", "NOT_A_STATUS"),
+            Condition::Always,
+        )
+        .await
+        .unwrap();
+
+    let read = app.get(&format!("/api/books/{id}"), &user.key).await;
+    assert!(read.headers().get("retry-after").is_none());
+    assert_error(read, 500, "internal_error").await;
+}
+
+#[tokio::test]
+async fn a_chapter_whose_text_is_gone_fails_at_once_rather_than_being_retried() {
+    let app = spawn_app_without_workers().await;
+    let (user, id) = extracted_book(&app).await;
+    let start = json!({"bookId": id});
+    let started = app
+        .send_json(Method::POST, "/api/translate", &user.key, start)
+        .await;
+    assert_eq!(started.status(), 200);
+    let key = store::chapter_key(&id, 1).unwrap();
+    app.ports.blobs.delete(&key).await.unwrap();
+
+    // One drain, no time passing: a retried job would wait for its backoff and leave the
+    // chapter as it was.
+    runner::drain(app.ports.queue.as_ref(), &app.services.jobs)
+        .await
+        .unwrap();
+    let status: serde_json::Value = app
+        .get(&format!("/api/translate/status?bookId={id}"), &user.key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let errors = status["errors"].as_array().unwrap();
+    assert!(
+        errors.iter().any(|e| e["error"]
+            .as_str()
+            .unwrap()
+            .contains("chapter 1 text is missing")),
+        "{status}"
     );
 }

@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 use booktr_core::accounts::AccountsError;
 use booktr_core::books::{BooksError, FormUse};
 use booktr_core::developer::DeveloperError;
+use booktr_core::fault::{DataError, Fault};
 use booktr_core::ports::StoreError;
 use booktr_core::privacy::PrivacyError;
 use serde_json::json;
@@ -103,6 +104,8 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// Only a backend that is down is worth trying again; the store's other answers reaching a
+/// caller are bugs.
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
@@ -115,6 +118,22 @@ impl From<StoreError> for ApiError {
                 )
             }
             other => ApiError::internal(&other),
+        }
+    }
+}
+
+/// A fault fails again on the next try: 500, with the cause in the log.
+impl From<Fault> for ApiError {
+    fn from(e: Fault) -> Self {
+        ApiError::internal(&e)
+    }
+}
+
+impl From<DataError> for ApiError {
+    fn from(e: DataError) -> Self {
+        match e {
+            DataError::Store(s) => s.into(),
+            DataError::Fault(f) => f.into(),
         }
     }
 }
@@ -142,6 +161,7 @@ impl From<AccountsError> for ApiError {
                     .retry_after(1)
             }
             AccountsError::Store(s) => s.into(),
+            AccountsError::Fault(f) => f.into(),
         }
     }
 }
@@ -151,6 +171,7 @@ impl From<PrivacyError> for ApiError {
         match e {
             PrivacyError::Invalid(m) => ApiError::bad_request(m),
             PrivacyError::Store(s) => s.into(),
+            PrivacyError::Fault(f) => f.into(),
             // Only the purge job meets it; no route purges.
             e @ PrivacyError::StillOpen => ApiError::internal(&e),
             PrivacyError::Accounts(e) => e.into(),
@@ -168,8 +189,8 @@ impl From<BooksError> for ApiError {
     fn from(e: BooksError) -> Self {
         match e {
             BooksError::Invalid(m) => ApiError::bad_request(m),
-            BooksError::UnsupportedFile(m) => {
-                ApiError::new(StatusCode::BAD_REQUEST, "unsupported_file", m)
+            BooksError::UnsupportedFile(e) => {
+                ApiError::new(StatusCode::BAD_REQUEST, "unsupported_file", e.to_string())
             }
             BooksError::TooLarge => ApiError::file_too_large(),
             BooksError::NotFound => ApiError::not_found("book"),
@@ -192,6 +213,7 @@ impl From<BooksError> for ApiError {
                 ApiError::new(StatusCode::CONFLICT, "form_used", message)
             }
             BooksError::Store(s) => s.into(),
+            BooksError::Fault(f) => f.into(),
         }
     }
 }
@@ -210,6 +232,7 @@ impl From<DeveloperError> for ApiError {
             // Reading keys back is the jobs' business; a route never opens one.
             DeveloperError::Unreadable(_) => ApiError::internal(&e),
             DeveloperError::Store(s) => s.into(),
+            DeveloperError::Fault(f) => f.into(),
         }
     }
 }
@@ -228,4 +251,48 @@ pub async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
         "method_not_allowed",
         format!("{method} is not allowed on {}", uri.path()),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use booktr_core::books::sniff;
+    use booktr_core::translation::TranslationError;
+
+    #[test]
+    fn a_fault_is_a_500_and_only_a_backend_down_is_a_503_to_try_again() {
+        let corrupt = Fault::Corrupt {
+            what: "item BOOK#1/BOOK".into(),
+            detail: "a missing or invalid 'status'".into(),
+        };
+        let answer = ApiError::from(DataError::Fault(corrupt));
+        assert_eq!(
+            (answer.status, answer.code),
+            (StatusCode::INTERNAL_SERVER_ERROR, "internal_error")
+        );
+        assert!(!answer.message.contains("BOOK#1"), "{}", answer.message);
+        let internal = ApiError::from(AccountsError::Fault(Fault::Internal("hashing".into())));
+        assert_eq!(internal.status, StatusCode::INTERNAL_SERVER_ERROR);
+        let down = ApiError::from(DataError::Store(StoreError::Unavailable("down".into())));
+        assert_eq!(
+            (down.status, down.code),
+            (StatusCode::SERVICE_UNAVAILABLE, "service_unavailable")
+        );
+    }
+
+    #[test]
+    fn a_books_error_reaching_translation_keeps_its_code() {
+        let unsupported = sniff("book.mobi", b"hello").unwrap_err();
+        let answer = ApiError::from(TranslationError::from(BooksError::UnsupportedFile(
+            unsupported,
+        )));
+        assert_eq!(
+            (answer.status, answer.code),
+            (StatusCode::BAD_REQUEST, "unsupported_file")
+        );
+        let answer = ApiError::from(TranslationError::from(BooksError::TooLarge));
+        assert_eq!(answer.code, "file_too_large");
+        let answer = ApiError::from(TranslationError::MissingText(3));
+        assert_eq!(answer.code, "internal_error");
+    }
 }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
-use booktr_translate::model::ChatModel;
+use booktr_translate::model::{ChatError, ChatModel};
 use booktr_translate::providers::{lookup, Family};
 use serde::{Deserialize, Deserializer, Serialize};
 use tracing::{error, info};
@@ -254,6 +254,24 @@ pub enum DeveloperError {
     Unreadable(KeySlot),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// What the domain found wrong with its data or its process: logged, answered 500, not
+    /// retried.
+    #[error(transparent)]
+    Fault(#[from] crate::fault::Fault),
+}
+
+crate::fault::from_data_error!(DeveloperError);
+
+/// Why no model translates a run: what its chapters fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum NoModel {
+    /// The user's stored key for the model's family no longer opens (always
+    /// [`DeveloperError::Unreadable`], which says which key and what to do).
+    #[error(transparent)]
+    KeyUnreadable(DeveloperError),
+    /// The models port refused the model (one it does not know).
+    #[error(transparent)]
+    Refused(ChatError),
 }
 
 #[derive(Clone)]
@@ -393,11 +411,15 @@ impl Developer {
         &self,
         user_id: &str,
         model: &str,
-    ) -> Result<Result<Arc<dyn ChatModel>, String>, DeveloperError> {
+    ) -> Result<Result<Arc<dyn ChatModel>, NoModel>, DeveloperError> {
         let user_key = match lookup(model) {
             Some((family, _)) => match self.user_key(user_id, family).await {
                 Ok(key) => key,
-                Err(e @ DeveloperError::Unreadable(_)) => return Ok(Err(e.to_string())),
+                Err(DeveloperError::Unreadable(slot)) => {
+                    return Ok(Err(NoModel::KeyUnreadable(DeveloperError::Unreadable(
+                        slot,
+                    ))))
+                }
                 Err(e) => return Err(e),
             },
             // An unknown model is refused just below, by the port.
@@ -407,7 +429,7 @@ impl Developer {
             .ports
             .models
             .model(model, user_key)
-            .map_err(|e| e.to_string()))
+            .map_err(NoModel::Refused))
     }
 
     /// The user's own key for a model family, for their translation jobs; None when they have
@@ -460,22 +482,19 @@ fn bound(user_id: &str, slot: KeySlot, key: &str) -> String {
 mod tests {
     use super::*;
 
-    fn parse(slot: KeySlot, raw: &str) -> Result<ProviderKey, String> {
-        ProviderKey::parse(slot, raw).map_err(|e| e.to_string())
-    }
-
     #[test]
     fn a_preview_shows_the_first_three_and_last_four_characters() {
-        let key = parse(KeySlot::One, "sk-proj-abcdefghijklmnop9fQx").unwrap();
+        let key = ProviderKey::parse(KeySlot::One, "sk-proj-abcdefghijklmnop9fQx").unwrap();
         assert_eq!(key.preview(), "sk-...9fQx");
-        let key = parse(KeySlot::Three, "AIzaSyA1234567890abcdefghijklmnopqrstuv").unwrap();
+        let key =
+            ProviderKey::parse(KeySlot::Three, "AIzaSyA1234567890abcdefghijklmnopqrstuv").unwrap();
         assert_eq!(key.preview(), "AIz...stuv");
     }
 
     #[test]
     fn a_key_never_shows_in_debug_output() {
         let raw = "sk-ant-api03-secretsecretsecret-WXYZ";
-        let key = parse(KeySlot::Two, raw).unwrap();
+        let key = ProviderKey::parse(KeySlot::Two, raw).unwrap();
         let shown = format!("{key:?}");
         assert_eq!(shown, "ProviderKey(sk-...WXYZ)");
         let patch = DeveloperPatch {
@@ -493,7 +512,7 @@ mod tests {
 
     #[test]
     fn surrounding_whitespace_is_trimmed_but_inner_whitespace_is_refused() {
-        let key = parse(KeySlot::One, "  sk-abcdefghijklmnopqrstuvwxyz\n").unwrap();
+        let key = ProviderKey::parse(KeySlot::One, "  sk-abcdefghijklmnopqrstuvwxyz\n").unwrap();
         assert_eq!(key.expose(), "sk-abcdefghijklmnopqrstuvwxyz");
         for raw in [
             "sk-abcdefghij klmnopqrstuvwxyz",
@@ -501,7 +520,9 @@ mod tests {
             "sk-abcdefghij\u{0}klmnopqrstuvwxyz",
             "sk-abcdefghijé-klmnopqrstuvwxyz",
         ] {
-            let error = parse(KeySlot::One, raw).unwrap_err();
+            let error = ProviderKey::parse(KeySlot::One, raw)
+                .unwrap_err()
+                .to_string();
             assert!(
                 error.starts_with("keyOne (OpenAI) is not a valid key"),
                 "{error}"
@@ -511,28 +532,32 @@ mod tests {
 
     #[test]
     fn empty_short_and_overlong_keys_are_refused_naming_the_key() {
-        let error = parse(KeySlot::Two, "   ").unwrap_err();
+        let error = ProviderKey::parse(KeySlot::Two, "   ")
+            .unwrap_err()
+            .to_string();
         assert!(
             error.contains("keyTwo") && error.contains("empty"),
             "{error}"
         );
-        let error = parse(KeySlot::Three, "AIzaShort").unwrap_err();
+        let error = ProviderKey::parse(KeySlot::Three, "AIzaShort")
+            .unwrap_err()
+            .to_string();
         assert!(
             error.contains("keyThree") && error.contains("9 characters"),
             "{error}"
         );
-        assert!(parse(KeySlot::One, &"k".repeat(MAX_KEY_LEN)).is_ok());
-        assert!(parse(KeySlot::One, &"k".repeat(MAX_KEY_LEN + 1)).is_err());
-        assert!(parse(KeySlot::One, &"k".repeat(MIN_KEY_LEN)).is_ok());
-        assert!(parse(KeySlot::One, &"k".repeat(MIN_KEY_LEN - 1)).is_err());
+        assert!(ProviderKey::parse(KeySlot::One, &"k".repeat(MAX_KEY_LEN)).is_ok());
+        assert!(ProviderKey::parse(KeySlot::One, &"k".repeat(MAX_KEY_LEN + 1)).is_err());
+        assert!(ProviderKey::parse(KeySlot::One, &"k".repeat(MIN_KEY_LEN)).is_ok());
+        assert!(ProviderKey::parse(KeySlot::One, &"k".repeat(MIN_KEY_LEN - 1)).is_err());
     }
 
     #[test]
     fn a_key_of_any_provider_shape_passes_the_generic_checks() {
         // OpenAI-compatible servers (local models, gateways) hand out keys of their own shape;
         // the provider prefix is checked only against the provider's own server.
-        assert!(parse(KeySlot::One, "gsk_0123456789abcdefghijKLMN").is_ok());
-        assert!(parse(KeySlot::One, "local-llm-token-0123456789").is_ok());
+        assert!(ProviderKey::parse(KeySlot::One, "gsk_0123456789abcdefghijKLMN").is_ok());
+        assert!(ProviderKey::parse(KeySlot::One, "local-llm-token-0123456789").is_ok());
     }
 
     #[test]

@@ -23,7 +23,7 @@ const FLOORS: [(&str, &[&str]); 5] = [
     (
         "base",
         // `ports` and `ids` are booktr-ports, re-exported.
-        &["ports", "ids", "job", "types", "items", "metrics"],
+        &["ports", "ids", "fault", "job", "types", "items", "metrics"],
     ),
 ];
 

@@ -5,6 +5,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use crate::fault::Fault;
 use crate::ports::{Condition, Index, Item, Query, StoreError, Table};
 
 /// Timestamps are stored as fixed-width RFC 3339 UTC strings, so they sort as text.
@@ -20,7 +21,7 @@ pub fn opt_time(t: Option<DateTime<Utc>>) -> Value {
     t.map_or(Value::Null, time)
 }
 
-pub fn parse_time(item: &Item, name: &str) -> Result<Option<DateTime<Utc>>, StoreError> {
+pub fn parse_time(item: &Item, name: &str) -> Result<Option<DateTime<Utc>>, Fault> {
     match item.attrs.get(name) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => DateTime::parse_from_rfc3339(s)
@@ -30,15 +31,15 @@ pub fn parse_time(item: &Item, name: &str) -> Result<Option<DateTime<Utc>>, Stor
     }
 }
 
-pub fn required_time(item: &Item, name: &str) -> Result<DateTime<Utc>, StoreError> {
+pub fn required_time(item: &Item, name: &str) -> Result<DateTime<Utc>, Fault> {
     parse_time(item, name)?.ok_or_else(|| corrupt(item, name))
 }
 
-pub fn required_str<'a>(item: &'a Item, name: &str) -> Result<&'a str, StoreError> {
+pub fn required_str<'a>(item: &'a Item, name: &str) -> Result<&'a str, Fault> {
     item.str(name).ok_or_else(|| corrupt(item, name))
 }
 
-pub fn parsed<T: std::str::FromStr>(item: &Item, name: &str) -> Result<T, StoreError> {
+pub fn parsed<T: std::str::FromStr>(item: &Item, name: &str) -> Result<T, Fault> {
     required_str(item, name)?
         .parse()
         .map_err(|_| corrupt(item, name))
@@ -48,13 +49,13 @@ pub fn opt_string(item: &Item, name: &str) -> Option<String> {
     item.str(name).map(str::to_string)
 }
 
-/// A stored item that does not have the shape the domain wrote: never expected, so reported as a
-/// backend failure (a 5xx that is logged) rather than shown to the caller.
-pub fn corrupt(item: &Item, name: &str) -> StoreError {
-    StoreError::Unavailable(format!(
-        "item {}/{} has a missing or invalid '{name}'",
-        item.pk, item.sk
-    ))
+/// A stored item that does not have the shape the domain wrote: never expected, so a fault
+/// (logged, answered 500, not retried) rather than a store failure or the caller's mistake.
+pub fn corrupt(item: &Item, name: &str) -> Fault {
+    Fault::Corrupt {
+        what: format!("item {}/{}", item.pk, item.sk),
+        detail: format!("a missing or invalid '{name}'"),
+    }
 }
 
 /// Deletes every item the secondary index lists under `partition` that still belongs to

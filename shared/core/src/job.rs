@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::ports::{Outgoing, Queue, QueueName, StoreError};
+use crate::fault::{DataError, Fault};
+use crate::ports::{Outgoing, Queue, QueueName};
 
 /// A unit of background work. Serialized as the queue message body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -226,13 +227,16 @@ impl Job {
     }
 
     /// Sends the job to the jobs queue, in its book's message group so a book's jobs run in order.
-    pub async fn enqueue(&self, queue: &dyn Queue) -> Result<String, StoreError> {
-        let body = serde_json::to_string(self).map_err(|e| StoreError::Invalid(e.to_string()))?;
+    pub async fn enqueue(&self, queue: &dyn Queue) -> Result<String, DataError> {
+        let body = serde_json::to_string(self).map_err(Fault::encoding("a job"))?;
         let message = Outgoing {
             group: self.group(),
             dedup_id: self.dedup_id(),
             body,
         };
-        queue.send(QueueName::Jobs, message).await
+        queue
+            .send(QueueName::Jobs, message)
+            .await
+            .map_err(DataError::from)
     }
 }

@@ -8,6 +8,7 @@ pub mod config;
 pub mod developer;
 pub mod email;
 pub mod events;
+pub mod fault;
 pub mod glossaries;
 pub mod health;
 pub mod items;

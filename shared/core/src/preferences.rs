@@ -3,8 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::fault::{DataError, Fault};
 use crate::ports::Ports;
-use crate::ports::{Condition, Item, StoreError};
+use crate::ports::{Condition, Item};
 
 /// The model a translation uses when neither the request nor the user's preferences name one.
 pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
@@ -41,7 +42,7 @@ fn pk(user_id: &str) -> String {
 }
 
 /// The user's preferences, or the defaults for what they never set.
-pub async fn get(ports: &Ports, user_id: &str) -> Result<Preferences, StoreError> {
+pub async fn get(ports: &Ports, user_id: &str) -> Result<Preferences, DataError> {
     let Some(item) = ports.table.get(&pk(user_id), SK).await? else {
         return Ok(Preferences::default());
     };
@@ -51,18 +52,17 @@ pub async fn get(ports: &Ports, user_id: &str) -> Result<Preferences, StoreError
         .cloned()
         .unwrap_or(serde_json::Value::Null);
     serde_json::from_value(value).map_err(|e| {
-        StoreError::Unavailable(format!("preferences of {user_id} are unreadable: {e}"))
+        Fault::Corrupt {
+            what: format!("the preferences of {user_id}"),
+            detail: e.to_string(),
+        }
+        .into()
     })
 }
 
 /// Replaces the user's preferences (validation is the caller's: the values are written as given).
-pub async fn put(
-    ports: &Ports,
-    user_id: &str,
-    preferences: &Preferences,
-) -> Result<(), StoreError> {
-    let value =
-        serde_json::to_value(preferences).map_err(|e| StoreError::Invalid(e.to_string()))?;
+pub async fn put(ports: &Ports, user_id: &str, preferences: &Preferences) -> Result<(), DataError> {
+    let value = serde_json::to_value(preferences).map_err(Fault::encoding("the preferences"))?;
     let item = Item::new(pk(user_id), SK).with("preferences", value);
-    ports.table.put(item, Condition::Always).await
+    Ok(ports.table.put(item, Condition::Always).await?)
 }

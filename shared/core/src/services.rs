@@ -11,13 +11,13 @@ use crate::community::Community;
 use crate::developer::Developer;
 use crate::email::{Postman, Recovery};
 use crate::events::Events;
+use crate::fault::DataError;
 use crate::glossaries::Glossaries;
 use crate::health::{Health, QueueMode};
 use crate::jobs::digest::{DigestParts, Digests};
 use crate::jobs::{JobHandler, JobParts};
 use crate::limits::RateLimiter;
 use crate::ports::Ports;
-use crate::ports::StoreError;
 use crate::privacy::{Domains, Privacy};
 use crate::translation::Translations;
 use crate::usage::{Quotas, Usage};
@@ -142,14 +142,14 @@ struct Directory(Accounts);
 
 #[async_trait::async_trait]
 impl crate::translation::Owners for Directory {
-    async fn owner(&self, user_id: &str) -> Result<Option<User>, StoreError> {
+    async fn owner(&self, user_id: &str) -> Result<Option<User>, DataError> {
         self.0.find(user_id).await
     }
 }
 
 #[async_trait::async_trait]
 impl crate::events::Recipients for Directory {
-    async fn email_of(&self, user_id: &str) -> Result<Option<String>, StoreError> {
+    async fn email_of(&self, user_id: &str) -> Result<Option<String>, DataError> {
         Ok(self
             .0
             .find(user_id)
@@ -160,7 +160,7 @@ impl crate::events::Recipients for Directory {
 
 #[async_trait::async_trait]
 impl crate::community::Authors for Directory {
-    async fn author(&self, user_id: &str) -> Result<Option<User>, StoreError> {
+    async fn author(&self, user_id: &str) -> Result<Option<User>, DataError> {
         self.0.find(user_id).await
     }
 }

@@ -24,6 +24,7 @@ use serde::Serialize;
 use tracing::info;
 
 use crate::accounts::User;
+use crate::fault::{DataError, Fault};
 use crate::items::{parse_time, required_str, time};
 use crate::ports::Ports;
 use crate::ports::{Condition, Item, Query, StoreError, Update};
@@ -152,7 +153,13 @@ pub enum UsageError {
     Exceeded(String),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// What the domain found wrong with its data or its process: logged, answered 500, not
+    /// retried.
+    #[error(transparent)]
+    Fault(#[from] crate::fault::Fault),
 }
+
+crate::fault::from_data_error!(UsageError);
 
 /// What a spend asks for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -217,7 +224,7 @@ impl Reservation {
         item
     }
 
-    fn from_item(item: &Item) -> Result<Self, StoreError> {
+    fn from_item(item: &Item) -> Result<Self, DataError> {
         let count = |name: &str| item.i64(name).and_then(|n| u64::try_from(n).ok());
         Ok(Reservation {
             period: required_str(item, "period")?.to_string(),
@@ -236,7 +243,7 @@ impl Usage {
     }
 
     /// The user's usage this month (reservations that are over given back first).
-    pub async fn report(&self, user: &User) -> Result<UsageReport, StoreError> {
+    pub async fn report(&self, user: &User) -> Result<UsageReport, DataError> {
         self.release_expired(&user.id).await?;
         let now = self.ports.clock.now();
         let item = self
@@ -354,7 +361,11 @@ impl Usage {
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(StoreError::Unavailable("the usage counter could not be created".into()).into())
+        // Each try found the counter gone after creating it: nothing but a bug removes it.
+        Err(Fault::Internal(format!(
+            "the usage counter {pk}/{sk} could not be created in three tries"
+        ))
+        .into())
     }
 
     /// Spends `spend` now for work that may not happen, held under `id` (unique to the user)
@@ -404,7 +415,7 @@ impl Usage {
     }
 
     /// Gives back the reservation `id` if it is still held; nothing once redeemed or released.
-    pub async fn release(&self, user_id: &str, id: &str) -> Result<(), StoreError> {
+    pub async fn release(&self, user_id: &str, id: &str) -> Result<(), DataError> {
         match self
             .ports
             .table
@@ -417,7 +428,7 @@ impl Usage {
     }
 
     /// Gives back the user's reservations whose time is over.
-    async fn release_expired(&self, user_id: &str) -> Result<(), StoreError> {
+    async fn release_expired(&self, user_id: &str) -> Result<(), DataError> {
         let held = self
             .ports
             .table
@@ -437,7 +448,7 @@ impl Usage {
 
     /// Deletes a held reservation and refunds it: only the caller whose delete succeeds
     /// refunds, so a reservation released and redeemed at once counts exactly once.
-    async fn release_item(&self, user_id: &str, item: &Item) -> Result<(), StoreError> {
+    async fn release_item(&self, user_id: &str, item: &Item) -> Result<(), DataError> {
         let reservation = Reservation::from_item(item)?;
         match self
             .ports
@@ -451,17 +462,12 @@ impl Usage {
                     .await
             }
             Err(StoreError::Conflict) => Ok(()),
-            Err(e) => Err(e),
+            Err(e) => Err(e.into()),
         }
     }
 
     /// Gives back words (or a book) spent in `period`; nothing when that month is over.
-    pub async fn refund(
-        &self,
-        user_id: &str,
-        period: &str,
-        spend: Spend,
-    ) -> Result<(), StoreError> {
+    pub async fn refund(&self, user_id: &str, period: &str, spend: Spend) -> Result<(), DataError> {
         if period != period_of(self.ports.clock.now()) || spend == Spend::default() {
             return Ok(());
         }
@@ -489,7 +495,7 @@ impl Usage {
                 );
                 Ok(())
             }
-            Err(e) => Err(e),
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -498,7 +504,7 @@ impl Usage {
         user: &User,
         spend: Spend,
         now: DateTime<Utc>,
-    ) -> Result<String, StoreError> {
+    ) -> Result<String, DataError> {
         let report = self.report(user).await?;
         let reset = next_period_start(now).format("%Y-%m-%d");
         let plan = user.plan.display_name();

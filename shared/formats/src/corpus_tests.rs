@@ -53,6 +53,10 @@ fn word_counts_are_within_two_percent_of_pandoc_for_every_format() {
     for (name, pandoc) in PANDOC_WORDS {
         let ours = extract(name).word_count();
         let off = ours.abs_diff(*pandoc) as f64 / *pandoc as f64;
+        eprintln!(
+            "{name}: {ours} words, pandoc {pandoc} ({:.2}% off)",
+            off * 100.0
+        );
         assert!(
             off < 0.02,
             "{name}: {ours} words, pandoc {pandoc} ({:.2}% off)",

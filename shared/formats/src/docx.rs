@@ -165,6 +165,9 @@ struct Marks {
     sub: bool,
 }
 
+/// Deeper nesting than this is hostile or broken, not a book.
+const MAX_DEPTH: usize = 512;
+
 /// Streams a WordprocessingML part into blocks. In footnotes.xml, each note's paragraphs become
 /// one footnote block.
 fn walk(
@@ -175,246 +178,392 @@ fn walk(
 ) -> Result<Walked, FormatError> {
     let mut reader = Reader::from_str(xml);
     reader.config_mut().check_end_names = false;
-    let mut out = Walked::default();
-    let mut text = MarkupBuilder::default();
-    let mut anchors: Vec<String> = Vec::new();
-    let mut style: Option<u8> = None;
-    let mut list_depth: Option<u8> = None;
-    let mut run = Marks::default();
-    let mut applied = Marks::default();
-    let mut in_run_props = false;
-    let mut in_text = false;
-    let mut link_open = false;
-    let mut image_alt = String::new();
-    let mut image_rel: Option<String> = None;
-    // Tables: depth, and position of the current cell.
-    let (mut tables, mut table_depth, mut row, mut col) = (0u32, 0usize, 0u32, 0u32);
-    let mut cell: Option<MarkupBuilder> = None;
-    let mut note: Option<(String, MarkupBuilder)> = None;
-    let mut depth = 0usize;
-
+    let mut walker = Walker::new(what, styles, rels);
     loop {
-        crate::limits::check_blocks(out.blocks.len())?;
+        // Counted as blocks are built, so a paragraph bomb is refused before it fills memory.
+        crate::limits::check_blocks(walker.out.blocks.len())?;
         let event = reader.read_event().map_err(|e| {
             FormatError::Malformed(format!("{what}: {e} at byte {}", reader.buffer_position()))
         })?;
-        let (start, empty) = match &event {
-            Event::Start(e) => (Some(e), false),
-            Event::Empty(e) => (Some(e), true),
-            _ => (None, false),
-        };
-        if let Some(e) = start {
-            if !empty {
-                depth += 1;
-                if depth > 512 {
-                    return Err(FormatError::Malformed(format!(
-                        "{what}: nested deeper than 512 levels"
-                    )));
-                }
-            }
-            match local(e).as_str() {
-                "p" => {
-                    style = None;
-                    list_depth = None;
-                }
-                "pstyle" => {
-                    if let Some(id) = val(e) {
-                        style = styles.get(&id).copied();
-                    }
-                }
-                "outlinelvl" => {
-                    if let Some(level) =
-                        val(e).and_then(|v| v.parse::<u8>().ok()).filter(|l| *l < 9)
-                    {
-                        style = Some((level + 1).clamp(1, 6));
-                    }
-                }
-                "ilvl" => {
-                    list_depth = val(e)
-                        .and_then(|v| v.parse::<u8>().ok())
-                        .map(|l| l.saturating_add(1).min(9))
-                }
-                "numpr" => list_depth = list_depth.or(Some(1)),
-                "r" => run = Marks::default(),
-                "rpr" if !empty => in_run_props = true,
-                "b" if in_run_props => run.bold = on(e),
-                "i" if in_run_props => run.italic = on(e),
-                "vertalign" if in_run_props => {
-                    let v = val(e).unwrap_or_default();
-                    run.sup = v == "superscript";
-                    run.sub = v == "subscript";
-                }
-                "t" if !empty => {
-                    apply_marks(&mut text, &mut applied, run);
-                    in_text = true;
-                }
-                "tab" if !in_run_props => text.text(" "),
-                "br" | "cr" if !in_run_props => text.line_break(),
-                "footnotereference" => {
-                    if let Some(id) = attr(e, "id") {
-                        apply_marks(&mut text, &mut applied, Marks::default());
-                        text.note_ref(&format!("fn{id}"));
-                    }
-                }
-                "hyperlink" if !empty => {
-                    close_marks(&mut text, &mut applied);
-                    let target = attr(e, "anchor").map(|a| format!("#{a}")).or_else(|| {
-                        attr(e, "id")
-                            .and_then(|id| rels.get(&id))
-                            .filter(|(_, ext)| *ext)
-                            .map(|(t, _)| t.clone())
-                    });
-                    if let Some(target) = target {
-                        text.open("a", Some(&target));
-                        link_open = true;
-                    }
-                }
-                "bookmarkstart" => {
-                    if let Some(name) = attr(e, "name").filter(|n| n != "_GoBack") {
-                        anchors.push(name);
-                    }
-                }
-                "docpr" => {
-                    image_alt = attr(e, "descr")
-                        .or_else(|| attr(e, "title"))
-                        .unwrap_or_default()
-                }
-                "blip" => image_rel = attr(e, "embed"),
-                "tbl" if !empty => {
-                    table_depth += 1;
-                    if table_depth == 1 {
-                        flush(
-                            &mut out,
-                            &mut text,
-                            &mut anchors,
-                            style,
-                            list_depth,
-                            &mut applied,
-                        );
-                        tables += 1;
-                        row = 0;
-                    }
-                }
-                "tr" if !empty && table_depth == 1 => {
-                    row += 1;
-                    col = 0;
-                }
-                "tc" if !empty && table_depth == 1 => {
-                    col += 1;
-                    cell = Some(MarkupBuilder::default());
-                }
-                "footnote" if !empty => {
-                    let kind = attr(e, "type").unwrap_or_default();
-                    note = attr(e, "id")
-                        .filter(|_| kind.is_empty() || kind == "normal")
-                        .map(|id| (format!("fn{id}"), MarkupBuilder::default()));
-                }
-                _ => {}
-            }
-        }
         match event {
-            Event::Text(t) if in_text => {
-                let raw = String::from_utf8_lossy(t.as_ref()).into_owned();
-                let decoded = quick_xml::escape::unescape(&raw)
-                    .map(|c| c.into_owned())
-                    .unwrap_or(raw);
-                text.text(&decoded);
-            }
-            Event::End(e) => {
-                depth = depth.saturating_sub(1);
-                match String::from_utf8_lossy(e.local_name().as_ref())
-                    .to_ascii_lowercase()
-                    .as_str()
-                {
-                    "t" => in_text = false,
-                    "rpr" => in_run_props = false,
-                    "hyperlink" if link_open => {
-                        close_marks(&mut text, &mut applied);
-                        text.close("a");
-                        link_open = false;
-                    }
-                    "drawing" => {
-                        if let Some((target, _)) = image_rel.take().and_then(|id| rels.get(&id)) {
-                            flush(
-                                &mut out,
-                                &mut text,
-                                &mut anchors,
-                                style,
-                                list_depth,
-                                &mut applied,
-                            );
-                            let mut alt = MarkupBuilder::default();
-                            alt.text(&image_alt);
-                            out.blocks.push(Block::new(
-                                BlockKind::Image {
-                                    asset: target.clone(),
-                                },
-                                alt.take(),
-                            ));
-                        }
-                        image_alt.clear();
-                    }
-                    "p" => {
-                        close_marks(&mut text, &mut applied);
-                        if let Some(builder) = note.as_mut().map(|(_, b)| b).or(cell.as_mut()) {
-                            // Paragraphs of a note or a table cell stay one block, joined by breaks.
-                            let para = text.take();
-                            if !para.is_empty() {
-                                if !builder.is_blank() {
-                                    builder.line_break();
-                                }
-                                builder.raw(&para);
-                            }
-                        } else if style == Some(0) {
-                            let title = text.take();
-                            out.title = Some(crate::markup::plain_text(&title))
-                                .filter(|t| !t.trim().is_empty());
-                        } else {
-                            flush(
-                                &mut out,
-                                &mut text,
-                                &mut anchors,
-                                style,
-                                list_depth,
-                                &mut applied,
-                            );
-                        }
-                    }
-                    "tc" if table_depth == 1 => {
-                        if let Some(mut builder) = cell.take() {
-                            let kind = BlockKind::TableCell {
-                                table: tables,
-                                row,
-                                col,
-                                header: row == 1,
-                            };
-                            let mut block = Block::new(kind, builder.take());
-                            block.anchors = std::mem::take(&mut anchors);
-                            out.blocks.push(block);
-                        }
-                    }
-                    "tbl" => table_depth = table_depth.saturating_sub(1),
-                    "footnote" => {
-                        if let Some((id, mut builder)) = note.take() {
-                            let body = builder.take();
-                            if !body.is_empty() {
-                                out.blocks
-                                    .push(Block::new(BlockKind::Footnote { id }, body));
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-            }
+            Event::Start(e) => walker.start(&e, false)?,
+            Event::Empty(e) => walker.start(&e, true)?,
+            Event::Text(t) => walker.text(t.as_ref()),
+            Event::End(e) => walker.end(&lowercase(e.local_name().as_ref())),
             Event::Eof => break,
             _ => {}
         }
     }
-    Ok(out)
+    Ok(walker.out)
 }
 
-fn local(e: &BytesStart<'_>) -> String {
-    String::from_utf8_lossy(e.local_name().as_ref()).to_ascii_lowercase()
+/// What the walk has read so far of the part, and what it has made of it.
+struct Walker<'a> {
+    /// The part, for messages.
+    what: &'a str,
+    /// Heading level (or [`QUOTE_STYLE`]) by style id.
+    styles: &'a HashMap<String, u8>,
+    /// The part's relationships: hyperlink targets and pictures.
+    rels: &'a HashMap<String, (String, bool)>,
+    out: Walked,
+    /// The paragraph being read.
+    text: MarkupBuilder,
+    /// Bookmarks since the last block: the next block's anchors.
+    anchors: Vec<String>,
+    /// The paragraph's heading level, 0 for the title or [`QUOTE_STYLE`], from its style or its
+    /// outline level.
+    style: Option<u8>,
+    /// The paragraph's depth as a list item, when it is one.
+    list_depth: Option<u8>,
+    /// The marks of the run being read, and those open in `text`.
+    run: Marks,
+    applied: Marks,
+    /// Inside a run's properties (`w:rPr`), where `b`, `i` and `vertAlign` are its marks.
+    in_run_props: bool,
+    /// Inside a `w:t`, whose text is the run's.
+    in_text: bool,
+    /// A hyperlink was opened in `text` and is to be closed at its end.
+    link_open: bool,
+    picture: Picture,
+    table: Table,
+    /// The footnote being read (footnotes.xml): its id and its paragraphs so far.
+    note: Option<(String, MarkupBuilder)>,
+    /// Elements open.
+    depth: usize,
+}
+
+/// The picture of the drawing being read.
+#[derive(Default)]
+struct Picture {
+    /// Its description (or title), the image block's text.
+    alt: String,
+    /// The relationship that names its file.
+    rel: Option<String>,
+}
+
+/// Where the walk is in the tables: nested tables are read as the text of the outer cell.
+#[derive(Default)]
+struct Table {
+    /// Top-level tables so far, to number the next.
+    count: u32,
+    /// Tables open.
+    depth: usize,
+    /// Position of the current cell in the top-level table.
+    row: u32,
+    col: u32,
+    /// The current cell's paragraphs so far.
+    cell: Option<MarkupBuilder>,
+}
+
+impl<'a> Walker<'a> {
+    fn new(
+        what: &'a str,
+        styles: &'a HashMap<String, u8>,
+        rels: &'a HashMap<String, (String, bool)>,
+    ) -> Self {
+        Walker {
+            what,
+            styles,
+            rels,
+            out: Walked::default(),
+            text: MarkupBuilder::default(),
+            anchors: Vec::new(),
+            style: None,
+            list_depth: None,
+            run: Marks::default(),
+            applied: Marks::default(),
+            in_run_props: false,
+            in_text: false,
+            link_open: false,
+            picture: Picture::default(),
+            table: Table::default(),
+            note: None,
+            depth: 0,
+        }
+    }
+
+    fn start(&mut self, e: &BytesStart<'_>, empty: bool) -> Result<(), FormatError> {
+        if !empty {
+            self.depth += 1;
+            if self.depth > MAX_DEPTH {
+                return Err(FormatError::Malformed(format!(
+                    "{}: nested deeper than {MAX_DEPTH} levels",
+                    self.what
+                )));
+            }
+        }
+        match lowercase(e.local_name().as_ref()).as_str() {
+            "p" => {
+                self.style = None;
+                self.list_depth = None;
+            }
+            "pstyle" => {
+                if let Some(id) = val(e) {
+                    self.style = self.styles.get(&id).copied();
+                }
+            }
+            "outlinelvl" => {
+                if let Some(level) = val(e).and_then(|v| v.parse::<u8>().ok()).filter(|l| *l < 9) {
+                    self.style = Some((level + 1).clamp(1, 6));
+                }
+            }
+            "ilvl" => {
+                self.list_depth = val(e)
+                    .and_then(|v| v.parse::<u8>().ok())
+                    .map(|l| l.saturating_add(1).min(9))
+            }
+            "numpr" => self.list_depth = self.list_depth.or(Some(1)),
+            "r" => self.run = Marks::default(),
+            "rpr" if !empty => self.in_run_props = true,
+            "b" if self.in_run_props => self.run.bold = on(e),
+            "i" if self.in_run_props => self.run.italic = on(e),
+            "vertalign" if self.in_run_props => {
+                let v = val(e).unwrap_or_default();
+                self.run.sup = v == "superscript";
+                self.run.sub = v == "subscript";
+            }
+            "t" if !empty => {
+                self.apply_marks(self.run);
+                self.in_text = true;
+            }
+            "tab" if !self.in_run_props => self.text.text(" "),
+            "br" | "cr" if !self.in_run_props => self.text.line_break(),
+            "footnotereference" => self.note_reference(e),
+            "hyperlink" if !empty => self.link_starts(e),
+            "bookmarkstart" => {
+                if let Some(name) = attr(e, "name").filter(|n| n != "_GoBack") {
+                    self.anchors.push(name);
+                }
+            }
+            "docpr" => {
+                self.picture.alt = attr(e, "descr")
+                    .or_else(|| attr(e, "title"))
+                    .unwrap_or_default()
+            }
+            "blip" => self.picture.rel = attr(e, "embed"),
+            "tbl" if !empty => self.table_starts(),
+            "tr" if !empty && self.table.depth == 1 => {
+                self.table.row += 1;
+                self.table.col = 0;
+            }
+            "tc" if !empty && self.table.depth == 1 => {
+                self.table.col += 1;
+                self.table.cell = Some(MarkupBuilder::default());
+            }
+            "footnote" if !empty => {
+                let kind = attr(e, "type").unwrap_or_default();
+                self.note = attr(e, "id")
+                    .filter(|_| kind.is_empty() || kind == "normal")
+                    .map(|id| (format!("fn{id}"), MarkupBuilder::default()));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Text counts inside a `w:t` only (elsewhere it is the indentation of the XML).
+    fn text(&mut self, raw: &[u8]) {
+        if !self.in_text {
+            return;
+        }
+        let raw = String::from_utf8_lossy(raw).into_owned();
+        let decoded = quick_xml::escape::unescape(&raw)
+            .map(|c| c.into_owned())
+            .unwrap_or(raw);
+        self.text.text(&decoded);
+    }
+
+    fn end(&mut self, name: &str) {
+        self.depth = self.depth.saturating_sub(1);
+        match name {
+            "t" => self.in_text = false,
+            "rpr" => self.in_run_props = false,
+            "hyperlink" if self.link_open => {
+                self.close_marks();
+                self.text.close("a");
+                self.link_open = false;
+            }
+            "drawing" => self.drawing_ends(),
+            "p" => self.paragraph_ends(),
+            "tc" if self.table.depth == 1 => self.cell_ends(),
+            "tbl" => self.table.depth = self.table.depth.saturating_sub(1),
+            "footnote" => self.note_ends(),
+            _ => {}
+        }
+    }
+
+    fn note_reference(&mut self, e: &BytesStart<'_>) {
+        if let Some(id) = attr(e, "id") {
+            self.apply_marks(Marks::default());
+            self.text.note_ref(&format!("fn{id}"));
+        }
+    }
+
+    /// A link to a bookmark of the document or to an outside address; one to another part of
+    /// the package is read as plain text.
+    fn link_starts(&mut self, e: &BytesStart<'_>) {
+        self.close_marks();
+        let target = attr(e, "anchor").map(|a| format!("#{a}")).or_else(|| {
+            attr(e, "id")
+                .and_then(|id| self.rels.get(&id))
+                .filter(|(_, external)| *external)
+                .map(|(target, _)| target.clone())
+        });
+        if let Some(target) = target {
+            self.text.open("a", Some(&target));
+            self.link_open = true;
+        }
+    }
+
+    /// A top-level table ends the paragraph before it; its cells are blocks of their own.
+    fn table_starts(&mut self) {
+        self.table.depth += 1;
+        if self.table.depth == 1 {
+            self.flush();
+            self.table.count += 1;
+            self.table.row = 0;
+        }
+    }
+
+    /// A picture is a block of its own, after the text before it.
+    fn drawing_ends(&mut self) {
+        let picture = std::mem::take(&mut self.picture);
+        let rels = self.rels;
+        if let Some((target, _)) = picture.rel.and_then(|id| rels.get(&id)) {
+            self.flush();
+            let mut alt = MarkupBuilder::default();
+            alt.text(&picture.alt);
+            self.out.blocks.push(Block::new(
+                BlockKind::Image {
+                    asset: target.clone(),
+                },
+                alt.take(),
+            ));
+        }
+    }
+
+    fn paragraph_ends(&mut self) {
+        self.close_marks();
+        let joined = match &mut self.note {
+            Some((_, builder)) => Some(builder),
+            None => self.table.cell.as_mut(),
+        };
+        if let Some(builder) = joined {
+            // Paragraphs of a note or a table cell stay one block, joined by breaks.
+            let para = self.text.take();
+            if !para.is_empty() {
+                if !builder.is_blank() {
+                    builder.line_break();
+                }
+                builder.raw(&para);
+            }
+        } else if self.style == Some(0) {
+            let title = self.text.take();
+            self.out.title =
+                Some(crate::markup::plain_text(&title)).filter(|t| !t.trim().is_empty());
+        } else {
+            self.flush();
+        }
+    }
+
+    fn cell_ends(&mut self) {
+        if let Some(mut builder) = self.table.cell.take() {
+            let kind = BlockKind::TableCell {
+                table: self.table.count,
+                row: self.table.row,
+                col: self.table.col,
+                header: self.table.row == 1,
+            };
+            let mut block = Block::new(kind, builder.take());
+            block.anchors = std::mem::take(&mut self.anchors);
+            self.out.blocks.push(block);
+        }
+    }
+
+    fn note_ends(&mut self) {
+        if let Some((id, mut builder)) = self.note.take() {
+            let body = builder.take();
+            if !body.is_empty() {
+                self.out
+                    .blocks
+                    .push(Block::new(BlockKind::Footnote { id }, body));
+            }
+        }
+    }
+
+    /// Makes the paragraph read so far a block, of the kind its style and list depth say.
+    fn flush(&mut self) {
+        self.close_marks();
+        if self.text.is_blank() {
+            let _ = self.text.take();
+            return;
+        }
+        let kind = match (self.style, self.list_depth) {
+            (Some(QUOTE_STYLE), None) => BlockKind::Quote,
+            (Some(level), _) if (1..=6).contains(&level) => BlockKind::Heading { level },
+            (_, Some(depth)) => BlockKind::ListItem {
+                ordered: false,
+                depth,
+            },
+            _ => BlockKind::Paragraph,
+        };
+        let mut block = Block::new(kind, self.text.take());
+        block.anchors = std::mem::take(&mut self.anchors);
+        if block.kind == BlockKind::Quote {
+            // Word has no element around a quotation: its paragraphs are the quote-styled ones in
+            // a row.
+            block.groups = match self.out.blocks.last() {
+                Some(last) if last.kind == BlockKind::Quote && !last.groups.is_empty() => {
+                    last.groups.clone()
+                }
+                _ => {
+                    self.out.quotes += 1;
+                    vec![Group {
+                        kind: GroupKind::Quote,
+                        n: self.out.quotes,
+                    }]
+                }
+            };
+        }
+        self.out.blocks.push(block);
+    }
+
+    /// Opens `wanted`'s marks in the text, closing those open first when they differ.
+    fn apply_marks(&mut self, wanted: Marks) {
+        if self.applied == wanted {
+            return;
+        }
+        self.close_marks();
+        for (on, tag) in [
+            (wanted.bold, "b"),
+            (wanted.italic, "i"),
+            (wanted.sup, "sup"),
+            (wanted.sub, "sub"),
+        ] {
+            if on {
+                self.text.open(tag, None);
+            }
+        }
+        self.applied = wanted;
+    }
+
+    fn close_marks(&mut self) {
+        for (on, tag) in [
+            (self.applied.sub, "sub"),
+            (self.applied.sup, "sup"),
+            (self.applied.italic, "i"),
+            (self.applied.bold, "b"),
+        ] {
+            if on {
+                self.text.close(tag);
+            }
+        }
+        self.applied = Marks::default();
+    }
+}
+
+fn lowercase(name: &[u8]) -> String {
+    String::from_utf8_lossy(name).to_ascii_lowercase()
 }
 
 /// An attribute by local name (prefixes such as `w:` and `r:` dropped).
@@ -437,83 +586,6 @@ fn val(e: &BytesStart<'_>) -> Option<String> {
 /// A toggle property (`<w:b/>`, `<w:i w:val="0"/>`).
 fn on(e: &BytesStart<'_>) -> bool {
     !matches!(val(e).as_deref(), Some("0" | "false" | "off" | "none"))
-}
-
-fn apply_marks(text: &mut MarkupBuilder, applied: &mut Marks, wanted: Marks) {
-    if *applied == wanted {
-        return;
-    }
-    close_marks(text, applied);
-    if wanted.bold {
-        text.open("b", None);
-    }
-    if wanted.italic {
-        text.open("i", None);
-    }
-    if wanted.sup {
-        text.open("sup", None);
-    }
-    if wanted.sub {
-        text.open("sub", None);
-    }
-    *applied = wanted;
-}
-
-fn close_marks(text: &mut MarkupBuilder, applied: &mut Marks) {
-    for (on, tag) in [
-        (applied.sub, "sub"),
-        (applied.sup, "sup"),
-        (applied.italic, "i"),
-        (applied.bold, "b"),
-    ] {
-        if on {
-            text.close(tag);
-        }
-    }
-    *applied = Marks::default();
-}
-
-fn flush(
-    out: &mut Walked,
-    text: &mut MarkupBuilder,
-    anchors: &mut Vec<String>,
-    style: Option<u8>,
-    list_depth: Option<u8>,
-    applied: &mut Marks,
-) {
-    close_marks(text, applied);
-    if text.is_blank() {
-        let _ = text.take();
-        return;
-    }
-    let kind = match (style, list_depth) {
-        (Some(QUOTE_STYLE), None) => BlockKind::Quote,
-        (Some(level), _) if (1..=6).contains(&level) => BlockKind::Heading { level },
-        (_, Some(depth)) => BlockKind::ListItem {
-            ordered: false,
-            depth,
-        },
-        _ => BlockKind::Paragraph,
-    };
-    let mut block = Block::new(kind, text.take());
-    block.anchors = std::mem::take(anchors);
-    if block.kind == BlockKind::Quote {
-        // Word has no element around a quotation: its paragraphs are the quote-styled ones in
-        // a row.
-        block.groups = match out.blocks.last() {
-            Some(last) if last.kind == BlockKind::Quote && !last.groups.is_empty() => {
-                last.groups.clone()
-            }
-            _ => {
-                out.quotes += 1;
-                vec![Group {
-                    kind: GroupKind::Quote,
-                    n: out.quotes,
-                }]
-            }
-        };
-    }
-    out.blocks.push(block);
 }
 
 /// Chapters start at the top heading level in use; when that level appears only once (the

@@ -730,6 +730,10 @@ mod tests {
         for (name, pandoc) in PANDOC_WORDS {
             let ours = extract(&corpus(name)).unwrap().word_count();
             let off = (ours as f64 - pandoc as f64).abs() / pandoc as f64;
+            eprintln!(
+                "{name}: {ours} words, pandoc {pandoc} ({:.2}% off)",
+                off * 100.0
+            );
             assert!(
                 off < 0.02,
                 "{name}: {ours} words, pandoc {pandoc} ({:.2}% off)",

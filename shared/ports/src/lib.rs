@@ -33,6 +33,8 @@ pub use table::{Attrs, Condition, Index, Item, Query, Table, Update, WriteOp};
 use std::sync::Arc;
 
 /// The one error type of the storage ports. Adapters translate their SDK or driver errors into it.
+/// It says only that the backend failed or refused: what the domain finds wrong with what it
+/// reads (a corrupt item, a missing input) is the domain's own error, never one of these.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// A write's condition did not hold (DynamoDB's `ConditionalCheckFailed`, a SQLite

@@ -164,6 +164,7 @@ impl From<CommunityError> for ApiError {
             CommunityError::Forbidden(m) => ApiError::forbidden(m),
             CommunityError::NotFound(what) => ApiError::not_found(what),
             CommunityError::Store(s) => s.into(),
+            CommunityError::Fault(f) => f.into(),
         }
     }
 }

@@ -25,6 +25,7 @@ impl From<GlossaryError> for ApiError {
             GlossaryError::Invalid(m) => ApiError::bad_request(m),
             GlossaryError::NotFound => ApiError::not_found("glossary"),
             GlossaryError::Store(s) => s.into(),
+            GlossaryError::Fault(f) => f.into(),
         }
     }
 }

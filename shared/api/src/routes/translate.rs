@@ -49,6 +49,13 @@ impl From<TranslationError> for ApiError {
             TranslationError::Render(RenderError::Store(s)) | TranslationError::Store(s) => {
                 s.into()
             }
+            TranslationError::Render(RenderError::Fault(f)) | TranslationError::Fault(f) => {
+                f.into()
+            }
+            // The book lists a chapter whose text is not stored: asking again finds the same.
+            e @ TranslationError::MissingText(_) => ApiError::internal(&e),
+            TranslationError::Books(e) => e.into(),
+            TranslationError::Developer(e) => e.into(),
             // A new run took the chapters meanwhile: the next try finds them.
             TranslationError::Render(e @ RenderError::Missing(_)) => ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,

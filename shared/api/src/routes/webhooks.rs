@@ -27,6 +27,7 @@ impl From<EventsError> for ApiError {
             EventsError::Invalid(m) => ApiError::bad_request(m),
             EventsError::NotFound => ApiError::not_found("webhook"),
             EventsError::Store(s) => s.into(),
+            EventsError::Fault(f) => f.into(),
         }
     }
 }

@@ -106,14 +106,15 @@ fn phc_hash<'a>(
     })
 }
 
-pub async fn hash(password: String) -> Result<Result<String, String>, Busy> {
+/// The PHC string of `password` under a fresh salt. The inner error is argon2's (a parameter
+/// or an output length it refuses): a bug, never the password's fault.
+pub async fn hash(password: String) -> Result<Result<String, argon2::password_hash::Error>, Busy> {
     on_pool(move |memory| {
         let salt = SaltString::generate(&mut OsRng);
         let params = Params::DEFAULT;
         let argon = Argon2::new(Algorithm::default(), Version::default(), params.clone());
         phc_hash(&argon, &params, password.as_bytes(), salt.as_salt(), memory)
             .map(|h| h.to_string())
-            .map_err(|e| format!("password hashing failed: {e}"))
     })
     .await
 }

@@ -8,6 +8,7 @@ use tracing::{info, instrument, warn};
 use super::key_cache::{self, KeyCache};
 use super::store::{self, StoredKey};
 use super::{password, ApiKey, Credential, Principal, User, API_KEY_PREFIX};
+use crate::fault::{DataError, Fault};
 use crate::ids::{new_id, random_alphanumeric, sha256_hex};
 use crate::items;
 use crate::limits::rate::{self, RateLimiter, Subject};
@@ -49,7 +50,13 @@ pub enum AccountsError {
     Busy(#[from] password::Busy),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// What the domain found wrong with its data or its process: logged, answered 500, not
+    /// retried.
+    #[error(transparent)]
+    Fault(#[from] crate::fault::Fault),
 }
+
+crate::fault::from_data_error!(AccountsError);
 
 /// What is needed to create a user.
 #[derive(Debug, Clone)]
@@ -198,15 +205,16 @@ impl Accounts {
     }
 
     /// Closes the account by removing its profile alone.
-    pub async fn close_profile(&self, user_id: &str) -> Result<(), StoreError> {
+    pub async fn close_profile(&self, user_id: &str) -> Result<(), DataError> {
         self.ports
             .table
             .delete(&store::user_pk(user_id), store::PROFILE, Condition::Always)
             .await
+            .map_err(DataError::from)
     }
 
     /// Removes every API key and session of a closed account; returns how many.
-    pub async fn remove_credentials_of(&self, user_id: &str) -> Result<usize, StoreError> {
+    pub async fn remove_credentials_of(&self, user_id: &str) -> Result<usize, DataError> {
         let table = self.ports.table.as_ref();
         let keys = items::delete_indexed_of(table, store::user_api_keys(user_id), user_id).await?;
         let sessions =
@@ -219,7 +227,7 @@ impl Accounts {
     }
 
     /// The account of an email, None when it has none.
-    pub(crate) async fn by_email(&self, email: &Email) -> Result<Option<User>, StoreError> {
+    pub(crate) async fn by_email(&self, email: &Email) -> Result<Option<User>, DataError> {
         let claim = self
             .ports
             .table
@@ -251,7 +259,7 @@ impl Accounts {
 
     /// How many times the account's password has been changed; 0 for one never changed, or
     /// for an account that is gone.
-    pub(crate) async fn password_generation(&self, user_id: &str) -> Result<i64, StoreError> {
+    pub(crate) async fn password_generation(&self, user_id: &str) -> Result<i64, DataError> {
         let profile = self
             .ports
             .table
@@ -271,7 +279,7 @@ impl Accounts {
         user_id: &str,
         password_hash: String,
         generation: i64,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), DataError> {
         let update = Update::default()
             .set("passwordHash", password_hash)
             .add(store::PASSWORD_GENERATION, 1)
@@ -288,7 +296,7 @@ impl Accounts {
 
     /// Revokes every API key of the user at once; returns how many there were.
     #[instrument(skip(self))]
-    pub async fn revoke_all_keys(&self, user_id: &str) -> Result<usize, StoreError> {
+    pub async fn revoke_all_keys(&self, user_id: &str) -> Result<usize, DataError> {
         let revoked = items::delete_indexed_of(
             self.ports.table.as_ref(),
             store::user_api_keys(user_id),
@@ -334,7 +342,7 @@ impl Accounts {
         match self.change_password(user_id, hash, generation).await {
             Ok(()) => {}
             // Changed by a reset link (or another session) between the read and the write.
-            Err(StoreError::Conflict) => {
+            Err(DataError::Store(StoreError::Conflict)) => {
                 return Err(AccountsError::Invalid(
                     "the password was changed meanwhile; reload the page and try again".into(),
                 ))
@@ -354,17 +362,18 @@ impl Accounts {
     }
 
     /// Ends every session of the user; returns how many there were.
-    pub(crate) async fn end_sessions_of(&self, user_id: &str) -> Result<usize, StoreError> {
+    pub(crate) async fn end_sessions_of(&self, user_id: &str) -> Result<usize, DataError> {
         items::delete_indexed_of(
             self.ports.table.as_ref(),
             store::user_sessions(user_id),
             user_id,
         )
         .await
+        .map_err(DataError::from)
     }
 
     /// The account, None when there is none (never opened, or closed).
-    pub async fn find(&self, user_id: &str) -> Result<Option<User>, StoreError> {
+    pub async fn find(&self, user_id: &str) -> Result<Option<User>, DataError> {
         store::find_user(&self.ports, user_id).await
     }
 
@@ -735,5 +744,5 @@ pub(crate) async fn validate_and_hash_password(password: &str) -> Result<String,
     }
     password::hash(password.to_string())
         .await?
-        .map_err(|e| AccountsError::Store(StoreError::Unavailable(e)))
+        .map_err(|e| AccountsError::Fault(Fault::Internal(format!("hashing a password: {e}"))))
 }

@@ -13,10 +13,11 @@
 use serde_json::Value;
 
 use super::{ApiKey, User};
+use crate::fault::DataError;
 pub use crate::items::{
     corrupt, opt_string, opt_time, parse_time, parsed, required_str, required_time, time, time_text,
 };
-use crate::ports::{Item, StoreError};
+use crate::ports::Item;
 use crate::types::{Email, Scope};
 
 pub const PROFILE: &str = "PROFILE";
@@ -70,12 +71,12 @@ pub fn user_item(user: &User, password_hash: Option<&str>) -> Item {
 pub async fn find_user(
     ports: &crate::ports::Ports,
     user_id: &str,
-) -> Result<Option<User>, StoreError> {
+) -> Result<Option<User>, DataError> {
     let item = ports.table.get(&user_pk(user_id), PROFILE).await?;
     item.as_ref().map(user_from).transpose()
 }
 
-pub fn user_from(item: &Item) -> Result<User, StoreError> {
+pub fn user_from(item: &Item) -> Result<User, DataError> {
     Ok(User {
         id: required_str(item, "id")?.to_string(),
         name: opt_string(item, "name"),
@@ -114,7 +115,7 @@ pub fn api_key_item(key_hash: &str, user_id: &str, key: &ApiKey) -> Item {
         )
 }
 
-pub fn api_key_from(item: &Item) -> Result<StoredKey, StoreError> {
+pub fn api_key_from(item: &Item) -> Result<StoredKey, DataError> {
     let scopes = item
         .attrs
         .get("scopes")

@@ -28,6 +28,7 @@ use super::service::{FormUse, Payment};
 use super::{Book, Books, BooksError, Upload, MAX_UPLOAD_BYTES};
 use crate::accounts::store::user_pk;
 use crate::accounts::User;
+use crate::fault::DataError;
 use crate::ids::new_id;
 use crate::items::{opt_string, parse_time, required_str, time};
 use crate::ports::{BlobKey, Condition, Item, LinkCheck, Query, StoreError, Update};
@@ -105,7 +106,7 @@ fn upload_of(key: &BlobKey) -> Option<(&str, &str)> {
 
 /// When the offer `item` is over: [`CONFIRM_WITHIN`] after its form expired, by this service's
 /// clock (an offer stored before `confirmBy` was: by its form's).
-fn confirm_by(item: &Item) -> Result<DateTime<Utc>, StoreError> {
+fn confirm_by(item: &Item) -> Result<DateTime<Utc>, DataError> {
     match parse_time(item, "confirmBy")? {
         Some(at) => Ok(at),
         None => Ok(parse_time(item, "expiresAt")?.unwrap_or_default() + CONFIRM_WITHIN),
@@ -128,7 +129,7 @@ impl Books {
         request: DirectUploadRequest,
     ) -> Result<DirectUpload, BooksError> {
         let file_name = file_name_of(&request.file_name)?;
-        format_by_name(&file_name).map_err(BooksError::UnsupportedFile)?;
+        format_by_name(&file_name)?;
         if request.size == 0 {
             return Err(BooksError::Invalid("the file is empty".into()));
         }
@@ -326,7 +327,7 @@ impl Books {
     }
 
     /// Lets the form be posted again: its file was refused before it was stored.
-    pub async fn give_back_upload_form(&self, key: &BlobKey) -> Result<(), StoreError> {
+    pub async fn give_back_upload_form(&self, key: &BlobKey) -> Result<(), DataError> {
         let Some((user_id, upload_id)) = upload_of(key) else {
             return Ok(());
         };
@@ -342,21 +343,25 @@ impl Books {
             .await
         {
             Ok(_) | Err(StoreError::NotFound) => Ok(()),
-            Err(e) => Err(e),
+            Err(e) => Err(e.into()),
         }
     }
 
     /// Stores the file of a form taken with [`Books::take_upload_form`].
-    pub async fn receive_upload(&self, key: &BlobKey, bytes: Bytes) -> Result<(), StoreError> {
+    pub async fn receive_upload(&self, key: &BlobKey, bytes: Bytes) -> Result<(), DataError> {
         info!(key = %key, bytes = bytes.len(), "direct upload received");
-        self.ports.blobs.put(key, bytes).await
+        self.ports
+            .blobs
+            .put(key, bytes)
+            .await
+            .map_err(DataError::from)
     }
 
     /// The clean-up of every user whose upload area holds a file, for those who do not come
     /// back to make another offer (which runs their own); returns how many files it removed.
     /// `booktr serve` runs it every hour; on AWS the bucket's lifecycle rule empties
     /// `uploads/` after a day.
-    pub async fn clean_up_upload_area(&self) -> Result<usize, StoreError> {
+    pub async fn clean_up_upload_area(&self) -> Result<usize, DataError> {
         let files = self.ports.blobs.list("uploads/").await?;
         let users: BTreeSet<&str> = files
             .iter()
@@ -373,7 +378,7 @@ impl Books {
     /// removed), and removes every file of the user's upload area that has no open offer: a
     /// form posted again after its confirm, or a file that arrived after its offer was over.
     /// Returns how many files it removed.
-    async fn clean_up_uploads(&self, user_id: &str) -> Result<usize, StoreError> {
+    async fn clean_up_uploads(&self, user_id: &str) -> Result<usize, DataError> {
         // Files first: a file exists only once its offer's item does, so every file listed
         // here whose offer is open is among the offers read next.
         let files = self.ports.blobs.list(&uploads_prefix(user_id)).await?;
@@ -404,7 +409,7 @@ impl Books {
     }
 
     /// Ends an offer that is over: its item, its file and its reserved book given back.
-    async fn end_offer(&self, user_id: &str, item: &Item) -> Result<(), StoreError> {
+    async fn end_offer(&self, user_id: &str, item: &Item) -> Result<(), DataError> {
         let Some(upload_id) = item.sk.strip_prefix(UPLOAD_PREFIX) else {
             return Ok(());
         };

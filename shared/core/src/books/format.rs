@@ -61,34 +61,49 @@ impl BookFormat {
 
 const ACCEPTED: &str = "EPUB (.epub), PDF (.pdf), TXT (.txt), DOCX (.docx) or HTML (.html, .htm)";
 
-/// The format the file's name promises (its content decides later, in `sniff`). The error
-/// text is shown to the user.
-pub(super) fn format_by_name(file_name: &str) -> Result<BookFormat, String> {
-    BookFormat::from_extension(file_name)
-        .ok_or_else(|| format!("'{file_name}' is not a supported book file: upload {ACCEPTED}"))
+/// Why a file is not a book the service reads; the text is shown to the user.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnsupportedFile {
+    #[error("'{0}' is not a supported book file: upload {ACCEPTED}")]
+    Name(String),
+    #[error("the content of '{0}' is not a readable {ACCEPTED} file")]
+    Content(String),
+    #[error("'{file}' is named as {named} but its content is {content}")]
+    Mismatch {
+        file: String,
+        named: String,
+        content: String,
+    },
+    #[error("'{file}' is a zip archive, not a {named}")]
+    Zip { file: String, named: String },
+}
+
+/// The format the file's name promises (its content decides later, in `sniff`).
+pub(super) fn format_by_name(file_name: &str) -> Result<BookFormat, UnsupportedFile> {
+    BookFormat::from_extension(file_name).ok_or_else(|| UnsupportedFile::Name(file_name.into()))
 }
 
 /// Decides the format from the first bytes of the file (`head`, at least 8 KiB when the file is
-/// that long) and its name. The two must agree. The error text is shown to the user.
-pub fn sniff(file_name: &str, head: &[u8]) -> Result<BookFormat, String> {
+/// that long) and its name. The two must agree.
+pub fn sniff(file_name: &str, head: &[u8]) -> Result<BookFormat, UnsupportedFile> {
     let by_name = format_by_name(file_name)?;
-    let by_content = content_format(head)
-        .ok_or_else(|| format!("the content of '{file_name}' is not a readable {ACCEPTED} file"))?;
+    let by_content =
+        content_format(head).ok_or_else(|| UnsupportedFile::Content(file_name.into()))?;
     // A DOCX or EPUB whose zip directory lies beyond the sniffed head looks like an unnamed zip;
     // the extension decides between the two zip-based formats then.
     let zip_ok = by_content == ZipUnknown && matches!(by_name, BookFormat::Epub | BookFormat::Docx);
     match by_content {
         Known(f) if f == by_name => Ok(f),
         _ if zip_ok => Ok(by_name),
-        Known(f) => Err(format!(
-            "'{file_name}' is named as {} but its content is {}",
-            by_name.as_str().to_uppercase(),
-            f.as_str().to_uppercase()
-        )),
-        ZipUnknown => Err(format!(
-            "'{file_name}' is a zip archive, not a {}",
-            by_name.as_str().to_uppercase()
-        )),
+        Known(f) => Err(UnsupportedFile::Mismatch {
+            file: file_name.into(),
+            named: by_name.as_str().to_uppercase(),
+            content: f.as_str().to_uppercase(),
+        }),
+        ZipUnknown => Err(UnsupportedFile::Zip {
+            file: file_name.into(),
+            named: by_name.as_str().to_uppercase(),
+        }),
     }
 }
 
@@ -184,15 +199,16 @@ mod tests {
     #[test]
     fn binary_content_named_as_text_is_refused() {
         let err = sniff("book.txt", b"\x00\x01\x02\x03binary").unwrap_err();
-        assert!(err.contains("not a readable"), "{err}");
+        assert!(err.to_string().contains("not a readable"), "{err}");
         let err = sniff("book.txt", b"%PDF-1.7\n").unwrap_err();
-        assert!(err.contains("content is PDF"), "{err}");
+        assert!(err.to_string().contains("content is PDF"), "{err}");
     }
 
     #[test]
     fn unknown_extensions_are_refused() {
         assert!(sniff("book.mobi", b"hello")
             .unwrap_err()
+            .to_string()
             .contains("not a supported"));
         assert!(sniff("book", b"hello").is_err());
     }

@@ -6,8 +6,9 @@ use tracing::{info, instrument, warn};
 
 use super::lifecycle::BookEvent;
 use super::store;
-use super::{sniff, Book, BookDetail, BookFormat, Chapter};
+use super::{sniff, Book, BookDetail, BookFormat, Chapter, UnsupportedFile};
 use crate::accounts::User;
+use crate::fault::DataError;
 use crate::ids::new_id;
 use crate::job::Job;
 use crate::ports::Ports;
@@ -26,8 +27,8 @@ const MAX_TITLE_CHARS: usize = 500;
 pub enum BooksError {
     #[error("{0}")]
     Invalid(String),
-    #[error("{0}")]
-    UnsupportedFile(String),
+    #[error(transparent)]
+    UnsupportedFile(#[from] UnsupportedFile),
     #[error("the file is larger than the {} MB limit", MAX_UPLOAD_BYTES / (1024 * 1024))]
     TooLarge,
     #[error("book not found")]
@@ -47,7 +48,13 @@ pub enum BooksError {
     QuotaExceeded(String),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// What the domain found wrong with its data or its process: logged, answered 500, not
+    /// retried.
+    #[error(transparent)]
+    Fault(#[from] crate::fault::Fault),
 }
+
+crate::fault::from_data_error!(BooksError);
 
 /// Why a direct upload's form cannot be posted again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +79,7 @@ impl From<UsageError> for BooksError {
         match e {
             UsageError::Exceeded(m) => BooksError::QuotaExceeded(m),
             UsageError::Store(s) => BooksError::Store(s),
+            UsageError::Fault(f) => BooksError::Fault(f),
         }
     }
 }
@@ -128,7 +136,7 @@ impl Books {
         upload.file_name = file_name_of(&upload.file_name)?;
         let file_name = &upload.file_name;
         let head = &upload.bytes[..upload.bytes.len().min(64 * 1024)];
-        let format = sniff(file_name, head).map_err(BooksError::UnsupportedFile)?;
+        let format = sniff(file_name, head)?;
         let user_title = upload
             .title
             .as_deref()
@@ -262,7 +270,7 @@ impl Books {
 
     /// Every book of the user, newest first, without the list's limit (an export, a purge, a
     /// digest).
-    pub async fn all_of(&self, user_id: &str) -> Result<Vec<Book>, StoreError> {
+    pub async fn all_of(&self, user_id: &str) -> Result<Vec<Book>, DataError> {
         let query = Query::partition(store::user_books(user_id)).descending();
         let items = self.ports.table.query_index(Index::Gsi1, query).await?;
         items.iter().map(store::book_from).collect()
@@ -288,7 +296,7 @@ impl Books {
 
     /// The chapters in reading order.
     /// Only the store can fail here: the caller already holds the book.
-    pub async fn chapters(&self, book_id: &str) -> Result<Vec<Chapter>, StoreError> {
+    pub async fn chapters(&self, book_id: &str) -> Result<Vec<Chapter>, DataError> {
         let query = Query::partition(store::book_pk(book_id)).prefix(store::CHAPTER_PREFIX);
         let items = self.ports.table.query(query).await?;
         items.iter().map(store::chapter_from).collect()
@@ -354,7 +362,7 @@ impl Books {
     /// snapshot before it updates the chapters and the book: a snapshot written before the
     /// book item goes is removed by the second sweep; one written after is followed by a
     /// failed update of the missing book, and the start removes what it wrote.
-    pub(crate) async fn remove_everything(&self, book_id: &str) -> Result<(), StoreError> {
+    pub(crate) async fn remove_everything(&self, book_id: &str) -> Result<(), DataError> {
         if let Some(book) = self.find(book_id).await? {
             self.revoke_share(&book).await?;
         }
@@ -388,7 +396,7 @@ impl Books {
         &self,
         book_id: &str,
         message: String,
-    ) -> Result<Option<Book>, StoreError> {
+    ) -> Result<Option<Book>, DataError> {
         let update = Update::default().set("error", message);
         let failed = self
             .transition(book_id, BookEvent::ExtractionFailed, update)
@@ -406,7 +414,7 @@ impl Books {
         book_id: &str,
         event: BookEvent,
         extra: Update,
-    ) -> Result<Option<Book>, StoreError> {
+    ) -> Result<Option<Book>, DataError> {
         let allowed: Vec<Value> = event
             .allowed_from()
             .iter()
@@ -428,13 +436,13 @@ impl Books {
         match result {
             Ok(item) => Ok(Some(store::book_from(&item)?)),
             Err(StoreError::NotFound | StoreError::Conflict) => Ok(None),
-            Err(e) => Err(e),
+            Err(e) => Err(e.into()),
         }
     }
 
     /// Keeps a job's latest failure on the book, its status unchanged; nothing when the book is
     /// gone (a failure is no reason to bring it back).
-    pub(crate) async fn note_error(&self, book_id: &str, error: &str) -> Result<(), StoreError> {
+    pub(crate) async fn note_error(&self, book_id: &str, error: &str) -> Result<(), DataError> {
         let update = Update::default().set("error", error);
         match self
             .ports
@@ -448,12 +456,12 @@ impl Books {
             .await
         {
             Ok(_) | Err(StoreError::NotFound | StoreError::Conflict) => Ok(()),
-            Err(e) => Err(e),
+            Err(e) => Err(e.into()),
         }
     }
 
     /// The book by id alone, for workers (which act for the system, not a user).
-    pub(crate) async fn find(&self, book_id: &str) -> Result<Option<Book>, StoreError> {
+    pub(crate) async fn find(&self, book_id: &str) -> Result<Option<Book>, DataError> {
         let item = self
             .ports
             .table

@@ -7,9 +7,10 @@ use serde_json::Value;
 use tracing::info;
 
 use super::{store, Book, Books, BooksError};
+use crate::fault::DataError;
 use crate::ids::random_alphanumeric;
 use crate::items::{opt_time, parse_time};
-use crate::ports::{blobs, Condition, Item, StoreError, Update};
+use crate::ports::{blobs, Condition, Item, Update};
 use crate::types::BookStatus;
 
 /// 32 characters of 62: about 190 bits, far beyond guessing.
@@ -117,7 +118,7 @@ impl Books {
 
     /// The book behind a share token, while the link is valid; None for an unknown, revoked or
     /// expired token (all answered 404, so nothing is learnt by trying).
-    pub async fn shared(&self, token: &str) -> Result<Option<Book>, StoreError> {
+    pub async fn shared(&self, token: &str) -> Result<Option<Book>, DataError> {
         if token.len() != TOKEN_LENGTH || !token.chars().all(|c| c.is_ascii_alphanumeric()) {
             return Ok(None);
         }
@@ -154,7 +155,7 @@ impl Books {
     pub async fn public_shares(
         &self,
         limit: usize,
-    ) -> Result<Vec<(String, DateTime<Utc>)>, StoreError> {
+    ) -> Result<Vec<(String, DateTime<Utc>)>, DataError> {
         let items = self
             .ports
             .table
@@ -180,7 +181,7 @@ impl Books {
     }
 
     /// Ends the book's share link and the download links given out through it (their copies).
-    pub(crate) async fn revoke_share(&self, book: &Book) -> Result<(), StoreError> {
+    pub(crate) async fn revoke_share(&self, book: &Book) -> Result<(), DataError> {
         if let Some(token) = &book.share_token {
             self.ports
                 .table

@@ -11,6 +11,7 @@
 //! its blob prefix, which is how deletion finds it all.
 
 use crate::books::{Book, BookFormat, Chapter};
+use crate::fault::DataError;
 use crate::items::{
     corrupt, opt_string, opt_time, parse_time, parsed, required_str, required_time, time, time_text,
 };
@@ -84,7 +85,7 @@ pub fn book_item(book: &Book) -> Item {
         )
 }
 
-pub fn book_from(item: &Item) -> Result<Book, StoreError> {
+pub fn book_from(item: &Item) -> Result<Book, DataError> {
     let format = required_str(item, "format")?;
     Ok(Book {
         id: required_str(item, "id")?.to_string(),
@@ -146,7 +147,7 @@ pub fn chapter_item(book_id: &str, chapter: &Chapter) -> Item {
         .with("error", chapter.error.clone())
 }
 
-pub fn chapter_from(item: &Item) -> Result<Chapter, StoreError> {
+pub fn chapter_from(item: &Item) -> Result<Chapter, DataError> {
     Ok(Chapter {
         id: required_str(item, "id")?.to_string(),
         number: item

@@ -23,6 +23,7 @@ use super::posts::may_publish;
 use super::taxonomy::require_admin;
 use super::{Author, Community, CommunityError};
 use crate::accounts::User;
+use crate::fault::DataError;
 use crate::ids::new_id;
 use crate::items::{opt_string, required_str, required_time, time, time_text};
 use crate::ports::{Condition, Index, Item, Query, StoreError, Update, WriteOp};
@@ -338,7 +339,7 @@ impl Community {
 
     /// Turns a closed account's comments into tombstones (no author, no text), so replies by
     /// others keep their place; counts and the moderation queue follow.
-    pub async fn remove_comments_of(&self, user_id: &str) -> Result<usize, StoreError> {
+    pub async fn remove_comments_of(&self, user_id: &str) -> Result<usize, DataError> {
         let pointers = self
             .ports
             .table
@@ -393,7 +394,7 @@ impl Community {
 
     /// Removes every comment on a post (the post is being deleted), with the pointers in
     /// their authors' partitions and the moderation queue's entries.
-    pub(super) async fn remove_comments_on(&self, post_id: &str) -> Result<(), StoreError> {
+    pub(super) async fn remove_comments_on(&self, post_id: &str) -> Result<(), DataError> {
         let table = &self.ports.table;
         let items = table
             .query_index(Index::Gsi1, Query::partition(of_post(post_id)))

@@ -25,6 +25,7 @@ mod taxonomy;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::fault::DataError;
 use crate::ports::Ports;
 use crate::ports::StoreError;
 
@@ -124,14 +125,20 @@ pub enum CommunityError {
     NotFound(&'static str),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// What the domain found wrong with its data or its process: logged, answered 500, not
+    /// retried.
+    #[error(transparent)]
+    Fault(#[from] crate::fault::Fault),
 }
+
+crate::fault::from_data_error!(CommunityError);
 
 /// Who wrote a post: the one thing the community needs of the accounts domain, answered by
 /// the wiring with the accounts service.
 #[async_trait::async_trait]
 pub trait Authors: Send + Sync {
     /// The account, None once it is closed.
-    async fn author(&self, user_id: &str) -> Result<Option<crate::accounts::User>, StoreError>;
+    async fn author(&self, user_id: &str) -> Result<Option<crate::accounts::User>, DataError>;
 }
 
 #[derive(Clone)]

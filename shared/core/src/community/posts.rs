@@ -10,6 +10,7 @@ use super::slug::{self, slugify};
 use super::taxonomy::require_admin;
 use super::{Author, Category, Community, CommunityError, Counts, Post, PostStatus, Tag};
 use crate::accounts::User;
+use crate::fault::DataError;
 use crate::ids::new_id;
 use crate::items::{opt_string, parse_time, required_str, required_time, time, time_text};
 use crate::ports::{Condition, Index, Item, Query, StoreError, Update};
@@ -439,7 +440,7 @@ impl Community {
     pub async fn published_slugs(
         &self,
         limit: usize,
-    ) -> Result<Vec<(String, Option<chrono::DateTime<chrono::Utc>>)>, StoreError> {
+    ) -> Result<Vec<(String, Option<chrono::DateTime<chrono::Utc>>)>, DataError> {
         let items = self
             .ports
             .table
@@ -460,7 +461,7 @@ impl Community {
     }
 
     /// Every post `user_id` wrote, in any status (for the account export).
-    pub async fn posts_of(&self, user_id: &str) -> Result<Vec<Post>, StoreError> {
+    pub async fn posts_of(&self, user_id: &str) -> Result<Vec<Post>, DataError> {
         let mut context = Context::default();
         let mut posts = Vec::new();
         for item in self.items_of(user_id).await? {
@@ -471,7 +472,7 @@ impl Community {
 
     /// Removes every post of `user_id` and their slugs (account deletion: a closed account's
     /// posts go with it).
-    pub async fn remove_posts_of(&self, user_id: &str) -> Result<usize, StoreError> {
+    pub async fn remove_posts_of(&self, user_id: &str) -> Result<usize, DataError> {
         let table = &self.ports.table;
         let items = self.items_of(user_id).await?;
         for item in &items {
@@ -524,7 +525,7 @@ impl Community {
 
     /// The author's drafts and archived posts, then their published ones (found among all
     /// published posts: an account's own index partition holds only the unpublished).
-    async fn items_of(&self, user_id: &str) -> Result<Vec<Item>, StoreError> {
+    async fn items_of(&self, user_id: &str) -> Result<Vec<Item>, DataError> {
         let table = &self.ports.table;
         let mut items = table
             .query_index(Index::Gsi1, Query::partition(drafts_of(user_id)))
@@ -583,7 +584,7 @@ impl Community {
         Ok(tags)
     }
 
-    async fn post_from(&self, item: &Item, context: &mut Context) -> Result<Post, StoreError> {
+    async fn post_from(&self, item: &Item, context: &mut Context) -> Result<Post, DataError> {
         let author_id = required_str(item, "authorId")?;
         let category_id = required_str(item, "categoryId")?;
         let author = match context.authors.get(author_id) {
@@ -647,7 +648,7 @@ impl Community {
     }
 
     /// What readers see of an author: their name (never their email) and image.
-    pub(super) async fn author(&self, user_id: &str) -> Result<Author, StoreError> {
+    pub(super) async fn author(&self, user_id: &str) -> Result<Author, DataError> {
         Ok(match self.authors.author(user_id).await? {
             Some(user) => author_of(&user),
             None => Author {

@@ -1,6 +1,7 @@
 //! Slugs: readable, transliterated URL names (`¿Qué es Moby-Dick?` -> `que-es-moby-dick`),
 //! unique per kind through a claim item.
 
+use crate::fault::DataError;
 use crate::ids::random_hex;
 use crate::ports::Ports;
 use crate::ports::{Condition, Item, StoreError};
@@ -49,7 +50,7 @@ pub(super) async fn claim(
     kind: &str,
     base: &str,
     owner_id: &str,
-) -> Result<String, StoreError> {
+) -> Result<String, DataError> {
     let candidates = std::iter::once(base.to_string())
         .chain((2..=NUMBERED).map(|n| format!("{base}-{n}")))
         // Random, not a prefix of a time-ordered id: those share their first characters for a
@@ -60,10 +61,10 @@ pub(super) async fn claim(
         match ports.table.put(item, Condition::NotExists).await {
             Ok(()) => return Ok(slug),
             Err(StoreError::Conflict) => continue,
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         }
     }
-    Err(StoreError::Conflict)
+    Err(StoreError::Conflict.into())
 }
 
 /// The id owning `slug`, if any.
@@ -71,7 +72,7 @@ pub(super) async fn owner(
     ports: &Ports,
     kind: &str,
     slug: &str,
-) -> Result<Option<String>, StoreError> {
+) -> Result<Option<String>, DataError> {
     let item = ports.table.get(&claim_pk(kind, slug), CLAIM_SK).await?;
     Ok(item.and_then(|i| i.str("id").map(str::to_string)))
 }

@@ -7,6 +7,7 @@ use tracing::info;
 
 use super::slug::{self, slugify};
 use super::{Category, Community, CommunityError, Tag};
+use crate::fault::DataError;
 use crate::ids::new_id;
 use crate::items::{opt_string, required_str};
 use crate::ports::{Condition, Index, Item, Query, StoreError};
@@ -159,7 +160,7 @@ impl Community {
     }
 
     /// A category by id or slug; `None` when there is none.
-    pub(super) async fn category(&self, id_or_slug: &str) -> Result<Option<Category>, StoreError> {
+    pub(super) async fn category(&self, id_or_slug: &str) -> Result<Option<Category>, DataError> {
         self.find(Kind::Category, id_or_slug)
             .await?
             .as_ref()
@@ -167,7 +168,7 @@ impl Community {
             .transpose()
     }
 
-    pub(super) async fn tag(&self, id_or_slug: &str) -> Result<Option<Tag>, StoreError> {
+    pub(super) async fn tag(&self, id_or_slug: &str) -> Result<Option<Tag>, DataError> {
         self.find(Kind::Tag, id_or_slug)
             .await?
             .as_ref()
@@ -186,7 +187,7 @@ impl Community {
             .ok_or(CommunityError::NotFound("category"))
     }
 
-    async fn find(&self, kind: Kind, id_or_slug: &str) -> Result<Option<Item>, StoreError> {
+    async fn find(&self, kind: Kind, id_or_slug: &str) -> Result<Option<Item>, DataError> {
         if let Some(item) = self
             .ports
             .table
@@ -196,16 +197,17 @@ impl Community {
             return Ok(Some(item));
         }
         match slug::owner(&self.ports, kind.key(), id_or_slug).await? {
-            Some(id) => self.ports.table.get(&pk(kind, &id), kind.key()).await,
+            Some(id) => Ok(self.ports.table.get(&pk(kind, &id), kind.key()).await?),
             None => Ok(None),
         }
     }
 
-    async fn list(&self, kind: Kind) -> Result<Vec<Item>, StoreError> {
+    async fn list(&self, kind: Kind) -> Result<Vec<Item>, DataError> {
         self.ports
             .table
             .query_index(Index::Gsi1, Query::partition(kind.list()))
             .await
+            .map_err(DataError::from)
     }
 
     /// A fresh id, the name checked, and the slug (given, or made from the name) claimed.
@@ -259,7 +261,7 @@ impl Community {
         id: &str,
         slug: &str,
         fields: impl FnOnce(Item) -> Item,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), DataError> {
         let item = Item::new(pk(kind, id), kind.key())
             .with("id", id)
             .with("slug", slug)
@@ -269,11 +271,12 @@ impl Community {
             .table
             .put(fields(item), Condition::NotExists)
             .await
+            .map_err(DataError::from)
     }
 
     /// Creates the [`SEEDED`] categories that are missing; safe to run concurrently (a slug
     /// already claimed is skipped).
-    async fn seed(&self) -> Result<(), StoreError> {
+    async fn seed(&self) -> Result<(), DataError> {
         for (slug, name, description, color) in SEEDED {
             let id = new_id();
             let claim =
@@ -281,7 +284,7 @@ impl Community {
             match self.ports.table.put(claim, Condition::NotExists).await {
                 Ok(()) => {}
                 Err(StoreError::Conflict) => continue,
-                Err(e) => return Err(e),
+                Err(e) => return Err(e.into()),
             }
             self.store(Kind::Category, &id, slug, |item| {
                 item.with("name", name)
@@ -299,7 +302,7 @@ fn is_hex_color(c: &str) -> bool {
     c.len() == 7 && c.starts_with('#') && c[1..].chars().all(|d| d.is_ascii_hexdigit())
 }
 
-fn category_from(item: &Item) -> Result<Category, StoreError> {
+fn category_from(item: &Item) -> Result<Category, DataError> {
     Ok(Category {
         id: required_str(item, "id")?.to_string(),
         slug: required_str(item, "slug")?.to_string(),
@@ -309,7 +312,7 @@ fn category_from(item: &Item) -> Result<Category, StoreError> {
     })
 }
 
-fn tag_from(item: &Item) -> Result<Tag, StoreError> {
+fn tag_from(item: &Item) -> Result<Tag, DataError> {
     Ok(Tag {
         id: required_str(item, "id")?.to_string(),
         slug: required_str(item, "slug")?.to_string(),

@@ -26,6 +26,7 @@ use tracing::{info, warn};
 pub use recovery::Recovery;
 pub use settings::{EmailSettingsPatch, SenderPrefix};
 
+use crate::fault::DataError;
 use crate::items::time;
 use crate::ports::Ports;
 use crate::ports::{
@@ -120,7 +121,7 @@ impl Postman {
         self.ports.mailer.send(email).await
     }
 
-    pub async fn config(&self) -> Result<EmailConfig, StoreError> {
+    pub async fn config(&self) -> Result<EmailConfig, DataError> {
         let stored = settings::read(&self.ports).await?;
         let server = self.ports.mailer.server();
         let allowed_recipients = self
@@ -152,7 +153,7 @@ impl Postman {
     }
 
     /// Applies the patch; returns the sender address as it now is.
-    pub async fn update(&self, patch: EmailSettingsPatch) -> Result<String, StoreError> {
+    pub async fn update(&self, patch: EmailSettingsPatch) -> Result<String, DataError> {
         settings::write(&self.ports, &patch).await?;
         let stored = settings::read(&self.ports).await?;
         info!(
@@ -164,7 +165,7 @@ impl Postman {
 
     /// Without `to`: connects to the SMTP server and reports. With `to`: sends a test message
     /// there. Either way the result is recorded as the last test.
-    pub async fn test(&self, to: Option<&Email>) -> Result<Outcome, StoreError> {
+    pub async fn test(&self, to: Option<&Email>) -> Result<Outcome, DataError> {
         let result = match to {
             None => self.ports.mailer.check().await.map(|()| {
                 let server = self.ports.mailer.server();
@@ -202,7 +203,7 @@ impl Postman {
 
     /// Sends `email` a verification message; once the relay accepted it, the address is an
     /// allowed recipient in sandbox mode.
-    pub async fn verify(&self, email: &Email) -> Result<Outcome, StoreError> {
+    pub async fn verify(&self, email: &Email) -> Result<Outcome, DataError> {
         let text = format!(
             "This address ({email}) was added by an administrator of booktr to the recipients \
              allowed to receive its email while it runs in sandbox mode.\n\nIf you did not expect \
@@ -233,7 +234,7 @@ impl Postman {
     }
 
     /// Removes `email` from the allowed recipients (the deprecated verification removal).
-    pub async fn unverify(&self, email: &Email) -> Result<Outcome, StoreError> {
+    pub async fn unverify(&self, email: &Email) -> Result<Outcome, DataError> {
         self.ports
             .table
             .delete(PK, &recipient_sk(email), Condition::Always)
@@ -246,7 +247,7 @@ impl Postman {
         })
     }
 
-    async fn is_allowed(&self, to: &str) -> Result<bool, StoreError> {
+    async fn is_allowed(&self, to: &str) -> Result<bool, DataError> {
         let Ok(email) = Email::parse(to) else {
             return Ok(false);
         };
@@ -269,22 +270,22 @@ fn recipient_sk(email: &Email) -> String {
 }
 
 /// Makes sure the settings item exists, so that partial updates have something to update.
-async fn ensure_settings_item(ports: &Ports) -> Result<(), StoreError> {
+async fn ensure_settings_item(ports: &Ports) -> Result<(), DataError> {
     match ports
         .table
         .put(Item::new(PK, SETTINGS_SK), Condition::NotExists)
         .await
     {
         Ok(()) | Err(StoreError::Conflict) => Ok(()),
-        Err(e) => Err(e),
+        Err(e) => Err(e.into()),
     }
 }
 
-async fn update_settings(ports: &Ports, update: Update) -> Result<(), StoreError> {
+async fn update_settings(ports: &Ports, update: Update) -> Result<(), DataError> {
     ensure_settings_item(ports).await?;
     ports
         .table
         .update(PK, SETTINGS_SK, update, Condition::Always)
-        .await
-        .map(|_| ())
+        .await?;
+    Ok(())
 }

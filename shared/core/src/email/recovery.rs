@@ -13,6 +13,7 @@ use tracing::{info, instrument, warn};
 
 use super::Postman;
 use crate::accounts::{store, validate_and_hash_password, Accounts, AccountsError, User};
+use crate::fault::DataError;
 use crate::ids::{random_alphanumeric, sha256_hex};
 use crate::items;
 use crate::ports::{Condition, Item, StoreError, Update};
@@ -101,7 +102,7 @@ impl Recovery {
         {
             Ok(()) => {}
             // Another reset link of the account was used since this one was mailed.
-            Err(StoreError::Conflict) => {
+            Err(DataError::Store(StoreError::Conflict)) => {
                 info!(user_id = %user.id, "reset link outdated by another reset");
                 return Err(AccountsError::Invalid(dead_link_message(Purpose::Reset)));
             }
@@ -156,7 +157,7 @@ impl Recovery {
         })
     }
 
-    async fn issue(&self, user: &User, purpose: Purpose) -> Result<String, StoreError> {
+    async fn issue(&self, user: &User, purpose: Purpose) -> Result<String, DataError> {
         let secret = random_alphanumeric(48);
         let expires_at = self.accounts.now() + purpose.ttl();
         let mut item = Item::new(

@@ -4,9 +4,10 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::{update_settings, PK, SETTINGS_SK};
+use crate::fault::DataError;
 use crate::items::{parse_time, time};
 use crate::ports::Ports;
-use crate::ports::{StoreError, Update};
+use crate::ports::Update;
 
 /// The local part of the service's sender and reply-to addresses (the spec's enum).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema, Deserialize, Default)]
@@ -42,16 +43,25 @@ impl SenderPrefix {
 #[serde(try_from = "String")]
 pub struct SenderName(String);
 
-impl TryFrom<String> for SenderName {
-    type Error = String;
+/// Why a text is no [`SenderName`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadSenderName {
+    #[error("senderName: 1 to 80 characters")]
+    Length,
+    #[error("senderName: no line breaks or control characters")]
+    ControlCharacter,
+}
 
-    fn try_from(raw: String) -> Result<Self, String> {
+impl TryFrom<String> for SenderName {
+    type Error = BadSenderName;
+
+    fn try_from(raw: String) -> Result<Self, BadSenderName> {
         let name = raw.trim();
         if name.is_empty() || name.chars().count() > 80 {
-            return Err("senderName: 1 to 80 characters".into());
+            return Err(BadSenderName::Length);
         }
         if name.chars().any(char::is_control) {
-            return Err("senderName: no line breaks or control characters".into());
+            return Err(BadSenderName::ControlCharacter);
         }
         Ok(SenderName(name.to_string()))
     }
@@ -95,7 +105,7 @@ pub(super) struct Stored {
     pub error: Option<String>,
 }
 
-pub(super) async fn read(ports: &Ports) -> Result<Stored, StoreError> {
+pub(super) async fn read(ports: &Ports) -> Result<Stored, DataError> {
     let Some(item) = ports.table.get(PK, SETTINGS_SK).await? else {
         return Ok(Stored::default());
     };
@@ -113,7 +123,7 @@ pub(super) async fn read(ports: &Ports) -> Result<Stored, StoreError> {
     })
 }
 
-pub(super) async fn write(ports: &Ports, patch: &EmailSettingsPatch) -> Result<(), StoreError> {
+pub(super) async fn write(ports: &Ports, patch: &EmailSettingsPatch) -> Result<(), DataError> {
     let mut update = Update::default();
     if let Some(prefix) = patch.sender_prefix {
         update = update.set("senderPrefix", prefix.as_str());
@@ -137,7 +147,7 @@ pub(super) async fn record_test(
     ports: &Ports,
     at: DateTime<Utc>,
     error: Option<&str>,
-) -> Result<(), StoreError> {
+) -> Result<(), DataError> {
     let update = Update::default().set("lastTestAt", time(at));
     let update = match error {
         None => update.set("lastTestStatus", "success").remove("error"),

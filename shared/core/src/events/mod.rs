@@ -34,6 +34,7 @@ pub use notifications::{NotificationPage, NotificationSettingsPatch};
 pub use webhooks::{sign, TestResult, MAX_WEBHOOKS, RETRY_SCHEDULE, TIMEOUT};
 
 use crate::email::Postman;
+use crate::fault::{DataError, Fault};
 use crate::ids::{new_id, sha256_hex};
 use crate::items::{time, time_text};
 use crate::ports::Ports;
@@ -252,7 +253,13 @@ pub enum EventsError {
     NotFound,
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// What the domain found wrong with its data or its process: logged, answered 500, not
+    /// retried.
+    #[error(transparent)]
+    Fault(#[from] crate::fault::Fault),
 }
+
+crate::fault::from_data_error!(EventsError);
 
 /// What a worker should do with a webhook-queue message after [`Events::deliver`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -270,7 +277,7 @@ pub enum DeliveryOutcome {
 #[async_trait::async_trait]
 pub trait Recipients: Send + Sync {
     /// The user's email address, None once the account is closed.
-    async fn email_of(&self, user_id: &str) -> Result<Option<String>, StoreError>;
+    async fn email_of(&self, user_id: &str) -> Result<Option<String>, DataError>;
 }
 
 #[derive(Clone)]
@@ -330,8 +337,8 @@ struct ErrorData<'a> {
     chapter_index: u32,
 }
 
-fn to_json<T: Serialize>(value: &T) -> Result<String, StoreError> {
-    serde_json::to_string(value).map_err(|e| StoreError::Invalid(e.to_string()))
+fn to_json<T: Serialize>(value: &T) -> Result<String, DataError> {
+    Ok(serde_json::to_string(value).map_err(Fault::encoding("an event"))?)
 }
 
 impl Events {
@@ -354,7 +361,7 @@ impl Events {
     /// records nothing new (it only re-queues deliveries still pending, in case the first call
     /// stopped between recording and queueing). Emails are sent at most once: a failure is
     /// logged and never fails the emit.
-    pub async fn emit(&self, occurrence: &Occurrence) -> Result<(), StoreError> {
+    pub async fn emit(&self, occurrence: &Occurrence) -> Result<(), DataError> {
         let user_pk = user_pk(&occurrence.user_id);
         let marker_sk = emitted_sk(&occurrence.key);
         let settings = self.notification_settings(&occurrence.user_id).await?;
@@ -409,7 +416,7 @@ impl Events {
                 info!(key = %occurrence.key, "event already emitted");
                 return self.requeue_pending(occurrence, &user_pk, &marker_sk).await;
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         }
         for message in &queued {
             self.enqueue(message).await?;
@@ -432,7 +439,7 @@ impl Events {
     }
 
     /// The exact bytes every webhook of this occurrence receives.
-    fn payload(&self, occurrence: &Occurrence, now: DateTime<Utc>) -> Result<String, StoreError> {
+    fn payload(&self, occurrence: &Occurrence, now: DateTime<Utc>) -> Result<String, DataError> {
         let event = occurrence.kind.name();
         let timestamp = time_text(now);
         match &occurrence.kind {
@@ -474,13 +481,14 @@ impl Events {
         occurrence: &Occurrence,
         user_pk: &str,
         marker_sk: &str,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), DataError> {
         let Some(marker) = self.ports.table.get(user_pk, marker_sk).await? else {
             // The conflict was not the marker's: v7 ids do not collide, so this is unexpected.
-            return Err(StoreError::Unavailable(format!(
+            return Err(Fault::Internal(format!(
                 "emitting '{}' conflicted without an earlier emit",
                 occurrence.key
-            )));
+            ))
+            .into());
         };
         let recorded = marker
             .attrs
@@ -564,7 +572,7 @@ impl Events {
         }
     }
 
-    async fn recipient(&self, user_id: &str) -> Result<Option<String>, StoreError> {
+    async fn recipient(&self, user_id: &str) -> Result<Option<String>, DataError> {
         self.recipients.email_of(user_id).await
     }
 }

@@ -9,6 +9,7 @@ use super::{
     user_pk, EventKind, Events, Notification, NotificationSettings, NotificationType, Occurrence,
     SETTINGS_SK,
 };
+use crate::fault::{DataError, Fault};
 use crate::ids::new_id;
 use crate::items::{corrupt, required_str, required_time, time};
 use crate::ports::{Condition, Item, Query, StoreError, Update};
@@ -100,7 +101,7 @@ pub(super) fn to_item(user_id: &str, n: &Notification) -> Item {
         .with("createdAt", time(n.created_at))
 }
 
-fn from_item(item: &Item) -> Result<Notification, StoreError> {
+fn from_item(item: &Item) -> Result<Notification, DataError> {
     Ok(Notification {
         id: required_str(item, "id")?.to_string(),
         kind: NotificationType::parse(required_str(item, "type")?)
@@ -121,7 +122,7 @@ impl Events {
         user_id: &str,
         post_title: &str,
         link: String,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), DataError> {
         if !self.notification_settings(user_id).await?.in_app_enabled {
             return Ok(());
         }
@@ -142,15 +143,16 @@ impl Events {
         &self,
         user_id: &str,
         notification: Notification,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), DataError> {
         self.ports
             .table
             .put(to_item(user_id, &notification), Condition::NotExists)
             .await
+            .map_err(DataError::from)
     }
 
     /// Every notification of the user, newest first.
-    pub async fn all_notifications(&self, user_id: &str) -> Result<Vec<Notification>, StoreError> {
+    pub async fn all_notifications(&self, user_id: &str) -> Result<Vec<Notification>, DataError> {
         let query = Query::partition(user_pk(user_id))
             .prefix(PREFIX)
             .descending();
@@ -167,7 +169,7 @@ impl Events {
         page: usize,
         limit: usize,
         unread_only: bool,
-    ) -> Result<NotificationPage, StoreError> {
+    ) -> Result<NotificationPage, DataError> {
         let matching: Vec<Notification> = self
             .all_notifications(user_id)
             .await?
@@ -183,7 +185,7 @@ impl Events {
         })
     }
 
-    pub async fn unread_count(&self, user_id: &str) -> Result<usize, StoreError> {
+    pub async fn unread_count(&self, user_id: &str) -> Result<usize, DataError> {
         Ok(self
             .all_notifications(user_id)
             .await?
@@ -195,7 +197,7 @@ impl Events {
     /// Marks the user's notifications among `ids` read; returns how many were unread before.
     /// Unknown ids, and ids of other users' notifications (not in this user's partition), are
     /// ignored.
-    pub async fn mark_read(&self, user_id: &str, ids: &[String]) -> Result<usize, StoreError> {
+    pub async fn mark_read(&self, user_id: &str, ids: &[String]) -> Result<usize, DataError> {
         let pk = user_pk(user_id);
         let mut marked = 0;
         let mut seen: Vec<&String> = Vec::new();
@@ -213,7 +215,7 @@ impl Events {
             {
                 Ok(_) => marked += 1,
                 Err(StoreError::NotFound | StoreError::Conflict) => {}
-                Err(e) => return Err(e),
+                Err(e) => return Err(e.into()),
             }
         }
         if marked > 0 {
@@ -223,7 +225,7 @@ impl Events {
     }
 
     /// Marks every unread notification of the user read; returns how many.
-    pub async fn mark_all_read(&self, user_id: &str) -> Result<usize, StoreError> {
+    pub async fn mark_all_read(&self, user_id: &str) -> Result<usize, DataError> {
         let unread: Vec<String> = self
             .all_notifications(user_id)
             .await?
@@ -238,7 +240,7 @@ impl Events {
     pub async fn notification_settings(
         &self,
         user_id: &str,
-    ) -> Result<NotificationSettings, StoreError> {
+    ) -> Result<NotificationSettings, DataError> {
         let item = self.ports.table.get(&user_pk(user_id), SETTINGS_SK).await?;
         let Some(item) = item else {
             return Ok(NotificationSettings::default());
@@ -263,7 +265,7 @@ impl Events {
         &self,
         user_id: &str,
         patch: NotificationSettingsPatch,
-    ) -> Result<NotificationSettings, StoreError> {
+    ) -> Result<NotificationSettings, DataError> {
         let current = self.notification_settings(user_id).await?;
         let settings = NotificationSettings {
             email_book_completed: patch
@@ -280,9 +282,11 @@ impl Events {
             in_app_enabled: patch.in_app_enabled.unwrap_or(current.in_app_enabled),
         };
         let Value::Object(attrs) =
-            serde_json::to_value(settings).map_err(|e| StoreError::Invalid(e.to_string()))?
+            serde_json::to_value(settings).map_err(Fault::encoding("the notification settings"))?
         else {
-            return Err(StoreError::Invalid("settings are not an object".into()));
+            return Err(
+                Fault::Internal("the notification settings encode as no object".into()).into(),
+            );
         };
         let mut item = Item::new(user_pk(user_id), SETTINGS_SK);
         item.attrs = attrs;

@@ -14,6 +14,7 @@ use super::{
     user_pk, CreatedWebhook, Delivery, DeliveryMessage, DeliveryOutcome, DeliveryStatus, Events,
     EventsError, Payload, Webhook, EVENT_NAMES,
 };
+use crate::fault::DataError;
 use crate::ids::{new_id, random_alphanumeric};
 use crate::items::{corrupt, parse_time, required_str, required_time, time, time_text};
 use crate::ports::{Condition, HttpOutError, Item, Outgoing, Query, QueueName, StoreError, Update};
@@ -93,7 +94,7 @@ pub(super) fn delivery_item(
         .with("createdAt", time(now))
 }
 
-fn delivery_from(item: &Item) -> Result<Delivery, StoreError> {
+fn delivery_from(item: &Item) -> Result<Delivery, DataError> {
     let status = DeliveryStatus::parse(required_str(item, "status")?)
         .ok_or_else(|| corrupt(item, "status"))?;
     let attempts = item
@@ -121,7 +122,7 @@ struct StoredWebhook {
     secret: String,
 }
 
-fn webhook_from(item: &Item) -> Result<StoredWebhook, StoreError> {
+fn webhook_from(item: &Item) -> Result<StoredWebhook, DataError> {
     let events = item
         .attrs
         .get("events")
@@ -157,7 +158,7 @@ impl Attempt {
 
 impl Events {
     /// The user's webhooks, oldest first.
-    pub async fn webhooks(&self, user_id: &str) -> Result<Vec<Webhook>, StoreError> {
+    pub async fn webhooks(&self, user_id: &str) -> Result<Vec<Webhook>, DataError> {
         let query = Query::partition(user_pk(user_id)).prefix("WEBHOOK#");
         let items = self.ports.table.query(query).await?;
         items
@@ -251,7 +252,7 @@ impl Events {
         &self,
         user_id: &str,
         id: &str,
-    ) -> Result<Option<StoredWebhook>, StoreError> {
+    ) -> Result<Option<StoredWebhook>, DataError> {
         let item = self
             .ports
             .table
@@ -332,7 +333,7 @@ impl Events {
         })
     }
 
-    pub(super) async fn enqueue(&self, message: &DeliveryMessage) -> Result<(), StoreError> {
+    pub(super) async fn enqueue(&self, message: &DeliveryMessage) -> Result<(), DataError> {
         let body = super::to_json(message)?;
         let outgoing = Outgoing {
             // One group per delivery: deliveries never wait for each other.
@@ -365,7 +366,7 @@ impl Events {
         }
     }
 
-    async fn try_deliver(&self, message: &DeliveryMessage) -> Result<DeliveryOutcome, StoreError> {
+    async fn try_deliver(&self, message: &DeliveryMessage) -> Result<DeliveryOutcome, DataError> {
         let (pk, sk) = (
             delivery_pk(&message.webhook_id),
             delivery_sk(&message.delivery_id),
@@ -414,7 +415,7 @@ impl Events {
                 warn!(delivery_id = %delivery.id, "delivery attempt recorded by another worker");
                 return Ok(DeliveryOutcome::Done);
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         }
         let log_status = status.as_str();
         crate::metrics::webhook_delivery(match status {

@@ -6,8 +6,16 @@
 
 use super::{Entry, EntryInput};
 
+/// A line that is not `source,target[,context]`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: expected source,target[,context]")]
+pub struct BadLine {
+    /// From 1.
+    pub line: usize,
+}
+
 /// The entries of a CSV text, with their line numbers (from 1).
-pub fn rows(text: &str) -> Result<Vec<(usize, EntryInput)>, String> {
+pub fn rows(text: &str) -> Result<Vec<(usize, EntryInput)>, BadLine> {
     let mut rows = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let number = index + 1;
@@ -23,7 +31,7 @@ pub fn rows(text: &str) -> Result<Vec<(usize, EntryInput)>, String> {
             continue;
         }
         let (Some(source), Some(target)) = (fields.first(), fields.get(1)) else {
-            return Err(format!("line {number}: expected source,target[,context]"));
+            return Err(BadLine { line: number });
         };
         rows.push((
             number,
@@ -107,7 +115,7 @@ mod tests {
         assert_eq!(read[0].1.context, None);
         assert_eq!(read[1].1.context.as_deref(), Some("the animal"));
         assert_eq!(
-            rows("whale\n").unwrap_err(),
+            rows("whale\n").unwrap_err().to_string(),
             "line 1: expected source,target[,context]"
         );
     }

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tracing::info;
 
+use crate::fault::{DataError, Fault};
 use crate::ids::new_id;
 use crate::items::{parse_time, required_str, required_time, time, time_text};
 use crate::ports::Ports;
@@ -62,7 +63,13 @@ pub enum GlossaryError {
     NotFound,
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// What the domain found wrong with its data or its process: logged, answered 500, not
+    /// retried.
+    #[error(transparent)]
+    Fault(#[from] crate::fault::Fault),
 }
+
+crate::fault::from_data_error!(GlossaryError);
 
 #[derive(Clone)]
 pub struct Glossaries {
@@ -83,9 +90,11 @@ impl Glossaries {
     }
 
     /// Removes every glossary of a closed account; returns how many.
-    pub(crate) async fn remove_all_of(&self, user_id: &str) -> Result<usize, StoreError> {
+    pub(crate) async fn remove_all_of(&self, user_id: &str) -> Result<usize, DataError> {
         let table = self.ports.table.as_ref();
-        crate::items::delete_indexed_of(table, user_glossaries(user_id), user_id).await
+        crate::items::delete_indexed_of(table, user_glossaries(user_id), user_id)
+            .await
+            .map_err(DataError::from)
     }
 
     pub async fn list(&self, user_id: &str) -> Result<Vec<Glossary>, GlossaryError> {
@@ -149,7 +158,7 @@ impl Glossaries {
             let merged = merge_entries(&current.entries, entries)?;
             update = update.set(
                 "entries",
-                serde_json::to_value(&merged).map_err(|e| StoreError::Invalid(e.to_string()))?,
+                serde_json::to_value(&merged).map_err(Fault::encoding("a glossary"))?,
             );
         }
         let item = self
@@ -277,7 +286,7 @@ fn merge_entries(current: &[Entry], inputs: Vec<EntryInput>) -> Result<Vec<Entry
     Ok(entries)
 }
 
-fn to_item(user_id: &str, g: &Glossary) -> Result<Item, StoreError> {
+fn to_item(user_id: &str, g: &Glossary) -> Result<Item, DataError> {
     Ok(Item::new(pk(&g.id), "GLOSSARY")
         .with("id", g.id.clone())
         .with("userId", user_id)
@@ -285,7 +294,7 @@ fn to_item(user_id: &str, g: &Glossary) -> Result<Item, StoreError> {
         .with("description", g.description.clone())
         .with(
             "entries",
-            serde_json::to_value(&g.entries).map_err(|e| StoreError::Invalid(e.to_string()))?,
+            serde_json::to_value(&g.entries).map_err(Fault::encoding("a glossary"))?,
         )
         .with("createdAt", time(g.created_at))
         .with("updatedAt", time(g.updated_at))
@@ -293,7 +302,7 @@ fn to_item(user_id: &str, g: &Glossary) -> Result<Item, StoreError> {
         .with("gsi1sk", format!("{}#{}", time_text(g.created_at), g.id)))
 }
 
-fn from_item(item: &Item) -> Result<Glossary, StoreError> {
+fn from_item(item: &Item) -> Result<Glossary, DataError> {
     let entries: Vec<Entry> = serde_json::from_value(
         item.attrs
             .get("entries")

@@ -19,7 +19,9 @@ use tracing::{info, info_span, warn, Instrument};
 use super::{cost, JobError, JobHandler};
 use crate::books::lifecycle::BookEvent;
 use crate::books::{store, Book};
+use crate::developer::NoModel;
 use crate::events::{EventKind, Occurrence};
+use crate::fault::DataError;
 use crate::ports::{Condition, StoreError, Update, WriteOp};
 use crate::translation::{BookTerms, StoredChapter};
 use crate::types::{BookStatus, ChapterStatus};
@@ -234,7 +236,7 @@ pub(super) async fn run(
 
     let model = match model_for(handler, &book).await? {
         Ok(model) => model,
-        Err(reason) => return Ok(fail_chapter(handler, &book, number, &reason).await?),
+        Err(reason) => return Ok(fail_chapter(handler, &book, number, &reason.to_string()).await?),
     };
     let no_ledger = HashMap::new();
     // The run's chapters share what the repair ladder learns about the model.
@@ -427,7 +429,7 @@ pub(super) fn run_key(book: &Book, run: u32) -> Result<Option<String>, JobError>
 pub(super) async fn model_for(
     handler: &JobHandler,
     book: &Book,
-) -> Result<Result<Arc<dyn ChatModel>, String>, JobError> {
+) -> Result<Result<Arc<dyn ChatModel>, NoModel>, JobError> {
     let model = book.translation_model.as_deref().unwrap_or_default();
     Ok(handler.developer.model_for(&book.user_id, model).await?)
 }
@@ -443,7 +445,7 @@ async fn mark_completed(
     key: &str,
     quality: Option<Value>,
     words: u64,
-) -> Result<(), StoreError> {
+) -> Result<(), DataError> {
     let pk = store::book_pk(&book.id);
     let mut chapter = Update::default()
         .set("status", ChapterStatus::Completed.as_str())
@@ -487,7 +489,7 @@ async fn mark_completed(
             info!("the book moved on to another translation; the text is kept for later");
             return Ok(());
         }
-        Err(e) => return Err(e),
+        Err(e) => return Err(e.into()),
     }
     let chapters = handler.books.chapters(&book.id).await?;
     let progress = crate::translation::progress_of(&chapters);
@@ -514,7 +516,7 @@ pub(super) async fn fail_chapter(
     book: &Book,
     number: u32,
     reason: &str,
-) -> Result<(), StoreError> {
+) -> Result<(), DataError> {
     warn!(number, reason, "chapter failed");
     handler
         .translations
@@ -558,7 +560,7 @@ pub(super) async fn fail_unfinished(
     book: &Book,
     numbers: &[u32],
     reason: &str,
-) -> Result<(), StoreError> {
+) -> Result<(), DataError> {
     let chapters = handler.books.chapters(&book.id).await?;
     for number in numbers {
         let done = chapters

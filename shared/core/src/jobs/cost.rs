@@ -13,6 +13,7 @@ use tracing::info;
 use super::JobHandler;
 use crate::books::lifecycle::BookEvent;
 use crate::books::{store, Book};
+use crate::fault::DataError;
 use crate::ports::{Condition, StoreError, Update};
 use crate::types::BookStatus;
 
@@ -39,7 +40,7 @@ pub(super) async fn reserve(
     book: &Book,
     engine: &str,
     estimate: PassUsage,
-) -> Result<Reservation, StoreError> {
+) -> Result<Reservation, DataError> {
     let Some(cap) = book.max_cost_micros else {
         return Ok(Reservation::Go(0));
     };
@@ -67,7 +68,7 @@ pub(super) async fn reserve(
             }
             _ => Reservation::Moved,
         }),
-        Err(e) => Err(e),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -78,7 +79,7 @@ pub(super) async fn settle(
     engine: &str,
     reserved: i64,
     used: PassUsage,
-) -> Result<(), StoreError> {
+) -> Result<(), DataError> {
     // Priced by what answered: the offline engine costs nothing, whatever model was asked for.
     let spent = micros(cost(engine, used.input_tokens, used.output_tokens));
     if used.input_tokens + used.output_tokens > 0 {
@@ -109,7 +110,7 @@ pub(super) async fn settle(
 }
 
 /// Pauses the run because its next pass would go past the cap.
-pub(super) async fn pause_over_cap(handler: &JobHandler, book: &Book) -> Result<(), StoreError> {
+pub(super) async fn pause_over_cap(handler: &JobHandler, book: &Book) -> Result<(), DataError> {
     let spent = handler
         .ports
         .table

@@ -21,6 +21,7 @@ use crate::books::Books;
 use crate::email::Postman;
 use crate::events::notifications::DIGEST_SUBSCRIBERS;
 use crate::events::{Events, Notification, NotificationType};
+use crate::fault::DataError;
 use crate::ids::new_id;
 use crate::job::Job;
 use crate::ports::Ports;
@@ -154,7 +155,7 @@ impl Digests {
 
     /// Queues the digests of the latest week that is due, unless that was done already; returns
     /// how many were queued.
-    pub async fn queue_due(&self) -> Result<usize, StoreError> {
+    pub async fn queue_due(&self) -> Result<usize, DataError> {
         let week = Week::due_at(self.ports.clock.now());
         let marker = format!("WEEK#{}", week.label);
         if self.ports.table.get("DIGEST", &marker).await?.is_some() {
@@ -181,7 +182,7 @@ impl Digests {
         let item = Item::new("DIGEST", marker).with("queued", queued as i64);
         match self.ports.table.put(item, Condition::NotExists).await {
             Ok(()) | Err(StoreError::Conflict) => {}
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         }
         info!(week = %week.label, queued, "weekly digests queued");
         Ok(queued)
@@ -242,7 +243,7 @@ impl Digests {
         Ok(self.ports.table.put(sent, Condition::Always).await?)
     }
 
-    async fn summary(&self, user_id: &str, week: &Week) -> Result<Summary, StoreError> {
+    async fn summary(&self, user_id: &str, week: &Week) -> Result<Summary, DataError> {
         let mut summary = Summary::default();
         // Oldest first, as the week went.
         for book in self.books.all_of(user_id).await?.into_iter().rev() {

@@ -1,13 +1,13 @@
 //! The extract job: UPLOADED -> EXTRACTING -> EXTRACTED (or ERROR with the reason).
 
-use booktr_formats::manuscript::Manuscript;
-use booktr_formats::{Budget, FormatError};
+use booktr_formats::FormatError;
 use serde_json::Value;
 use tracing::{info, warn};
 
 use super::{JobError, JobHandler};
 use crate::books::lifecycle::BookEvent;
-use crate::books::{store, BookFormat, Chapter};
+use crate::books::{store, Chapter};
+use crate::fault::Fault;
 use crate::ports::{Condition, Update};
 use crate::types::{ChapterStatus, LanguageCode};
 
@@ -29,8 +29,7 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), JobEr
         .get(&store::original_key(book_id, book.format)?)
         .await?
     else {
-        let message = "the uploaded file is missing from storage".to_string();
-        return Ok(fail(handler, book_id, message).await?);
+        return Ok(fail(handler, book_id, Unreadable::Gone).await?);
     };
     let format = book.format;
     let budget = handler.translations.file_budget();
@@ -38,15 +37,17 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), JobEr
     // unreadable file rather than taking the worker down.
     // The readers bound their own work; this is the backstop for one that does not return (its
     // thread is then abandoned, and the book fails instead of the worker hanging).
-    let reading = tokio::task::spawn_blocking(move || parse(format, &bytes, budget));
+    let reading = tokio::task::spawn_blocking(move || {
+        booktr_formats::extract_within(format.reader(), &bytes, budget)
+    });
     let read = match tokio::time::timeout(PARSE_TIME_LIMIT, reading).await {
-        Ok(Ok(read)) => read,
-        Ok(Err(_)) => Err("the file could not be read (the reader failed on it)".to_string()),
-        Err(_) => Err("the file takes too long to read".to_string()),
+        Ok(Ok(read)) => read.map_err(Unreadable::Format),
+        Ok(Err(_)) => Err(Unreadable::ReaderFailed),
+        Err(_) => Err(Unreadable::TooSlow),
     };
     let mut manuscript = match read {
         Ok(manuscript) => manuscript,
-        Err(message) => return Ok(fail(handler, book_id, message).await?),
+        Err(reason) => return Ok(fail(handler, book_id, reason).await?),
     };
 
     // Everything is written under fixed keys before the book moves on, so a retry after a crash
@@ -61,14 +62,14 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), JobEr
     }
     for (index, chapter) in manuscript.chapters.iter().enumerate() {
         let Ok(number) = u32::try_from(index + 1) else {
-            return Ok(fail(handler, book_id, "the book has too many chapters".into()).await?);
+            return Ok(fail(handler, book_id, Unreadable::TooManyChapters).await?);
         };
         handler
             .ports
             .blobs
             .put(
                 &store::chapter_key(book_id, number)?,
-                to_json(chapter)?.into(),
+                to_json(chapter, "a chapter's text")?.into(),
             )
             .await?;
         let item = Chapter {
@@ -98,7 +99,7 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), JobEr
         .blobs
         .put(
             &store::manuscript_key(book_id)?,
-            to_json(&manuscript)?.into(),
+            to_json(&manuscript, "the manuscript")?.into(),
         )
         .await?;
 
@@ -138,14 +139,25 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), JobEr
     Ok(())
 }
 
-/// Reads the file into a manuscript; the error is the message the user sees.
-fn parse(format: BookFormat, bytes: &[u8], budget: Budget) -> Result<Manuscript, String> {
-    booktr_formats::extract_within(format.reader(), bytes, budget)
-        .map_err(|e: FormatError| format!("the file could not be read: {e}"))
+/// Why the uploaded file gives no book; the message is what the book shows.
+#[derive(Debug, thiserror::Error)]
+enum Unreadable {
+    #[error("the uploaded file is missing from storage")]
+    Gone,
+    #[error("the file could not be read: {0}")]
+    Format(FormatError),
+    /// The reader panicked: a bug, reported as an unreadable file rather than taking the worker
+    /// down.
+    #[error("the file could not be read (the reader failed on it)")]
+    ReaderFailed,
+    #[error("the file takes too long to read")]
+    TooSlow,
+    #[error("the book has too many chapters")]
+    TooManyChapters,
 }
 
-fn to_json<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, JobError> {
-    serde_json::to_vec(value).map_err(JobError::Encoding)
+fn to_json<T: serde::Serialize>(value: &T, what: &'static str) -> Result<Vec<u8>, Fault> {
+    serde_json::to_vec(value).map_err(Fault::encoding(what))
 }
 
 /// A failure no retry can fix: the book goes to ERROR with a message for the user, and costs
@@ -153,9 +165,12 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, JobError> {
 async fn fail(
     handler: &JobHandler,
     book_id: &str,
-    message: String,
-) -> Result<(), crate::ports::StoreError> {
-    warn!(%message, "extraction failed");
-    handler.books.fail_extraction(book_id, message).await?;
+    reason: Unreadable,
+) -> Result<(), crate::fault::DataError> {
+    warn!(%reason, "extraction failed");
+    handler
+        .books
+        .fail_extraction(book_id, reason.to_string())
+        .await?;
     Ok(())
 }

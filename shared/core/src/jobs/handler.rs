@@ -8,10 +8,11 @@ use crate::books::lifecycle::BookEvent;
 use crate::books::{Book, Books};
 use crate::developer::Developer;
 use crate::events::{EventKind, Events, Occurrence};
+use crate::fault::DataError;
 use crate::job::{Edition, Job};
 use crate::jobs::digest::Digests;
 use crate::ports::Ports;
-use crate::ports::{StoreError, Update};
+use crate::ports::Update;
 use crate::privacy::Privacy;
 use crate::translation::Translations;
 use booktr_translate::pipeline::PipelineConfig;
@@ -97,11 +98,11 @@ impl JobHandler {
                     // showed in the index (eventually consistent on DynamoDB).
                     return match self.books.remove_everything(book_id).await {
                         Ok(()) => Outcome::Done,
-                        Err(e) => Outcome::Retry(e.to_string()),
+                        Err(e) => after(e),
                     };
                 }
                 Ok(Some((user_id, true))) => owner = Some(user_id),
-                Err(e) => return Outcome::Retry(e.to_string()),
+                Err(e) => return after(e),
             }
         }
         let result = match job {
@@ -164,10 +165,10 @@ impl JobHandler {
                     };
                     return match purged.await {
                         Ok(()) => Outcome::Done,
-                        Err(e) => Outcome::Retry(e.to_string()),
+                        Err(e) => after(e),
                     };
                 }
-                Err(e) => return Outcome::Retry(e.to_string()),
+                Err(e) => return after(e),
             }
         }
         match result {
@@ -201,7 +202,7 @@ impl JobHandler {
                     .await
             }
             Ok(None) => Outcome::Done,
-            Err(e) => Outcome::Retry(e.to_string()),
+            Err(e) => after(e),
         }
     }
 
@@ -215,7 +216,7 @@ impl JobHandler {
         let book = match self.books.find(book_id).await {
             Ok(Some(book)) => book,
             Ok(None) => return Outcome::Done,
-            Err(e) => return Outcome::Retry(e.to_string()),
+            Err(e) => return after(e),
         };
         let reason = match &book.error {
             Some(error) => format!(
@@ -257,13 +258,13 @@ impl JobHandler {
         };
         match result {
             Ok(()) => Outcome::Done,
-            Err(e) => Outcome::Retry(e.to_string()),
+            Err(e) => after(e),
         }
     }
 
     /// A file that cannot be rendered: the book goes to ERROR; its translation is kept (resume
     /// or a partial download still reach it).
-    async fn fail_generation(&self, book: &Book, reason: String) -> Result<(), StoreError> {
+    async fn fail_generation(&self, book: &Book, reason: String) -> Result<(), DataError> {
         let update = Update::default().set("error", reason.clone());
         let Some(failed) = self
             .books
@@ -308,12 +309,12 @@ impl JobHandler {
                 );
                 Outcome::Done
             }
-            Err(e) => Outcome::Retry(e.to_string()),
+            Err(e) => after(e),
         }
     }
 
     /// The book's owner and whether their account is open; None when the book is gone.
-    async fn owner(&self, book_id: &str) -> Result<Option<(String, bool)>, StoreError> {
+    async fn owner(&self, book_id: &str) -> Result<Option<(String, bool)>, DataError> {
         let Some(book) = self.books.find(book_id).await? else {
             return Ok(None);
         };
@@ -329,6 +330,20 @@ impl JobHandler {
         if let Err(err) = self.books.note_error(book_id, &e.to_string()).await {
             warn!(error = %err, "could not record the job's failure on the book");
         }
+    }
+}
+
+/// What becomes of a message whose handling failed on `e` outside the job itself (reading the
+/// book or its owner, giving the job up): tried again when the backend may come back; dropped,
+/// and logged for an operator, when another try finds the same fault (a corrupt book item),
+/// since neither the job nor giving it up gets past it.
+fn after(e: impl Into<JobError>) -> Outcome {
+    let e = e.into();
+    if e.is_final() {
+        error!(error = %e, "job dropped: another try would fail the same way");
+        Outcome::Done
+    } else {
+        Outcome::Retry(e.to_string())
     }
 }
 

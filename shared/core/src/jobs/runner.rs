@@ -12,8 +12,9 @@ use tracing::{error, warn};
 
 use super::{JobHandler, Outcome};
 use crate::events::DeliveryOutcome;
+use crate::fault::DataError;
 use crate::job::Job;
-use crate::ports::{Queue, QueueName, Received, StoreError};
+use crate::ports::{Queue, QueueName, Received};
 
 /// How a worker polls.
 #[derive(Debug, Clone, Copy)]
@@ -54,7 +55,7 @@ pub async fn run_once(
     handler: &JobHandler,
     from: QueueName,
     config: &RunnerConfig,
-) -> Result<usize, StoreError> {
+) -> Result<usize, DataError> {
     let batch = queue.receive(from, config.batch, config.visibility).await?;
     let mut failed_groups: Vec<String> = Vec::new();
     for message in &batch {
@@ -86,7 +87,7 @@ pub async fn process_delivered(
     handler: &JobHandler,
     worker: Worker,
     messages: &[Received],
-) -> Result<Vec<String>, StoreError> {
+) -> Result<Vec<String>, DataError> {
     let from = worker.queue;
     let ordered = from != QueueName::Webhooks;
     let mut failed = Vec::new();
@@ -191,7 +192,7 @@ async fn deliver_webhook(handler: &JobHandler, message: &Received) -> Outcome {
 
 /// Processes every queue until none has anything due; returns the number of messages seen.
 /// For tests and the CLI, which want every queued job done before they look.
-pub async fn drain(queue: &dyn Queue, handler: &JobHandler) -> Result<usize, StoreError> {
+pub async fn drain(queue: &dyn Queue, handler: &JobHandler) -> Result<usize, DataError> {
     let config = RunnerConfig::default();
     let mut total = 0;
     loop {

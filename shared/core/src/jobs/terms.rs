@@ -15,6 +15,7 @@ use tracing::{info, warn};
 use super::chapter::{book_share, model_for, run_key};
 use super::{cost, JobError, JobHandler};
 use crate::books::{store, Book};
+use crate::fault::DataError;
 use crate::ports::{Condition, StoreError, Update};
 use crate::translation::BookTerms;
 
@@ -113,7 +114,7 @@ async fn store_list(
     key: String,
     list: TermList,
     candidates: usize,
-) -> Result<(), StoreError> {
+) -> Result<(), DataError> {
     let usage = serde_json::to_value(list.usage).unwrap_or(Value::Null);
     let found = list.terms.len();
     handler
@@ -151,14 +152,14 @@ async fn store_list(
             }
             // Another run has begun; its own term job makes its list.
         }
-        Err(e) => return Err(e),
+        Err(e) => return Err(e.into()),
     }
     info!(candidates, terms = found, "book terms listed");
     Ok(())
 }
 
 /// A term job that ran out of tries: the run goes on with an empty list.
-pub(super) async fn give_up(handler: &JobHandler, book: &Book) -> Result<(), StoreError> {
+pub(super) async fn give_up(handler: &JobHandler, book: &Book) -> Result<(), DataError> {
     let Some(key) = book.translation_key.clone() else {
         return Ok(());
     };
@@ -167,7 +168,7 @@ pub(super) async fn give_up(handler: &JobHandler, book: &Book) -> Result<(), Sto
 }
 
 /// Shows the term pass as the run's current step.
-async fn set_step(handler: &JobHandler, book: &Book, key: &str) -> Result<(), StoreError> {
+async fn set_step(handler: &JobHandler, book: &Book, key: &str) -> Result<(), DataError> {
     let update = Update::default().set("currentChapter", STEP);
     match handler
         .ports
@@ -181,6 +182,6 @@ async fn set_step(handler: &JobHandler, book: &Book, key: &str) -> Result<(), St
         .await
     {
         Ok(_) | Err(StoreError::Conflict | StoreError::NotFound) => Ok(()),
-        Err(e) => Err(e),
+        Err(e) => Err(e.into()),
     }
 }

@@ -12,6 +12,7 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::fault::{DataError, Fault};
 use crate::ids::sha256_hex;
 use crate::ports::Ports;
 use crate::ports::{Condition, Item, StoreError, Update};
@@ -176,7 +177,7 @@ impl RateLimiter {
         &self,
         subject: &Subject,
         windows: &[Window; 2],
-    ) -> Result<Verdict, StoreError> {
+    ) -> Result<Verdict, DataError> {
         let now = self.ports.clock.now();
         let pk = subject.pk();
         let (a, b) = tokio::try_join!(
@@ -189,12 +190,7 @@ impl RateLimiter {
     /// Adds one to the window's counter and returns the new count: one conditional update
     /// while the window lasts; at a window's start, the item is replaced, guarded on the window
     /// it held so that two processes starting the same window both count.
-    async fn count(
-        &self,
-        pk: &str,
-        window: &Window,
-        now: DateTime<Utc>,
-    ) -> Result<u32, StoreError> {
+    async fn count(&self, pk: &str, window: &Window, now: DateTime<Utc>) -> Result<u32, DataError> {
         let mut start = now.timestamp() - now.timestamp().rem_euclid(window.seconds);
         let table = &self.ports.table;
         for _ in 0..8 {
@@ -232,18 +228,21 @@ impl RateLimiter {
                         None => table.put(fresh, Condition::Exists).await,
                     }
                 }
-                Err(e) => return Err(e),
+                Err(e) => return Err(e.into()),
             };
             match replaced {
                 Ok(()) => return Ok(1),
                 // Someone else started the window first: count in theirs.
                 Err(StoreError::Conflict) => continue,
-                Err(e) => return Err(e),
+                Err(e) => return Err(e.into()),
             }
         }
-        Err(StoreError::Unavailable(
-            "the rate-limit counter kept changing under us".into(),
+        // Eight other writers each started a window in between: contention no caller causes.
+        Err(Fault::Internal(format!(
+            "the rate-limit counter {pk}/{} kept changing under us",
+            window.name
         ))
+        .into())
     }
 }
 

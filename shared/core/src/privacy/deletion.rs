@@ -16,6 +16,7 @@ use tracing::{info, instrument};
 
 use super::{Privacy, PrivacyError};
 use crate::accounts::User;
+use crate::fault::DataError;
 use crate::items;
 use crate::job::Job;
 use crate::ports::{blobs, Condition, Item, Query, StoreError, WriteOp};
@@ -145,7 +146,7 @@ impl Privacy {
 
 impl Privacy {
     /// Whether the user's profile still exists.
-    pub async fn account_is_open(&self, user_id: &str) -> Result<bool, StoreError> {
+    pub async fn account_is_open(&self, user_id: &str) -> Result<bool, DataError> {
         Ok(self.domains.accounts.find(user_id).await?.is_some())
     }
 }

@@ -26,6 +26,10 @@ pub enum PrivacyError {
     StillOpen,
     #[error(transparent)]
     Store(#[from] crate::ports::StoreError),
+    /// What the domain found wrong with its data or its process: logged, answered 500, not
+    /// retried.
+    #[error(transparent)]
+    Fault(#[from] crate::fault::Fault),
     /// A domain gathered into an export answered with its own error; passed on as it is.
     #[error(transparent)]
     Accounts(#[from] crate::accounts::AccountsError),
@@ -36,6 +40,8 @@ pub enum PrivacyError {
     #[error(transparent)]
     Developer(#[from] crate::developer::DeveloperError),
 }
+
+crate::fault::from_data_error!(PrivacyError);
 
 #[derive(Clone)]
 pub struct Privacy {

@@ -8,8 +8,8 @@ use tracing::info;
 
 use super::{Completeness, TranslationError, Translations};
 use crate::books::{store, Book};
+use crate::fault::{DataError, Fault};
 use crate::job::Edition;
-use crate::ports::StoreError;
 use crate::types::{BookStatus, ChapterStatus};
 
 /// How long a download link works (the spec's hour).
@@ -105,7 +105,7 @@ impl Translations {
             let _turn = RENDER_TURNS
                 .acquire()
                 .await
-                .map_err(|e| StoreError::Unavailable(format!("the render turns closed: {e}")))?;
+                .map_err(|e| Fault::Internal(format!("the render turns closed: {e}")))?;
             // Rendered by the request this one waited behind.
             if !self.exists(&key).await? {
                 let Some(rendition) = self.render(book, edition, completeness).await? else {
@@ -120,7 +120,7 @@ impl Translations {
         self.link(book, &key, edition, all_done).await
     }
 
-    async fn exists(&self, key: &crate::ports::BlobKey) -> Result<bool, StoreError> {
+    async fn exists(&self, key: &crate::ports::BlobKey) -> Result<bool, DataError> {
         Ok(!self.ports.blobs.list(key.as_str()).await?.is_empty())
     }
 
@@ -131,7 +131,7 @@ impl Translations {
         book_id: &str,
         current: &crate::ports::BlobKey,
         edition: Edition,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), DataError> {
         for key in self
             .ports
             .blobs
@@ -173,7 +173,7 @@ impl Translations {
     }
 
     /// Whether the finished book's file of `edition` exists.
-    pub async fn has_file(&self, book: &Book, edition: Edition) -> Result<bool, StoreError> {
+    pub async fn has_file(&self, book: &Book, edition: Edition) -> Result<bool, DataError> {
         if book.status != BookStatus::Completed {
             return Ok(false);
         }
@@ -247,7 +247,7 @@ impl Translations {
         &self,
         book: &Book,
         number: u32,
-    ) -> Result<Option<SideBySide>, crate::ports::StoreError> {
+    ) -> Result<Option<SideBySide>, DataError> {
         let Some(source) = self
             .read_json::<booktr_formats::manuscript::Chapter>(&store::chapter_key(
                 &book.id, number,

@@ -33,6 +33,7 @@ use crate::accounts::User;
 use crate::books::lifecycle::BookEvent;
 use crate::books::{store, Book, Books, BooksError, Chapter};
 use crate::developer::{Developer, DeveloperError};
+use crate::fault::{DataError, Fault};
 use crate::glossaries::{Glossaries, GlossaryError};
 use crate::items::time;
 use crate::job::{Edition, Job, Layout, OutputFormat};
@@ -61,9 +62,25 @@ pub enum TranslationError {
     /// The book's file could not be made for a download.
     #[error(transparent)]
     Render(#[from] RenderError),
+    /// A chapter's source text is not stored although the book lists the chapter: the book's
+    /// data is incomplete, and asking again finds it so again.
+    #[error("the text of chapter {0} is missing")]
+    MissingText(u32),
+    /// The owner's developer settings answered with their own error.
+    #[error(transparent)]
+    Developer(#[from] DeveloperError),
+    /// The books domain refused what the request asked of it (see the `From` below).
+    #[error(transparent)]
+    Books(BooksError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// What the domain found wrong with its data or its process: logged, answered 500, not
+    /// retried.
+    #[error(transparent)]
+    Fault(#[from] crate::fault::Fault),
 }
+
+crate::fault::from_data_error!(TranslationError);
 
 /// What a run needs of the accounts domain when the book's owner is not the caller (a resumed
 /// window, a finished chapter starting the next): the owner as they are now. Translation owns
@@ -72,16 +89,20 @@ pub enum TranslationError {
 #[async_trait::async_trait]
 pub trait Owners: Send + Sync {
     /// The account, None once it is closed.
-    async fn owner(&self, user_id: &str) -> Result<Option<User>, StoreError>;
+    async fn owner(&self, user_id: &str) -> Result<Option<User>, DataError>;
 }
 
+/// What translation shares with the books domain keeps its own variant; the rest passes on as
+/// the books domain said it, so the caller gets its code (`unsupported_file`, `file_too_large`,
+/// `form_used`, ...).
 impl From<BooksError> for TranslationError {
     fn from(e: BooksError) -> Self {
         match e {
             BooksError::NotFound => TranslationError::NotFound,
             BooksError::Store(s) => TranslationError::Store(s),
+            BooksError::Fault(f) => TranslationError::Fault(f),
             BooksError::QuotaExceeded(m) => TranslationError::QuotaExceeded(m),
-            other => TranslationError::Invalid(other.to_string()),
+            other => TranslationError::Books(other),
         }
     }
 }
@@ -91,6 +112,7 @@ impl From<UsageError> for TranslationError {
         match e {
             UsageError::Exceeded(m) => TranslationError::QuotaExceeded(m),
             UsageError::Store(s) => TranslationError::Store(s),
+            UsageError::Fault(f) => TranslationError::Fault(f),
         }
     }
 }
@@ -326,7 +348,7 @@ impl Translations {
     /// `output/previous/`), where downloads find them until this run's files are made (the
     /// generate job then removes them); every other file of it (progress renders) no longer
     /// matches the text and goes.
-    async fn set_aside_finished_files(&self, book_id: &str) -> Result<(), StoreError> {
+    async fn set_aside_finished_files(&self, book_id: &str) -> Result<(), DataError> {
         let blobs = self.ports.blobs.as_ref();
         let files = blobs.list(&store::outputs_prefix(book_id)).await?;
         let previous = store::previous_outputs_prefix(book_id);
@@ -366,7 +388,7 @@ impl Translations {
         book: &Book,
         chapters: &[Chapter],
         key: &str,
-    ) -> Result<Vec<u32>, StoreError> {
+    ) -> Result<Vec<u32>, DataError> {
         if book.run == 0 {
             return Ok(chapters.iter().map(|c| c.number).collect());
         }
@@ -416,6 +438,7 @@ impl Translations {
                     )))
                 }
                 Err(GlossaryError::Store(e)) => return Err(e.into()),
+                Err(GlossaryError::Fault(f)) => return Err(f.into()),
                 Err(GlossaryError::Invalid(m)) => return Err(TranslationError::Invalid(m)),
             },
             (None, Some(id)) => self.glossaries.get(&user.id, &id).await.ok(),
@@ -711,14 +734,14 @@ impl Translations {
         &self,
         book_id: &str,
         number: u32,
-    ) -> Result<Option<StoredChapter>, StoreError> {
+    ) -> Result<Option<StoredChapter>, DataError> {
         self.read_json(&store::translation_key(book_id, number)?)
             .await
     }
 
     /// Moves a TRANSLATING (or PAUSED, its last chapters finishing after the pause) book whose
     /// chapters are all completed on to TRANSLATED and queues its EPUB. Safe to call from any number of jobs: only the first transition queues.
-    pub(crate) async fn finish_if_translated(&self, book_id: &str) -> Result<(), StoreError> {
+    pub(crate) async fn finish_if_translated(&self, book_id: &str) -> Result<(), DataError> {
         let chapters = self.books.chapters(book_id).await?;
         self.finish_if_all_completed(book_id, &chapters).await
     }
@@ -728,7 +751,7 @@ impl Translations {
         &self,
         book_id: &str,
         chapters: &[Chapter],
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), DataError> {
         if chapters
             .iter()
             .any(|c| c.status != ChapterStatus::Completed)
@@ -796,7 +819,7 @@ impl Translations {
     /// the book's message group so the term list comes first. The chapters job keeps
     /// [`Translations::window_for`] the owner chapters in flight, each place given to the next
     /// chapter as soon as its own finishes (see `jobs::chapter`).
-    async fn queue_chapters(&self, book: &Book, pending: &[u32]) -> Result<u32, StoreError> {
+    async fn queue_chapters(&self, book: &Book, pending: &[u32]) -> Result<u32, DataError> {
         if pending.is_empty() {
             // Every chapter was already translated under this key.
             self.finish_if_translated(&book.id).await?;
@@ -831,7 +854,7 @@ impl Translations {
     }
 
     /// [`Translations::window_of`] the user with this id (the plain window if they are gone).
-    pub(crate) async fn window_for(&self, user_id: &str) -> Result<usize, StoreError> {
+    pub(crate) async fn window_for(&self, user_id: &str) -> Result<usize, DataError> {
         Ok(self
             .owners
             .owner(user_id)
@@ -845,7 +868,7 @@ impl Translations {
         number: u32,
         status: ChapterStatus,
         passes: u8,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), DataError> {
         self.update_chapter(book_id, number, chapter_state(status, passes))
             .await
     }
@@ -855,7 +878,7 @@ impl Translations {
         book_id: &str,
         number: u32,
         update: Update,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), DataError> {
         self.ports
             .table
             .update(
@@ -872,9 +895,13 @@ impl Translations {
         &self,
         key: &crate::ports::BlobKey,
         value: &T,
-    ) -> Result<(), StoreError> {
-        let bytes = serde_json::to_vec(value).map_err(|e| StoreError::Invalid(e.to_string()))?;
-        self.ports.blobs.put(key, bytes.into()).await
+    ) -> Result<(), DataError> {
+        let bytes = serde_json::to_vec(value).map_err(Fault::encoding("a stored document"))?;
+        self.ports
+            .blobs
+            .put(key, bytes.into())
+            .await
+            .map_err(DataError::from)
     }
 }
 
@@ -934,7 +961,11 @@ impl Translations {
     /// The name of what translates `model` for `user_id`: the provider's model, or the offline
     /// engine's name when no provider key stands behind it. None when the user's stored key no
     /// longer opens or the model is refused: the chapters then fail with that reason.
-    async fn engine_for(&self, user_id: &str, model: &str) -> Result<Option<String>, StoreError> {
+    async fn engine_for(
+        &self,
+        user_id: &str,
+        model: &str,
+    ) -> Result<Option<String>, TranslationError> {
         match self.developer.model_for(user_id, model).await {
             Ok(Ok(client)) => {
                 let engine = client.name().to_string();
@@ -948,8 +979,7 @@ impl Translations {
                 Ok(Some(engine))
             }
             Ok(Err(_)) => Ok(None),
-            Err(DeveloperError::Store(e)) => Err(e),
-            Err(e) => Err(StoreError::Unavailable(e.to_string())),
+            Err(e) => Err(e.into()),
         }
     }
 }
@@ -1042,6 +1072,32 @@ pub fn progress_of(chapters: &[Chapter]) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_books_error_keeps_its_kind_through_translation() {
+        let unsupported = crate::books::sniff("book.mobi", b"hello").unwrap_err();
+        assert!(matches!(
+            TranslationError::from(BooksError::UnsupportedFile(unsupported)),
+            TranslationError::Books(BooksError::UnsupportedFile(_))
+        ));
+        assert!(matches!(
+            TranslationError::from(BooksError::TooLarge),
+            TranslationError::Books(BooksError::TooLarge)
+        ));
+        assert!(matches!(
+            TranslationError::from(BooksError::NotFound),
+            TranslationError::NotFound
+        ));
+        let corrupt = Fault::Internal("a closed semaphore".into());
+        assert!(matches!(
+            TranslationError::from(BooksError::Fault(corrupt)),
+            TranslationError::Fault(Fault::Internal(_))
+        ));
+        assert!(matches!(
+            TranslationError::from(DataError::Store(StoreError::Unavailable("down".into()))),
+            TranslationError::Store(StoreError::Unavailable(_))
+        ));
+    }
 
     fn chapter(number: u32, words: u64, status: ChapterStatus, passes: u8) -> Chapter {
         Chapter {

@@ -10,7 +10,8 @@ use serde_json::Value;
 
 use super::Translations;
 use crate::books::store;
-use crate::ports::{Query, StoreError};
+use crate::fault::DataError;
+use crate::ports::Query;
 
 /// Beyond the spec: what the checks found in the book's answers.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -101,7 +102,7 @@ impl QualitySummary {
 
 impl Translations {
     /// The summary of the book's chapters' quality records.
-    pub async fn quality_summary(&self, book_id: &str) -> Result<QualitySummary, StoreError> {
+    pub async fn quality_summary(&self, book_id: &str) -> Result<QualitySummary, DataError> {
         let items = self
             .ports
             .table

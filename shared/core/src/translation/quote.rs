@@ -9,7 +9,6 @@ use serde::Serialize;
 use super::{RunChoice, TranslationError, Translations};
 use crate::accounts::User;
 use crate::books::store;
-use crate::ports::StoreError;
 use crate::types::BookStatus;
 
 /// The choices a quote is for; each defaults as a start's does.
@@ -93,9 +92,7 @@ impl Translations {
             let source: SourceChapter = self
                 .read_json(&store::chapter_key(&book.id, chapter.number)?)
                 .await?
-                .ok_or_else(|| {
-                    StoreError::Unavailable(format!("chapter {} text is missing", chapter.number))
-                })?;
+                .ok_or(TranslationError::MissingText(chapter.number))?;
             let reusable = self
                 .stored_chapter(&book.id, chapter.number)
                 .await?

@@ -6,6 +6,7 @@ use booktr_formats::render::{self, Layout, RenderOptions, Rendition, Sources};
 
 use super::Translations;
 use crate::books::{store, Book, BookFormat};
+use crate::fault::{DataError, Fault};
 use crate::job::{Edition, OutputFormat};
 use crate::ports::StoreError;
 
@@ -14,6 +15,10 @@ use crate::ports::StoreError;
 pub enum RenderError {
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// What the domain found wrong with its data or its process: logged, answered 500, not
+    /// retried.
+    #[error(transparent)]
+    Fault(#[from] crate::fault::Fault),
     /// What the file is made of is not (or no longer) there: the manuscript, or a chapter's
     /// translation under the book's key (a new run started meanwhile).
     #[error("{0}")]
@@ -26,6 +31,8 @@ pub enum RenderError {
     #[error("the renderer stopped: {0}")]
     Stopped(String),
 }
+
+crate::fault::from_data_error!(RenderError);
 
 /// Which chapters a rendition holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,12 +176,16 @@ impl Translations {
     pub(crate) async fn read_json<T: serde::de::DeserializeOwned>(
         &self,
         key: &crate::ports::BlobKey,
-    ) -> Result<Option<T>, StoreError> {
+    ) -> Result<Option<T>, DataError> {
         match self.ports.blobs.get(key).await? {
             None => Ok(None),
-            Some(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(|e| StoreError::Unavailable(format!("{key} is unreadable: {e}"))),
+            Some(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+                Fault::Corrupt {
+                    what: key.to_string(),
+                    detail: e.to_string(),
+                }
+                .into()
+            }),
         }
     }
 }

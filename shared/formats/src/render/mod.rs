@@ -9,7 +9,8 @@ pub mod pdf;
 
 use crate::manuscript::{BlockKind, Chapter};
 
-/// A rendered file, and what the reader should know it lacks (images left out, and why).
+/// A rendered file, and what the reader should know it lacks (images left out and why, what the
+/// PDF writer reported wrong).
 #[derive(Debug, Clone)]
 pub struct Rendition {
     pub bytes: Vec<u8>,

@@ -12,13 +12,14 @@
 use std::collections::HashMap;
 
 use printpdf::{
-    Codepoint, FontId, Mm, Op, ParsedFont, PdfDocument, PdfFontHandle, PdfPage, PdfSaveOptions, Pt,
-    RawImage, TextItem, TextMatrix, XObjectId, XObjectTransform,
+    Codepoint, FontId, FontParseSeverity, Mm, Op, ParsedFont, PdfDocument, PdfFontHandle, PdfPage,
+    PdfParseErrorSeverity, PdfSaveOptions, Pt, RawImage, TextItem, TextMatrix, XObjectId,
+    XObjectTransform,
 };
 
 use super::{chapter_title, is_rtl, RenderOptions, Rendition, Sources};
 use crate::gzipped::Gzipped;
-use crate::manuscript::{Block, BlockKind, GroupKind, Manuscript};
+use crate::manuscript::{Block, BlockKind, Chapter, GroupKind, Manuscript};
 use crate::markup::{self, Piece, Tag};
 use crate::FormatError;
 
@@ -59,6 +60,9 @@ struct Shaped {
     width_em: f32,
 }
 
+/// The images drawn, by asset id: the document's image and its size in pixels.
+type Images = HashMap<String, (XObjectId, f32, f32)>;
+
 struct Layout<'a> {
     fonts: Vec<Font<'a>>,
     /// Indexes into `fonts`: the regular face first, then fallbacks; and the bold face.
@@ -71,7 +75,8 @@ struct Layout<'a> {
 
 /// Renders the manuscript as a PDF. `fallback_fonts` are tried, in order, for words the
 /// embedded font cannot show (such as CJK). Images past the pixel budgets, or that do not
-/// decode, are left out (their alternative text stays), and the rendition's warnings say so.
+/// decode, are left out (their alternative text stays), and the rendition's warnings say so, as
+/// they say what printpdf reported wrong while it read the fonts or wrote the file.
 pub fn render(
     manuscript: &Manuscript,
     options: &RenderOptions,
@@ -107,6 +112,9 @@ pub fn render_bilingual(
     render_with(manuscript, Some(sources), options, fallback_fonts)
 }
 
+/// The fonts and images first, then the pages: the title page, the chapters, and the contents,
+/// which must know where the chapters start; then the bookmarks, the page numbers and the
+/// document's information, and the file written out.
 fn render_with(
     manuscript: &Manuscript,
     sources: Option<Sources<'_>>,
@@ -118,182 +126,89 @@ fn render_with(
         .clone()
         .or_else(|| manuscript.title.clone())
         .unwrap_or_else(|| "Untitled".into());
+    let author = options.author.as_ref().or(manuscript.author.as_ref());
+    let rtl = is_rtl(&options.language);
     let mut doc = PdfDocument::new(&title);
-    let mut fonts = Vec::new();
-    let regular = load_font(&mut doc, built_in(&REGULAR)?, &mut fonts)?;
-    let bold = load_font(&mut doc, built_in(&BOLD)?, &mut fonts)?;
-    let mut regular_chain = vec![regular];
-    for bytes in fallback_fonts {
-        regular_chain.push(load_font(&mut doc, bytes, &mut fonts)?);
-    }
-    let rtl_book = is_rtl(&options.language);
-    let mut layout = Layout {
-        fonts,
-        regular: regular_chain,
-        bold,
-        cache: HashMap::new(),
-        pages: Vec::new(),
-        y: 0.0,
-    };
-
-    // Title page.
-    layout.new_page();
-    layout.y = PAGE_H * 0.62;
-    layout.paragraph(&title, 22.0, Weight::Bold, Align::Center, rtl_book);
-    if let Some(author) = options.author.as_ref().or(manuscript.author.as_ref()) {
-        layout.y -= 12.0;
-        layout.paragraph(author, 13.0, Weight::Regular, Align::Center, rtl_book);
-    }
-    let title_pages = std::mem::take(&mut layout.pages);
-
-    // Chapters, each from a new page; the contents need to know where each begins.
-    let note_numbers = manuscript.note_numbers();
+    let mut writer = WriterNotes::default();
+    let mut layout = Layout::with_fonts(&mut doc, fallback_fonts, &mut writer)?;
     let (images, left_out) = load_images(&mut doc, manuscript, options.budget);
-    let mut chapter_starts = Vec::new();
-    for (index, chapter) in manuscript.chapters.iter().enumerate() {
-        layout.new_page();
-        chapter_starts.push(layout.pages.len() - 1);
-        let heading = chapter_title(chapter, index);
-        let repeats_heading = chapter.blocks.first().is_some_and(|first| {
-            matches!(first.kind, BlockKind::Heading { .. })
-                && first.plain_text().trim() == heading.trim()
-        });
-        let chapter_rtl = chapter_direction(chapter).unwrap_or(rtl_book);
-        let skip = usize::from(repeats_heading);
-        let plan = Plan::of(&chapter.blocks, &note_numbers);
-        let order = plan.order.iter().copied().filter(|&k| k >= skip);
-        layout.y -= 20.0;
-        match sources.and_then(|s| Some((s, s.chapters.get(index)?))) {
-            None => {
-                layout.paragraph(&heading, 17.0, Weight::Bold, Align::Start, chapter_rtl);
-                layout.y -= 8.0;
-                let order: Vec<usize> = order.collect();
-                let mut at = 0;
-                while let Some(&k) = order.get(at) {
-                    if plan.notes_from == Some(k) {
-                        layout.y -= 14.0;
-                    }
-                    let setting = &plan.settings[k];
-                    let block = &chapter.blocks[k];
-                    // A table's row: its cells side by side.
-                    if let BlockKind::TableCell { table, row, .. } = block.kind {
-                        let cells: Vec<&Block> = order[at..]
-                            .iter()
-                            .map(|&k| &chapter.blocks[k])
-                            .take_while(|b| {
-                                matches!(b.kind, BlockKind::TableCell { table: t, row: r, .. }
-                                    if t == table && r == row)
-                            })
-                            .collect();
-                        at += cells.len();
-                        layout.table_row(&cells, setting, &note_numbers, chapter_rtl);
-                        continue;
-                    }
-                    layout.block(block, setting, &note_numbers, &images, chapter_rtl);
-                    at += 1;
-                }
-            }
-            Some((sources, source)) => {
-                let columns = Columns::new(
-                    chapter_rtl,
-                    chapter_direction(source).unwrap_or(is_rtl(sources.language)),
-                );
-                let original_heading = chapter_title(source, index);
-                layout.heading_row(&columns, &original_heading, &heading);
-                layout.y -= 8.0;
-                for k in order {
-                    let (Some(block), Some(original)) =
-                        (chapter.blocks.get(k), source.blocks.get(k))
-                    else {
-                        continue;
-                    };
-                    if plan.notes_from == Some(k) {
-                        layout.y -= 14.0;
-                    }
-                    let setting = &plan.settings[k];
-                    layout.row(&columns, original, block, setting, &note_numbers, &images);
-                }
-            }
-        }
-    }
-    let chapter_pages = std::mem::take(&mut layout.pages);
 
-    // The contents: its own length moves the chapters, so lay it out until the count settles.
-    let mut toc_len = 1;
-    let toc_pages = loop {
-        let first_chapter_page = title_pages.len() + toc_len;
-        layout.new_page();
-        layout.paragraph(
-            &contents_word(&options.language),
-            17.0,
-            Weight::Bold,
-            Align::Start,
-            rtl_book,
-        );
-        layout.y -= 8.0;
-        for (index, chapter) in manuscript.chapters.iter().enumerate() {
-            let page = first_chapter_page + chapter_starts[index] + 1;
-            layout.paragraph(
-                &format!("{}  {page}", chapter_title(chapter, index)),
-                BODY,
-                Weight::Regular,
-                Align::Start,
-                rtl_book,
-            );
-        }
-        let pages = std::mem::take(&mut layout.pages);
-        if pages.len() == toc_len || toc_len > 64 {
-            break pages;
-        }
-        toc_len = pages.len();
-    };
-    let first_chapter_page = title_pages.len() + toc_pages.len();
-    let numbered_from = title_pages.len();
+    let title_pages = layout.title_page(&title, author.map(String::as_str), rtl);
+    let chapters = layout.chapters(manuscript, sources, &images, rtl);
+    let contents = layout.contents(
+        manuscript,
+        &chapters.starts,
+        title_pages.len(),
+        &options.language,
+        rtl,
+    );
+    let first_chapter_page = title_pages.len() + contents.len();
+    bookmark_chapters(&mut doc, manuscript, &chapters.starts, first_chapter_page);
+    let pages = layout.number_pages(title_pages, contents, chapters.pages);
+    describe(
+        &mut doc,
+        title,
+        author.cloned().unwrap_or_default(),
+        options,
+    );
+    let bytes = serialise(doc.with_pages(pages), &options.language, &mut writer)?;
+    let mut warnings = left_out.warnings(options.budget);
+    warnings.extend(writer.warning());
+    Ok(Rendition { bytes, warnings })
+}
 
-    let mut pdf_pages = Vec::new();
-    let all = title_pages
-        .into_iter()
-        .chain(toc_pages)
-        .chain(chapter_pages);
-    for (index, mut ops) in all.enumerate() {
-        if index >= numbered_from {
-            layout.page_number(&mut ops, index + 1);
-        }
-        pdf_pages.push(PdfPage::new(
-            Mm::from(Pt(PAGE_W)),
-            Mm::from(Pt(PAGE_H)),
-            ops,
-        ));
-    }
+/// The pages a book's chapters take, and the page each chapter starts on (counted from the
+/// first chapter's).
+struct ChapterPages {
+    pages: Vec<Vec<Op>>,
+    starts: Vec<usize>,
+}
+
+/// One bookmark per chapter, at its first page.
+fn bookmark_chapters(
+    doc: &mut PdfDocument,
+    manuscript: &Manuscript,
+    starts: &[usize],
+    first_chapter_page: usize,
+) {
     for (index, chapter) in manuscript.chapters.iter().enumerate() {
         doc.add_bookmark(
             &chapter_title(chapter, index),
-            first_chapter_page + chapter_starts[index] + 1,
+            first_chapter_page + starts[index] + 1,
         );
     }
-    let mut warnings = Vec::new();
-    // Whole fonts are embedded: subsetting needs printpdf's layout feature, a much larger build.
-    let save = PdfSaveOptions {
-        subset_fonts: false,
-        ..PdfSaveOptions::default()
-    };
-    let author = options
-        .author
-        .clone()
-        .or_else(|| manuscript.author.clone())
-        .unwrap_or_default();
+}
+
+/// The document's information dictionary: title, author, identifier and dates.
+fn describe(doc: &mut PdfDocument, title: String, author: String, options: &RenderOptions) {
     let made = made_at(&options.modified);
     let info = &mut doc.metadata.info;
-    info.document_title = title.clone();
+    info.document_title = title;
     info.author = author;
     info.creator = "booktr".into();
     info.identifier = options.identifier.clone();
     info.creation_date = made;
     info.modification_date = made;
     info.metadata_date = made;
-    let mut pdf = doc
-        .with_pages(pdf_pages)
-        .to_lopdf_document(&save, &mut warnings);
+}
+
+/// Writes the document out, with its language.
+fn serialise(
+    doc: &PdfDocument,
+    language: &str,
+    writer: &mut WriterNotes,
+) -> Result<Vec<u8>, FormatError> {
+    // Whole fonts are embedded: subsetting needs printpdf's layout feature, a much larger build.
+    let save = PdfSaveOptions {
+        subset_fonts: false,
+        ..PdfSaveOptions::default()
+    };
+    let mut messages = Vec::new();
+    let mut pdf = doc.to_lopdf_document(&save, &mut messages);
+    for message in &messages {
+        let serious = message.severity != PdfParseErrorSeverity::Info;
+        writer.note("writing the file", serious, &message.msg);
+    }
     if save.optimize {
         pdf.compress();
     }
@@ -303,7 +218,7 @@ fn render_with(
         catalog.set(
             "Lang",
             pdf_extract::Object::String(
-                options.language.as_bytes().to_vec(),
+                language.as_bytes().to_vec(),
                 pdf_extract::StringFormat::Literal,
             ),
         );
@@ -311,10 +226,42 @@ fn render_with(
     let mut bytes = Vec::new();
     pdf.save_to(&mut bytes)
         .map_err(|e| FormatError::Malformed(format!("writing the PDF failed: {e}")))?;
-    Ok(Rendition {
-        bytes,
-        warnings: left_out.warnings(options.budget),
-    })
+    Ok(bytes)
+}
+
+/// What printpdf said while it read the fonts and wrote the file. Each message is logged,
+/// naming what it was about; its warnings and errors (a font that maps no text to glyphs, a
+/// font left out of the file ...) say the file lacks something, so the rendition's warnings
+/// say so too. Its notes of what it did ("Image decoded successfully") are logged at debug.
+#[derive(Default)]
+struct WriterNotes {
+    serious: Vec<String>,
+}
+
+impl WriterNotes {
+    fn note(&mut self, about: &str, serious: bool, message: &str) {
+        if serious {
+            tracing::warn!(about, message, "the PDF writer reported a problem");
+            self.serious.push(format!("{about}: {message}"));
+        } else {
+            tracing::debug!(about, message, "the PDF writer's note");
+        }
+    }
+
+    /// One sentence for the rendition's warnings, naming the first few problems.
+    fn warning(&self) -> Option<String> {
+        let shown = self.serious.iter().take(3).cloned().collect::<Vec<_>>();
+        let more = match self.serious.len().saturating_sub(shown.len()) {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        (!shown.is_empty()).then(|| {
+            format!(
+                "the PDF writer reported problems, so parts of the file may not show: {}{more}",
+                shown.join("; ")
+            )
+        })
+    }
 }
 
 /// When the file was made, from `RenderOptions::modified` (`YYYY-MM-DDThh:mm:ssZ`); the clock
@@ -364,14 +311,23 @@ fn built_in(font: &'static Gzipped) -> Result<&'static [u8], FormatError> {
         .ok_or_else(|| FormatError::Malformed("a built-in PDF font does not unzip".into()))
 }
 
+/// Reads a font and adds it to the document; `about` names it in the writer's notes.
 fn load_font<'a>(
     doc: &mut PdfDocument,
     bytes: &'a [u8],
+    about: &str,
     fonts: &mut Vec<Font<'a>>,
+    writer: &mut WriterNotes,
 ) -> Result<usize, FormatError> {
-    let broken = || FormatError::Malformed("a font for the PDF could not be read".into());
+    let broken = || FormatError::Malformed(format!("{about} for the PDF could not be read"));
     let face = rustybuzz::Face::from_slice(bytes, 0).ok_or_else(broken)?;
-    let parsed = ParsedFont::from_bytes(bytes, 0, &mut Vec::new()).ok_or_else(broken)?;
+    let mut messages = Vec::new();
+    let parsed = ParsedFont::from_bytes(bytes, 0, &mut messages);
+    for message in &messages {
+        let serious = message.severity != FontParseSeverity::Info;
+        writer.note(&format!("reading {about}"), serious, &message.message);
+    }
+    let parsed = parsed.ok_or_else(broken)?;
     let id = doc.add_font(&parsed);
     let units_per_em = f32::from(face.units_per_em().max(1) as u16);
     fonts.push(Font {
@@ -397,7 +353,7 @@ fn contents_word(language: &str) -> String {
 }
 
 /// Right-to-left when the chapter's first strong character is Arabic or Hebrew.
-fn chapter_direction(chapter: &crate::manuscript::Chapter) -> Option<bool> {
+fn chapter_direction(chapter: &Chapter) -> Option<bool> {
     chapter
         .blocks
         .iter()
@@ -489,7 +445,7 @@ fn load_images(
     doc: &mut PdfDocument,
     manuscript: &Manuscript,
     budget: crate::Budget,
-) -> (HashMap<String, (XObjectId, f32, f32)>, LeftOut) {
+) -> (Images, LeftOut) {
     load_images_within(doc, manuscript, budget.image_pixels(), budget.book_pixels())
 }
 
@@ -498,7 +454,7 @@ fn load_images_within(
     manuscript: &Manuscript,
     max_image_pixels: u64,
     max_book_pixels: u64,
-) -> (HashMap<String, (XObjectId, f32, f32)>, LeftOut) {
+) -> (Images, LeftOut) {
     let mut images = HashMap::new();
     let mut left_out = LeftOut::default();
     let mut pixels_left = max_book_pixels;
@@ -518,8 +474,23 @@ fn load_images_within(
             continue;
         }
         pixels_left -= pixels;
-        let mut warnings = Vec::new();
-        match RawImage::decode_from_bytes(&asset.bytes, &mut warnings) {
+        let mut messages = Vec::new();
+        let decoded = RawImage::decode_from_bytes(&asset.bytes, &mut messages);
+        // An image that does not decode is left out, and the rendition's warnings say so;
+        // what printpdf said of it goes to the log.
+        for message in &messages {
+            let (image, message_text) = (name.as_str(), message.msg.as_str());
+            if message.severity == PdfParseErrorSeverity::Info {
+                tracing::debug!(image, message = message_text, "the PDF writer's note");
+            } else {
+                tracing::warn!(
+                    image,
+                    message = message_text,
+                    "the PDF writer reported a problem"
+                );
+            }
+        }
+        match decoded {
             Ok(raw) if raw.width > 0 && raw.height > 0 => {
                 let (w, h) = (raw.width as f32, raw.height as f32);
                 images.insert(asset.id.clone(), (doc.add_image(&raw), w, h));
@@ -635,7 +606,226 @@ impl Columns {
     }
 }
 
+impl<'a> Layout<'a> {
+    /// A layout with the built-in faces, regular and bold, and the fallbacks after the regular
+    /// one, each added to the document.
+    fn with_fonts(
+        doc: &mut PdfDocument,
+        fallback_fonts: &'a [Vec<u8>],
+        writer: &mut WriterNotes,
+    ) -> Result<Self, FormatError> {
+        let mut fonts = Vec::new();
+        let regular = built_in(&REGULAR)?;
+        let regular = load_font(doc, regular, "the font DejaVu Sans", &mut fonts, writer)?;
+        let bold = built_in(&BOLD)?;
+        let bold = load_font(doc, bold, "the font DejaVu Sans Bold", &mut fonts, writer)?;
+        let mut chain = vec![regular];
+        for (n, bytes) in fallback_fonts.iter().enumerate() {
+            let about = format!("fallback font {}", n + 1);
+            chain.push(load_font(doc, bytes, &about, &mut fonts, writer)?);
+        }
+        Ok(Layout {
+            fonts,
+            regular: chain,
+            bold,
+            cache: HashMap::new(),
+            pages: Vec::new(),
+            y: 0.0,
+        })
+    }
+}
+
+/// One chapter ready to be set: its heading, its blocks in the order printed and how each is
+/// set.
+struct ChapterPlan<'c> {
+    blocks: &'c [Block],
+    heading: String,
+    plan: Plan,
+    /// The plan's order, less a first heading that repeats the chapter's title.
+    order: Vec<usize>,
+    rtl: bool,
+}
+
 impl Layout<'_> {
+    /// The title page: the title, and the author when known.
+    fn title_page(&mut self, title: &str, author: Option<&str>, rtl: bool) -> Vec<Vec<Op>> {
+        self.new_page();
+        self.y = PAGE_H * 0.62;
+        self.paragraph(title, 22.0, Weight::Bold, Align::Center, rtl);
+        if let Some(author) = author {
+            self.y -= 12.0;
+            self.paragraph(author, 13.0, Weight::Regular, Align::Center, rtl);
+        }
+        std::mem::take(&mut self.pages)
+    }
+
+    /// Every chapter, each from a new page, beside its source when there are `sources`.
+    fn chapters(
+        &mut self,
+        manuscript: &Manuscript,
+        sources: Option<Sources<'_>>,
+        images: &Images,
+        rtl_book: bool,
+    ) -> ChapterPages {
+        let notes = manuscript.note_numbers();
+        let mut starts = Vec::new();
+        for (index, chapter) in manuscript.chapters.iter().enumerate() {
+            self.new_page();
+            starts.push(self.pages.len() - 1);
+            let heading = chapter_title(chapter, index);
+            let repeats_heading = chapter.blocks.first().is_some_and(|first| {
+                matches!(first.kind, BlockKind::Heading { .. })
+                    && first.plain_text().trim() == heading.trim()
+            });
+            let skip = usize::from(repeats_heading);
+            let plan = Plan::of(&chapter.blocks, &notes);
+            let set = ChapterPlan {
+                blocks: &chapter.blocks,
+                heading,
+                order: plan.order.iter().copied().filter(|&k| k >= skip).collect(),
+                plan,
+                rtl: chapter_direction(chapter).unwrap_or(rtl_book),
+            };
+            self.y -= 20.0;
+            match sources.and_then(|s| Some((s, s.chapters.get(index)?))) {
+                None => self.chapter_alone(&set, &notes, images),
+                Some((sources, source)) => {
+                    let columns = Columns::new(
+                        set.rtl,
+                        chapter_direction(source).unwrap_or(is_rtl(sources.language)),
+                    );
+                    let source_heading = chapter_title(source, index);
+                    self.chapter_beside(&set, source, &source_heading, &columns, &notes, images);
+                }
+            }
+        }
+        ChapterPages {
+            pages: std::mem::take(&mut self.pages),
+            starts,
+        }
+    }
+
+    /// A chapter's heading and blocks down the page; a table's cells side by side.
+    fn chapter_alone(
+        &mut self,
+        chapter: &ChapterPlan<'_>,
+        notes: &HashMap<String, usize>,
+        images: &Images,
+    ) {
+        self.paragraph(
+            &chapter.heading,
+            17.0,
+            Weight::Bold,
+            Align::Start,
+            chapter.rtl,
+        );
+        self.y -= 8.0;
+        let order = &chapter.order;
+        let mut at = 0;
+        while let Some(&k) = order.get(at) {
+            if chapter.plan.notes_from == Some(k) {
+                self.y -= 14.0;
+            }
+            let setting = &chapter.plan.settings[k];
+            let block = &chapter.blocks[k];
+            // A table's row: its cells side by side.
+            if let BlockKind::TableCell { table, row, .. } = block.kind {
+                let cells: Vec<&Block> = order[at..]
+                    .iter()
+                    .map(|&k| &chapter.blocks[k])
+                    .take_while(|b| {
+                        matches!(b.kind, BlockKind::TableCell { table: t, row: r, .. }
+                            if t == table && r == row)
+                    })
+                    .collect();
+                at += cells.len();
+                self.table_row(&cells, setting, notes, chapter.rtl);
+                continue;
+            }
+            self.block(block, setting, notes, images, chapter.rtl);
+            at += 1;
+        }
+    }
+
+    /// A chapter's heading and blocks each beside its original.
+    fn chapter_beside(
+        &mut self,
+        chapter: &ChapterPlan<'_>,
+        source: &Chapter,
+        source_heading: &str,
+        columns: &Columns,
+        notes: &HashMap<String, usize>,
+        images: &Images,
+    ) {
+        self.heading_row(columns, source_heading, &chapter.heading);
+        self.y -= 8.0;
+        for &k in &chapter.order {
+            let (Some(block), Some(original)) = (chapter.blocks.get(k), source.blocks.get(k))
+            else {
+                continue;
+            };
+            if chapter.plan.notes_from == Some(k) {
+                self.y -= 14.0;
+            }
+            let setting = &chapter.plan.settings[k];
+            self.row(columns, original, block, setting, notes, images);
+        }
+    }
+
+    /// The table of contents. Its own length moves the chapters, so it is laid out until its
+    /// page count settles.
+    fn contents(
+        &mut self,
+        manuscript: &Manuscript,
+        starts: &[usize],
+        title_pages: usize,
+        language: &str,
+        rtl: bool,
+    ) -> Vec<Vec<Op>> {
+        let mut toc_len = 1;
+        loop {
+            let first_chapter_page = title_pages + toc_len;
+            self.new_page();
+            let title = contents_word(language);
+            self.paragraph(&title, 17.0, Weight::Bold, Align::Start, rtl);
+            self.y -= 8.0;
+            for (index, chapter) in manuscript.chapters.iter().enumerate() {
+                let page = first_chapter_page + starts[index] + 1;
+                self.paragraph(
+                    &format!("{}  {page}", chapter_title(chapter, index)),
+                    BODY,
+                    Weight::Regular,
+                    Align::Start,
+                    rtl,
+                );
+            }
+            let pages = std::mem::take(&mut self.pages);
+            if pages.len() == toc_len || toc_len > 64 {
+                return pages;
+            }
+            toc_len = pages.len();
+        }
+    }
+
+    /// The book's pages in order, numbered from the contents on.
+    fn number_pages(
+        &mut self,
+        title: Vec<Vec<Op>>,
+        contents: Vec<Vec<Op>>,
+        chapters: Vec<Vec<Op>>,
+    ) -> Vec<PdfPage> {
+        let numbered_from = title.len();
+        let all = title.into_iter().chain(contents).chain(chapters);
+        all.enumerate()
+            .map(|(index, mut ops)| {
+                if index >= numbered_from {
+                    self.page_number(&mut ops, index + 1);
+                }
+                PdfPage::new(Mm::from(Pt(PAGE_W)), Mm::from(Pt(PAGE_H)), ops)
+            })
+            .collect()
+    }
+
     fn new_page(&mut self) {
         self.pages.push(Vec::new());
         self.y = PAGE_H - MARGIN_TOP;
@@ -840,7 +1030,7 @@ impl Layout<'_> {
         block: &Block,
         setting: &Setting,
         notes: &HashMap<String, usize>,
-        images: &HashMap<String, (XObjectId, f32, f32)>,
+        images: &Images,
         rtl: bool,
     ) {
         let items = self.block_items(block, setting, notes, Some(images), rtl, CONTENT_W);
@@ -854,7 +1044,7 @@ impl Layout<'_> {
         block: &Block,
         setting: &Setting,
         notes: &HashMap<String, usize>,
-        images: Option<&HashMap<String, (XObjectId, f32, f32)>>,
+        images: Option<&Images>,
         rtl: bool,
         width: f32,
     ) -> Vec<Item> {
@@ -1062,7 +1252,7 @@ impl Layout<'_> {
         translation: &Block,
         setting: &Setting,
         notes: &HashMap<String, usize>,
-        images: &HashMap<String, (XObjectId, f32, f32)>,
+        images: &Images,
     ) {
         if let BlockKind::Image { asset } = &translation.kind {
             if let Some((id, w, h)) = images.get(asset) {
@@ -1379,5 +1569,61 @@ mod image_budget_tests {
     fn an_image_size_is_read_from_its_header() {
         assert_eq!(dimensions(&png(8000, 2)), Some((8000, 2)));
         assert_eq!(dimensions(b"not an image"), None);
+    }
+}
+
+#[cfg(test)]
+mod writer_tests {
+    use super::*;
+
+    #[test]
+    fn the_built_in_fonts_read_without_a_problem() {
+        let mut doc = PdfDocument::new("t");
+        let mut writer = WriterNotes::default();
+        Layout::with_fonts(&mut doc, &[], &mut writer).unwrap();
+        assert_eq!(writer.serious, Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_problem_the_pdf_writer_reports_becomes_a_warning_of_the_rendition() {
+        let mut doc = PdfDocument::new("t");
+        let mut writer = WriterNotes::default();
+        let mut layout = Layout::with_fonts(&mut doc, &[], &mut writer).unwrap();
+        let word = layout.shape("word", Weight::Regular);
+        // Text outside a text section, which most viewers do not show.
+        let ops = vec![
+            Op::SetFont {
+                font: PdfFontHandle::External(layout.fonts[word.font].id.clone()),
+                size: Pt(BODY),
+            },
+            Op::ShowText {
+                items: vec![TextItem::GlyphIds(word.glyphs.clone())],
+            },
+        ];
+        let page = PdfPage::new(Mm::from(Pt(PAGE_W)), Mm::from(Pt(PAGE_H)), ops);
+        serialise(doc.with_pages(vec![page]), "en", &mut writer).unwrap();
+        let warning = writer.warning().expect("a warning");
+        let expected = "the PDF writer reported problems, so parts of the file may not show: \
+                        writing the file: Op::ShowText outside of a text section";
+        assert!(warning.starts_with(expected), "{warning}");
+    }
+
+    #[test]
+    fn the_writers_warning_names_the_first_three_problems_and_counts_the_rest() {
+        let mut writer = WriterNotes::default();
+        assert_eq!(writer.warning(), None);
+        writer.note("reading a font", false, "a note, not a problem");
+        assert_eq!(writer.warning(), None);
+        for n in 1..=5 {
+            writer.note("writing the file", true, &format!("problem {n}"));
+        }
+        assert_eq!(
+            writer.warning().as_deref(),
+            Some(
+                "the PDF writer reported problems, so parts of the file may not show: writing \
+                 the file: problem 1; writing the file: problem 2; writing the file: problem 3 \
+                 and 2 more"
+            )
+        );
     }
 }

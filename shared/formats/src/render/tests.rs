@@ -32,9 +32,19 @@ pub(crate) fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
     path
 }
 
+/// What epubcheck printed about a file it found errors in.
+#[derive(Debug)]
+pub(crate) struct EpubcheckReport(String);
+
+impl std::fmt::Display for EpubcheckReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// Runs epubcheck (Debian package `epubcheck`; `scripts/test.sh` installs it) and returns its
 /// report when it finds errors.
-pub(crate) fn epubcheck(path: &Path) -> Result<(), String> {
+pub(crate) fn epubcheck(path: &Path) -> Result<(), EpubcheckReport> {
     let jar = "/usr/share/java/epubcheck.jar";
     assert!(
         Path::new(jar).exists(),
@@ -48,11 +58,11 @@ pub(crate) fn epubcheck(path: &Path) -> Result<(), String> {
     if out.status.success() {
         Ok(())
     } else {
-        Err(format!(
+        Err(EpubcheckReport(format!(
             "{}{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
-        ))
+        )))
     }
 }
 

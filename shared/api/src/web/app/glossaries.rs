@@ -100,7 +100,7 @@ async fn csv_form(state: &AppState, me: &SignedIn, request: Request) -> Result<C
 
 fn entries_of(csv_text: &str) -> Result<Vec<EntryInput>, ApiError> {
     Ok(csv::rows(csv_text)
-        .map_err(ApiError::bad_request)?
+        .map_err(|e| ApiError::bad_request(e.to_string()))?
         .into_iter()
         .map(|(_, entry)| entry)
         .collect())

@@ -165,6 +165,11 @@ fn bilingual_pdf_reads_each_original_then_its_translation(case: Case) {
         in_order += 1;
         at = next + translation.len();
     }
+    eprintln!(
+        "{}: {in_order} of {} sampled paragraphs read as the original then its translation",
+        case.file,
+        sample.len()
+    );
     assert!(
         in_order * 10 >= sample.len() * 9,
         "{}: only {in_order} of {} sampled paragraphs read as the original then its translation",
