@@ -50,9 +50,12 @@ pub enum TranslationError {
     Invalid(String),
     #[error("book not found")]
     NotFound,
-    /// A download of a book none of whose chapters is translated yet: 404, saying what to do.
-    #[error("{0}")]
-    NothingTranslated(String),
+    /// A translation cannot start on the book in its state (not EXTRACTED or COMPLETED).
+    #[error("the book is {status}")]
+    CannotStart { book_id: String, status: BookStatus },
+    /// A download of a book none of whose chapters is translated yet (the book's status).
+    #[error("no chapter of the book is translated yet (it is {0})")]
+    NothingTranslated(BookStatus),
     /// The plan's monthly word quota cannot cover the chapters to translate.
     #[error("{0}")]
     QuotaExceeded(String),
@@ -78,33 +81,6 @@ pub enum TranslationError {
 }
 
 crate::fault::from_data_error!(TranslationError);
-
-/// Why a translation cannot start on `book` (not EXTRACTED), with the call that moves on.
-fn cannot_start(book: &Book) -> String {
-    let id = &book.id;
-    let way = match book.status {
-        BookStatus::Uploaded | BookStatus::Extracting => format!(
-            "its text is still being read: start the translation once GET /api/books/{id} shows \
-             EXTRACTED"
-        ),
-        BookStatus::Translating => format!(
-            "it is being translated: follow it with GET /api/translate/status?bookId={id}, or \
-             pause or stop it first (POST /api/translate/pause, POST /api/translate/stop)"
-        ),
-        BookStatus::Paused => "resume it with POST /api/translate/resume, or stop it with POST \
-             /api/translate/stop and then start again"
-            .to_string(),
-        BookStatus::Error => {
-            "its file could not be read: upload it again (POST /api/upload)".to_string()
-        }
-        BookStatus::Translated | BookStatus::Generating => format!(
-            "its file is being made: download it once GET /api/books/{id} shows COMPLETED, or \
-             translate it again then"
-        ),
-        BookStatus::Extracted | BookStatus::Completed => "it can start".to_string(),
-    };
-    format!("the book is {}; {way}", book.status)
-}
 
 /// What a run needs of the accounts domain when the book's owner is not the caller (a resumed
 /// window, a finished chapter starting the next): the owner as they are now. Translation owns
@@ -300,6 +276,7 @@ impl Translations {
         match &result {
             Err(TranslationError::NotFound)
             | Err(TranslationError::Invalid(_))
+            | Err(TranslationError::CannotStart { .. })
             | Err(TranslationError::Store(_)) => {
                 if self.books.find(&book.id).await?.is_none() {
                     // Deleted under us: its blobs may have been written after the deletion
@@ -328,7 +305,10 @@ impl Translations {
             _ => false,
         };
         if !startable {
-            return Err(TranslationError::Invalid(cannot_start(book)));
+            return Err(TranslationError::CannotStart {
+                book_id: book.id.clone(),
+                status: book.status,
+            });
         }
         let max_cost = max_cost_micros(request.max_cost)?;
         let RunChoice {
