@@ -11,9 +11,10 @@ use std::time::{Duration, Instant};
 
 use booktr_core::accounts::NewUser;
 use booktr_core::books::Upload;
-use booktr_core::ports::{EnvModels, ManualClock};
+use booktr_core::ports::ManualClock;
 use booktr_core::types::{Email, Plan, Role};
 use booktr_functions::app::Tasks;
+use booktr_outbound::EnvModels;
 
 mod support;
 

@@ -8,8 +8,9 @@ use std::sync::Arc;
 use anyhow::Context;
 use axum::Router;
 use booktr_core::config::Config;
-use booktr_core::ports::{EnvModels, Models};
+use booktr_core::ports::Models;
 use booktr_local::DataDirLock;
+use booktr_outbound::EnvModels;
 use booktr_translate::providers::MODELS;
 use tracing::{info, warn};
 
@@ -73,7 +74,7 @@ pub async fn serve_router(
 fn say_which_models_are_offline(models: &EnvModels) {
     let mut offline: Vec<&str> = Vec::new();
     for (model, family, _) in MODELS {
-        let (key_var, _) = family.env_names();
+        let (key_var, _) = booktr_translate::providers::env_names(*family);
         let engine = models.model(model, None).map(|m| m.name().to_string());
         if engine.as_deref() == Ok(booktr_translate::offline::NAME) && !offline.contains(&key_var) {
             offline.push(key_var);

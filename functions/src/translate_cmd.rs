@@ -15,10 +15,11 @@ use std::sync::Arc;
 use anyhow::{anyhow, bail, Context};
 use booktr_core::books::Book;
 use booktr_core::job::{Edition, Layout, OutputFormat};
-use booktr_core::ports::{EnvModels, Models};
+use booktr_core::ports::Models;
 use booktr_core::translation::{Completeness, StartRequest};
 use booktr_core::types::{BookStatus, LanguageCode};
 use booktr_core::Services;
+use booktr_outbound::EnvModels;
 use booktr_translate::glossary::GlossaryEntry;
 use booktr_translate::recorded::AnswerLog;
 

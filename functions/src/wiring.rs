@@ -5,9 +5,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use booktr_core::config::Config;
-use booktr_core::ports::{Clock, HttpOut, HttpOutError, Mailer, Models, SignedLinks, StoreError};
+use booktr_core::ports::{Clock, HttpOut, HttpOutError, Mailer, Models, StoreError};
 use booktr_core::Ports;
-use booktr_local::{LocalBlobs, LocalSecrets, SqliteQueue, SqliteTable};
+use booktr_local::{LocalBlobs, LocalSecrets, SignedLinks, SqliteQueue, SqliteTable};
 use booktr_outbound::{LogMailer, ReqwestHttp, SmtpMailer};
 
 /// Why the adapters could not be set up.
@@ -34,7 +34,7 @@ pub struct Embedded {
     pub table: Arc<SqliteTable>,
 }
 
-/// `models` is [`booktr_core::ports::EnvModels`] in production; tests hand in stand-ins.
+/// `models` is [`booktr_outbound::EnvModels`] in production; tests hand in stand-ins.
 pub fn embedded(
     config: &Config,
     clock: Arc<dyn Clock>,

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use aws_lambda_events::sqs::SqsEvent;
 use booktr_core::jobs::runner::Worker;
-use booktr_core::ports::{EnvModels, Models, QueueName, Received};
+use booktr_core::ports::{Models, QueueName, Received};
 use booktr_functions::lambda::{handle_schedule, handle_sqs};
+use booktr_outbound::EnvModels;
 use reqwest::multipart::{Form, Part};
 use serde_json::{json, Value};
 use tower::ServiceExt;

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
-use booktr_core::ports::{Condition, EnvModels, Item};
+use booktr_core::ports::{Condition, Item};
+use booktr_outbound::EnvModels;
 use reqwest::Method;
 use serde_json::{json, Value};
 

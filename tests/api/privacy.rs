@@ -19,7 +19,7 @@ const PROVIDER_KEY_PREVIEW: &str = "sk-...QRST";
 /// The service, with a stand-in provider that accepts [`PROVIDER_KEY`].
 async fn spawn_with_provider() -> (TestApp, Providers) {
     let providers = Providers::start(&[PROVIDER_KEY]).await;
-    let models = booktr_core::ports::EnvModels::from_vars(providers.vars());
+    let models = booktr_outbound::EnvModels::from_vars(providers.vars());
     (
         TestApp::new()
             .with_workers()

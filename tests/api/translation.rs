@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use booktr_core::jobs::runner;
-use booktr_core::ports::EnvModels;
 use booktr_core::types::{Plan, Role};
+use booktr_outbound::EnvModels;
 use reqwest::Method;
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;

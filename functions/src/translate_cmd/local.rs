@@ -13,20 +13,18 @@ use async_trait::async_trait;
 use booktr_core::accounts::{NewUser, User};
 use booktr_core::books::{Book, Upload};
 use booktr_core::config::{pipeline_config, Config};
-use booktr_core::jobs::runner::{self, RunnerConfig};
+use booktr_core::jobs::runner::RunnerConfig;
 use booktr_core::jobs::{JobHandler, JobParts, RunObserver};
-use booktr_core::ports::{KeyCheckError, Models, QueueName};
+use booktr_core::ports::{KeyCheckError, Models};
 use booktr_core::translation::StartRequest;
 use booktr_core::types::{BookStatus, ChapterStatus, Email, LanguageCode, Plan, Role};
 use booktr_core::usage::{Quota, Quotas};
-use booktr_core::{Ports, Services};
+use booktr_core::Services;
 use booktr_translate::model::{ChatError, ChatModel};
 use booktr_translate::providers::Family;
 use booktr_translate::recorded::{AnswerLog, Recording};
-use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
-use crate::app::Application;
+use crate::app::{Application, Running, Tasks};
 
 /// How often the book's record is read while a job works on it.
 const POLL: Duration = Duration::from_millis(10);
@@ -36,23 +34,23 @@ pub struct LocalServer {
     pub services: Services,
     /// The one user, who owns the book.
     pub user: User,
-    stop: watch::Sender<bool>,
-    workers: Vec<JoinHandle<()>>,
+    running: Running,
     _data: DataDir,
 }
 
 impl LocalServer {
     /// Opens a fresh data directory, assembles the services on it with `window` chapters of
     /// the book in flight, `models` for the model port and `observer` told of the run's steps,
-    /// and starts the workers of the jobs queue and its dead-letter queue.
+    /// and starts its job workers (`Application::start`).
     pub async fn start(
         window: usize,
         models: Arc<dyn Models>,
         observer: Arc<dyn RunObserver>,
     ) -> anyhow::Result<LocalServer> {
         let data = DataDir::create()?;
-        let (services, ports) = assemble(data.path(), window, models, observer)?;
-        let user = services
+        let app = assemble(data.path(), window, models, observer)?;
+        let user = app
+            .services
             .accounts
             .create_user(NewUser {
                 email: Email::parse("translate@booktr.localhost").map_err(|e| anyhow!("{e}"))?,
@@ -63,29 +61,21 @@ impl LocalServer {
                 plan: Plan::Business,
             })
             .await?;
-        let (stop, stopped) = watch::channel(false);
-        let config = RunnerConfig {
-            // Nothing else waits for this process: a job queued is taken at once.
-            idle_wait: POLL,
-            ..RunnerConfig::default()
-        };
-        let workers = [QueueName::Jobs, QueueName::JobsDeadLetter]
-            .into_iter()
-            .map(|queue| {
-                tokio::spawn(runner::run(
-                    ports.queue.clone(),
-                    services.jobs.clone(),
-                    queue,
-                    config,
-                    stopped.clone(),
-                ))
+        let running = app
+            .start(Tasks {
+                job_workers: 1,
+                runner: RunnerConfig {
+                    // Nothing else waits for this process: a job queued is taken at once.
+                    idle_wait: POLL,
+                    ..RunnerConfig::default()
+                },
             })
-            .collect();
+            .await
+            .context("starting the run's job workers")?;
         Ok(LocalServer {
-            services,
+            services: app.services,
             user,
-            stop,
-            workers,
+            running,
             _data: data,
         })
     }
@@ -133,7 +123,7 @@ impl LocalServer {
     /// its EPUB made), the run paused at its cost cap, or failed. The workers are stopped
     /// then, once the jobs in hand are done, so nothing changes the book any more.
     pub async fn translate(
-        mut self,
+        self,
         request: StartRequest,
         only: Option<&[u32]>,
     ) -> anyhow::Result<Finished> {
@@ -155,15 +145,22 @@ impl LocalServer {
             }
             Some(numbers) => self.wait_for_chapters(&book_id, numbers).await?,
         };
-        let _ = self.stop.send(true);
-        for worker in std::mem::take(&mut self.workers) {
-            worker.await.context("a job worker failed")?;
-        }
-        let book = self.book(&book.id).await?;
+        let LocalServer {
+            services,
+            user,
+            running,
+            _data,
+        } = self;
+        running.stop().await;
+        let book = services
+            .books
+            .get(&user.id, &book.id)
+            .await
+            .map_err(|e| anyhow!("{e}"))?;
         Ok(Finished {
-            services: self.services,
+            services,
             book,
-            _data: self._data,
+            _data,
         })
     }
 
@@ -212,14 +209,14 @@ pub struct Finished {
     _data: DataDir,
 }
 
-/// The services as `booktr serve` assembles them on `data_dir`, with the chapters of a book in
+/// The app as `booktr serve` builds it on `data_dir`, with the chapters of a book in
 /// flight set to `window` whatever the plan, and the job handler watched by `observer`.
 fn assemble(
     data_dir: &Path,
     window: usize,
     models: Arc<dyn Models>,
     observer: Arc<dyn RunObserver>,
-) -> anyhow::Result<(Services, Ports)> {
+) -> anyhow::Result<Application> {
     let mut config = Config::from_lookup(|_| None)?;
     // The server's setting for the pipeline, read the same way (`BOOKTR_CHUNK_TOKENS`); the
     // others are this run's own (no mail, no quota, its own data directory).
@@ -238,11 +235,11 @@ fn assemble(
         business: Quota::UNLIMITED,
     };
     let pipeline = config.pipeline;
-    let app = Application::builder(config)
+    let mut app = Application::builder(config)
         .models(models)
         .embedded()
         .context("opening the run's data directory")?;
-    let mut services = app.services;
+    let services = &mut app.services;
     services.translations = services
         .translations
         .clone()
@@ -260,7 +257,7 @@ fn assemble(
         },
     )
     .observed_by(observer);
-    Ok((services, app.ports))
+    Ok(app)
 }
 
 /// The model port with every exchange appended to a file (`--record-answers`).

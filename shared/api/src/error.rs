@@ -4,7 +4,7 @@
 use axum::http::{Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use booktr_core::accounts::AccountsError;
-use booktr_core::books::BooksError;
+use booktr_core::books::{BooksError, FormUse};
 use booktr_core::developer::DeveloperError;
 use booktr_core::fault::{DataError, Fault};
 use booktr_core::ports::StoreError;
@@ -182,6 +182,9 @@ impl From<PrivacyError> for ApiError {
     }
 }
 
+/// The way on for a direct upload that is over: the route that offers a new one.
+const ASK_FOR_A_NEW_UPLOAD: &str = "ask for a new one with POST /api/uploads";
+
 impl From<BooksError> for ApiError {
     fn from(e: BooksError) -> Self {
         match e {
@@ -191,13 +194,24 @@ impl From<BooksError> for ApiError {
             }
             BooksError::TooLarge => ApiError::file_too_large(),
             BooksError::NotFound => ApiError::not_found("book"),
-            BooksError::UploadNotFound => {
-                ApiError::new(StatusCode::NOT_FOUND, "not_found", e.to_string())
+            BooksError::UploadNotFound => ApiError::new(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                format!("{e}; {ASK_FOR_A_NEW_UPLOAD}"),
+            ),
+            BooksError::UploadOver(m) => {
+                ApiError::bad_request(format!("{m}; {ASK_FOR_A_NEW_UPLOAD}"))
             }
             BooksError::QuotaExceeded(m) => {
                 ApiError::new(StatusCode::BAD_REQUEST, "quota_exceeded", m)
             }
-            BooksError::FormUsed(m) => ApiError::new(StatusCode::CONFLICT, "form_used", m),
+            BooksError::FormUsed(used) => {
+                let message = match used {
+                    FormUse::PostedAlready => format!("{used} ({ASK_FOR_A_NEW_UPLOAD})"),
+                    FormUse::Over => format!("{used}; {ASK_FOR_A_NEW_UPLOAD}"),
+                };
+                ApiError::new(StatusCode::CONFLICT, "form_used", message)
+            }
             BooksError::Store(s) => s.into(),
             BooksError::Fault(f) => f.into(),
         }

@@ -7,17 +7,22 @@
 //! where `edk` is the encrypted data key. Everything before the nonce is the AES-GCM associated
 //! data, so a header cannot be swapped onto another ciphertext.
 
+use aes_gcm::aead::{Aead, AeadCore, KeyInit, OsRng, Payload};
+use aes_gcm::{Aes256Gcm, Nonce};
 use async_trait::async_trait;
 use aws_sdk_kms::error::ProvideErrorMetadata;
 use aws_sdk_kms::primitives::Blob;
 use aws_sdk_kms::types::DataKeySpec;
 use aws_sdk_kms::Client;
 use booktr_ports::secrets::unopenable;
-use booktr_ports::{AesGcmKey, Secrets, StoreError};
+use booktr_ports::{Secrets, StoreError};
 
 use crate::dynamo::aws_error_text;
 
 const VERSION: u8 = 1;
+
+/// AES-GCM's nonce, random per seal (each data key seals one secret).
+const NONCE_LEN: usize = 12;
 
 /// Bound to every data key: KMS decrypts it only with the same context, so a data key made for
 /// this purpose cannot be replayed through another use of the same KMS key. Not secret (it shows
@@ -88,7 +93,7 @@ impl Secrets for KmsSecrets {
         let mut sealed = vec![VERSION];
         sealed.extend_from_slice(&len.to_be_bytes());
         sealed.extend_from_slice(encrypted_key);
-        let body = AesGcmKey::new(key.as_ref())?.seal(&sealed, plaintext)?;
+        let body = seal_body(key.as_ref(), &sealed, plaintext)?;
         sealed.extend(body);
         Ok(sealed)
     }
@@ -130,9 +135,7 @@ impl Secrets for KmsSecrets {
         let key = decrypted.plaintext().ok_or_else(|| {
             StoreError::Unavailable("KMS Decrypt answered without a plaintext".into())
         })?;
-        AesGcmKey::new(key.as_ref())
-            .map_err(|_| unopenable())?
-            .open(header, body)
+        open_body(key.as_ref(), header, body)
     }
 }
 
@@ -150,6 +153,42 @@ fn split(sealed: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
     }
     let (header, body) = sealed.split_at(header_len);
     Some((header, body, &header[3..]))
+}
+
+/// `nonce || ciphertext || tag` of `plaintext` under the data key, with `header` authenticated.
+fn seal_body(data_key: &[u8], header: &[u8], plaintext: &[u8]) -> Result<Vec<u8>, StoreError> {
+    let cipher = Aes256Gcm::new_from_slice(data_key).map_err(|_| {
+        StoreError::Unavailable("KMS returned a data key that is not 256 bits".into())
+    })?;
+    let nonce = Aes256Gcm::generate_nonce(&mut OsRng);
+    let payload = Payload {
+        msg: plaintext,
+        aad: header,
+    };
+    let ciphertext = cipher
+        .encrypt(&nonce, payload)
+        // Only fails for inputs of many gigabytes.
+        .map_err(|_| StoreError::Invalid("the secret is too large to seal".into()))?;
+    let mut body = Vec::with_capacity(NONCE_LEN + ciphertext.len());
+    body.extend_from_slice(&nonce);
+    body.extend_from_slice(&ciphertext);
+    Ok(body)
+}
+
+/// The plaintext of a body `seal_body` made under the same data key and header.
+fn open_body(data_key: &[u8], header: &[u8], body: &[u8]) -> Result<Vec<u8>, StoreError> {
+    let cipher = Aes256Gcm::new_from_slice(data_key).map_err(|_| unopenable())?;
+    if body.len() < NONCE_LEN {
+        return Err(unopenable());
+    }
+    let (nonce, ciphertext) = body.split_at(NONCE_LEN);
+    let payload = Payload {
+        msg: ciphertext,
+        aad: header,
+    };
+    cipher
+        .decrypt(Nonce::from_slice(nonce), payload)
+        .map_err(|_| unopenable())
 }
 
 fn unavailable(e: impl std::error::Error) -> StoreError {
@@ -174,5 +213,30 @@ mod tests {
         assert!(split(&[2, 0, 1, 0xAA]).is_none(), "another version");
         assert!(split(&[1, 0, 0, 9]).is_none(), "no key");
         assert!(split(&[]).is_none());
+    }
+
+    #[test]
+    fn a_body_opens_only_under_its_data_key_and_header() {
+        let body = seal_body(&[7u8; 32], b"header", b"secret").unwrap();
+        assert_eq!(open_body(&[7u8; 32], b"header", &body).unwrap(), b"secret");
+        let refused =
+            |result: Result<Vec<u8>, StoreError>| matches!(result, Err(StoreError::Invalid(_)));
+        assert!(
+            refused(open_body(&[7u8; 32], b"other", &body)),
+            "another header"
+        );
+        assert!(
+            refused(open_body(&[8u8; 32], b"header", &body)),
+            "another key"
+        );
+        assert!(
+            refused(open_body(&[7u8; 32], b"header", &body[..11])),
+            "cut short"
+        );
+        assert_ne!(
+            body,
+            seal_body(&[7u8; 32], b"header", b"secret").unwrap(),
+            "a fresh nonce"
+        );
     }
 }

@@ -1,17 +1,16 @@
-//! The health check: every backend is asked, timed, and summed up.
+//! The health check: every backend is asked, timed, and summed up (the API sends it as the
+//! spec's Health body).
 
 use std::future::Future;
 use std::time::Instant;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 
 use crate::ports::Ports;
 use crate::ports::{QueueName, QueueStats, StoreError};
 
 /// The spec's two processing modes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueueMode {
     /// AWS: SQS FIFO and Lambda workers.
     ManagedQueue,
@@ -19,22 +18,20 @@ pub enum QueueMode {
     WorkerQueue,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
     Healthy,
     Degraded,
     Unhealthy,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CheckStatus {
     Up,
     Down,
 }
 
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone)]
 pub struct Check {
     pub status: CheckStatus,
     /// Milliseconds the check took.
@@ -42,7 +39,7 @@ pub struct Check {
     pub error: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone)]
 pub struct Checks {
     pub database: Check,
     pub broker: Check,
@@ -51,7 +48,7 @@ pub struct Checks {
     pub storage: Check,
 }
 
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone)]
 pub struct QueueCounts {
     pub active: u64,
     pub waiting: u64,
@@ -59,14 +56,13 @@ pub struct QueueCounts {
     pub failed: u64,
 }
 
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone)]
 pub struct Queues {
     pub translate: QueueCounts,
 }
 
 /// The spec's Health body.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct HealthReport {
     pub status: Status,
     pub timestamp: DateTime<Utc>,
@@ -74,7 +70,6 @@ pub struct HealthReport {
     pub uptime: u64,
     pub queue_mode: QueueMode,
     pub checks: Checks,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub queues: Option<Queues>,
 }
 

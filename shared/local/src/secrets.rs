@@ -3,11 +3,14 @@
 //! so it protects against a leaked or backed-up database file, not against someone who can read
 //! the whole directory; docs/operations.md says to keep the two apart in backups.
 
+use std::fmt;
 use std::path::Path;
 
+use aes_gcm::aead::{Aead, AeadCore, KeyInit, OsRng, Payload};
+use aes_gcm::{Aes256Gcm, Nonce};
 use async_trait::async_trait;
 use booktr_ports::secrets::unopenable;
-use booktr_ports::{AesGcmKey, Secrets, StoreError};
+use booktr_ports::{Secrets, StoreError};
 
 /// The format's first byte, authenticated with the rest: `1 || nonce || ciphertext || tag`.
 const VERSION: u8 = 1;
@@ -47,6 +50,66 @@ impl Secrets for LocalSecrets {
     }
 }
 
+/// AES-256-GCM under the data directory's key. A sealed body is
+/// `nonce (12 bytes) || ciphertext || tag (16 bytes)`; the nonce is random per seal, which is
+/// safe for far more seals than a key here will ever make (NIST's bound is 2^32 per key).
+/// `aad` is authenticated, not encrypted: the format's version byte, so it cannot be swapped.
+struct AesGcmKey(Aes256Gcm);
+
+impl AesGcmKey {
+    const KEY_LEN: usize = 32;
+    const NONCE_LEN: usize = 12;
+
+    /// MUST be given exactly 32 bytes; anything else is `Invalid`.
+    fn new(key: &[u8]) -> Result<Self, StoreError> {
+        Aes256Gcm::new_from_slice(key)
+            .map(AesGcmKey)
+            .map_err(|_| StoreError::Invalid(format!("an AES-256 key is {} bytes", Self::KEY_LEN)))
+    }
+
+    fn seal(&self, aad: &[u8], plaintext: &[u8]) -> Result<Vec<u8>, StoreError> {
+        let nonce = Aes256Gcm::generate_nonce(&mut OsRng);
+        let ciphertext = self
+            .0
+            .encrypt(
+                &nonce,
+                Payload {
+                    msg: plaintext,
+                    aad,
+                },
+            )
+            // Only fails for inputs of many gigabytes.
+            .map_err(|_| StoreError::Invalid("the secret is too large to seal".into()))?;
+        let mut sealed = Vec::with_capacity(Self::NONCE_LEN + ciphertext.len());
+        sealed.extend_from_slice(&nonce);
+        sealed.extend_from_slice(&ciphertext);
+        Ok(sealed)
+    }
+
+    fn open(&self, aad: &[u8], sealed: &[u8]) -> Result<Vec<u8>, StoreError> {
+        if sealed.len() < Self::NONCE_LEN {
+            return Err(unopenable());
+        }
+        let (nonce, ciphertext) = sealed.split_at(Self::NONCE_LEN);
+        self.0
+            .decrypt(
+                Nonce::from_slice(nonce),
+                Payload {
+                    msg: ciphertext,
+                    aad,
+                },
+            )
+            .map_err(|_| unopenable())
+    }
+}
+
+/// Never the key, whatever is logged.
+impl fmt::Debug for AesGcmKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("AesGcmKey(<redacted>)")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,5 +142,23 @@ mod tests {
             format!("{secrets:?}"),
             "LocalSecrets { key: AesGcmKey(<redacted>) }"
         );
+    }
+
+    #[test]
+    fn the_header_is_bound_to_the_ciphertext() {
+        let key = AesGcmKey::new(&[7u8; 32]).unwrap();
+        let sealed = key.seal(b"v1", b"secret").unwrap();
+        assert_eq!(key.open(b"v1", &sealed).unwrap(), b"secret");
+        assert!(matches!(
+            key.open(b"v2", &sealed),
+            Err(StoreError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn keys_of_the_wrong_length_are_refused_and_never_printed() {
+        assert!(AesGcmKey::new(&[1u8; 16]).is_err());
+        let key = AesGcmKey::new(&[42u8; 32]).unwrap();
+        assert_eq!(format!("{key:?}"), "AesGcmKey(<redacted>)");
     }
 }

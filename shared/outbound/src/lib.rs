@@ -1,8 +1,11 @@
 //! Adapters of the ports that reach outside the service: [`ReqwestHttp`] for webhook deliveries
-//! (behind an SSRF guard) and the mailers ([`LogMailer`], [`SmtpMailer`]).
+//! (behind an SSRF guard), the mailers ([`LogMailer`], [`SmtpMailer`]) and the model providers
+//! ([`EnvModels`]).
 
 pub mod http;
 pub mod mail;
+pub mod models;
 
 pub use http::{is_forbidden, ReqwestHttp};
 pub use mail::{LogMailer, SmtpMailer};
+pub use models::EnvModels;

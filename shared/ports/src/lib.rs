@@ -5,6 +5,7 @@
 //! adapter crates depend on it alone and build beside the domain.
 
 pub mod blobs;
+pub mod chat;
 pub mod clock;
 pub mod http;
 pub mod ids;
@@ -19,13 +20,14 @@ pub mod table;
 pub mod conformance;
 
 pub use blobs::{BlobKey, Blobs};
+pub use chat::{ChatError, ChatModel, ChatRequest, ChatResponse};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use http::{HttpAnswer, HttpOut, HttpOutError};
-pub use links::{LinkCheck, Links, SignedLinks, UploadForm};
+pub use links::{LinkCheck, Links, UploadForm};
 pub use mail::{MailError, MailServer, Mailer, OutgoingEmail};
-pub use models::{EnvModels, KeyCheckError, Models};
+pub use models::{Family, KeyCheckError, Models};
 pub use queue::{Outgoing, Queue, QueueName, QueueStats, Received};
-pub use secrets::{AesGcmKey, Secrets};
+pub use secrets::Secrets;
 pub use table::{Attrs, Condition, Index, Item, Query, Table, Update, WriteOp};
 
 use std::sync::Arc;

@@ -1,15 +1,14 @@
 //! The model port: which `ChatModel` translates a run, and whether a provider takes a key.
 //! Production picks the provider for the model's family (the user's own key, else the server's)
-//! or the offline engine; tests hand in stand-ins that count calls or fail on purpose.
+//! or the offline engine (`booktr_outbound::EnvModels`); tests hand in stand-ins that count calls
+//! or fail on purpose.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use booktr_translate::model::{ChatError, ChatModel};
-use booktr_translate::providers::{self, Family};
 
-pub use booktr_translate::providers::KeyCheckError;
+use crate::chat::{ChatError, ChatModel};
 
 /// How long a key check waits for the provider's answer.
 pub const KEY_CHECK_TIMEOUT: Duration = Duration::from_secs(5);
@@ -30,48 +29,42 @@ pub trait Models: Send + Sync {
     async fn check_key(&self, family: Family, key: &str) -> Result<(), KeyCheckError>;
 }
 
-/// Providers chosen from the process environment (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, ...),
-/// read once when built, falling back to the offline engine when no key is set.
-pub struct EnvModels {
-    env: Vec<(String, String)>,
+/// A model provider: the family of the spec's models whose chat calls go to one provider's API
+/// and take that provider's key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    OpenAi,
+    Anthropic,
+    Gemini,
 }
 
-impl EnvModels {
-    pub fn from_env() -> Self {
-        Self::from_vars(std::env::vars().collect())
-    }
-
-    /// From the given variables only: `from_vars(vec![])` always picks the offline engine.
-    pub fn from_vars(env: Vec<(String, String)>) -> Self {
-        EnvModels { env }
-    }
-
-    fn var(&self, name: &str) -> Option<String> {
-        self.env
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-            .filter(|v| !v.trim().is_empty())
+impl Family {
+    /// The provider's name, for people.
+    pub fn label(self) -> &'static str {
+        match self {
+            Family::OpenAi => "OpenAI",
+            Family::Anthropic => "Anthropic",
+            Family::Gemini => "Gemini",
+        }
     }
 }
 
-#[async_trait]
-impl Models for EnvModels {
-    fn model(
-        &self,
-        model: &str,
-        user_key: Option<String>,
-    ) -> Result<Arc<dyn ChatModel>, ChatError> {
-        providers::choose_model(model, user_key, |name| self.var(name)).map(Arc::from)
-    }
+/// Why a provider key could not be confirmed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyCheckError {
+    /// The provider answered that the key is not valid (401 or 403; Gemini's 400
+    /// `API_KEY_INVALID`), or the key cannot be one of this provider's (its shape).
+    #[error("the provider refused the key{}", detail(.0))]
+    Refused(Option<String>),
+    /// No verdict: the provider could not be reached, timed out, or answered something other than
+    /// a yes or a no (5xx, 429, 404 ...). The message never contains the key.
+    #[error("the provider could not be reached: {0}")]
+    Unreachable(String),
+}
 
-    async fn check_key(&self, family: Family, key: &str) -> Result<(), KeyCheckError> {
-        let (_, url_var) = family.env_names();
-        // The same base URL `choose_model` gives the chat client, so the key is checked
-        // against the server that will use it.
-        let base_url = self
-            .var(url_var)
-            .unwrap_or_else(|| family.default_base_url().to_string());
-        providers::check_key(family, key, &base_url, KEY_CHECK_TIMEOUT).await
-    }
+fn detail(reason: &Option<String>) -> String {
+    reason
+        .as_ref()
+        .map(|r| format!(": {r}"))
+        .unwrap_or_default()
 }

@@ -1,7 +1,7 @@
 //! Translation of a book chapter by chapter, in three passes (translate, consistency review,
 //! polish), with the user's glossary in every pass and a book-wide term list (`terms`).
 //!
-//! Here: the `ChatModel` port and its OpenAI, Anthropic and Gemini clients, the offline engine,
+//! Here: the OpenAI, Anthropic and Gemini clients of the `ChatModel` port (owned by `booktr-ports`), the offline engine,
 //! glossary matching, chunking, the prompt protocol, the strict reading of answers, the checks
 //! every block passes, the repair ladder, and the chapter pipeline. The book jobs that run it per chapter are in `booktr-core` (`jobs::chapter`).
 

@@ -12,29 +12,23 @@ use serde_json::{json, Value};
 use crate::budget::{KeyBudget, RateLimits};
 use crate::model::{ChatError, ChatModel, ChatRequest, ChatResponse};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Family {
-    OpenAi,
-    Anthropic,
-    Gemini,
+pub use booktr_ports::models::{Family, KeyCheckError};
+
+/// The provider's own server, where a family's calls go unless its base URL is configured.
+pub fn default_base_url(family: Family) -> &'static str {
+    match family {
+        Family::OpenAi => "https://api.openai.com/v1",
+        Family::Anthropic => "https://api.anthropic.com",
+        Family::Gemini => "https://generativelanguage.googleapis.com",
+    }
 }
 
-impl Family {
-    pub fn default_base_url(self) -> &'static str {
-        match self {
-            Family::OpenAi => "https://api.openai.com/v1",
-            Family::Anthropic => "https://api.anthropic.com",
-            Family::Gemini => "https://generativelanguage.googleapis.com",
-        }
-    }
-
-    /// The environment variables for this family's server key and base URL.
-    pub fn env_names(self) -> (&'static str, &'static str) {
-        match self {
-            Family::OpenAi => ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
-            Family::Anthropic => ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
-            Family::Gemini => ("GEMINI_API_KEY", "GEMINI_BASE_URL"),
-        }
+/// The environment variables for a family's server key and base URL.
+pub fn env_names(family: Family) -> (&'static str, &'static str) {
+    match family {
+        Family::OpenAi => ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+        Family::Anthropic => ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+        Family::Gemini => ("GEMINI_API_KEY", "GEMINI_BASE_URL"),
     }
 }
 
@@ -63,37 +57,6 @@ pub fn lookup(model: &str) -> Option<(Family, &'static str)> {
         .map(|(_, family, id)| (*family, *id))
 }
 
-impl Family {
-    /// The provider's name, for people.
-    pub fn label(self) -> &'static str {
-        match self {
-            Family::OpenAi => "OpenAI",
-            Family::Anthropic => "Anthropic",
-            Family::Gemini => "Gemini",
-        }
-    }
-}
-
-/// Why a provider key could not be confirmed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum KeyCheckError {
-    /// The provider answered that the key is not valid (401 or 403; Gemini's 400
-    /// `API_KEY_INVALID`), or the key cannot be one of this provider's (its shape).
-    #[error("the provider refused the key{}", detail(.0))]
-    Refused(Option<String>),
-    /// No verdict: the provider could not be reached, timed out, or answered something other than
-    /// a yes or a no (5xx, 429, 404 ...). The message never contains the key.
-    #[error("the provider could not be reached: {0}")]
-    Unreachable(String),
-}
-
-fn detail(reason: &Option<String>) -> String {
-    reason
-        .as_ref()
-        .map(|r| format!(": {r}"))
-        .unwrap_or_default()
-}
-
 /// The provider's own key shape, checked only when `base_url` is the provider's own server:
 /// behind a compatible server (`OPENAI_BASE_URL` pointing at a local model, a gateway ...) keys
 /// look like anything, and that server's answer is the only judge. OpenAI keys start `sk-`
@@ -101,7 +64,7 @@ fn detail(reason: &Option<String>) -> String {
 /// Length and characters are checked by the caller for every server.
 pub fn check_shape(family: Family, key: &str, base_url: &str) -> Result<(), KeyCheckError> {
     let own_server =
-        base_url.trim_end_matches('/') == family.default_base_url().trim_end_matches('/');
+        base_url.trim_end_matches('/') == default_base_url(family).trim_end_matches('/');
     if !own_server {
         return Ok(());
     }
@@ -235,7 +198,7 @@ impl HttpModel {
             .build()
             .map_err(|e| ChatError::Fatal(format!("HTTP client: {e}")))?;
         let base_url = base_url
-            .unwrap_or_else(|| family.default_base_url().to_string())
+            .unwrap_or_else(|| default_base_url(family).to_string())
             .trim_end_matches('/')
             .to_string();
         Ok(HttpModel {
@@ -560,7 +523,7 @@ pub fn choose_model(
 ) -> Result<Box<dyn ChatModel>, ChatError> {
     let (family, _) =
         lookup(model).ok_or_else(|| ChatError::Fatal(format!("unknown model '{model}'")))?;
-    let (key_var, url_var) = family.env_names();
+    let (key_var, url_var) = env_names(family);
     match user_key
         .or_else(|| env(key_var))
         .filter(|k| !k.trim().is_empty())
@@ -1037,7 +1000,7 @@ mod tests {
 
     #[test]
     fn on_the_providers_own_servers_keys_must_have_the_providers_shape() {
-        let own = |family: Family| family.default_base_url();
+        let own = |family: Family| default_base_url(family);
         let ok = |family, key| check_shape(family, key, own(family)).is_ok();
         assert!(ok(Family::OpenAi, "sk-proj-abc"));
         assert!(ok(Family::OpenAi, "sk-svcacct-abc"));

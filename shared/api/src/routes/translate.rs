@@ -6,6 +6,7 @@ use axum::http::StatusCode;
 use booktr_core::translation::{
     Quote, QuoteRequest, RenderError, StartRequest, TranslationError, TranslationStatus,
 };
+use booktr_core::types::BookStatus;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
@@ -29,10 +30,19 @@ impl From<TranslationError> for ApiError {
     fn from(e: TranslationError) -> Self {
         match e {
             TranslationError::Invalid(m) => ApiError::bad_request(m),
+            TranslationError::CannotStart {
+                ref book_id,
+                status,
+            } => ApiError::bad_request(format!("{e}; {}", way_to_start(book_id, status))),
             TranslationError::NotFound => ApiError::not_found("book"),
-            TranslationError::NothingTranslated(m) => {
-                ApiError::new(StatusCode::NOT_FOUND, "not_found", m)
-            }
+            TranslationError::NothingTranslated(_) => ApiError::new(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                format!(
+                    "{e}: start a translation with POST /api/translate, and download once GET \
+                     /api/translate/status shows a chapter completed"
+                ),
+            ),
             TranslationError::QuotaExceeded(m) => {
                 ApiError::new(StatusCode::BAD_REQUEST, "quota_exceeded", m)
             }
@@ -60,6 +70,31 @@ impl From<TranslationError> for ApiError {
             ),
             TranslationError::Render(e @ RenderError::Stopped(_)) => ApiError::internal(&e),
         }
+    }
+}
+
+/// The call that moves a book in `status` on to where a translation can start.
+fn way_to_start(id: &str, status: BookStatus) -> String {
+    match status {
+        BookStatus::Uploaded | BookStatus::Extracting => format!(
+            "its text is still being read: start the translation once GET /api/books/{id} shows \
+             EXTRACTED"
+        ),
+        BookStatus::Translating => format!(
+            "it is being translated: follow it with GET /api/translate/status?bookId={id}, or \
+             pause or stop it first (POST /api/translate/pause, POST /api/translate/stop)"
+        ),
+        BookStatus::Paused => "resume it with POST /api/translate/resume, or stop it with POST \
+             /api/translate/stop and then start again"
+            .to_string(),
+        BookStatus::Error => {
+            "its file could not be read: upload it again (POST /api/upload)".to_string()
+        }
+        BookStatus::Translated | BookStatus::Generating => format!(
+            "its file is being made: download it once GET /api/books/{id} shows COMPLETED, or \
+             translate it again then"
+        ),
+        BookStatus::Extracted | BookStatus::Completed => "it can start".to_string(),
     }
 }
 

@@ -24,8 +24,8 @@ use tracing::{info, instrument, warn};
 
 use super::format::format_by_name;
 use super::record::UploadOffer;
-use super::service::Payment;
 use super::service::{file_name_of, validate_title};
+use super::service::{FormUse, Payment};
 use super::{Book, Books, BooksError, Upload, MAX_UPLOAD_BYTES};
 use crate::accounts::store::user_pk;
 use crate::accounts::User;
@@ -221,18 +221,15 @@ impl Books {
         let now = self.ports.clock.now();
         if now > confirm_by(&offer) {
             self.end_offer(&user.id, &item).await?;
-            return Err(BooksError::Invalid(
+            return Err(BooksError::UploadOver(
                 "the upload was not confirmed in time (an hour after its form expired) and is \
-                 removed; ask for a new one with POST /api/uploads"
-                    .into(),
+                 removed",
             ));
         }
         let Some(bytes) = self.ports.blobs.get(&key).await? else {
             if now > offer.expires_at {
-                return Err(BooksError::Invalid(
-                    "the upload's form expired before a file arrived; ask for a new one with \
-                     POST /api/uploads"
-                        .into(),
+                return Err(BooksError::UploadOver(
+                    "the upload's form expired before a file arrived",
                 ));
             }
             return Err(BooksError::Invalid(
@@ -320,16 +317,8 @@ impl Books {
             .await;
         match posted {
             Ok(_) => Ok(()),
-            Err(StoreError::Conflict) => Err(BooksError::FormUsed(
-                "this form has been posted already; a form stores one file (ask for a new one \
-                 with POST /api/uploads)"
-                    .into(),
-            )),
-            Err(StoreError::NotFound) => Err(BooksError::FormUsed(
-                "this form's upload was confirmed or is over; ask for a new one with POST \
-                 /api/uploads"
-                    .into(),
-            )),
+            Err(StoreError::Conflict) => Err(BooksError::FormUsed(FormUse::PostedAlready)),
+            Err(StoreError::NotFound) => Err(BooksError::FormUsed(FormUse::Over)),
             Err(e) => Err(e.into()),
         }
     }

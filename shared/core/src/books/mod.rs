@@ -14,7 +14,7 @@ use serde::Serialize;
 pub(crate) use direct::uploads_prefix;
 pub use direct::{DirectUpload, DirectUploadRequest, FormField, DIRECT_UPLOAD_TTL};
 pub use format::{sniff, BookFormat, UnsupportedFile};
-pub use service::{Books, BooksError, Upload, MAX_LIST_LIMIT, MAX_UPLOAD_BYTES};
+pub use service::{Books, BooksError, FormUse, Upload, MAX_LIST_LIMIT, MAX_UPLOAD_BYTES};
 pub use share::{Share, MAX_EXPIRES_IN_DAYS};
 
 use crate::types::{BookStatus, ChapterStatus};

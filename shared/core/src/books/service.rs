@@ -34,11 +34,15 @@ pub enum BooksError {
     #[error("book not found")]
     NotFound,
     /// A direct upload that is not the caller's, already confirmed, or long expired.
-    #[error("upload not found; ask for a new one with POST /api/uploads")]
+    #[error("upload not found")]
     UploadNotFound,
+    /// A direct upload whose form expired without a file, or that was not confirmed in time:
+    /// its offer is over.
+    #[error("{0}")]
+    UploadOver(&'static str),
     /// A direct upload's form posted again: it stores one file, for an open offer.
     #[error("{0}")]
-    FormUsed(String),
+    FormUsed(FormUse),
     /// The plan's monthly quota cannot cover it.
     #[error("{0}")]
     QuotaExceeded(String),
@@ -51,6 +55,24 @@ pub enum BooksError {
 }
 
 crate::fault::from_data_error!(BooksError);
+
+/// Why a direct upload's form cannot be posted again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FormUse {
+    /// It stored its file already.
+    PostedAlready,
+    /// Its upload was confirmed, or its offer ended.
+    Over,
+}
+
+impl std::fmt::Display for FormUse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FormUse::PostedAlready => "this form has been posted already; a form stores one file",
+            FormUse::Over => "this form's upload was confirmed or is over",
+        })
+    }
+}
 
 impl From<UsageError> for BooksError {
     fn from(e: UsageError) -> Self {

@@ -109,12 +109,7 @@ impl Translations {
             // Rendered by the request this one waited behind.
             if !self.exists(&key).await? {
                 let Some(rendition) = self.render(book, edition, completeness).await? else {
-                    return Err(TranslationError::NothingTranslated(format!(
-                        "no chapter of the book is translated yet (it is {}): start a \
-                         translation with POST /api/translate, and download once GET \
-                         /api/translate/status shows a chapter completed",
-                        book.status
-                    )));
+                    return Err(TranslationError::NothingTranslated(book.status));
                 };
                 self.ports.blobs.put(&key, rendition.bytes.into()).await?;
                 self.drop_older_progress_files(&book.id, &key, edition)

@@ -40,7 +40,7 @@ use crate::fault::{DataError, Fault};
 use crate::glossaries::Glossaries;
 use crate::ports::{Ports, StoreError};
 use crate::preferences::Preferences;
-use crate::types::{ChapterStatus, LanguageCode};
+use crate::types::{BookStatus, ChapterStatus, LanguageCode};
 use crate::usage::{Usage, UsageError};
 
 #[derive(Debug, thiserror::Error)]
@@ -51,9 +51,12 @@ pub enum TranslationError {
     Invalid(String),
     #[error("book not found")]
     NotFound,
-    /// A download of a book none of whose chapters is translated yet: 404, saying what to do.
-    #[error("{0}")]
-    NothingTranslated(String),
+    /// A translation cannot start on the book in its state (not EXTRACTED or COMPLETED).
+    #[error("the book is {status}")]
+    CannotStart { book_id: String, status: BookStatus },
+    /// A download of a book none of whose chapters is translated yet (the book's status).
+    #[error("no chapter of the book is translated yet (it is {0})")]
+    NothingTranslated(BookStatus),
     /// The plan's monthly word quota cannot cover the chapters to translate.
     #[error("{0}")]
     QuotaExceeded(String),

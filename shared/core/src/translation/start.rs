@@ -78,6 +78,7 @@ impl Translations {
         match &result {
             Err(TranslationError::NotFound)
             | Err(TranslationError::Invalid(_))
+            | Err(TranslationError::CannotStart { .. })
             | Err(TranslationError::Store(_)) => {
                 if self.books.find(&book.id).await?.is_none() {
                     // Deleted under us: its blobs may have been written after the deletion
@@ -106,7 +107,10 @@ impl Translations {
             _ => false,
         };
         if !startable {
-            return Err(TranslationError::Invalid(cannot_start(book)));
+            return Err(TranslationError::CannotStart {
+                book_id: book.id.clone(),
+                status: book.status,
+            });
         }
         let max_cost = max_cost_micros(request.max_cost)?;
         let RunChoice {
@@ -388,33 +392,6 @@ impl Translations {
             Err(e) => Err(e.into()),
         }
     }
-}
-
-/// Why a translation cannot start on `book` (not EXTRACTED), with the call that moves on.
-fn cannot_start(book: &Book) -> String {
-    let id = &book.id;
-    let way = match book.status {
-        BookStatus::Uploaded | BookStatus::Extracting => format!(
-            "its text is still being read: start the translation once GET /api/books/{id} shows \
-             EXTRACTED"
-        ),
-        BookStatus::Translating => format!(
-            "it is being translated: follow it with GET /api/translate/status?bookId={id}, or \
-             pause or stop it first (POST /api/translate/pause, POST /api/translate/stop)"
-        ),
-        BookStatus::Paused => "resume it with POST /api/translate/resume, or stop it with POST \
-             /api/translate/stop and then start again"
-            .to_string(),
-        BookStatus::Error => {
-            "its file could not be read: upload it again (POST /api/upload)".to_string()
-        }
-        BookStatus::Translated | BookStatus::Generating => format!(
-            "its file is being made: download it once GET /api/books/{id} shows COMPLETED, or \
-             translate it again then"
-        ),
-        BookStatus::Extracted | BookStatus::Completed => "it can start".to_string(),
-    };
-    format!("the book is {}; {way}", book.status)
 }
 
 /// 400 unless the model is one of the six and the user's plan (or role DEV) allows it.

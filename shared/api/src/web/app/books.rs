@@ -172,7 +172,7 @@ async fn receive(
             "model" | "glossaryId" => {
                 let value = text_field(field, &name).await?;
                 if !value.trim().is_empty() {
-                    let encoded = booktr_core::ports::links::percent_encode(value.trim());
+                    let encoded = super::return_to::percent_encode(value.trim());
                     choice.push(if choice.is_empty() { '?' } else { '&' });
                     choice.push_str(&format!("{name}={encoded}"));
                 }

@@ -86,7 +86,7 @@ impl FromRequestParts<AppState> for SignedIn {
                 .get::<OriginalUri>()
                 .map_or(&parts.uri, |u| &u.0);
             let here = uri.path_and_query().map_or("/dashboard", |p| p.as_str());
-            let next = booktr_core::ports::links::percent_encode(here);
+            let next = return_to::percent_encode(here);
             Redirect::to(&format!("/signin?next={next}")).into_response()
         };
         let Some(session) = session_token(&parts.headers) else {

@@ -86,6 +86,20 @@ fn stays_on_site(address: &str) -> bool {
         .any(|segment| segment == "." || segment == "..")
 }
 
+/// `value` for a query string: everything but unreserved characters (RFC 3986)
+/// percent-encoded.
+pub(super) fn percent_encode(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
 /// `address` with its non-ASCII characters percent-encoded as UTF-8, as a browser would send
 /// them; ASCII is left alone (controls and spaces never get this far).
 fn encode_non_ascii(address: &str) -> String {
