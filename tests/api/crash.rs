@@ -17,9 +17,10 @@ use crate::helpers::eventually;
 
 const BOOKTR: &str = env!("CARGO_BIN_EXE_booktr");
 const CHAPTERS: usize = 8;
-/// Each kill can interrupt the chapters job in hand, which counts a receive of it; three kills
-/// leave even a job hit every time within the queue's four receives.
-const KILLS: usize = 3;
+/// Each kill can interrupt the chapters job in hand, which counts a receive of it; a job in hand
+/// at `CRASH_RECEIVES` deaths is given up as one that stops the service, so one kill fewer leaves
+/// even a job hit every time to finish.
+const KILLS: usize = booktr_local::CRASH_RECEIVES as usize - 1;
 
 /// A book of `chapters` chapters, each with a word found nowhere else (`Marker<n>`).
 pub(crate) fn book(chapters: usize) -> Vec<u8> {
