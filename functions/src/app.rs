@@ -40,15 +40,15 @@ pub struct Application {
     backend: Backend,
 }
 
-/// What only one backend has, kept concrete for its own upkeep.
+/// What only one backend has, for its own upkeep.
 #[derive(Clone)]
 enum Backend {
     /// SQLite and local files: the queue's recovery after a crash (`release_in_flight`) and the
-    /// table's sweep of expired items (`purge_expired`) are the process's own work.
-    Embedded {
-        queue: Arc<SqliteQueue>,
-        table: Arc<SqliteTable>,
-    },
+    /// table's sweep of expired items (`purge_expired`) are the process's own work. Behind a
+    /// trait object so that a binary that never builds this backend (a Lambda) links no SQLite:
+    /// concrete SQLite handles here would put their drop code, and SQLite with it, in every
+    /// binary that holds an `Application`.
+    Embedded(Arc<dyn LocalUpkeep>),
     /// DynamoDB, SQS, S3, KMS: the platform expires items (time to live), schedules the digests
     /// (EventBridge) and runs the workers (Lambda's event source).
     #[cfg(feature = "aws")]
@@ -109,10 +109,10 @@ impl Builder {
             embedded.ports,
             QueueMode::WorkerQueue,
             settings,
-            Backend::Embedded {
+            Backend::Embedded(Arc::new(SqliteUpkeep {
                 queue: embedded.queue,
                 table: embedded.table,
-            },
+            })),
         ))
     }
 
@@ -204,23 +204,8 @@ impl Application {
         let (stop, stopped) = watch::channel(false);
         let mut handles = Vec::new();
         match &self.backend {
-            Backend::Embedded { queue, table } => {
-                if tasks.job_workers > 0 {
-                    let recovered = queue.release_in_flight().await?;
-                    if recovered.released > 0 {
-                        warn!(
-                            recovered = recovered.released,
-                            "jobs interrupted by the last shutdown will run again"
-                        );
-                    }
-                }
-                handles.extend(upkeep::start(
-                    &self.config,
-                    &self.services,
-                    &self.ports,
-                    table.clone(),
-                    &stopped,
-                ));
+            Backend::Embedded(local) => {
+                handles.extend(local.start(self, tasks.job_workers > 0, &stopped).await?);
             }
             #[cfg(feature = "aws")]
             Backend::Managed => {}
@@ -292,5 +277,50 @@ impl Running {
 impl Drop for Running {
     fn drop(&mut self) {
         let _ = self.stop.send(true);
+    }
+}
+
+/// The embedded backend's own work when the app starts.
+#[async_trait::async_trait]
+trait LocalUpkeep: Send + Sync {
+    /// Releases the jobs a killed process left in hand (when `workers` will take them) and
+    /// starts the upkeep tasks.
+    async fn start(
+        &self,
+        app: &Application,
+        workers: bool,
+        stopped: &watch::Receiver<bool>,
+    ) -> Result<Vec<JoinHandle<()>>, StoreError>;
+}
+
+struct SqliteUpkeep {
+    queue: Arc<SqliteQueue>,
+    table: Arc<SqliteTable>,
+}
+
+#[async_trait::async_trait]
+impl LocalUpkeep for SqliteUpkeep {
+    async fn start(
+        &self,
+        app: &Application,
+        workers: bool,
+        stopped: &watch::Receiver<bool>,
+    ) -> Result<Vec<JoinHandle<()>>, StoreError> {
+        if workers {
+            let recovered = self.queue.release_in_flight().await?;
+            if recovered.released > 0 {
+                warn!(
+                    recovered = recovered.released,
+                    "jobs interrupted by the last shutdown will run again"
+                );
+            }
+        }
+        Ok(upkeep::start(
+            &app.config,
+            &app.services,
+            &app.ports,
+            self.table.clone(),
+            stopped,
+        ))
     }
 }
