@@ -69,6 +69,9 @@ impl Server {
                     .unwrap_or_else(|e| panic!("the health check did not answer during {id}: {e}"));
                 assert_eq!(health.status(), 200, "the health check during {id}");
             }
+            // The book at about ten reads a second, as the administrator's API budget
+            // allows through the longest hostile file (`eventually` alone polls every 25 ms).
+            tokio::time::sleep(Duration::from_millis(75)).await;
             Err(format!("book {id} not yet {what}: {book}"))
         })
         .await
