@@ -56,49 +56,25 @@ pub trait ChatModel: Send + Sync {
     }
 }
 
-/// A model lent (to a wrapper that records or spoils its answers) is the model.
-#[async_trait]
-impl<M: ChatModel + ?Sized> ChatModel for &M {
-    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
-        (**self).complete(request).await
-    }
+/// A model lent (`&M`, to a wrapper that records or spoils its answers), boxed or shared is the
+/// model.
+macro_rules! forward_chat_model {
+    ($($holder:ty),+) => {$(
+        #[async_trait]
+        impl<M: ChatModel + ?Sized> ChatModel for $holder {
+            async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
+                (**self).complete(request).await
+            }
 
-    fn name(&self) -> &str {
-        (**self).name()
-    }
+            fn name(&self) -> &str {
+                (**self).name()
+            }
 
-    fn writes_language(&self) -> bool {
-        (**self).writes_language()
-    }
+            fn writes_language(&self) -> bool {
+                (**self).writes_language()
+            }
+        }
+    )+};
 }
 
-#[async_trait]
-impl<M: ChatModel + ?Sized> ChatModel for Box<M> {
-    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
-        (**self).complete(request).await
-    }
-
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-
-    fn writes_language(&self) -> bool {
-        (**self).writes_language()
-    }
-}
-
-#[async_trait]
-/// A shared model is a model (the CLI's recording wrapper holds the one it records).
-impl<M: ChatModel + ?Sized> ChatModel for std::sync::Arc<M> {
-    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
-        (**self).complete(request).await
-    }
-
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-
-    fn writes_language(&self) -> bool {
-        (**self).writes_language()
-    }
-}
+forward_chat_model!(&M, Box<M>, std::sync::Arc<M>);
