@@ -145,6 +145,11 @@ impl Checks {
             (Ok(a), Ok(b)) if a == b => {}
             _ => return Err(Problem::BrokenMarks),
         }
+        // The protocol's own markers left in a block's text ("[[12]] [[n]] Adieu…"): a model
+        // echoing the instructions' placeholder or a marker twice.
+        if protocol_markers(answer) > protocol_markers(source) {
+            return Err(Problem::BrokenMarks);
+        }
         // Judged on what is translated: code and `translate="no"` text stay as they are.
         let (source_plain, answer_plain) = (
             markup::translatable_text(source),
@@ -386,6 +391,22 @@ fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// How many protocol markers (`[[12]]`, `[[n]]`: a word or number of up to 8 characters
+/// between double brackets) the text holds.
+fn protocol_markers(text: &str) -> usize {
+    text.split("[[")
+        .skip(1)
+        .filter(|rest| {
+            rest.split_once("]]").is_some_and(|(inner, _)| {
+                let inner = inner.trim();
+                !inner.is_empty()
+                    && inner.len() <= 8
+                    && inner.chars().all(|c| c.is_alphanumeric() || c == '_')
+            })
+        })
+        .count()
+}
+
 /// The answer is the source again, the source with a few words changed, or words of the source
 /// alone (four at least). Judged only on sources with enough ordinary words: names, numbers
 /// and short headings may stay the same.
@@ -545,6 +566,26 @@ mod tests {
     #[test]
     fn a_good_translation_passes_every_check() {
         assert_eq!(es().check(SOURCE, Some(GOOD)), Ok(()));
+    }
+
+    #[test]
+    fn a_protocol_marker_left_in_the_text_is_broken_marks() {
+        let fr = Checks::new("en", "fr", true);
+        let source = "Your affectionate brother,";
+        // Qwen2.5-Coder-1.5B's polish answer for Frankenstein's letter 1 began "[[12]] [[n]] …".
+        assert_eq!(
+            fr.check(source, Some("[[n]] Votre affectionné frère,")),
+            Err(Problem::BrokenMarks)
+        );
+        assert_eq!(
+            fr.check(source, Some("Votre [[13]] affectionné frère,")),
+            Err(Problem::BrokenMarks)
+        );
+        assert_eq!(fr.check(source, Some("Votre affectionné frère,")), Ok(()));
+        let wiki = "See [[Whaling]] for more on the trade.";
+        assert!(fr
+            .check(wiki, Some("Voir [[Whaling]] pour en savoir plus sur ce métier."))
+            .is_ok());
     }
 
     #[test]
