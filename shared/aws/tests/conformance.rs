@@ -1,6 +1,7 @@
 //! The port conformance suites against the AWS adapters on a local emulator (moto server, which
 //! `scripts/test.sh` installs and starts, exporting `AWS_ENDPOINT_URL`). Each case gets its own
-//! table, queues, bucket or KMS key.
+//! table, queues, bucket or KMS key. Without the emulator (a plain `cargo test --workspace`)
+//! every case says so and skips.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
@@ -12,11 +13,23 @@ use booktr_ports::conformance::queue::QueueHarness;
 use booktr_ports::conformance::Fixture;
 use booktr_ports::{Blobs, Queue, Secrets, StoreError, Table};
 
-async fn clients() -> Clients {
-    assert!(
-        std::env::var_os("AWS_ENDPOINT_URL").is_some(),
-        "AWS_ENDPOINT_URL must point at the local emulator: run the suite with scripts/test.sh"
+/// Whether the emulator is here; if not, says so past the harness's capture, with the case's
+/// name, so that a skip is seen in a passing run.
+fn emulator_here() -> bool {
+    if std::env::var_os("AWS_ENDPOINT_URL").is_some() {
+        return true;
+    }
+    use std::io::Write;
+    let case = std::thread::current().name().unwrap_or("?").to_string();
+    // Straight to stderr: the harness captures `eprintln!`.
+    let _ = writeln!(
+        std::io::stderr(),
+        "skipped {case}: no AWS emulator (AWS_ENDPOINT_URL is unset; scripts/test.sh starts one)"
     );
+    false
+}
+
+async fn clients() -> Clients {
     Clients::from_env().await
 }
 
@@ -97,27 +110,30 @@ impl QueueHarness for SqsHarness {
 
 mod table {
     use super::*;
-    booktr_ports::table_conformance!(dynamo_table);
+    booktr_ports::table_conformance!(dynamo_table, when = emulator_here);
 }
 
 mod queue {
     use super::*;
-    booktr_ports::queue_conformance!(sqs_queue);
+    booktr_ports::queue_conformance!(sqs_queue, when = emulator_here);
 }
 
 mod blobs {
     use super::*;
-    booktr_ports::blobs_conformance!(s3_blobs);
+    booktr_ports::blobs_conformance!(s3_blobs, when = emulator_here);
 }
 
 mod secrets {
     use super::*;
-    booktr_ports::secrets_conformance!(kms_secrets);
+    booktr_ports::secrets_conformance!(kms_secrets, when = emulator_here);
 
     /// Beyond the port's cases: the data key names its KMS key, and KMS will not open it for
     /// another (a restored table under another stack's key reads as unopenable, not as garbage).
     #[tokio::test]
     async fn a_seal_made_under_another_kms_key_does_not_open() {
+        if !emulator_here() {
+            return;
+        }
         let clients = clients().await;
         let ours = KmsSecrets::new(
             clients.kms.clone(),

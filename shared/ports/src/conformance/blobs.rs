@@ -9,9 +9,13 @@ use crate::{BlobKey, Blobs};
 #[macro_export]
 macro_rules! blobs_conformance {
     ($make:path) => {
+        $crate::blobs_conformance!($make, when = $crate::conformance::always);
+    };
+    ($make:path, when = $when:path) => {
         $crate::__conformance_cases!(
             blobs,
             $make,
+            $when,
             port,
             [
                 a_stored_blob_reads_back_byte_for_byte,

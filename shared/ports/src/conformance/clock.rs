@@ -8,9 +8,13 @@ use crate::Clock;
 #[macro_export]
 macro_rules! clock_conformance {
     ($make:path) => {
+        $crate::clock_conformance!($make, when = $crate::conformance::always);
+    };
+    ($make:path, when = $when:path) => {
         $crate::__conformance_cases!(
             clock,
             $make,
+            $when,
             port,
             [time_never_goes_backwards, time_has_millisecond_precision,]
         );

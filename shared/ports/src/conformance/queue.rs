@@ -23,9 +23,13 @@ pub trait QueueHarness: Send {
 #[macro_export]
 macro_rules! queue_conformance {
     ($make:path) => {
+        $crate::queue_conformance!($make, when = $crate::conformance::always);
+    };
+    ($make:path, when = $when:path) => {
         $crate::__conformance_cases!(
             queue,
             $make,
+            $when,
             harness,
             [
                 messages_of_a_group_come_in_send_order_one_at_a_time,

@@ -6,9 +6,13 @@ use crate::{Secrets, StoreError};
 #[macro_export]
 macro_rules! secrets_conformance {
     ($make:path) => {
+        $crate::secrets_conformance!($make, when = $crate::conformance::always);
+    };
+    ($make:path, when = $when:path) => {
         $crate::__conformance_cases!(
             secrets,
             $make,
+            $when,
             port,
             [
                 a_sealed_secret_opens_to_the_same_bytes,

@@ -11,9 +11,13 @@ use crate::{Condition, Index, Item, Query, StoreError, Table, Update, WriteOp};
 #[macro_export]
 macro_rules! table_conformance {
     ($make:path) => {
+        $crate::table_conformance!($make, when = $crate::conformance::always);
+    };
+    ($make:path, when = $when:path) => {
         $crate::__conformance_cases!(
             table,
             $make,
+            $when,
             port,
             [
                 get_returns_none_for_a_missing_item,
