@@ -2,11 +2,11 @@
 //! start falls back on).
 
 use axum::extract::State;
-use booktr_core::preferences::Preferences;
 use serde::{Deserialize, Deserializer};
 
 use crate::error::ApiError;
 use crate::extract::Json;
+use crate::wire::preferences::Preferences;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{AppState, Caller, Routes};
@@ -45,7 +45,8 @@ async fn read(
             .services
             .translations
             .preferences(caller.user_id())
-            .await?,
+            .await?
+            .into(),
     ))
 }
 
@@ -77,6 +78,7 @@ async fn update(
     Ok(axum::Json(
         translations
             .set_preferences(caller.user_id(), preferences)
-            .await?,
+            .await?
+            .into(),
     ))
 }

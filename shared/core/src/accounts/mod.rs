@@ -20,7 +20,7 @@ pub const API_KEY_PREFIX: &str = "bt_";
 pub const SESSION_COOKIE: &str = "auth.session-token";
 
 /// The public profile of a user (the spec's UserProfile, plus `preferredLanguage`).
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct User {
     pub id: String,
@@ -43,7 +43,7 @@ impl User {
 }
 
 /// An API key as listed: never the secret itself.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct ApiKey {
     pub id: String,

@@ -54,7 +54,7 @@ pub struct DirectUploadRequest {
 }
 
 /// Where and how to send the file, and what to confirm afterwards.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DirectUpload {
     pub upload_id: String,
@@ -77,7 +77,7 @@ pub struct DirectUpload {
     pub confirm_by: DateTime<Utc>,
 }
 
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct FormField {
     pub name: String,
     pub value: String,

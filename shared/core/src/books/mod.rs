@@ -21,7 +21,7 @@ use crate::types::{BookStatus, ChapterStatus};
 
 /// A book as the API shows it (the spec's Book, plus `format`, `fileName`, `fileSize`,
 /// `error`, the reason when status is ERROR, and `warnings` from extraction).
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Book {
     pub id: String,
@@ -75,7 +75,7 @@ pub struct Book {
     pub completed_at: Option<DateTime<Utc>>,
 }
 
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Chapter {
     pub id: String,
@@ -97,7 +97,7 @@ pub struct Chapter {
 }
 
 /// The spec's BookDetail: a book with its chapters in reading order.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct BookDetail {
     #[serde(flatten)]
     pub book: Book,

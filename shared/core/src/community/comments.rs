@@ -37,7 +37,7 @@ const SK: &str = "COMMENT";
 const DELETED_TEXT: &str = "[deleted comment]";
 
 /// The spec's BlogComment.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Comment {
     pub id: String,
@@ -46,12 +46,11 @@ pub struct Comment {
     pub status: String,
     pub created_at: DateTime<Utc>,
     pub author: Option<Author>,
-    #[schema(no_recursion)]
     pub replies: Vec<Comment>,
 }
 
 /// `POST /api/community/comments`.
-#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct NewComment {
     pub content: String,

@@ -36,7 +36,7 @@ pub use slug::slugify;
 pub use taxonomy::NewTerm;
 
 /// The spec's BlogCategory.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Category {
     pub id: String,
     pub slug: String,
@@ -46,14 +46,14 @@ pub struct Category {
 }
 
 /// The spec's BlogTag.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Tag {
     pub id: String,
     pub slug: String,
     pub name: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum PostStatus {
     Draft,
@@ -80,21 +80,21 @@ impl PostStatus {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Author {
     pub id: String,
     pub name: String,
     pub image: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Counts {
     pub comments: i64,
     pub reactions: i64,
 }
 
 /// The spec's BlogPost.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Post {
     pub id: String,

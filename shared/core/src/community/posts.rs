@@ -31,7 +31,7 @@ const PUBLISHED: &str = "POSTS#PUBLISHED";
 const LISTED: usize = 2_000;
 
 /// `POST /api/community/posts`.
-#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct NewPost {
     pub title: String,
@@ -65,13 +65,13 @@ pub struct PostFilter {
     pub featured: Option<bool>,
 }
 
-#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct PostPage {
     pub posts: Vec<Post>,
     pub pagination: Pagination,
 }
 
-#[derive(Debug, Clone, Copy, serde::Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Pagination {
     pub page: u32,

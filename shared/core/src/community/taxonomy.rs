@@ -42,7 +42,7 @@ const MAX_NAME: usize = 100;
 const MAX_DESCRIPTION: usize = 500;
 
 /// A category or tag as an admin asks for it (`description` and `color` are for categories).
-#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NewTerm {
     pub name: String,

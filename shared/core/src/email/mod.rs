@@ -25,7 +25,7 @@ use serde::Serialize;
 use tracing::{info, warn};
 
 pub use recovery::Recovery;
-pub use settings::{EmailSettingsPatch, SenderPrefix};
+pub use settings::{EmailSettingsPatch, SenderName, SenderPrefix};
 
 use crate::fault::DataError;
 use crate::ports::Ports;
@@ -40,7 +40,7 @@ const RECIPIENT: &str = "RECIPIENT#";
 
 /// The email settings as the admin API shows them: the spec's EmailConfig, plus `senderPrefix`,
 /// `replyToEmail`, `sandbox` and `allowedRecipients`.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct EmailConfig {
     /// A real SMTP server is configured (else mail is only logged).

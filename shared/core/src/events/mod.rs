@@ -97,7 +97,7 @@ pub struct Occurrence {
 }
 
 /// The spec's Webhook. The secret is never part of it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Webhook {
     pub id: String,
@@ -114,7 +114,7 @@ pub struct CreatedWebhook {
     pub secret: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum DeliveryStatus {
     /// Recorded, not tried yet.
@@ -152,7 +152,7 @@ impl DeliveryStatus {
 }
 
 /// One entry of a webhook's delivery history (the spec leaves its fields open).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Delivery {
     pub id: String,
@@ -167,7 +167,7 @@ pub struct Delivery {
     pub next_attempt_at: Option<DateTime<Utc>>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum NotificationType {
     BookCompleted,
@@ -205,7 +205,7 @@ impl NotificationType {
 }
 
 /// The spec's Notification.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Notification {
     pub id: String,
@@ -220,7 +220,7 @@ pub struct Notification {
 
 /// The spec's NotificationSettings. Absent settings are [`Default`]: in-app and the two book
 /// emails on, digest, newsletter and push off.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NotificationSettings {
     pub email_book_completed: bool,

@@ -28,7 +28,7 @@ pub struct NotificationPage {
 }
 
 /// A change to the notification settings: the fields given are set, the others kept.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NotificationSettingsPatch {
     pub email_book_completed: Option<bool>,

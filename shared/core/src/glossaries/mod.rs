@@ -24,7 +24,7 @@ const MAX_NAME: usize = 200;
 const MAX_TERM: usize = 500;
 const MAX_CONTEXT: usize = 1000;
 
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Glossary {
     pub id: String,
@@ -36,7 +36,7 @@ pub struct Glossary {
     pub updated_at: DateTime<Utc>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
     pub id: String,
     pub source: String,
@@ -46,7 +46,7 @@ pub struct Entry {
 
 /// An entry as a request gives it: on update, `id` names an existing entry and omitted fields
 /// keep their values.
-#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EntryInput {
     pub id: Option<String>,

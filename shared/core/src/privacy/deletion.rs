@@ -23,7 +23,7 @@ use crate::ports::{blobs, Condition, Query, StoreError, WriteOp};
 /// What the caller must type, exactly (the spec's).
 pub const DELETE_CONFIRMATION: &str = "DELETE MY ACCOUNT";
 
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Deleted {
     pub success: bool,

@@ -19,7 +19,7 @@ use crate::usage::UsageReport;
 /// notifications, the webhooks' delivery histories, this month's usage and which provider keys
 /// are set. Secrets never appear: API keys as listed (prefix only), webhooks without their
 /// signing secret, provider keys as previews.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AccountExport {
     pub user: User,

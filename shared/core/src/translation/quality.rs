@@ -14,7 +14,7 @@ use crate::fault::DataError;
 use crate::ports::Query;
 
 /// Beyond the spec: what the checks found in the book's answers.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct QualitySummary {
     /// Blocks whose translation could not be trusted (they keep their source text): 0 for a

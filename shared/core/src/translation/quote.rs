@@ -21,7 +21,7 @@ pub struct QuoteRequest {
     pub target_lang: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Quote {
     pub book_id: String,
@@ -46,7 +46,7 @@ pub struct Quote {
     pub estimated_seconds: u64,
 }
 
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct QuotePasses {
     pub terms: PassUsage,
     pub translate: PassUsage,

@@ -11,7 +11,7 @@ use crate::fault::Fault;
 use crate::ports::Query;
 use crate::types::{BookStatus, ChapterStatus};
 
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TranslationStatus {
     pub status: BookStatus,
@@ -49,7 +49,7 @@ pub struct TranslationStatus {
 }
 
 /// The run's model cost so far, at the model's list price, and its `maxCost`.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunCost {
     pub spent: f64,
@@ -57,7 +57,7 @@ pub struct RunCost {
     pub currency: &'static str,
 }
 
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChapterErrorReport {
     pub chapter_id: String,
@@ -65,7 +65,7 @@ pub struct ChapterErrorReport {
 }
 
 /// The term pass of the current run.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TermStage {
     /// PENDING until the run's list is stored, then COMPLETED.
@@ -77,14 +77,14 @@ pub struct TermStage {
 }
 
 /// Chapters that have finished each pass.
-#[derive(Debug, Clone, Copy, Default, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct PassCounts {
     pub translate: u32,
     pub review: u32,
     pub polish: u32,
 }
 
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChapterProgress {
     #[serde(flatten)]

@@ -97,7 +97,7 @@ impl Quotas {
 }
 
 /// One counter of the report.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Meter {
     pub used: u64,
     pub limit: Option<u64>,
@@ -123,7 +123,7 @@ impl Meter {
 }
 
 /// The spec's Usage.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageReport {
     pub plan: Plan,

@@ -377,9 +377,10 @@ async fn email_settings(
             "replyToPrefix": text("replyToPrefix").filter(|p| !p.is_empty()),
             "sandbox": field(&fields, "sandbox").is_some(),
         });
-        let patch =
-            serde_json::from_value(patch).map_err(|e| ApiError::bad_request(e.to_string()))?;
-        state.services.email.update(patch).await?;
+        // The form's fields read as the API's body, so both check them alike.
+        let patch = serde_json::from_value::<crate::wire::email::EmailSettingsPatch>(patch)
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        state.services.email.update(patch.into()).await?;
         Ok::<_, ApiError>(())
     }
     .await;

@@ -1,0 +1,106 @@
+//! Notifications and their settings; webhooks, their deliveries and their test.
+
+use booktr_core::events as domain;
+use chrono::{DateTime, Utc};
+
+use super::{wire, wire_enum};
+
+wire! {
+    /// The spec's Webhook. The secret is never part of it.
+    #[serde(rename_all = "camelCase")]
+    pub struct Webhook from domain::Webhook {
+        pub id: String,
+        pub url: String,
+        pub events: Vec<String>,
+        pub is_active: bool,
+        pub created_at: DateTime<Utc>,
+    }
+}
+
+wire_enum! {
+    #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum DeliveryStatus from domain::DeliveryStatus { Pending, Retrying, Delivered, Failed }
+}
+
+wire! {
+    /// One entry of a webhook's delivery history (the spec leaves its fields open).
+    #[serde(rename_all = "camelCase")]
+    pub struct Delivery from domain::Delivery {
+        pub id: String,
+        /// `book.completed`, `translation.error` or `test`.
+        pub event: String,
+        pub status: DeliveryStatus,
+        pub attempts: u32,
+        pub last_status_code: Option<u16>,
+        pub last_error: Option<String>,
+        pub created_at: DateTime<Utc>,
+        pub last_attempt_at: Option<DateTime<Utc>>,
+        pub next_attempt_at: Option<DateTime<Utc>>,
+    }
+}
+
+wire! {
+    /// What `POST /api/webhooks/{id}` answers: whether the test event was accepted (2xx), the
+    /// receiver's status (0 when there was none: refused, unreachable, timed out) and its answer
+    /// (or why there was none).
+    #[serde(rename_all = "camelCase")]
+    pub struct TestResult from domain::TestResult {
+        pub success: bool,
+        pub status_code: u16,
+        pub response: String,
+    }
+}
+
+wire_enum! {
+    #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum NotificationType from domain::NotificationType {
+        BookCompleted,
+        TranslationError,
+        SystemAnnouncement,
+        CommentReply,
+        PostReaction,
+        WeeklyDigest,
+    }
+}
+
+wire! {
+    /// The spec's Notification.
+    #[serde(rename_all = "camelCase")]
+    pub struct Notification from domain::Notification {
+        pub id: String,
+        #[serde(rename = "type")]
+        pub kind: NotificationType,
+        pub title: String,
+        pub message: String,
+        pub link: Option<String>,
+        pub read: bool,
+        pub created_at: DateTime<Utc>,
+    }
+}
+
+wire! {
+    /// The spec's NotificationSettings. Absent settings are [`Default`]: in-app and the two book
+    /// emails on, digest, newsletter and push off.
+    #[serde(rename_all = "camelCase")]
+    pub struct NotificationSettings from domain::NotificationSettings {
+        pub email_book_completed: bool,
+        pub email_translation_error: bool,
+        pub email_weekly_digest: bool,
+        pub email_newsletter: bool,
+        pub push_enabled: bool,
+        pub in_app_enabled: bool,
+    }
+}
+
+wire! {
+    /// A change to the notification settings: the fields given are set, the others kept.
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct NotificationSettingsPatch into domain::NotificationSettingsPatch {
+        pub email_book_completed: Option<bool>,
+        pub email_translation_error: Option<bool>,
+        pub email_weekly_digest: Option<bool>,
+        pub email_newsletter: Option<bool>,
+        pub push_enabled: Option<bool>,
+        pub in_app_enabled: Option<bool>,
+    }
+}
