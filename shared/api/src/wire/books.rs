@@ -1,10 +1,12 @@
 //! Books: a book, its chapters, its format, and the offer of a direct upload.
 
 use booktr_core::books as domain;
+use booktr_core::translation::WARNING_PREFIX;
 use booktr_core::types::{BookStatus, ChapterStatus};
 use chrono::{DateTime, Utc};
 
-use super::{wire, wire_enum};
+use super::translation::with_flagged_hint;
+use super::{wire, wire_enum, Mirror};
 
 wire! {
     /// A book as the API shows it (the spec's Book, plus `format`, `fileName`, `fileSize`,
@@ -34,13 +36,39 @@ wire! {
         pub error: Option<String>,
         /// What extraction skipped although the book was read (e.g. a manifest entry of an EPUB
         /// that points outside the book), for the user; absent when there is nothing to say.
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        pub warnings: Vec<String>,
+        #[serde(skip_serializing_if = "Warnings::is_empty")]
+        #[schema(value_type = Vec<String>)]
+        pub warnings: Warnings,
         /// The glossary the current or last translation run uses.
         pub glossary_id: Option<String>,
         pub created_at: DateTime<Utc>,
         pub updated_at: DateTime<Utc>,
         pub completed_at: Option<DateTime<Utc>>,
+    }
+}
+
+/// A book's warnings as the API shows them: the run's report of flagged blocks says where they
+/// are listed.
+#[derive(serde::Serialize)]
+#[serde(transparent)]
+pub struct Warnings(Vec<String>);
+
+impl Warnings {
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Mirror<Vec<String>> for Warnings {
+    fn mirror(from: Vec<String>) -> Self {
+        let shown = |warning: String| {
+            if warning.starts_with(WARNING_PREFIX) {
+                with_flagged_hint(warning)
+            } else {
+                warning
+            }
+        };
+        Warnings(from.into_iter().map(shown).collect())
     }
 }
 
@@ -104,5 +132,29 @@ wire! {
     pub struct FormField from domain::FormField {
         pub name: String,
         pub value: String,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_runs_report_of_flagged_blocks_says_where_they_are_listed_once() {
+        let stored = vec![
+            "PDF file: 2 images left out; they keep their source text.".to_string(),
+            "Translation: 2 blocks flagged (2 untranslated); they keep their source text."
+                .to_string(),
+        ];
+        let Warnings(shown) = Mirror::mirror(stored.clone());
+        assert_eq!(shown[0], stored[0]);
+        assert_eq!(
+            shown[1],
+            "Translation: 2 blocks flagged (2 untranslated); they keep their source text. \
+             GET /api/translate/status lists them by chapter."
+        );
+        // A warning stored with the hint (by an earlier version) is shown as it is.
+        let Warnings(again) = Mirror::mirror(shown.clone());
+        assert_eq!(again, shown);
     }
 }

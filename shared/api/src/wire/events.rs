@@ -3,7 +3,8 @@
 use booktr_core::events as domain;
 use chrono::{DateTime, Utc};
 
-use super::{wire, wire_enum};
+use super::translation::with_flagged_hint;
+use super::{wire, wire_enum, Mirror};
 
 wire! {
     /// The spec's Webhook. The secret is never part of it.
@@ -63,18 +64,45 @@ wire_enum! {
     }
 }
 
-wire! {
-    /// The spec's Notification.
-    #[serde(rename_all = "camelCase")]
-    pub struct Notification from domain::Notification {
-        pub id: String,
-        #[serde(rename = "type")]
-        pub kind: NotificationType,
-        pub title: String,
-        pub message: String,
-        pub link: Option<String>,
-        pub read: bool,
-        pub created_at: DateTime<Utc>,
+/// The spec's Notification.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Notification {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: NotificationType,
+    pub title: String,
+    pub message: String,
+    pub link: Option<String>,
+    pub read: bool,
+    pub created_at: DateTime<Utc>,
+}
+
+/// As [`wire!`] would, and the completion's report of flagged blocks says where they are listed.
+impl Mirror<domain::Notification> for Notification {
+    fn mirror(from: domain::Notification) -> Self {
+        let domain::Notification {
+            id,
+            kind,
+            title,
+            message,
+            link,
+            read,
+            created_at,
+        } = from;
+        let message = match kind {
+            domain::NotificationType::BookCompleted => with_flagged_hint(message),
+            _ => message,
+        };
+        Notification {
+            id,
+            kind: Mirror::mirror(kind),
+            title,
+            message,
+            link,
+            read,
+            created_at,
+        }
     }
 }
 
@@ -102,5 +130,46 @@ wire! {
         pub email_newsletter: Option<bool>,
         pub push_enabled: Option<bool>,
         pub in_app_enabled: Option<bool>,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn notification(kind: domain::NotificationType, message: &str) -> domain::Notification {
+        domain::Notification {
+            id: "n1".into(),
+            kind,
+            title: "Translation completed".into(),
+            message: message.into(),
+            link: None,
+            read: false,
+            created_at: DateTime::UNIX_EPOCH,
+        }
+    }
+
+    #[test]
+    fn a_completions_flagged_blocks_say_where_they_are_listed() {
+        let flagged = "\"T\" has been translated and is ready to download. 1 block flagged \
+                       (1 untranslated); it keeps its source text.";
+        let shown: Notification = Mirror::mirror(notification(
+            domain::NotificationType::BookCompleted,
+            flagged,
+        ));
+        assert_eq!(
+            shown.message,
+            format!("{flagged} GET /api/translate/status lists them by chapter.")
+        );
+        let clean = "\"T\" has been translated and is ready to download.";
+        let shown: Notification =
+            Mirror::mirror(notification(domain::NotificationType::BookCompleted, clean));
+        assert_eq!(shown.message, clean);
+        let other = "an announcement; it keeps its source text.";
+        let shown: Notification = Mirror::mirror(notification(
+            domain::NotificationType::SystemAnnouncement,
+            other,
+        ));
+        assert_eq!(shown.message, other);
     }
 }

@@ -533,15 +533,19 @@ impl Events {
             } => (
                 format!("\"{}\" is translated", occurrence.title),
                 format!(
-                    "Your book \"{}\" has finished translating and its file is ready.\n\n{}Open it in booktr: {site}/dashboard/books/{}\nOr download it with an API key: {site}{download_path}\n",
+                    "Your book \"{}\" has finished translating and its file is ready.\n\n{}Open it in booktr: {site}/dashboard/books/{id}\nOr download it with an API key: {site}{download_path}\n",
                     occurrence.title,
                     flagged
                         .sentence
                         .as_ref()
-                        .map(|s| format!("{s}\n\n"))
+                        .map(|s| format!(
+                            "{s} GET {site}/api/translate/status?bookId={id} lists them by chapter.\n\n",
+                            site = self.site,
+                            id = occurrence.book_id
+                        ))
                         .unwrap_or_default(),
-                    occurrence.book_id,
-                    site = self.site
+                    site = self.site,
+                    id = occurrence.book_id
                 ),
             ),
             EventKind::TranslationError {

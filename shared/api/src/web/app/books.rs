@@ -374,7 +374,8 @@ async fn book_page(
     };
     let data = context! {
         status_words => crate::web::words::status_words(me.lang),
-        book => book,
+        // As the API shows it: its warnings say where flagged blocks are listed.
+        book => crate::wire::books::Book::from(book.clone()),
         chapters,
         quality,
         translated_any => has_translation,

@@ -20,6 +20,7 @@ use crate::error::ApiError;
 use crate::extract::{Path, Query};
 use crate::limits::ClientAddress;
 use crate::routes::auth_routes::with_cookie;
+use crate::wire::Mirror;
 use crate::{AppState, Routes};
 
 /// The sections, in the menu's order: their path segment and the message that names them.
@@ -407,6 +408,8 @@ async fn close_account(
 async fn notifications(State(state): State<AppState>, me: SignedIn) -> Response {
     match state.services.events.all_notifications(&me.user.id).await {
         Ok(all) => {
+            // As the API shows them: a completion's flagged blocks say where they are listed.
+            let all: Vec<crate::wire::events::Notification> = Mirror::mirror(all);
             let data = context! { notifications => all };
             let title = me.lang.get("notifications");
             page(
