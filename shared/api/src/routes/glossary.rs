@@ -3,7 +3,7 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use booktr_core::glossaries::GlossaryError;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 
 use super::{Success, SUCCESS};
 use crate::error::ApiError;
@@ -12,7 +12,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::openapi::ErrorBody;
 use crate::wire::glossaries::{EntryInput, Glossary};
-use crate::wire::Mirror;
+use crate::wire::{present, Mirror};
 use crate::{AppState, Caller, Routes};
 
 pub fn router() -> Routes {
@@ -59,11 +59,6 @@ struct UpdateGlossary {
     #[schema(value_type = Option<String>)]
     description: Option<Option<String>>,
     entries: Option<Vec<EntryInput>>,
-}
-
-/// Tells a field set to null apart from a field left out.
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<String>>, D::Error> {
-    Option::<String>::deserialize(deserializer).map(Some)
 }
 
 /// The caller's glossaries.

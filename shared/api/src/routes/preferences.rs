@@ -2,11 +2,12 @@
 //! start falls back on).
 
 use axum::extract::State;
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 
 use crate::error::ApiError;
 use crate::extract::Json;
 use crate::wire::preferences::Preferences;
+use crate::wire::present;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{AppState, Caller, Routes};
@@ -26,11 +27,6 @@ struct Changes {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<String>)]
     default_glossary_id: Option<Option<String>>,
-}
-
-/// Tells a field set to null apart from a field left out.
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<String>>, D::Error> {
-    Option::<String>::deserialize(deserializer).map(Some)
 }
 
 /// The defaults a translation start falls back on.

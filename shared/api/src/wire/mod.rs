@@ -166,7 +166,7 @@ pub(crate) use wire_enum;
 
 /// Tells a field given as `null` (`Some(None)`) from one left out (`None`); with
 /// `#[serde(default, deserialize_with = "present")]`.
-fn present<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+pub(crate) fn present<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de>,

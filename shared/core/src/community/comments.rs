@@ -15,7 +15,7 @@
 //! counts APPROVED comments. A closed account's comments become such tombstones.
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use tracing::info;
 
@@ -49,9 +49,8 @@ pub struct Comment {
     pub replies: Vec<Comment>,
 }
 
-/// `POST /api/community/comments`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+/// A comment as its author writes it: on a post (by id or slug), perhaps in reply to another.
+#[derive(Debug, Clone)]
 pub struct NewComment {
     pub content: String,
     pub post_id: Option<String>,

@@ -2,7 +2,6 @@
 
 use std::collections::HashMap;
 
-use serde::Deserialize;
 use tracing::info;
 
 use super::record::post::{self, NewPostItem};
@@ -30,9 +29,8 @@ const PUBLISHED: &str = "POSTS#PUBLISHED";
 /// request reads (a later version pages through the index per filter instead).
 const LISTED: usize = 2_000;
 
-/// `POST /api/community/posts`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+/// A post as its author writes it: a category and tags by id or slug, and the status asked for.
+#[derive(Debug, Clone, Default)]
 pub struct NewPost {
     pub title: String,
     pub content: String,

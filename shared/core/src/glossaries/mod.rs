@@ -46,8 +46,7 @@ pub struct Entry {
 
 /// An entry as a request gives it: on update, `id` names an existing entry and omitted fields
 /// keep their values.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default)]
 pub struct EntryInput {
     pub id: Option<String>,
     pub source: Option<String>,
