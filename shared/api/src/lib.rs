@@ -9,7 +9,7 @@ mod middleware;
 pub mod openapi;
 mod routes;
 pub mod web;
-mod wire;
+pub mod wire;
 
 use std::sync::Arc;
 

@@ -173,8 +173,7 @@ impl fmt::Display for Email {
 
 /// A BCP 47-style language code: a 2-3 letter primary subtag (lower-cased) and optional
 /// subtags such as a script or region (`pt-BR`, `zh-Hant`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-#[serde(transparent)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct LanguageCode(String);
 
 impl LanguageCode {

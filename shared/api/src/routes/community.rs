@@ -118,7 +118,12 @@ async fn pending(
         .community
         .pending_comments(caller.0.user.role)
         .await?;
-    Ok(axum::Json(Pending { comments }))
+    Ok(axum::Json(Pending {
+        comments: comments
+            .into_iter()
+            .map(crate::wire::community::pending)
+            .collect(),
+    }))
 }
 
 /// Approves or rejects a comment (ADMIN).

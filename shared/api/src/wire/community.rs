@@ -3,7 +3,7 @@
 use booktr_core::community as domain;
 use chrono::{DateTime, Utc};
 
-use super::{wire, wire_enum};
+use super::{wire, wire_enum, Mirror};
 
 wire! {
     /// The spec's BlogCategory.
@@ -138,4 +138,18 @@ wire! {
         pub description: Option<String>,
         pub color: Option<String>,
     }
+}
+
+/// A comment waiting for moderation, as the admin's queue shows it (its schema is left open).
+pub fn pending(comment: domain::PendingComment) -> serde_json::Value {
+    serde_json::json!({
+        "id": comment.id,
+        "postId": comment.post_id,
+        "parentId": comment.parent_id,
+        "content": comment.content,
+        "mood": comment.mood,
+        "status": comment.status,
+        "createdAt": comment.created_at,
+        "author": Author::mirror(comment.author),
+    })
 }

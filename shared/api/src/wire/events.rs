@@ -173,3 +173,31 @@ mod tests {
         assert_eq!(shown.message, other);
     }
 }
+
+#[cfg(test)]
+mod spelling {
+    use super::*;
+
+    /// The API spells the states as the store does (`as_str`), which the pages and the
+    /// webhooks' consumers see too.
+    #[test]
+    fn delivery_and_notification_states_use_the_stores_spelling() {
+        use domain::DeliveryStatus as D;
+        for status in [D::Pending, D::Retrying, D::Delivered, D::Failed] {
+            let shown: DeliveryStatus = Mirror::mirror(status);
+            assert_eq!(serde_json::to_value(shown).unwrap(), status.as_str());
+        }
+        use domain::NotificationType as N;
+        for kind in [
+            N::BookCompleted,
+            N::TranslationError,
+            N::SystemAnnouncement,
+            N::CommentReply,
+            N::PostReaction,
+            N::WeeklyDigest,
+        ] {
+            let shown: NotificationType = Mirror::mirror(kind);
+            assert_eq!(serde_json::to_value(shown).unwrap(), kind.as_str());
+        }
+    }
+}

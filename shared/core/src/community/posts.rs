@@ -63,14 +63,13 @@ pub struct PostFilter {
     pub featured: Option<bool>,
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone)]
 pub struct PostPage {
     pub posts: Vec<Post>,
     pub pagination: Pagination,
 }
 
-#[derive(Debug, Clone, Copy, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy)]
 pub struct Pagination {
     pub page: u32,
     pub limit: u32,

@@ -17,7 +17,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
 use booktr_translate::model::{ChatError, ChatModel};
 use booktr_translate::providers::{lookup, Family};
-use serde::Serialize;
+
 use tracing::{error, info};
 
 mod record;
@@ -145,8 +145,7 @@ impl fmt::Debug for ProviderKey {
 }
 
 /// The spec's DeveloperSettings: which keys are set, masked.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DeveloperSettings {
     pub has_key_one: bool,
     pub has_key_two: bool,

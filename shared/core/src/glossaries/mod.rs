@@ -24,8 +24,7 @@ const MAX_NAME: usize = 200;
 const MAX_TERM: usize = 500;
 const MAX_CONTEXT: usize = 1000;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Glossary {
     pub id: String,
     pub name: String,

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use booktr_translate::pipeline::{Changed, Quality};
-use serde::Serialize;
+
 use serde_json::Value;
 
 use super::Translations;
@@ -14,8 +14,7 @@ use crate::fault::DataError;
 use crate::ports::Query;
 
 /// Beyond the spec: what the checks found in the book's answers.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct QualitySummary {
     /// Blocks whose translation could not be trusted (they keep their source text): 0 for a
     /// clean book.
