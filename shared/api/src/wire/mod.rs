@@ -1,12 +1,12 @@
 //! The wire format: the request and response bodies as the API's JSON carries them, with their
 //! OpenAPI schemas. The domain's types say what a book, a run or an account is; these say how
 //! the API shows and reads them, one module per domain, and convert from the domain's (a
-//! response) or into them (a request). Each is declared with [`wire!`], which derives serde and
+//! response) or into them (a request). Each is declared with `wire!`, which derives serde and
 //! `ToSchema` on the struct and writes the conversion field by field, naming every field of the
 //! domain's type: a field added there does not compile until the wire shows it or hides it.
 //!
 //! The domain's string enums (`BookStatus`, `Role`, ...) travel as they are; their schemas are
-//! made here from the domain's own list of names ([`types`]).
+//! made here from the domain's own list of names (`types`).
 
 pub mod accounts;
 pub mod books;
@@ -34,6 +34,7 @@ pub trait Mirror<T> {
     fn mirror(from: T) -> Self;
 }
 
+/// Makes each type its own counterpart: it crosses the wire as it is.
 macro_rules! as_themselves {
     ($($t:ty),* $(,)?) => {
         $(impl $crate::wire::Mirror<$t> for $t {
@@ -80,7 +81,7 @@ impl<T, W: Mirror<T>> Mirror<BTreeMap<String, T>> for BTreeMap<String, W> {
 
 /// Declares a wire type and its conversion.
 ///
-/// `pub struct Book from domain::Book hiding user_id, run { ... }` is a response body
+/// `pub struct Book from domain::Book, hiding user_id, run { ... }` is a response body
 /// (`Serialize`) made from the domain's value; `hiding` names the domain's fields the wire does
 /// not show. `pub struct NewPost into domain::NewPost { ... }` is a request body
 /// (`Deserialize`) that becomes the domain's value. Attributes (docs, serde, schema) go on the
