@@ -344,6 +344,8 @@ async fn translate(
                 .status(&user_id, &id)
                 .await
                 .map_err(|e| anyhow::anyhow!("status: {e}"))?;
+            // As the API answers it.
+            let now = booktr_api::wire::translation::TranslationStatus::from(now);
             anyhow::Ok(serde_json::to_value(now)?)
         }
     };

@@ -208,7 +208,7 @@ pub async fn main() -> anyhow::Result<()> {
             let key = accounts.create_key(&user, "cli", None, None).await?;
             println!(
                 "{}",
-                serde_json::json!({ "user": user, "apiKey": key.secret })
+                serde_json::json!({ "user": booktr_api::wire::accounts::User::from(user), "apiKey": key.secret })
             );
             Ok(())
         }

@@ -9,6 +9,7 @@ mod middleware;
 pub mod openapi;
 mod routes;
 pub mod web;
+pub mod wire;
 
 use std::sync::Arc;
 

@@ -13,7 +13,7 @@ pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
 /// preferences say.
 pub const DEFAULT_TARGET_LANGUAGE: &str = "es";
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Preferences {
     pub default_model: String,

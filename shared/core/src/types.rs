@@ -16,18 +16,6 @@ macro_rules! string_enum {
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
         pub enum $name { $(#[serde(rename = $text)] $variant),+ }
 
-        // By hand: the derive does not see serde's renames through the macro's literals.
-        impl utoipa::PartialSchema for $name {
-            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-                utoipa::openapi::ObjectBuilder::new()
-                    .schema_type(utoipa::openapi::Type::String)
-                    .enum_values(Some([$($text),+]))
-                    .into()
-            }
-        }
-
-        impl utoipa::ToSchema for $name {}
-
         impl $name {
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
 
@@ -142,7 +130,7 @@ impl Plan {
 
 /// An email address: trimmed, lower-cased, one `@` with a non-empty local part and domain.
 /// Deliberately permissive (no TLD required, so `admin@localhost` works on a laptop).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(transparent)]
 pub struct Email(String);
 
@@ -185,8 +173,7 @@ impl fmt::Display for Email {
 
 /// A BCP 47-style language code: a 2-3 letter primary subtag (lower-cased) and optional
 /// subtags such as a script or region (`pt-BR`, `zh-Hant`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, utoipa::ToSchema)]
-#[serde(transparent)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct LanguageCode(String);
 
 impl LanguageCode {

@@ -15,19 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::adequacy::{self, ShortLine};
 
 /// Why a block's answer cannot be kept.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    utoipa::ToSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Problem {
     /// Not in the answer.
@@ -584,7 +572,10 @@ mod tests {
         assert_eq!(fr.check(source, Some("Votre affectionné frère,")), Ok(()));
         let wiki = "See [[Whaling]] for more on the trade.";
         assert!(fr
-            .check(wiki, Some("Voir [[Whaling]] pour en savoir plus sur ce métier."))
+            .check(
+                wiki,
+                Some("Voir [[Whaling]] pour en savoir plus sur ce métier.")
+            )
             .is_ok());
     }
 

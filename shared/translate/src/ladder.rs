@@ -55,7 +55,7 @@ impl Rung {
 }
 
 /// Blocks that passed only on a later rung, by the rung that repaired them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Repaired {
     pub halves: u32,

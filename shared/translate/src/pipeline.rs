@@ -53,7 +53,7 @@ impl Default for PipelineConfig {
 }
 
 /// Tokens one pass used.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PassUsage {
     pub input_tokens: u64,
@@ -125,7 +125,7 @@ pub struct Quality {
 }
 
 /// Blocks each later pass changed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Changed {
     pub review: u32,

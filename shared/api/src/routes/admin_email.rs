@@ -6,7 +6,7 @@
 use axum::extract::State;
 use axum::http::HeaderName;
 use axum::response::{IntoResponse, Response};
-use booktr_core::email::{EmailConfig, EmailSettingsPatch, Outcome};
+use booktr_core::email::Outcome;
 use booktr_core::types::{Email, Role};
 use bytes::Bytes;
 use serde::de::DeserializeOwned;
@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
 use crate::extract::Query;
+use crate::wire::email::{EmailConfig, EmailSettingsPatch};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{AppState, Caller, Routes};
@@ -76,7 +77,7 @@ async fn config(
     caller: Caller,
 ) -> Result<axum::Json<EmailConfig>, ApiError> {
     super_admin(&caller)?;
-    Ok(axum::Json(state.services.email.config().await?))
+    Ok(axum::Json(state.services.email.config().await?.into()))
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -96,7 +97,9 @@ async fn update(
     bytes: Bytes,
 ) -> Result<axum::Json<Updated>, ApiError> {
     super_admin(&caller)?;
-    let patch: EmailSettingsPatch = body(&bytes)?.unwrap_or_default();
+    let patch = body::<EmailSettingsPatch>(&bytes)?
+        .map(Into::into)
+        .unwrap_or_default();
     let sender_email = state.services.email.update(patch).await?;
     Ok(axum::Json(Updated {
         success: true,

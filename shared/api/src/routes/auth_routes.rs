@@ -5,7 +5,6 @@ use axum::extract::State;
 use axum::http::header::SET_COOKIE;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use booktr_core::accounts::User;
 use booktr_core::accounts::{NewUser, SESSION_COOKIE};
 use booktr_core::types::{Email, Plan, Role};
 use serde::{Deserialize, Serialize};
@@ -18,6 +17,7 @@ use crate::limits::ClientAddress;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::openapi::ErrorBody;
+use crate::wire::accounts::User;
 use crate::{AppState, Routes};
 
 pub(crate) const SESSION_MAX_AGE_SECS: i64 = booktr_core::accounts::SESSION_TTL_DAYS * 24 * 3600;
@@ -80,7 +80,10 @@ async fn sign_up(
         &headers,
         &token,
         SESSION_MAX_AGE_SECS,
-        (StatusCode::CREATED, axum::Json(UserBody { user })),
+        (
+            StatusCode::CREATED,
+            axum::Json(UserBody { user: user.into() }),
+        ),
     ))
 }
 
@@ -107,7 +110,7 @@ async fn sign_in(
         &headers,
         &token,
         SESSION_MAX_AGE_SECS,
-        axum::Json(UserBody { user }),
+        axum::Json(UserBody { user: user.into() }),
     ))
 }
 

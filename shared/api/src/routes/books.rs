@@ -4,7 +4,7 @@ use axum::extract::multipart::{Field, MultipartError};
 use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Request, State};
 use axum::http::header::CONTENT_LENGTH;
 use axum::http::StatusCode;
-use booktr_core::books::{Book, BookDetail, Upload, MAX_UPLOAD_BYTES};
+use booktr_core::books::{Upload, MAX_UPLOAD_BYTES};
 use booktr_core::types::BookStatus;
 use bytes::{Bytes, BytesMut};
 use serde::{Deserialize, Serialize};
@@ -16,6 +16,7 @@ use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
 use utoipa_axum::routes;
 
 use crate::openapi::ErrorBody;
+use crate::wire::books::{Book, BookDetail};
 use crate::{AppState, Caller, Routes};
 
 /// Room for the multipart framing and the small text fields around a maximal file.
@@ -46,7 +47,7 @@ struct BookList {
 
 /// The caller's books, newest first.
 #[utoipa::path(get, path = "/api/books", tag = "books", security(("apiKey" = []), ("session" = [])),
-    params(("status" = Option<BookStatus>, Query), ("limit" = Option<u32>, Query)),
+    params(("status" = Option<crate::wire::types::BookStatus>, Query), ("limit" = Option<u32>, Query)),
     responses((status = 200, description = "Books", body = BookList)))]
 async fn list(
     State(state): State<AppState>,
@@ -68,7 +69,9 @@ async fn list(
         .books
         .list(caller.user_id(), status, limit)
         .await?;
-    Ok(axum::Json(BookList { books }))
+    Ok(axum::Json(BookList {
+        books: books.into_iter().map(Book::from).collect(),
+    }))
 }
 
 /// A book with its chapters and translation state.
@@ -82,7 +85,12 @@ async fn detail(
     Path(id): Path<String>,
 ) -> Result<axum::Json<BookDetail>, ApiError> {
     Ok(axum::Json(
-        state.services.books.detail(caller.user_id(), &id).await?,
+        state
+            .services
+            .books
+            .detail(caller.user_id(), &id)
+            .await?
+            .into(),
     ))
 }
 
@@ -108,7 +116,8 @@ async fn update(
             .services
             .books
             .update(caller.user_id(), &id, body.title, body.author)
-            .await?,
+            .await?
+            .into(),
     ))
 }
 
@@ -208,7 +217,7 @@ async fn upload(
         .await?;
     Ok(axum::Json(Uploaded {
         success: true,
-        book,
+        book: book.into(),
     }))
 }
 

@@ -7,10 +7,7 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use booktr_core::community::{
-    Category, Comment, CommunityError, NewComment, NewPost, NewTerm, Post, PostFilter, PostPage,
-    Tag,
-};
+use booktr_core::community::{CommunityError, PostFilter};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
@@ -18,6 +15,10 @@ use crate::extract::{Json, Path, Query};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::openapi::ErrorBody;
+use crate::wire::community::{
+    Category, Comment, NewComment, NewPost, NewTerm, Post, PostPage, Tag,
+};
+use crate::wire::Mirror;
 use crate::{AppState, Caller, OptionalCaller, Routes};
 
 pub fn router() -> Routes {
@@ -78,7 +79,9 @@ async fn comments(
         .community
         .comments(q.post_id.as_deref(), q.post_slug.as_deref(), viewer)
         .await?;
-    Ok(axum::Json(Comments { comments }))
+    Ok(axum::Json(Comments {
+        comments: Mirror::mirror(comments),
+    }))
 }
 
 /// A new comment; it waits for moderation before others see it.
@@ -93,9 +96,14 @@ async fn comment(
     let comment = state
         .services
         .community
-        .add_comment(&caller.0.user, body)
+        .add_comment(&caller.0.user, body.into())
         .await?;
-    Ok((StatusCode::CREATED, axum::Json(OneComment { comment })))
+    Ok((
+        StatusCode::CREATED,
+        axum::Json(OneComment {
+            comment: comment.into(),
+        }),
+    ))
 }
 
 /// Comments waiting for moderation (ADMIN).
@@ -110,7 +118,12 @@ async fn pending(
         .community
         .pending_comments(caller.0.user.role)
         .await?;
-    Ok(axum::Json(Pending { comments }))
+    Ok(axum::Json(Pending {
+        comments: comments
+            .into_iter()
+            .map(crate::wire::community::pending)
+            .collect(),
+    }))
 }
 
 /// Approves or rejects a comment (ADMIN).
@@ -154,7 +167,7 @@ async fn feature(
         .community
         .set_featured(&caller.0.user, &id, body.featured)
         .await?;
-    Ok(axum::Json(OnePost { post }))
+    Ok(axum::Json(OnePost { post: post.into() }))
 }
 
 impl From<CommunityError> for ApiError {
@@ -249,7 +262,7 @@ async fn list(
     };
     let viewer = caller.as_ref().map(|p| &p.user);
     Ok(axum::Json(
-        state.services.community.posts(filter, viewer).await?,
+        state.services.community.posts(filter, viewer).await?.into(),
     ))
 }
 
@@ -263,9 +276,12 @@ async fn create(
     let post = state
         .services
         .community
-        .create_post(&caller.0.user, body)
+        .create_post(&caller.0.user, body.into())
         .await?;
-    Ok((StatusCode::CREATED, axum::Json(OnePost { post })))
+    Ok((
+        StatusCode::CREATED,
+        axum::Json(OnePost { post: post.into() }),
+    ))
 }
 
 /// A post by id or slug.
@@ -280,21 +296,25 @@ async fn one(
 ) -> Result<axum::Json<OnePost>, ApiError> {
     let viewer = caller.as_ref().map(|p| &p.user);
     let post = state.services.community.post(&id, viewer).await?;
-    Ok(axum::Json(OnePost { post }))
+    Ok(axum::Json(OnePost { post: post.into() }))
 }
 
 #[utoipa::path(get, path = "/api/community/categories", tag = "community",
     responses((status = 200, description = "Categories", body = Categories)))]
 async fn categories(State(state): State<AppState>) -> Result<axum::Json<Categories>, ApiError> {
     let categories = state.services.community.categories().await?;
-    Ok(axum::Json(Categories { categories }))
+    Ok(axum::Json(Categories {
+        categories: Mirror::mirror(categories),
+    }))
 }
 
 #[utoipa::path(get, path = "/api/community/tags", tag = "community",
     responses((status = 200, description = "Tags", body = Tags)))]
 async fn tags(State(state): State<AppState>) -> Result<axum::Json<Tags>, ApiError> {
     let tags = state.services.community.tags().await?;
-    Ok(axum::Json(Tags { tags }))
+    Ok(axum::Json(Tags {
+        tags: Mirror::mirror(tags),
+    }))
 }
 
 /// A new category (ADMIN).
@@ -308,9 +328,14 @@ async fn create_category(
     let category = state
         .services
         .community
-        .create_category(caller.0.user.role, body)
+        .create_category(caller.0.user.role, body.into())
         .await?;
-    Ok((StatusCode::CREATED, axum::Json(OneCategory { category })))
+    Ok((
+        StatusCode::CREATED,
+        axum::Json(OneCategory {
+            category: category.into(),
+        }),
+    ))
 }
 
 /// A new tag (ADMIN).
@@ -324,7 +349,7 @@ async fn create_tag(
     let tag = state
         .services
         .community
-        .create_tag(caller.0.user.role, body)
+        .create_tag(caller.0.user.role, body.into())
         .await?;
-    Ok((StatusCode::CREATED, axum::Json(OneTag { tag })))
+    Ok((StatusCode::CREATED, axum::Json(OneTag { tag: tag.into() })))
 }

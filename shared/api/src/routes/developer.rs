@@ -2,11 +2,11 @@
 //! every signed-in user, on any plan (see `booktr_core::developer`).
 
 use axum::extract::State;
-use booktr_core::developer::{DeveloperPatch, DeveloperSettings};
 use serde::Serialize;
 
 use crate::error::ApiError;
 use crate::extract::Json;
+use crate::wire::developer::{DeveloperPatch, DeveloperSettings};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{AppState, Caller, Routes};
@@ -29,7 +29,12 @@ async fn read(
     caller: Caller,
 ) -> Result<axum::Json<DeveloperSettings>, ApiError> {
     Ok(axum::Json(
-        state.services.developer.settings(caller.user_id()).await?,
+        state
+            .services
+            .developer
+            .settings(caller.user_id())
+            .await?
+            .into(),
     ))
 }
 
@@ -46,7 +51,7 @@ async fn update(
     let message = state
         .services
         .developer
-        .update(caller.user_id(), patch)
+        .update(caller.user_id(), patch.into())
         .await?;
     Ok(axum::Json(Saved {
         success: true,

@@ -2,8 +2,8 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use booktr_core::glossaries::{EntryInput, Glossary, GlossaryError};
-use serde::{Deserialize, Deserializer, Serialize};
+use booktr_core::glossaries::GlossaryError;
+use serde::{Deserialize, Serialize};
 
 use super::{Success, SUCCESS};
 use crate::error::ApiError;
@@ -11,6 +11,8 @@ use crate::extract::{Json, Path};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::openapi::ErrorBody;
+use crate::wire::glossaries::{EntryInput, Glossary};
+use crate::wire::{present, Mirror};
 use crate::{AppState, Caller, Routes};
 
 pub fn router() -> Routes {
@@ -59,11 +61,6 @@ struct UpdateGlossary {
     entries: Option<Vec<EntryInput>>,
 }
 
-/// Tells a field set to null apart from a field left out.
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<String>>, D::Error> {
-    Option::<String>::deserialize(deserializer).map(Some)
-}
-
 /// The caller's glossaries.
 #[utoipa::path(get, path = "/api/glossary", tag = "glossaries", security(("apiKey" = []), ("session" = [])),
     responses((status = 200, description = "Glossaries", body = GlossaryList)))]
@@ -72,7 +69,9 @@ async fn list(
     caller: Caller,
 ) -> Result<axum::Json<GlossaryList>, ApiError> {
     let glossaries = state.services.glossaries.list(caller.user_id()).await?;
-    Ok(axum::Json(GlossaryList { glossaries }))
+    Ok(axum::Json(GlossaryList {
+        glossaries: Mirror::mirror(glossaries),
+    }))
 }
 
 #[utoipa::path(post, path = "/api/glossary", tag = "glossaries", security(("apiKey" = []), ("session" = [])), request_body = CreateGlossary,
@@ -85,9 +84,19 @@ async fn create(
     let glossary = state
         .services
         .glossaries
-        .create(caller.user_id(), &body.name, body.description, body.entries)
+        .create(
+            caller.user_id(),
+            &body.name,
+            body.description,
+            Mirror::mirror(body.entries),
+        )
         .await?;
-    Ok((StatusCode::CREATED, axum::Json(Created { glossary })))
+    Ok((
+        StatusCode::CREATED,
+        axum::Json(Created {
+            glossary: glossary.into(),
+        }),
+    ))
 }
 
 #[utoipa::path(get, path = "/api/glossary/{id}", tag = "glossaries", security(("apiKey" = []), ("session" = [])),
@@ -100,7 +109,12 @@ async fn one(
     Path(id): Path<String>,
 ) -> Result<axum::Json<Glossary>, ApiError> {
     Ok(axum::Json(
-        state.services.glossaries.get(caller.user_id(), &id).await?,
+        state
+            .services
+            .glossaries
+            .get(caller.user_id(), &id)
+            .await?
+            .into(),
     ))
 }
 
@@ -123,10 +137,10 @@ async fn update(
             &id,
             body.name,
             body.description,
-            body.entries,
+            Mirror::mirror(body.entries),
         )
         .await?;
-    Ok(axum::Json(glossary))
+    Ok(axum::Json(glossary.into()))
 }
 
 #[utoipa::path(delete, path = "/api/glossary/{id}", tag = "glossaries", security(("apiKey" = []), ("session" = [])),

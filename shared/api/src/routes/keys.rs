@@ -1,7 +1,6 @@
 //! API keys: `GET/POST /api/keys`, `DELETE /api/keys/{id}`.
 
 use axum::extract::State;
-use booktr_core::accounts::ApiKey;
 use booktr_core::types::Scope;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -12,6 +11,8 @@ use crate::extract::{Json, Path};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::openapi::ErrorBody;
+use crate::wire::accounts::ApiKey;
+use crate::wire::Mirror;
 use crate::{AppState, Caller, Routes};
 
 pub fn router() -> Routes {
@@ -29,6 +30,7 @@ struct KeyList {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct CreateKey {
     name: String,
+    #[schema(value_type = Option<Vec<crate::wire::types::Scope>>)]
     scopes: Option<Vec<Scope>>,
     expires_at: Option<DateTime<Utc>>,
 }
@@ -48,7 +50,9 @@ async fn list(
     caller: Caller,
 ) -> Result<axum::Json<KeyList>, ApiError> {
     let keys = state.services.accounts.list_keys(caller.user_id()).await?;
-    Ok(axum::Json(KeyList { keys }))
+    Ok(axum::Json(KeyList {
+        keys: Mirror::mirror(keys),
+    }))
 }
 
 /// A new key; its secret is shown in this answer only.
@@ -65,7 +69,7 @@ async fn create(
         .create_key(&caller.0.user, &body.name, body.scopes, body.expires_at)
         .await?;
     Ok(axum::Json(CreatedKey {
-        key: created.key,
+        key: created.key.into(),
         secret_key: created.secret,
     }))
 }

@@ -4,11 +4,12 @@
 
 use axum::body::Bytes;
 use axum::extract::State;
-use booktr_core::events::{Notification, NotificationSettings, NotificationSettingsPatch};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
 use crate::extract::{Json, Query};
+use crate::wire::events::{Notification, NotificationSettings, NotificationSettingsPatch};
+use crate::wire::Mirror;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{AppState, Caller, Routes};
@@ -107,7 +108,7 @@ async fn list(
         .notifications(caller.user_id(), page, limit, unread)
         .await?;
     Ok(axum::Json(NotificationList {
-        notifications: found.notifications,
+        notifications: Mirror::mirror(found.notifications),
         pagination: Pagination {
             page,
             limit,
@@ -190,7 +191,7 @@ async fn settings(
         .events
         .notification_settings(caller.user_id())
         .await?;
-    Ok(axum::Json(settings))
+    Ok(axum::Json(settings.into()))
 }
 
 /// Any subset of the six booleans; other fields or non-boolean values are a 400.
@@ -205,7 +206,7 @@ async fn update_settings(
     let settings = state
         .services
         .events
-        .update_notification_settings(caller.user_id(), patch)
+        .update_notification_settings(caller.user_id(), patch.into())
         .await?;
-    Ok(axum::Json(settings))
+    Ok(axum::Json(settings.into()))
 }

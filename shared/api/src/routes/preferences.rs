@@ -2,11 +2,12 @@
 //! start falls back on).
 
 use axum::extract::State;
-use booktr_core::preferences::Preferences;
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 
 use crate::error::ApiError;
 use crate::extract::Json;
+use crate::wire::preferences::Preferences;
+use crate::wire::present;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{AppState, Caller, Routes};
@@ -28,11 +29,6 @@ struct Changes {
     default_glossary_id: Option<Option<String>>,
 }
 
-/// Tells a field set to null apart from a field left out.
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<String>>, D::Error> {
-    Option::<String>::deserialize(deserializer).map(Some)
-}
-
 /// The defaults a translation start falls back on.
 #[utoipa::path(get, path = "/api/settings/preferences", tag = "preferences", security(("apiKey" = []), ("session" = [])),
     responses((status = 200, description = "Preferences", body = Preferences)))]
@@ -45,7 +41,8 @@ async fn read(
             .services
             .translations
             .preferences(caller.user_id())
-            .await?,
+            .await?
+            .into(),
     ))
 }
 
@@ -77,6 +74,7 @@ async fn update(
     Ok(axum::Json(
         translations
             .set_preferences(caller.user_id(), preferences)
-            .await?,
+            .await?
+            .into(),
     ))
 }

@@ -3,9 +3,7 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use booktr_core::translation::{
-    Quote, QuoteRequest, RenderError, StartRequest, TranslationError, TranslationStatus,
-};
+use booktr_core::translation::{QuoteRequest, RenderError, StartRequest, TranslationError};
 use booktr_core::types::BookStatus;
 use serde::{Deserialize, Serialize};
 
@@ -14,6 +12,7 @@ use crate::extract::{Json, Query};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::openapi::ErrorBody;
+use crate::wire::translation::{Quote, TranslationStatus};
 use crate::{AppState, Caller, Routes};
 
 pub fn router() -> Routes {
@@ -256,7 +255,8 @@ async fn status(
             .services
             .translations
             .status(caller.user_id(), &book_id)
-            .await?,
+            .await?
+            .into(),
     ))
 }
 
@@ -297,6 +297,7 @@ async fn quote(
             .services
             .translations
             .quote(&caller.0.user, request)
-            .await?,
+            .await?
+            .into(),
     ))
 }

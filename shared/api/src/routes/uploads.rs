@@ -4,7 +4,7 @@
 
 use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Request, State};
 use axum::http::StatusCode;
-use booktr_core::books::{DirectUpload, DirectUploadRequest, MAX_UPLOAD_BYTES};
+use booktr_core::books::{DirectUploadRequest, MAX_UPLOAD_BYTES};
 use booktr_core::ports::{BlobKey, LinkCheck};
 use serde::Deserialize;
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
@@ -14,6 +14,7 @@ use super::books::{multipart_error, read_limited, text_field, Uploaded, MULTIPAR
 use crate::error::ApiError;
 use crate::extract::{Json, Path};
 use crate::openapi::ErrorBody;
+use crate::wire::books::DirectUpload;
 use crate::{AppState, Caller, Routes};
 
 pub fn router() -> Routes {
@@ -64,7 +65,7 @@ async fn offer(
             },
         )
         .await?;
-    Ok((StatusCode::CREATED, axum::Json(offered)))
+    Ok((StatusCode::CREATED, axum::Json(offered.into())))
 }
 
 /// Creates the book from the file sent with the upload's form: the same checks and extraction
@@ -87,7 +88,7 @@ async fn confirm(
         .await?;
     Ok(axum::Json(Uploaded {
         success: true,
-        book,
+        book: book.into(),
     }))
 }
 

@@ -1,9 +1,9 @@
 //! The caller's plan usage this month: `GET /api/usage` (the spec's Usage).
 
 use axum::extract::State;
-use booktr_core::usage::UsageReport;
 
 use crate::error::ApiError;
+use crate::wire::usage::UsageReport;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{AppState, Caller, Routes};
@@ -20,6 +20,6 @@ async fn usage(
     caller: Caller,
 ) -> Result<axum::Json<UsageReport>, ApiError> {
     Ok(axum::Json(
-        state.services.usage.report(&caller.0.user).await?,
+        state.services.usage.report(&caller.0.user).await?.into(),
     ))
 }

@@ -5,12 +5,12 @@ use axum::extract::State;
 use axum::http::header::{CACHE_CONTROL, CONTENT_DISPOSITION};
 use axum::http::HeaderValue;
 use axum::response::{IntoResponse, Response};
-use booktr_core::accounts::User;
-use booktr_core::privacy::Deleted;
 use serde::Deserialize;
 
 use crate::error::ApiError;
 use crate::extract::Json;
+use crate::wire::accounts::User;
+use crate::wire::privacy::{AccountExport, Deleted};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{AppState, Caller, Routes};
@@ -31,14 +31,14 @@ struct CloseAccount {
 
 /// Everything the account holds, as one JSON document offered as a file download.
 #[utoipa::path(get, path = "/api/user/export", tag = "account", security(("apiKey" = []), ("session" = [])),
-    responses((status = 200, description = "The export", body = booktr_core::privacy::AccountExport)))]
+    responses((status = 200, description = "The export", body = AccountExport)))]
 async fn export(State(state): State<AppState>, caller: Caller) -> Result<Response, ApiError> {
     let export = state.services.privacy.export(&caller.0.user).await?;
     let file_name = format!(
         "booktr-export-{}.json",
         export.exported_at.format("%Y-%m-%d")
     );
-    let mut response = axum::Json(export).into_response();
+    let mut response = axum::Json(AccountExport::from(export)).into_response();
     if let Ok(value) = HeaderValue::from_str(&format!("attachment; filename=\"{file_name}\"")) {
         response.headers_mut().insert(CONTENT_DISPOSITION, value);
     }
@@ -65,7 +65,7 @@ async fn close_account(
         .privacy
         .delete_account(&caller.0.user, &body.confirmation, reason.as_deref())
         .await?;
-    Ok(axum::Json(deleted))
+    Ok(axum::Json(deleted.into()))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -79,7 +79,7 @@ struct UpdateProfile {
 #[utoipa::path(get, path = "/api/user", tag = "account", security(("apiKey" = []), ("session" = [])),
     responses((status = 200, description = "Profile", body = User)))]
 async fn profile(caller: Caller) -> axum::Json<User> {
-    axum::Json(caller.0.user)
+    axum::Json(caller.0.user.into())
 }
 
 #[utoipa::path(patch, path = "/api/user", tag = "account", security(("apiKey" = []), ("session" = [])), request_body = UpdateProfile,
@@ -94,5 +94,5 @@ async fn update(
         .accounts
         .update_profile(caller.user_id(), body.name, body.preferred_language)
         .await?;
-    Ok(axum::Json(user))
+    Ok(axum::Json(user.into()))
 }

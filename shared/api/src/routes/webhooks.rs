@@ -3,7 +3,7 @@
 //! `GET /api/webhooks/{id}/deliveries`.
 
 use axum::extract::State;
-use booktr_core::events::{Delivery, EventsError, TestResult, Webhook};
+use booktr_core::events::EventsError;
 use serde::{Deserialize, Serialize};
 
 use super::{Success, SUCCESS};
@@ -12,6 +12,8 @@ use crate::extract::{Json, Path};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::openapi::ErrorBody;
+use crate::wire::events::{Delivery, TestResult, Webhook};
+use crate::wire::Mirror;
 use crate::{AppState, Caller, Routes};
 
 pub fn router() -> Routes {
@@ -64,7 +66,9 @@ async fn list(
     caller: Caller,
 ) -> Result<axum::Json<WebhookList>, ApiError> {
     let webhooks = state.services.events.webhooks(caller.user_id()).await?;
-    Ok(axum::Json(WebhookList { webhooks }))
+    Ok(axum::Json(WebhookList {
+        webhooks: Mirror::mirror(webhooks),
+    }))
 }
 
 /// A new webhook; its signing secret is shown in this answer only.
@@ -81,7 +85,7 @@ async fn create(
         .create_webhook(caller.user_id(), &body.url, &body.events)
         .await?;
     Ok(axum::Json(Created {
-        webhook: created.webhook,
+        webhook: created.webhook.into(),
         secret: created.secret,
     }))
 }
@@ -118,7 +122,7 @@ async fn test(
         .events
         .test_webhook(caller.user_id(), &id)
         .await?;
-    Ok(axum::Json(result))
+    Ok(axum::Json(result.into()))
 }
 
 /// The webhook's recent deliveries, newest first.
@@ -136,5 +140,7 @@ async fn deliveries(
         .events
         .deliveries(caller.user_id(), &id)
         .await?;
-    Ok(axum::Json(DeliveryList { deliveries }))
+    Ok(axum::Json(DeliveryList {
+        deliveries: Mirror::mirror(deliveries),
+    }))
 }

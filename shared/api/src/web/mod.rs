@@ -29,6 +29,7 @@ use crate::extract::{Path, Query};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::openapi::ErrorBody;
+use crate::wire::Mirror;
 use crate::{AppState, Routes};
 
 use app::i18n::Lang;
@@ -253,17 +254,17 @@ fn render_with(
         .into_response())
 }
 
-/// A post as the templates show it.
+/// A post as the templates show it: as the API does, with its date.
 #[derive(Serialize)]
-struct PostView<'a> {
+struct PostView {
     #[serde(flatten)]
-    post: &'a Post,
+    post: crate::wire::community::Post,
     date: String,
 }
 
-fn view(post: &Post) -> PostView<'_> {
+fn view(post: &Post) -> PostView {
     PostView {
-        post,
+        post: post.clone().into(),
         date: post
             .published_at
             .unwrap_or(post.created_at)
@@ -387,6 +388,8 @@ async fn list_page(
         format!("{heading} — booktr")
     };
     let head = head(state, &link(number), title, description).seen_by(visitor);
+    let categories: Vec<crate::wire::community::Category> = Mirror::mirror(categories);
+    let tags: Vec<crate::wire::community::Tag> = Mirror::mirror(tags);
     render(
         "posts.html",
         head,

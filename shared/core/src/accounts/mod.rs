@@ -6,7 +6,6 @@ mod service;
 pub mod store;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 
 pub(crate) use service::validate_and_hash_password;
 pub use service::{Accounts, AccountsError, NewKey, NewUser, SESSION_TTL_DAYS};
@@ -20,8 +19,7 @@ pub const API_KEY_PREFIX: &str = "bt_";
 pub const SESSION_COOKIE: &str = "auth.session-token";
 
 /// The public profile of a user (the spec's UserProfile, plus `preferredLanguage`).
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct User {
     pub id: String,
     pub name: Option<String>,
@@ -43,8 +41,7 @@ impl User {
 }
 
 /// An API key as listed: never the secret itself.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ApiKey {
     pub id: String,
     pub name: String,

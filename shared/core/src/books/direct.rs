@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+
 use tracing::{info, instrument, warn};
 
 use super::format::format_by_name;
@@ -54,8 +54,7 @@ pub struct DirectUploadRequest {
 }
 
 /// Where and how to send the file, and what to confirm afterwards.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct DirectUpload {
     pub upload_id: String,
     /// Post the form here as `multipart/form-data`.
@@ -77,7 +76,7 @@ pub struct DirectUpload {
     pub confirm_by: DateTime<Utc>,
 }
 
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone)]
 pub struct FormField {
     pub name: String,
     pub value: String,

@@ -1,10 +1,7 @@
 //! Which kind of book a file is: decided from its content and checked against its name, so a
 //! renamed file is refused at upload instead of failing later in extraction.
 
-use serde::Serialize;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BookFormat {
     Epub,
     Pdf,

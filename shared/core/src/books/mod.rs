@@ -9,7 +9,6 @@ mod share;
 pub mod store;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 
 pub(crate) use direct::uploads_prefix;
 pub use direct::{DirectUpload, DirectUploadRequest, FormField, DIRECT_UPLOAD_TTL};
@@ -19,17 +18,15 @@ pub use share::{Share, MAX_EXPIRES_IN_DAYS};
 
 use crate::types::{BookStatus, ChapterStatus};
 
-/// A book as the API shows it (the spec's Book, plus `format`, `fileName`, `fileSize`,
-/// `error`, the reason when status is ERROR, and `warnings` from extraction).
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
+/// A book: what its owner sees of it (the spec's Book, plus its format, file name and size,
+/// the reason when status is ERROR, and the warnings of extraction and translation), and the
+/// bookkeeping they do not (its owner, the run, the share token, the quota charged, the cap).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Book {
     pub id: String,
-    #[serde(skip)]
     pub user_id: String,
     pub title: String,
     /// Whether the user named the book (then the file's own title does not replace it).
-    #[serde(skip)]
     pub title_from_user: bool,
     pub author: Option<String>,
     pub original_lang: String,
@@ -42,7 +39,6 @@ pub struct Book {
     /// Beyond the spec: what translates the run, as a start found it: the provider's model, or
     /// `offline-pseudo` when the offline engine stands in (no provider key for the model's
     /// family; its pseudo-translation is free). Null before a run.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub engine: Option<String>,
     pub format: BookFormat,
     pub file_name: String,
@@ -50,33 +46,26 @@ pub struct Book {
     pub error: Option<String>,
     /// What extraction skipped although the book was read (e.g. a manifest entry of an EPUB
     /// that points outside the book), for the user; absent when there is nothing to say.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     /// The glossary the current or last translation run uses.
     pub glossary_id: Option<String>,
     /// The translation run: moves on at every start, resume and stop, so chapter jobs queued
     /// for an earlier run are dropped (how stop "cleans the queue" on SQS too). 0: never started.
-    #[serde(skip)]
     pub run: u32,
     /// The fingerprint of the run's model, languages and glossary (see `crate::translation`).
-    #[serde(skip)]
     pub translation_key: Option<String>,
     /// The public share link's token, while the book is shared.
-    #[serde(skip)]
     pub share_token: Option<String>,
     /// The month (`yyyy-mm`) whose word quota the current run was charged to, if any.
-    #[serde(skip)]
     pub charged_period: Option<String>,
     /// The run's cost cap in millionths of a US dollar (`maxCost` on the start), if any.
-    #[serde(skip)]
     pub max_cost_micros: Option<i64>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub completed_at: Option<DateTime<Utc>>,
 }
 
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Chapter {
     pub id: String,
     pub number: u32,
@@ -86,20 +75,17 @@ pub struct Chapter {
     /// Passes (of 3) finished in the current translation, for progress.
     pub passes_done: u8,
     /// Why the chapter is in ERROR.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// The translation key of its stored translation, recorded when it was completed (None on
     /// chapters completed before this was recorded, and on chapters never completed). While the
     /// chapter is COMPLETED the stored translation is the one recorded here: a run that would
     /// replace it sets the chapter PENDING first.
-    #[serde(skip)]
     pub stored_key: Option<String>,
 }
 
 /// The spec's BookDetail: a book with its chapters in reading order.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct BookDetail {
-    #[serde(flatten)]
     pub book: Book,
     pub chapters: Vec<Chapter>,
 }

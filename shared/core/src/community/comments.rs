@@ -15,8 +15,7 @@
 //! counts APPROVED comments. A closed account's comments become such tombstones.
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+
 use tracing::info;
 
 use super::posts::may_publish;
@@ -27,7 +26,7 @@ use crate::accounts::User;
 use crate::fault::DataError;
 use crate::ids::new_id;
 use crate::items::time_text;
-use crate::ports::{Condition, Index, Query, StoreError, WriteOp};
+use crate::ports::{Condition, Index, Item, Query, StoreError, WriteOp};
 
 pub const MAX_CONTENT: usize = 5_000;
 /// Comments a post shows at most (oldest first): a bound on one public request.
@@ -37,8 +36,7 @@ const SK: &str = "COMMENT";
 const DELETED_TEXT: &str = "[deleted comment]";
 
 /// The spec's BlogComment.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Comment {
     pub id: String,
     pub content: String,
@@ -46,19 +44,31 @@ pub struct Comment {
     pub status: String,
     pub created_at: DateTime<Utc>,
     pub author: Option<Author>,
-    #[schema(no_recursion)]
     pub replies: Vec<Comment>,
 }
 
-/// `POST /api/community/comments`.
-#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+/// A comment as its author writes it: on a post (by id or slug), perhaps in reply to another.
+#[derive(Debug, Clone)]
 pub struct NewComment {
     pub content: String,
     pub post_id: Option<String>,
     pub post_slug: Option<String>,
     pub parent_id: Option<String>,
     pub mood: Option<String>,
+}
+
+/// A comment waiting for moderation, as its item holds it (what a damaged item lacks is None).
+#[derive(Debug, Clone)]
+pub struct PendingComment {
+    pub id: String,
+    pub post_id: Option<String>,
+    pub parent_id: Option<String>,
+    pub content: Option<String>,
+    pub mood: Option<String>,
+    pub status: Option<String>,
+    /// As stored (RFC 3339).
+    pub created_at: Option<String>,
+    pub author: Author,
 }
 
 const MOODS: [&str; 5] = ["EXCITED", "LOVED", "HAPPY", "SAD", "THUMBSY"];
@@ -255,7 +265,7 @@ impl Community {
     pub async fn pending_comments(
         &self,
         role: crate::types::Role,
-    ) -> Result<Vec<Value>, CommunityError> {
+    ) -> Result<Vec<PendingComment>, CommunityError> {
         require_admin(role)?;
         let queue = self
             .ports
@@ -268,16 +278,19 @@ impl Community {
                 continue;
             };
             if let Some(item) = self.ports.table.get(&pk(id), SK).await? {
-                pending.push(serde_json::json!({
-                    "id": id,
-                    "postId": comment::post_id(&item),
-                    "parentId": comment::parent_id(&item),
-                    "content": comment::content(&item),
-                    "mood": comment::mood(&item),
-                    "status": comment::status(&item),
-                    "createdAt": comment::created_at_text(&item),
-                    "author": self.author(comment::author_id(&item).unwrap_or_default()).await?,
-                }));
+                let text = |read: fn(&Item) -> Option<&str>| read(&item).map(str::to_string);
+                pending.push(PendingComment {
+                    id: id.to_string(),
+                    post_id: text(comment::post_id),
+                    parent_id: text(comment::parent_id),
+                    content: text(comment::content),
+                    mood: text(comment::mood),
+                    status: text(comment::status),
+                    created_at: text(comment::created_at_text),
+                    author: self
+                        .author(comment::author_id(&item).unwrap_or_default())
+                        .await?,
+                });
             }
         }
         Ok(pending)

@@ -24,19 +24,18 @@ mod slug;
 mod taxonomy;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 
 use crate::fault::DataError;
 use crate::ports::Ports;
 use crate::ports::StoreError;
 
-pub use comments::{Comment, NewComment};
+pub use comments::{Comment, NewComment, PendingComment};
 pub use posts::{NewPost, Pagination, PostEdit, PostFilter, PostPage, MAX_PAGE_SIZE};
 pub use slug::slugify;
 pub use taxonomy::NewTerm;
 
 /// The spec's BlogCategory.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Category {
     pub id: String,
     pub slug: String,
@@ -46,15 +45,14 @@ pub struct Category {
 }
 
 /// The spec's BlogTag.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tag {
     pub id: String,
     pub slug: String,
     pub name: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PostStatus {
     Draft,
     Published,
@@ -80,22 +78,21 @@ impl PostStatus {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Author {
     pub id: String,
     pub name: String,
     pub image: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Counts {
     pub comments: i64,
     pub reactions: i64,
 }
 
 /// The spec's BlogPost.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Post {
     pub id: String,
     pub slug: String,
@@ -112,7 +109,6 @@ pub struct Post {
     pub author: Author,
     pub category: Category,
     pub tags: Vec<Tag>,
-    #[serde(rename = "_count")]
     pub count: Counts,
 }
 

@@ -2,7 +2,6 @@
 
 use std::collections::HashMap;
 
-use serde::Deserialize;
 use tracing::info;
 
 use super::record::post::{self, NewPostItem};
@@ -30,9 +29,8 @@ const PUBLISHED: &str = "POSTS#PUBLISHED";
 /// request reads (a later version pages through the index per filter instead).
 const LISTED: usize = 2_000;
 
-/// `POST /api/community/posts`.
-#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+/// A post as its author writes it: a category and tags by id or slug, and the status asked for.
+#[derive(Debug, Clone, Default)]
 pub struct NewPost {
     pub title: String,
     pub content: String,
@@ -65,14 +63,13 @@ pub struct PostFilter {
     pub featured: Option<bool>,
 }
 
-#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone)]
 pub struct PostPage {
     pub posts: Vec<Post>,
     pub pagination: Pagination,
 }
 
-#[derive(Debug, Clone, Copy, serde::Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy)]
 pub struct Pagination {
     pub page: u32,
     pub limit: u32,

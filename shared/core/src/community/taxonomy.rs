@@ -2,7 +2,6 @@
 //! [`SEEDED`] categories the first time categories are read (in either mode, with nothing to
 //! run at deploy time); the first, `general`, is where a post without a category goes.
 
-use serde::Deserialize;
 use tracing::info;
 
 use super::record::term::{self, category_from, tag_from};
@@ -42,8 +41,7 @@ const MAX_NAME: usize = 100;
 const MAX_DESCRIPTION: usize = 500;
 
 /// A category or tag as an admin asks for it (`description` and `color` are for categories).
-#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone)]
 pub struct NewTerm {
     pub name: String,
     pub slug: Option<String>,

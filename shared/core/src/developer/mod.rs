@@ -17,7 +17,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
 use booktr_translate::model::{ChatError, ChatModel};
 use booktr_translate::providers::{lookup, Family};
-use serde::{Deserialize, Deserializer, Serialize};
+
 use tracing::{error, info};
 
 mod record;
@@ -145,8 +145,7 @@ impl fmt::Debug for ProviderKey {
 }
 
 /// The spec's DeveloperSettings: which keys are set, masked.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DeveloperSettings {
     pub has_key_one: bool,
     pub has_key_two: bool,
@@ -168,48 +167,13 @@ impl DeveloperSettings {
     }
 }
 
-/// `PATCH /api/settings/developer`: a field left out is unchanged, `null` removes the key, a
-/// string sets it. Unknown fields are refused, and so is anything but a JSON object.
-#[derive(Default, utoipa::ToSchema)]
-#[schema(rename_all = "camelCase")]
+/// A change to the provider keys: a slot left `None` is unchanged, `Some(None)` removes its key,
+/// `Some(Some(key))` sets it.
+#[derive(Default)]
 pub struct DeveloperPatch {
-    #[schema(value_type = Option<String>)]
     pub key_one: Option<Option<String>>,
-    #[schema(value_type = Option<String>)]
     pub key_two: Option<Option<String>>,
-    #[schema(value_type = Option<String>)]
     pub key_three: Option<Option<String>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct PatchFields {
-    #[serde(default, deserialize_with = "present")]
-    key_one: Option<Option<String>>,
-    #[serde(default, deserialize_with = "present")]
-    key_two: Option<Option<String>>,
-    #[serde(default, deserialize_with = "present")]
-    key_three: Option<Option<String>>,
-}
-
-impl<'de> Deserialize<'de> for DeveloperPatch {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        // Through a map first: a derived struct also takes an array of its fields in order,
-        // which would set keys by position from `["sk-..."]`.
-        let fields = serde_json::Map::<String, serde_json::Value>::deserialize(deserializer)?;
-        let fields: PatchFields = serde_json::from_value(serde_json::Value::Object(fields))
-            .map_err(serde::de::Error::custom)?;
-        Ok(DeveloperPatch {
-            key_one: fields.key_one,
-            key_two: fields.key_two,
-            key_three: fields.key_three,
-        })
-    }
-}
-
-/// Tells a field set to null apart from a field left out.
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<String>>, D::Error> {
-    Option::<String>::deserialize(deserializer).map(Some)
 }
 
 impl DeveloperPatch {
@@ -555,26 +519,6 @@ mod tests {
         // the provider prefix is checked only against the provider's own server.
         assert!(ProviderKey::parse(KeySlot::One, "gsk_0123456789abcdefghijKLMN").is_ok());
         assert!(ProviderKey::parse(KeySlot::One, "local-llm-token-0123456789").is_ok());
-    }
-
-    #[test]
-    fn a_patch_is_an_object_of_known_fields_telling_null_from_absent() {
-        let patch: DeveloperPatch =
-            serde_json::from_str(r#"{"keyOne": "sk-x", "keyTwo": null}"#).unwrap();
-        assert_eq!(patch.key_one, Some(Some("sk-x".into())));
-        assert_eq!(patch.key_two, Some(None));
-        assert_eq!(patch.key_three, None);
-        for refused in [
-            r#"["sk-x"]"#,
-            r#"{"keyFour": "sk-x"}"#,
-            r#"{"keyOne": 5}"#,
-            r#""sk-x""#,
-        ] {
-            assert!(
-                serde_json::from_str::<DeveloperPatch>(refused).is_err(),
-                "{refused}"
-            );
-        }
     }
 
     #[test]

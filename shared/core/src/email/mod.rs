@@ -21,11 +21,11 @@ mod recovery;
 mod settings;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+
 use tracing::{info, warn};
 
 pub use recovery::Recovery;
-pub use settings::{EmailSettingsPatch, SenderPrefix};
+pub use settings::{EmailSettingsPatch, SenderName, SenderPrefix};
 
 use crate::fault::DataError;
 use crate::ports::Ports;
@@ -40,8 +40,7 @@ const RECIPIENT: &str = "RECIPIENT#";
 
 /// The email settings as the admin API shows them: the spec's EmailConfig, plus `senderPrefix`,
 /// `replyToEmail`, `sandbox` and `allowedRecipients`.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EmailConfig {
     /// A real SMTP server is configured (else mail is only logged).
     pub configured: bool,

@@ -1,7 +1,6 @@
 //! In-app notifications and the notification settings.
 
 use chrono::{DateTime, Utc};
-use serde::Deserialize;
 use tracing::info;
 
 use super::record;
@@ -28,8 +27,7 @@ pub struct NotificationPage {
 }
 
 /// A change to the notification settings: the fields given are set, the others kept.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NotificationSettingsPatch {
     pub email_book_completed: Option<bool>,
     pub email_translation_error: Option<bool>,

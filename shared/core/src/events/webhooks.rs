@@ -55,8 +55,7 @@ pub fn sign(secret: &str, body: &[u8]) -> String {
 /// What `POST /api/webhooks/{id}` answers: whether the test event was accepted (2xx), the
 /// receiver's status (0 when there was none: refused, unreachable, timed out) and its answer
 /// (or why there was none).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TestResult {
     pub success: bool,
     pub status_code: u16,

@@ -24,8 +24,7 @@ const MAX_NAME: usize = 200;
 const MAX_TERM: usize = 500;
 const MAX_CONTEXT: usize = 1000;
 
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Glossary {
     pub id: String,
     pub name: String,
@@ -36,7 +35,7 @@ pub struct Glossary {
     pub updated_at: DateTime<Utc>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
     pub id: String,
     pub source: String,
@@ -46,8 +45,7 @@ pub struct Entry {
 
 /// An entry as a request gives it: on update, `id` names an existing entry and omitted fields
 /// keep their values.
-#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default)]
 pub struct EntryInput {
     pub id: Option<String>,
     pub source: Option<String>,

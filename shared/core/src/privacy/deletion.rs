@@ -11,7 +11,7 @@
 //! item (`PURGE#<userId>`) records the unfinished purge and is its last deletion.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+
 use tracing::{info, instrument};
 
 use super::{record, Privacy, PrivacyError};
@@ -23,8 +23,7 @@ use crate::ports::{blobs, Condition, Query, StoreError, WriteOp};
 /// What the caller must type, exactly (the spec's).
 pub const DELETE_CONFIRMATION: &str = "DELETE MY ACCOUNT";
 
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct Deleted {
     pub success: bool,
     pub message: String,

@@ -3,7 +3,6 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 
 use super::{Privacy, PrivacyError};
 use crate::accounts::{ApiKey, User};
@@ -19,8 +18,7 @@ use crate::usage::UsageReport;
 /// notifications, the webhooks' delivery histories, this month's usage and which provider keys
 /// are set. Secrets never appear: API keys as listed (prefix only), webhooks without their
 /// signing secret, provider keys as previews.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug)]
 pub struct AccountExport {
     pub user: User,
     pub books: Vec<BookDetail>,

@@ -28,10 +28,12 @@ use sha2::{Digest, Sha256};
 
 pub use download::{Download, SideBySide, LINK_LIFETIME};
 pub use quality::{QualitySummary, WARNING_PREFIX};
-pub use quote::{Quote, QuoteRequest};
+pub use quote::{Quote, QuotePasses, QuoteRequest};
 pub use render::{Completeness, RenderError};
 pub use start::StartRequest;
-pub use status::{ChapterProgress, PassCounts, TranslationStatus};
+pub use status::{
+    ChapterErrorReport, ChapterProgress, PassCounts, RunCost, TermStage, TranslationStatus,
+};
 
 use crate::accounts::User;
 use crate::books::{store, Book, Books, BooksError, Chapter};

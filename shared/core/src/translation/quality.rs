@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use booktr_translate::pipeline::{Changed, Quality};
-use serde::Serialize;
+
 use serde_json::Value;
 
 use super::Translations;
@@ -14,8 +14,7 @@ use crate::fault::DataError;
 use crate::ports::Query;
 
 /// Beyond the spec: what the checks found in the book's answers.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct QualitySummary {
     /// Blocks whose translation could not be trusted (they keep their source text): 0 for a
     /// clean book.
@@ -41,6 +40,9 @@ pub struct QualitySummary {
 /// The book warning that reports flagged blocks starts so: a new run replaces it, and the
 /// extraction's warnings stay.
 pub const WARNING_PREFIX: &str = "Translation: ";
+
+/// How every [`QualitySummary::sentence`] ends.
+const SENTENCE_END: &str = " source text.";
 
 impl QualitySummary {
     /// The sum of chapters' stored quality records (records that do not read are skipped).
@@ -83,10 +85,16 @@ impl QualitySummary {
             ("blocks", "they keep their")
         };
         Some(format!(
-            "{} {blocks} flagged ({}); {they} source text. GET /api/translate/status lists them by chapter.",
+            "{} {blocks} flagged ({}); {they}{SENTENCE_END}",
             self.flagged_blocks,
             kinds.join(", ")
         ))
+    }
+
+    /// Whether `text` ends with a [`QualitySummary::sentence`] (a book's warning, the message of
+    /// its completion), so that whoever shows it can say where the flagged blocks are listed.
+    pub fn ends_with_sentence(text: &str) -> bool {
+        text.ends_with(SENTENCE_END)
     }
 
     /// The book's warnings with this run's: the extraction's kept, an earlier run's replaced.
@@ -144,8 +152,14 @@ mod tests {
         );
         assert_eq!(
             summary.sentence().unwrap(),
-            "2 blocks flagged (2 untranslated, 1 in the wrong language); they keep their source text. GET /api/translate/status lists them by chapter."
+            "2 blocks flagged (2 untranslated, 1 in the wrong language); they keep their source text."
         );
+        assert!(QualitySummary::ends_with_sentence(
+            &summary.sentence().unwrap()
+        ));
+        assert!(!QualitySummary::ends_with_sentence(
+            "\"T\" has been translated and is ready to download."
+        ));
         assert_eq!(QualitySummary::of([&clean]).sentence(), None);
         let warnings = summary.warnings(&[
             "2 images could not be read".into(),

@@ -4,7 +4,6 @@
 use booktr_formats::manuscript::Chapter as SourceChapter;
 use booktr_translate::estimate::{estimate_book, Pace, RunShape};
 use booktr_translate::pipeline::PassUsage;
-use serde::Serialize;
 
 use super::start::RunChoice;
 use super::{TranslationError, Translations};
@@ -21,8 +20,7 @@ pub struct QuoteRequest {
     pub target_lang: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct Quote {
     pub book_id: String,
     pub model: String,
@@ -46,7 +44,7 @@ pub struct Quote {
     pub estimated_seconds: u64,
 }
 
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone)]
 pub struct QuotePasses {
     pub terms: PassUsage,
     pub translate: PassUsage,

@@ -1,6 +1,5 @@
 //! `GET /api/translate/status`: what the run has done, measured, never guessed.
 
-use serde::Serialize;
 use serde_json::Value;
 
 use super::{progress_of, QualitySummary, TranslationError, Translations};
@@ -11,8 +10,7 @@ use crate::fault::Fault;
 use crate::ports::Query;
 use crate::types::{BookStatus, ChapterStatus};
 
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct TranslationStatus {
     pub status: BookStatus,
     pub progress: u8,
@@ -49,24 +47,21 @@ pub struct TranslationStatus {
 }
 
 /// The run's model cost so far, at the model's list price, and its `maxCost`.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct RunCost {
     pub spent: f64,
     pub max_cost: Option<f64>,
     pub currency: &'static str,
 }
 
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct ChapterErrorReport {
     pub chapter_id: String,
     pub error: String,
 }
 
 /// The term pass of the current run.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct TermStage {
     /// PENDING until the run's list is stored, then COMPLETED.
     pub status: &'static str,
@@ -77,17 +72,15 @@ pub struct TermStage {
 }
 
 /// Chapters that have finished each pass.
-#[derive(Debug, Clone, Copy, Default, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct PassCounts {
     pub translate: u32,
     pub review: u32,
     pub polish: u32,
 }
 
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct ChapterProgress {
-    #[serde(flatten)]
     pub chapter: Chapter,
     /// The quality record of the chapter's translation (glossary compliance, untranslated,
     /// missing or broken blocks, tokens per pass).

@@ -97,7 +97,7 @@ impl Quotas {
 }
 
 /// One counter of the report.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Meter {
     pub used: u64,
     pub limit: Option<u64>,
@@ -123,8 +123,7 @@ impl Meter {
 }
 
 /// The spec's Usage.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct UsageReport {
     pub plan: Plan,
     pub plan_name: String,

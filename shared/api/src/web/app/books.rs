@@ -354,7 +354,8 @@ async fn book_page(
                 .quality
                 .as_ref()
                 .map(|q| QualitySummary::of([q]).flagged_blocks);
-            context! { chapter => &c.chapter, flagged }
+            let chapter = crate::wire::books::Chapter::from(c.chapter.clone());
+            context! { chapter, flagged }
         })
         .collect();
     // Flagged blocks per kind, each named in the interface's words (`flag_<kind>`).
@@ -374,7 +375,8 @@ async fn book_page(
     };
     let data = context! {
         status_words => crate::web::words::status_words(me.lang),
-        book => book,
+        // As the API shows it: its warnings say where flagged blocks are listed.
+        book => crate::wire::books::Book::from(book.clone()),
         chapters,
         quality,
         translated_any => has_translation,
@@ -402,7 +404,7 @@ async fn book_page(
             page => at.page,
             href => format!("/dashboard/books/{id}/read?chapter={}&page={}", at.chapter, at.page),
         }),
-        quote,
+        quote => quote.map(crate::wire::translation::Quote::from),
         quote_error,
     };
     page(state, Some(me), me.lang, "app/book.html", &book.title, data)

@@ -16,6 +16,8 @@ use super::{field, page, page_error, SignedIn};
 use crate::error::ApiError;
 use crate::extract::Path;
 use crate::web::markdown;
+use crate::wire::community as wire;
+use crate::wire::Mirror;
 use crate::{AppState, Routes};
 
 pub fn router() -> Routes {
@@ -33,6 +35,7 @@ pub fn router() -> Routes {
 async fn my_posts(State(state): State<AppState>, me: SignedIn) -> Response {
     match state.services.community.posts_of(&me.user.id).await {
         Ok(posts) => {
+            let posts: Vec<wire::Post> = Mirror::mirror(posts);
             let title = me.lang.get("my_posts");
             page(
                 &state,
@@ -62,6 +65,8 @@ async fn editor(state: &AppState, me: &SignedIn, post: Value, preview: Option<St
         Err(e) => return page_error(me.lang, e),
     };
     let title = me.lang.get("write_post");
+    let categories: Vec<wire::Category> = Mirror::mirror(categories);
+    let tags: Vec<wire::Tag> = Mirror::mirror(tags);
     let data = context! { post, preview, categories, tags };
     page(state, Some(me), me.lang, "app/post_edit.html", title, data)
         .await
@@ -214,10 +219,10 @@ async fn discussion(
                 "app/discussion.html",
                 &title,
                 context! {
-                    post,
+                    post => wire::Post::from(post),
                     // Sanitised by `markdown::render`, the one HTML the templates mark safe.
                     body => Value::from_safe_string(body),
-                    comments,
+                    comments => Vec::<wire::Comment>::mirror(comments),
                 },
             )
             .await
@@ -257,6 +262,10 @@ async fn moderation(State(state): State<AppState>, me: SignedIn) -> Response {
         .await
     {
         Ok(pending) => {
+            let pending: Vec<_> = pending
+                .into_iter()
+                .map(crate::wire::community::pending)
+                .collect();
             let title = me.lang.get("moderation");
             page(
                 &state,
@@ -322,7 +331,7 @@ async fn email_page(state: &AppState, me: &SignedIn, tested: Option<Value>) -> R
                 me.lang,
                 "app/email.html",
                 title,
-                context! { config, tested },
+                context! { config => crate::wire::email::EmailConfig::from(config), tested },
             )
             .await
             .unwrap_or_else(|r| r)
@@ -377,9 +386,10 @@ async fn email_settings(
             "replyToPrefix": text("replyToPrefix").filter(|p| !p.is_empty()),
             "sandbox": field(&fields, "sandbox").is_some(),
         });
-        let patch =
-            serde_json::from_value(patch).map_err(|e| ApiError::bad_request(e.to_string()))?;
-        state.services.email.update(patch).await?;
+        // The form's fields read as the API's body, so both check them alike.
+        let patch = serde_json::from_value::<crate::wire::email::EmailSettingsPatch>(patch)
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        state.services.email.update(patch.into()).await?;
         Ok::<_, ApiError>(())
     }
     .await;

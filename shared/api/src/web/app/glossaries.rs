@@ -14,6 +14,8 @@ use super::{field, page, page_error, SignedIn, TokenForm};
 use crate::error::ApiError;
 use crate::extract::Path;
 use crate::routes::books::{multipart_error, read_limited, text_field};
+use crate::wire::glossaries::Glossary;
+use crate::wire::Mirror;
 use crate::{AppState, Routes};
 
 /// The largest CSV file taken (2,000 entries of long terms fit well within).
@@ -34,6 +36,7 @@ pub fn router() -> Routes {
 async fn list(State(state): State<AppState>, me: SignedIn) -> Response {
     match state.services.glossaries.list(&me.user.id).await {
         Ok(glossaries) => {
+            let glossaries: Vec<Glossary> = Mirror::mirror(glossaries);
             let title = me.lang.get("glossaries");
             page(
                 &state,
@@ -152,7 +155,7 @@ async fn glossary(State(state): State<AppState>, me: SignedIn, Path(id): Path<St
                 me.lang,
                 "app/glossary.html",
                 &title,
-                context! { glossary, blanks },
+                context! { glossary => Glossary::from(glossary), blanks },
             )
             .await
             .unwrap_or_else(|r| r)

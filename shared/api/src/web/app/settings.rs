@@ -20,6 +20,11 @@ use crate::error::ApiError;
 use crate::extract::{Path, Query};
 use crate::limits::ClientAddress;
 use crate::routes::auth_routes::with_cookie;
+use crate::wire::accounts::ApiKey;
+use crate::wire::developer::DeveloperSettings;
+use crate::wire::events::{Delivery, Webhook};
+use crate::wire::usage::UsageReport;
+use crate::wire::Mirror;
 use crate::{AppState, Routes};
 
 /// The sections, in the menu's order: their path segment and the message that names them.
@@ -124,16 +129,24 @@ async fn section_data(state: &AppState, me: &SignedIn, section: &str) -> Result<
         },
         "preferences" => context! {
             preferences => services.translations.preferences(user_id).await?,
-            glossaries => services.glossaries.list(user_id).await?,
+            glossaries => Vec::<crate::wire::glossaries::Glossary>::mirror(services.glossaries.list(user_id).await?),
             models => services.usage.report(&me.user).await?.allowed_models,
         },
         "notifications" => context! {
             notify => services.events.notification_settings(user_id).await?,
         },
-        "usage" => context! { usage => services.usage.report(&me.user).await? },
-        "keys" => context! { keys => services.accounts.list_keys(user_id).await? },
-        "webhooks" => context! { webhooks => services.events.webhooks(user_id).await? },
-        "developer" => context! { developer => services.developer.settings(user_id).await? },
+        "usage" => context! {
+            usage => UsageReport::from(services.usage.report(&me.user).await?),
+        },
+        "keys" => context! {
+            keys => Vec::<ApiKey>::mirror(services.accounts.list_keys(user_id).await?),
+        },
+        "webhooks" => context! {
+            webhooks => Vec::<Webhook>::mirror(services.events.webhooks(user_id).await?),
+        },
+        "developer" => context! {
+            developer => DeveloperSettings::from(services.developer.settings(user_id).await?),
+        },
         _ => context! { phrase => booktr_core::privacy::DELETE_CONFIRMATION },
     })
 }
@@ -354,7 +367,8 @@ async fn deliveries(
     .await;
     match loaded {
         Ok((webhook, deliveries)) => {
-            let data = context! { webhook, deliveries };
+            let deliveries: Vec<Delivery> = Mirror::mirror(deliveries);
+            let data = context! { webhook => Webhook::from(webhook), deliveries };
             let title = me.lang.get("deliveries");
             page(
                 &state,
@@ -407,6 +421,8 @@ async fn close_account(
 async fn notifications(State(state): State<AppState>, me: SignedIn) -> Response {
     match state.services.events.all_notifications(&me.user.id).await {
         Ok(all) => {
+            // As the API shows them: a completion's flagged blocks say where they are listed.
+            let all: Vec<crate::wire::events::Notification> = Mirror::mirror(all);
             let data = context! { notifications => all };
             let title = me.lang.get("notifications");
             page(
