@@ -187,6 +187,20 @@ fn parse_tag(inner: &str) -> Option<Tag> {
     }
 }
 
+/// A tag as it is written: `<i>`, `</i>`, `<a href="#n1">`, `<br/>`.
+pub fn tag_text(tag: &Tag) -> String {
+    let attr = |name: &str, value: &Option<String>| match (name, value) {
+        (_, None) => String::new(),
+        ("ref", Some(v)) => format!(" id=\"{}\"", escape_attr(v)),
+        (_, Some(v)) => format!(" href=\"{}\"", escape_attr(v)),
+    };
+    match tag {
+        Tag::Open { name, attr: value } => format!("<{name}{}>", attr(name, value)),
+        Tag::Close(name) => format!("</{name}>"),
+        Tag::Empty { name, attr: value } => format!("<{name}{}/>", attr(name, value)),
+    }
+}
+
 /// The tags of the markup in order: what a faithful translation must reproduce.
 pub fn tags(markup: &str) -> Result<Vec<Tag>, MarkupError> {
     Ok(parse(markup)?

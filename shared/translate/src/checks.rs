@@ -129,13 +129,7 @@ impl Checks {
         else {
             return Err(Problem::Missing);
         };
-        match (markup::tags(source), markup::tags(answer)) {
-            (Ok(a), Ok(b)) if a == b => {}
-            _ => return Err(Problem::BrokenMarks),
-        }
-        // The protocol's own markers left in a block's text ("[[12]] [[n]] Adieu…"): a model
-        // echoing the instructions' placeholder or a marker twice.
-        if protocol_markers(answer) > protocol_markers(source) {
+        if marks_problem(source, answer).is_some() {
             return Err(Problem::BrokenMarks);
         }
         // Judged on what is translated: code and `translate="no"` text stay as they are.
@@ -381,6 +375,50 @@ fn words(text: &str) -> Vec<String> {
 
 /// How many protocol markers (`[[12]]`, `[[n]]`: a word or number of up to 8 characters
 /// between double brackets) the text holds.
+/// Why `text` cannot stand for `source` as far as its inline marks go, for people: markup that
+/// is not well-formed, the first mark that differs from the source's, or the translation
+/// protocol's markers (`[[12]]`) left in it. None when the marks are the source's. The check of
+/// every answer ([`Checks::check`]: `BrokenMarks`) and of an owner's edit.
+pub fn marks_problem(source: &str, text: &str) -> Option<String> {
+    let theirs = match markup::tags(text) {
+        Ok(tags) => tags,
+        Err(e) => return Some(format!("the text's markup is not well-formed: {e}")),
+    };
+    // A source that does not parse was never stored (extractors write valid markup); no text
+    // can match it.
+    let Ok(ours) = markup::tags(source) else {
+        return Some("the source's markup is not well-formed".into());
+    };
+    if ours != theirs {
+        let at = ours.iter().zip(&theirs).take_while(|(a, b)| a == b).count();
+        return Some(match (ours.get(at), theirs.get(at)) {
+            (Some(expected), Some(found)) => format!(
+                "mark {} is {} where the source has {}",
+                at + 1,
+                markup::tag_text(found),
+                markup::tag_text(expected)
+            ),
+            (Some(expected), None) => format!(
+                "the source's mark {} ({}) is missing",
+                at + 1,
+                markup::tag_text(expected)
+            ),
+            (None, Some(found)) => format!(
+                "mark {} ({}) is not in the source",
+                at + 1,
+                markup::tag_text(found)
+            ),
+            (None, None) => "the marks differ from the source's".into(),
+        });
+    }
+    // The protocol's own markers left in a block's text ("[[12]] [[n]] Adieu…"): a model
+    // echoing the instructions' placeholder or a marker twice.
+    if protocol_markers(text) > protocol_markers(source) {
+        return Some("the text holds a passage marker ([[n]]) the source does not".into());
+    }
+    None
+}
+
 fn protocol_markers(text: &str) -> usize {
     text.split("[[")
         .skip(1)
@@ -554,6 +592,22 @@ mod tests {
     #[test]
     fn a_good_translation_passes_every_check() {
         assert_eq!(es().check(SOURCE, Some(GOOD)), Ok(()));
+    }
+
+    #[test]
+    fn a_marks_problem_names_the_mark_that_differs() {
+        let source = "Call me <i>Ishmael</i>.";
+        assert_eq!(marks_problem(source, "Llamadme <i>Ismael</i>."), None);
+        assert_eq!(
+            marks_problem(source, "Llamadme <b>Ismael</b>.").as_deref(),
+            Some("mark 1 is <b> where the source has <i>")
+        );
+        assert_eq!(
+            marks_problem(source, "Llamadme Ismael.").as_deref(),
+            Some("the source's mark 1 (<i>) is missing")
+        );
+        assert!(marks_problem(source, "Llamadme <i>Ismael.")
+            .is_some_and(|m| m.contains("not well-formed")));
     }
 
     #[test]

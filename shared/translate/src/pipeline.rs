@@ -119,6 +119,10 @@ pub struct Quality {
     pub retries: u32,
     /// Blocks the review and the polish changed (their answers carry only those).
     pub changed: Changed,
+    /// Blocks whose final text a later pass wrote, by the last pass that changed them; every
+    /// other translated block holds the translate pass's text. None on records made before
+    /// this was kept.
+    pub last_pass: Option<BTreeMap<usize, Pass>>,
     pub translate: PassUsage,
     pub review: PassUsage,
     pub polish: PassUsage,
@@ -244,6 +248,9 @@ pub struct Checkpoint {
     /// Segments whose review or polish answer failed every rung (they kept their text).
     #[serde(default)]
     kept: Vec<(Pass, usize, Problem)>,
+    /// Segments the review or the polish changed, by the last pass that did.
+    #[serde(default)]
+    changed_by: BTreeMap<usize, Pass>,
 }
 
 /// One chapter's passes, run one at a time so that the caller can keep a [`Checkpoint`]
@@ -303,6 +310,7 @@ impl<'a> ChapterTranslation<'a> {
                 violations: Vec::new(),
                 failures: BTreeSet::new(),
                 kept: Vec::new(),
+                changed_by: BTreeMap::new(),
             });
         ChapterTranslation {
             input,
@@ -451,6 +459,7 @@ impl<'a> ChapterTranslation<'a> {
             violations,
             failures,
             kept,
+            changed_by,
             ..
         } = state;
         // Blocks sent in parts are joined back before anything is checked: the quality record
@@ -492,6 +501,12 @@ impl<'a> ChapterTranslation<'a> {
             .into_iter()
             .map(|(problem, blocks)| (problem, blocks.into_iter().collect()))
             .collect();
+        let mut last_pass = BTreeMap::new();
+        for (id, pass) in changed_by {
+            let block = last_pass.entry(block_of(id)).or_insert(pass);
+            *block = (*block).max(pass);
+        }
+        quality.last_pass = Some(last_pass);
         let mut seen_kept = BTreeSet::new();
         quality.kept_previous = kept
             .into_iter()
@@ -769,6 +784,9 @@ impl PassWork<'_> {
             }
         }
         let count = changed.len() as u32;
+        for id in changed {
+            state.changed_by.insert(id, pass);
+        }
         match pass {
             Pass::Review => state.quality.changed.review += count,
             Pass::Polish => state.quality.changed.polish += count,

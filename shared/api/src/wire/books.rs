@@ -74,7 +74,7 @@ impl Mirror<Vec<String>> for Warnings {
 
 wire! {
     #[serde(rename_all = "camelCase")]
-    pub struct Chapter from domain::Chapter, hiding stored_key {
+    pub struct Chapter from domain::Chapter, hiding stored_key, edits {
         pub id: String,
         pub number: u32,
         pub title: Option<String>,

@@ -81,6 +81,9 @@ pub struct Chapter {
     /// chapter is COMPLETED the stored translation is the one recorded here: a run that would
     /// replace it sets the chapter PENDING first.
     pub stored_key: Option<String>,
+    /// The owner's changes of its passages (edits, undos, resets), counted: a file rendered from
+    /// the chapter is named for it, so that no file made before a change is served after it.
+    pub edits: u64,
 }
 
 /// The spec's BookDetail: a book with its chapters in reading order.

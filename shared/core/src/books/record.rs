@@ -22,7 +22,8 @@
 //!
 //! A chapter item (`BOOK#<id>` / `CHAPTER#<number>`): `id`, `number`, `title`, `wordCount`
 //! (extraction); `status`, `passesDone`, `error`, `storedKey`, `quality` (the run);
-//! `attempts`, `attemptsRun`, `lastError` (failed tries of the chapter job, per run).
+//! `attempts`, `attemptsRun`, `lastError` (failed tries of the chapter job, per run);
+//! `passageEdits` (the owner's changes of its passages, counted).
 //!
 //! A share link's item (`SHARE#<token>` / `SHARE`): `bookId`, `expiresAt`, `createdAt`,
 //! `public`, and for a public link `gsi1pk` / `gsi1sk` (`SHARES` / `<createdAt>#<token>`).
@@ -360,6 +361,11 @@ impl BookChange {
         )
     }
 
+    /// The book's warnings as its quality now stands (the owner changed a flagged passage).
+    pub fn flag_warnings(warnings: Vec<String>) -> Self {
+        BookChange(Update::default().set("warnings", warnings))
+    }
+
     /// Why the book failed (or a job's latest failure, its status unchanged).
     pub fn error(message: &str) -> Self {
         BookChange(Update::default().set("error", message))
@@ -490,6 +496,7 @@ pub fn chapter_from(item: &Item) -> Result<Chapter, CorruptItem> {
         passes_done: f.opt_int("passesDone")?.unwrap_or(0),
         error: f.opt_string("error")?,
         stored_key: f.opt_string("storedKey")?,
+        edits: f.opt_int("passageEdits")?.unwrap_or(0),
     })
 }
 
@@ -538,6 +545,16 @@ impl ChapterChange {
         )
     }
 
+    /// The owner changed one of its passages: one more change counted, and the quality record
+    /// as the passages now stand, when there is one to replace (see [`stored_under`]).
+    pub fn passage_changed(quality: Option<Value>) -> Self {
+        let update = Update::default().add("passageEdits", 1);
+        match quality {
+            Some(quality) => ChapterChange(update.set("quality", quality)),
+            None => ChapterChange(update),
+        }
+    }
+
     /// See [`passes_below`].
     pub fn passes_done(done: u8) -> Self {
         ChapterChange(Update::default().set("passesDone", done))
@@ -561,6 +578,15 @@ impl ChapterChange {
     pub fn into_update(self) -> Update {
         self.0
     }
+}
+
+/// The chapter still holds the translation made under `key` (its quality record is that
+/// translation's).
+pub fn stored_under(key: &str) -> Condition {
+    Condition::All(vec![
+        Condition::equals("storedKey", key),
+        Condition::equals("status", ChapterStatus::Completed.as_str()),
+    ])
 }
 
 /// The chapter has fewer than `done` passes recorded, so a pass count only ever grows.
@@ -810,6 +836,7 @@ mod tests {
             passes_done: 0,
             error: None,
             stored_key: None,
+            edits: 0,
         };
         let mut item = chapter_item("b1", &chapter);
         assert_eq!(chapter_from(&item), Ok(chapter));

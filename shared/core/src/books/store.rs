@@ -4,10 +4,12 @@
 //! |---|---|---|---|
 //! | book | `BOOK#<id>` | `BOOK` | `USER#<userId>#BOOKS` / `<createdAt>#<id>` |
 //! | chapter | `BOOK#<id>` | `CHAPTER#<number, 5 digits>` | |
+//! | an owner's passage | `BOOK#<id>` | `PASSAGE#<chapter, 5 digits>#<block, 5 digits>` | |
 //!
 //! Blobs: `books/<id>/original.<ext>`; the extracted manuscript as `books/<id>/manuscript.json`
 //! (metadata and the list of images), `books/<id>/chapters/<number>.json` (one chapter's blocks)
-//! and `books/<id>/assets/<file>` (images). Everything a book owns sits under its partition and
+//! and `books/<id>/assets/<file>` (images); the owner's edits of passages as
+//! `books/<id>/passages/<chapter>/<block>/<name>.txt` (a passage can outgrow an item). Everything a book owns sits under its partition and
 //! its blob prefix, which is how deletion finds it all.
 
 use crate::books::BookFormat;
@@ -16,6 +18,7 @@ use crate::ports::{BlobKey, StoreError};
 
 pub const BOOK_SK: &str = "BOOK";
 pub const CHAPTER_PREFIX: &str = "CHAPTER#";
+pub const PASSAGE_PREFIX: &str = "PASSAGE#";
 
 pub fn book_pk(book_id: &str) -> String {
     format!("BOOK#{book_id}")
@@ -27,6 +30,29 @@ pub fn user_books(user_id: &str) -> String {
 
 pub fn chapter_sk(number: u32) -> String {
     format!("{CHAPTER_PREFIX}{number:05}")
+}
+
+/// The item of a passage the owner changed (`crate::translation::passages`).
+pub fn passage_sk(chapter: u32, block: u32) -> String {
+    format!("{}{block:05}", chapter_passages_prefix(chapter))
+}
+
+/// The sort-key prefix of a chapter's passage items.
+pub fn chapter_passages_prefix(chapter: u32) -> String {
+    format!("{PASSAGE_PREFIX}{chapter:05}#")
+}
+
+/// The text of one version of a passage the owner edited; `name` is unique to the version, so
+/// that a concurrent edit that loses the race never overwrites the winner's text.
+pub fn passage_text_key(
+    book_id: &str,
+    chapter: u32,
+    block: u32,
+    name: &str,
+) -> Result<BlobKey, StoreError> {
+    BlobKey::parse(&format!(
+        "books/{book_id}/passages/{chapter:05}/{block:05}/{name}.txt"
+    ))
 }
 
 pub fn blob_prefix(book_id: &str) -> String {

@@ -81,6 +81,7 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), JobEr
             passes_done: 0,
             error: None,
             stored_key: None,
+            edits: 0,
         };
         handler
             .ports

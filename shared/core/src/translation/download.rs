@@ -20,7 +20,8 @@ pub const LINK_LIFETIME: Duration = Duration::from_secs(3600);
 static RENDER_TURNS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
 
 /// What a progress file holds, as 16 hex digits: the translation's key, the names on its cover
-/// and language, and the chapters finished (what [`Translations::render`] reads).
+/// and language, and the chapters finished with the owner's changes of their passages counted
+/// (what [`Translations::render`] reads).
 fn progress_fingerprint(book: &Book, chapters: &[crate::books::Chapter]) -> String {
     use sha2::{Digest, Sha256};
     let mut hash = Sha256::new();
@@ -38,6 +39,7 @@ fn progress_fingerprint(book: &Book, chapters: &[crate::books::Chapter]) -> Stri
         .filter(|c| c.status == ChapterStatus::Completed)
     {
         hash.update(chapter.number.to_be_bytes());
+        hash.update(chapter.edits.to_be_bytes());
     }
     hex::encode(&hash.finalize()[..8])
 }
@@ -270,10 +272,7 @@ impl Translations {
             return Ok(None);
         };
         let key = book.translation_key.clone().unwrap_or_default();
-        let translation = self
-            .stored_chapter(&book.id, number)
-            .await?
-            .filter(|t| t.key == key);
+        let translation = self.current_chapter(&book.id, number, &key).await?;
         Ok(Some(SideBySide {
             source,
             translation,

@@ -11,6 +11,7 @@
 
 mod control;
 mod download;
+pub mod passages;
 mod progress;
 mod quality;
 mod quote;
@@ -398,6 +399,7 @@ mod tests {
             passes_done: passes,
             error: None,
             stored_key: None,
+            edits: 0,
         }
     }
 

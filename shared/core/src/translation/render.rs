@@ -63,8 +63,9 @@ impl Translations {
         let chapters = self.books.chapters(&book.id).await?;
         let mut translated = Vec::with_capacity(chapters.len());
         for chapter in &chapters {
-            match self.stored_chapter(&book.id, chapter.number).await? {
-                Some(stored) if stored.key == key => translated.push(Some(SourceChapter {
+            // The owner's edits are the book's text.
+            match self.current_chapter(&book.id, chapter.number, &key).await? {
+                Some(stored) => translated.push(Some(SourceChapter {
                     title: stored.title,
                     blocks: stored.blocks,
                 })),

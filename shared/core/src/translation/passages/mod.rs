@@ -1,0 +1,761 @@
+//! A book's passages (the blocks it is translated in) as the owner reviews them: each with its
+//! source, its text now, its flags and where the text came from; and the owner's changes of
+//! them: an edit, an undo, a reset to the model's text.
+//!
+//! The model's text stays what the chapter job stored (`StoredChapter`, one per translation
+//! key); the owner's changes are kept beside it, one item per passage changed (`record`), and
+//! laid over it wherever the book is read: its files, its reader, its quality record. So an
+//! edit is kept through every later run, whatever model or glossary it translates with, until
+//! the owner resets it; and a passage the owner never changed follows the model's latest text.
+//!
+//! Every change names the version the client read and is written only while the passage is
+//! still at it (a conditional write): a concurrent change answers [`PassageError::Stale`] with
+//! the passage as it is now, never a lost update.
+
+mod record;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use booktr_formats::manuscript::{Block, Chapter as SourceChapter};
+use booktr_translate::checks::Problem;
+use booktr_translate::pipeline::Quality;
+use booktr_translate::protocol::Pass;
+use chrono::{DateTime, Utc};
+use tracing::{info, instrument, warn};
+
+pub use record::MAX_VERSIONS;
+use record::{PassageRecord, Version};
+
+use super::{StoredChapter, Translations};
+use crate::books::record::{BookChange, ChapterChange, ChapterRecord};
+use crate::books::{record as book_record, store, Book, BooksError};
+use crate::fault::{DataError, Fault};
+use crate::ports::{Condition, Query, StoreError};
+use crate::types::BookStatus;
+
+/// Passages on one page unless the caller asks for fewer or more.
+pub const DEFAULT_PAGE: usize = 50;
+/// The most passages on one page.
+pub const MAX_PAGE: usize = 200;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PassageError {
+    /// The book (not the caller's, or none), the chapter or the passage: 404.
+    #[error("{0} not found")]
+    NotFound(String),
+    /// A request the passage cannot take (an empty text, a page out of range): 400.
+    #[error("{0}")]
+    Invalid(String),
+    /// The text's inline marks are not the source's: 400, naming the mark.
+    #[error("the text's marks must be the source's: {0}")]
+    Marks(String),
+    /// The passage changed since the version the client read: 409, with the passage now.
+    #[error("the passage changed since version {read}; it is at version {}", current.version)]
+    Stale { read: u64, current: Box<Passage> },
+    /// Undo on a passage with no change left to undo: 409, with the passage now.
+    #[error("the passage has no change to undo")]
+    NothingToUndo(Box<Passage>),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Fault(#[from] Fault),
+}
+
+crate::fault::from_data_error!(PassageError);
+
+impl From<BooksError> for PassageError {
+    fn from(e: BooksError) -> Self {
+        match e {
+            BooksError::Store(s) => PassageError::Store(s),
+            BooksError::Fault(f) => PassageError::Fault(f),
+            _ => PassageError::NotFound("book".into()),
+        }
+    }
+}
+
+/// One passage of a chapter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Passage {
+    pub chapter: u32,
+    /// The block's place in its chapter, from 0.
+    pub index: u32,
+    /// The source text, in the inline markup every passage is written in.
+    pub source: String,
+    /// The text the book holds now; None while the chapter is not translated.
+    pub text: Option<String>,
+    /// Why the model's text is not to be trusted; none for the owner's text.
+    pub flags: Vec<Flag>,
+    /// Where `text` came from; None while there is none.
+    pub origin: Option<Origin>,
+    /// The version a change of the passage must name: 0 until its first change.
+    pub version: u64,
+    /// Changes an undo can go back through.
+    pub undoable: u32,
+}
+
+/// A check the model's text failed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flag {
+    /// The check's name (`untranslated`, `wrongLanguage`, `brokenMarks` ...).
+    pub kind: &'static str,
+    /// For people.
+    pub reason: String,
+}
+
+/// Where a passage's text came from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Origin {
+    /// The model's, as the pass that last changed it left it (None on a translation made
+    /// before passes were recorded per passage).
+    Model { pass: Option<Pass> },
+    /// The owner's edit.
+    Edited { at: DateTime<Utc>, by: String },
+}
+
+/// A page of a chapter's passages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PassagePage {
+    pub chapter: u32,
+    /// Passages in the chapter.
+    pub total: u32,
+    pub offset: u32,
+    pub passages: Vec<Passage>,
+}
+
+/// A page of the book's flagged passages, in reading order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlaggedPage {
+    /// Flagged passages in the book.
+    pub total: u32,
+    pub offset: u32,
+    pub passages: Vec<Passage>,
+}
+
+/// Which passage: its chapter's number and its place in the chapter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PassageAt {
+    pub chapter: u32,
+    pub index: u32,
+}
+
+/// The page's bounds from the caller's `offset` and `limit`.
+pub fn page(offset: Option<usize>, limit: Option<usize>) -> Result<(usize, usize), PassageError> {
+    let limit = limit.unwrap_or(DEFAULT_PAGE);
+    if limit == 0 || limit > MAX_PAGE {
+        return Err(PassageError::Invalid(format!(
+            "limit must be between 1 and {MAX_PAGE}"
+        )));
+    }
+    Ok((offset.unwrap_or(0), limit))
+}
+
+/// `quality` with the flags of the `edited` blocks dropped: the owner's text is theirs, whatever
+/// the model's text was found to be.
+pub fn without_edited(quality: &Quality, edited: &BTreeSet<usize>) -> Quality {
+    let mut quality = quality.clone();
+    quality.flagged = std::mem::take(&mut quality.flagged)
+        .into_iter()
+        .map(|(problem, blocks)| {
+            let kept: Vec<usize> = blocks.into_iter().filter(|b| !edited.contains(b)).collect();
+            (problem, kept)
+        })
+        .filter(|(_, blocks)| !blocks.is_empty())
+        .collect();
+    quality
+}
+
+/// What the model's text of block `index` was found to be.
+fn flags_of(quality: &Quality, index: usize) -> Vec<Flag> {
+    quality
+        .flagged
+        .iter()
+        .filter(|(_, blocks)| blocks.contains(&index))
+        .map(|(problem, _)| Flag {
+            kind: problem.name(),
+            reason: reason(*problem),
+        })
+        .collect()
+}
+
+fn reason(problem: Problem) -> String {
+    format!(
+        "the model's text was {}; the passage keeps the best text the checks passed, or its source",
+        problem.describe()
+    )
+}
+
+/// A change about to be written: the passage's list of changes after it, and the changes it
+/// leaves behind (whose texts go once it is written).
+struct Change {
+    versions: Vec<Version>,
+    dropped: Vec<Version>,
+}
+
+impl Translations {
+    /// Passages `offset..offset + limit` of chapter `chapter` of the caller's book.
+    #[instrument(skip(self))]
+    pub async fn passages(
+        &self,
+        user_id: &str,
+        book_id: &str,
+        chapter: u32,
+        offset: usize,
+        limit: usize,
+    ) -> Result<PassagePage, PassageError> {
+        let book = self.books.get(user_id, book_id).await?;
+        let source = self.source_of(&book.id, chapter).await?;
+        let stored = self.model_text(&book, chapter).await?;
+        let records = self.passage_records(&book.id, chapter).await?;
+        let end = offset.saturating_add(limit).min(source.blocks.len());
+        let mut passages = Vec::with_capacity(end.saturating_sub(offset));
+        for index in offset..end {
+            let record = records.get(&(index as u32));
+            passages.push(
+                self.passage(
+                    &book.id,
+                    chapter,
+                    index,
+                    &source.blocks,
+                    stored.as_ref(),
+                    record,
+                )
+                .await?,
+            );
+        }
+        Ok(PassagePage {
+            chapter,
+            total: source.blocks.len() as u32,
+            offset: offset as u32,
+            passages,
+        })
+    }
+
+    /// The book's flagged passages, `offset..offset + limit` of them in reading order, from
+    /// its chapters' quality records (which the owner's edits clear).
+    #[instrument(skip(self))]
+    pub async fn flagged_passages(
+        &self,
+        user_id: &str,
+        book_id: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<FlaggedPage, PassageError> {
+        let book = self.books.get(user_id, book_id).await?;
+        let query = Query::partition(store::book_pk(&book.id)).prefix(store::CHAPTER_PREFIX);
+        let mut flagged: Vec<(u32, usize)> = Vec::new();
+        for item in self.ports.table.query(query).await? {
+            let record = ChapterRecord::from_item(&item).map_err(Fault::from)?;
+            let Some(quality) = record.quality else {
+                continue;
+            };
+            let Ok(quality) = serde_json::from_value::<Quality>(quality) else {
+                continue;
+            };
+            let number = record.chapter.number;
+            flagged.extend(quality.flagged_blocks().into_iter().map(|b| (number, b)));
+        }
+        let total = flagged.len() as u32;
+        let mut passages = Vec::new();
+        let mut chapter: Option<(u32, SourceChapter, Option<StoredChapter>, Records)> = None;
+        for (number, index) in flagged.into_iter().skip(offset).take(limit) {
+            if chapter.as_ref().is_none_or(|c| c.0 != number) {
+                let source = self.source_of(&book.id, number).await?;
+                let stored = self.model_text(&book, number).await?;
+                let records = self.passage_records(&book.id, number).await?;
+                chapter = Some((number, source, stored, records));
+            }
+            let Some((_, source, stored, records)) = &chapter else {
+                continue;
+            };
+            if index >= source.blocks.len() {
+                continue;
+            }
+            let record = records.get(&(index as u32));
+            passages.push(
+                self.passage(
+                    &book.id,
+                    number,
+                    index,
+                    &source.blocks,
+                    stored.as_ref(),
+                    record,
+                )
+                .await?,
+            );
+        }
+        Ok(FlaggedPage {
+            total,
+            offset: offset as u32,
+            passages,
+        })
+    }
+
+    /// Replaces the passage's text with the owner's, from version `read`. The text must be
+    /// inline markup with the source's marks (the check every model answer passes).
+    #[instrument(skip(self, text))]
+    pub async fn edit_passage(
+        &self,
+        user_id: &str,
+        book_id: &str,
+        at: PassageAt,
+        read: u64,
+        text: &str,
+    ) -> Result<Passage, PassageError> {
+        let book = self.books.get(user_id, book_id).await?;
+        let source = self.source_of(&book.id, at.chapter).await?;
+        let block = source
+            .blocks
+            .get(at.index as usize)
+            .ok_or_else(|| not_found(at))?;
+        let limit = booktr_formats::limits::MAX_BLOCK_CHARS;
+        if text.chars().count() > limit {
+            return Err(PassageError::Invalid(format!(
+                "text: a passage holds at most {limit} characters"
+            )));
+        }
+        if text.trim().is_empty() && !block.text.trim().is_empty() {
+            return Err(PassageError::Invalid(
+                "text: a passage's translation cannot be empty".into(),
+            ));
+        }
+        if let Some(problem) = booktr_translate::checks::marks_problem(&block.text, text) {
+            return Err(PassageError::Marks(problem));
+        }
+        let record = self.passage_record(&book.id, at).await?;
+        if record.version != read {
+            return Err(self.stale(&book, at, &source, read).await?);
+        }
+        // The text first, under a name no other change uses: a change that loses the race
+        // below never overwrites the winner's text.
+        let name = format!("v{}-{}", read + 1, crate::ids::random_hex(4));
+        let key = store::passage_text_key(&book.id, at.chapter, at.index, &name)?;
+        self.ports
+            .blobs
+            .put(&key, bytes::Bytes::copy_from_slice(text.as_bytes()))
+            .await?;
+        let mut versions = record.versions.clone();
+        versions.push(Version {
+            text: Some(name),
+            at: self.ports.clock.now(),
+            by: user_id.to_string(),
+        });
+        let dropped = versions
+            .drain(..versions.len().saturating_sub(MAX_VERSIONS))
+            .collect();
+        let change = Change { versions, dropped };
+        match self.write(&book, at, &source, &record, change).await {
+            Err(e @ PassageError::Stale { .. }) => {
+                self.remove_text(&book.id, at, &key).await;
+                Err(e)
+            }
+            answer => answer,
+        }
+    }
+
+    /// Takes back the passage's last change, from version `read`.
+    #[instrument(skip(self))]
+    pub async fn undo_passage(
+        &self,
+        user_id: &str,
+        book_id: &str,
+        at: PassageAt,
+        read: u64,
+    ) -> Result<Passage, PassageError> {
+        let (book, source, record) = self.changing(user_id, book_id, at, read).await?;
+        let mut versions = record.versions.clone();
+        let Some(last) = versions.pop() else {
+            let current = self.current(&book, at, &source).await?;
+            return Err(PassageError::NothingToUndo(Box::new(current)));
+        };
+        let change = Change {
+            versions,
+            dropped: vec![last],
+        };
+        self.write(&book, at, &source, &record, change).await
+    }
+
+    /// Gives the passage the model's text again, from version `read`; the owner's text stays a
+    /// change an undo goes back to. A passage that holds the model's text is left as it is.
+    #[instrument(skip(self))]
+    pub async fn reset_passage(
+        &self,
+        user_id: &str,
+        book_id: &str,
+        at: PassageAt,
+        read: u64,
+    ) -> Result<Passage, PassageError> {
+        let (book, source, record) = self.changing(user_id, book_id, at, read).await?;
+        if record.edit().is_none() {
+            return Ok(self.current(&book, at, &source).await?);
+        }
+        let mut versions = record.versions.clone();
+        versions.push(Version {
+            text: None,
+            at: self.ports.clock.now(),
+            by: user_id.to_string(),
+        });
+        let dropped = versions
+            .drain(..versions.len().saturating_sub(MAX_VERSIONS))
+            .collect();
+        let change = Change { versions, dropped };
+        self.write(&book, at, &source, &record, change).await
+    }
+
+    /// Chapter `number`'s translation under `key` as the book reads now: the stored one with
+    /// the owner's edits in place and their flags dropped. None when there is none under `key`.
+    pub async fn current_chapter(
+        &self,
+        book_id: &str,
+        number: u32,
+        key: &str,
+    ) -> Result<Option<StoredChapter>, DataError> {
+        let Some(mut stored) = self
+            .stored_chapter(book_id, number)
+            .await?
+            .filter(|s| s.key == key)
+        else {
+            return Ok(None);
+        };
+        let records = self.passage_records(book_id, number).await?;
+        let mut edited = BTreeSet::new();
+        for record in records.values() {
+            let index = record.block as usize;
+            let Some(edit) = record.edit() else {
+                continue;
+            };
+            if let Some(block) = stored.blocks.get_mut(index) {
+                block.text = self.edit_text(book_id, record, edit).await?;
+                edited.insert(index);
+            }
+        }
+        stored.quality = without_edited(&stored.quality, &edited);
+        Ok(Some(stored))
+    }
+
+    /// The blocks of chapter `number` that hold the owner's text.
+    pub(crate) async fn edited_blocks(
+        &self,
+        book_id: &str,
+        number: u32,
+    ) -> Result<BTreeSet<usize>, DataError> {
+        Ok(self
+            .passage_records(book_id, number)
+            .await?
+            .values()
+            .filter(|r| r.edit().is_some())
+            .map(|r| r.block as usize)
+            .collect())
+    }
+
+    /// What every change reads first: the caller's book, the chapter's source, and the passage
+    /// still at version `read` (else `Stale`).
+    async fn changing(
+        &self,
+        user_id: &str,
+        book_id: &str,
+        at: PassageAt,
+        read: u64,
+    ) -> Result<(Book, SourceChapter, PassageRecord), PassageError> {
+        let book = self.books.get(user_id, book_id).await?;
+        let source = self.source_of(&book.id, at.chapter).await?;
+        if source.blocks.get(at.index as usize).is_none() {
+            return Err(not_found(at));
+        }
+        let record = self.passage_record(&book.id, at).await?;
+        if record.version != read {
+            return Err(self.stale(&book, at, &source, read).await?);
+        }
+        Ok((book, source, record))
+    }
+
+    /// Writes `change` over `record` while the passage is still at its version, then what
+    /// follows from it: the texts it leaves behind removed, the chapter's quality record and
+    /// change count, the book's warnings, and its files made again on the next download.
+    async fn write(
+        &self,
+        book: &Book,
+        at: PassageAt,
+        source: &SourceChapter,
+        record: &PassageRecord,
+        change: Change,
+    ) -> Result<Passage, PassageError> {
+        let table = &self.ports.table;
+        let written = match record.version {
+            0 => match change.versions.as_slice() {
+                [first] => {
+                    let (item, condition) =
+                        PassageRecord::first_item(&book.id, at.chapter, at.index, first);
+                    table.put(item, condition).await
+                }
+                _ => Err(StoreError::Invalid(
+                    "a passage's first change is one change".into(),
+                )),
+            },
+            read => {
+                let (update, condition) = PassageRecord::next(read, &change.versions);
+                let sk = store::passage_sk(at.chapter, at.index);
+                table
+                    .update(&store::book_pk(&book.id), &sk, update, condition)
+                    .await
+                    .map(|_| ())
+            }
+        };
+        match written {
+            Ok(()) => {}
+            Err(StoreError::Conflict) => {
+                return Err(self.stale(book, at, source, record.version).await?);
+            }
+            Err(e) => return Err(e.into()),
+        }
+        info!(
+            chapter = at.chapter,
+            index = at.index,
+            version = record.version + 1,
+            "passage changed"
+        );
+        for version in &change.dropped {
+            if let Some(name) = &version.text {
+                let key = store::passage_text_key(&book.id, at.chapter, at.index, name)?;
+                self.remove_text(&book.id, at, &key).await;
+            }
+        }
+        self.passage_changed(book, at.chapter).await?;
+        Ok(self.current(book, at, source).await?)
+    }
+
+    /// After a change of one of the chapter's passages: the chapter's quality record without
+    /// the flags of the owner's passages and its change count (which names the files made from
+    /// it), the book's warnings, and the book's files (every edition, the share links' copies,
+    /// an earlier translation's) removed, so that the next download makes them again.
+    async fn passage_changed(&self, book: &Book, number: u32) -> Result<(), DataError> {
+        let table = &self.ports.table;
+        let (pk, sk) = (store::book_pk(&book.id), store::chapter_sk(number));
+        let key = book.translation_key.clone().unwrap_or_default();
+        let quality = self
+            .current_chapter(&book.id, number, &key)
+            .await?
+            .and_then(|c| serde_json::to_value(&c.quality).ok());
+        let with_quality = ChapterChange::passage_changed(quality).into_update();
+        match table
+            .update(&pk, &sk, with_quality, book_record::stored_under(&key))
+            .await
+        {
+            Ok(_) => {}
+            // Not translated under the book's key (yet): its quality record is not this one.
+            Err(StoreError::Conflict) => {
+                let counted = ChapterChange::passage_changed(None).into_update();
+                table.update(&pk, &sk, counted, Condition::Exists).await?;
+            }
+            Err(e) => return Err(e.into()),
+        }
+        if book.status == BookStatus::Completed {
+            let summary = self.quality_summary(&book.id).await?;
+            let change = BookChange::flag_warnings(summary.warnings(&book.warnings));
+            table
+                .update(&pk, store::BOOK_SK, change.into_update(), Condition::Exists)
+                .await?;
+        }
+        let removed = crate::ports::blobs::delete_prefix(
+            self.ports.blobs.as_ref(),
+            &store::outputs_prefix(&book.id),
+        )
+        .await?;
+        info!(files = removed, "the book's files will be made again");
+        Ok(())
+    }
+
+    /// The passage as it is now, for an answer.
+    async fn current(
+        &self,
+        book: &Book,
+        at: PassageAt,
+        source: &SourceChapter,
+    ) -> Result<Passage, DataError> {
+        let stored = self.model_text(book, at.chapter).await?;
+        let record = self.passage_record(&book.id, at).await?;
+        self.passage(
+            &book.id,
+            at.chapter,
+            at.index as usize,
+            &source.blocks,
+            stored.as_ref(),
+            Some(&record),
+        )
+        .await
+    }
+
+    async fn stale(
+        &self,
+        book: &Book,
+        at: PassageAt,
+        source: &SourceChapter,
+        read: u64,
+    ) -> Result<PassageError, DataError> {
+        let current = self.current(book, at, source).await?;
+        Ok(PassageError::Stale {
+            read,
+            current: Box::new(current),
+        })
+    }
+
+    async fn passage(
+        &self,
+        book_id: &str,
+        chapter: u32,
+        index: usize,
+        blocks: &[Block],
+        stored: Option<&StoredChapter>,
+        record: Option<&PassageRecord>,
+    ) -> Result<Passage, DataError> {
+        let source = blocks
+            .get(index)
+            .map(|b| b.text.clone())
+            .unwrap_or_default();
+        let (text, flags, origin) = match (record.and_then(|r| r.edit().map(|e| (r, e))), stored) {
+            (Some((record, edit)), _) => (
+                Some(self.edit_text(book_id, record, edit).await?),
+                Vec::new(),
+                Some(Origin::Edited {
+                    at: edit.at,
+                    by: edit.by.clone(),
+                }),
+            ),
+            (None, Some(stored)) => {
+                let pass = stored
+                    .quality
+                    .last_pass
+                    .as_ref()
+                    .map(|passes| passes.get(&index).copied().unwrap_or(Pass::Translate));
+                (
+                    stored.blocks.get(index).map(|b| b.text.clone()),
+                    flags_of(&stored.quality, index),
+                    Some(Origin::Model { pass }),
+                )
+            }
+            (None, None) => (None, Vec::new(), None),
+        };
+        Ok(Passage {
+            chapter,
+            index: index as u32,
+            source,
+            text,
+            flags,
+            origin,
+            version: record.map_or(0, |r| r.version),
+            undoable: record.map_or(0, |r| r.versions.len() as u32),
+        })
+    }
+
+    async fn source_of(&self, book_id: &str, number: u32) -> Result<SourceChapter, PassageError> {
+        self.source_chapter(book_id, number)
+            .await?
+            .ok_or_else(|| PassageError::NotFound(format!("chapter {number}")))
+    }
+
+    /// The model's text of the chapter under the book's translation key, if it has one.
+    async fn model_text(
+        &self,
+        book: &Book,
+        number: u32,
+    ) -> Result<Option<StoredChapter>, DataError> {
+        let key = book.translation_key.as_deref().unwrap_or_default();
+        Ok(self
+            .stored_chapter(&book.id, number)
+            .await?
+            .filter(|s| s.key == key))
+    }
+
+    async fn passage_records(&self, book_id: &str, number: u32) -> Result<Records, DataError> {
+        let query = Query::partition(store::book_pk(book_id))
+            .prefix(store::chapter_passages_prefix(number));
+        let mut records = BTreeMap::new();
+        for item in self.ports.table.query(query).await? {
+            let record = PassageRecord::from_item(&item).map_err(Fault::from)?;
+            records.insert(record.block, record);
+        }
+        Ok(records)
+    }
+
+    async fn passage_record(
+        &self,
+        book_id: &str,
+        at: PassageAt,
+    ) -> Result<PassageRecord, DataError> {
+        let sk = store::passage_sk(at.chapter, at.index);
+        match self.ports.table.get(&store::book_pk(book_id), &sk).await? {
+            Some(item) => Ok(PassageRecord::from_item(&item).map_err(Fault::from)?),
+            None => Ok(PassageRecord::untouched(at.chapter, at.index)),
+        }
+    }
+
+    async fn edit_text(
+        &self,
+        book_id: &str,
+        record: &PassageRecord,
+        edit: &Version,
+    ) -> Result<String, DataError> {
+        let name = edit.text.as_deref().unwrap_or_default();
+        let key = store::passage_text_key(book_id, record.chapter, record.block, name)?;
+        let bytes = self
+            .ports
+            .blobs
+            .get(&key)
+            .await?
+            .ok_or_else(|| Fault::Corrupt {
+                what: key.to_string(),
+                detail: "the text of a passage's edit is missing".into(),
+            })?;
+        String::from_utf8(bytes.to_vec()).map_err(|e| {
+            Fault::Corrupt {
+                what: key.to_string(),
+                detail: e.to_string(),
+            }
+            .into()
+        })
+    }
+
+    /// Removes the text of a change no longer kept; one left behind is only unused (and goes
+    /// with the book).
+    async fn remove_text(&self, book_id: &str, at: PassageAt, key: &crate::ports::BlobKey) {
+        if let Err(e) = self.ports.blobs.delete(key).await {
+            warn!(book_id, chapter = at.chapter, index = at.index, error = %e, "could not remove a passage's text");
+        }
+    }
+}
+
+/// A chapter's passage items, by block.
+type Records = BTreeMap<u32, PassageRecord>;
+
+fn not_found(at: PassageAt) -> PassageError {
+    PassageError::NotFound(format!("passage {} of chapter {}", at.index, at.chapter))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_edited_passage_leaves_the_quality_record_and_an_emptied_kind_goes() {
+        let mut quality = Quality::default();
+        quality.flagged.insert(Problem::Untranslated, vec![1, 4]);
+        quality.flagged.insert(Problem::Refusal, vec![4]);
+        let edited = BTreeSet::from([4]);
+        let now = without_edited(&quality, &edited);
+        assert_eq!(now.flagged.len(), 1);
+        assert_eq!(now.flagged[&Problem::Untranslated], vec![1]);
+        assert_eq!(flags_of(&quality, 4).len(), 2);
+        assert_eq!(flags_of(&now, 4), Vec::new());
+        assert_eq!(flags_of(&now, 1)[0].kind, "untranslated");
+    }
+
+    #[test]
+    fn a_page_is_between_one_and_the_most_passages() {
+        assert_eq!(page(None, None).unwrap(), (0, DEFAULT_PAGE));
+        assert_eq!(page(Some(10), Some(5)).unwrap(), (10, 5));
+        assert!(matches!(page(None, Some(0)), Err(PassageError::Invalid(_))));
+        assert!(matches!(
+            page(None, Some(MAX_PAGE + 1)),
+            Err(PassageError::Invalid(_))
+        ));
+    }
+}
