@@ -32,6 +32,8 @@ pub fn router() -> Routes {
         // The whole body is capped as it streams in: the multipart parser reads ahead as far as
         // data is available, so the cap (not the per-field check alone) is what bounds memory.
         .routes(routes!(upload).layer(DefaultBodyLimit::max(UPLOAD_BODY_LIMIT)))
+        // A book's passages are the book's, served where the book is.
+        .merge(super::passages::router())
 }
 
 #[derive(Deserialize)]

@@ -1,0 +1,98 @@
+//! A book's passages as the owner reviews and edits them.
+
+use booktr_core::translation::passages as domain;
+use chrono::{DateTime, Utc};
+
+use super::{wire, Mirror};
+
+wire! {
+    /// One passage (a block the book is translated in): its source, its text now, what the
+    /// checks found in the model's text, and where the text came from. Text is inline markup
+    /// (`<i>`, `<b>`, `<a href>`, `<ref id/>` ...; docs/api.md).
+    #[serde(rename_all = "camelCase")]
+    pub struct Passage from domain::Passage {
+        pub chapter: u32,
+        /// The passage's place in its chapter, from 0.
+        pub index: u32,
+        pub source: String,
+        /// Null while the chapter is not translated.
+        pub text: Option<String>,
+        /// Why the model's text is not to be trusted; empty for the owner's text.
+        pub flags: Vec<Flag>,
+        /// Null while there is no text.
+        pub origin: Option<Origin>,
+        /// The version a change of the passage names (`409` when it is not the passage's now).
+        pub version: u64,
+        /// Changes an undo can go back through.
+        pub undoable: u32,
+    }
+}
+
+wire! {
+    #[serde(rename_all = "camelCase")]
+    pub struct Flag from domain::Flag {
+        /// `missing`, `brokenMarks`, `untranslated`, `wrongLanguage`, `length`, `refusal`,
+        /// `merged`, `repeated`, `truncated`, `duplicate`, `numbers`, `names`.
+        pub kind: &'static str,
+        pub reason: String,
+    }
+}
+
+/// Where a passage's text came from: `model` (with the pass that last changed it: `translate`,
+/// `review` or `polish`; null for a translation made before that was recorded), or `edited`
+/// (with when and by whom).
+#[derive(serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Origin {
+    /// `model` or `edited`.
+    pub kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pass: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at: Option<DateTime<Utc>>,
+    /// The user who edited it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+}
+
+impl Mirror<domain::Origin> for Origin {
+    fn mirror(from: domain::Origin) -> Self {
+        match from {
+            domain::Origin::Model { pass } => Origin {
+                kind: "model",
+                pass: pass.map(|p| p.task()),
+                at: None,
+                by: None,
+            },
+            domain::Origin::Edited { at, by } => Origin {
+                kind: "edited",
+                pass: None,
+                at: Some(at),
+                by: Some(by),
+            },
+        }
+    }
+}
+
+wire! {
+    /// A page of a chapter's passages.
+    #[serde(rename_all = "camelCase")]
+    pub struct PassagePage from domain::PassagePage {
+        pub chapter: u32,
+        /// Passages in the chapter.
+        pub total: u32,
+        pub offset: u32,
+        pub passages: Vec<Passage>,
+    }
+}
+
+wire! {
+    /// A page of the book's flagged passages, in reading order.
+    #[serde(rename_all = "camelCase")]
+    pub struct FlaggedPage from domain::FlaggedPage {
+        /// Flagged passages in the book.
+        pub total: u32,
+        pub offset: u32,
+        pub passages: Vec<Passage>,
+    }
+}
