@@ -4,12 +4,12 @@
 //! |---|---|---|---|
 //! | book | `BOOK#<id>` | `BOOK` | `USER#<userId>#BOOKS` / `<createdAt>#<id>` |
 //! | chapter | `BOOK#<id>` | `CHAPTER#<number, 5 digits>` | |
-//! | an owner's passage | `BOOK#<id>` | `PASSAGE#<chapter, 5 digits>#<block, 5 digits>` | |
+//! | an owner's passage | `BOOK#<id>` | `PASSAGE#<target language>#<chapter, 5 digits>#<block, 5 digits>` | |
 //!
 //! Blobs: `books/<id>/original.<ext>`; the extracted manuscript as `books/<id>/manuscript.json`
 //! (metadata and the list of images), `books/<id>/chapters/<number>.json` (one chapter's blocks)
 //! and `books/<id>/assets/<file>` (images); the owner's edits of passages as
-//! `books/<id>/passages/<chapter>/<block>/<name>.txt` (a passage can outgrow an item). Everything a book owns sits under its partition and
+//! `books/<id>/passages/<language>/<chapter>/<block>/<name>.txt` (a passage can outgrow an item). Everything a book owns sits under its partition and
 //! its blob prefix, which is how deletion finds it all.
 
 use crate::books::BookFormat;
@@ -32,26 +32,28 @@ pub fn chapter_sk(number: u32) -> String {
     format!("{CHAPTER_PREFIX}{number:05}")
 }
 
-/// The item of a passage the owner changed (`crate::translation::passages`).
-pub fn passage_sk(chapter: u32, block: u32) -> String {
-    format!("{}{block:05}", chapter_passages_prefix(chapter))
+/// The item of a passage the owner changed in the book's translation into `lang`
+/// (`crate::translation::passages`): an edit belongs to the language it is written in.
+pub fn passage_sk(lang: &str, chapter: u32, block: u32) -> String {
+    format!("{}{block:05}", chapter_passages_prefix(lang, chapter))
 }
 
-/// The sort-key prefix of a chapter's passage items.
-pub fn chapter_passages_prefix(chapter: u32) -> String {
-    format!("{PASSAGE_PREFIX}{chapter:05}#")
+/// The sort-key prefix of a chapter's passage items in the translation into `lang`.
+pub fn chapter_passages_prefix(lang: &str, chapter: u32) -> String {
+    format!("{PASSAGE_PREFIX}{lang}#{chapter:05}#")
 }
 
 /// The text of one version of a passage the owner edited; `name` is unique to the version, so
 /// that a concurrent edit that loses the race never overwrites the winner's text.
 pub fn passage_text_key(
     book_id: &str,
+    lang: &str,
     chapter: u32,
     block: u32,
     name: &str,
 ) -> Result<BlobKey, StoreError> {
     BlobKey::parse(&format!(
-        "books/{book_id}/passages/{chapter:05}/{block:05}/{name}.txt"
+        "books/{book_id}/passages/{lang}/{chapter:05}/{block:05}/{name}.txt"
     ))
 }
 

@@ -436,7 +436,7 @@ async fn store_translation(
     // chapter's quality record (what the book reports as flagged) leaves them out. The stored
     // translation keeps the model's text and record; the edits are laid over it where the book
     // is read (`crate::translation::passages`).
-    let edited = handler.translations.edited_blocks(&book.id, number).await?;
+    let edited = handler.translations.edited_blocks(&book, number).await?;
     let quality = crate::translation::passages::without_edited(&stored.quality, &edited);
     let quality = serde_json::to_value(&quality).unwrap_or(Value::Null);
     let words = source.word_count();

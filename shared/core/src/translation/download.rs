@@ -271,8 +271,7 @@ impl Translations {
         else {
             return Ok(None);
         };
-        let key = book.translation_key.clone().unwrap_or_default();
-        let translation = self.current_chapter(&book.id, number, &key).await?;
+        let translation = self.current_chapter(book, number).await?;
         Ok(Some(SideBySide {
             source,
             translation,

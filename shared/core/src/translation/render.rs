@@ -55,7 +55,6 @@ impl Translations {
         edition: Edition,
         completeness: Completeness,
     ) -> Result<Option<Rendition>, RenderError> {
-        let key = book.translation_key.clone().unwrap_or_default();
         let mut manuscript: Manuscript =
             self.read_json(&store::manuscript_key(&book.id)?)
                 .await?
@@ -64,7 +63,7 @@ impl Translations {
         let mut translated = Vec::with_capacity(chapters.len());
         for chapter in &chapters {
             // The owner's edits are the book's text.
-            match self.current_chapter(&book.id, chapter.number, &key).await? {
+            match self.current_chapter(book, chapter.number).await? {
                 Some(stored) => translated.push(Some(SourceChapter {
                     title: stored.title,
                     blocks: stored.blocks,

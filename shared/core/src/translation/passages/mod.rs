@@ -7,6 +7,8 @@
 //! laid over it wherever the book is read: its files, its reader, its quality record. So an
 //! edit is kept through every later run, whatever model or glossary it translates with, until
 //! the owner resets it; and a passage the owner never changed follows the model's latest text.
+//! An edit is written in the book's target language and belongs to it: a run into another
+//! language starts from the model's text, and the edits come back with the language.
 //!
 //! Every change names the version the client read and is written only while the passage is
 //! still at it (a conditional write): a concurrent change answers [`PassageError::Stale`] with
@@ -205,7 +207,7 @@ impl Translations {
         let book = self.books.get(user_id, book_id).await?;
         let source = self.source_of(&book.id, chapter).await?;
         let stored = self.model_text(&book, chapter).await?;
-        let records = self.passage_records(&book.id, chapter).await?;
+        let records = self.passage_records(&book, chapter).await?;
         let end = offset.saturating_add(limit).min(source.blocks.len());
         let mut passages = Vec::with_capacity(end.saturating_sub(offset));
         for index in offset..end {
@@ -261,7 +263,7 @@ impl Translations {
             if chapter.as_ref().is_none_or(|c| c.0 != number) {
                 let source = self.source_of(&book.id, number).await?;
                 let stored = self.model_text(&book, number).await?;
-                let records = self.passage_records(&book.id, number).await?;
+                let records = self.passage_records(&book, number).await?;
                 chapter = Some((number, source, stored, records));
             }
             let Some((_, source, stored, records)) = &chapter else {
@@ -321,14 +323,15 @@ impl Translations {
         if let Some(problem) = booktr_translate::checks::marks_problem(&block.text, text) {
             return Err(PassageError::Marks(problem));
         }
-        let record = self.passage_record(&book.id, at).await?;
+        let record = self.passage_record(&book, at).await?;
         if record.version != read {
             return Err(self.stale(&book, at, &source, read).await?);
         }
         // The text first, under a name no other change uses: a change that loses the race
         // below never overwrites the winner's text.
         let name = format!("v{}-{}", read + 1, crate::ids::random_hex(4));
-        let key = store::passage_text_key(&book.id, at.chapter, at.index, &name)?;
+        let key =
+            store::passage_text_key(&book.id, &book.target_lang, at.chapter, at.index, &name)?;
         self.ports
             .blobs
             .put(&key, bytes::Bytes::copy_from_slice(text.as_bytes()))
@@ -401,22 +404,18 @@ impl Translations {
         self.write(&book, at, &source, &record, change).await
     }
 
-    /// Chapter `number`'s translation under `key` as the book reads now: the stored one with
-    /// the owner's edits in place and their flags dropped. None when there is none under `key`.
+    /// Chapter `number`'s translation as the book reads now: the one stored under the book's
+    /// translation key with the owner's edits in place and their flags dropped. None when there
+    /// is none under the key.
     pub async fn current_chapter(
         &self,
-        book_id: &str,
+        book: &Book,
         number: u32,
-        key: &str,
     ) -> Result<Option<StoredChapter>, DataError> {
-        let Some(mut stored) = self
-            .stored_chapter(book_id, number)
-            .await?
-            .filter(|s| s.key == key)
-        else {
+        let Some(mut stored) = self.model_text(book, number).await? else {
             return Ok(None);
         };
-        let records = self.passage_records(book_id, number).await?;
+        let records = self.passage_records(book, number).await?;
         let mut edited = BTreeSet::new();
         for record in records.values() {
             let index = record.block as usize;
@@ -424,7 +423,7 @@ impl Translations {
                 continue;
             };
             if let Some(block) = stored.blocks.get_mut(index) {
-                block.text = self.edit_text(book_id, record, edit).await?;
+                block.text = self.edit_text(&book.id, record, edit).await?;
                 edited.insert(index);
             }
         }
@@ -435,11 +434,11 @@ impl Translations {
     /// The blocks of chapter `number` that hold the owner's text.
     pub(crate) async fn edited_blocks(
         &self,
-        book_id: &str,
+        book: &Book,
         number: u32,
     ) -> Result<BTreeSet<usize>, DataError> {
         Ok(self
-            .passage_records(book_id, number)
+            .passage_records(book, number)
             .await?
             .values()
             .filter(|r| r.edit().is_some())
@@ -461,7 +460,7 @@ impl Translations {
         if source.blocks.get(at.index as usize).is_none() {
             return Err(not_found(at));
         }
-        let record = self.passage_record(&book.id, at).await?;
+        let record = self.passage_record(&book, at).await?;
         if record.version != read {
             return Err(self.stale(&book, at, &source, read).await?);
         }
@@ -483,8 +482,13 @@ impl Translations {
         let written = match record.version {
             0 => match change.versions.as_slice() {
                 [first] => {
-                    let (item, condition) =
-                        PassageRecord::first_item(&book.id, at.chapter, at.index, first);
+                    let (item, condition) = PassageRecord::first_item(
+                        &book.id,
+                        &book.target_lang,
+                        at.chapter,
+                        at.index,
+                        first,
+                    );
                     table.put(item, condition).await
                 }
                 _ => Err(StoreError::Invalid(
@@ -493,7 +497,7 @@ impl Translations {
             },
             read => {
                 let (update, condition) = PassageRecord::next(read, &change.versions);
-                let sk = store::passage_sk(at.chapter, at.index);
+                let sk = store::passage_sk(&book.target_lang, at.chapter, at.index);
                 table
                     .update(&store::book_pk(&book.id), &sk, update, condition)
                     .await
@@ -515,7 +519,13 @@ impl Translations {
         );
         for version in &change.dropped {
             if let Some(name) = &version.text {
-                let key = store::passage_text_key(&book.id, at.chapter, at.index, name)?;
+                let key = store::passage_text_key(
+                    &book.id,
+                    &book.target_lang,
+                    at.chapter,
+                    at.index,
+                    name,
+                )?;
                 self.remove_text(&book.id, at, &key).await;
             }
         }
@@ -532,7 +542,7 @@ impl Translations {
         let (pk, sk) = (store::book_pk(&book.id), store::chapter_sk(number));
         let key = book.translation_key.clone().unwrap_or_default();
         let quality = self
-            .current_chapter(&book.id, number, &key)
+            .current_chapter(book, number)
             .await?
             .and_then(|c| serde_json::to_value(&c.quality).ok());
         let with_quality = ChapterChange::passage_changed(quality).into_update();
@@ -572,7 +582,7 @@ impl Translations {
         source: &SourceChapter,
     ) -> Result<Passage, DataError> {
         let stored = self.model_text(book, at.chapter).await?;
-        let record = self.passage_record(&book.id, at).await?;
+        let record = self.passage_record(&book, at).await?;
         self.passage(
             &book.id,
             at.chapter,
@@ -665,9 +675,10 @@ impl Translations {
             .filter(|s| s.key == key))
     }
 
-    async fn passage_records(&self, book_id: &str, number: u32) -> Result<Records, DataError> {
-        let query = Query::partition(store::book_pk(book_id))
-            .prefix(store::chapter_passages_prefix(number));
+    /// The chapter's passage items in the book's target language.
+    async fn passage_records(&self, book: &Book, number: u32) -> Result<Records, DataError> {
+        let query = Query::partition(store::book_pk(&book.id))
+            .prefix(store::chapter_passages_prefix(&book.target_lang, number));
         let mut records = BTreeMap::new();
         for item in self.ports.table.query(query).await? {
             let record = PassageRecord::from_item(&item).map_err(Fault::from)?;
@@ -676,15 +687,13 @@ impl Translations {
         Ok(records)
     }
 
-    async fn passage_record(
-        &self,
-        book_id: &str,
-        at: PassageAt,
-    ) -> Result<PassageRecord, DataError> {
-        let sk = store::passage_sk(at.chapter, at.index);
-        match self.ports.table.get(&store::book_pk(book_id), &sk).await? {
+    /// The passage's item in the book's target language (version 0 when it has none).
+    async fn passage_record(&self, book: &Book, at: PassageAt) -> Result<PassageRecord, DataError> {
+        let lang = &book.target_lang;
+        let sk = store::passage_sk(lang, at.chapter, at.index);
+        match self.ports.table.get(&store::book_pk(&book.id), &sk).await? {
             Some(item) => Ok(PassageRecord::from_item(&item).map_err(Fault::from)?),
-            None => Ok(PassageRecord::untouched(at.chapter, at.index)),
+            None => Ok(PassageRecord::untouched(lang, at.chapter, at.index)),
         }
     }
 
@@ -695,7 +704,8 @@ impl Translations {
         edit: &Version,
     ) -> Result<String, DataError> {
         let name = edit.text.as_deref().unwrap_or_default();
-        let key = store::passage_text_key(book_id, record.chapter, record.block, name)?;
+        let key =
+            store::passage_text_key(book_id, &record.lang, record.chapter, record.block, name)?;
         let bytes = self
             .ports
             .blobs

@@ -1,9 +1,9 @@
-//! The item of a passage the owner changed (`BOOK#<id>` / `PASSAGE#<chapter>#<block>`, see
+//! The item of a passage the owner changed (`BOOK#<id>` / `PASSAGE#<lang>#<chapter>#<block>`, see
 //! `crate::books::store`), and the one place its attributes are named:
 //!
 //! | attribute | holds |
 //! |---|---|
-//! | `chapter`, `block` | which passage: the chapter's number, the block's index in it |
+//! | `lang`, `chapter`, `block` | which passage: the translation's language, the chapter's number, the block's index in it |
 //! | `version` | how many changes the passage has had: the version a client read, which its next change must name |
 //! | `versions` | the passage's changes, oldest first (at most [`MAX_VERSIONS`]): each an edit (its text in a blob) or a reset to the model's text |
 //!
@@ -25,6 +25,7 @@ pub const MAX_VERSIONS: usize = 100;
 /// Everything a passage item holds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PassageRecord {
+    pub lang: String,
     pub chapter: u32,
     pub block: u32,
     pub version: u64,
@@ -45,8 +46,9 @@ pub struct Version {
 
 impl PassageRecord {
     /// A passage at version 0: the model's text, never changed.
-    pub fn untouched(chapter: u32, block: u32) -> PassageRecord {
+    pub fn untouched(lang: &str, chapter: u32, block: u32) -> PassageRecord {
         PassageRecord {
+            lang: lang.to_string(),
             chapter,
             block,
             version: 0,
@@ -63,6 +65,7 @@ impl PassageRecord {
             }
         };
         Ok(PassageRecord {
+            lang: f.string("lang")?,
             chapter: f.int("chapter")?,
             block: f.int("block")?,
             version: f.int("version")?,
@@ -79,11 +82,13 @@ impl PassageRecord {
     /// first change fails with `Conflict`).
     pub fn first_item(
         book_id: &str,
+        lang: &str,
         chapter: u32,
         block: u32,
         first: &Version,
     ) -> (Item, Condition) {
-        let item = Item::new(book_pk(book_id), passage_sk(chapter, block))
+        let item = Item::new(book_pk(book_id), passage_sk(lang, chapter, block))
+            .with("lang", lang)
             .with("chapter", chapter)
             .with("block", block)
             .with("version", 1)
@@ -121,9 +126,9 @@ mod tests {
     #[test]
     fn a_passage_item_reads_back_with_its_changes() {
         let first = version(Some("v1-ab"));
-        let (item, condition) = PassageRecord::first_item("b1", 3, 12, &first);
+        let (item, condition) = PassageRecord::first_item("b1", "es", 3, 12, &first);
         assert_eq!(condition, Condition::NotExists);
-        assert_eq!(item.sk, "PASSAGE#00003#00012");
+        assert_eq!(item.sk, "PASSAGE#es#00003#00012");
         let read = PassageRecord::from_item(&item).unwrap();
         assert_eq!(read.version, 1);
         assert_eq!(read.edit(), Some(&first));
@@ -138,7 +143,7 @@ mod tests {
 
     #[test]
     fn a_corrupt_list_of_changes_is_an_error_naming_the_attribute() {
-        let (item, _) = PassageRecord::first_item("b1", 1, 0, &version(Some("x")));
+        let (item, _) = PassageRecord::first_item("b1", "es", 1, 0, &version(Some("x")));
         let item = item.with("versions", "not a list");
         let error = PassageRecord::from_item(&item).unwrap_err();
         assert_eq!(error.attribute, "versions");
