@@ -28,6 +28,7 @@ mod metrics;
 mod notifications;
 mod openapi;
 mod pages;
+mod passages;
 mod privacy;
 mod reader;
 mod sign_in_attack;
