@@ -1938,6 +1938,11 @@ mod tests {
             ]
         );
         assert_eq!(out.quality.changed, Changed::default());
+        assert_eq!(
+            out.quality.last_pass,
+            Some(BTreeMap::new()),
+            "a change not kept leaves the translate pass's text"
+        );
         // The clean engine's later passes answer one block in four, as an editor is assumed
         // to change: together at most what the first pass wrote, half of what they wrote when
         // each gave every block back.
@@ -1946,6 +1951,38 @@ mod tests {
         assert!(
             q.review.output_tokens + q.polish.output_tokens <= q.translate.output_tokens,
             "{q:?}"
+        );
+    }
+
+    /// The offline engine, except that the polish rewrites block 2 (still a good translation).
+    struct PolishesBlockTwo;
+
+    #[async_trait]
+    impl ChatModel for PolishesBlockTwo {
+        async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
+            let mut response = OfflineEngine.complete(request.clone()).await?;
+            if request.user.starts_with("TASK: polish") {
+                let better = crate::offline::pseudo(&chapter()[2].text, &[]).replace('.', ", sí.");
+                response.text = format!("[[2]] {better}\nWHY: smoother\n{}", response.text);
+            }
+            Ok(response)
+        }
+
+        fn name(&self) -> &str {
+            "polishes-block-two"
+        }
+    }
+
+    #[tokio::test]
+    async fn each_block_records_the_last_pass_that_changed_it() {
+        let out = run(&PolishesBlockTwo).await;
+        assert!(out.quality.flagged.is_empty(), "{:?}", out.quality.flagged);
+        assert!(out.blocks[2].text.ends_with(", sí."), "{:?}", out.blocks[2]);
+        assert_eq!(out.quality.changed.polish, 1, "{:?}", out.quality);
+        assert_eq!(
+            out.quality.last_pass,
+            Some(BTreeMap::from([(2, Pass::Polish)])),
+            "the other blocks hold the translate pass's text"
         );
     }
 }

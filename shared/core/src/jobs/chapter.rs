@@ -437,8 +437,7 @@ async fn store_translation(
     // translation keeps the model's text and record; the edits are laid over it where the book
     // is read (`crate::translation::passages`).
     let edited = handler.translations.edited_blocks(&book, number).await?;
-    let quality = crate::translation::passages::without_edited(&stored.quality, &edited);
-    let quality = serde_json::to_value(&quality).unwrap_or(Value::Null);
+    let quality = crate::translation::passages::chapter_record(&stored.quality, &edited);
     let words = source.word_count();
     info!(
         words,

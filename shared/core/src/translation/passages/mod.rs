@@ -23,6 +23,7 @@ use booktr_translate::checks::Problem;
 use booktr_translate::pipeline::Quality;
 use booktr_translate::protocol::Pass;
 use chrono::{DateTime, Utc};
+use serde_json::Value;
 use tracing::{info, instrument, warn};
 
 pub use record::MAX_VERSIONS;
@@ -164,6 +165,15 @@ pub fn without_edited(quality: &Quality, edited: &BTreeSet<usize>) -> Quality {
         .filter(|(_, blocks)| !blocks.is_empty())
         .collect();
     quality
+}
+
+/// The quality record a chapter item holds: `quality` without the flags of the `edited` blocks,
+/// and without the pass of each block (the stored translation keeps those: a long chapter's
+/// would outgrow the item).
+pub fn chapter_record(quality: &Quality, edited: &BTreeSet<usize>) -> Value {
+    let mut quality = without_edited(quality, edited);
+    quality.last_pass = None;
+    serde_json::to_value(&quality).unwrap_or(Value::Null)
 }
 
 /// What the model's text of block `index` was found to be.
@@ -544,7 +554,7 @@ impl Translations {
         let quality = self
             .current_chapter(book, number)
             .await?
-            .and_then(|c| serde_json::to_value(&c.quality).ok());
+            .map(|c| chapter_record(&c.quality, &BTreeSet::new()));
         let with_quality = ChapterChange::passage_changed(quality).into_update();
         match table
             .update(&pk, &sk, with_quality, book_record::stored_under(&key))
