@@ -592,7 +592,7 @@ impl Translations {
         source: &SourceChapter,
     ) -> Result<Passage, DataError> {
         let stored = self.model_text(book, at.chapter).await?;
-        let record = self.passage_record(&book, at).await?;
+        let record = self.passage_record(book, at).await?;
         self.passage(
             &book.id,
             at.chapter,
