@@ -173,7 +173,13 @@ async fn a_chapters_passages_are_paged_with_source_text_flags_and_origin() {
     .await;
     assert_eq!(past["passages"], json!([]));
 
-    for bad in ["limit=0", "limit=201", "offset=-1", "limit=many"] {
+    for bad in [
+        "limit=0",
+        "limit=201",
+        "offset=-1",
+        "offset=4294967296",
+        "limit=many",
+    ] {
         let path = format!("/api/books/{id}/chapters/2/passages?{bad}");
         assert_error(app.get(&path, &user.key).await, 400, "bad_request").await;
     }

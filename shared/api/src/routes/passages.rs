@@ -75,8 +75,8 @@ impl IntoResponse for PassageFailure {
 
 #[derive(Deserialize)]
 struct PageQuery {
-    offset: Option<usize>,
-    limit: Option<usize>,
+    offset: Option<u32>,
+    limit: Option<u32>,
 }
 
 /// A page of a chapter's passages, in order, each with its source, its text now, its flags and

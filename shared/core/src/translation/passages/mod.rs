@@ -142,14 +142,14 @@ pub struct PassageAt {
 }
 
 /// The page's bounds from the caller's `offset` and `limit`.
-pub fn page(offset: Option<usize>, limit: Option<usize>) -> Result<(usize, usize), PassageError> {
-    let limit = limit.unwrap_or(DEFAULT_PAGE);
+pub fn page(offset: Option<u32>, limit: Option<u32>) -> Result<(usize, usize), PassageError> {
+    let limit = limit.map_or(DEFAULT_PAGE, |l| l as usize);
     if limit == 0 || limit > MAX_PAGE {
         return Err(PassageError::Invalid(format!(
             "limit must be between 1 and {MAX_PAGE}"
         )));
     }
-    Ok((offset.unwrap_or(0), limit))
+    Ok((offset.unwrap_or(0) as usize, limit))
 }
 
 /// `quality` with the flags of the `edited` blocks dropped: the owner's text is theirs, whatever
@@ -774,7 +774,7 @@ mod tests {
         assert_eq!(page(Some(10), Some(5)).unwrap(), (10, 5));
         assert!(matches!(page(None, Some(0)), Err(PassageError::Invalid(_))));
         assert!(matches!(
-            page(None, Some(MAX_PAGE + 1)),
+            page(None, Some(MAX_PAGE as u32 + 1)),
             Err(PassageError::Invalid(_))
         ));
     }
