@@ -86,7 +86,7 @@ struct PageQuery {
     params(("id" = String, Path, description = "The book's id"),
         ("number" = u32, Path, description = "The chapter's number, from 1"),
         ("offset" = Option<u32>, Query, description = "The first passage, from 0 (default 0)"),
-        ("limit" = Option<u32>, Query, description = "Passages on the page, 1 to 200 (default 50)")),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 200, description = "Passages on the page, 1 to 200 (default 50)")),
     responses((status = 200, description = "The page", body = PassagePage),
         (status = 400, description = "A bad number, offset or limit", body = ErrorBody),
         (status = 404, description = "No such book or chapter", body = ErrorBody)))]
@@ -111,7 +111,7 @@ async fn chapter_passages(
     security(("apiKey" = []), ("session" = [])),
     params(("id" = String, Path, description = "The book's id"),
         ("offset" = Option<u32>, Query, description = "The first flagged passage, from 0 (default 0)"),
-        ("limit" = Option<u32>, Query, description = "Passages on the page, 1 to 200 (default 50)")),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 200, description = "Passages on the page, 1 to 200 (default 50)")),
     responses((status = 200, description = "The page", body = FlaggedPage),
         (status = 400, description = "A bad offset or limit", body = ErrorBody),
         (status = 404, description = "No such book", body = ErrorBody)))]
