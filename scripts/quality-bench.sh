@@ -14,6 +14,7 @@
 #   bash scripts/quality-bench.sh                 # letter 1, Qwen2.5-Coder-1.5B
 #   LETTER=2 MODEL=0.5b bash scripts/quality-bench.sh
 #   RECORD=1 bash scripts/quality-bench.sh        # also keep booktr's raw answers
+#   BASELINE=keep bash scripts/quality-bench.sh   # the last run's baseline (same answers)
 #
 # On 2 cores a run takes 10 to 20 minutes (the model writes 10-25 tokens a second).
 set -euo pipefail
@@ -32,21 +33,34 @@ cargo build --release -q --bin booktr
 
 model_serve "$port"
 work=$dir/quality-$model-letter$letter
+# The server samples with a fixed seed, so the same prompts get the same answers: BASELINE=keep
+# reuses the last run's baseline for this model and letter instead of asking for it again.
+kept=$(mktemp -d)
+if [ "${BASELINE:-}" = keep ] && [ -s "$work/baseline.txt" ]; then
+  cp "$work/baseline.txt" "$work/baseline.json" "$kept/"
+fi
 rm -rf "$work"
 "$py" scripts/quality_bench.py extract --letter "$letter" --out "$work"
 
-echo "== the plain baseline: one prompt per paragraph"
-"$py" scripts/quality_bench.py baseline --url "http://127.0.0.1:$port/v1" \
-  --source "$work/letter.txt" --out "$work/baseline.txt" --stats "$work/baseline.json"
+if [ -s "$kept/baseline.txt" ]; then
+  echo "== the plain baseline: kept from the last run (BASELINE=keep)"
+  cp "$kept/baseline.txt" "$kept/baseline.json" "$work/"
+else
+  echo "== the plain baseline: one prompt per paragraph"
+  "$py" scripts/quality_bench.py baseline --url "http://127.0.0.1:$port/v1" \
+    --source "$work/letter.txt" --out "$work/baseline.txt" --stats "$work/baseline.json"
+fi
+rm -rf "$kept"
 
 echo "== booktr translate"
 record=()
 [ -n "${RECORD:-}" ] && record=(--record-answers "$work/answers.jsonl")
 # The local server answers one request at a time, a few tokens a second: far slower than a
-# hosted model's 180 s allow. A small model keeps its place in an answer of a paragraph or two,
-# not of a whole letter (docs/operations.md, BOOKTR_CHUNK_TOKENS); CHUNK_TOKENS=2000 measures
-# the hosted models' default.
-BOOKTR_CHUNK_TOKENS=${CHUNK_TOKENS:-400} BOOKTR_MODEL_TIMEOUT_SECS=3600 OPENAI_API_KEY=local OPENAI_BASE_URL="http://127.0.0.1:$port/v1" \
+# hosted model's 180 s allow. A small model keeps each block to its own text when asked for one
+# block of at most a paragraph or two at a time, not a whole letter (docs/operations.md,
+# BOOKTR_CHUNK_TOKENS and BOOKTR_CHUNK_BLOCKS); CHUNK_TOKENS=2000 CHUNK_BLOCKS=100 measures the
+# hosted models' default.
+BOOKTR_CHUNK_TOKENS=${CHUNK_TOKENS:-400} BOOKTR_CHUNK_BLOCKS=${CHUNK_BLOCKS:-1} BOOKTR_MODEL_TIMEOUT_SECS=3600 OPENAI_API_KEY=local OPENAI_BASE_URL="http://127.0.0.1:$port/v1" \
   target/release/booktr translate "$work/letter.txt" --from en --to fr --parallel 1 \
   --out "$work/letter.fr.epub" --report "$work/report.json" --pass-texts "$work/passes" \
   "${record[@]}" >"$work/booktr.log" 2>&1 || { tail -30 "$work/booktr.log"; exit 1; }

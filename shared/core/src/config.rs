@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use booktr_translate::pipeline::PipelineConfig;
+use booktr_translate::pipeline::{PipelineConfig, MAX_CHUNK_BLOCKS};
 
 use crate::types::{Email, Plan};
 use crate::usage::Quotas;
@@ -40,8 +40,8 @@ pub struct Config {
     /// `BOOKTR_FILE_MEMORY_MIB`: the ceiling every limit on reading an upload and rendering a
     /// book follows from (`booktr_formats::Budget`); 64 by default.
     pub file_budget: booktr_formats::Budget,
-    /// The translation pipeline's chunking: `BOOKTR_CHUNK_TOKENS` sets the estimated source
-    /// tokens of one request (see [`pipeline_config`]).
+    /// The translation pipeline's chunking: `BOOKTR_CHUNK_TOKENS` and `BOOKTR_CHUNK_BLOCKS` set
+    /// the estimated source tokens and the blocks of one request (see [`pipeline_config`]).
     pub pipeline: PipelineConfig,
     /// `BOOKTR_ADMIN_EMAIL`: the email of the administrator created on first start.
     pub admin_email: Email,
@@ -281,26 +281,47 @@ impl Config {
 }
 
 /// The pipeline's settings from the environment: `BOOKTR_CHUNK_TOKENS` (200 to 8,000, else
-/// 2,000), the estimated source tokens one translation request carries. A hosted model answers
-/// 2,000 well; a small local model loses its place in a long answer (the 1.5B Qwen2.5-Coder of
-/// the quality bench ran one sentence round and round for a whole letter, see
-/// docs/translation.md) and does better on a paragraph or two: 400.
+/// 2,000), the estimated source tokens one translation request carries, and
+/// `BOOKTR_CHUNK_BLOCKS` (1 to 100, else 100), the most blocks it carries. A hosted model answers
+/// 2,000 tokens of many blocks well; a small local model loses its place in a long answer (the
+/// 1.5B Qwen2.5-Coder of the quality bench ran one sentence round and round for a whole letter)
+/// and keeps each block to its own text best when asked for one at a time: 400 and 1 (see
+/// docs/translation.md, "Quality against a human translation").
 pub fn pipeline_config(
     get: &impl Fn(&'static str, &str) -> String,
 ) -> Result<PipelineConfig, ConfigError> {
     let default = PipelineConfig::default();
-    let raw = get("BOOKTR_CHUNK_TOKENS", &default.chunk_tokens.to_string());
-    match raw.trim().parse::<u64>() {
-        Ok(n) if (200..=8000).contains(&n) => Ok(PipelineConfig {
-            chunk_tokens: n,
-            ..default
-        }),
-        _ => Err(ConfigError {
-            name: "BOOKTR_CHUNK_TOKENS",
-            value: raw,
-            reason: "expected a number of tokens from 200 to 8000".into(),
-        }),
-    }
+    let number =
+        |name: &'static str, default: u64, range: std::ops::RangeInclusive<u64>, what: &str| {
+            let raw = get(name, &default.to_string());
+            match raw.trim().parse::<u64>() {
+                Ok(n) if range.contains(&n) => Ok(n),
+                _ => Err(ConfigError {
+                    name,
+                    value: raw,
+                    reason: format!(
+                        "expected a number of {what} from {} to {}",
+                        range.start(),
+                        range.end()
+                    ),
+                }),
+            }
+        };
+    Ok(PipelineConfig {
+        chunk_tokens: number(
+            "BOOKTR_CHUNK_TOKENS",
+            default.chunk_tokens,
+            200..=8000,
+            "tokens",
+        )?,
+        chunk_blocks: number(
+            "BOOKTR_CHUNK_BLOCKS",
+            default.chunk_blocks as u64,
+            1..=MAX_CHUNK_BLOCKS as u64,
+            "blocks",
+        )? as usize,
+        ..default
+    })
 }
 
 #[cfg(test)]
@@ -327,6 +348,20 @@ mod tests {
         for wrong in ["50", "9000", "lots"] {
             let err = chunk(Some(wrong)).unwrap_err();
             assert_eq!(err.name, "BOOKTR_CHUNK_TOKENS");
+        }
+    }
+
+    #[test]
+    fn a_request_carries_up_to_100_blocks_unless_set_within_its_range() {
+        let blocks = |v: Option<&'static str>| {
+            Config::from_lookup(|n| (n == "BOOKTR_CHUNK_BLOCKS").then_some(v?.into()))
+                .map(|c| c.pipeline.chunk_blocks)
+        };
+        assert_eq!(blocks(None).unwrap(), 100);
+        assert_eq!(blocks(Some("1")).unwrap(), 1);
+        for wrong in ["0", "101", "one"] {
+            let err = blocks(Some(wrong)).unwrap_err();
+            assert_eq!(err.name, "BOOKTR_CHUNK_BLOCKS");
         }
     }
 

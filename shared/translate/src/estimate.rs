@@ -149,13 +149,18 @@ pub fn estimate_book(
         );
         // A pass's chunks go at the same time, each pass as long as its typical answer;
         // the first pass's go one after the other when they carry a window on the chapter.
+        let source_tokens = chapter
+            .blocks
+            .iter()
+            .map(|block| crate::model::estimate_tokens(&block.text))
+            .sum();
         let took: Duration = passes
             .iter()
             .enumerate()
             .filter(|(_, pass)| pass.requests > 0)
             .map(|(at, pass)| {
                 let one = pace.request(pass.output_tokens / u64::from(pass.requests));
-                if at == 0 && windowed(run.config, pass.requests as usize) {
+                if at == 0 && windowed(run.config, source_tokens) {
                     one * pass.requests
                 } else {
                     one

@@ -29,6 +29,10 @@ pub struct PipelineConfig {
     /// Estimated source tokens per chunk. 2,000 keeps answers well inside every model's output
     /// limit while the per-request instructions stay a small share of what is sent.
     pub chunk_tokens: u64,
+    /// Blocks per chunk at most, within the token budget. A small local model keeps each block
+    /// to its own text best when it is asked for one at a time (docs/translation.md, the
+    /// quality bench); a hosted model is asked for as many as fit.
+    pub chunk_blocks: usize,
     /// Chunks of one pass in flight at once: 12 covers the longest chapters of real novels (the
     /// longest in Moby-Dick is 7 chunks), so a pass takes about one model round trip.
     pub concurrency: usize,
@@ -41,10 +45,14 @@ pub struct PipelineConfig {
     pub context_tokens: u64,
 }
 
+/// The most blocks a chunk may hold (`PipelineConfig::chunk_blocks`'s default and ceiling).
+pub const MAX_CHUNK_BLOCKS: usize = 100;
+
 impl Default for PipelineConfig {
     fn default() -> Self {
         PipelineConfig {
             chunk_tokens: 2000,
+            chunk_blocks: MAX_CHUNK_BLOCKS,
             concurrency: 12,
             max_model_retries: 5,
             context_tokens: 300,
@@ -403,7 +411,7 @@ impl<'a> ChapterTranslation<'a> {
                     draft: (pass != Pass::Translate).then(|| segment.source.clone()),
                 })
                 .collect();
-            chunk(units, self.config.chunk_tokens)
+            chunk(units, self.config.chunk_tokens, self.config.chunk_blocks)
                 .into_iter()
                 .map(|units| {
                     let text = units
@@ -592,13 +600,13 @@ fn part_budget(chunk_tokens: u64) -> u64 {
 /// pass's chunks sent at once, without the window: one after the other, its wall time would
 /// grow with its length (most chapters of novels are one or two chunks of 2,000; Moby-Dick's
 /// longest is seven). Counted in tokens, not chunks, so that smaller chunks for a small model
-/// (`chunk_tokens`) keep the window over the same chapters.
+/// (`chunk_tokens`, `chunk_blocks`) keep the window over the same chapters.
 const MAX_WINDOWED_TOKENS: u64 = 8_000;
 
-/// Whether the first pass over `chunks` chunks goes chunk after chunk, each with the
-/// translation before it in view.
-pub fn windowed(config: &PipelineConfig, chunks: usize) -> bool {
-    config.context_tokens > 0 && chunks as u64 * config.chunk_tokens <= MAX_WINDOWED_TOKENS
+/// Whether the first pass over a chapter of `source_tokens` estimated tokens goes chunk after
+/// chunk, each with the translation before it in view.
+pub fn windowed(config: &PipelineConfig, source_tokens: u64) -> bool {
+    config.context_tokens > 0 && source_tokens <= MAX_WINDOWED_TOKENS
 }
 
 /// Whether a later pass's estimate counts block `id` as changed: one block in four, the share
@@ -695,10 +703,15 @@ impl PassWork<'_> {
         let units: Vec<Unit> = (0..self.segments.len())
             .map(|id| self.unit(id, None))
             .collect();
-        let chunks = chunk(units, self.config.chunk_tokens);
+        let chunks = chunk(units, self.config.chunk_tokens, self.config.chunk_blocks);
         let start = self.input.ladder.first();
         let mut translated = BTreeSet::new();
-        if !windowed(self.config, chunks.len()) {
+        let source_tokens = chunks
+            .iter()
+            .flatten()
+            .map(|unit| crate::model::estimate_tokens(&unit.source))
+            .sum();
+        if !windowed(self.config, source_tokens) {
             let results: Vec<Result<ChunkDone, ChatError>> = stream::iter(chunks)
                 .map(|units| {
                     self.chunk(Pass::Translate, &[], Vec::new())
@@ -766,12 +779,15 @@ impl PassWork<'_> {
             .collect();
         let judged: BTreeSet<usize> = units.iter().map(|u| u.id).collect();
         let violations = state.violations.clone();
-        let results: Vec<Result<ChunkDone, ChatError>> =
-            stream::iter(chunk(units, self.config.chunk_tokens))
-                .map(|units| self.chunk(pass, &violations, Vec::new()).edit(units))
-                .buffer_unordered(self.config.concurrency.max(1))
-                .collect()
-                .await;
+        let results: Vec<Result<ChunkDone, ChatError>> = stream::iter(chunk(
+            units,
+            self.config.chunk_tokens,
+            self.config.chunk_blocks,
+        ))
+        .map(|units| self.chunk(pass, &violations, Vec::new()).edit(units))
+        .buffer_unordered(self.config.concurrency.max(1))
+        .collect()
+        .await;
         let before = state.texts.clone();
         let mut changed = BTreeSet::new();
         for result in results {

@@ -316,14 +316,15 @@ pub fn glossary_violations<'a>(
         .collect()
 }
 
-/// Splits units into chunks of about `budget` estimated tokens, never splitting a block.
-pub fn chunk(units: Vec<Unit>, budget: u64) -> Vec<Vec<Unit>> {
+/// Splits units into chunks of about `budget` estimated tokens and at most `max_blocks` blocks,
+/// never splitting a block.
+pub fn chunk(units: Vec<Unit>, budget: u64, max_blocks: usize) -> Vec<Vec<Unit>> {
     let mut chunks = Vec::new();
     let mut current: Vec<Unit> = Vec::new();
     let mut size = 0;
     for unit in units {
         let tokens = crate::model::estimate_tokens(&unit.source) + 4;
-        if !current.is_empty() && size + tokens > budget {
+        if !current.is_empty() && (size + tokens > budget || current.len() >= max_blocks) {
             chunks.push(std::mem::take(&mut current));
             size = 0;
         }
@@ -391,13 +392,15 @@ mod tests {
                 draft: None,
             })
             .collect();
-        let chunks = chunk(units, 130);
+        let chunks = chunk(units.clone(), 130, 100);
         assert!(
             chunks.iter().all(|c| !c.is_empty() && c.len() <= 3),
             "{:?}",
             chunks.iter().map(Vec::len).collect::<Vec<_>>()
         );
         assert_eq!(chunks.iter().map(Vec::len).sum::<usize>(), 10);
+        let one_each = chunk(units, 130, 1);
+        assert_eq!(one_each.len(), 10);
     }
 
     #[test]
