@@ -173,6 +173,7 @@ async fn reader(
             lang: visitor.lang,
             back: None,
             continue_at,
+            review: false,
         },
     )?;
     if asked {

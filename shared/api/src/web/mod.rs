@@ -1,6 +1,7 @@
 //! The public website: server-rendered pages readable without JavaScript, from templates that
 //! escape everything they are given unless it is marked as sanitised HTML (`|safe`, used only
-//! for [`markdown::render`]'s output). One layout for every page: `<title>`, description,
+//! for [`markdown::render`]'s output; the passage editor's preview is built escaped, as a safe
+//! value, by `app::editor`). One layout for every page: `<title>`, description,
 //! canonical URL and Open Graph tags, the app's style sheet and a header that offers the
 //! library to a signed-in visitor and sign-in and sign-up to anyone else, in the visitor's
 //! language ([`app::Visitor`]).
@@ -81,6 +82,10 @@ fn templates() -> &'static Environment<'static> {
             (
                 "app/reader.html",
                 include_str!("../../templates/app/reader.html"),
+            ),
+            (
+                "app/passage_editor.html",
+                include_str!("../../templates/app/passage_editor.html"),
             ),
             (
                 "app/layout.html",

@@ -124,6 +124,9 @@ pub struct Reader<'a> {
     pub back: Option<String>,
     /// Where this reader stopped last time, offered on the book's first page.
     pub continue_at: Option<(u32, u32)>,
+    /// The owner's review: each row is marked when the checks flagged it and links to its
+    /// editor (`?edit=N#p-N`, N the passage's place in the chapter).
+    pub review: bool,
 }
 
 #[derive(Serialize)]
@@ -135,6 +138,8 @@ struct Entry {
 
 #[derive(Debug, PartialEq, Serialize)]
 struct Row {
+    /// The block's place in its chapter, from 0 (the passage's index).
+    index: usize,
     /// How the block is styled: `heading level-N`, `line` (verse), `quote`, `item`, `pre`,
     /// `note`, `cell`, `image` or `paragraph`.
     kind: String,
@@ -144,6 +149,10 @@ struct Row {
     /// None while the block is not translated yet.
     translation: Option<String>,
     translation_number: Option<String>,
+    /// The checks flagged the translation (the owner's review only).
+    flagged: bool,
+    /// The address of the passage's editor (the owner's review only).
+    edit: Option<String>,
 }
 
 fn kind_class(kind: &BlockKind) -> String {
@@ -191,10 +200,14 @@ struct Paged {
     pages: u32,
 }
 
-/// Splits the chapter's shown rows (blocks with text) into pages and keeps page `wanted`'s.
-/// Every row is on exactly one page, in order; a chapter without text has one empty page.
-fn paginate(source: &[Block], translated: Option<&[Block]>, wanted: u32) -> Paged {
-    let mut rows = Vec::new();
+/// Lays the chapter's shown rows (blocks with text) out on pages: calls `visit` with each row's
+/// page, block index, original and translation, in order, and answers how many pages there
+/// are. Every row is on exactly one page; a chapter without text has one empty page.
+fn lay_out(
+    source: &[Block],
+    translated: Option<&[Block]>,
+    mut visit: impl FnMut(u32, usize, String, Option<String>),
+) -> u32 {
     let mut page = 1u32;
     let (mut on_page, mut chars_on_page) = (0usize, 0usize);
     for (i, block) in source.iter().enumerate() {
@@ -212,25 +225,51 @@ fn paginate(source: &[Block], translated: Option<&[Block]>, wanted: u32) -> Page
         }
         on_page += 1;
         chars_on_page += chars;
-        if page == wanted {
-            let (original, original_number) = line_number(&block.kind, original);
-            let (translation, translation_number) = match translation {
-                Some(t) => {
-                    let (t, n) = line_number(&block.kind, t);
-                    (Some(t), n)
-                }
-                None => (None, None),
-            };
-            rows.push(Row {
-                kind: kind_class(&block.kind),
-                original,
-                original_number,
-                translation,
-                translation_number,
-            });
-        }
+        visit(page, i, original, translation);
     }
-    Paged { rows, pages: page }
+    page
+}
+
+/// Splits the chapter's shown rows into pages and keeps page `wanted`'s.
+fn paginate(source: &[Block], translated: Option<&[Block]>, wanted: u32) -> Paged {
+    let mut rows = Vec::new();
+    let pages = lay_out(source, translated, |page, i, original, translation| {
+        if page != wanted {
+            return;
+        }
+        let kind = &source[i].kind;
+        let (original, original_number) = line_number(kind, original);
+        let (translation, translation_number) = match translation {
+            Some(t) => {
+                let (t, n) = line_number(kind, t);
+                (Some(t), n)
+            }
+            None => (None, None),
+        };
+        rows.push(Row {
+            index: i,
+            kind: kind_class(kind),
+            original,
+            original_number,
+            translation,
+            translation_number,
+            flagged: false,
+            edit: None,
+        });
+    });
+    Paged { rows, pages }
+}
+
+/// The page of the chapter that shows block `index`: the first page for a block without text
+/// or past the chapter's end.
+pub fn page_of(source: &[Block], translated: Option<&[Block]>, index: usize) -> u32 {
+    let mut found = 1;
+    lay_out(source, translated, |page, i, _, _| {
+        if i == index {
+            found = page;
+        }
+    });
+    found
 }
 
 /// `text` cut to [`BLOCK_CHARS`] characters, marked where it was cut.
@@ -270,6 +309,9 @@ pub struct Prepared {
     pub description: String,
     /// The page's own address.
     pub path: String,
+    /// The page shown (1-based), and the place in the chapter of its first row's block.
+    pub page: u32,
+    pub first_index: Option<usize>,
 }
 
 /// The page's contents; a page past the chapter's last is not found.
@@ -289,12 +331,26 @@ pub fn prepare(reader: Reader<'_>) -> Result<Prepared, ApiError> {
         lang,
         back,
         continue_at,
+        review,
     } = reader;
     let translated = current.translation.as_ref().map(|t| t.blocks.as_slice());
-    let Paged { rows, pages } = paginate(&current.source.blocks, translated, page);
+    let Paged { mut rows, pages } = paginate(&current.source.blocks, translated, page);
     if page == 0 || page > pages {
         return Err(ApiError::not_found("page"));
     }
+    if review {
+        let flagged = current
+            .translation
+            .as_ref()
+            .map(|t| t.quality.flagged_blocks())
+            .unwrap_or_default();
+        let here = format!("{base}?chapter={number}&page={page}");
+        for row in rows.iter_mut().filter(|r| r.translation.is_some()) {
+            row.flagged = flagged.contains(&row.index);
+            row.edit = Some(format!("{here}&edit={i}#p-{i}", i = row.index));
+        }
+    }
+    let first_index = rows.first().map(|r| r.index);
     let label = |c: &Chapter| {
         c.title.clone().map_or_else(
             || format!("{} {}", lang.get("chapter"), c.number),
@@ -364,6 +420,7 @@ pub fn prepare(reader: Reader<'_>) -> Result<Prepared, ApiError> {
         contents,
         chapter_label,
         rows,
+        review,
         paging => context! {
             page,
             pages,
@@ -379,6 +436,8 @@ pub fn prepare(reader: Reader<'_>) -> Result<Prepared, ApiError> {
         title: format!("{} · {chapter_label}", book.title),
         description,
         path,
+        page,
+        first_index,
     })
 }
 
@@ -391,6 +450,7 @@ pub fn page(state: &AppState, reader: Reader<'_>) -> Result<Response, ApiError> 
         title,
         description,
         path,
+        ..
     } = prepare(reader)?;
     let mut head = head(state, &path, title, description);
     // The page, its header too, speaks the interface's language; the text carries the book's
@@ -473,18 +533,24 @@ mod tests {
             paged.rows,
             vec![
                 Row {
+                    index: 0,
                     kind: "paragraph".into(),
                     original: "one".into(),
                     original_number: None,
                     translation: Some("un".into()),
                     translation_number: None,
+                    flagged: false,
+                    edit: None,
                 },
                 Row {
+                    index: 2,
                     kind: "paragraph".into(),
                     original: "three".into(),
                     original_number: None,
                     translation: Some("trois".into()),
                     translation_number: None,
+                    flagged: false,
+                    edit: None,
                 },
             ]
         );
@@ -509,6 +575,17 @@ mod tests {
             line_number(&BlockKind::Paragraph, "Hofgarten,10".into()),
             ("Hofgarten,10".to_string(), None)
         );
+    }
+
+    #[test]
+    fn a_blocks_page_is_the_page_that_shows_its_row() {
+        let blocks: Vec<Block> = (0..450).map(|i| paragraph(&format!("p{i}"))).collect();
+        for (index, page) in [(0, 1), (199, 1), (200, 2), (449, 3)] {
+            assert_eq!(page_of(&blocks, None, index), page, "block {index}");
+            let shown = paginate(&blocks, None, page).rows;
+            assert!(shown.iter().any(|r| r.index == index), "block {index}");
+        }
+        assert_eq!(page_of(&blocks, None, 10_000), 1);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The library (`/dashboard`: the user's books, upload) and a book's page
 //! (`/dashboard/books/{id}`: chapters, the quote, start, pause, resume, stop, downloads, rename,
-//! delete). Each action is a form posting to the book's page's path, which calls the service
+//! delete); the book's reader, where its owner reviews it, is [`super::editor`]'s. Each action is a form posting to the book's page's path, which calls the service
 //! the API calls and comes back to the page. Stop asks first (`?stop=confirm` shows what it
 //! keeps; the form then carries `confirm=yes`).
 //!
@@ -28,7 +28,6 @@ use crate::extract::{Path, Query};
 use crate::routes::books::{
     multipart_error, over_the_body_limit, read_limited, text_field, MULTIPART_OVERHEAD,
 };
-use crate::web::reader::View;
 use crate::{AppState, Routes};
 
 pub fn router() -> Routes {
@@ -42,7 +41,6 @@ pub fn router() -> Routes {
         )
         .route("/dashboard/books/{id}", get(book))
         .route("/dashboard/books/{id}/{action}", post(act))
-        .route("/dashboard/books/{id}/read", get(read))
         .route(LIBRARY_LIVE, get(library_live))
         .route("/dashboard/books/{id}/live", get(book_live))
 }
@@ -544,82 +542,5 @@ async fn download(
     match link {
         Ok(download) => Redirect::to(&download.url).into_response(),
         Err(e) => page_error(me.lang, e),
-    }
-}
-
-#[derive(Deserialize)]
-struct ChapterQuery {
-    chapter: Option<u32>,
-    page: Option<u32>,
-    view: Option<String>,
-}
-
-/// The owner's reader: the shared reader's page on the app's layout, on the owner's book
-/// whatever its state (untranslated blocks say so), a page of a chapter at a time, with the
-/// way back to the book's page; kept out of search engines. The page opened is remembered as
-/// where to continue ([`reading`]).
-async fn read(
-    State(state): State<AppState>,
-    me: SignedIn,
-    Path(id): Path<String>,
-    Query(q): Query<ChapterQuery>,
-    headers: HeaderMap,
-) -> Response {
-    let (view, asked) = View::chosen(q.view.as_deref(), &headers);
-    let number = q.chapter.unwrap_or(1);
-    let at = reading::Position {
-        chapter: number,
-        page: q.page.unwrap_or(1),
-    };
-    let shown = async {
-        let book = state.services.books.get(&me.user.id, &id).await?;
-        let chapters = state.services.books.chapters(&book.id).await?;
-        let current = state
-            .services
-            .translations
-            .side_by_side(&book, number)
-            .await?
-            .ok_or_else(|| ApiError::not_found("chapter"))?;
-        let editions = booktr_core::books::store::editions();
-        crate::web::reader::prepare(crate::web::reader::Reader {
-            book: &book,
-            base: &format!("/dashboard/books/{id}/read"),
-            downloads: &format!("/dashboard/books/{id}/download"),
-            private: true,
-            signed_in: true,
-            chapters: &chapters,
-            number,
-            page: at.page,
-            current: &current,
-            editions: &editions,
-            view,
-            lang: me.lang,
-            back: Some(format!("/dashboard/books/{id}")),
-            continue_at: None,
-        })
-    }
-    .await;
-    let prepared = match shown {
-        Ok(prepared) => prepared,
-        Err(e) => return page_error(me.lang, e),
-    };
-    let rendered = page(
-        &state,
-        Some(&me),
-        me.lang,
-        "app/reader.html",
-        &prepared.title,
-        prepared.data,
-    )
-    .await;
-    match rendered {
-        Ok(mut response) => {
-            if asked {
-                view.remember(&mut response);
-            }
-            reading::remember(&headers, reading::Scope::Owner, &id, at, &mut response);
-            response
-        }
-        Err(response) => response,
     }
 }

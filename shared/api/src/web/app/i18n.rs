@@ -361,6 +361,50 @@ const MESSAGES: &[(&str, &str, &str)] = &[
     ("pages_bottom", "Chapter pages, at the end", "Páginas del capítulo, al final"),
     ("original", "Original", "Original"),
     ("not_translated_yet", "not translated yet", "aún sin traducir"),
+    // The owner's reader as the editor (issue 38).
+    ("edit", "Edit", "Editar"),
+    ("edit_passage", "Edit this passage", "Editar este pasaje"),
+    ("flagged_mark", "Flagged", "Señalado"),
+    ("passages_flagged", "passages flagged by the checks are still open.", "pasajes señalados por las comprobaciones siguen pendientes."),
+    ("no_passage_flagged", "No passage is flagged: the checks found nothing left to review.", "Ningún pasaje está señalado: las comprobaciones no dejan nada por revisar."),
+    ("next_flagged", "Next flagged passage", "Siguiente pasaje señalado"),
+    ("note_no_flagged", "No flagged passage is left to review.", "No queda ningún pasaje señalado por revisar."),
+    ("note_wrapped", "That was the last one: back to the book's first flagged passage.", "Era el último: de vuelta al primer pasaje señalado del libro."),
+    ("translation_field", "Translation of this passage", "Traducción de este pasaje"),
+    ("marks_to_keep", "Marks to keep, in this order:", "Marcas que hay que conservar, en este orden:"),
+    ("save_shortcut", "Ctrl+Enter (⌘+Enter on a Mac) saves.", "Ctrl+Intro (⌘+Intro en un Mac) guarda."),
+    ("undo", "Undo the last change", "Deshacer el último cambio"),
+    ("reset_to_model", "Back to the model's text", "Volver al texto del modelo"),
+    ("close_editor", "Close the editor", "Cerrar el editor"),
+    ("origin_model", "Text from the model", "Texto del modelo"),
+    ("origin_edited_by_you", "Your edit", "Tu corrección"),
+    ("origin_edited", "Edited", "Corregido"),
+    ("pass_translate", "first translation", "primera traducción"),
+    ("pass_review", "consistency review", "revisión de coherencia"),
+    ("pass_polish", "polish", "pulido"),
+    ("done_saved", "Saved: the book's files are made again with it on the next download.", "Guardado: los archivos del libro se rehacen con el cambio en la próxima descarga."),
+    ("done_undone", "The last change is undone.", "Se ha deshecho el último cambio."),
+    ("done_reset", "The model's text is back; undo brings yours back.", "Ha vuelto el texto del modelo; deshacer recupera el tuyo."),
+    ("stale", "Not saved: this passage was changed elsewhere since you opened it.", "No se ha guardado: este pasaje se cambió en otro sitio desde que lo abriste."),
+    ("stale_now", "Its text now:", "Su texto ahora:"),
+    ("stale_kept", "Your text is still in the field: save again to replace this one with it.", "Tu texto sigue en el campo: guarda de nuevo para sustituir este por el tuyo."),
+    ("nothing_to_undo", "There is no change to undo.", "No hay ningún cambio que deshacer."),
+    ("marks_refused", "Not saved: the marks must be the original's.", "No se ha guardado: las marcas deben ser las del original."),
+    ("empty_text", "Not saved: a passage's translation cannot be empty.", "No se ha guardado: la traducción de un pasaje no puede quedar vacía."),
+    ("not_saved", "Not saved:", "No se ha guardado:"),
+    ("flag_kept", "The text shown is the best one that passed the checks, or the original.", "El texto que se ve es el mejor que pasó las comprobaciones, o el original."),
+    ("pflag_missing", "the model did not return this passage.", "el modelo no devolvió este pasaje."),
+    ("pflag_brokenMarks", "the model broke the passage's formatting marks.", "el modelo rompió las marcas de formato del pasaje."),
+    ("pflag_untranslated", "the model left it untranslated.", "el modelo lo dejó sin traducir."),
+    ("pflag_wrongLanguage", "the model wrote it in another language.", "el modelo lo escribió en otro idioma."),
+    ("pflag_length", "the model's text was far longer or shorter than a translation can be.", "el texto del modelo era mucho más largo o más corto de lo que puede ser una traducción."),
+    ("pflag_refusal", "the model refused, or commented instead of translating.", "el modelo se negó, o comentó en vez de traducir."),
+    ("pflag_merged", "the model ran it together with the next passage.", "el modelo lo juntó con el pasaje siguiente."),
+    ("pflag_repeated", "the model said the same thing more than once.", "el modelo dijo lo mismo más de una vez."),
+    ("pflag_truncated", "the model's text was cut off.", "el texto del modelo quedó cortado."),
+    ("pflag_duplicate", "the model gave it the same text as another passage.", "el modelo le dio el mismo texto que a otro pasaje."),
+    ("pflag_numbers", "the model's numbers are not the original's.", "los números del modelo no son los del original."),
+    ("pflag_names", "the model's names are not the original's.", "los nombres del modelo no son los del original."),
     // A book's page.
     ("your_translation", "Your translation", "Tu traducción"),
     ("read_so_far", "Read what is translated", "Leer lo traducido"),
@@ -416,6 +460,17 @@ mod tests {
         assert_eq!(keys.len(), MESSAGES.len(), "a key appears twice");
         for (key, en, es) in MESSAGES {
             assert!(!en.is_empty() && !es.is_empty(), "{key} lacks a language");
+        }
+    }
+
+    #[test]
+    fn every_flag_kind_and_pass_is_said_in_words() {
+        for problem in booktr_translate::checks::Problem::ALL {
+            let key = format!("pflag_{}", problem.name());
+            assert!(Lang::En.find(&key).is_some(), "{key}");
+        }
+        for pass in ["translate", "review", "polish"] {
+            assert!(Lang::Es.find(&format!("pass_{pass}")).is_some(), "{pass}");
         }
     }
 

@@ -4,7 +4,7 @@
 //! without JavaScript (every action is a form); one script of ours (`/assets/app.js`, compiled
 //! into the binary) refreshes a translating book's progress and sends large files straight to
 //! storage. Every page calls the services the API calls, with the session cookie's user: the
-//! pages add no rules of their own.
+//! pages add no rules of their own. The owner's reader is the book's editor ([`editor`]).
 //!
 //! Forms that change anything carry the session's CSRF token ([`csrf`]) and are refused (403)
 //! without it. Pages are in English or Spanish ([`i18n`]).
@@ -14,6 +14,7 @@ mod assets;
 mod books;
 mod community;
 pub mod csrf;
+mod editor;
 mod errors;
 mod glossaries;
 pub mod i18n;
@@ -48,6 +49,7 @@ pub fn pages_router() -> Routes {
     Routes::new()
         .merge(account::router())
         .merge(books::router())
+        .merge(editor::router())
         .merge(settings::router())
         .merge(glossaries::router())
         .merge(assets::router())
