@@ -230,22 +230,54 @@ impl Browser {
                 panic!("{name} at {label} width: {violations}\nthe page reads: {start}");
             }
             self.assert_fits(&format!("{name} at {label} width")).await;
-            // The whole page in one picture: the window as tall as the page.
-            let height = self
-                .script("return document.documentElement.scrollHeight;")
-                .await
-                .as_u64()
-                .unwrap_or(u64::from(size.1)) as u32;
-            self.resize((size.0, height.clamp(size.1, SHOT_HEIGHT)))
+            self.photograph(&dir.join(format!("{name}-{label}.png")), size)
                 .await;
-            let shot = self.call(reqwest::Method::GET, "/screenshot", None).await;
-            let png = base64::engine::general_purpose::STANDARD
-                .decode(shot.as_str().unwrap())
-                .unwrap();
-            std::fs::write(dir.join(format!("{name}-{label}.png")), png).unwrap();
-            self.resize(size).await;
         }
         self.resize(DESKTOP).await;
+    }
+
+    /// The whole page in one picture at `size`'s width: the window as tall as the page, then
+    /// `size` again.
+    async fn photograph(&self, path: &std::path::Path, size: (u32, u32)) {
+        self.resize(size).await;
+        let height = self
+            .script("return document.documentElement.scrollHeight;")
+            .await
+            .as_u64()
+            .unwrap_or(u64::from(size.1)) as u32;
+        self.resize((size.0, height.clamp(size.1, SHOT_HEIGHT)))
+            .await;
+        let shot = self.call(reqwest::Method::GET, "/screenshot", None).await;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(shot.as_str().unwrap())
+            .unwrap();
+        std::fs::write(path, png).unwrap();
+        self.resize(size).await;
+    }
+
+    /// Presses `keys` (WebDriver's codes for Enter, Tab, Control...) in the element that has the
+    /// focus, as a person at the keyboard would.
+    async fn press(&self, keys: &str) {
+        let active = self.call(reqwest::Method::GET, "/element/active", None).await;
+        let id = active
+            .as_object()
+            .and_then(|o| o.values().next())
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_string();
+        self.post(&format!("/element/{id}/value"), json!({ "text": keys }))
+            .await;
+    }
+
+    /// What has the focus: its tag, its `value` or `href`, and whether its outline shows.
+    async fn focused(&self) -> Value {
+        self.script(
+            "const e = document.activeElement; const s = getComputedStyle(e); \
+             return { tag: e.tagName.toLowerCase(), value: e.value ?? null, \
+                      href: e.getAttribute('href'), \
+                      outline: s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 2 };",
+        )
+        .await
     }
 
     /// Not one response this document has had (the page itself, its style sheet, script and
@@ -877,4 +909,148 @@ async fn a_new_free_reader_reads_thirty_chapters_and_walks_the_settings_at_phone
     browser.check_page("walk-error-not-found").await;
     browser.go(&format!("{site}/dashboard")).await;
     assert!(browser.url().await.starts_with(&format!("{site}/signin")));
+}
+
+/// WebDriver's key codes.
+const ENTER: &str = "\u{E007}";
+const TAB: &str = "\u{E004}";
+const CONTROL: &str = "\u{E009}";
+/// Lets go of the modifier keys held.
+const RELEASE: &str = "\u{E000}";
+
+/// The issue's walk of an owner fixing what the checks flagged: signs up, uploads a book that a
+/// misbehaving model translates (it refuses every answer, so every passage is flagged), opens
+/// the reader, goes to the next flagged passage, fixes it by keyboard alone (the field has the
+/// focus, its text selected and typed over, Ctrl+Enter saves without reloading the page), and
+/// downloads the book: the EPUB holds the fix. The editor is checked by axe-core at desktop and
+/// phone widths, fits a 375-pixel phone with touch-sized controls, and is photographed at 375
+/// and 1280 pixels.
+#[tokio::test]
+async fn an_owner_fixes_a_flagged_passage_by_keyboard_and_downloads_the_corrected_book() {
+    if !have(Tool::ChromeDriver) || !have(Tool::Axe) {
+        return;
+    }
+    let app = TestApp::new()
+        .with_workers()
+        .with_models(std::sync::Arc::new(crate::passages::Refusing))
+        .start()
+        .await;
+    let browser = Browser::start().await;
+    let site = &app.url;
+
+    browser.go(&format!("{site}/signup")).await;
+    browser.fill("#email", "editor@example.com").await;
+    browser.fill("#password", "a long password").await;
+    browser.click("form button[type=submit]").await;
+    browser.wait_for_url(&format!("{site}/dashboard")).await;
+    let dir = tempfile::TempDir::new().unwrap();
+    let file = dir.path().join("voyage.txt");
+    std::fs::write(&file, crate::passages::book()).unwrap();
+    browser.fill("#file", file.to_str().unwrap()).await;
+    browser.fill("#targetLang", "es").await;
+    browser.click("form[data-upload] button[type=submit]").await;
+    browser.wait_for_text("Expected cost").await;
+    let page = browser.url().await.split('?').next().unwrap().to_string();
+    let id = page.rsplit('/').next().unwrap().to_string();
+    browser
+        .click("form[action$='/start'] button[type=submit]")
+        .await;
+    browser.wait_for_book_status("COMPLETED").await;
+    assert!(browser.page_text().await.contains("blocks flagged"));
+
+    // The reader, then the next flagged passage, by keyboard.
+    browser.go(&format!("{page}/read")).await;
+    browser.wait_for_text("Next flagged passage").await;
+    browser.check_page("editor-reader").await;
+    let cookie = browser.session_cookie().await;
+    let flagged = |cookie: String| async move {
+        let list: Value = reqwest::Client::new()
+            .get(format!("{site}/api/books/{id}/passages/flagged", id = &id))
+            .header("cookie", cookie)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        list
+    };
+    let before = flagged(cookie.clone()).await;
+    let first = before["passages"][0].clone();
+    let index = first["index"].as_u64().unwrap();
+    browser.script("document.querySelector('a.next-flagged').focus();").await;
+    assert!(browser.focused().await["outline"].as_bool().unwrap(), "a visible focus");
+    browser.press(ENTER).await;
+    eventually(Duration::from_secs(10), || async {
+        let focused = browser.focused().await;
+        match focused["tag"] == "textarea" {
+            true => Ok(()),
+            false => Err(format!("the field has not the focus: {focused}")),
+        }
+    })
+    .await;
+    assert!(browser.url().await.ends_with(&format!("#p-{index}")));
+    let shown = browser.page_text().await;
+    assert!(shown.contains("Flagged: the model refused"), "{shown}");
+    browser.check_page("editor").await;
+
+    // A phone 375 pixels wide: nothing wider than the window, every control of the editor
+    // at least 44 pixels tall. Photographed there and at 1280.
+    let shots =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/screenshots/web-app");
+    browser.resize((375, 800)).await;
+    browser.assert_fits("the editor at 375 pixels").await;
+    let small = browser
+        .script(
+            "return [...document.querySelectorAll('.editing button:not([hidden]), .editing a')] \
+               .map(e => [e.textContent, Math.round(e.getBoundingClientRect().height)]) \
+               .filter(([, h]) => h < 44);",
+        )
+        .await;
+    assert_eq!(small, json!([]), "controls too small to touch");
+    browser.photograph(&shots.join("editor-375.png"), (375, 800)).await;
+    browser.photograph(&shots.join("editor-1280.png"), DESKTOP).await;
+
+    // Fixes it by keyboard: the field has the focus again, its text is selected and typed
+    // over, and Ctrl+Enter saves in place (the page is not reloaded).
+    browser.script("document.querySelector('.editing textarea').focus(); window.stayed = true;").await;
+    assert!(browser.focused().await["outline"].as_bool().unwrap());
+    let fix = "Texto corregido a mano.";
+    browser.press(&format!("{CONTROL}a{RELEASE}{fix}")).await;
+    browser.press(&format!("{CONTROL}{ENTER}{RELEASE}")).await;
+    browser.wait_for_text("Saved: the book").await;
+    assert_eq!(browser.script("return window.stayed === true;").await, json!(true));
+    assert_eq!(browser.focused().await["tag"], "textarea", "the focus stays in the field");
+    // The focus moves on to the editor's buttons: Save first.
+    browser.press(TAB).await;
+    assert_eq!(browser.focused().await["value"], "save");
+    let after = flagged(cookie.clone()).await;
+    assert_eq!(
+        after["total"].as_u64(),
+        before["total"].as_u64().map(|n| n - 1),
+        "{after}"
+    );
+    browser.check_page("editor-saved").await;
+
+    // Downloads the book through the reader's link, as the signed-in browser: the fix is in it.
+    let href = browser
+        .script("return document.querySelector('a[href$=\"format=epub\"]').href;")
+        .await;
+    let epub = reqwest::Client::new()
+        .get(href.as_str().unwrap())
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(epub.status(), 200);
+    let epub = epub.bytes().await.unwrap();
+    epubcheck(&epub);
+    let text: String = booktr_formats::epub::extract(&epub)
+        .unwrap()
+        .chapters
+        .iter()
+        .map(|c| c.plain_text())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(text.contains(fix), "{text}");
 }

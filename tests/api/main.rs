@@ -39,5 +39,6 @@ mod translation;
 mod upload;
 mod user;
 mod web_app;
+mod web_editor;
 mod web_traps;
 mod webhooks;

@@ -23,7 +23,7 @@ async fn drain(app: &TestApp) {
 }
 
 /// A small plain-text book: a preface, a first chapter of three paragraphs, and a second.
-fn book() -> Vec<u8> {
+pub(crate) fn book() -> Vec<u8> {
     "The Voyage\n\nA preface of seven words stands here.\n\n\
      CHAPTER I. Loomings\n\nCall me Ishmael. Some years ago I went to sea.\n\n\
      It is a way I have of driving off the spleen.\n\n\
@@ -332,7 +332,7 @@ async fn status(app: &TestApp, user: &TestUser, id: &str) -> Value {
 }
 
 /// Every request answered by a model that refuses every block.
-struct Refusing;
+pub(crate) struct Refusing;
 
 #[async_trait]
 impl Models for Refusing {

@@ -64,6 +64,21 @@ impl<'a> Browser<'a> {
         response
     }
 
+    /// As [`Browser::post_form`], with one header more (what a page's script adds).
+    pub(crate) async fn post_form_with(
+        &self,
+        header: &str,
+        path: &str,
+        fields: &[(&str, &str)],
+    ) -> Response {
+        self.with_headers(self.client.post(format!("{}{path}", self.app.url)))
+            .header(header, "1")
+            .form(fields)
+            .send()
+            .await
+            .unwrap()
+    }
+
     fn keep_cookie(&mut self, response: &Response) {
         if let Some(set) = response.headers().get("set-cookie") {
             let pair = set.to_str().unwrap().split(';').next().unwrap().to_string();
@@ -122,7 +137,7 @@ impl<'a> Browser<'a> {
     }
 
     /// The book's state as the API tells it to this session.
-    async fn book(&self, id: &str) -> Value {
+    pub(crate) async fn book(&self, id: &str) -> Value {
         self.get(&format!("/api/books/{id}"))
             .await
             .json()
@@ -130,7 +145,7 @@ impl<'a> Browser<'a> {
             .unwrap()
     }
 
-    async fn wait_for(&self, id: &str, status: &str) {
+    pub(crate) async fn wait_for(&self, id: &str, status: &str) {
         eventually(Duration::from_secs(60), || async {
             let book = self.book(id).await;
             match book["status"] == status {

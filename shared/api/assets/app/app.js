@@ -13,6 +13,11 @@
 //    file there (S3 on AWS, this server otherwise), confirms, and opens the new book's page, so
 //    books up to 50 MB go through even where the page's own form (through a Lambda) stops at 4 MB.
 //    Dropping a file on the form picks it.
+// 3. The owner's reader as the editor: a passage's editor form is posted in the background
+//    (X-Booktr-Fragment: editor) and answered with the editor alone, which takes the place of
+//    the one shown, so a save, an undo or a reset reloads nothing; Ctrl+Enter (Cmd+Enter)
+//    saves; the preview follows the typing (built as elements, never as HTML). An answer that
+//    is not an editor (a form expired, a page gone) is shown by posting the form plainly.
 "use strict";
 (function () {
   var MOVING = ["UPLOADED", "EXTRACTING", "TRANSLATING", "GENERATING", "TRANSLATED"];
@@ -110,6 +115,106 @@
       if (navigator.clipboard) navigator.clipboard.writeText(text);
     });
   });
+
+  // The passage editor's preview: the markup's marks as the elements the book shows, a link's
+  // text without its address; markup that is not well-formed is shown as typed.
+  var MARKS = { i: "em", b: "strong", sup: "sup", sub: "sub", code: "code", keep: "span", a: "span" };
+  function unescapeText(t) {
+    return t.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&amp;/g, "&");
+  }
+  function preview(text, into) {
+    var root = document.createDocumentFragment();
+    var open = [root], names = [], at = 0, ok = true, m;
+    var tag = /<(\/?)([a-z]+)(?:\s+[a-z]+="[^"]*")?\s*(\/?)>/g;
+    var top = function () { return open[open.length - 1]; };
+    while (ok && (m = tag.exec(text))) {
+      if (m.index > at) top().appendChild(document.createTextNode(unescapeText(text.slice(at, m.index))));
+      at = tag.lastIndex;
+      var name = m[2];
+      if (m[3]) {
+        if (name === "br") top().appendChild(document.createElement("br"));
+        else if (name === "ref") {
+          var sup = document.createElement("sup");
+          sup.className = "ref";
+          sup.textContent = "*";
+          top().appendChild(sup);
+        } else ok = false;
+      } else if (m[1]) {
+        if (names.pop() === name) open.pop(); else ok = false;
+      } else if (MARKS.hasOwnProperty(name)) {
+        var el = document.createElement(MARKS[name]);
+        if (name === "keep") el.setAttribute("translate", "no");
+        if (name === "a") el.className = "link";
+        top().appendChild(el);
+        open.push(el);
+        names.push(name);
+      } else ok = false;
+    }
+    if (ok && at < text.length) top().appendChild(document.createTextNode(unescapeText(text.slice(at))));
+    into.textContent = "";
+    if (ok && !names.length) into.appendChild(root); else into.textContent = text;
+  }
+
+  var live = document.querySelector("[data-editor-live]");
+  function wireEditor(holder) {
+    var form = holder.querySelector("form[data-editor]");
+    if (!form || !window.fetch || !window.URLSearchParams) return;
+    var field = form.querySelector("textarea");
+    var shown = holder.querySelector("[data-preview]");
+    var hint = holder.querySelector("[data-shortcut]");
+    if (hint) hint.hidden = false;
+    // The preview follows the typing: its button is for pages without the script.
+    var plain = form.querySelector("[data-without-script]");
+    if (plain) plain.hidden = true;
+    field.addEventListener("input", function () { preview(field.value, shown); });
+    field.addEventListener("keydown", function (e) {
+      if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+        e.preventDefault();
+        send("save");
+      }
+    });
+    form.addEventListener("submit", function (e) {
+      var button = e.submitter;
+      if (!button || button.value === "preview") return;
+      e.preventDefault();
+      send(button.value);
+    });
+    function plainly(action) {
+      var input = document.createElement("input");
+      input.type = "hidden";
+      input.name = "action";
+      input.value = action;
+      form.appendChild(input);
+      form.submit();
+    }
+    var busy = false;
+    function send(action) {
+      if (busy) return;
+      busy = true;
+      var data = new URLSearchParams(new FormData(form));
+      data.set("action", action);
+      fetch(form.action, {
+        method: "POST", credentials: "same-origin",
+        headers: { "X-Booktr-Fragment": "editor" }, body: data
+      })
+        .then(function (r) { return r.text(); })
+        .then(function (html) {
+          var box = document.createElement("div");
+          box.innerHTML = html;
+          var fresh = box.querySelector("[data-editor-for]");
+          if (!fresh) return plainly(action);
+          holder.parentNode.replaceChild(fresh, holder);
+          var row = fresh.parentNode;
+          if (row && row.classList) row.classList.toggle("flagged", fresh.getAttribute("data-flagged") === "true");
+          wireEditor(fresh);
+          var said = fresh.querySelector("[data-said]");
+          if (live) live.textContent = said ? said.textContent : "";
+          fresh.querySelector("textarea").focus();
+        })
+        .catch(function () { plainly(action); });
+    }
+  }
+  document.querySelectorAll("[data-editor-for]").forEach(wireEditor);
 
   var form = document.querySelector("form[data-upload]");
   if (!form) return;

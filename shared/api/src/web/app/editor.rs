@@ -313,7 +313,9 @@ async fn editor(
         .map(|f| context! { kind => f.kind, reason => f.reason.clone() })
         .collect();
     let origin = match &passage.origin {
-        Some(Origin::Model { pass }) => context! { kind => "model", pass => pass.map(|p| p.task()) },
+        Some(Origin::Model { pass }) => {
+            context! { kind => "model", pass => pass.map(|p| p.task()) }
+        }
         Some(Origin::Edited { at, by }) => context! {
             kind => "edited",
             at => at.to_rfc3339(),
@@ -324,8 +326,8 @@ async fn editor(
     let marks: Vec<String> = markup::tags(&passage.source)
         .map(|tags| tags.iter().map(markup::tag_text).collect())
         .unwrap_or_default();
-    let lang_tag = (book.target_lang != crate::web::words::UNKNOWN_LANGUAGE)
-        .then(|| book.target_lang.clone());
+    let lang_tag =
+        (book.target_lang != crate::web::words::UNKNOWN_LANGUAGE).then(|| book.target_lang.clone());
     let dir = if booktr_formats::render::is_rtl(&book.target_lang) {
         "rtl"
     } else {
@@ -635,6 +637,9 @@ mod tests {
         );
         assert_eq!(preview_html("<script>alert(1)</script>"), None);
         let shown = preview_value("<script>alert(1)</script>");
-        assert!(!shown.is_safe(), "markup that does not parse is shown as text");
+        assert!(
+            !shown.is_safe(),
+            "markup that does not parse is shown as text"
+        );
     }
 }

@@ -1,0 +1,371 @@
+//! The owner's reader as the book's editor, through its pages as a browser without JavaScript
+//! uses them: the next flagged passage opened, an edit refused by its marks, saved, lost to a
+//! concurrent edit without losing what was typed, undone; forms without their token refused;
+//! another person's book not found; what the owner wrote shown as text.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::helpers::TestApp;
+use crate::passages::{book, Refusing};
+use crate::web_app::{location, Browser};
+
+/// A signed-up owner's book, translated by a model that refuses every answer (every passage is
+/// flagged); its page's path and id, and the owner's form token.
+async fn flagged_book(owner: &mut Browser<'_>) -> (String, String, String) {
+    owner.sign_up().await;
+    let token = owner.token("/dashboard").await;
+    let uploaded = owner.upload(&token, "voyage.txt", book(), "Voyage").await;
+    let page = location(&uploaded).split('?').next().unwrap().to_string();
+    let id = page.rsplit('/').next().unwrap().to_string();
+    owner.wait_for(&id, "EXTRACTED").await;
+    let started = owner
+        .post_form(&format!("{page}/start"), &[("csrf", &token)])
+        .await;
+    assert_eq!(started.status(), 303);
+    owner.wait_for(&id, "COMPLETED").await;
+    (page, id, token)
+}
+
+/// The value of the form field `name` on the page.
+fn field(html: &str, name: &str) -> String {
+    let start = format!("name=\"{name}\" value=\"");
+    let at = html
+        .find(&start)
+        .unwrap_or_else(|| panic!("no {name}: {html}"))
+        + start.len();
+    html[at..].split('"').next().unwrap().to_string()
+}
+
+/// What the editor's field holds, as the page writes it (escaped).
+fn in_field(html: &str) -> String {
+    let at = html.find("<textarea").expect("an open editor");
+    let text = &html[at..];
+    let text = &text[text.find('>').unwrap() + 1..];
+    text[..text.find("</textarea>").unwrap()].to_string()
+}
+
+/// The passage as the API tells it to the owner's session.
+async fn passage(owner: &Browser<'_>, id: &str, chapter: u32, index: u32) -> Value {
+    let path = format!("/api/books/{id}/chapters/{chapter}/passages?offset={index}&limit=1");
+    let page: Value = owner.get(&path).await.json().await.unwrap();
+    page["passages"][0].clone()
+}
+
+#[tokio::test]
+async fn a_flagged_passage_is_found_fixed_refused_kept_and_undone_through_the_editors_forms() {
+    let app = TestApp::new()
+        .with_workers()
+        .with_models(Arc::new(Refusing))
+        .start()
+        .await;
+    let mut owner = Browser::new(&app);
+    let (page, id, token) = flagged_book(&mut owner).await;
+
+    // The reader says what is open and leads to the first flagged passage.
+    let reader = owner.html(&format!("{page}/read")).await;
+    assert!(
+        reader.contains("passages flagged by the checks"),
+        "{reader}"
+    );
+    assert!(reader.contains("⚑ Flagged"), "{reader}");
+    let next = format!("{page}/flagged?chapter=1&amp;from=0");
+    assert!(reader.contains(&next), "{reader}");
+    let found = owner.get(&next.replace("&amp;", "&")).await;
+    assert_eq!(found.status(), 303);
+    let opened = location(&found);
+    let (chapter, index) = {
+        let query = opened.split(['?', '#']).nth(1).unwrap();
+        let number = |name: &str| -> u32 {
+            query
+                .split('&')
+                .find_map(|p| p.strip_prefix(name))
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        (number("chapter="), number("edit="))
+    };
+    assert!(opened.ends_with(&format!("#p-{index}")), "{opened}");
+    let model = passage(&owner, &id, chapter, index).await;
+    assert_eq!(model["flags"][0]["kind"], "refusal", "{model}");
+
+    let editor = owner.html(&opened).await;
+    assert!(editor.contains(&format!("id=\"p-{index}\"")), "{editor}");
+    assert!(
+        editor.contains("the model refused, or commented instead of translating"),
+        "{editor}"
+    );
+    assert!(editor.contains("Text from the model"), "{editor}");
+    assert_eq!(field(&editor, "version"), "0");
+    let action = format!("/dashboard/books/{id}/passages/{chapter}/{index}");
+    assert!(editor.contains(&format!("action=\"{action}\"")), "{editor}");
+
+    // Marks unlike the source's: refused, naming the mark, with what was typed kept.
+    let refused = owner
+        .post_form(
+            &action,
+            &[
+                ("csrf", &token),
+                ("version", "0"),
+                ("text", "Texto <i>mal</i> marcado."),
+                ("action", "save"),
+            ],
+        )
+        .await;
+    assert_eq!(refused.status(), 400);
+    let html = refused.text().await.unwrap();
+    assert!(html.contains("the marks must be the original"), "{html}");
+    assert!(
+        html.contains("mark 1 (&lt;i&gt;) is not in the source"),
+        "{html}"
+    );
+    assert_eq!(in_field(&html), "Texto &lt;i&gt;mal&lt;/i&gt; marcado.");
+    assert!(html.contains("aria-invalid=\"true\""));
+    assert_eq!(passage(&owner, &id, chapter, index).await, model);
+
+    // Saved: back to the passage, its editor saying so, its flag gone.
+    let fix = "Corregido a mano &amp; con cuidado.";
+    let saved = owner
+        .post_form(
+            &action,
+            &[
+                ("csrf", &token),
+                ("version", "0"),
+                ("text", fix),
+                ("action", "save"),
+            ],
+        )
+        .await;
+    assert_eq!(saved.status(), 303);
+    let back = location(&saved);
+    assert_eq!(
+        back,
+        format!("{page}/read?chapter={chapter}&edit={index}&done=saved#p-{index}")
+    );
+    let html = owner.html(&back).await;
+    assert!(html.contains("Saved: the book"), "{html}");
+    assert!(html.contains("Your edit"), "{html}");
+    assert_eq!(in_field(&html), "Corregido a mano &amp;amp; con cuidado.");
+    assert_eq!(field(&html, "version"), "1");
+    let now = passage(&owner, &id, chapter, index).await;
+    assert_eq!(
+        (now["text"].as_str(), now["flags"].clone()),
+        (Some(fix), serde_json::json!([]))
+    );
+    // The next flagged passage is another one now.
+    let next = owner
+        .get(&format!("{page}/flagged?chapter={chapter}&from={index}"))
+        .await;
+    assert!(
+        !location(&next).contains(&format!("edit={index}#")),
+        "{}",
+        location(&next)
+    );
+
+    // A form that read version 0 loses to the save, and keeps what it had typed.
+    let stale = owner
+        .post_form(
+            &action,
+            &[
+                ("csrf", &token),
+                ("version", "0"),
+                ("text", "Otra versión."),
+                ("action", "save"),
+            ],
+        )
+        .await;
+    assert_eq!(stale.status(), 409);
+    let html = stale.text().await.unwrap();
+    assert!(
+        html.contains("changed elsewhere since you opened it"),
+        "{html}"
+    );
+    assert!(
+        html.contains("Corregido a mano &amp; con cuidado."),
+        "its text now: {html}"
+    );
+    assert_eq!(in_field(&html), "Otra versión.");
+    assert_eq!(
+        field(&html, "version"),
+        "1",
+        "a second save replaces it knowingly"
+    );
+
+    // A preview changes nothing and shows the marks rendered.
+    let previewed = owner
+        .post_form(
+            &action,
+            &[
+                ("csrf", &token),
+                ("version", "1"),
+                ("text", "Sin <b>marcas</b>."),
+                ("action", "preview"),
+            ],
+        )
+        .await;
+    assert_eq!(previewed.status(), 200);
+    let html = previewed.text().await.unwrap();
+    assert!(html.contains("Sin <strong>marcas</strong>."), "{html}");
+    assert!(
+        html.contains("is not in the source"),
+        "a preview warns: {html}"
+    );
+    assert_eq!(passage(&owner, &id, chapter, index).await["version"], 1);
+
+    // Undo: the model's text again, flagged again.
+    let undone = owner
+        .post_form(
+            &action,
+            &[
+                ("csrf", &token),
+                ("version", "1"),
+                ("text", fix),
+                ("action", "undo"),
+            ],
+        )
+        .await;
+    assert_eq!(undone.status(), 303);
+    assert!(location(&undone).contains("done=undone"));
+    let now = passage(&owner, &id, chapter, index).await;
+    assert_eq!(now["text"], model["text"]);
+    assert_eq!(now["flags"], model["flags"]);
+
+    // The page's script asks for the editor alone.
+    let fragment = owner
+        .post_form_with(
+            "x-booktr-fragment",
+            &action,
+            &[
+                ("csrf", &token),
+                ("version", "2"),
+                ("text", "Una vez más."),
+                ("action", "save"),
+            ],
+        )
+        .await;
+    assert_eq!(fragment.status(), 200);
+    let html = fragment.text().await.unwrap();
+    assert!(
+        html.starts_with("<div class=\"translation editing\""),
+        "{html}"
+    );
+    assert!(
+        !html.contains("<html") && html.contains("Saved: the book"),
+        "{html}"
+    );
+    assert_eq!(
+        passage(&owner, &id, chapter, index).await["text"],
+        "Una vez más."
+    );
+}
+
+#[tokio::test]
+async fn the_editors_forms_need_their_token_and_another_persons_book_is_not_found() {
+    let app = TestApp::new()
+        .with_workers()
+        .with_models(Arc::new(Refusing))
+        .start()
+        .await;
+    let mut owner = Browser::new(&app);
+    let (page, id, _) = flagged_book(&mut owner).await;
+    let action = format!("/dashboard/books/{id}/passages/2/0");
+    let before = passage(&owner, &id, 2, 0).await;
+
+    let mut other = Browser::new(&app);
+    other.sign_up().await;
+    let others_token = other.token("/dashboard").await;
+    for fields in [
+        vec![("version", "0"), ("text", "Forjado.")],
+        vec![
+            ("csrf", "0123456789abcdef0123456789abcdef"),
+            ("version", "0"),
+            ("text", "Forjado."),
+        ],
+        vec![
+            ("csrf", others_token.as_str()),
+            ("version", "0"),
+            ("text", "Forjado."),
+        ],
+    ] {
+        let refused = owner.post_form(&action, &fields).await;
+        assert_eq!(refused.status(), 403);
+        assert!(refused
+            .text()
+            .await
+            .unwrap()
+            .contains("This form has expired"));
+    }
+    assert_eq!(passage(&owner, &id, 2, 0).await, before);
+
+    // Another person's book: the not-found page, wherever they look or post.
+    for path in [
+        format!("{page}/read"),
+        format!("{page}/read?chapter=2&edit=0"),
+        format!("{page}/flagged?chapter=1&from=0"),
+    ] {
+        let response = other.get(&path).await;
+        assert_eq!(response.status(), 404, "{path}");
+        let html = response.text().await.unwrap();
+        assert!(
+            html.contains("There is no page at this address"),
+            "{path}: {html}"
+        );
+    }
+    let posted = other
+        .post_form(
+            &action,
+            &[("csrf", &others_token), ("version", "0"), ("text", "Mío.")],
+        )
+        .await;
+    assert_eq!(posted.status(), 404);
+    assert!(posted
+        .text()
+        .await
+        .unwrap()
+        .contains("There is no page at this address"));
+    assert_eq!(passage(&owner, &id, 2, 0).await, before);
+}
+
+#[tokio::test]
+async fn what_the_owner_writes_is_shown_as_text_and_the_editor_speaks_spanish() {
+    let app = TestApp::new()
+        .with_workers()
+        .with_models(Arc::new(Refusing))
+        .start()
+        .await;
+    let mut owner = Browser::new(&app);
+    owner.language = "es";
+    let (page, id, token) = flagged_book(&mut owner).await;
+    let action = format!("/dashboard/books/{id}/passages/2/0");
+
+    let script = "<script>alert(1)</script>";
+    let refused = owner
+        .post_form(
+            &action,
+            &[("csrf", &token), ("version", "0"), ("text", script)],
+        )
+        .await;
+    assert_eq!(refused.status(), 400);
+    let html = refused.text().await.unwrap();
+    assert!(!html.contains(script), "{html}");
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(html.contains("No se ha guardado: las marcas"), "{html}");
+
+    let escaped = "Dijo &lt;img src=x onerror=alert(1)&gt; y se fue.";
+    let saved = owner
+        .post_form(
+            &action,
+            &[("csrf", &token), ("version", "0"), ("text", escaped)],
+        )
+        .await;
+    assert_eq!(saved.status(), 303);
+    let reader = owner.html(&format!("{page}/read?chapter=2")).await;
+    assert!(!reader.contains("<img src=x"), "{reader}");
+    assert!(reader.contains("Dijo &lt;img src=x onerror=alert(1)&gt; y se fue."));
+    assert!(reader.contains("Siguiente pasaje señalado"), "{reader}");
+    let editor = owner.html(&location(&saved)).await;
+    assert!(editor.contains("Guardado"), "{editor}");
+    assert!(editor.contains("Tu corrección"), "{editor}");
+}
