@@ -963,10 +963,11 @@ async fn an_owner_fixes_a_flagged_passage_by_keyboard_and_downloads_the_correcte
     browser.wait_for_text("Next flagged passage").await;
     browser.check_page("editor-reader").await;
     let cookie = browser.session_cookie().await;
-    let flagged = |cookie: String| async move {
+    let list = format!("{site}/api/books/{id}/passages/flagged");
+    let flagged = || async {
         let list: Value = reqwest::Client::new()
-            .get(format!("{site}/api/books/{id}/passages/flagged", id = &id))
-            .header("cookie", cookie)
+            .get(&list)
+            .header("cookie", &cookie)
             .send()
             .await
             .unwrap()
@@ -975,7 +976,7 @@ async fn an_owner_fixes_a_flagged_passage_by_keyboard_and_downloads_the_correcte
             .unwrap();
         list
     };
-    let before = flagged(cookie.clone()).await;
+    let before = flagged().await;
     let first = before["passages"][0].clone();
     let index = first["index"].as_u64().unwrap();
     browser.script("document.querySelector('a.next-flagged').focus();").await;
@@ -1024,7 +1025,7 @@ async fn an_owner_fixes_a_flagged_passage_by_keyboard_and_downloads_the_correcte
     // The focus moves on to the editor's buttons: Save first.
     browser.press(TAB).await;
     assert_eq!(browser.focused().await["value"], "save");
-    let after = flagged(cookie.clone()).await;
+    let after = flagged().await;
     assert_eq!(
         after["total"].as_u64(),
         before["total"].as_u64().map(|n| n - 1),

@@ -89,7 +89,8 @@ async fn a_flagged_passage_is_found_fixed_refused_kept_and_undone_through_the_ed
     };
     assert!(opened.ends_with(&format!("#p-{index}")), "{opened}");
     let model = passage(&owner, &id, chapter, index).await;
-    assert_eq!(model["flags"][0]["kind"], "refusal", "{model}");
+    let kinds = model["flags"].to_string();
+    assert!(kinds.contains("\"refusal\""), "{model}");
 
     let editor = owner.html(&opened).await;
     assert!(editor.contains(&format!("id=\"p-{index}\"")), "{editor}");
