@@ -258,7 +258,9 @@ impl Browser {
     /// Presses `keys` (WebDriver's codes for Enter, Tab, Control...) in the element that has the
     /// focus, as a person at the keyboard would.
     async fn press(&self, keys: &str) {
-        let active = self.call(reqwest::Method::GET, "/element/active", None).await;
+        let active = self
+            .call(reqwest::Method::GET, "/element/active", None)
+            .await;
         let id = active
             .as_object()
             .and_then(|o| o.values().next())
@@ -979,14 +981,22 @@ async fn an_owner_fixes_a_flagged_passage_by_keyboard_and_downloads_the_correcte
     let before = flagged().await;
     let first = before["passages"][0].clone();
     let index = first["index"].as_u64().unwrap();
-    browser.script("document.querySelector('a.next-flagged').focus();").await;
-    assert!(browser.focused().await["outline"].as_bool().unwrap(), "a visible focus");
+    browser
+        .script("document.querySelector('a.next-flagged').focus();")
+        .await;
+    assert!(
+        browser.focused().await["outline"].as_bool().unwrap(),
+        "a visible focus"
+    );
     browser.press(ENTER).await;
     eventually(Duration::from_secs(10), || async {
         let focused = browser.focused().await;
         match focused["tag"] == "textarea" {
             true => Ok(()),
-            false => Err(format!("the field has not the focus: {focused}")),
+            false => Err(format!(
+                "the field has not the focus at {}: {focused}",
+                browser.url().await
+            )),
         }
     })
     .await;
@@ -1009,19 +1019,32 @@ async fn an_owner_fixes_a_flagged_passage_by_keyboard_and_downloads_the_correcte
         )
         .await;
     assert_eq!(small, json!([]), "controls too small to touch");
-    browser.photograph(&shots.join("editor-375.png"), (375, 800)).await;
-    browser.photograph(&shots.join("editor-1280.png"), DESKTOP).await;
+    browser
+        .photograph(&shots.join("editor-375.png"), (375, 800))
+        .await;
+    browser
+        .photograph(&shots.join("editor-1280.png"), DESKTOP)
+        .await;
 
     // Fixes it by keyboard: the field has the focus again, its text is selected and typed
     // over, and Ctrl+Enter saves in place (the page is not reloaded).
-    browser.script("document.querySelector('.editing textarea').focus(); window.stayed = true;").await;
+    browser
+        .script("document.querySelector('.editing textarea').focus(); window.stayed = true;")
+        .await;
     assert!(browser.focused().await["outline"].as_bool().unwrap());
     let fix = "Texto corregido a mano.";
     browser.press(&format!("{CONTROL}a{RELEASE}{fix}")).await;
     browser.press(&format!("{CONTROL}{ENTER}{RELEASE}")).await;
     browser.wait_for_text("Saved: the book").await;
-    assert_eq!(browser.script("return window.stayed === true;").await, json!(true));
-    assert_eq!(browser.focused().await["tag"], "textarea", "the focus stays in the field");
+    assert_eq!(
+        browser.script("return window.stayed === true;").await,
+        json!(true)
+    );
+    assert_eq!(
+        browser.focused().await["tag"],
+        "textarea",
+        "the focus stays in the field"
+    );
     // The focus moves on to the editor's buttons: Save first.
     browser.press(TAB).await;
     assert_eq!(browser.focused().await["value"], "save");

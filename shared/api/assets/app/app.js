@@ -193,7 +193,8 @@
       busy = true;
       var data = new URLSearchParams(new FormData(form));
       data.set("action", action);
-      fetch(form.action, {
+      // Not form.action: the buttons named "action" shadow it.
+      fetch(form.getAttribute("action"), {
         method: "POST", credentials: "same-origin",
         headers: { "X-Booktr-Fragment": "editor" }, body: data
       })
@@ -215,6 +216,17 @@
     }
   }
   document.querySelectorAll("[data-editor-for]").forEach(wireEditor);
+  // A page opened at an editor (its address ends in #p-N) gives its field the focus once the
+  // browser has gone to the anchor, which moves the focus to the page and so skips autofocus.
+  // Without the script, Tab from the anchor reaches the field first.
+  var opened = document.querySelector("[data-editor-for] textarea");
+  if (opened) {
+    window.addEventListener("load", function () {
+      setTimeout(function () {
+        if (document.activeElement === document.body) opened.focus({ preventScroll: true });
+      }, 0);
+    });
+  }
 
   var form = document.querySelector("form[data-upload]");
   if (!form) return;
