@@ -208,6 +208,9 @@
           var row = fresh.parentNode;
           if (row && row.classList) row.classList.toggle("flagged", fresh.getAttribute("data-flagged") === "true");
           wireEditor(fresh);
+          // What is still open in the book, as the reader's count says it.
+          var count = document.querySelector("strong[data-open-flagged]");
+          if (count && fresh.hasAttribute("data-open-flagged")) count.textContent = fresh.getAttribute("data-open-flagged");
           var said = fresh.querySelector("[data-said]");
           if (live) live.textContent = said ? said.textContent : "";
           fresh.querySelector("textarea").focus();

@@ -527,6 +527,17 @@ async fn answer_with(
         Ok(shown) => shown,
         Err(e) => return page_error(me.lang, e),
     };
+    // The reader's count of what is still open in the book follows the change.
+    let open_flagged = match state
+        .services
+        .translations
+        .flagged_passages(&me.user.id, id, 0, 1)
+        .await
+    {
+        Ok(page) => page.total,
+        Err(e) => return page_error(me.lang, passage_error(e)),
+    };
+    let editor = context! { open_flagged, ..editor };
     let data = context! {
         lang => me.lang.code(),
         ui => me.lang.code(),
