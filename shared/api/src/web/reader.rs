@@ -344,7 +344,8 @@ pub fn prepare(reader: Reader<'_>) -> Result<Prepared, ApiError> {
             .as_ref()
             .map(|t| t.quality.flagged_blocks())
             .unwrap_or_default();
-        let here = format!("{base}?chapter={number}&page={page}");
+        // Relative to the reader's own address: a page may hold 200 rows.
+        let here = format!("?chapter={number}&page={page}");
         for row in rows.iter_mut().filter(|r| r.translation.is_some()) {
             row.flagged = flagged.contains(&row.index);
             row.edit = Some(format!("{here}&edit={i}#p-{i}", i = row.index));
