@@ -11,6 +11,7 @@ pub mod health;
 pub mod keys;
 pub mod notifications;
 pub mod passages;
+pub mod proposals;
 pub mod preferences;
 pub mod share;
 pub mod translate;
