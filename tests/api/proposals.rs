@@ -102,7 +102,12 @@ async fn translated(app: &TestApp, user: &TestUser) -> String {
     let id = app.upload_ok(&user.key, "voyage.txt", book()).await;
     drain(app).await;
     let started = app
-        .send_json(Method::POST, "/api/translate", &user.key, json!({"bookId": id}))
+        .send_json(
+            Method::POST,
+            "/api/translate",
+            &user.key,
+            json!({"bookId": id}),
+        )
         .await;
     assert_eq!(started.status(), 200, "{}", started.text().await.unwrap());
     drain(app).await;
@@ -156,7 +161,10 @@ async fn proposed(app: &TestApp, user: &TestUser, id: &str, path: &str, body: Va
     let proposal = get(
         app,
         user,
-        &format!("/api/books/{id}/proposals/{}", asked["id"].as_str().unwrap()),
+        &format!(
+            "/api/books/{id}/proposals/{}",
+            asked["id"].as_str().unwrap()
+        ),
     )
     .await;
     assert_eq!(proposal["status"], "ready", "{proposal}");
@@ -199,7 +207,10 @@ async fn a_passage_translated_again_with_an_instruction_is_a_proposal_whose_ever
     .await;
     for task in ["translate", "review", "polish"] {
         let told = model.instructed(task);
-        assert!(!told.is_empty(), "no {task} request carried the instruction");
+        assert!(
+            !told.is_empty(),
+            "no {task} request carried the instruction"
+        );
         assert!(
             told.iter()
                 .all(|u| u.contains("INSTRUCTION:\n\"use 'usted'\"\n")),
@@ -213,10 +224,18 @@ async fn a_passage_translated_again_with_an_instruction_is_a_proposal_whose_ever
             proposal["index"].as_u64(),
             proposal["passageCount"].as_u64()
         ),
-        (Some(instruction), Some("claude-3-haiku"), before["index"].as_u64(), Some(1))
+        (
+            Some(instruction),
+            Some("claude-3-haiku"),
+            before["index"].as_u64(),
+            Some(1)
+        )
     );
     assert_eq!(proposal["engine"], "instructed-stand-in");
-    assert!(proposal["usage"]["requests"].as_u64().unwrap() >= 3, "{proposal}");
+    assert!(
+        proposal["usage"]["requests"].as_u64().unwrap() >= 3,
+        "{proposal}"
+    );
     let passage = &proposal["passages"][0];
     let source = before["source"].as_str().unwrap();
     assert_eq!(passage["current"], before["text"]);
@@ -224,14 +243,27 @@ async fn a_passage_translated_again_with_an_instruction_is_a_proposal_whose_ever
         passage["proposed"].as_str().unwrap(),
         format!("{}{FORMAL}", pseudo(source, &[]))
     );
-    assert_eq!((passage["flags"].clone(), passage["accepted"].clone()), (json!([]), json!(false)));
+    assert_eq!(
+        (passage["flags"].clone(), passage["accepted"].clone()),
+        (json!([]), json!(false))
+    );
     assert_eq!(
         chapter(&app, &user, &id).await[0],
         before,
         "a proposal changes nothing until it is accepted"
     );
 
-    let accepted = ok(post(&app, &user, &proposal_path(&id, &proposal, "accept"), json!({})).await, 200).await;
+    let accepted = ok(
+        post(
+            &app,
+            &user,
+            &proposal_path(&id, &proposal, "accept"),
+            json!({}),
+        )
+        .await,
+        200,
+    )
+    .await;
     assert_eq!(accepted["passages"][0]["accepted"], true);
     let now = passage_with(&app, &user, &id, "Ishmael").await;
     assert_eq!(now["text"], passage["proposed"]);
@@ -256,11 +288,23 @@ async fn a_passage_translated_again_with_an_instruction_is_a_proposal_whose_ever
     );
     assert!(origin["pass"].is_string(), "{now}");
     // Accepted once: the passage has moved on from the version it was made against.
-    let again = post(&app, &user, &proposal_path(&id, &proposal, "accept"), json!({"passages": [before["index"]]})).await;
+    let again = post(
+        &app,
+        &user,
+        &proposal_path(&id, &proposal, "accept"),
+        json!({"passages": [before["index"]]}),
+    )
+    .await;
     assert_error(again, 409, "version_conflict").await;
 
     let undone = ok(
-        post(&app, &user, &format!("{}/undo", passage_path(&id, &now)), json!({"version": 1})).await,
+        post(
+            &app,
+            &user,
+            &format!("{}/undo", passage_path(&id, &now)),
+            json!({"version": 1}),
+        )
+        .await,
         200,
     )
     .await;
@@ -289,7 +333,14 @@ async fn a_chapter_translated_again_leaves_the_owners_passages_alone_unless_aske
     let path = format!("/api/books/{id}/chapters/2/retranslate");
     let total = chapter(&app, &user, &id).await.len();
 
-    let proposal = proposed(&app, &user, &id, &path, json!({"instruction": "more formal"})).await;
+    let proposal = proposed(
+        &app,
+        &user,
+        &id,
+        &path,
+        json!({"instruction": "more formal"}),
+    )
+    .await;
     assert_eq!(proposal["leftAlone"], json!([edited["index"]]));
     assert_eq!(proposal["index"], Value::Null);
     let indexes: Vec<u64> = proposal["passages"]
@@ -325,9 +376,18 @@ async fn a_chapter_translated_again_leaves_the_owners_passages_alone_unless_aske
     assert_eq!(mine["version"], 1);
 
     // Asked for alone, the owner's passage is theirs unless asked too.
-    let alone = post(&app, &user, &format!("{}/retranslate", passage_path(&id, &edited)), json!({})).await;
+    let alone = post(
+        &app,
+        &user,
+        &format!("{}/retranslate", passage_path(&id, &edited)),
+        json!({}),
+    )
+    .await;
     let body = assert_error(alone, 400, "bad_request").await;
-    assert!(body["message"].as_str().unwrap().contains("includeEdited"), "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("includeEdited"),
+        "{body}"
+    );
 
     let list = get(&app, &user, &format!("/api/books/{id}/proposals")).await;
     let ids: Vec<&str> = list["proposals"]
@@ -336,7 +396,14 @@ async fn a_chapter_translated_again_leaves_the_owners_passages_alone_unless_aske
         .iter()
         .map(|p| p["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, [all["id"].as_str().unwrap(), proposal["id"].as_str().unwrap()], "newest first");
+    assert_eq!(
+        ids,
+        [
+            all["id"].as_str().unwrap(),
+            proposal["id"].as_str().unwrap()
+        ],
+        "newest first"
+    );
 }
 
 #[tokio::test]
@@ -348,7 +415,14 @@ async fn accepting_after_a_concurrent_edit_answers_409_and_a_discarded_proposal_
     let user = app.user().await;
     let id = translated(&app, &user).await;
     let path = format!("/api/books/{id}/chapters/2/retranslate");
-    let proposal = proposed(&app, &user, &id, &path, json!({"instruction": "keep the pun"})).await;
+    let proposal = proposed(
+        &app,
+        &user,
+        &id,
+        &path,
+        json!({"instruction": "keep the pun"}),
+    )
+    .await;
     let first = passage_with(&app, &user, &id, "Ishmael").await;
     let edit = app
         .send_json(
@@ -361,7 +435,12 @@ async fn accepting_after_a_concurrent_edit_answers_409_and_a_discarded_proposal_
     ok(edit, 200).await;
 
     let accept = proposal_path(&id, &proposal, "accept");
-    let conflict = assert_error(post(&app, &user, &accept, json!({})).await, 409, "version_conflict").await;
+    let conflict = assert_error(
+        post(&app, &user, &accept, json!({})).await,
+        409,
+        "version_conflict",
+    )
+    .await;
     assert_eq!(conflict["passage"]["text"], "Llamadme Ismael.");
     let after = chapter(&app, &user, &id).await;
     assert!(
@@ -376,10 +455,18 @@ async fn accepting_after_a_concurrent_edit_answers_409_and_a_discarded_proposal_
         .map(|p| p["index"].clone())
         .filter(|index| *index != first["index"])
         .collect();
-    let accepted = ok(post(&app, &user, &accept, json!({"passages": others})).await, 200).await;
+    let accepted = ok(
+        post(&app, &user, &accept, json!({"passages": others})).await,
+        200,
+    )
+    .await;
     let now = chapter(&app, &user, &id).await;
     for passage in &now {
-        let expected = if passage["index"] == first["index"] { "edited" } else { "retranslated" };
+        let expected = if passage["index"] == first["index"] {
+            "edited"
+        } else {
+            "retranslated"
+        };
         assert_eq!(passage["origin"]["kind"], expected, "{passage}");
     }
     assert_eq!(
@@ -395,11 +482,31 @@ async fn accepting_after_a_concurrent_edit_answers_409_and_a_discarded_proposal_
     assert_error(missing, 400, "bad_request").await;
 
     let second = proposed(&app, &user, &id, &path, json!({"includeEdited": true})).await;
-    let discarded = ok(post(&app, &user, &proposal_path(&id, &second, "discard"), json!({})).await, 200).await;
+    let discarded = ok(
+        post(
+            &app,
+            &user,
+            &proposal_path(&id, &second, "discard"),
+            json!({}),
+        )
+        .await,
+        200,
+    )
+    .await;
     assert_eq!(discarded["status"], "discarded");
-    let refused = post(&app, &user, &proposal_path(&id, &second, "accept"), json!({})).await;
+    let refused = post(
+        &app,
+        &user,
+        &proposal_path(&id, &second, "accept"),
+        json!({}),
+    )
+    .await;
     assert_error(refused, 409, "proposal_not_ready").await;
-    assert_eq!(chapter(&app, &user, &id).await, now, "a discarded proposal writes nothing");
+    assert_eq!(
+        chapter(&app, &user, &id).await,
+        now,
+        "a discarded proposal writes nothing"
+    );
 }
 
 #[tokio::test]
@@ -421,18 +528,37 @@ async fn a_quote_spends_nothing_a_proposal_is_charged_to_the_quota_and_past_it_i
     let quote = ok(post(&app, &user, &path, asked).await, 200).await;
     assert_eq!(quote["passages"], 1);
     assert_eq!(quote["words"], 10, "{quote}");
-    assert!(quote["passes"]["translate"]["inputTokens"].as_u64().unwrap() > 0, "{quote}");
+    assert!(
+        quote["passes"]["translate"]["inputTokens"]
+            .as_u64()
+            .unwrap()
+            > 0,
+        "{quote}"
+    );
     assert!(quote["total"]["requests"].as_u64().unwrap() >= 1);
     assert_eq!(quote["currency"], "USD");
-    assert_eq!(words_used(&app, &user).await, used, "a quote spends nothing");
-    assert_eq!(get(&app, &user, &format!("/api/books/{id}/proposals")).await["proposals"], json!([]));
+    assert_eq!(
+        words_used(&app, &user).await,
+        used,
+        "a quote spends nothing"
+    );
+    assert_eq!(
+        get(&app, &user, &format!("/api/books/{id}/proposals")).await["proposals"],
+        json!([])
+    );
 
     let proposal = proposed(&app, &user, &id, &path, body.clone()).await;
     assert_eq!(proposal["words"], 10);
     assert_eq!(words_used(&app, &user).await, used + 10);
 
     // The chapter's words do not fit what is left of the month's quota.
-    let whole = post(&app, &user, &format!("/api/books/{id}/chapters/2/retranslate"), body).await;
+    let whole = post(
+        &app,
+        &user,
+        &format!("/api/books/{id}/chapters/2/retranslate"),
+        body,
+    )
+    .await;
     assert_error(whole, 400, "quota_exceeded").await;
     assert_eq!(words_used(&app, &user).await, used + 10);
     let unknown = post(&app, &user, &path, json!({"model": "gpt-99"})).await;
@@ -463,7 +589,12 @@ async fn a_bad_request_for_a_retranslation_is_refused_and_another_users_book_has
         format!("/api/books/{id}/chapters/99/retranslate"),
         format!("/api/books/{id}/chapters/2/passages/999/retranslate"),
     ] {
-        assert_error(post(&app, &owner, &missing, json!({})).await, 404, "not_found").await;
+        assert_error(
+            post(&app, &owner, &missing, json!({})).await,
+            404,
+            "not_found",
+        )
+        .await;
     }
     let nothing = format!("/api/books/{id}/proposals/nope");
     assert_error(app.get(&nothing, &owner.key).await, 404, "not_found").await;
@@ -475,17 +606,32 @@ async fn a_bad_request_for_a_retranslation_is_refused_and_another_users_book_has
         proposal_path(&id, &proposal, "discard"),
         format!("/api/books/{id}/chapters/2/passages/0/keep"),
     ] {
-        let body = if path.ends_with("keep") { json!({"version": 0}) } else { json!({}) };
+        let body = if path.ends_with("keep") {
+            json!({"version": 0})
+        } else {
+            json!({})
+        };
         assert_error(post(&app, &other, &path, body).await, 404, "not_found").await;
     }
     for read in [
         format!("/api/books/{id}/proposals"),
-        format!("/api/books/{id}/proposals/{}", proposal["id"].as_str().unwrap()),
+        format!(
+            "/api/books/{id}/proposals/{}",
+            proposal["id"].as_str().unwrap()
+        ),
     ] {
         assert_error(app.get(&read, &other.key).await, 404, "not_found").await;
     }
     assert_eq!(
-        get(&app, &owner, &format!("/api/books/{id}/proposals/{}", proposal["id"].as_str().unwrap())).await["status"],
+        get(
+            &app,
+            &owner,
+            &format!(
+                "/api/books/{id}/proposals/{}",
+                proposal["id"].as_str().unwrap()
+            )
+        )
+        .await["status"],
         "ready"
     );
 }
@@ -496,7 +642,11 @@ struct Refusing;
 #[async_trait]
 impl Models for Refusing {
     fn model(&self, _: &str, _: Option<String>) -> Result<Arc<dyn ChatModel>, ChatError> {
-        Ok(Arc::new(Misbehaving::new(OfflineEngine, &[Fault::Refusal], 1)))
+        Ok(Arc::new(Misbehaving::new(
+            OfflineEngine,
+            &[Fault::Refusal],
+            1,
+        )))
     }
 
     async fn check_key(&self, _: Family, _: &str) -> Result<(), KeyCheckError> {
@@ -523,22 +673,41 @@ async fn keeping_a_flagged_passage_as_it_is_clears_its_flag_everywhere_until_und
     assert_eq!(kept["flags"], json!([]));
     assert_eq!(kept["origin"]["kind"], "kept");
     assert_eq!(kept["origin"]["by"], user.id);
-    assert_eq!((kept["version"].as_u64(), kept["undoable"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(
+        (kept["version"].as_u64(), kept["undoable"].as_u64()),
+        (Some(1), Some(1))
+    );
     let quality = &get(&app, &user, &status).await["quality"];
-    assert_eq!(quality["flaggedBlocks"].as_u64(), Some(flagged - 1), "{quality}");
+    assert_eq!(
+        quality["flaggedBlocks"].as_u64(),
+        Some(flagged - 1),
+        "{quality}"
+    );
     let list = get(&app, &user, &format!("/api/books/{id}/passages/flagged")).await;
     assert_eq!(list["total"].as_u64(), Some(flagged - 1));
     let warnings = app.book(&user.key, &id).await["warnings"].to_string();
-    assert!(warnings.contains(&format!("Translation: {} block", flagged - 1)), "{warnings}");
+    assert!(
+        warnings.contains(&format!("Translation: {} block", flagged - 1)),
+        "{warnings}"
+    );
 
     let stale = post(&app, &user, &keep, json!({"version": 0})).await;
     assert_error(stale, 409, "version_conflict").await;
     let again = post(&app, &user, &keep, json!({"version": 1})).await;
     let body = assert_error(again, 400, "bad_request").await;
-    assert!(body["message"].as_str().unwrap().contains("not flagged"), "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("not flagged"),
+        "{body}"
+    );
 
     let undone = ok(
-        post(&app, &user, &format!("{}/undo", passage_path(&id, &model)), json!({"version": 1})).await,
+        post(
+            &app,
+            &user,
+            &format!("{}/undo", passage_path(&id, &model)),
+            json!({"version": 1}),
+        )
+        .await,
         200,
     )
     .await;

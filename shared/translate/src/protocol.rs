@@ -491,7 +491,9 @@ mod tests {
         for pass in Pass::ALL {
             let request = build_request(pass, &ctx, std::slice::from_ref(&unit), 1000);
             assert!(
-                request.user.contains(&format!("INSTRUCTION:\n{}\n", quote(wish))),
+                request
+                    .user
+                    .contains(&format!("INSTRUCTION:\n{}\n", quote(wish))),
                 "{}",
                 request.user
             );

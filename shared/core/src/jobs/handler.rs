@@ -292,14 +292,7 @@ impl JobHandler {
             // The proposal fails; the book is as it was.
             Job::Retranslate { proposal_id, .. } => {
                 self.translations
-                    .fail_proposal(
-                        book_id,
-                        proposal_id,
-                        &reason,
-                        None,
-                        Default::default(),
-                        0,
-                    )
+                    .fail_proposal(book_id, proposal_id, &reason, None, Default::default(), 0)
                     .await
             }
             Job::PurgeAccount { .. } | Job::WeeklyDigest { .. } => Ok(()),

@@ -24,7 +24,11 @@ pub(super) async fn run(
         return Ok(());
     };
     let book = &work.book;
-    let model = match handler.developer.model_for(&book.user_id, work.model()).await? {
+    let model = match handler
+        .developer
+        .model_for(&book.user_id, work.model())
+        .await?
+    {
         Ok(model) => model,
         Err(reason) => {
             let reason = reason.to_string();
@@ -55,7 +59,14 @@ pub(super) async fn run(
                     book.max_cost_micros.unwrap_or(0) as f64 / 1e6
                 );
                 translations
-                    .fail_proposal(book_id, proposal_id, &reason, Some(&engine), used_so_far, spent)
+                    .fail_proposal(
+                        book_id,
+                        proposal_id,
+                        &reason,
+                        Some(&engine),
+                        used_so_far,
+                        spent,
+                    )
                     .await?;
                 return Ok(());
             }
@@ -76,7 +87,14 @@ pub(super) async fn run(
                 ChatError::Fatal(message) => format!("the model refused: {message}"),
             };
             translations
-                .fail_proposal(book_id, proposal_id, &reason, Some(&engine), used_so_far, spent)
+                .fail_proposal(
+                    book_id,
+                    proposal_id,
+                    &reason,
+                    Some(&engine),
+                    used_so_far,
+                    spent,
+                )
                 .await?;
             return Ok(());
         }

@@ -181,7 +181,10 @@ impl ProposalWork {
 
     /// The repair ladder's record for this proposal's passes.
     pub fn ladder(&self, engine: &str) -> std::sync::Arc<Ladder> {
-        Ladder::for_run(engine, &format!("{}#proposal#{}", self.book.id, self.record.id))
+        Ladder::for_run(
+            engine,
+            &format!("{}#proposal#{}", self.book.id, self.record.id),
+        )
     }
 
     /// The pipeline's input over [`ProposalWork::blocks`].
@@ -227,7 +230,9 @@ impl Translations {
         scope: Scope,
         request: RetranslateRequest,
     ) -> Result<RetranslationQuote, ProposalError> {
-        let planned = self.plan_retranslation(user, book_id, &scope, request).await?;
+        let planned = self
+            .plan_retranslation(user, book_id, &scope, request)
+            .await?;
         let glossary = self.enforced_glossary(&planned.book).await?;
         let (ladder, ledger) = (Ladder::default(), HashMap::new());
         let input = ChapterInput {
@@ -267,7 +272,9 @@ impl Translations {
         request: RetranslateRequest,
     ) -> Result<Proposal, ProposalError> {
         let include_edited = request.include_edited;
-        let planned = self.plan_retranslation(user, book_id, &scope, request).await?;
+        let planned = self
+            .plan_retranslation(user, book_id, &scope, request)
+            .await?;
         let words = Spend {
             books: 0,
             words: planned.words,
@@ -336,7 +343,11 @@ impl Translations {
         user_id: &str,
         book_id: &str,
     ) -> Result<Vec<Proposal>, ProposalError> {
-        let book = self.books.get(user_id, book_id).await.map_err(PassageError::from)?;
+        let book = self
+            .books
+            .get(user_id, book_id)
+            .await
+            .map_err(PassageError::from)?;
         let query = Query::partition(store::book_pk(&book.id)).prefix(store::PROPOSAL_PREFIX);
         let mut records = Vec::new();
         for item in self.ports.table.query(query).await? {
@@ -356,7 +367,11 @@ impl Translations {
         book_id: &str,
         proposal_id: &str,
     ) -> Result<Proposal, ProposalError> {
-        let book = self.books.get(user_id, book_id).await.map_err(PassageError::from)?;
+        let book = self
+            .books
+            .get(user_id, book_id)
+            .await
+            .map_err(PassageError::from)?;
         let record = self.proposal_record(&book.id, proposal_id).await?;
         self.with_passages(record).await
     }
@@ -370,7 +385,11 @@ impl Translations {
         book_id: &str,
         proposal_id: &str,
     ) -> Result<Proposal, ProposalError> {
-        let book = self.books.get(user_id, book_id).await.map_err(PassageError::from)?;
+        let book = self
+            .books
+            .get(user_id, book_id)
+            .await
+            .map_err(PassageError::from)?;
         let record = self.proposal_record(&book.id, proposal_id).await?;
         let (update, condition) = ProposalRecord::discarded();
         let sk = store::proposal_sk(&record.id);
@@ -404,7 +423,11 @@ impl Translations {
         proposal_id: &str,
         only: Option<Vec<u32>>,
     ) -> Result<Proposal, ProposalError> {
-        let book = self.books.get(user_id, book_id).await.map_err(PassageError::from)?;
+        let book = self
+            .books
+            .get(user_id, book_id)
+            .await
+            .map_err(PassageError::from)?;
         let record = self.proposal_record(&book.id, proposal_id).await?;
         if record.status != ProposalStatus::Ready {
             return Err(ProposalError::NotReady(format!(
@@ -482,13 +505,18 @@ impl Translations {
             };
             let passage_record = match records.get(&at.index) {
                 Some(r) => r.clone(),
-                None => super::record::PassageRecord::untouched(&book.target_lang, at.chapter, at.index),
+                None => {
+                    super::record::PassageRecord::untouched(&book.target_lang, at.chapter, at.index)
+                }
             };
             let owners = OwnersText {
                 text,
                 by: user_id,
                 from: Some(Provenance::Retranslated {
-                    model: record.engine.clone().unwrap_or_else(|| record.model.clone()),
+                    model: record
+                        .engine
+                        .clone()
+                        .unwrap_or_else(|| record.model.clone()),
                     pass: proposed.pass.unwrap_or(Pass::Translate),
                     instruction: record.instruction.clone(),
                     proposal: record.id.clone(),
@@ -559,7 +587,10 @@ impl Translations {
                 return Ok(None);
             }
             _ => {
-                info!(status = record.status.as_str(), "proposal no longer pending");
+                info!(
+                    status = record.status.as_str(),
+                    "proposal no longer pending"
+                );
                 return Ok(None);
             }
         }
@@ -700,7 +731,10 @@ impl Translations {
         {
             Ok(_) => Ok(true),
             Err(StoreError::Conflict | StoreError::NotFound) => {
-                info!(proposal = proposal_id, "proposal no longer pending; its result is dropped");
+                info!(
+                    proposal = proposal_id,
+                    "proposal no longer pending; its result is dropped"
+                );
                 Ok(false)
             }
             Err(e) => Err(e.into()),
@@ -723,7 +757,11 @@ impl Translations {
         scope: &Scope,
         request: RetranslateRequest,
     ) -> Result<Planned, ProposalError> {
-        let book = self.books.get(&user.id, book_id).await.map_err(PassageError::from)?;
+        let book = self
+            .books
+            .get(&user.id, book_id)
+            .await
+            .map_err(PassageError::from)?;
         let instruction = instruction(request.instruction)?;
         let model = match request.model {
             Some(model) => model,
@@ -984,7 +1022,9 @@ mod tests {
         assert_eq!(instruction(None).unwrap(), None);
         assert_eq!(instruction(Some("  ".into())).unwrap(), None);
         assert_eq!(
-            instruction(Some(" use 'usted' ".into())).unwrap().as_deref(),
+            instruction(Some(" use 'usted' ".into()))
+                .unwrap()
+                .as_deref(),
             Some("use 'usted'")
         );
         let long = "á".repeat(MAX_INSTRUCTION_CHARS + 1);
