@@ -33,6 +33,8 @@ const FORMAL: &str = " ústéd";
 #[derive(Clone, Default)]
 struct Instructed {
     calls: Arc<Mutex<Vec<ChatRequest>>>,
+    /// Refuses (for good) every request that carries an instruction.
+    refusing: bool,
 }
 
 impl Instructed {
@@ -54,6 +56,11 @@ impl Instructed {
 impl ChatModel for Instructed {
     async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
         self.calls.lock().unwrap().push(request.clone());
+        if self.refusing && request.user.contains("\nINSTRUCTION:\n") {
+            return Err(ChatError::Fatal(
+                "the stand-in takes no instructions".into(),
+            ));
+        }
         let mut response = OfflineEngine.complete(request.clone()).await?;
         if request.user.starts_with("TASK: translate\n")
             && request.user.contains("\nINSTRUCTION:\n")
@@ -714,4 +721,65 @@ async fn keeping_a_flagged_passage_as_it_is_clears_its_flag_everywhere_until_und
     assert_eq!(undone["flags"], model["flags"]);
     let quality = &get(&app, &user, &status).await["quality"];
     assert_eq!(quality["flaggedBlocks"].as_u64(), Some(flagged));
+}
+
+#[tokio::test]
+async fn a_retranslation_the_model_refuses_fails_with_why_and_gives_its_words_back() {
+    let model = Instructed {
+        refusing: true,
+        ..Instructed::default()
+    };
+    let app = TestApp::new().with_models(Arc::new(model)).start().await;
+    let user = app.user().await;
+    let id = translated(&app, &user).await;
+    let used = words_used(&app, &user).await;
+    let path = format!("/api/books/{id}/chapters/2/retranslate");
+
+    let asked = ok(
+        post(&app, &user, &path, json!({"instruction": "more formal"})).await,
+        202,
+    )
+    .await;
+    assert!(asked["words"].as_u64().unwrap() > 0);
+    assert_eq!(
+        words_used(&app, &user).await,
+        used + asked["words"].as_u64().unwrap()
+    );
+    drain(&app).await;
+    let failed = get(
+        &app,
+        &user,
+        &format!(
+            "/api/books/{id}/proposals/{}",
+            asked["id"].as_str().unwrap()
+        ),
+    )
+    .await;
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert!(
+        failed["error"]
+            .as_str()
+            .unwrap()
+            .contains("takes no instructions"),
+        "{failed}"
+    );
+    assert_eq!(failed["passages"], json!([]));
+    assert_eq!(
+        words_used(&app, &user).await,
+        used,
+        "its words are given back"
+    );
+    let refused = post(
+        &app,
+        &user,
+        &proposal_path(&id, &failed, "accept"),
+        json!({}),
+    )
+    .await;
+    assert_error(refused, 409, "proposal_not_ready").await;
+    assert_eq!(
+        app.book(&user.key, &id).await["status"],
+        "COMPLETED",
+        "the book is as it was"
+    );
 }
