@@ -12,6 +12,7 @@ pub mod keys;
 pub mod notifications;
 pub mod passages;
 pub mod preferences;
+pub mod proposals;
 pub mod share;
 pub mod translate;
 pub mod uploads;

@@ -18,6 +18,7 @@ pub mod glossaries;
 pub mod passages;
 pub mod preferences;
 pub mod privacy;
+pub mod proposals;
 pub mod translation;
 pub mod types;
 pub mod usage;
