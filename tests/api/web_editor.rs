@@ -46,6 +46,20 @@ fn in_field(html: &str) -> String {
     text[..text.find("</textarea>").unwrap()].to_string()
 }
 
+/// The chapter and passage of an editor's address (`...?chapter=C&edit=N...`).
+fn position(url: &str) -> (u32, u32) {
+    let query = url.split(['?', '#']).nth(1).unwrap();
+    let number = |name: &str| -> u32 {
+        query
+            .split('&')
+            .find_map(|p| p.strip_prefix(name))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    (number("chapter="), number("edit="))
+}
+
 /// The passage as the API tells it to the owner's session.
 async fn passage(owner: &Browser<'_>, id: &str, chapter: u32, index: u32) -> Value {
     let path = format!("/api/books/{id}/chapters/{chapter}/passages?offset={index}&limit=1");
@@ -75,18 +89,7 @@ async fn a_flagged_passage_is_found_fixed_refused_kept_and_undone_through_the_ed
     let found = owner.get(&next.replace("&amp;", "&")).await;
     assert_eq!(found.status(), 303);
     let opened = location(&found);
-    let (chapter, index) = {
-        let query = opened.split(['?', '#']).nth(1).unwrap();
-        let number = |name: &str| -> u32 {
-            query
-                .split('&')
-                .find_map(|p| p.strip_prefix(name))
-                .unwrap()
-                .parse()
-                .unwrap()
-        };
-        (number("chapter="), number("edit="))
-    };
+    let (chapter, index) = position(&opened);
     assert!(opened.ends_with(&format!("#p-{index}")), "{opened}");
     let model = passage(&owner, &id, chapter, index).await;
     let kinds = model["flags"].to_string();
@@ -159,11 +162,31 @@ async fn a_flagged_passage_is_found_fixed_refused_kept_and_undone_through_the_ed
     let next = owner
         .get(&format!("{page}/flagged?chapter={chapter}&from={index}"))
         .await;
-    assert!(
-        !location(&next).contains(&format!("edit={index}#")),
-        "{}",
-        location(&next)
-    );
+    let next = location(&next);
+    assert!(!next.contains(&format!("edit={index}#")), "{next}");
+    // That one is kept as it is: its flags go, its text stays.
+    let (other_chapter, other) = position(&next);
+    let html = owner.html(&next).await;
+    assert!(html.contains("Keep as it is"), "{html}");
+    let kept_text = passage(&owner, &id, other_chapter, other).await["text"].clone();
+    let kept = owner
+        .post_form(
+            &format!("/dashboard/books/{id}/passages/{other_chapter}/{other}"),
+            &[
+                ("csrf", &token),
+                ("version", &field(&html, "version")),
+                ("text", "ignored"),
+                ("action", "keep"),
+            ],
+        )
+        .await;
+    assert_eq!(kept.status(), 303);
+    assert!(location(&kept).contains("done=kept"));
+    let now = passage(&owner, &id, other_chapter, other).await;
+    assert_eq!(now["flags"], serde_json::json!([]));
+    assert_eq!(now["text"], kept_text);
+    assert_eq!(now["origin"]["kind"], "kept", "{now}");
+    assert!(owner.html(&location(&kept)).await.contains("kept as it is"));
 
     // A form that read version 0 loses to the save, and keeps what it had typed.
     let stale = owner

@@ -2,8 +2,8 @@
 //! page ([`crate::web::reader`]) with each translated passage marked when the checks flagged it
 //! and an Edit link that opens it in place (`?edit=N#p-N`, N its place in the chapter): the
 //! translation's markup in a field beside its source, the marks it must keep, a preview of
-//! how they render, its flags in words, where its text came from, and Save, Preview, Undo and
-//! "back to the model's text". "Next flagged passage" (`/dashboard/books/{id}/flagged`) walks
+//! how they render, its flags in words, where its text came from, and Save, Preview, "Keep as it
+//! is" (a flagged passage), Undo and "back to the model's text". "Next flagged passage" (`/dashboard/books/{id}/flagged`) walks
 //! the book's flagged passages across chapters and pages, in reading order.
 //!
 //! Without JavaScript each button posts the editor's form to
@@ -55,7 +55,7 @@ struct ReaderQuery {
     edit: Option<u32>,
     /// A passage whose page to show (the editor closed).
     near: Option<u32>,
-    /// What the change just made did: `saved`, `undone` or `reset`.
+    /// What the change just made did: `saved`, `undone`, `reset` or `kept`.
     done: Option<String>,
     /// `no_flagged` (none is left) or `wrapped` (back at the book's first flagged passage).
     note: Option<String>,
@@ -63,7 +63,7 @@ struct ReaderQuery {
 
 /// What the editor says: what a change did, or why it was refused.
 enum Said {
-    /// `saved`, `undone` or `reset`.
+    /// `saved`, `undone`, `reset` or `kept`.
     Done(&'static str),
     /// The passage changed since the version the form named: its text now is shown.
     Stale,
@@ -76,7 +76,7 @@ enum Said {
 
 impl Said {
     fn done(key: &str) -> Option<Said> {
-        ["saved", "undone", "reset"]
+        ["saved", "undone", "reset", "kept"]
             .into_iter()
             .find(|k| *k == key)
             .map(Said::Done)
@@ -321,6 +321,24 @@ async fn editor(
             at => at.to_rfc3339(),
             mine => *by == me.user.id,
         },
+        Some(Origin::Kept { at, by }) => context! {
+            kind => "kept",
+            at => at.to_rfc3339(),
+            mine => *by == me.user.id,
+        },
+        Some(Origin::Retranslated {
+            at,
+            model,
+            pass,
+            instruction,
+            ..
+        }) => context! {
+            kind => "retranslated",
+            at => at.to_rfc3339(),
+            model,
+            pass => pass.task(),
+            instruction,
+        },
         None => context! {},
     };
     let marks: Vec<String> = markup::tags(&passage.source)
@@ -345,7 +363,10 @@ async fn editor(
         flags,
         origin,
         undoable => passage.undoable > 0,
-        edited => matches!(passage.origin, Some(Origin::Edited { .. })),
+        // The owner's text (an edit, a re-translation accepted, the model's kept): a reset
+        // gives the model's back.
+        edited => !matches!(passage.origin, Some(Origin::Model { .. }) | None),
+        keepable => !passage.flags.is_empty(),
         said,
         invalid,
         lang_tag,
@@ -404,7 +425,7 @@ struct ChangeForm {
     /// The passage's version as the page showed it.
     version: Option<String>,
     text: Option<String>,
-    /// `save` (what Enter and Ctrl+Enter do), `preview`, `undo` or `reset`.
+    /// `save` (what Enter and Ctrl+Enter do), `preview`, `keep` (as it is), `undo` or `reset`.
     action: Option<String>,
 }
 
@@ -434,6 +455,7 @@ async fn change(
         "save" => translations.edit_passage(user, &id, at, read, &typed).await,
         "undo" => translations.undo_passage(user, &id, at, read).await,
         "reset" => translations.reset_passage(user, &id, at, read).await,
+        "keep" => translations.keep_passage(user, &id, at, read).await,
         "preview" => {
             let open = Open {
                 typed: Some(typed),
@@ -443,7 +465,7 @@ async fn change(
             return answer_with(&state, &me, &id, chapter, open, fragment, &headers).await;
         }
         _ => {
-            let refused = ApiError::bad_request("action: save, preview, undo or reset");
+            let refused = ApiError::bad_request("action: save, preview, keep, undo or reset");
             return page_error(me.lang, refused);
         }
     };
@@ -452,6 +474,7 @@ async fn change(
             let done = match action {
                 "undo" => "undone",
                 "reset" => "reset",
+                "keep" => "kept",
                 _ => "saved",
             };
             if !fragment {
