@@ -1078,4 +1078,19 @@ async fn an_owner_fixes_a_flagged_passage_by_keyboard_and_downloads_the_correcte
         .collect::<Vec<_>>()
         .join("\n");
     assert!(text.contains(fix), "{text}");
+
+    // Asks for the passage again with an instruction: the proposal's page, then discarded.
+    browser
+        .fill(".editing input[name=instruction]", "more formal")
+        .await;
+    browser
+        .click(".editing form.retranslate button[type=submit]")
+        .await;
+    browser.wait_for_text("A new translation to review").await;
+    browser.wait_for_text("Discard").await;
+    browser.check_page("proposal").await;
+    browser
+        .click("form[action$='/discard'] button[type=submit]")
+        .await;
+    browser.wait_for_text("Edit this passage").await;
 }

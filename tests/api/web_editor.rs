@@ -11,9 +11,9 @@ use crate::helpers::TestApp;
 use crate::passages::{book, Refusing};
 use crate::web_app::{location, Browser};
 
-/// A signed-up owner's book, translated by a model that refuses every answer (every passage is
-/// flagged); its page's path and id, and the owner's form token.
-async fn flagged_book(owner: &mut Browser<'_>) -> (String, String, String) {
+/// A signed-up owner's book, translated to COMPLETED by the app's models (with [`Refusing`],
+/// every passage is flagged); its page's path and id, and the owner's form token.
+async fn translated_book(owner: &mut Browser<'_>) -> (String, String, String) {
     owner.sign_up().await;
     let token = owner.token("/dashboard").await;
     let uploaded = owner.upload(&token, "voyage.txt", book(), "Voyage").await;
@@ -75,7 +75,7 @@ async fn a_flagged_passage_is_found_fixed_refused_kept_and_undone_through_the_ed
         .start()
         .await;
     let mut owner = Browser::new(&app);
-    let (page, id, token) = flagged_book(&mut owner).await;
+    let (page, id, token) = translated_book(&mut owner).await;
 
     // The reader says what is open and leads to the first flagged passage.
     let reader = owner.html(&format!("{page}/read")).await;
@@ -293,7 +293,7 @@ async fn the_editors_forms_need_their_token_and_another_persons_book_is_not_foun
         .start()
         .await;
     let mut owner = Browser::new(&app);
-    let (page, id, _) = flagged_book(&mut owner).await;
+    let (page, id, _) = translated_book(&mut owner).await;
     let action = format!("/dashboard/books/{id}/passages/2/0");
     let before = passage(&owner, &id, 2, 0).await;
 
@@ -361,7 +361,7 @@ async fn what_the_owner_writes_is_shown_as_text_and_the_editor_speaks_spanish() 
         .await;
     let mut owner = Browser::new(&app);
     owner.language = "es";
-    let (page, id, token) = flagged_book(&mut owner).await;
+    let (page, id, token) = translated_book(&mut owner).await;
     let action = format!("/dashboard/books/{id}/passages/2/0");
 
     let script = "<script>alert(1)</script>";
@@ -392,4 +392,68 @@ async fn what_the_owner_writes_is_shown_as_text_and_the_editor_speaks_spanish() 
     let editor = owner.html(&location(&saved)).await;
     assert!(editor.contains("Guardado"), "{editor}");
     assert!(editor.contains("Tu corrección"), "{editor}");
+}
+
+#[tokio::test]
+async fn a_passage_is_translated_again_with_an_instruction_and_the_proposal_accepted_from_the_pages(
+) {
+    // The offline engine: its proposal passes the checks, so accepting it takes it.
+    let app = TestApp::new().with_workers().start().await;
+    let mut owner = Browser::new(&app);
+    let (page, id, token) = translated_book(&mut owner).await;
+    let editor = owner.html(&format!("{page}/read?chapter=2&edit=1")).await;
+    assert!(editor.contains("Translate this passage again"), "{editor}");
+    assert!(editor.contains("Translate this chapter again"), "{editor}");
+
+    let asked = owner
+        .post_form(
+            &format!("{page}/retranslate"),
+            &[
+                ("csrf", &token),
+                ("chapter", "2"),
+                ("index", "1"),
+                ("instruction", "more formal"),
+            ],
+        )
+        .await;
+    assert_eq!(asked.status(), 303);
+    let proposal = location(&asked);
+    assert!(
+        proposal.starts_with(&format!("{page}/proposals/")),
+        "{proposal}"
+    );
+    let shown = crate::helpers::eventually(std::time::Duration::from_secs(60), || async {
+        let html = owner.html(&proposal).await;
+        match html.contains("action=\"") && html.contains("/accept\"") {
+            true => Ok(html),
+            false => Err(format!("not ready: {html}")),
+        }
+    })
+    .await;
+    assert!(shown.contains("“more formal”"), "{shown}");
+    let refused = owner.post_form(&format!("{proposal}/accept"), &[]).await;
+    assert_eq!(refused.status(), 403);
+    let accepted = owner
+        .post_form(&format!("{proposal}/accept"), &[("csrf", &token)])
+        .await;
+    assert_eq!(accepted.status(), 303);
+    assert_eq!(
+        location(&accepted),
+        format!("{page}/read?chapter=2&edit=1#p-1")
+    );
+    let now = passage(&owner, &id, 2, 1).await;
+    assert_eq!(now["origin"]["kind"], "retranslated", "{now}");
+    assert_eq!(now["origin"]["instruction"], "more formal", "{now}");
+    let html = owner.html(&location(&accepted)).await;
+    assert!(html.contains("Re-translated, accepted"), "{html}");
+    assert!(html.contains("instruction: “more formal”"), "{html}");
+    assert!(
+        html.contains("Back to the model&#x27;s text") || html.contains("Back to the model's text"),
+        "{html}"
+    );
+
+    // Another person sees no proposal of the book.
+    let mut other = Browser::new(&app);
+    other.sign_up().await;
+    assert_eq!(other.get(&proposal).await.status(), 404);
 }

@@ -84,6 +84,10 @@ fn templates() -> &'static Environment<'static> {
                 include_str!("../../templates/app/reader.html"),
             ),
             (
+                "app/proposal.html",
+                include_str!("../../templates/app/proposal.html"),
+            ),
+            (
                 "app/passage_editor.html",
                 include_str!("../../templates/app/passage_editor.html"),
             ),

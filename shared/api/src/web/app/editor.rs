@@ -212,6 +212,8 @@ async fn reader_page(
     let review = context! {
         flagged,
         next => next_link(id, number, prepared.first_index.unwrap_or(0) as u32),
+        retranslate => format!("/dashboard/books/{id}/retranslate"),
+        chapter => number,
         note => shown.note.filter(|n| n == "no_flagged" || n == "wrapped"),
     };
     let (editor, status) = match open {
@@ -371,6 +373,8 @@ async fn editor(
         invalid,
         lang_tag,
         dir,
+        retranslate => format!("/dashboard/books/{id}/retranslate"),
+        chapter,
         next => next_link(id, chapter, index + 1),
         close => format!("/dashboard/books/{id}/read?chapter={chapter}&near={index}#p-{index}"),
     };
@@ -642,7 +646,7 @@ async fn next_after(
 }
 
 /// A passage's failure as the pages show it.
-fn passage_error(e: PassageError) -> ApiError {
+pub(super) fn passage_error(e: PassageError) -> ApiError {
     match e {
         PassageError::NotFound(what) => ApiError::not_found(&what),
         PassageError::Invalid(m) | PassageError::Marks(m) => ApiError::bad_request(m),

@@ -18,6 +18,7 @@ mod editor;
 mod errors;
 mod glossaries;
 pub mod i18n;
+mod proposals;
 pub mod reading;
 mod return_to;
 mod settings;
@@ -50,6 +51,7 @@ pub fn pages_router() -> Routes {
         .merge(account::router())
         .merge(books::router())
         .merge(editor::router())
+        .merge(proposals::router())
         .merge(settings::router())
         .merge(glossaries::router())
         .merge(assets::router())

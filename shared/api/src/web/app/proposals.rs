@@ -1,0 +1,177 @@
+//! Re-translation from the editor: a passage's editor and the reader's review ask for one with
+//! an optional instruction (`POST /dashboard/books/{id}/retranslate`: `chapter`, `index` for a
+//! passage alone, `instruction`), charged and checked as the API's; its page
+//! (`/dashboard/books/{id}/proposals/{proposalId}`) says it is being translated until its job
+//! has run, then shows each passage's text now beside the one proposed, with Accept (the
+//! passages the checks passed) and Discard (`POST .../proposals/{proposalId}/accept` or
+//! `discard`), which come back to the reader.
+
+use axum::extract::State;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::Form;
+use booktr_core::translation::passages::proposals::{
+    ProposalError, ProposalStatus, RetranslateRequest, Scope,
+};
+use booktr_core::translation::passages::PassageAt;
+use minijinja::context;
+use serde::Deserialize;
+
+use super::{page, page_error, SignedIn, TokenForm};
+use crate::error::ApiError;
+use crate::extract::Path;
+use crate::{AppState, Routes};
+
+pub fn router() -> Routes {
+    Routes::new()
+        .route("/dashboard/books/{id}/retranslate", post(ask))
+        .route("/dashboard/books/{id}/proposals/{proposal}", get(show))
+        .route(
+            "/dashboard/books/{id}/proposals/{proposal}/{action}",
+            post(decide),
+        )
+}
+
+#[derive(Deserialize)]
+struct AskForm {
+    csrf: Option<String>,
+    chapter: Option<u32>,
+    index: Option<u32>,
+    instruction: Option<String>,
+}
+
+async fn ask(
+    State(state): State<AppState>,
+    me: SignedIn,
+    Path(id): Path<String>,
+    Form(form): Form<AskForm>,
+) -> Response {
+    if let Err(refused) = me.check_form(form.csrf.as_deref()) {
+        return page_error(me.lang, refused);
+    }
+    let chapter = form.chapter.unwrap_or(1);
+    let scope = match form.index {
+        Some(index) => Scope::Passage(PassageAt { chapter, index }),
+        None => Scope::Chapter(chapter),
+    };
+    let request = RetranslateRequest {
+        instruction: form
+            .instruction
+            .map(|i| i.trim().to_string())
+            .filter(|i| !i.is_empty()),
+        ..RetranslateRequest::default()
+    };
+    match state
+        .services
+        .translations
+        .retranslate(&me.user, &id, scope, request)
+        .await
+    {
+        Ok(proposal) => Redirect::to(&format!("/dashboard/books/{id}/proposals/{}", proposal.id))
+            .into_response(),
+        Err(e) => page_error(me.lang, proposal_error(e)),
+    }
+}
+
+async fn show(
+    State(state): State<AppState>,
+    me: SignedIn,
+    Path((id, proposal_id)): Path<(String, String)>,
+) -> Response {
+    let proposal = match state
+        .services
+        .translations
+        .proposal(&me.user.id, &id, &proposal_id)
+        .await
+    {
+        Ok(proposal) => proposal,
+        Err(e) => return page_error(me.lang, proposal_error(e)),
+    };
+    let passages: Vec<_> = proposal
+        .passages
+        .iter()
+        .map(|p| {
+            context! {
+                index => p.index,
+                current => p.current.clone(),
+                proposed => p.proposed.clone(),
+                flagged => !p.flags.is_empty(),
+                accepted => p.accepted,
+            }
+        })
+        .collect();
+    let back = match proposal.index {
+        Some(index) => format!(
+            "/dashboard/books/{id}/read?chapter={}&edit={index}#p-{index}",
+            proposal.chapter
+        ),
+        None => format!("/dashboard/books/{id}/read?chapter={}", proposal.chapter),
+    };
+    let data = context! {
+        book_id => id,
+        proposal => context! {
+            id => proposal.id,
+            chapter => proposal.chapter,
+            index => proposal.index,
+            instruction => proposal.instruction,
+            model => proposal.model,
+            status => proposal.status.as_str(),
+            pending => proposal.status == ProposalStatus::Pending,
+            ready => proposal.status == ProposalStatus::Ready,
+            error => proposal.error,
+            passages,
+        },
+        back,
+    };
+    let title = me.lang.get("proposal_title");
+    page(&state, Some(&me), me.lang, "app/proposal.html", title, data)
+        .await
+        .unwrap_or_else(|r| r)
+}
+
+async fn decide(
+    State(state): State<AppState>,
+    me: SignedIn,
+    Path((id, proposal_id, action)): Path<(String, String, String)>,
+    Form(form): Form<TokenForm>,
+) -> Response {
+    if let Err(refused) = me.check_form(form.csrf.as_deref()) {
+        return page_error(me.lang, refused);
+    }
+    let translations = &state.services.translations;
+    let user = &me.user.id;
+    let answer = match action.as_str() {
+        "accept" => {
+            translations
+                .accept_proposal(user, &id, &proposal_id, None)
+                .await
+        }
+        "discard" => translations.discard_proposal(user, &id, &proposal_id).await,
+        _ => return page_error(me.lang, ApiError::not_found("action")),
+    };
+    match answer {
+        Ok(proposal) => {
+            let to = match proposal.index {
+                Some(index) => format!(
+                    "/dashboard/books/{id}/read?chapter={}&edit={index}#p-{index}",
+                    proposal.chapter
+                ),
+                None => format!("/dashboard/books/{id}/read?chapter={}", proposal.chapter),
+            };
+            Redirect::to(&to).into_response()
+        }
+        Err(e) => page_error(me.lang, proposal_error(e)),
+    }
+}
+
+fn proposal_error(e: ProposalError) -> ApiError {
+    match e {
+        ProposalError::Passage(e) => super::editor::passage_error(e),
+        ProposalError::Translation(e) => e.into(),
+        e @ ProposalError::NotReady(_) => ApiError::new(
+            axum::http::StatusCode::CONFLICT,
+            "proposal_not_ready",
+            e.to_string(),
+        ),
+    }
+}
