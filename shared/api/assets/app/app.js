@@ -231,6 +231,12 @@
     });
   }
 
+  // A re-translation's page while its job runs looks again every 3 seconds (without the
+  // script, its "Look again" link does).
+  if (document.querySelector("[data-proposal-pending]")) {
+    setTimeout(function () { window.location.reload(); }, 3000);
+  }
+
   var form = document.querySelector("form[data-upload]");
   if (!form) return;
   var input = form.querySelector('input[type="file"]');

@@ -1,6 +1,7 @@
 //! Re-translation from the editor: a passage's editor and the reader's review ask for one with
 //! an optional instruction (`POST /dashboard/books/{id}/retranslate`: `chapter`, `index` for a
-//! passage alone, `instruction`), charged and checked as the API's; its page
+//! passage alone, `instruction`), charged and checked as the API's (a passage alone even when it
+//! is the owner's text; a chapter leaving the owner's passages alone); its page
 //! (`/dashboard/books/{id}/proposals/{proposalId}`) says it is being translated until its job
 //! has run, then shows each passage's text now beside the one proposed, with Accept (the
 //! passages the checks passed) and Discard (`POST .../proposals/{proposalId}/accept` or
@@ -59,6 +60,9 @@ async fn ask(
             .instruction
             .map(|i| i.trim().to_string())
             .filter(|i| !i.is_empty()),
+        // A passage asked for from its editor is translated again even when it is the owner's
+        // text; a chapter leaves the owner's passages alone.
+        include_edited: matches!(scope, Scope::Passage(_)),
         ..RetranslateRequest::default()
     };
     match state
