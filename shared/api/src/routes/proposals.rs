@@ -24,10 +24,10 @@ pub fn router() -> Routes {
     OpenApiRouter::new()
         .routes(routes!(retranslate_passage))
         .routes(routes!(retranslate_chapter))
-        .routes(routes!(list))
-        .routes(routes!(detail))
-        .routes(routes!(accept))
-        .routes(routes!(discard))
+        .routes(routes!(list_proposals))
+        .routes(routes!(proposal))
+        .routes(routes!(accept_proposal))
+        .routes(routes!(discard_proposal))
 }
 
 /// A failure of a proposal's route: a passage's failure as the passage routes answer it (a
@@ -158,7 +158,7 @@ async fn retranslate_chapter(
     params(("id" = String, Path, description = "The book's id")),
     responses((status = 200, description = "The proposals", body = ProposalList),
         (status = 404, description = "No such book", body = ErrorBody)))]
-async fn list(
+async fn list_proposals(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
@@ -180,7 +180,7 @@ async fn list(
         ("proposalId" = String, Path, description = "The proposal's id")),
     responses((status = 200, description = "The proposal", body = Proposal),
         (status = 404, description = "No such book or proposal", body = ErrorBody)))]
-async fn detail(
+async fn proposal(
     State(state): State<AppState>,
     caller: Caller,
     Path((id, proposal_id)): Path<(String, String)>,
@@ -213,7 +213,7 @@ struct Accept {
         (status = 400, description = "A passage that is not in the proposal", body = ErrorBody),
         (status = 404, description = "No such book or proposal", body = ErrorBody),
         (status = 409, description = "A passage changed since the proposal was made (`version_conflict`, with the passage now; the passages before it are accepted), or a proposal that is not ready (`proposal_not_ready`)", body = ErrorBody)))]
-async fn accept(
+async fn accept_proposal(
     State(state): State<AppState>,
     caller: Caller,
     Path((id, proposal_id)): Path<(String, String)>,
@@ -234,7 +234,7 @@ async fn accept(
         ("proposalId" = String, Path, description = "The proposal's id")),
     responses((status = 200, description = "The proposal, discarded", body = Proposal),
         (status = 404, description = "No such book or proposal", body = ErrorBody)))]
-async fn discard(
+async fn discard_proposal(
     State(state): State<AppState>,
     caller: Caller,
     Path((id, proposal_id)): Path<(String, String)>,
