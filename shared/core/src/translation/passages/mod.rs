@@ -15,6 +15,8 @@
 //! the passage as it is now, never a lost update.
 
 mod record;
+mod term_text;
+mod terms;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -27,6 +29,8 @@ use serde_json::Value;
 use tracing::{info, instrument, warn};
 
 pub use record::MAX_VERSIONS;
+pub use term_text::{TermChange, MAX_RENDERING};
+pub use terms::{TermApplied, TermPassage, TermPreview, TermRequest, TermSkipped, TermsGlossary};
 use record::{PassageRecord, Version};
 
 use super::{StoredChapter, Translations};
@@ -319,50 +323,15 @@ impl Translations {
             .blocks
             .get(at.index as usize)
             .ok_or_else(|| not_found(at))?;
-        let limit = booktr_formats::limits::MAX_BLOCK_CHARS;
-        if text.chars().count() > limit {
-            return Err(PassageError::Invalid(format!(
-                "text: a passage holds at most {limit} characters"
-            )));
-        }
-        if text.trim().is_empty() && !block.text.trim().is_empty() {
-            return Err(PassageError::Invalid(
-                "text: a passage's translation cannot be empty".into(),
-            ));
-        }
-        if let Some(problem) = booktr_translate::checks::marks_problem(&block.text, text) {
-            return Err(PassageError::Marks(problem));
-        }
+        check_edit(&block.text, text)?;
         let record = self.passage_record(&book, at).await?;
         if record.version != read {
             return Err(self.stale(&book, at, &source, read).await?);
         }
-        // The text first, under a name no other change uses: a change that loses the race
-        // below never overwrites the winner's text.
-        let name = format!("v{}-{}", read + 1, crate::ids::random_hex(4));
-        let key =
-            store::passage_text_key(&book.id, &book.target_lang, at.chapter, at.index, &name)?;
-        self.ports
-            .blobs
-            .put(&key, bytes::Bytes::copy_from_slice(text.as_bytes()))
+        self.record_edit(&book, at, &source, &record, user_id, text)
             .await?;
-        let mut versions = record.versions.clone();
-        versions.push(Version {
-            text: Some(name),
-            at: self.ports.clock.now(),
-            by: user_id.to_string(),
-        });
-        let dropped = versions
-            .drain(..versions.len().saturating_sub(MAX_VERSIONS))
-            .collect();
-        let change = Change { versions, dropped };
-        match self.write(&book, at, &source, &record, change).await {
-            Err(e @ PassageError::Stale { .. }) => {
-                self.remove_text(&book.id, at, &key).await;
-                Err(e)
-            }
-            answer => answer,
-        }
+        self.passage_changed(&book, at.chapter).await?;
+        Ok(self.current(&book, at, &source).await?)
     }
 
     /// Takes back the passage's last change, from version `read`.
@@ -478,8 +447,8 @@ impl Translations {
     }
 
     /// Writes `change` over `record` while the passage is still at its version, then what
-    /// follows from it: the texts it leaves behind removed, the chapter's quality record and
-    /// change count, the book's warnings, and its files made again on the next download.
+    /// follows from it: the chapter's quality record and change count, the book's warnings,
+    /// and its files made again on the next download.
     async fn write(
         &self,
         book: &Book,
@@ -488,6 +457,62 @@ impl Translations {
         record: &PassageRecord,
         change: Change,
     ) -> Result<Passage, PassageError> {
+        self.write_change(book, at, source, record, change).await?;
+        self.passage_changed(book, at.chapter).await?;
+        Ok(self.current(book, at, source).await?)
+    }
+
+    /// The owner's `text` made the passage's next change over `record`: its text stored under a
+    /// name of its own, then the change written while the passage is still at its version (else
+    /// `Stale`, and the text removed). What follows from a change is the caller's
+    /// ([`Translations::passage_changed`], once for the chapter's changes).
+    async fn record_edit(
+        &self,
+        book: &Book,
+        at: PassageAt,
+        source: &SourceChapter,
+        record: &PassageRecord,
+        by: &str,
+        text: &str,
+    ) -> Result<(), PassageError> {
+        // The text first, under a name no other change uses: a change that loses the race
+        // below never overwrites the winner's text.
+        let name = format!("v{}-{}", record.version + 1, crate::ids::random_hex(4));
+        let key =
+            store::passage_text_key(&book.id, &book.target_lang, at.chapter, at.index, &name)?;
+        self.ports
+            .blobs
+            .put(&key, bytes::Bytes::copy_from_slice(text.as_bytes()))
+            .await?;
+        let mut versions = record.versions.clone();
+        versions.push(Version {
+            text: Some(name),
+            at: self.ports.clock.now(),
+            by: by.to_string(),
+        });
+        let dropped = versions
+            .drain(..versions.len().saturating_sub(MAX_VERSIONS))
+            .collect();
+        let change = Change { versions, dropped };
+        match self.write_change(book, at, source, record, change).await {
+            Err(e @ PassageError::Stale { .. }) => {
+                self.remove_text(&book.id, at, &key).await;
+                Err(e)
+            }
+            answer => answer,
+        }
+    }
+
+    /// Writes `change` over `record` while the passage is still at its version (else `Stale`
+    /// with the passage now), and removes the texts it leaves behind.
+    async fn write_change(
+        &self,
+        book: &Book,
+        at: PassageAt,
+        source: &SourceChapter,
+        record: &PassageRecord,
+        change: Change,
+    ) -> Result<(), PassageError> {
         let table = &self.ports.table;
         let written = match record.version {
             0 => match change.versions.as_slice() {
@@ -539,8 +564,7 @@ impl Translations {
                 self.remove_text(&book.id, at, &key).await;
             }
         }
-        self.passage_changed(book, at.chapter).await?;
-        Ok(self.current(book, at, source).await?)
+        Ok(())
     }
 
     /// After a change of one of the chapter's passages: the chapter's quality record without
@@ -745,6 +769,27 @@ impl Translations {
 
 /// A chapter's passage items, by block.
 type Records = BTreeMap<u32, PassageRecord>;
+
+/// Whether `text` may replace the translation of a block whose source is `source`: not too
+/// long, not empty (unless the source is), with the source's marks (the check every model
+/// answer passes).
+fn check_edit(source: &str, text: &str) -> Result<(), PassageError> {
+    let limit = booktr_formats::limits::MAX_BLOCK_CHARS;
+    if text.chars().count() > limit {
+        return Err(PassageError::Invalid(format!(
+            "text: a passage holds at most {limit} characters"
+        )));
+    }
+    if text.trim().is_empty() && !source.trim().is_empty() {
+        return Err(PassageError::Invalid(
+            "text: a passage's translation cannot be empty".into(),
+        ));
+    }
+    match booktr_translate::checks::marks_problem(source, text) {
+        Some(problem) => Err(PassageError::Marks(problem)),
+        None => Ok(()),
+    }
+}
 
 fn not_found(at: PassageAt) -> PassageError {
     PassageError::NotFound(format!("passage {} of chapter {}", at.index, at.chapter))
