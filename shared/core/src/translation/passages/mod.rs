@@ -30,7 +30,10 @@ use tracing::{info, instrument, warn};
 
 pub use record::MAX_VERSIONS;
 pub use term_text::{TermChange, MAX_RENDERING};
-pub use terms::{TermApplied, TermPassage, TermPreview, TermRequest, TermSkipped, TermsGlossary};
+pub use terms::{
+    Skip, TermApplied, TermPassage, TermPreview, TermRequest, TermSkipped, TermsGlossary,
+    PREVIEW_CHAPTERS,
+};
 use record::{PassageRecord, Version};
 
 use super::{StoredChapter, Translations};

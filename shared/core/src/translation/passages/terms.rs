@@ -17,7 +17,7 @@ use booktr_translate::glossary::{contains_term, GlossaryEntry};
 use tracing::{info, instrument};
 
 use super::term_text::{self, TermChange, MAX_RENDERING};
-use super::{check_edit, not_found, Passage, PassageAt, PassageError, Records, MAX_PAGE};
+use super::{check_edit, Passage, PassageAt, PassageError, Records, MAX_PAGE};
 use super::{record::PassageRecord, StoredChapter, Translations};
 use crate::books::record::BookChange;
 use crate::books::{store, Book};
@@ -106,7 +106,20 @@ pub struct TermApplied {
 pub struct TermSkipped {
     pub chapter: u32,
     pub index: u32,
-    pub reason: PassageError,
+    pub reason: Skip,
+}
+
+/// Why an apply left a passage as it was.
+#[derive(Debug)]
+pub enum Skip {
+    /// It changed since the version named: the passage now.
+    Changed(Box<Passage>),
+    /// No such chapter or passage.
+    NotFound,
+    /// It does not hold the term (its source has not the term, or its text not the rendering).
+    NotHeld,
+    /// Its text with the new rendering is not one a passage can take.
+    Refused(PassageError),
 }
 
 /// The book's glossary, as an apply left it.
@@ -252,7 +265,7 @@ impl Translations {
                 skipped.extend(passages.into_keys().map(|index| TermSkipped {
                     chapter: number,
                     index,
-                    reason: not_found(at(number, index as usize)),
+                    reason: Skip::NotFound,
                 }));
                 continue;
             };
@@ -315,23 +328,21 @@ impl Translations {
                 reason,
             };
             let Some(block) = chapter.source.blocks.get(index as usize) else {
-                skipped.push(skip(not_found(at)));
+                skipped.push(skip(Skip::NotFound));
                 continue;
             };
             let record = chapter.record(index);
             if record.version != read {
-                skipped.push(skip(self.stale(book, at, chapter.source, read).await?));
+                let now = self.current(book, at, chapter.source).await?;
+                skipped.push(skip(Skip::Changed(Box::new(now))));
                 continue;
             }
             let Some((found, _)) = self.holding(chapter, index as usize, request).await? else {
-                skipped.push(skip(PassageError::Invalid(format!(
-                    "the passage does not hold '{}' for '{}'",
-                    request.from, request.source
-                ))));
+                skipped.push(skip(Skip::NotHeld));
                 continue;
             };
             if let Err(refused) = check_edit(&block.text, &found.after) {
-                skipped.push(skip(refused));
+                skipped.push(skip(Skip::Refused(refused)));
                 continue;
             }
             let by = &book.user_id;
@@ -340,7 +351,9 @@ impl Translations {
                 .await
             {
                 Ok(()) => changed.push(index),
-                Err(stale @ PassageError::Stale { .. }) => skipped.push(skip(stale)),
+                Err(PassageError::Stale { current, .. }) => {
+                    skipped.push(skip(Skip::Changed(current)));
+                }
                 Err(e) => return Err(e),
             }
         }
