@@ -157,18 +157,35 @@ async fn an_edit_that_renames_a_glossary_term_suggests_it_and_another_suggests_n
     let text = first["text"].as_str().unwrap();
     assert!(text.contains("ballena"), "{first}");
 
-    let renamed = ok(edit(&app, &user, &id, &first, &text.replace("ballena", "cachalote")).await)
-        .await;
+    let renamed = ok(edit(
+        &app,
+        &user,
+        &id,
+        &first,
+        &text.replace("ballena", "cachalote"),
+    )
+    .await)
+    .await;
     assert_eq!(
         renamed["termChanges"],
         json!([{"source": "whale", "from": "ballena", "to": "cachalote"}])
     );
-    assert_eq!(renamed["origin"]["kind"], "edited", "the passage as ever: {renamed}");
+    assert_eq!(
+        renamed["origin"]["kind"], "edited",
+        "the passage as ever: {renamed}"
+    );
     assert_eq!(renamed["version"], 1);
 
     let other = passage(&app, &user, &id, 2, 1).await;
-    let kept = ok(edit(&app, &user, &id, &other, "Es mi manera de espantar la melancolía.").await)
-        .await;
+    let kept = ok(edit(
+        &app,
+        &user,
+        &id,
+        &other,
+        "Es mi manera de espantar la melancolía.",
+    )
+    .await)
+    .await;
     assert_eq!(kept["termChanges"], json!([]));
 }
 
@@ -183,7 +200,11 @@ async fn the_preview_lists_every_passage_with_the_term_the_owners_apart_page_by_
     let edited = ok(edit(&app, &user, &id, &edited, &edited_text).await).await;
 
     let whole = ok(preview(&app, &user, &id, rename()).await).await;
-    assert_eq!(places(&whole["passages"]), [(1, 0), (2, 0), (3, 0)], "{whole}");
+    assert_eq!(
+        places(&whole["passages"]),
+        [(1, 0), (2, 0), (3, 0)],
+        "{whole}"
+    );
     assert_eq!(places(&whole["edited"]), [(2, 2)], "{whole}");
     assert!(whole["next"].is_null());
     for listed in whole["passages"].as_array().unwrap() {
@@ -192,7 +213,10 @@ async fn the_preview_lists_every_passage_with_the_term_the_owners_apart_page_by_
         assert_eq!(listed["version"], 0);
         assert_eq!(
             listed["after"].as_str().unwrap(),
-            now["text"].as_str().unwrap().replace("ballena", "cachalote")
+            now["text"]
+                .as_str()
+                .unwrap()
+                .replace("ballena", "cachalote")
         );
     }
     let apart = &whole["edited"][0];
@@ -247,7 +271,10 @@ async fn applying_changes_the_passages_named_puts_the_term_in_the_glossary_and_t
     let kept = passage(&app, &user, &id, 2, 2).await;
     assert_eq!(kept["text"], edited_text.as_str());
 
-    let glossary: Value = ok(app.get(&format!("/api/glossary/{glossary}"), &user.key).await).await;
+    let glossary: Value = ok(app
+        .get(&format!("/api/glossary/{glossary}"), &user.key)
+        .await)
+    .await;
     assert_eq!(
         glossary["entries"],
         json!([{"id": glossary["entries"][0]["id"], "source": "whale", "target": "cachalote", "context": null}])
@@ -255,8 +282,15 @@ async fn applying_changes_the_passages_named_puts_the_term_in_the_glossary_and_t
 
     let after = downloaded_text(&app, &user, &id).await;
     assert_eq!(after.matches("cachalote").count(), 3, "{after}");
-    assert_eq!(after.matches("ballena").count(), 1, "the owner's passage: {after}");
-    assert!(after.contains(edited_text.trim_end_matches(" Fin.")), "{after}");
+    assert_eq!(
+        after.matches("ballena").count(),
+        1,
+        "the owner's passage: {after}"
+    );
+    assert!(
+        after.contains(edited_text.trim_end_matches(" Fin.")),
+        "{after}"
+    );
 
     // Nothing left to rename but the owner's passage, which an apply changes when named.
     let again = ok(preview(&app, &user, &id, rename()).await).await;
@@ -295,7 +329,10 @@ async fn a_passage_changed_between_preview_and_apply_is_skipped_never_overwritte
     // Applied again with the versions seen now, and once more: the second finds nothing to do.
     let now = passage(&app, &user, &id, 3, 0).await;
     let done = ok(apply(&app, &user, &id, apply_body(&[now])).await).await;
-    assert_eq!(done["applied"][0]["text"], "Soñé con la cachalote toda la noche.");
+    assert_eq!(
+        done["applied"][0]["text"],
+        "Soñé con la cachalote toda la noche."
+    );
     let stale = ok(apply(&app, &user, &id, apply_body(&model[..1])).await).await;
     assert_eq!(stale["skipped"][0]["error"], "version_conflict");
 }
@@ -309,7 +346,10 @@ async fn a_book_without_a_glossary_gets_one_that_its_next_run_uses() {
     let whale = pseudo("whale", &[]);
     let body = json!({"source": "whale", "from": whale, "to": "cachalote"});
     let listed = ok(preview(&app, &user, &id, body.clone()).await).await;
-    assert_eq!(places(&listed["passages"]), [(1, 0), (2, 0), (2, 2), (3, 0)]);
+    assert_eq!(
+        places(&listed["passages"]),
+        [(1, 0), (2, 0), (2, 2), (3, 0)]
+    );
 
     // Only the first chapter's passage now; the next run renames the others.
     let mut first = body.clone();
@@ -317,8 +357,14 @@ async fn a_book_without_a_glossary_gets_one_that_its_next_run_uses() {
     let done = ok(apply(&app, &user, &id, first).await).await;
     assert_eq!(done["glossary"]["created"], true);
     let glossary_id = done["glossary"]["id"].as_str().unwrap().to_string();
-    assert_eq!(app.book(&user.key, &id).await["glossaryId"], glossary_id.as_str());
-    let glossary = ok(app.get(&format!("/api/glossary/{glossary_id}"), &user.key).await).await;
+    assert_eq!(
+        app.book(&user.key, &id).await["glossaryId"],
+        glossary_id.as_str()
+    );
+    let glossary = ok(app
+        .get(&format!("/api/glossary/{glossary_id}"), &user.key)
+        .await)
+    .await;
     assert_eq!(glossary["entries"][0]["source"], "whale");
     assert_eq!(glossary["entries"][0]["target"], "cachalote");
 
@@ -327,7 +373,10 @@ async fn a_book_without_a_glossary_gets_one_that_its_next_run_uses() {
     assert_eq!(book["glossaryId"], glossary_id.as_str());
     let last = passage(&app, &user, &id, 3, 0).await;
     assert_eq!(last["origin"]["kind"], "model");
-    assert!(last["text"].as_str().unwrap().contains("cachalote"), "{last}");
+    assert!(
+        last["text"].as_str().unwrap().contains("cachalote"),
+        "{last}"
+    );
 }
 
 #[tokio::test]
@@ -350,7 +399,8 @@ async fn bad_term_requests_are_400_and_another_users_book_is_404() {
     ] {
         assert_error(preview(&app, &owner, &id, bad).await, 400, "bad_request").await;
     }
-    let twice = json!([{"chapter": 2, "index": 0, "version": 0}, {"chapter": 2, "index": 0, "version": 0}]);
+    let twice =
+        json!([{"chapter": 2, "index": 0, "version": 0}, {"chapter": 2, "index": 0, "version": 0}]);
     for passages in [json!([]), twice, json!([{"chapter": 2, "index": 0}])] {
         let mut body = rename();
         body["passages"] = passages;
@@ -362,13 +412,29 @@ async fn bad_term_requests_are_400_and_another_users_book_is_404() {
     let mut missing = rename();
     missing["passages"] = nowhere;
     let done = ok(apply(&app, &owner, &id, missing).await).await;
-    let errors: Vec<&Value> = done["skipped"].as_array().unwrap().iter().map(|s| &s["error"]).collect();
+    let errors: Vec<&Value> = done["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["error"])
+        .collect();
     assert_eq!(errors, [&json!("not_found"), &json!("not_found")], "{done}");
 
     assert_error(preview(&app, &other, &id, rename()).await, 404, "not_found").await;
-    assert_error(apply(&app, &other, &id, body.clone()).await, 404, "not_found").await;
+    assert_error(
+        apply(&app, &other, &id, body.clone()).await,
+        404,
+        "not_found",
+    )
+    .await;
     let untouched = passage(&app, &owner, &id, 2, 0).await;
     assert_eq!(untouched["version"], 0);
-    let glossary = ok(app.get(&format!("/api/glossary/{glossary}"), &owner.key).await).await;
-    assert_eq!(glossary["entries"][0]["target"], "cachalote", "the owner's own apply above");
+    let glossary = ok(app
+        .get(&format!("/api/glossary/{glossary}"), &owner.key)
+        .await)
+    .await;
+    assert_eq!(
+        glossary["entries"][0]["target"], "cachalote",
+        "the owner's own apply above"
+    );
 }

@@ -203,7 +203,12 @@ impl Glossaries {
             };
             let update = change.into_update(self.ports.clock.now())?;
             let condition = unchanged_since(user_id, current.updated_at);
-            match self.ports.table.update(&pk(id), SK, update, condition).await {
+            match self
+                .ports
+                .table
+                .update(&pk(id), SK, update, condition)
+                .await
+            {
                 Ok(item) => {
                     info!(glossary_id = %id, "glossary entry set");
                     return Ok(from_item(&item)?);

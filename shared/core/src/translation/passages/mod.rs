@@ -29,12 +29,12 @@ use serde_json::Value;
 use tracing::{info, instrument, warn};
 
 pub use record::MAX_VERSIONS;
+use record::{PassageRecord, Version};
 pub use term_text::{TermChange, MAX_RENDERING};
 pub use terms::{
     Skip, TermApplied, TermPassage, TermPreview, TermRequest, TermSkipped, TermsGlossary,
     PREVIEW_CHAPTERS,
 };
-use record::{PassageRecord, Version};
 
 use super::{StoredChapter, Translations};
 use crate::books::record::{BookChange, ChapterChange, ChapterRecord};

@@ -68,7 +68,10 @@ pub fn replace(markup: &str, from: &str, to: &str) -> Option<String> {
     let mut last = 0;
     for (start, end) in found {
         out.push_str(&markup[last..start]);
-        let upper = markup[start..end].chars().next().is_some_and(char::is_uppercase);
+        let upper = markup[start..end]
+            .chars()
+            .next()
+            .is_some_and(char::is_uppercase);
         out.push_str(if upper { &capitalised } else { &escaped });
         last = end;
     }
@@ -247,7 +250,12 @@ impl<'a> Comparison<'a> {
             0 => 0,
             _ => self.kept[lo - 1]? + 1,
         };
-        let to = self.kept.get(hi).copied().flatten().unwrap_or(self.after.len());
+        let to = self
+            .kept
+            .get(hi)
+            .copied()
+            .flatten()
+            .unwrap_or(self.after.len());
         if from >= to {
             return None;
         }
@@ -380,13 +388,7 @@ mod tests {
         // The model's text never had the rendering.
         assert!(suggestions(&entries, "The whale.", "La orca.", "El cetáceo.").is_empty());
         // Changed into markup: not a rendering.
-        assert!(suggestions(
-            &entries,
-            "The whale.",
-            "La ballena.",
-            "La <i>orca</i>.",
-        )
-        .is_empty());
+        assert!(suggestions(&entries, "The whale.", "La ballena.", "La <i>orca</i>.",).is_empty());
     }
 
     #[test]

@@ -149,9 +149,7 @@ impl Translations {
             .passages
             .into_iter()
             .next();
-        let passage = self
-            .edit_passage(user_id, book_id, at, read, text)
-            .await?;
+        let passage = self.edit_passage(user_id, book_id, at, read, text).await?;
         // The edit was written at `read`, so the text read at `read` is the one it replaced.
         let Some((source, old)) = before
             .filter(|b| b.version == read)
@@ -163,7 +161,10 @@ impl Translations {
         let entries = self.term_entries(&book).await?;
         let changes = term_text::suggestions(&entries, &source, &old, text);
         if !changes.is_empty() {
-            info!(changes = changes.len(), "the edit renames terms of the book");
+            info!(
+                changes = changes.len(),
+                "the edit renames terms of the book"
+            );
         }
         Ok((passage, changes))
     }
@@ -290,7 +291,14 @@ impl Translations {
                     let record = records.get(&index);
                     let blocks = &source.blocks;
                     let passage = self
-                        .passage(&book.id, number, index as usize, blocks, stored.as_ref(), record)
+                        .passage(
+                            &book.id,
+                            number,
+                            index as usize,
+                            blocks,
+                            stored.as_ref(),
+                            record,
+                        )
                         .await?;
                     applied.push(passage);
                 }
@@ -495,9 +503,10 @@ struct Held<'a> {
 impl Held<'_> {
     /// The passage's item (version 0 when it has none).
     fn record(&self, index: u32) -> PassageRecord {
-        self.records.get(&index).cloned().unwrap_or_else(|| {
-            PassageRecord::untouched(&self.book.target_lang, self.number, index)
-        })
+        self.records
+            .get(&index)
+            .cloned()
+            .unwrap_or_else(|| PassageRecord::untouched(&self.book.target_lang, self.number, index))
     }
 }
 
