@@ -17,7 +17,8 @@ async fn drain(app: &TestApp) {
         .unwrap();
 }
 
-/// A preface and two chapters; the whale is in four passages of three chapters.
+/// A preface (its title, then a passage) and two chapters; the whale is in four passages of
+/// three chapters.
 fn book() -> Vec<u8> {
     "The Voyage\n\nA preface about the whale stands here.\n\n\
      CHAPTER I. Loomings\n\nThe whale swam in the sea.\n\n\
@@ -202,13 +203,14 @@ async fn the_preview_lists_every_passage_with_the_term_the_owners_apart_page_by_
     let whole = ok(preview(&app, &user, &id, rename()).await).await;
     assert_eq!(
         places(&whole["passages"]),
-        [(1, 0), (2, 0), (3, 0)],
+        [(1, 1), (2, 0), (3, 0)],
         "{whole}"
     );
     assert_eq!(places(&whole["edited"]), [(2, 2)], "{whole}");
     assert!(whole["next"].is_null());
     for listed in whole["passages"].as_array().unwrap() {
-        let now = passage(&app, &user, &id, listed["chapter"].as_u64().unwrap(), 0).await;
+        let (chapter, index) = place(listed);
+        let now = passage(&app, &user, &id, chapter, index).await;
         assert_eq!(listed["text"], now["text"]);
         assert_eq!(listed["version"], 0);
         assert_eq!(
@@ -238,7 +240,7 @@ async fn the_preview_lists_every_passage_with_the_term_the_owners_apart_page_by_
         body["start"] = page["next"].clone();
         assert!(paged.len() < 20, "the pages never end: {page}");
     }
-    assert_eq!(paged, [(1, 0), (2, 0), (2, 2), (3, 0)]);
+    assert_eq!(paged, [(1, 1), (2, 0), (2, 2), (3, 0)]);
 }
 
 #[tokio::test]
@@ -256,7 +258,7 @@ async fn applying_changes_the_passages_named_puts_the_term_in_the_glossary_and_t
     let listed = ok(preview(&app, &user, &id, rename()).await).await;
     let model = listed["passages"].as_array().unwrap().clone();
     let done = ok(apply(&app, &user, &id, apply_body(&model)).await).await;
-    assert_eq!(places(&done["applied"]), [(1, 0), (2, 0), (3, 0)], "{done}");
+    assert_eq!(places(&done["applied"]), [(1, 1), (2, 0), (3, 0)], "{done}");
     assert_eq!(done["skipped"], json!([]));
     assert_eq!(done["glossary"]["id"], glossary.as_str());
     assert_eq!(done["glossary"]["created"], false);
@@ -318,7 +320,7 @@ async fn a_passage_changed_between_preview_and_apply_is_skipped_never_overwritte
     ok(edit(&app, &user, &id, &meanwhile, owners).await).await;
 
     let done = ok(apply(&app, &user, &id, apply_body(&model)).await).await;
-    assert_eq!(places(&done["applied"]), [(1, 0), (2, 0)], "{done}");
+    assert_eq!(places(&done["applied"]), [(1, 1), (2, 0), (2, 2)], "{done}");
     let skipped = &done["skipped"][0];
     assert_eq!(place(skipped), (3, 0));
     assert_eq!(skipped["error"], "version_conflict");
@@ -348,12 +350,12 @@ async fn a_book_without_a_glossary_gets_one_that_its_next_run_uses() {
     let listed = ok(preview(&app, &user, &id, body.clone()).await).await;
     assert_eq!(
         places(&listed["passages"]),
-        [(1, 0), (2, 0), (2, 2), (3, 0)]
+        [(1, 1), (2, 0), (2, 2), (3, 0)]
     );
 
     // Only the first chapter's passage now; the next run renames the others.
     let mut first = body.clone();
-    first["passages"] = json!([{"chapter": 1, "index": 0, "version": 0}]);
+    first["passages"] = json!([{"chapter": 1, "index": 1, "version": 0}]);
     let done = ok(apply(&app, &user, &id, first).await).await;
     assert_eq!(done["glossary"]["created"], true);
     let glossary_id = done["glossary"]["id"].as_str().unwrap().to_string();
