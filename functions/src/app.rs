@@ -12,7 +12,9 @@
 
 use std::sync::Arc;
 
+#[cfg(feature = "serve")]
 use axum::Router;
+#[cfg(feature = "serve")]
 use booktr_api::{AppState, Routes, Settings};
 use booktr_core::config::Config;
 use booktr_core::health::QueueMode;
@@ -35,6 +37,7 @@ pub struct Application {
     pub ports: Ports,
     /// What the HTTP side is told about where it runs; set from the configuration and the
     /// backend (a Lambda's body limit, the bucket's origin), adjustable before [`Self::router`].
+    #[cfg(feature = "serve")]
     pub settings: Settings,
     mode: QueueMode,
     backend: Backend,
@@ -98,6 +101,7 @@ impl Builder {
     pub fn embedded(mut self) -> Result<Application, WiringError> {
         let models = self.take_models();
         let embedded = wiring::embedded(&self.config, self.clock, models)?;
+        #[cfg(feature = "serve")]
         let settings = Settings {
             public_url: self.config.public_url.clone(),
             trust_forwarded_for: self.config.trust_forwarded_for,
@@ -108,6 +112,7 @@ impl Builder {
             self.config,
             embedded.ports,
             QueueMode::WorkerQueue,
+            #[cfg(feature = "serve")]
             settings,
             Backend::Embedded(Arc::new(SqliteUpkeep {
                 queue: embedded.queue,
@@ -147,7 +152,7 @@ impl Application {
         config: Config,
         ports: Ports,
         mode: QueueMode,
-        settings: Settings,
+        #[cfg(feature = "serve")] settings: Settings,
         backend: Backend,
     ) -> Application {
         let services = Services::new(
@@ -163,6 +168,7 @@ impl Application {
             config,
             services,
             ports,
+            #[cfg(feature = "serve")]
             settings,
             mode,
             backend,
@@ -176,21 +182,25 @@ impl Application {
             self.config.clone(),
             ports,
             self.mode,
+            #[cfg(feature = "serve")]
             self.settings.clone(),
             self.backend.clone(),
         )
     }
 
     /// Every endpoint group on one router, as `booktr serve` answers.
+    #[cfg(feature = "serve")]
     pub fn router(&self) -> Router {
         booktr_api::router(self.state())
     }
 
     /// One endpoint group's routes with every shared layer, as one Lambda answers.
+    #[cfg(feature = "serve")]
     pub fn group(&self, routes: Routes) -> Router {
         booktr_api::finish(routes, self.state())
     }
 
+    #[cfg(feature = "serve")]
     fn state(&self) -> AppState {
         AppState::new(self.services.clone(), self.settings.clone())
     }

@@ -2,14 +2,18 @@
 
 use std::path::PathBuf;
 
+#[cfg(feature = "serve")]
 use anyhow::Context;
+#[cfg(feature = "serve")]
 use booktr_core::accounts::NewUser;
 use booktr_core::config::Config;
+#[cfg(feature = "serve")]
 use booktr_core::types::{Email, Plan, Role};
 use clap::{Parser, Subcommand};
 
+#[cfg(feature = "serve")]
 use crate::app::Application;
-use crate::{serve, telemetry};
+use crate::telemetry;
 
 #[derive(Parser)]
 #[command(
@@ -25,6 +29,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Serve the HTTP API with in-process workers, on the embedded database and local files.
+    #[cfg(feature = "serve")]
     Serve {
         /// Address to listen on [env: BOOKTR_ADDR, default 127.0.0.1:8080]
         #[arg(long)]
@@ -83,12 +88,14 @@ enum Command {
         pass_texts: Option<PathBuf>,
     },
     /// Manage users.
+    #[cfg(feature = "serve")]
     User {
         #[command(subcommand)]
         command: UserCommand,
     },
 }
 
+#[cfg(feature = "serve")]
 #[derive(Subcommand)]
 enum UserCommand {
     /// Create a user with an API key; prints {"user": ..., "apiKey": "..."} as one JSON line.
@@ -124,6 +131,7 @@ pub async fn main() -> anyhow::Result<()> {
     }
     telemetry::init(&config.log_filter, config.log_format);
     match cli.command {
+        #[cfg(feature = "serve")]
         Command::Serve { addr, data } => {
             if let Some(addr) = addr {
                 config.addr = addr
@@ -136,7 +144,7 @@ pub async fn main() -> anyhow::Result<()> {
             if let Some(data) = data {
                 config.data_dir = data;
             }
-            serve::run(config).await
+            crate::serve::run(config).await
         }
         Command::Translate {
             file,
@@ -172,6 +180,7 @@ pub async fn main() -> anyhow::Result<()> {
             };
             crate::translate_cmd::run(args).await
         }
+        #[cfg(feature = "serve")]
         Command::User {
             command:
                 UserCommand::Create {
@@ -223,7 +232,7 @@ async fn managed(config: Config) -> anyhow::Result<Application> {
     Ok(Application::builder(config).managed(clients, &resources)?)
 }
 
-#[cfg(not(feature = "aws"))]
+#[cfg(all(feature = "serve", not(feature = "aws")))]
 async fn managed(_: Config) -> anyhow::Result<Application> {
     anyhow::bail!(
         "this booktr was built without the AWS adapters; build it with \

@@ -6,7 +6,9 @@ pub mod app;
 pub mod cli;
 #[cfg(feature = "aws")]
 pub mod lambda;
+#[cfg(feature = "serve")]
 pub mod metrics;
+#[cfg(feature = "serve")]
 pub mod serve;
 pub mod telemetry;
 pub mod translate_cmd;

@@ -26,13 +26,18 @@ pub fn start(
 ) -> Vec<JoinHandle<()>> {
     let mut handles = Vec::new();
     if let Some(addr) = config.metrics_addr {
-        let queue = ports.queue.clone();
-        let stopped = stopped.clone();
-        handles.push(tokio::spawn(async move {
-            crate::metrics::log_failure(
-                crate::metrics::serve_prometheus(addr, queue, stopped).await,
-            );
-        }));
+        #[cfg(feature = "serve")]
+        {
+            let queue = ports.queue.clone();
+            let stopped = stopped.clone();
+            handles.push(tokio::spawn(async move {
+                crate::metrics::log_failure(
+                    crate::metrics::serve_prometheus(addr, queue, stopped).await,
+                );
+            }));
+        }
+        #[cfg(not(feature = "serve"))]
+        warn!(%addr, "BOOKTR_METRICS_ADDR is set, but this booktr was built without the server and its metrics endpoint");
     }
     handles.push(tokio::spawn(sweep_expired(
         table,

@@ -143,6 +143,7 @@ async fn a_real_small_models_recorded_first_pass_replays_into_a_french_letter_wi
         glossary: &glossary,
         ledger: &ledger,
         ladder: &ladder,
+        instruction: None,
     };
     let mut translation = ChapterTranslation::new(&input, &config, None);
     translation
@@ -225,6 +226,7 @@ async fn a_real_small_models_recorded_three_passes_one_block_a_request_replay_in
         glossary: &glossary,
         ledger: &ledger,
         ladder: &ladder,
+        instruction: None,
     };
     let out = translate_chapter(&model, &input, &config)
         .await

@@ -30,6 +30,7 @@ mod openapi;
 mod pages;
 mod passages;
 mod privacy;
+mod proposals;
 mod reader;
 mod sign_in_attack;
 mod smtp_sink;

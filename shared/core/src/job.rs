@@ -50,6 +50,14 @@ pub enum Job {
         layout: Layout,
         requested: i64,
     },
+    /// Translate the passages of proposal `proposal_id` again, as the owner asked (see
+    /// `crate::translation::passages::proposals`). In a group of its own: it waits for no
+    /// window of a run of the book.
+    #[serde(rename_all = "camelCase")]
+    Retranslate {
+        book_id: String,
+        proposal_id: String,
+    },
     /// Remove everything a closed account held (see `crate::privacy`).
     #[serde(rename_all = "camelCase")]
     PurgeAccount { user_id: String },
@@ -170,6 +178,7 @@ impl Job {
             Job::Terms { .. } => "terms",
             Job::Chapters { .. } => "chapters",
             Job::Generate { .. } => "generate",
+            Job::Retranslate { .. } => "retranslate",
             Job::PurgeAccount { .. } => "purge-account",
             Job::WeeklyDigest { .. } => "weekly-digest",
         }
@@ -181,7 +190,8 @@ impl Job {
             Job::Extract { book_id }
             | Job::Terms { book_id, .. }
             | Job::Chapters { book_id, .. }
-            | Job::Generate { book_id, .. } => Some(book_id),
+            | Job::Generate { book_id, .. }
+            | Job::Retranslate { book_id, .. } => Some(book_id),
             Job::PurgeAccount { .. } | Job::WeeklyDigest { .. } => None,
         }
     }
@@ -192,6 +202,7 @@ impl Job {
             Job::PurgeAccount { user_id } | Job::WeeklyDigest { user_id, .. } => {
                 format!("account-{user_id}")
             }
+            Job::Retranslate { proposal_id, .. } => format!("proposal-{proposal_id}"),
             _ => self.book_id().unwrap_or_default().to_string(),
         }
     }
@@ -228,6 +239,10 @@ impl Job {
                 "generate-{book_id}-{}-{requested}",
                 Edition::new(*format, *layout).suffix()
             ),
+            Job::Retranslate {
+                book_id,
+                proposal_id,
+            } => format!("retranslate-{book_id}-{proposal_id}"),
             Job::PurgeAccount { user_id } => format!("purge-{user_id}"),
             Job::WeeklyDigest { user_id, week } => format!("digest-{user_id}-{week}"),
         }

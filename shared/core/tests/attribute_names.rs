@@ -25,6 +25,7 @@ const RECORD_MODULES: &[&str] = &[
     "limits/record.rs",
     "preferences.rs",
     "privacy/record.rs",
+    "translation/passages/proposals/record.rs",
     "translation/passages/record.rs",
     "usage/record.rs",
 ];

@@ -117,6 +117,7 @@ async fn translate(book: &Manuscript, source: &str, target: &str) -> Vec<Quality
             glossary: &enforced,
             ledger: &ledger,
             ladder: &ladder,
+            instruction: None,
         };
         let mut translation = ChapterTranslation::new(&input, &config, None);
         while translation.next_pass().is_some() {

@@ -78,6 +78,7 @@ async fn main() {
         glossary: &glossary,
         ledger: &ledger,
         ladder: &Default::default(),
+        instruction: None,
     };
     let config = PipelineConfig::default();
     let source_tokens: u64 = chapter

@@ -103,6 +103,7 @@ fn estimate_chapter(
         glossary,
         ledger: &Default::default(),
         ladder: &Default::default(),
+        instruction: None,
     };
     ChapterTranslation::new(&input, config, None).estimate()
 }

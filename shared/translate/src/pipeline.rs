@@ -201,6 +201,9 @@ pub struct ChapterInput<'a> {
     pub ledger: &'a HashMap<String, String>,
     /// How the repair ladder's rungs have done in this run (shared by its chapters).
     pub ladder: &'a Ladder,
+    /// The book's owner's wish for this translation, said to every request of every pass
+    /// (`protocol::PromptContext::instruction`); None for a book's run.
+    pub instruction: Option<&'a str>,
 }
 
 pub struct ChapterOutput {
@@ -653,6 +656,7 @@ fn chunk_request(
             .cloned()
             .collect(),
         earlier: earlier.to_vec(),
+        instruction: input.instruction,
     };
     // Twice the source and a margin: a translation is about as long as its source (scripts'
     // densities differ by less than that in tokens), and a small model caught in a loop stops
@@ -1127,6 +1131,7 @@ impl Chunk<'_> {
                 work.input.source_lang,
                 work.input.target_lang,
                 &glossary,
+                work.input.instruction,
                 unit,
             )
         } else {
@@ -1409,6 +1414,7 @@ mod tests {
             glossary: &glossary,
             ledger: &ledger,
             ladder,
+            instruction: None,
         };
         translate_chapter(model, &input, &PipelineConfig::default())
             .await
@@ -1454,6 +1460,7 @@ mod tests {
             glossary: &glossary,
             ledger: &ledger,
             ladder: &Ladder::default(),
+            instruction: None,
         };
         let model = Measuring::default();
         let config = PipelineConfig {
@@ -1514,6 +1521,7 @@ mod tests {
             glossary: &glossary,
             ledger: &ledger,
             ladder: &Ladder::default(),
+            instruction: None,
         };
         let config = PipelineConfig::default();
         let uninterrupted = translate_chapter(&OfflineEngine, &input, &config)
@@ -1886,6 +1894,7 @@ mod tests {
             glossary: &glossary,
             ledger: &ledger,
             ladder: &ladder,
+            instruction: None,
         };
         // Chunks of three blocks: block 3 opens the second, with blocks 0 to 2 in its window.
         let config = PipelineConfig {

@@ -34,6 +34,7 @@ pub fn router() -> Routes {
         .routes(routes!(upload).layer(DefaultBodyLimit::max(UPLOAD_BODY_LIMIT)))
         // A book's passages are the book's, served where the book is.
         .merge(super::passages::router())
+        .merge(super::proposals::router())
         .merge(super::passage_terms::router())
 }
 

@@ -13,6 +13,7 @@ pub mod notifications;
 pub mod passage_terms;
 pub mod passages;
 pub mod preferences;
+pub mod proposals;
 pub mod share;
 pub mod translate;
 pub mod uploads;

@@ -1,6 +1,6 @@
 //! A book's passages, for its owner to review and correct:
 //! `GET /api/books/{id}/chapters/{number}/passages`, `GET /api/books/{id}/passages/flagged`,
-//! `PUT /api/books/{id}/chapters/{number}/passages/{index}` and its `undo` and `reset`.
+//! `PUT /api/books/{id}/chapters/{number}/passages/{index}` and its `undo`, `reset` and `keep`.
 //! Served by the books group (its Lambda takes `/api/books/{proxy+}`).
 
 use axum::extract::State;
@@ -25,6 +25,7 @@ pub fn router() -> Routes {
         .routes(routes!(edit))
         .routes(routes!(undo))
         .routes(routes!(reset))
+        .routes(routes!(keep))
 }
 
 /// A failure of a passage's route: the `{error, message}` body, with the passage as it is now
@@ -234,6 +235,37 @@ async fn reset(
         .services
         .translations
         .reset_passage(caller.user_id(), &id, at, body.version)
+        .await?;
+    Ok(axum::Json(passage.into()))
+}
+
+/// Keeps the model's text of a flagged passage as it is: its flags cleared (from the passage,
+/// the book's quality record, warnings and flagged list), its text the owner's from then on
+/// (origin `kept`), kept through later runs and undoable like an edit.
+#[utoipa::path(post, path = "/api/books/{id}/chapters/{number}/passages/{index}/keep", tag = "passages",
+    security(("apiKey" = []), ("session" = [])),
+    params(("id" = String, Path, description = "The book's id"),
+        ("number" = u32, Path, description = "The chapter's number, from 1"),
+        ("index" = u32, Path, description = "The passage's place in the chapter, from 0")),
+    request_body = Read,
+    responses((status = 200, description = "The passage now", body = Passage),
+        (status = 400, description = "A passage that is not flagged, or has no text yet", body = ErrorBody),
+        (status = 404, description = "No such book, chapter or passage", body = ErrorBody),
+        (status = 409, description = "The passage changed since the version read (`version_conflict`), with the passage now", body = Conflict)))]
+async fn keep(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, number, index)): Path<(String, u32, u32)>,
+    Json(body): Json<Read>,
+) -> Result<axum::Json<Passage>, PassageFailure> {
+    let at = PassageAt {
+        chapter: number,
+        index,
+    };
+    let passage = state
+        .services
+        .translations
+        .keep_passage(caller.user_id(), &id, at, body.version)
         .await?;
     Ok(axum::Json(passage.into()))
 }

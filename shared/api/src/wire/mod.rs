@@ -19,6 +19,7 @@ pub mod passage_terms;
 pub mod passages;
 pub mod preferences;
 pub mod privacy;
+pub mod proposals;
 pub mod translation;
 pub mod types;
 pub mod usage;

@@ -39,36 +39,71 @@ wire! {
 }
 
 /// Where a passage's text came from: `model` (with the pass that last changed it: `translate`,
-/// `review` or `polish`; null for a translation made before that was recorded), or `edited`
-/// (with when and by whom).
+/// `review` or `polish`; null for a translation made before that was recorded), or the owner's
+/// text, with when and by whom: `edited` (written by them), `retranslated` (a re-translation's
+/// text they accepted, with its model, pass, instruction and proposal) or `kept` (the model's
+/// text they kept as it was, clearing its flags). The owner's text is kept through every later
+/// run until it is reset.
 #[derive(serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Origin {
-    /// `model` or `edited`.
+    /// `model`, `edited`, `retranslated` or `kept`.
     pub kind: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pass: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub at: Option<DateTime<Utc>>,
-    /// The user who edited it.
+    /// The user who made the change.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
+    /// The model of an accepted re-translation (what answered).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The instruction an accepted re-translation was asked with, as the owner gave it: text to
+    /// show as it is, never markup.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instruction: Option<String>,
+    /// The proposal an accepted re-translation came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proposal: Option<String>,
 }
 
 impl Mirror<domain::Origin> for Origin {
     fn mirror(from: domain::Origin) -> Self {
+        let owners = |kind, at, by| Origin {
+            kind,
+            pass: None,
+            at: Some(at),
+            by: Some(by),
+            model: None,
+            instruction: None,
+            proposal: None,
+        };
         match from {
             domain::Origin::Model { pass } => Origin {
                 kind: "model",
                 pass: pass.map(|p| p.task()),
                 at: None,
                 by: None,
+                model: None,
+                instruction: None,
+                proposal: None,
             },
-            domain::Origin::Edited { at, by } => Origin {
-                kind: "edited",
-                pass: None,
-                at: Some(at),
-                by: Some(by),
+            domain::Origin::Edited { at, by } => owners("edited", at, by),
+            domain::Origin::Kept { at, by } => owners("kept", at, by),
+            domain::Origin::Retranslated {
+                at,
+                by,
+                model,
+                pass,
+                instruction,
+                proposal,
+            } => Origin {
+                pass: Some(pass.task()),
+                model: Some(model),
+                instruction,
+                proposal: Some(proposal),
+                ..owners("retranslated", at, by)
             },
         }
     }

@@ -5,11 +5,13 @@
 //! | book | `BOOK#<id>` | `BOOK` | `USER#<userId>#BOOKS` / `<createdAt>#<id>` |
 //! | chapter | `BOOK#<id>` | `CHAPTER#<number, 5 digits>` | |
 //! | an owner's passage | `BOOK#<id>` | `PASSAGE#<target language>#<chapter, 5 digits>#<block, 5 digits>` | |
+//! | a re-translation's proposal | `BOOK#<id>` | `PROPOSAL#<proposal id>` | |
 //!
 //! Blobs: `books/<id>/original.<ext>`; the extracted manuscript as `books/<id>/manuscript.json`
 //! (metadata and the list of images), `books/<id>/chapters/<number>.json` (one chapter's blocks)
 //! and `books/<id>/assets/<file>` (images); the owner's edits of passages as
-//! `books/<id>/passages/<language>/<chapter>/<block>/<name>.txt` (a passage can outgrow an item). Everything a book owns sits under its partition and
+//! `books/<id>/passages/<language>/<chapter>/<block>/<name>.txt` (a passage can outgrow an item),
+//! and a re-translation's passages as `books/<id>/proposals/<proposal id>.json`. Everything a book owns sits under its partition and
 //! its blob prefix, which is how deletion finds it all.
 
 use crate::books::BookFormat;
@@ -19,6 +21,7 @@ use crate::ports::{BlobKey, StoreError};
 pub const BOOK_SK: &str = "BOOK";
 pub const CHAPTER_PREFIX: &str = "CHAPTER#";
 pub const PASSAGE_PREFIX: &str = "PASSAGE#";
+pub const PROPOSAL_PREFIX: &str = "PROPOSAL#";
 
 pub fn book_pk(book_id: &str) -> String {
     format!("BOOK#{book_id}")
@@ -55,6 +58,16 @@ pub fn passage_text_key(
     BlobKey::parse(&format!(
         "books/{book_id}/passages/{lang}/{chapter:05}/{block:05}/{name}.txt"
     ))
+}
+
+/// The item of a re-translation's proposal (`crate::translation::passages::proposals`).
+pub fn proposal_sk(proposal_id: &str) -> String {
+    format!("{PROPOSAL_PREFIX}{proposal_id}")
+}
+
+/// A proposal's passages: each one's text when it was asked for and the text proposed.
+pub fn proposal_key(book_id: &str, proposal_id: &str) -> Result<BlobKey, StoreError> {
+    BlobKey::parse(&format!("books/{book_id}/proposals/{proposal_id}.json"))
 }
 
 pub fn blob_prefix(book_id: &str) -> String {

@@ -309,6 +309,7 @@ async fn translate_passes(
         glossary: enforced,
         ledger: &no_ledger,
         ladder: &ladder,
+        instruction: None,
     };
     // The passes an earlier try finished under this key are not paid for again.
     let checkpoint_key = store::checkpoint_key(&book.id, number)?;

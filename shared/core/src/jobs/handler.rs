@@ -5,7 +5,7 @@ use tracing::{error, info, info_span, warn, Instrument};
 
 use std::sync::Arc;
 
-use super::{chapter, extract, generate, terms, JobError, RunObserver};
+use super::{chapter, extract, generate, retranslate, terms, JobError, RunObserver};
 use crate::books::lifecycle::BookEvent;
 use crate::books::record::BookChange;
 use crate::books::{Book, Books};
@@ -165,6 +165,14 @@ impl JobHandler {
                     .instrument(span.clone())
                     .await
             }
+            Job::Retranslate {
+                book_id,
+                proposal_id,
+            } => {
+                retranslate::run(self, book_id, proposal_id)
+                    .instrument(span.clone())
+                    .await
+            }
             Job::PurgeAccount { user_id } => self
                 .privacy
                 .purge(user_id)
@@ -281,6 +289,12 @@ impl JobHandler {
                 chapter::fail_unfinished(self, book, numbers, &reason).await
             }
             Job::Generate { .. } => self.fail_generation(book, reason).await,
+            // The proposal fails; the book is as it was.
+            Job::Retranslate { proposal_id, .. } => {
+                self.translations
+                    .fail_proposal(book_id, proposal_id, &reason, None, Default::default(), 0)
+                    .await
+            }
             Job::PurgeAccount { .. } | Job::WeeklyDigest { .. } => Ok(()),
         };
         match result {
@@ -381,6 +395,7 @@ fn doing(job: &Job) -> &'static str {
         Job::Terms { .. } => "finding the book's terms",
         Job::Chapters { .. } => "translation",
         Job::Generate { .. } => "generating the file",
+        Job::Retranslate { .. } => "translating the passages again",
         Job::PurgeAccount { .. } => "purging the account",
         Job::WeeklyDigest { .. } => "sending the weekly digest",
     }

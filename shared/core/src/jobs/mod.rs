@@ -10,6 +10,7 @@ mod extract;
 mod generate;
 mod handler;
 mod observer;
+mod retranslate;
 pub mod runner;
 mod terms;
 mod title;

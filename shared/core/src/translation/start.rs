@@ -404,7 +404,7 @@ impl Translations {
 }
 
 /// 400 unless the model is one of the six and the user's plan (or role DEV) allows it.
-fn check_model(user: &User, model: &str) -> Result<(), TranslationError> {
+pub(super) fn check_model(user: &User, model: &str) -> Result<(), TranslationError> {
     if booktr_translate::providers::lookup(model).is_none() {
         return Err(TranslationError::Invalid(format!(
             "model: '{model}' is not one of gpt-4o-mini, gpt-4o, claude-3-haiku, \

@@ -1,6 +1,8 @@
 //! A book's passages (the blocks it is translated in) as the owner reviews them: each with its
 //! source, its text now, its flags and where the text came from; and the owner's changes of
-//! them: an edit, an undo, a reset to the model's text.
+//! them: an edit, an undo, a reset to the model's text; the model's text kept as it is (`keep`);
+//! a passage or a chapter translated again as a proposal the owner accepts or discards
+//! (`proposals`).
 //!
 //! The model's text stays what the chapter job stored (`StoredChapter`, one per translation
 //! key); the owner's changes are kept beside it, one item per passage changed (`record`), and
@@ -14,6 +16,8 @@
 //! still at it (a conditional write): a concurrent change answers [`PassageError::Stale`] with
 //! the passage as it is now, never a lost update.
 
+mod keep;
+pub mod proposals;
 mod record;
 mod term_text;
 mod terms;
@@ -29,7 +33,7 @@ use serde_json::Value;
 use tracing::{info, instrument, warn};
 
 pub use record::MAX_VERSIONS;
-use record::{PassageRecord, Version};
+use record::{PassageRecord, Provenance, Version};
 pub use term_text::{TermChange, MAX_RENDERING};
 pub use terms::{
     Skip, TermApplied, TermPassage, TermPreview, TermRequest, TermSkipped, TermsGlossary,
@@ -120,6 +124,19 @@ pub enum Origin {
     Model { pass: Option<Pass> },
     /// The owner's edit.
     Edited { at: DateTime<Utc>, by: String },
+    /// A re-translation the owner accepted: `model`'s text as `pass` left it, asked for with
+    /// `instruction`, from proposal `proposal`. The owner's text from then on, like an edit.
+    Retranslated {
+        at: DateTime<Utc>,
+        by: String,
+        model: String,
+        pass: Pass,
+        instruction: Option<String>,
+        proposal: String,
+    },
+    /// The model's text, kept as it is by the owner (its flags cleared). The owner's text from
+    /// then on, like an edit.
+    Kept { at: DateTime<Utc>, by: String },
 }
 
 /// A page of a chapter's passages.
@@ -331,10 +348,69 @@ impl Translations {
         if record.version != read {
             return Err(self.stale(&book, at, &source, read).await?);
         }
-        self.record_edit(&book, at, &source, &record, user_id, text)
+        let owners = OwnersText {
+            text,
+            by: user_id,
+            from: None,
+        };
+        self.write_owners_text(&book, at, &source, &record, owners)
+            .await
+    }
+
+    /// Gives the passage the owner's text (theirs, a re-translation they accepted, the model's
+    /// they kept) over `record`, which the caller read at the version it names.
+    async fn write_owners_text(
+        &self,
+        book: &Book,
+        at: PassageAt,
+        source: &SourceChapter,
+        record: &PassageRecord,
+        owners: OwnersText<'_>,
+    ) -> Result<Passage, PassageError> {
+        self.put_owners_text(book, at, source, record, owners)
             .await?;
-        self.passage_changed(&book, at.chapter).await?;
-        Ok(self.current(&book, at, &source).await?)
+        self.passage_changed(book, at.chapter).await?;
+        Ok(self.current(book, at, source).await?)
+    }
+
+    /// [`Translations::write_owners_text`] without what follows from it (see
+    /// [`Translations::passage_changed`]), for a caller that changes several passages of a
+    /// chapter and follows up once.
+    async fn put_owners_text(
+        &self,
+        book: &Book,
+        at: PassageAt,
+        source: &SourceChapter,
+        record: &PassageRecord,
+        owners: OwnersText<'_>,
+    ) -> Result<(), PassageError> {
+        // The text first, under a name no other change uses: a change that loses the race
+        // below never overwrites the winner's text.
+        let name = format!("v{}-{}", record.version + 1, crate::ids::random_hex(4));
+        let key =
+            store::passage_text_key(&book.id, &book.target_lang, at.chapter, at.index, &name)?;
+        self.ports
+            .blobs
+            .put(&key, bytes::Bytes::copy_from_slice(owners.text.as_bytes()))
+            .await?;
+        let mut versions = record.versions.clone();
+        versions.push(Version {
+            text: Some(name),
+            at: self.ports.clock.now(),
+            by: owners.by.to_string(),
+            from: owners.from,
+        });
+        let dropped = versions
+            .drain(..versions.len().saturating_sub(MAX_VERSIONS))
+            .collect();
+        let change = Change { versions, dropped };
+        match self.write_change(book, at, source, record, change).await {
+            Err(e @ PassageError::Stale { .. }) => {
+                self.remove_text(&book.id, at, &key).await;
+                Err(e)
+            }
+            answer => answer,
+        }
     }
 
     /// Takes back the passage's last change, from version `read`.
@@ -378,6 +454,7 @@ impl Translations {
             text: None,
             at: self.ports.clock.now(),
             by: user_id.to_string(),
+            from: None,
         });
         let dropped = versions
             .drain(..versions.len().saturating_sub(MAX_VERSIONS))
@@ -450,8 +527,8 @@ impl Translations {
     }
 
     /// Writes `change` over `record` while the passage is still at its version, then what
-    /// follows from it: the chapter's quality record and change count, the book's warnings,
-    /// and its files made again on the next download.
+    /// follows from it: the texts it leaves behind removed, the chapter's quality record and
+    /// change count, the book's warnings, and its files made again on the next download.
     async fn write(
         &self,
         book: &Book,
@@ -465,49 +542,8 @@ impl Translations {
         Ok(self.current(book, at, source).await?)
     }
 
-    /// The owner's `text` made the passage's next change over `record`: its text stored under a
-    /// name of its own, then the change written while the passage is still at its version (else
-    /// `Stale`, and the text removed). What follows from a change is the caller's
-    /// ([`Translations::passage_changed`], once for the chapter's changes).
-    async fn record_edit(
-        &self,
-        book: &Book,
-        at: PassageAt,
-        source: &SourceChapter,
-        record: &PassageRecord,
-        by: &str,
-        text: &str,
-    ) -> Result<(), PassageError> {
-        // The text first, under a name no other change uses: a change that loses the race
-        // below never overwrites the winner's text.
-        let name = format!("v{}-{}", record.version + 1, crate::ids::random_hex(4));
-        let key =
-            store::passage_text_key(&book.id, &book.target_lang, at.chapter, at.index, &name)?;
-        self.ports
-            .blobs
-            .put(&key, bytes::Bytes::copy_from_slice(text.as_bytes()))
-            .await?;
-        let mut versions = record.versions.clone();
-        versions.push(Version {
-            text: Some(name),
-            at: self.ports.clock.now(),
-            by: by.to_string(),
-        });
-        let dropped = versions
-            .drain(..versions.len().saturating_sub(MAX_VERSIONS))
-            .collect();
-        let change = Change { versions, dropped };
-        match self.write_change(book, at, source, record, change).await {
-            Err(e @ PassageError::Stale { .. }) => {
-                self.remove_text(&book.id, at, &key).await;
-                Err(e)
-            }
-            answer => answer,
-        }
-    }
-
-    /// Writes `change` over `record` while the passage is still at its version (else `Stale`
-    /// with the passage now), and removes the texts it leaves behind.
+    /// Writes `change` over `record` while the passage is still at its version, and removes
+    /// the texts it leaves behind.
     async fn write_change(
         &self,
         book: &Book,
@@ -662,10 +698,7 @@ impl Translations {
             (Some((record, edit)), _) => (
                 Some(self.edit_text(book_id, record, edit).await?),
                 Vec::new(),
-                Some(Origin::Edited {
-                    at: edit.at,
-                    by: edit.by.clone(),
-                }),
+                Some(owners_origin(edit)),
             ),
             (None, Some(stored)) => {
                 let pass = stored
@@ -772,6 +805,37 @@ impl Translations {
 
 /// A chapter's passage items, by block.
 type Records = BTreeMap<u32, PassageRecord>;
+
+/// The owner's text about to be written, and where it came from.
+struct OwnersText<'a> {
+    text: &'a str,
+    /// The user who made the change.
+    by: &'a str,
+    /// None for the owner's own edit.
+    from: Option<Provenance>,
+}
+
+/// Where the owner's text of `edit` came from.
+fn owners_origin(edit: &Version) -> Origin {
+    let (at, by) = (edit.at, edit.by.clone());
+    match &edit.from {
+        None => Origin::Edited { at, by },
+        Some(Provenance::Kept) => Origin::Kept { at, by },
+        Some(Provenance::Retranslated {
+            model,
+            pass,
+            instruction,
+            proposal,
+        }) => Origin::Retranslated {
+            at,
+            by,
+            model: model.clone(),
+            pass: *pass,
+            instruction: instruction.clone(),
+            proposal: proposal.clone(),
+        },
+    }
+}
 
 /// Whether `text` may replace the translation of a block whose source is `source`: not too
 /// long, not empty (unless the source is), with the source's marks (the check every model

@@ -5,11 +5,12 @@
 //! |---|---|
 //! | `lang`, `chapter`, `block` | which passage: the translation's language, the chapter's number, the block's index in it |
 //! | `version` | how many changes the passage has had: the version a client read, which its next change must name |
-//! | `versions` | the passage's changes, oldest first (at most [`MAX_VERSIONS`]): each an edit (its text in a blob) or a reset to the model's text |
+//! | `versions` | the passage's changes, oldest first (at most [`MAX_VERSIONS`]): each the owner's text (in a blob; an edit, a re-translation they accepted, or the model's text they kept, as its `from` says) or a reset to the model's text |
 //!
 //! A passage nobody changed has no item: its text is the model's, at version 0. The texts live
 //! in blobs because one block may hold up to 100,000 characters, past an item's 400 KB.
 
+use booktr_translate::protocol::Pass;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -42,6 +43,27 @@ pub struct Version {
     pub at: DateTime<Utc>,
     /// The user who made the change.
     pub by: String,
+    /// Where the owner's text came from when they did not write it; None for an edit (and a
+    /// reset).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<Provenance>,
+}
+
+/// Where an owner's text came from when they did not write it themselves.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Provenance {
+    /// A re-translation's text, accepted from its proposal.
+    #[serde(rename_all = "camelCase")]
+    Retranslated {
+        model: String,
+        /// The pass that last changed the text.
+        pass: Pass,
+        instruction: Option<String>,
+        proposal: String,
+    },
+    /// The model's text as it was, kept by the owner (its flags cleared).
+    Kept,
 }
 
 impl PassageRecord {
@@ -120,6 +142,7 @@ mod tests {
             text: text.map(str::to_string),
             at: chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap_or_default(),
             by: "u1".into(),
+            from: None,
         }
     }
 
@@ -139,6 +162,29 @@ mod tests {
         let after = PassageRecord::from_item(&Item { attrs, ..item }).unwrap();
         assert_eq!(after.version, 2);
         assert_eq!(after.edit(), None, "a reset holds the model's text");
+    }
+
+    #[test]
+    fn a_change_keeps_where_the_owners_text_came_from() {
+        let accepted = Version {
+            from: Some(Provenance::Retranslated {
+                model: "gpt-4o".into(),
+                pass: Pass::Polish,
+                instruction: Some("more formal".into()),
+                proposal: "p1".into(),
+            }),
+            ..version(Some("v1-ab"))
+        };
+        let kept = Version {
+            from: Some(Provenance::Kept),
+            ..version(Some("v2-cd"))
+        };
+        let (item, _) = PassageRecord::first_item("b1", "es", 1, 0, &accepted);
+        let (update, _) = PassageRecord::next(1, &[accepted.clone(), kept.clone()]);
+        let mut attrs = item.attrs.clone();
+        update.apply_to(&mut attrs);
+        let read = PassageRecord::from_item(&Item { attrs, ..item }).unwrap();
+        assert_eq!(read.versions, vec![accepted, kept]);
     }
 
     #[test]

@@ -17,7 +17,7 @@ use booktr_translate::glossary::{contains_term, GlossaryEntry};
 use tracing::{info, instrument};
 
 use super::term_text::{self, TermChange, MAX_RENDERING};
-use super::{check_edit, Passage, PassageAt, PassageError, Records, MAX_PAGE};
+use super::{check_edit, OwnersText, Passage, PassageAt, PassageError, Records, MAX_PAGE};
 use super::{record::PassageRecord, StoredChapter, Translations};
 use crate::books::record::BookChange;
 use crate::books::{store, Book};
@@ -353,9 +353,13 @@ impl Translations {
                 skipped.push(skip(Skip::Refused(refused)));
                 continue;
             }
-            let by = &book.user_id;
+            let owners = OwnersText {
+                text: &found.after,
+                by: &book.user_id,
+                from: None,
+            };
             match self
-                .record_edit(book, at, chapter.source, &record, by, &found.after)
+                .put_owners_text(book, at, chapter.source, &record, owners)
                 .await
             {
                 Ok(()) => changed.push(index),

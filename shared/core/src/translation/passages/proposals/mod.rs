@@ -1,0 +1,1036 @@
+//! A passage or a chapter translated again at the owner's request, optionally with an
+//! instruction ("more formal", "keep the pun") and another model, as a *proposal*: per passage
+//! its text when asked and the text proposed, with what the checks found. The owner accepts it
+//! (all, or the passages they choose) or discards it.
+//!
+//! Asking for one is quoted and charged like a run: the words of its passages come out of the
+//! month's quota when it is asked for (400 `quota_exceeded` when they do not fit; given back if
+//! it fails), and its model passes reserve and settle their cost on the book
+//! (`crate::jobs::retranslate`), which runs it through the same pipeline, checks and repair
+//! ladder as a chapter of a run, with the instruction in every prompt. It leaves the owner's
+//! passages (edited, accepted, kept) alone unless asked to include them.
+//!
+//! Accepting a passage is a change like an edit, made from the version the passage had when
+//! the proposal was asked for: a passage changed since (by the owner, or by a new run of the
+//! model) answers [`PassageError::Stale`] with the passage as it is now, never a lost update.
+//! Its origin says it came from the re-translation (model, pass, instruction).
+
+mod record;
+
+use std::collections::{BTreeSet, HashMap};
+
+use booktr_formats::manuscript::Block;
+use booktr_translate::estimate::cost;
+use booktr_translate::glossary::GlossaryEntry;
+use booktr_translate::ladder::Ladder;
+use booktr_translate::pipeline::{ChapterInput, ChapterOutput, ChapterTranslation, PassUsage};
+use booktr_translate::protocol::{Pass, MAX_INSTRUCTION_CHARS};
+use chrono::{DateTime, Utc};
+use tracing::{info, instrument, warn};
+
+pub use record::ProposalStatus;
+use record::{Finish, ProposalRecord, ProposalTexts, ProposedPassage};
+
+use super::record::Provenance;
+use super::{reason, Flag, OwnersText, Passage, PassageAt, PassageError};
+use crate::accounts::User;
+use crate::books::{store, Book};
+use crate::fault::{DataError, Fault};
+use crate::job::Job;
+use crate::ports::{Query, StoreError};
+use crate::translation::{BookTerms, TranslationError, Translations};
+use crate::usage::Spend;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProposalError {
+    /// What a passage's change answers: not found, a bad request, a passage changed since.
+    #[error(transparent)]
+    Passage(#[from] PassageError),
+    /// A model the plan does not allow, the month's quota: as a run's start answers them.
+    #[error(transparent)]
+    Translation(#[from] TranslationError),
+    /// Accepting a proposal that is not ready (pending, failed or discarded): 409.
+    #[error("{0}")]
+    NotReady(String),
+}
+
+impl From<DataError> for ProposalError {
+    fn from(e: DataError) -> Self {
+        ProposalError::Passage(e.into())
+    }
+}
+
+impl From<Fault> for ProposalError {
+    fn from(e: Fault) -> Self {
+        ProposalError::Passage(e.into())
+    }
+}
+
+impl From<StoreError> for ProposalError {
+    fn from(e: StoreError) -> Self {
+        ProposalError::Passage(e.into())
+    }
+}
+
+/// What a re-translation is asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scope {
+    Passage(PassageAt),
+    Chapter(u32),
+}
+
+/// What the owner asks of a re-translation.
+#[derive(Debug, Clone, Default)]
+pub struct RetranslateRequest {
+    /// Said to the model in every prompt; at most [`MAX_INSTRUCTION_CHARS`] characters.
+    pub instruction: Option<String>,
+    /// One of the plan's models; the book's model by default.
+    pub model: Option<String>,
+    /// Translate the owner's passages (edited, accepted, kept) too.
+    pub include_edited: bool,
+}
+
+/// A proposal as the owner sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Proposal {
+    pub id: String,
+    pub book_id: String,
+    pub chapter: u32,
+    /// The passage, or None for the chapter.
+    pub index: Option<u32>,
+    pub instruction: Option<String>,
+    pub model: String,
+    /// What answered; None until the job ran.
+    pub engine: Option<String>,
+    pub include_edited: bool,
+    pub status: ProposalStatus,
+    pub error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+    /// Charged to the month's quota (given back when it failed).
+    pub words: u64,
+    pub usage: PassUsage,
+    /// US dollars at the list price of what answered.
+    pub cost: f64,
+    /// The owner's passages it leaves alone.
+    pub left_alone: Vec<u32>,
+    /// How many passages it holds: those it translates while pending, then those whose text
+    /// it changes (a passage asked for alone is always there).
+    pub passage_count: u32,
+    /// Its passages; empty in a list of proposals and while pending.
+    pub passages: Vec<ProposedText>,
+}
+
+/// One passage of a proposal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProposedText {
+    pub chapter: u32,
+    pub index: u32,
+    /// The passage's version when the proposal was asked for: accepting it needs the passage
+    /// still at it.
+    pub version: u64,
+    /// The passage's text then.
+    pub current: Option<String>,
+    pub proposed: String,
+    /// What the checks found wrong with the proposed text: accepting all leaves a flagged one
+    /// out (it may be the source, untranslated).
+    pub flags: Vec<Flag>,
+    /// The pass that last changed the proposed text.
+    pub pass: Pass,
+    pub accepted: bool,
+}
+
+/// What a re-translation would use and cost, before anything is spent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetranslationQuote {
+    pub model: String,
+    /// What would translate (see [`crate::translation::Quote::engine`]).
+    pub engine: Option<String>,
+    pub chapter: u32,
+    /// The passages it would translate.
+    pub passages: u32,
+    pub left_alone: Vec<u32>,
+    /// Charged to the month's quota.
+    pub words: u64,
+    /// Translate, review, polish.
+    pub passes: [PassUsage; 3],
+    pub total: PassUsage,
+    /// US dollars at the list price of what would translate.
+    pub estimated_cost: f64,
+}
+
+/// What a proposal's job works from ([`Translations::proposal_work`]).
+pub struct ProposalWork {
+    pub book: Book,
+    record: ProposalRecord,
+    texts: ProposalTexts,
+    /// The sources of the passages to translate, in the order of `texts`.
+    pub blocks: Vec<Block>,
+    /// The glossary every pass enforces: the run's, then the book's terms.
+    pub glossary: Vec<GlossaryEntry>,
+}
+
+impl ProposalWork {
+    pub fn model(&self) -> &str {
+        &self.record.model
+    }
+
+    pub fn instruction(&self) -> Option<&str> {
+        self.record.instruction.as_deref()
+    }
+
+    /// The repair ladder's record for this proposal's passes.
+    pub fn ladder(&self, engine: &str) -> std::sync::Arc<Ladder> {
+        Ladder::for_run(
+            engine,
+            &format!("{}#proposal#{}", self.book.id, self.record.id),
+        )
+    }
+
+    /// The pipeline's input over [`ProposalWork::blocks`].
+    pub fn input<'a>(
+        &'a self,
+        ladder: &'a Ladder,
+        ledger: &'a HashMap<String, String>,
+    ) -> ChapterInput<'a> {
+        ChapterInput {
+            blocks: &self.blocks,
+            source_lang: &self.book.original_lang,
+            target_lang: &self.book.target_lang,
+            glossary: &self.glossary,
+            ledger,
+            ladder,
+            instruction: self.instruction(),
+        }
+    }
+}
+
+/// What a request for a re-translation comes to, before anything is spent or written.
+struct Planned {
+    book: Book,
+    model: String,
+    engine: Option<String>,
+    instruction: Option<String>,
+    chapter: u32,
+    index: Option<u32>,
+    /// The passages to translate, as they are now.
+    chosen: Vec<Passage>,
+    blocks: Vec<Block>,
+    left_alone: Vec<u32>,
+    words: u64,
+}
+
+impl Translations {
+    /// What a re-translation as asked would use and cost; nothing is spent or queued.
+    #[instrument(skip(self, user, request), fields(user_id = %user.id))]
+    pub async fn quote_retranslation(
+        &self,
+        user: &User,
+        book_id: &str,
+        scope: Scope,
+        request: RetranslateRequest,
+    ) -> Result<RetranslationQuote, ProposalError> {
+        let planned = self
+            .plan_retranslation(user, book_id, &scope, request)
+            .await?;
+        let glossary = self.enforced_glossary(&planned.book).await?;
+        let (ladder, ledger) = (Ladder::default(), HashMap::new());
+        let input = ChapterInput {
+            blocks: &planned.blocks,
+            source_lang: &planned.book.original_lang,
+            target_lang: &planned.book.target_lang,
+            glossary: &glossary,
+            ledger: &ledger,
+            ladder: &ladder,
+            instruction: planned.instruction.as_deref(),
+        };
+        let passes = ChapterTranslation::new(&input, &self.pipeline, None).estimate();
+        let total: PassUsage = passes.iter().copied().sum();
+        let priced_by = planned.engine.as_deref().unwrap_or(&planned.model);
+        let estimated = cost(priced_by, total.input_tokens, total.output_tokens);
+        Ok(RetranslationQuote {
+            chapter: planned.chapter,
+            passages: planned.chosen.len() as u32,
+            left_alone: planned.left_alone,
+            words: planned.words,
+            passes,
+            total,
+            estimated_cost: (estimated * 10_000.0).round() / 10_000.0,
+            model: planned.model,
+            engine: planned.engine,
+        })
+    }
+
+    /// Asks for a re-translation: its words charged to the month's quota, the proposal stored
+    /// as pending, and its job queued. The proposal is ready once the job has run.
+    #[instrument(skip(self, user, request), fields(user_id = %user.id))]
+    pub async fn retranslate(
+        &self,
+        user: &User,
+        book_id: &str,
+        scope: Scope,
+        request: RetranslateRequest,
+    ) -> Result<Proposal, ProposalError> {
+        let include_edited = request.include_edited;
+        let planned = self
+            .plan_retranslation(user, book_id, &scope, request)
+            .await?;
+        let words = Spend {
+            books: 0,
+            words: planned.words,
+        };
+        let period = self
+            .usage
+            .spend(user, words)
+            .await
+            .map_err(TranslationError::from)?;
+        let record = ProposalRecord {
+            id: crate::ids::new_id(),
+            book_id: planned.book.id.clone(),
+            lang: planned.book.target_lang.clone(),
+            chapter: planned.chapter,
+            index: planned.index,
+            instruction: planned.instruction.clone(),
+            model: planned.model.clone(),
+            include_edited,
+            by: user.id.clone(),
+            created_at: self.ports.clock.now(),
+            finished_at: None,
+            status: ProposalStatus::Pending,
+            error: None,
+            words: planned.words,
+            period: period.clone(),
+            passages: planned.chosen.len() as u32,
+            left_alone: planned.left_alone.clone(),
+            engine: None,
+            usage: PassUsage::default(),
+            cost_micros: 0,
+            accepted: Vec::new(),
+        };
+        let texts = ProposalTexts {
+            passages: planned
+                .chosen
+                .iter()
+                .map(|p| ProposedPassage {
+                    index: p.index,
+                    version: p.version,
+                    current: p.text.clone(),
+                    proposed: None,
+                    problems: Vec::new(),
+                    pass: None,
+                })
+                .collect(),
+        };
+        if let Err(e) = self.store_new_proposal(&record, &texts).await {
+            self.usage.refund(&user.id, &period, words).await?;
+            return Err(e.into());
+        }
+        info!(
+            proposal = %record.id,
+            chapter = record.chapter,
+            passages = record.passages,
+            words = record.words,
+            model = %record.model,
+            instructed = record.instruction.is_some(),
+            "re-translation asked for"
+        );
+        Ok(self.proposal_of(record, None))
+    }
+
+    /// The book's proposals, newest first, without their passages.
+    pub async fn proposals(
+        &self,
+        user_id: &str,
+        book_id: &str,
+    ) -> Result<Vec<Proposal>, ProposalError> {
+        let book = self
+            .books
+            .get(user_id, book_id)
+            .await
+            .map_err(PassageError::from)?;
+        let query = Query::partition(store::book_pk(&book.id)).prefix(store::PROPOSAL_PREFIX);
+        let mut records = Vec::new();
+        for item in self.ports.table.query(query).await? {
+            records.push(ProposalRecord::from_item(&item).map_err(Fault::from)?);
+        }
+        records.sort_by(|a, b| (b.created_at, &b.id).cmp(&(a.created_at, &a.id)));
+        Ok(records
+            .into_iter()
+            .map(|r| self.proposal_of(r, None))
+            .collect())
+    }
+
+    /// One of the book's proposals, with its passages.
+    pub async fn proposal(
+        &self,
+        user_id: &str,
+        book_id: &str,
+        proposal_id: &str,
+    ) -> Result<Proposal, ProposalError> {
+        let book = self
+            .books
+            .get(user_id, book_id)
+            .await
+            .map_err(PassageError::from)?;
+        let record = self.proposal_record(&book.id, proposal_id).await?;
+        self.with_passages(record).await
+    }
+
+    /// Discards the proposal (its texts go); a discarded one stays so. One still pending is
+    /// dropped by its job, which gives its words back if it has not started.
+    #[instrument(skip(self))]
+    pub async fn discard_proposal(
+        &self,
+        user_id: &str,
+        book_id: &str,
+        proposal_id: &str,
+    ) -> Result<Proposal, ProposalError> {
+        let book = self
+            .books
+            .get(user_id, book_id)
+            .await
+            .map_err(PassageError::from)?;
+        let record = self.proposal_record(&book.id, proposal_id).await?;
+        let (update, condition) = ProposalRecord::discarded();
+        let sk = store::proposal_sk(&record.id);
+        match self
+            .ports
+            .table
+            .update(&store::book_pk(&book.id), &sk, update, condition)
+            .await
+        {
+            Ok(_) => {
+                info!(proposal = %record.id, "proposal discarded");
+                self.remove_texts(&book.id, &record.id).await;
+            }
+            // Already discarded.
+            Err(StoreError::Conflict) => {}
+            Err(e) => return Err(e.into()),
+        }
+        let record = self.proposal_record(&book.id, proposal_id).await?;
+        Ok(self.proposal_of(record, None))
+    }
+
+    /// Accepts the proposal's passages numbered in `only` (whatever their flags), or every
+    /// passage not accepted yet whose proposed text nothing was found wrong with. Each becomes
+    /// the owner's text from the version it had when the proposal was asked for; the first
+    /// passage changed since answers `Stale` (with the passages before it accepted).
+    #[instrument(skip(self))]
+    pub async fn accept_proposal(
+        &self,
+        user_id: &str,
+        book_id: &str,
+        proposal_id: &str,
+        only: Option<Vec<u32>>,
+    ) -> Result<Proposal, ProposalError> {
+        let book = self
+            .books
+            .get(user_id, book_id)
+            .await
+            .map_err(PassageError::from)?;
+        let record = self.proposal_record(&book.id, proposal_id).await?;
+        if record.status != ProposalStatus::Ready {
+            return Err(ProposalError::NotReady(format!(
+                "the proposal is {}: only a ready one can be accepted",
+                record.status.as_str()
+            )));
+        }
+        if record.lang != book.target_lang {
+            return Err(ProposalError::NotReady(format!(
+                "the proposal is a translation into {}, and the book is now translated into {}",
+                record.lang, book.target_lang
+            )));
+        }
+        let texts = self.proposal_texts(&book.id, &record).await?;
+        let chosen: Vec<&ProposedPassage> = match &only {
+            Some(indexes) => {
+                let mut chosen = Vec::new();
+                for index in indexes.iter().collect::<BTreeSet<_>>() {
+                    let passage = texts
+                        .passages
+                        .iter()
+                        .find(|p| p.index == *index)
+                        .ok_or_else(|| {
+                            PassageError::Invalid(format!(
+                                "passages: passage {index} is not in the proposal"
+                            ))
+                        })?;
+                    chosen.push(passage);
+                }
+                chosen
+            }
+            None => texts
+                .passages
+                .iter()
+                .filter(|p| p.problems.is_empty() && !record.accepted.contains(&p.index))
+                .collect(),
+        };
+        let source = self.source_of(&book.id, record.chapter).await?;
+        let stored = self.model_text(&book, record.chapter).await?;
+        let records = self.passage_records(&book, record.chapter).await?;
+        // Every passage checked before any is written: a stale one leaves the others as they
+        // were, bar a change that comes between this and the writes.
+        for proposed in &chosen {
+            let at = PassageAt {
+                chapter: record.chapter,
+                index: proposed.index,
+            };
+            let now = self
+                .passage(
+                    &book.id,
+                    at.chapter,
+                    at.index as usize,
+                    &source.blocks,
+                    stored.as_ref(),
+                    records.get(&at.index),
+                )
+                .await?;
+            if now.version != proposed.version || now.text != proposed.current {
+                return Err(PassageError::Stale {
+                    read: proposed.version,
+                    current: Box::new(now),
+                }
+                .into());
+            }
+        }
+        let mut accepted = record.accepted.clone();
+        let mut outcome = Ok(());
+        for proposed in &chosen {
+            let at = PassageAt {
+                chapter: record.chapter,
+                index: proposed.index,
+            };
+            let Some(text) = proposed.proposed.as_deref() else {
+                continue;
+            };
+            let passage_record = match records.get(&at.index) {
+                Some(r) => r.clone(),
+                None => {
+                    super::record::PassageRecord::untouched(&book.target_lang, at.chapter, at.index)
+                }
+            };
+            let owners = OwnersText {
+                text,
+                by: user_id,
+                from: Some(Provenance::Retranslated {
+                    model: record
+                        .engine
+                        .clone()
+                        .unwrap_or_else(|| record.model.clone()),
+                    pass: proposed.pass.unwrap_or(Pass::Translate),
+                    instruction: record.instruction.clone(),
+                    proposal: record.id.clone(),
+                }),
+            };
+            match self
+                .put_owners_text(&book, at, &source, &passage_record, owners)
+                .await
+            {
+                Ok(()) => {
+                    if !accepted.contains(&at.index) {
+                        accepted.push(at.index);
+                    }
+                }
+                Err(e) => {
+                    outcome = Err(e);
+                    break;
+                }
+            }
+        }
+        if accepted.len() != record.accepted.len() {
+            let (update, condition) = ProposalRecord::accepted(&accepted);
+            let sk = store::proposal_sk(&record.id);
+            match self
+                .ports
+                .table
+                .update(&store::book_pk(&book.id), &sk, update, condition)
+                .await
+            {
+                // Discarded meanwhile: the passages are accepted all the same.
+                Ok(_) | Err(StoreError::Conflict) => {}
+                Err(e) => return Err(e.into()),
+            }
+            self.passage_changed(&book, record.chapter).await?;
+            info!(
+                proposal = %record.id,
+                accepted = accepted.len() - record.accepted.len(),
+                "proposal accepted"
+            );
+        }
+        outcome?;
+        self.proposal(user_id, book_id, proposal_id).await
+    }
+
+    /// What the job of proposal `proposal_id` works from; None when there is nothing to do
+    /// (the book or the proposal gone, the proposal no longer pending). A proposal discarded
+    /// before its job started has its words given back.
+    pub async fn proposal_work(
+        &self,
+        book_id: &str,
+        proposal_id: &str,
+    ) -> Result<Option<ProposalWork>, DataError> {
+        let Some(book) = self.books.find(book_id).await? else {
+            info!("book deleted; dropping the re-translation");
+            return Ok(None);
+        };
+        let sk = store::proposal_sk(proposal_id);
+        let Some(item) = self.ports.table.get(&store::book_pk(book_id), &sk).await? else {
+            info!("proposal gone; nothing to translate");
+            return Ok(None);
+        };
+        let record = ProposalRecord::from_item(&item).map_err(Fault::from)?;
+        match record.status {
+            ProposalStatus::Pending => {}
+            ProposalStatus::Discarded if record.finished_at.is_none() => {
+                info!("proposal discarded before its job started; its words are given back");
+                self.refund_proposal(&record).await?;
+                return Ok(None);
+            }
+            _ => {
+                info!(
+                    status = record.status.as_str(),
+                    "proposal no longer pending"
+                );
+                return Ok(None);
+            }
+        }
+        let texts = self.proposal_texts(book_id, &record).await?;
+        let source = self
+            .source_chapter(book_id, record.chapter)
+            .await?
+            .ok_or_else(|| Fault::Corrupt {
+                what: format!("chapter {} of book {book_id}", record.chapter),
+                detail: "the chapter's text is missing".into(),
+            })?;
+        let blocks = texts
+            .passages
+            .iter()
+            .filter_map(|p| source.blocks.get(p.index as usize).cloned())
+            .collect::<Vec<_>>();
+        if blocks.len() != texts.passages.len() {
+            return Err(Fault::Corrupt {
+                what: format!("proposal {proposal_id}"),
+                detail: "it names passages its chapter does not have".into(),
+            }
+            .into());
+        }
+        let glossary = self.enforced_glossary(&book).await?;
+        Ok(Some(ProposalWork {
+            book,
+            record,
+            texts,
+            blocks,
+            glossary,
+        }))
+    }
+
+    /// Stores what the job's passes made of the proposal's passages: ready to accept.
+    /// `engine` is what answered; `cost_micros` what its passes cost.
+    pub async fn finish_proposal(
+        &self,
+        work: ProposalWork,
+        output: ChapterOutput,
+        engine: &str,
+        cost_micros: i64,
+    ) -> Result<(), DataError> {
+        let ProposalWork {
+            book,
+            record,
+            mut texts,
+            ..
+        } = work;
+        let last_pass = output.quality.last_pass.clone().unwrap_or_default();
+        for (at, passage) in texts.passages.iter_mut().enumerate() {
+            passage.proposed = output.blocks.get(at).map(|b| b.text.clone());
+            passage.problems = output
+                .quality
+                .flagged
+                .iter()
+                .filter(|(_, blocks)| blocks.contains(&at))
+                .map(|(problem, _)| *problem)
+                .collect();
+            passage.pass = Some(last_pass.get(&at).copied().unwrap_or(Pass::Translate));
+        }
+        // A chapter's proposal holds the passages it changes; a passage asked for alone is
+        // there whatever came of it.
+        if record.index.is_none() {
+            texts
+                .passages
+                .retain(|p| p.proposed != p.current || !p.problems.is_empty());
+        }
+        store_texts(self, &book.id, &record.id, &texts).await?;
+        let q = &output.quality;
+        let finish = Finish {
+            status: ProposalStatus::Ready,
+            error: None,
+            at: self.ports.clock.now(),
+            engine: Some(engine),
+            usage: [q.translate, q.review, q.polish].into_iter().sum(),
+            cost_micros,
+            passages: texts.passages.len() as u32,
+        };
+        if self.finish(&book.id, &record.id, &finish).await? {
+            info!(
+                proposal = %record.id,
+                passages = finish.passages,
+                flagged = texts.passages.iter().filter(|p| !p.problems.is_empty()).count(),
+                "proposal ready"
+            );
+        } else {
+            self.remove_texts(&book.id, &record.id).await;
+        }
+        Ok(())
+    }
+
+    /// The proposal's job could not translate it, for `reason`: it fails, and its words are
+    /// given back. What its passes used so far is kept on it.
+    pub async fn fail_proposal(
+        &self,
+        book_id: &str,
+        proposal_id: &str,
+        reason: &str,
+        engine: Option<&str>,
+        usage: PassUsage,
+        cost_micros: i64,
+    ) -> Result<(), DataError> {
+        let sk = store::proposal_sk(proposal_id);
+        let Some(item) = self.ports.table.get(&store::book_pk(book_id), &sk).await? else {
+            return Ok(());
+        };
+        let record = ProposalRecord::from_item(&item).map_err(Fault::from)?;
+        let finish = Finish {
+            status: ProposalStatus::Failed,
+            error: Some(reason),
+            at: self.ports.clock.now(),
+            engine,
+            usage,
+            cost_micros,
+            passages: record.passages,
+        };
+        if self.finish(book_id, proposal_id, &finish).await? {
+            warn!(proposal = proposal_id, reason, "re-translation failed");
+            self.refund_proposal(&record).await?;
+        }
+        Ok(())
+    }
+
+    /// Writes how the job ended while the proposal is pending; false when it no longer is.
+    async fn finish(
+        &self,
+        book_id: &str,
+        proposal_id: &str,
+        finish: &Finish<'_>,
+    ) -> Result<bool, DataError> {
+        let (update, condition) = ProposalRecord::finished(finish);
+        let sk = store::proposal_sk(proposal_id);
+        match self
+            .ports
+            .table
+            .update(&store::book_pk(book_id), &sk, update, condition)
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(StoreError::Conflict | StoreError::NotFound) => {
+                info!(
+                    proposal = proposal_id,
+                    "proposal no longer pending; its result is dropped"
+                );
+                Ok(false)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn refund_proposal(&self, record: &ProposalRecord) -> Result<(), DataError> {
+        let words = Spend {
+            books: 0,
+            words: record.words,
+        };
+        self.usage.refund(&record.by, &record.period, words).await
+    }
+
+    /// Checks a request and reads what it would translate.
+    async fn plan_retranslation(
+        &self,
+        user: &User,
+        book_id: &str,
+        scope: &Scope,
+        request: RetranslateRequest,
+    ) -> Result<Planned, ProposalError> {
+        let book = self
+            .books
+            .get(&user.id, book_id)
+            .await
+            .map_err(PassageError::from)?;
+        let instruction = instruction(request.instruction)?;
+        let model = match request.model {
+            Some(model) => model,
+            None => match &book.translation_model {
+                Some(model) => model.clone(),
+                None => self.preferences(&user.id).await?.default_model,
+            },
+        };
+        crate::translation::start::check_model(user, &model)?;
+        let (chapter, index) = match scope {
+            Scope::Passage(at) => (at.chapter, Some(at.index)),
+            Scope::Chapter(number) => (*number, None),
+        };
+        let source = self.source_of(&book.id, chapter).await?;
+        if let Some(index) = index {
+            if source.blocks.get(index as usize).is_none() {
+                return Err(super::not_found(PassageAt { chapter, index }).into());
+            }
+        }
+        let Some(stored) = self.model_text(&book, chapter).await? else {
+            return Err(PassageError::Invalid(format!(
+                "chapter {chapter} is not translated yet: translate the book first"
+            ))
+            .into());
+        };
+        let records = self.passage_records(&book, chapter).await?;
+        let indexes: Vec<u32> = match index {
+            Some(index) => vec![index],
+            None => (0..source.blocks.len() as u32).collect(),
+        };
+        let mut chosen = Vec::new();
+        let mut left_alone = Vec::new();
+        for index in indexes {
+            let record = records.get(&index);
+            if record.is_some_and(|r| r.edit().is_some()) && !request.include_edited {
+                left_alone.push(index);
+                continue;
+            }
+            chosen.push(
+                self.passage(
+                    &book.id,
+                    chapter,
+                    index as usize,
+                    &source.blocks,
+                    Some(&stored),
+                    record,
+                )
+                .await?,
+            );
+        }
+        if chosen.is_empty() {
+            let what = match index {
+                Some(index) => format!("passage {index} of chapter {chapter} is"),
+                None => format!("every passage of chapter {chapter} is"),
+            };
+            return Err(PassageError::Invalid(format!(
+                "{what} the owner's text (edited, accepted or kept): ask with includeEdited to \
+                 translate it again"
+            ))
+            .into());
+        }
+        let blocks: Vec<Block> = chosen
+            .iter()
+            .filter_map(|p| source.blocks.get(p.index as usize).cloned())
+            .collect();
+        let words = blocks.iter().map(Block::word_count).sum();
+        let engine = self.engine_for(&book.user_id, &model).await?;
+        Ok(Planned {
+            book,
+            model,
+            engine,
+            instruction,
+            chapter,
+            index,
+            chosen,
+            blocks,
+            left_alone,
+            words,
+        })
+    }
+
+    /// The glossary a chapter of the book's translation was enforced with: the run's glossary
+    /// and the book's terms under its key (as the chapter job reads them).
+    async fn enforced_glossary(&self, book: &Book) -> Result<Vec<GlossaryEntry>, DataError> {
+        let glossary: Vec<GlossaryEntry> = self
+            .read_json(&store::glossary_snapshot_key(&book.id)?)
+            .await?
+            .unwrap_or_default();
+        let terms = match &book.translation_key {
+            Some(key) => self
+                .read_json::<BookTerms>(&store::terms_key(&book.id, key)?)
+                .await?
+                .filter(|t| &t.key == key)
+                .map(|t| t.list)
+                .unwrap_or_default(),
+            None => Default::default(),
+        };
+        Ok(terms.with_glossary(&glossary))
+    }
+
+    /// The proposal's texts, its item, then its job: a job never finds a proposal without
+    /// its texts.
+    async fn store_new_proposal(
+        &self,
+        record: &ProposalRecord,
+        texts: &ProposalTexts,
+    ) -> Result<(), DataError> {
+        store_texts(self, &record.book_id, &record.id, texts).await?;
+        let (item, condition) = record.to_new_item();
+        self.ports.table.put(item, condition).await?;
+        let job = Job::Retranslate {
+            book_id: record.book_id.clone(),
+            proposal_id: record.id.clone(),
+        };
+        if let Err(e) = job.enqueue(self.ports.queue.as_ref()).await {
+            let sk = store::proposal_sk(&record.id);
+            let pk = store::book_pk(&record.book_id);
+            if let Err(e) = self
+                .ports
+                .table
+                .delete(&pk, &sk, crate::ports::Condition::Exists)
+                .await
+            {
+                warn!(error = %e, "could not remove a proposal whose job was not queued");
+            }
+            self.remove_texts(&record.book_id, &record.id).await;
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    async fn proposal_record(
+        &self,
+        book_id: &str,
+        proposal_id: &str,
+    ) -> Result<ProposalRecord, ProposalError> {
+        let sk = store::proposal_sk(proposal_id);
+        match self.ports.table.get(&store::book_pk(book_id), &sk).await? {
+            Some(item) => Ok(ProposalRecord::from_item(&item).map_err(Fault::from)?),
+            None => Err(PassageError::NotFound("proposal".into()).into()),
+        }
+    }
+
+    async fn proposal_texts(
+        &self,
+        book_id: &str,
+        record: &ProposalRecord,
+    ) -> Result<ProposalTexts, DataError> {
+        let key = store::proposal_key(book_id, &record.id)?;
+        self.read_json(&key).await?.ok_or_else(|| {
+            Fault::Corrupt {
+                what: key.to_string(),
+                detail: "the texts of a proposal are missing".into(),
+            }
+            .into()
+        })
+    }
+
+    /// The proposal with its passages while they are there (ready, failed with texts).
+    async fn with_passages(&self, record: ProposalRecord) -> Result<Proposal, ProposalError> {
+        let texts = match record.status {
+            ProposalStatus::Ready => Some(self.proposal_texts(&record.book_id, &record).await?),
+            _ => None,
+        };
+        Ok(self.proposal_of(record, texts))
+    }
+
+    fn proposal_of(&self, record: ProposalRecord, texts: Option<ProposalTexts>) -> Proposal {
+        let passages = texts
+            .map(|t| t.passages)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|p| {
+                Some(ProposedText {
+                    chapter: record.chapter,
+                    index: p.index,
+                    version: p.version,
+                    accepted: record.accepted.contains(&p.index),
+                    current: p.current,
+                    proposed: p.proposed?,
+                    flags: p
+                        .problems
+                        .iter()
+                        .map(|problem| Flag {
+                            kind: problem.name(),
+                            reason: reason(*problem),
+                        })
+                        .collect(),
+                    pass: p.pass.unwrap_or(Pass::Translate),
+                })
+            })
+            .collect();
+        Proposal {
+            id: record.id,
+            book_id: record.book_id,
+            chapter: record.chapter,
+            index: record.index,
+            instruction: record.instruction,
+            model: record.model,
+            engine: record.engine,
+            include_edited: record.include_edited,
+            status: record.status,
+            error: record.error,
+            created_at: record.created_at,
+            finished_at: record.finished_at,
+            words: record.words,
+            usage: record.usage,
+            cost: record.cost_micros as f64 / 1e6,
+            left_alone: record.left_alone,
+            passage_count: record.passages,
+            passages,
+        }
+    }
+
+    async fn remove_texts(&self, book_id: &str, proposal_id: &str) {
+        let removed = match store::proposal_key(book_id, proposal_id) {
+            Ok(key) => self.ports.blobs.delete(&key).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = removed {
+            warn!(book_id, proposal_id, error = %e, "could not remove a proposal's texts");
+        }
+    }
+}
+
+async fn store_texts(
+    translations: &Translations,
+    book_id: &str,
+    proposal_id: &str,
+    texts: &ProposalTexts,
+) -> Result<(), DataError> {
+    translations
+        .put_json(&store::proposal_key(book_id, proposal_id)?, texts)
+        .await
+}
+
+/// The owner's instruction, trimmed (None when blank), or 400 when it is too long.
+fn instruction(raw: Option<String>) -> Result<Option<String>, PassageError> {
+    let Some(raw) = raw else { return Ok(None) };
+    let trimmed = raw.trim();
+    if trimmed.is_empty() {
+        return Ok(None);
+    }
+    if trimmed.chars().count() > MAX_INSTRUCTION_CHARS {
+        return Err(PassageError::Invalid(format!(
+            "instruction: at most {MAX_INSTRUCTION_CHARS} characters"
+        )));
+    }
+    Ok(Some(trimmed.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_instruction_is_trimmed_blank_is_none_and_too_long_is_refused() {
+        assert_eq!(instruction(None).unwrap(), None);
+        assert_eq!(instruction(Some("  ".into())).unwrap(), None);
+        assert_eq!(
+            instruction(Some(" use 'usted' ".into()))
+                .unwrap()
+                .as_deref(),
+            Some("use 'usted'")
+        );
+        let long = "á".repeat(MAX_INSTRUCTION_CHARS + 1);
+        assert!(matches!(
+            instruction(Some(long)),
+            Err(PassageError::Invalid(m)) if m.starts_with("instruction:")
+        ));
+    }
+}
