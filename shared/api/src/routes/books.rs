@@ -35,6 +35,7 @@ pub fn router() -> Routes {
         // A book's passages are the book's, served where the book is.
         .merge(super::passages::router())
         .merge(super::proposals::router())
+        .merge(super::passage_terms::router())
 }
 
 #[derive(Deserialize)]

@@ -10,6 +10,7 @@ pub mod glossary;
 pub mod health;
 pub mod keys;
 pub mod notifications;
+pub mod passage_terms;
 pub mod passages;
 pub mod preferences;
 pub mod proposals;

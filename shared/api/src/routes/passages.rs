@@ -14,6 +14,7 @@ use utoipa_axum::routes;
 use crate::error::ApiError;
 use crate::extract::{Json, Path, Query};
 use crate::openapi::ErrorBody;
+use crate::wire::passage_terms::EditedPassage;
 use crate::wire::passages::{FlaggedPage, Passage, PassagePage};
 use crate::{AppState, Caller, Routes};
 
@@ -148,14 +149,16 @@ struct Read {
 }
 
 /// Replaces the passage's translation with the owner's: kept through every later run until it is
-/// reset, its flag cleared, and the book's files made again on the next download.
+/// reset, its flag cleared, and the book's files made again on the next download. The answer
+/// lists the book's terms whose rendering the edit changed (`termChanges`), to apply everywhere
+/// with `/api/books/{id}/terms/preview` and `/terms/apply`.
 #[utoipa::path(put, path = "/api/books/{id}/chapters/{number}/passages/{index}", tag = "passages",
     security(("apiKey" = []), ("session" = [])),
     params(("id" = String, Path, description = "The book's id"),
         ("number" = u32, Path, description = "The chapter's number, from 1"),
         ("index" = u32, Path, description = "The passage's place in the chapter, from 0")),
     request_body = Edit,
-    responses((status = 200, description = "The passage now", body = Passage),
+    responses((status = 200, description = "The passage now, with the term changes the edit suggests", body = EditedPassage),
         (status = 400, description = "An empty or too long text, or marks unlike the source's (`marks_mismatch`, naming the mark)", body = ErrorBody),
         (status = 404, description = "No such book, chapter or passage", body = ErrorBody),
         (status = 409, description = "The passage changed since the version read (`version_conflict`), with the passage now", body = Conflict)))]
@@ -164,17 +167,20 @@ async fn edit(
     caller: Caller,
     Path((id, number, index)): Path<(String, u32, u32)>,
     Json(body): Json<Edit>,
-) -> Result<axum::Json<Passage>, PassageFailure> {
+) -> Result<axum::Json<EditedPassage>, PassageFailure> {
     let at = PassageAt {
         chapter: number,
         index,
     };
-    let passage = state
+    let (passage, changes) = state
         .services
         .translations
-        .edit_passage(caller.user_id(), &id, at, body.version, &body.text)
+        .edit_passage_suggesting(caller.user_id(), &id, at, body.version, &body.text)
         .await?;
-    Ok(axum::Json(passage.into()))
+    Ok(axum::Json(EditedPassage {
+        passage: passage.into(),
+        term_changes: crate::wire::Mirror::mirror(changes),
+    }))
 }
 
 /// Takes back the passage's last change (an edit or a reset).

@@ -15,6 +15,7 @@ pub mod developer;
 pub mod email;
 pub mod events;
 pub mod glossaries;
+pub mod passage_terms;
 pub mod passages;
 pub mod preferences;
 pub mod privacy;

@@ -323,6 +323,11 @@ impl BookChange {
         )
     }
 
+    /// The glossary the book's runs use from now on (one made for the book between runs).
+    pub fn glossary(glossary_id: &str) -> Self {
+        BookChange(Update::default().set("glossaryId", glossary_id))
+    }
+
     /// The term job's list for the run under `key`.
     pub fn terms_listed(key: &str, found: usize, usage: Value) -> Self {
         BookChange(

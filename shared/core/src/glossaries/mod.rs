@@ -17,12 +17,16 @@ use crate::fault::DataError;
 use crate::ids::new_id;
 use crate::ports::Ports;
 use crate::ports::{Condition, Index, Query, StoreError};
-use record::{from_item, owned_by, pk, to_item, user_glossaries, GlossaryChange, SK};
+use record::{
+    from_item, owned_by, pk, to_item, unchanged_since, user_glossaries, GlossaryChange, SK,
+};
 
 pub const MAX_ENTRIES: usize = 2000;
 const MAX_NAME: usize = 200;
 const MAX_TERM: usize = 500;
 const MAX_CONTEXT: usize = 1000;
+/// Reads of a glossary one [`Glossaries::set_entry`] makes at most while others change it.
+const SET_ENTRY_TRIES: usize = 3;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Glossary {
@@ -158,6 +162,65 @@ impl Glossaries {
                 e => e.into(),
             })?;
         Ok(from_item(&item)?)
+    }
+
+    /// Gives the entry whose source is `source` (ignoring case) the target `target`, or adds
+    /// the entry when there is none. Written only while the glossary is as it was read: a
+    /// change made meanwhile is read and the entry set again on it (a few times at most).
+    pub async fn set_entry(
+        &self,
+        user_id: &str,
+        id: &str,
+        source: &str,
+        target: &str,
+    ) -> Result<Glossary, GlossaryError> {
+        for _ in 0..SET_ENTRY_TRIES {
+            let current = self.get(user_id, id).await?;
+            let mut inputs: Vec<EntryInput> = current
+                .entries
+                .iter()
+                .map(|e| EntryInput {
+                    id: Some(e.id.clone()),
+                    ..EntryInput::default()
+                })
+                .collect();
+            let folded = source.trim().to_lowercase();
+            match current
+                .entries
+                .iter()
+                .position(|e| e.source.to_lowercase() == folded)
+            {
+                Some(at) => inputs[at].target = Some(target.to_string()),
+                None => inputs.push(EntryInput {
+                    source: Some(source.to_string()),
+                    target: Some(target.to_string()),
+                    ..EntryInput::default()
+                }),
+            }
+            let change = GlossaryChange {
+                entries: Some(merge_entries(&current.entries, inputs)?),
+                ..GlossaryChange::default()
+            };
+            let update = change.into_update(self.ports.clock.now())?;
+            let condition = unchanged_since(user_id, current.updated_at);
+            match self
+                .ports
+                .table
+                .update(&pk(id), SK, update, condition)
+                .await
+            {
+                Ok(item) => {
+                    info!(glossary_id = %id, "glossary entry set");
+                    return Ok(from_item(&item)?);
+                }
+                Err(StoreError::Conflict) => continue,
+                Err(StoreError::NotFound) => return Err(GlossaryError::NotFound),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(GlossaryError::Invalid(
+            "the glossary kept changing while the entry was set; try again".into(),
+        ))
     }
 
     /// Removes the glossary and its terms. Missing, or another user's: NotFound (the owner

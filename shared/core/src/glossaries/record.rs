@@ -26,6 +26,14 @@ pub(super) fn owned_by(user_id: &str) -> Condition {
     Condition::equals("userId", user_id)
 }
 
+/// The glossary is the user's and unchanged since it was read (at `updated_at`).
+pub(super) fn unchanged_since(user_id: &str, updated_at: DateTime<Utc>) -> Condition {
+    Condition::All(vec![
+        owned_by(user_id),
+        Condition::equals("updatedAt", time(updated_at)),
+    ])
+}
+
 pub(super) fn owner_of(item: &Item) -> Option<&str> {
     item.str("userId")
 }

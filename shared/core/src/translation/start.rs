@@ -258,8 +258,9 @@ impl Translations {
                 .to_string(),
             None => book.target_lang.clone(),
         };
-        // Each glossary is read once: the one asked for (which must exist), else the default
-        // one (a default deleted since it was chosen is no reason to refuse a start).
+        // Each glossary is read once: the one asked for (which must exist), else the book's
+        // own (its last run's, or the one its owner's terms were applied to), else the default
+        // one (a glossary deleted since it was chosen is no reason to refuse a start).
         let glossary = match (glossary_id, preferences.default_glossary_id) {
             (Some(id), _) => match self.glossaries.get(&user.id, &id).await {
                 Ok(glossary) => Some(glossary),
@@ -272,8 +273,16 @@ impl Translations {
                 Err(GlossaryError::Fault(f)) => return Err(f.into()),
                 Err(GlossaryError::Invalid(m)) => return Err(TranslationError::Invalid(m)),
             },
-            (None, Some(id)) => self.glossaries.get(&user.id, &id).await.ok(),
-            (None, None) => None,
+            (None, default) => {
+                let mut found = None;
+                for id in book.glossary_id.iter().chain(default.iter()) {
+                    if let Ok(glossary) = self.glossaries.get(&user.id, id).await {
+                        found = Some(glossary);
+                        break;
+                    }
+                }
+                found
+            }
         };
         let glossary_id = glossary.as_ref().map(|g| g.id.clone());
         let entries: Vec<GlossaryEntry> = glossary

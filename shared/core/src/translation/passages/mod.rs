@@ -19,6 +19,8 @@
 mod keep;
 pub mod proposals;
 mod record;
+mod term_text;
+mod terms;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -32,6 +34,11 @@ use tracing::{info, instrument, warn};
 
 pub use record::MAX_VERSIONS;
 use record::{PassageRecord, Provenance, Version};
+pub use term_text::{TermChange, MAX_RENDERING};
+pub use terms::{
+    Skip, TermApplied, TermPassage, TermPreview, TermRequest, TermSkipped, TermsGlossary,
+    PREVIEW_CHAPTERS,
+};
 
 use super::{StoredChapter, Translations};
 use crate::books::record::{BookChange, ChapterChange, ChapterRecord};
@@ -336,20 +343,7 @@ impl Translations {
             .blocks
             .get(at.index as usize)
             .ok_or_else(|| not_found(at))?;
-        let limit = booktr_formats::limits::MAX_BLOCK_CHARS;
-        if text.chars().count() > limit {
-            return Err(PassageError::Invalid(format!(
-                "text: a passage holds at most {limit} characters"
-            )));
-        }
-        if text.trim().is_empty() && !block.text.trim().is_empty() {
-            return Err(PassageError::Invalid(
-                "text: a passage's translation cannot be empty".into(),
-            ));
-        }
-        if let Some(problem) = booktr_translate::checks::marks_problem(&block.text, text) {
-            return Err(PassageError::Marks(problem));
-        }
+        check_edit(&block.text, text)?;
         let record = self.passage_record(&book, at).await?;
         if record.version != read {
             return Err(self.stale(&book, at, &source, read).await?);
@@ -840,6 +834,27 @@ fn owners_origin(edit: &Version) -> Origin {
             instruction: instruction.clone(),
             proposal: proposal.clone(),
         },
+    }
+}
+
+/// Whether `text` may replace the translation of a block whose source is `source`: not too
+/// long, not empty (unless the source is), with the source's marks (the check every model
+/// answer passes).
+fn check_edit(source: &str, text: &str) -> Result<(), PassageError> {
+    let limit = booktr_formats::limits::MAX_BLOCK_CHARS;
+    if text.chars().count() > limit {
+        return Err(PassageError::Invalid(format!(
+            "text: a passage holds at most {limit} characters"
+        )));
+    }
+    if text.trim().is_empty() && !source.trim().is_empty() {
+        return Err(PassageError::Invalid(
+            "text: a passage's translation cannot be empty".into(),
+        ));
+    }
+    match booktr_translate::checks::marks_problem(source, text) {
+        Some(problem) => Err(PassageError::Marks(problem)),
+        None => Ok(()),
     }
 }
 
