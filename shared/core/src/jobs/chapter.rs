@@ -25,7 +25,7 @@ use crate::developer::NoModel;
 use crate::events::{EventKind, Occurrence};
 use crate::fault::{DataError, Fault};
 use crate::ports::{Condition, StoreError, WriteOp};
-use crate::translation::{BookTerms, StoredChapter};
+use crate::translation::StoredChapter;
 use crate::types::{BookStatus, ChapterStatus};
 
 /// A chapters job: chapters of one run still to translate.
@@ -237,19 +237,11 @@ async fn prepare(
         .read_json(&store::chapter_key(book_id, number)?)
         .await?
         .ok_or_else(|| JobError::Missing(format!("chapter {number} text is missing")))?;
-    let glossary: Vec<GlossaryEntry> = translations
-        .read_json(&store::glossary_snapshot_key(book_id)?)
-        .await?
-        .unwrap_or_default();
-    // The book's term list joins the glossary (which wins where both name a term): every pass
-    // enforces it, so chapters translated at the same time agree.
     let terms = translations
-        .read_json::<BookTerms>(&store::terms_key(book_id, &key)?)
+        .terms_under(book_id, &key)
         .await?
-        .filter(|t| t.key == key)
-        .map(|t| t.list)
         .unwrap_or_default();
-    let enforced = terms.with_glossary(&glossary);
+    let enforced = translations.enforced_glossary(book_id, &terms).await?;
     let title = booktr_formats::render::chapter_title(&source, number as usize - 1);
     handler
         .ports

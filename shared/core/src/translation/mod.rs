@@ -268,14 +268,38 @@ impl Translations {
         &self,
         book: &Book,
     ) -> Result<Option<booktr_translate::terms::TermList>, DataError> {
-        let Some(key) = &book.translation_key else {
-            return Ok(None);
-        };
+        match &book.translation_key {
+            Some(key) => self.terms_under(&book.id, key).await,
+            None => Ok(None),
+        }
+    }
+
+    /// The book's term list under the translation key `key`, if its term job listed one.
+    pub async fn terms_under(
+        &self,
+        book_id: &str,
+        key: &str,
+    ) -> Result<Option<booktr_translate::terms::TermList>, DataError> {
         Ok(self
-            .read_json::<BookTerms>(&store::terms_key(&book.id, key)?)
+            .read_json::<BookTerms>(&store::terms_key(book_id, key)?)
             .await?
-            .filter(|terms| &terms.key == key)
+            .filter(|terms| terms.key == key)
             .map(|terms| terms.list))
+    }
+
+    /// The glossary every pass of a chapter enforces: the run's glossary with `terms` (the
+    /// book's term list) joined, the glossary winning where both name a term, so chapters
+    /// translated at the same time agree.
+    pub async fn enforced_glossary(
+        &self,
+        book_id: &str,
+        terms: &booktr_translate::terms::TermList,
+    ) -> Result<Vec<GlossaryEntry>, DataError> {
+        let glossary: Vec<GlossaryEntry> = self
+            .read_json(&store::glossary_snapshot_key(book_id)?)
+            .await?
+            .unwrap_or_default();
+        Ok(terms.with_glossary(&glossary))
     }
 
     /// A finished chapter's stored translation, if any.

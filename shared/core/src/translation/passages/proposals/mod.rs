@@ -38,7 +38,7 @@ use crate::books::{store, Book};
 use crate::fault::{DataError, Fault};
 use crate::job::Job;
 use crate::ports::{Query, StoreError};
-use crate::translation::{BookTerms, TranslationError, Translations};
+use crate::translation::{TranslationError, Translations};
 use crate::usage::Spend;
 
 #[derive(Debug, thiserror::Error)]
@@ -233,7 +233,8 @@ impl Translations {
         let planned = self
             .plan_retranslation(user, book_id, &scope, request)
             .await?;
-        let glossary = self.enforced_glossary(&planned.book).await?;
+        let terms = self.book_terms(&planned.book).await?.unwrap_or_default();
+        let glossary = self.enforced_glossary(&planned.book.id, &terms).await?;
         let (ladder, ledger) = (Ladder::default(), HashMap::new());
         let input = ChapterInput {
             blocks: &planned.blocks,
@@ -614,7 +615,8 @@ impl Translations {
             }
             .into());
         }
-        let glossary = self.enforced_glossary(&book).await?;
+        let terms = self.book_terms(&book).await?.unwrap_or_default();
+        let glossary = self.enforced_glossary(&book.id, &terms).await?;
         Ok(Some(ProposalWork {
             book,
             record,
@@ -841,25 +843,6 @@ impl Translations {
             left_alone,
             words,
         })
-    }
-
-    /// The glossary a chapter of the book's translation was enforced with: the run's glossary
-    /// and the book's terms under its key (as the chapter job reads them).
-    async fn enforced_glossary(&self, book: &Book) -> Result<Vec<GlossaryEntry>, DataError> {
-        let glossary: Vec<GlossaryEntry> = self
-            .read_json(&store::glossary_snapshot_key(&book.id)?)
-            .await?
-            .unwrap_or_default();
-        let terms = match &book.translation_key {
-            Some(key) => self
-                .read_json::<BookTerms>(&store::terms_key(&book.id, key)?)
-                .await?
-                .filter(|t| &t.key == key)
-                .map(|t| t.list)
-                .unwrap_or_default(),
-            None => Default::default(),
-        };
-        Ok(terms.with_glossary(&glossary))
     }
 
     /// The proposal's texts, its item, then its job: a job never finds a proposal without
