@@ -392,8 +392,8 @@ async fn user_create_with_aws_makes_a_user_in_the_managed_deployment() {
         return;
     }
     let app = spawn_aws(Arc::new(EnvModels::from_vars(Vec::new()))).await;
-    let resources = app.app.aws.as_ref().unwrap();
-    let queues = &resources.queues;
+    let aws = app.app.aws.as_ref().unwrap();
+    let (resources, queues) = (&aws.resources, &aws.resources.queues);
     let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_booktr"))
         .args([
             "user",
@@ -405,6 +405,7 @@ async fn user_create_with_aws_makes_a_user_in_the_managed_deployment() {
             "SUPER_ADMIN",
         ])
         .env("BOOKTR_LOG", "warn")
+        .env("AWS_ENDPOINT_URL", &aws.endpoint)
         .env("BOOKTR_TABLE", &resources.table)
         .env("BOOKTR_BUCKET", &resources.bucket)
         .env("BOOKTR_JOBS_QUEUE_URL", &queues.jobs)

@@ -151,7 +151,8 @@ impl Browser {
     async fn wait_for_book_status(&self, status: &str) {
         let read = "return document.querySelector('#state + p [data-field=status]')\
             ?.getAttribute('data-status');";
-        eventually(Duration::from_secs(60), || async {
+        // Generous, as `wait_for_status`: it only lasts that long when the test fails.
+        eventually(Duration::from_secs(120), || async {
             // The page's polls until it reloads itself (a document just loading has none).
             let polled = self.statuses().await;
             assert_eq!(

@@ -470,8 +470,8 @@ async fn stored_data(app: &TestApp) -> Vec<Vec<u8>> {
     }
     let mut stored = Vec::new();
     files(app.data.path(), &mut stored);
-    if let Some(resources) = &app.aws {
-        let clients = booktr_aws::Clients::from_env().await;
+    if let Some(aws) = &app.aws {
+        let (clients, resources) = (&aws.clients, &aws.resources);
         let scan = clients
             .dynamo
             .scan()

@@ -31,15 +31,27 @@ impl Clients {
     /// From the environment (region, credentials, `AWS_ENDPOINT_URL`), over HTTPS on rustls with
     /// ring. S3 uses path-style addressing when an endpoint is given, as emulators expect.
     pub async fn from_env() -> Clients {
+        Self::load(None).await
+    }
+
+    /// As [`Clients::from_env`], but every service at `endpoint` whatever `AWS_ENDPOINT_URL`
+    /// says: one of several local emulators.
+    pub async fn at_endpoint(endpoint: &str) -> Clients {
+        Self::load(Some(endpoint)).await
+    }
+
+    async fn load(endpoint: Option<&str>) -> Clients {
         let https = aws_smithy_http_client::Builder::new()
             .tls_provider(Provider::Rustls(CryptoMode::Ring))
             .build_https();
-        let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
-            .http_client(https)
-            .load()
-            .await;
+        let mut loader =
+            aws_config::defaults(aws_config::BehaviorVersion::latest()).http_client(https);
+        if let Some(endpoint) = endpoint {
+            loader = loader.endpoint_url(endpoint);
+        }
+        let config = loader.load().await;
         let s3_config = aws_sdk_s3::config::Builder::from(&config)
-            .force_path_style(std::env::var_os("AWS_ENDPOINT_URL").is_some())
+            .force_path_style(endpoint.is_some() || std::env::var_os("AWS_ENDPOINT_URL").is_some())
             .build();
         Clients {
             dynamo: aws_sdk_dynamodb::Client::new(&config),

@@ -3,13 +3,12 @@
 
 use std::io::Read;
 use std::path::Path;
-use std::process::Command;
 
 use super::render;
 use crate::epub;
 use crate::manuscript::{BlockKind, Chapter, Manuscript};
 use crate::markup::{self, escape_attr, escape_text, Piece, Tag};
-use crate::render::tests::{corpus, options, temp_file};
+use crate::render::tests::{corpus, epubcheck_command, options, temp_file};
 use crate::render::{Layout, RenderOptions};
 use crate::structure::count_epub;
 use crate::{Budget, FormatError};
@@ -141,16 +140,7 @@ fn ids(text: &str) -> Vec<String> {
 
 /// epubcheck's count of fatal errors, errors and warnings for a file.
 fn epubcheck_messages(path: &Path) -> (usize, String) {
-    let jar = "/usr/share/java/epubcheck.jar";
-    assert!(
-        Path::new(jar).exists(),
-        "epubcheck is not installed: run scripts/test.sh, which installs it"
-    );
-    let out = Command::new("java")
-        .args(["-jar", jar])
-        .arg(path)
-        .output()
-        .unwrap();
+    let out = epubcheck_command(path).output().unwrap();
     let report = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
