@@ -5,6 +5,7 @@
 #                                          # credentials and a region
 #   BOOKTR_EMULATORS=2 . infra/emulator.sh  # two: BOOKTR_TEST_EMULATORS lists their URLs (the
 #                                          # first is AWS_ENDPOINT_URL); the tests take them in turn
+#   BOOKTR_EMULATORS=0 . infra/emulator.sh  # none: installs the emulator only
 # The servers stop when the sourcing shell exits (a trap), or with `kill $BOOKTR_EMULATOR_PIDS`.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -16,6 +17,8 @@ if ! "$venv/bin/python" -c "import moto, sys; sys.exit(moto.__version__ != '$mot
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q "moto[server]==$moto_version"
 fi
+# None asked for: installed only (scripts/test-tools.sh).
+[ "${BOOKTR_EMULATORS:-1}" != 0 ] || return 0
 BOOKTR_EMULATOR_PIDS=""
 BOOKTR_TEST_EMULATORS=""
 trap 'kill $BOOKTR_EMULATOR_PIDS 2>/dev/null || true' EXIT

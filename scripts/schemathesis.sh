@@ -17,6 +17,7 @@ if ! "$venv/bin/schemathesis" --version 2>/dev/null | grep -q "$version"; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q "schemathesis==$version"
 fi
+[ "${1:-}" != --install-only ] || exit 0
 
 # The same features as the test build, so its artifacts are reused.
 cargo build -q --workspace --all-features --bin booktr

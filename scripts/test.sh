@@ -1,42 +1,12 @@
 #!/usr/bin/env bash
-# The whole test suite, on a fresh machine too: installs the tools the tests check output with
-# (epubcheck for EPUB files, poppler's pdftotext for PDF files, fonts for PDF rendering,
-# Chromium and its WebDriver for the pages, npm for axe-core) when
-# they are missing, starts a local AWS emulator (moto, in a virtualenv under target/) for the AWS
-# adapters, then runs every test. Extra arguments go to `cargo test`.
+# The whole test suite, on a fresh machine too: installs what the tests need when it is missing
+# (scripts/test-tools.sh: the tools the tests check output with, the AWS emulator, schemathesis),
+# starts local AWS emulators (moto) for the AWS adapters, then runs every test. Extra arguments
+# go to `cargo test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-need=()
-[ -f /usr/share/java/epubcheck.jar ] || need+=(epubcheck)
-command -v pdftotext >/dev/null 2>&1 || need+=(poppler-utils)
-[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
-command -v chromium >/dev/null 2>&1 || need+=(chromium)
-command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
-command -v npm >/dev/null 2>&1 || need+=(npm)
-if [ ${#need[@]} -gt 0 ]; then
-  echo "== installing test tools: ${need[*]}"
-  sudo=""
-  [ "$(id -u)" = 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}"
-fi
-
-# Outside checkers of what the service publishes: the sitemap against its schema, the feed
-# in a real feed reader's parser, the API description against the OpenAPI 3.1 schema.
-checks=target/venv-checks
-if ! "$checks/bin/python" -c 'import feedparser, xmlschema, openapi_spec_validator, prometheus_client' 2>/dev/null; then
-  echo "== installing the feed, sitemap, OpenAPI and Prometheus checkers into $checks"
-  python3 -m venv "$checks"
-  "$checks/bin/pip" install -q 'feedparser>=6,<7' 'xmlschema>=3,<5' 'openapi-spec-validator==0.7.2' \
-    'prometheus-client>=0.20,<1'
-fi
-
-# axe-core (pinned), which the browser tests inject into the web app's pages.
-if [ ! -f target/axe/node_modules/axe-core/axe.min.js ]; then
-  echo "== installing axe-core into target/axe"
-  npm install --silent --no-audit --no-fund --prefix target/axe axe-core@4.10.2
-fi
+bash scripts/test-tools.sh
 
 # The AWS adapters run their conformance suites against local emulators, one per core: an
 # emulator answers one request at a time, and the suite on the AWS adapters waits on it.
