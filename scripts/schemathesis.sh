@@ -19,8 +19,10 @@ if ! "$venv/bin/schemathesis" --version 2>/dev/null | grep -q "$version"; then
 fi
 [ "${1:-}" != --install-only ] || exit 0
 
-# The same features as the test build, so its artifacts are reused.
-cargo build -q --workspace --all-features --bin booktr
+# The same packages and features as the test build (scripts/test.sh), so its artifacts are
+# reused: with the Lambdas' package in, `tracing` and `log` would get its features and most of
+# the tree would be built again.
+cargo build -q --workspace --exclude booktr-lambdas --all-features --bin booktr
 work=$(mktemp -d)
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 key=$(target/debug/booktr user create --role DEV --plan BUSINESS --email fuzz@example.com \
