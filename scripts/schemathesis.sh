@@ -19,10 +19,10 @@ if ! "$venv/bin/schemathesis" --version 2>/dev/null | grep -q "$version"; then
 fi
 [ "${1:-}" != --install-only ] || exit 0
 
-# The same packages and features as the test build (scripts/test.sh), so its artifacts are
-# reused: with the Lambdas' package in, `tracing` and `log` would get its features and most of
-# the tree would be built again.
-cargo build -q --workspace --exclude booktr-lambdas --all-features --bin booktr
+# The test build's own `booktr` (scripts/test.sh's `cargo test` builds it for the black-box
+# suite): `cargo build` would resolve features without the dev-dependencies, and without the
+# Lambdas' package its features differ again, so much of the tree would be built a second time.
+cargo test -q --workspace --exclude booktr-lambdas --all-features --no-run
 work=$(mktemp -d)
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 key=$(target/debug/booktr user create --role DEV --plan BUSINESS --email fuzz@example.com \
