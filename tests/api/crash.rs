@@ -3,15 +3,15 @@
 
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::Mutex;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use reqwest::multipart::{Form, Part};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::stand_ins::{failing_openai_stand_in, is_term_list, openai_stand_in, FailingLog, Seen};
+use crate::stand_ins::{failing_openai_stand_in, is_term_list, openai_stand_in, Seen};
 
 use crate::helpers::eventually;
 
@@ -48,6 +48,21 @@ pub(crate) async fn start_with(
     openai: &str,
     env: &[(&str, &str)],
 ) -> (Child, String, Option<String>) {
+    start_logging(data, port, openai, env, None).await
+}
+
+/// The server's log lines (its standard error), each with the instant the test read it.
+type LogLines = Arc<Mutex<Vec<(Instant, String)>>>;
+
+/// [`start_with`], the server's log lines added to `log` when one is given (and left to the
+/// test's standard error otherwise).
+async fn start_logging(
+    data: &Path,
+    port: u16,
+    openai: &str,
+    env: &[(&str, &str)],
+    log: Option<LogLines>,
+) -> (Child, String, Option<String>) {
     let mut child = Command::new(BOOKTR)
         .args(["serve", "--addr", &format!("127.0.0.1:{port}"), "--data"])
         .arg(data)
@@ -56,9 +71,21 @@ pub(crate) async fn start_with(
         .env("OPENAI_API_KEY", "sk-stand-in")
         .env("OPENAI_BASE_URL", openai)
         .stdout(Stdio::piped())
+        .stderr(match log {
+            Some(_) => Stdio::piped(),
+            None => Stdio::inherit(),
+        })
         .kill_on_drop(true)
         .spawn()
         .unwrap();
+    if let (Some(log), Some(stderr)) = (log, child.stderr.take()) {
+        let mut lines = BufReader::new(stderr).lines();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                log.lock().unwrap().push((Instant::now(), line));
+            }
+        });
+    }
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut key = None;
     tokio::time::timeout(Duration::from_secs(30), async {
@@ -223,18 +250,34 @@ async fn a_job_in_hand_at_three_deaths_of_the_server_is_given_up_at_the_fourth_s
     server.start_kill().unwrap();
 }
 
-/// When the stand-in first answered a billable pass request that arrived after `since`.
-fn first_answer_since(
-    log: &Mutex<FailingLog>,
-    since: std::time::Instant,
-) -> Option<std::time::Instant> {
-    log.lock()
-        .unwrap()
-        .requests
+/// A chapter's pass the server logged as stored, and when the test read the line.
+struct StoredPass {
+    chapter: u64,
+    /// 1 for the translate pass, 2 for the review, 3 for the polish.
+    pass: u64,
+    at: Instant,
+}
+
+/// The passes the server's log says it stored (in JSON, the chapter jobs' events at debug): a
+/// checkpoint after each pass but the last, the chapter's translation after the last.
+fn stored_passes(log: &LogLines) -> Vec<StoredPass> {
+    let lines = log.lock().unwrap();
+    lines
         .iter()
-        .filter(|r| r.status == 200 && r.arrived > since && !is_term_list(&r.user))
-        .filter_map(|r| r.answered)
-        .min()
+        .filter_map(|(at, line)| {
+            let event: Value = serde_json::from_str(line).ok()?;
+            let pass = match event["message"].as_str()? {
+                "the pass is stored" => event["passes_done"].as_u64()?,
+                "the chapter's translation is stored" => 3,
+                _ => return None,
+            };
+            Some(StoredPass {
+                chapter: event["span"]["number"].as_u64()?,
+                pass,
+                at: *at,
+            })
+        })
+        .collect()
 }
 
 /// A free local port for a server the test starts (and restarts on the same port).
@@ -307,23 +350,30 @@ pub(crate) async fn book_status(
 /// model requests are in flight (here the twenty lives translate about 60 chapters).
 const FAILING_CHAPTERS: usize = 150;
 const FAILING_KILLS: usize = 20;
-/// Far longer than a pass's answer takes to be stored as the chapter's checkpoint.
-const STORED_WITHIN: Duration = Duration::from_millis(500);
 
 /// The issue's crash test: SIGKILL while chapters are in flight, restart, 20 times,
 /// with a provider failing 30% of requests (500 and 429). The book completes with every chapter
-/// translated; a chapter's pass is paid for twice only when a kill cut it short (a kill between
-/// the two requests); progress never goes back.
+/// translated; a chapter's pass is paid for twice only when a kill cut it short (a kill after
+/// its first request arrived and before the server logged the pass stored); progress never
+/// goes back.
 #[tokio::test]
 async fn a_book_killed_twenty_times_under_failing_requests_pays_no_finished_pass_twice() {
+    let started = Instant::now();
     let (openai, log) = failing_openai_stand_in(Duration::from_millis(150)).await;
     let data = tempfile::TempDir::new().unwrap();
     let port = free_port();
-    // Two chapters in flight (four with the admin's priority); the retries' warnings would
-    // fill the log.
-    let env = [("BOOKTR_CHAPTER_WINDOW", "2"), ("BOOKTR_LOG", "error")];
-    let last_env = [("BOOKTR_CHAPTER_WINDOW", "32"), ("BOOKTR_LOG", "error")];
-    let (mut server, url, key) = start_with(data.path(), port, &openai, &env).await;
+    // Two chapters in flight (four with the admin's priority). The log keeps the chapter jobs'
+    // events, which say when each pass is stored, and errors; the retries' warnings would
+    // fill it.
+    let logging = [
+        ("BOOKTR_LOG", "error,booktr_core::jobs::chapter=debug"),
+        ("BOOKTR_LOG_FORMAT", "json"),
+    ];
+    let env = [logging[0], logging[1], ("BOOKTR_CHAPTER_WINDOW", "2")];
+    let last_env = [logging[0], logging[1], ("BOOKTR_CHAPTER_WINDOW", "32")];
+    let server_log = LogLines::default();
+    let (mut server, url, key) =
+        start_logging(data.path(), port, &openai, &env, Some(server_log.clone())).await;
     let key = key.expect("an admin key on the first start");
     let client = reqwest::Client::new();
     let id = upload_and_start(&client, &url, &key, book(FAILING_CHAPTERS)).await;
@@ -348,7 +398,7 @@ async fn a_book_killed_twenty_times_under_failing_requests_pays_no_finished_pass
     });
 
     let mut kills = Vec::new();
-    let mut life = std::time::Instant::now();
+    let mut life = Instant::now();
     while kills.len() < FAILING_KILLS {
         // Wait for model requests in flight (chapters being translated), then kill a little
         // later, anywhere in the passes.
@@ -360,29 +410,28 @@ async fn a_book_killed_twenty_times_under_failing_requests_pays_no_finished_pass
         .await;
         if waited.is_err() {
             let now = book_status(&client, &url, &key, &id).await;
+            let summary = now.map(|s| (s["status"].clone(), s["errors"][0].clone()));
             panic!(
-                "no request in flight after {} kills: the book ran out of work too soon: {now:?}",
+                "no request in flight after {} kills: the book ran out of work too soon: \
+                 {summary:?}",
                 kills.len()
             );
         }
         tokio::time::sleep(Duration::from_millis(random_millis(400, 1200))).await;
         // A chapters job with no finished pass in four lives in a row is taken for one that
-        // crashes its worker (and dead-lettered), so each life stores one pass at least: a
-        // chapter's pass is one request, stored well within `STORED_WITHIN` of its answer. The
-        // random delay alone hit one window four times running, under retries and backoff.
+        // crashes its worker (and dead-lettered), so each life stores one pass at least (its
+        // checkpoint and its count) before its kill, which comes a little later. The random
+        // delay alone hit one window four times running, under retries and backoff.
         let stored = tokio::time::timeout(Duration::from_secs(30), async {
-            loop {
-                if let Some(answered) = first_answer_since(&log, life) {
-                    tokio::time::sleep_until((answered + STORED_WITHIN).into()).await;
-                    return;
-                }
+            while !stored_passes(&server_log).iter().any(|p| p.at > life) {
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
         })
         .await;
-        assert!(stored.is_ok(), "no pass answered in a life of 30 s");
+        assert!(stored.is_ok(), "no pass stored in a life of 30 s");
+        tokio::time::sleep(Duration::from_millis(random_millis(0, 300))).await;
         server.start_kill().unwrap(); // SIGKILL
-        kills.push(std::time::Instant::now());
+        kills.push(Instant::now());
         server.wait().await.unwrap();
         // The last life finishes the book with many chapters in flight (the rest of a book
         // sized for twenty kills would take minutes at four), which also changes the width of
@@ -392,8 +441,9 @@ async fn a_book_killed_twenty_times_under_failing_requests_pays_no_finished_pass
         } else {
             &env
         };
-        (server, _, _) = start_with(data.path(), port, &openai, env).await;
-        life = std::time::Instant::now();
+        (server, _, _) =
+            start_logging(data.path(), port, &openai, env, Some(server_log.clone())).await;
+        life = Instant::now();
     }
 
     let Ok(watched) = tokio::time::timeout(Duration::from_secs(180), watching).await else {
@@ -432,10 +482,13 @@ async fn a_book_killed_twenty_times_under_failing_requests_pays_no_finished_pass
         "{failed} of {} failed",
         requests.len()
     );
+    let stored = stored_passes(&server_log);
     for n in 1..=FAILING_CHAPTERS {
         // The review and polish passes see the chapter's draft, translated.
         let markers = [format!("Marker{n} "), format!("Màrkér{n} ")];
-        for task in ["translate", "review", "polish"] {
+        // The book's first chapter is the text before "Chapter 1", its title.
+        let chapter = n as u64 + 1;
+        for (pass, task) in (1..).zip(["translate", "review", "polish"]) {
             let paid: Vec<&Seen> = requests
                 .iter()
                 .filter(|r| {
@@ -449,17 +502,35 @@ async fn a_book_killed_twenty_times_under_failing_requests_pays_no_finished_pass
                 !paid.is_empty(),
                 "chapter {n}: the {task} pass was never paid for"
             );
-            // Paid again only if a kill came while the earlier request was in flight: after
-            // it arrived and before its answer was stored (which takes far less than
-            // `STORED_WITHIN` after the answer).
+            // Paid again only if the earlier request was cut short by a kill: its server gone
+            // before the answer (a request sent just before a kill can reach the stand-in
+            // after it), or killed after it arrived and before the server logged the pass
+            // stored.
             for pair in paid.windows(2) {
-                let stored_by = pair[0].answered.map(|a| a + STORED_WITHIN);
+                let stored_before = |kill: &Instant| {
+                    stored.iter().any(|p| {
+                        p.chapter == chapter
+                            && p.pass == pass
+                            && p.at > pair[0].arrived
+                            && p.at < *kill
+                    })
+                };
+                let ms = |at: &Instant| at.saturating_duration_since(started).as_millis();
                 assert!(
-                    kills
-                        .iter()
-                        .any(|k| *k > pair[0].arrived && stored_by.is_none_or(|s| *k < s)),
+                    pair[0].answered.is_none()
+                        || kills
+                            .iter()
+                            .any(|k| *k > pair[0].arrived && !stored_before(k)),
                     "chapter {n}: the {task} pass was paid for twice, and no kill came while \
-                     the first was in flight"
+                     the first was in flight (in ms since the start: paid at {:?}, logged \
+                     stored at {:?}, kills at {:?})",
+                    paid.iter().map(|r| ms(&r.arrived)).collect::<Vec<_>>(),
+                    stored
+                        .iter()
+                        .filter(|p| p.chapter == chapter && p.pass == pass)
+                        .map(|p| ms(&p.at))
+                        .collect::<Vec<_>>(),
+                    kills.iter().map(ms).collect::<Vec<_>>(),
                 );
             }
         }

@@ -15,7 +15,7 @@ use booktr_translate::protocol::Pass;
 use booktr_translate::terms::TermList;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tracing::{info, info_span, warn, Instrument};
+use tracing::{debug, info, info_span, warn, Instrument};
 
 use super::{cost, JobError, JobHandler};
 use crate::books::lifecycle::BookEvent;
@@ -358,7 +358,8 @@ async fn translate_passes(
             }
         }
         let done = translation.checkpoint().passes_done;
-        if translation.next_pass().is_some() {
+        let last = translation.next_pass().is_none();
+        if !last {
             let stored = StoredCheckpoint {
                 key: key.clone(),
                 checkpoint: translation.checkpoint().clone(),
@@ -366,6 +367,10 @@ async fn translate_passes(
             translations.put_json(&checkpoint_key, &stored).await?;
         }
         record_passes(handler, &book.id, number, done).await;
+        if !last {
+            // Kept for a restart, and counted as the job's progress.
+            debug!(passes_done = done, "the pass is stored");
+        }
         if handler.is_observed() {
             let blocks = translation.blocks_so_far();
             handler.observe(|o| o.pass_done(&book.id, number, pass, &blocks));
@@ -415,6 +420,7 @@ async fn store_translation(
         .translations
         .put_json(&store::translation_key(&book.id, number)?, &stored)
         .await?;
+    debug!("the chapter's translation is stored");
     // The finished chapter supersedes its checkpoint; one left behind is ignored (and removed
     // with the book).
     if let Err(e) = handler
