@@ -85,21 +85,33 @@ fn sam_build_builds_the_lambdas_for_size_with_fat_lto_and_leaves_the_local_profi
     );
 }
 
-/// What keeps the jobs worker under 15 MB: the Lambdas' package caps both logging facades at
-/// `info` in release builds, for every crate of the bootstrap; the local binary's package does
-/// not.
+/// What keeps the jobs worker under 15 MB: the `aws` feature of booktr-functions, which the
+/// Lambdas turn on, caps both logging facades at `info` in release builds, for every crate of the
+/// bootstrap; the features the local binary builds with do not.
 #[test]
 fn the_lambdas_compile_debug_and_trace_events_out_and_the_local_binary_keeps_them() {
-    let lambdas = manifest_section("lambdas/Cargo.toml", "dependencies");
+    let features = manifest_section("functions/Cargo.toml", "features").join(" ");
+    let feature = |name: &str| {
+        let start = features
+            .find(&format!("{name} = ["))
+            .unwrap_or_else(|| panic!("no {name} feature: {features}"));
+        let end = start + features[start..].find(']').unwrap();
+        features[start..end].to_string()
+    };
     for facade in ["tracing", "log"] {
-        assert!(
-            lambdas
-                .iter()
-                .any(|line| line.starts_with(&format!("{facade} = "))
-                    && line.contains(r#"features = ["release_max_level_info"]"#)),
-            "{facade}: {lambdas:?}"
-        );
+        let cap = format!(r#""{facade}/release_max_level_info""#);
+        assert!(feature("aws").contains(&cap), "{facade}: {features}");
+        for local in ["default", "serve"] {
+            assert!(!feature(local).contains("max_level"), "{local}: {features}");
+        }
     }
+    let lambdas = manifest_section("lambdas/Cargo.toml", "dependencies");
+    assert!(
+        lambdas
+            .iter()
+            .any(|line| line.starts_with("booktr-functions = ") && line.contains(r#""aws""#)),
+        "{lambdas:?}"
+    );
     let local = manifest_section("functions/Cargo.toml", "dependencies");
     assert!(
         !local.iter().any(|line| line.contains("max_level")),
