@@ -5,7 +5,7 @@
 # (15,000,000 bytes) or more, the goal of the README's "Builds".
 #
 # By default the two largest (docs/benchmarks.md, "Lambda bootstraps", has their figures): each
-# is linked with fat LTO, 60-90 s apiece on two cores. Name others as arguments. Builds into
+# is linked with fat LTO, 60-90 s apiece on one core. Name others as arguments. Builds into
 # CARGO_TARGET_DIR when it is set (CI builds them beside the tests' build, in a directory of their
 # own), else into target/.
 set -euo pipefail
@@ -22,9 +22,13 @@ fi
 
 bins=("$@")
 [ ${#bins[@]} -gt 0 ] || bins=(worker-jobs http-download)
+# One build for all of them: cargo then links them side by side, and each link (the fat LTO pass)
+# runs on one core.
+selected=()
+for bin in "${bins[@]}"; do selected+=(--bin "$bin"); done
+(cd lambdas && PATH="$PWD/../$venv/bin:$PATH" cargo-lambda lambda build --release "${selected[@]}")
 over=0
 for bin in "${bins[@]}"; do
-  (cd lambdas && PATH="$PWD/../$venv/bin:$PATH" cargo-lambda lambda build --release --bin "$bin")
   # `strip = "symbols"` in the release profile: this is the file `sam build` packages.
   size=$(stat -c %s "${CARGO_TARGET_DIR:-target}/lambda/$bin/bootstrap")
   verdict="under"
