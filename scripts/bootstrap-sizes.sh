@@ -5,7 +5,7 @@
 # (15,000,000 bytes) or more, the goal of the README's "Builds".
 #
 # By default the two largest (docs/benchmarks.md, "Lambda bootstraps", has their figures): each
-# is linked with fat LTO, 60-90 s apiece on one core. Name others as arguments. Builds into
+# is linked with fat LTO, about 3 minutes apiece on one core. Name others as arguments. Builds into
 # CARGO_TARGET_DIR when it is set (CI builds them beside the tests' build, in a directory of their
 # own), else into target/.
 set -euo pipefail
