@@ -14,8 +14,8 @@ cores=$(nproc)
 BOOKTR_EMULATORS=$cores . infra/emulator.sh
 
 # The Lambda binaries (`lambdas/`) are a few lines each over booktr-functions and hold no tests:
-# left out, `cargo test` does not link seventeen empty test harnesses. CI's clippy builds them and
-# builds two as `sam build` does.
+# left out, `cargo test` does not link seventeen empty test harnesses. CI builds and lints them
+# with the rest, and builds two as `sam build` does.
 echo "== cargo test ($(date +%T))"
 cargo test --workspace --exclude booktr-lambdas --all-features "$@"
 
