@@ -259,11 +259,13 @@ struct StoredPass {
 }
 
 /// The passes the server's log says it stored (in JSON, the chapter jobs' events at debug): a
-/// checkpoint after each pass but the last, the chapter's translation after the last.
-fn stored_passes(log: &LogLines) -> Vec<StoredPass> {
+/// checkpoint after each pass but the last, the chapter's translation after the last. Only lines
+/// logged after `since` are read.
+fn stored_passes(log: &LogLines, since: Instant) -> Vec<StoredPass> {
     let lines = log.lock().unwrap();
     lines
         .iter()
+        .filter(|(at, _)| *at > since)
         .filter_map(|(at, line)| {
             let event: Value = serde_json::from_str(line).ok()?;
             let pass = match event["message"].as_str()? {
@@ -423,7 +425,7 @@ async fn a_book_killed_twenty_times_under_failing_requests_pays_no_finished_pass
         // checkpoint and its count) before its kill, which comes a little later. The random
         // delay alone hit one window four times running, under retries and backoff.
         let stored = tokio::time::timeout(Duration::from_secs(30), async {
-            while !stored_passes(&server_log).iter().any(|p| p.at > life) {
+            while stored_passes(&server_log, life).is_empty() {
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
         })
@@ -482,7 +484,7 @@ async fn a_book_killed_twenty_times_under_failing_requests_pays_no_finished_pass
         "{failed} of {} failed",
         requests.len()
     );
-    let stored = stored_passes(&server_log);
+    let stored = stored_passes(&server_log, started);
     for n in 1..=FAILING_CHAPTERS {
         // The review and polish passes see the chapter's draft, translated.
         let markers = [format!("Marker{n} "), format!("Màrkér{n} ")];

@@ -505,9 +505,11 @@ async fn stop_during_a_chapter_keeps_it_and_a_new_start_reuses_the_completed_cha
             .unwrap()
         })
     };
-    entered.acquire().await.unwrap().forget();
+    // Both chapters of the window are held; waiting for only one would race the other's start.
+    entered.acquire_many(2).await.unwrap().forget();
     let during = status(&app, &key, &id).await;
     assert_eq!(during["chapters"][0]["status"], "TRANSLATING", "{during}");
+    assert_eq!(during["chapters"][1]["status"], "TRANSLATING", "{during}");
     assert!(during["currentChapter"].is_string());
     assert_eq!(
         post(&app, "/api/translate/stop", &key, body.clone())
