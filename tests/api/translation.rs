@@ -506,7 +506,11 @@ async fn stop_during_a_chapter_keeps_it_and_a_new_start_reuses_the_completed_cha
         })
     };
     // Both chapters of the window are held; waiting for only one would race the other's start.
-    entered.acquire_many(2).await.unwrap().forget();
+    tokio::time::timeout(Duration::from_secs(60), entered.acquire_many(2))
+        .await
+        .expect("the window's two chapters reach the model within a minute")
+        .unwrap()
+        .forget();
     let during = status(&app, &key, &id).await;
     assert_eq!(during["chapters"][0]["status"], "TRANSLATING", "{during}");
     assert_eq!(during["chapters"][1]["status"], "TRANSLATING", "{during}");
