@@ -16,6 +16,7 @@
 //! still at it (a conditional write): a concurrent change answers [`PassageError::Stale`] with
 //! the passage as it is now, never a lost update.
 
+mod checked;
 mod keep;
 pub mod proposals;
 mod record;
@@ -32,6 +33,8 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use tracing::{info, instrument, warn};
 
+use checked::check_edit;
+pub use checked::{check_characters, max_edit_chars, EDIT_FLOOR, EDIT_GROWTH};
 pub use record::MAX_VERSIONS;
 use record::{PassageRecord, Provenance, Version};
 pub use term_text::{TermChange, MAX_RENDERING};
@@ -60,6 +63,14 @@ pub enum PassageError {
     /// A request the passage cannot take (an empty text, a page out of range): 400.
     #[error("{0}")]
     Invalid(String),
+    /// A text longer than its passage may hold (`checked::max_edit_chars`): 400
+    /// `text_too_long`, naming the bound.
+    #[error("{0}")]
+    TooLong(String),
+    /// A text with a character the book cannot hold (one XML 1.0 forbids, a bidirectional
+    /// control its source has not): 400 `invalid_character`, naming its place and code point.
+    #[error("{0}")]
+    Characters(String),
     /// The text's inline marks are not the source's: 400, naming the mark.
     #[error("the text's marks must be the source's: {0}")]
     Marks(String),
@@ -834,27 +845,6 @@ fn owners_origin(edit: &Version) -> Origin {
             instruction: instruction.clone(),
             proposal: proposal.clone(),
         },
-    }
-}
-
-/// Whether `text` may replace the translation of a block whose source is `source`: not too
-/// long, not empty (unless the source is), with the source's marks (the check every model
-/// answer passes).
-fn check_edit(source: &str, text: &str) -> Result<(), PassageError> {
-    let limit = booktr_formats::limits::MAX_BLOCK_CHARS;
-    if text.chars().count() > limit {
-        return Err(PassageError::Invalid(format!(
-            "text: a passage holds at most {limit} characters"
-        )));
-    }
-    if text.trim().is_empty() && !source.trim().is_empty() {
-        return Err(PassageError::Invalid(
-            "text: a passage's translation cannot be empty".into(),
-        ));
-    }
-    match booktr_translate::checks::marks_problem(source, text) {
-        Some(problem) => Err(PassageError::Marks(problem)),
-        None => Ok(()),
     }
 }
 

@@ -19,9 +19,12 @@ use crate::books::store::{book_pk, passage_sk};
 use crate::items::{CorruptItem, Fields};
 use crate::ports::{Condition, Item, Update};
 
-/// Changes a passage keeps; an older one is forgotten (and its text removed) when a newer one
-/// comes, so that the item stays small whatever the owner does.
-pub const MAX_VERSIONS: usize = 100;
+/// Changes a passage keeps; the oldest is forgotten (and its text removed) when a newer one
+/// comes, so that the item stays small and the texts a book keeps stay bounded whatever the
+/// owner does: at most this many texts per passage, each at most
+/// `checked::max_edit_chars` of its source. Twenty is more undo than a person uses on one
+/// passage, and a hundred kept five times the storage for nothing.
+pub const MAX_VERSIONS: usize = 20;
 
 /// Everything a passage item holds.
 #[derive(Debug, Clone, PartialEq)]

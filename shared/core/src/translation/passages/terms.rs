@@ -2,7 +2,8 @@
 //! list's) suggests renaming it everywhere; a preview lists every passage the new rendering
 //! would change; applying it changes the passages the owner names, each through the same
 //! versioned change as an edit, and puts the term in the book's glossary so that later runs
-//! translate it so.
+//! translate it so: only when at least one of them takes it, so that an apply that changes
+//! nothing leaves the glossary as it was too.
 //!
 //! The book's terms are its glossary's entries (the glossary its last run used, or the one an
 //! apply made for it) and, for the sources the glossary does not fix, its run's term list. A
@@ -17,8 +18,9 @@ use booktr_translate::glossary::{contains_term, GlossaryEntry};
 use tracing::{info, instrument};
 
 use super::term_text::{self, TermChange, MAX_RENDERING};
-use super::{check_edit, OwnersText, Passage, PassageAt, PassageError, Records, MAX_PAGE};
+use super::{check_characters, check_edit};
 use super::{record::PassageRecord, StoredChapter, Translations};
+use super::{OwnersText, Passage, PassageAt, PassageError, Records, MAX_PAGE};
 use crate::books::record::BookChange;
 use crate::books::{store, Book};
 use crate::glossaries::{EntryInput, Glossary, GlossaryError};
@@ -41,7 +43,8 @@ pub struct TermRequest {
 
 impl TermRequest {
     /// The three texts trimmed: each non-empty and at most [`MAX_RENDERING`] characters, `to`
-    /// not `from`.
+    /// not `from`, and `to` with only characters a book can hold (those XML 1.0 allows, and a
+    /// bidirectional control only when the term's source has it: `check_characters`).
     pub fn new(source: &str, from: &str, to: &str) -> Result<TermRequest, PassageError> {
         let field = |name: &str, value: &str| -> Result<String, PassageError> {
             let value = value.trim();
@@ -60,6 +63,7 @@ impl TermRequest {
         if request.from == request.to {
             return Err(PassageError::Invalid("to: the same as from".into()));
         }
+        check_characters("to", &request.source, &request.to)?;
         Ok(request)
     }
 }
@@ -97,8 +101,9 @@ pub struct TermApplied {
     pub applied: Vec<Passage>,
     /// The passages left as they were, and why.
     pub skipped: Vec<TermSkipped>,
-    /// The glossary that holds the term now.
-    pub glossary: TermsGlossary,
+    /// The glossary that holds the term now; None when no passage took it, and the glossary
+    /// was left as it was.
+    pub glossary: Option<TermsGlossary>,
 }
 
 /// A passage an apply left as it was.
@@ -232,8 +237,14 @@ impl Translations {
 
     /// Changes each of `named` (a passage and the version the client read) that still holds
     /// the term to the new rendering, each as the owner's edit, written only while it is at its
-    /// version; and puts the term in the book's glossary (first: a glossary that cannot take it
-    /// leaves every passage as it was).
+    /// version; and puts the term in the book's glossary when one of them takes it.
+    ///
+    /// The glossary is written before the passages, so that a glossary that cannot take the
+    /// term leaves every passage as it was; and only after a look through the passages named
+    /// finds one that takes the change, so that an apply that would change nothing writes
+    /// nothing. (A passage changed by someone else between that look and its write is skipped
+    /// as changed, like any other; the glossary then holds the term all the same, and the
+    /// answer says so.)
     #[instrument(skip(self, request, named))]
     pub async fn apply_term(
         &self,
@@ -258,7 +269,18 @@ impl Translations {
             }
         }
         let book = self.books.get(user_id, book_id).await?;
-        let glossary = self.keep_term(&book, request).await?;
+        if let Some(skipped) = self.none_take(&book, request, &by_chapter).await? {
+            info!(
+                skipped = skipped.len(),
+                "no passage takes the term's new rendering: nothing written"
+            );
+            return Ok(TermApplied {
+                applied: Vec::new(),
+                skipped,
+                glossary: None,
+            });
+        }
+        let glossary = Some(self.keep_term(&book, request).await?);
         let mut applied = Vec::new();
         let mut skipped = Vec::new();
         for (number, passages) in by_chapter {
@@ -281,7 +303,14 @@ impl Translations {
             };
             let mut changed = Vec::new();
             let outcome = self
-                .apply_in(&chapter, request, passages, &mut changed, &mut skipped)
+                .apply_in(
+                    &chapter,
+                    request,
+                    passages,
+                    &mut changed,
+                    &mut skipped,
+                    true,
+                )
                 .await;
             if !changed.is_empty() {
                 // Once for the chapter's changes, written or not all of them.
@@ -317,8 +346,47 @@ impl Translations {
         })
     }
 
+    /// None when one of the passages `by_chapter` names would take the term's new rendering
+    /// (the look stops there); else why each of them would not, as an apply answers it.
+    async fn none_take(
+        &self,
+        book: &Book,
+        request: &TermRequest,
+        by_chapter: &BTreeMap<u32, BTreeMap<u32, u64>>,
+    ) -> Result<Option<Vec<TermSkipped>>, PassageError> {
+        let mut skipped = Vec::new();
+        for (&number, passages) in by_chapter {
+            let Some(source) = self.source_chapter(&book.id, number).await? else {
+                skipped.extend(passages.keys().map(|&index| TermSkipped {
+                    chapter: number,
+                    index,
+                    reason: Skip::NotFound,
+                }));
+                continue;
+            };
+            let stored = self.model_text(book, number).await?;
+            let records = self.passage_records(book, number).await?;
+            let chapter = Held {
+                book,
+                number,
+                source: &source,
+                stored: stored.as_ref(),
+                records: &records,
+            };
+            let mut would = Vec::new();
+            let passages = passages.clone();
+            self.apply_in(&chapter, request, passages, &mut would, &mut skipped, false)
+                .await?;
+            if !would.is_empty() {
+                return Ok(None);
+            }
+        }
+        Ok(Some(skipped))
+    }
+
     /// Applies the term to the chapter's `passages` (index -> version read): the changed ones
-    /// into `changed`, the others into `skipped`.
+    /// into `changed`, the others into `skipped`. With `write` false it only looks: the first
+    /// passage that would take the change goes into `changed`, and the look ends there.
     async fn apply_in(
         &self,
         chapter: &Held<'_>,
@@ -326,6 +394,7 @@ impl Translations {
         passages: BTreeMap<u32, u64>,
         changed: &mut Vec<u32>,
         skipped: &mut Vec<TermSkipped>,
+        write: bool,
     ) -> Result<(), PassageError> {
         let Held { book, number, .. } = *chapter;
         for (index, read) in passages {
@@ -352,6 +421,10 @@ impl Translations {
             if let Err(refused) = check_edit(&block.text, &found.after) {
                 skipped.push(skip(Skip::Refused(refused)));
                 continue;
+            }
+            if !write {
+                changed.push(index);
+                return Ok(());
             }
             let owners = OwnersText {
                 text: &found.after,
@@ -553,5 +626,20 @@ mod tests {
         }
         let long = "x".repeat(MAX_RENDERING + 1);
         assert!(TermRequest::new("whale", "ballena", &long).is_err());
+    }
+
+    #[test]
+    fn a_rendering_with_a_character_a_book_cannot_hold_is_refused_by_place() {
+        let error = TermRequest::new("whale", "ballena", "cacha\u{B}lote").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "to: character 5 is U+000B, which XML 1.0 does not allow, so the book's files could \
+             not be read"
+        );
+        assert!(matches!(
+            TermRequest::new("whale", "ballena", "\u{202E}etolahcac"),
+            Err(PassageError::Characters(_))
+        ));
+        assert!(TermRequest::new("\u{2067}whale", "ballena", "\u{2067}cachalote").is_ok());
     }
 }
