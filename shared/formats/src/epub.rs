@@ -10,6 +10,7 @@ use std::collections::{HashMap, HashSet};
 use crate::archive::{Archive, Limits};
 use crate::dom::{self, Element};
 use crate::manuscript::{Block, BlockKind, Chapter, Manuscript};
+use crate::media;
 use crate::xhtml::{self, document_anchor, resolve, resolve_within};
 use crate::FormatError;
 
@@ -185,9 +186,7 @@ pub(crate) fn read_package(
         .into_iter()
         .filter(|r| r.attr("linear") != Some("no"))
         .filter_map(|r| manifest.get(r.attr("idref")?))
-        .filter(|i| {
-            i.media_type.contains("html") || i.href.ends_with("html") || i.href.ends_with(".htm")
-        })
+        .filter(|i| media::kind(&i.media_type, &i.href) == media::Kind::Html)
         .filter(|i| nav_item.is_none_or(|nav| nav.href != i.href))
         .collect();
     if spine.is_empty() {
@@ -209,7 +208,7 @@ pub(crate) fn read_package(
         .or_else(|| {
             manifest
                 .values()
-                .find(|i| i.media_type == "application/x-dtbncx+xml")
+                .find(|i| media::essence(&i.media_type) == "application/x-dtbncx+xml")
         });
     let nav_points = if nav_points.is_empty() {
         match ncx {

@@ -15,6 +15,7 @@ pub mod language;
 pub mod limits;
 pub mod manuscript;
 pub mod markup;
+mod media;
 pub mod pdf;
 pub mod render;
 #[cfg(any(test, feature = "hostile-corpus"))]

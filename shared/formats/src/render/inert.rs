@@ -22,7 +22,8 @@ use zip::{CompressionMethod, ZipWriter};
 
 use super::epub_in_place::{apply, attr_of, declare_utf8, rewrite_tag, scan, Edit, Found};
 use crate::archive::{decode_owned, Archive, Limits};
-use crate::markup::escape_text;
+use crate::markup::{escape_attr, escape_text};
+use crate::media::{self, Kind};
 use crate::xhtml::percent_decode;
 use crate::FormatError;
 
@@ -54,6 +55,20 @@ const ANIMATIONS: &[&str] = &[
     "animatecolor",
 ];
 
+/// Attributes whose value is CSS, in which a `url()` is fetched.
+const STYLED_ATTRIBUTES: &[&str] = &[
+    "style",
+    "fill",
+    "stroke",
+    "filter",
+    "clip-path",
+    "mask",
+    "marker-start",
+    "marker-mid",
+    "marker-end",
+    "cursor",
+];
+
 /// Attributes holding an address.
 const URL_ATTRIBUTES: &[&str] = &[
     "href",
@@ -77,15 +92,6 @@ const URL_ATTRIBUTES: &[&str] = &[
     "manifest",
 ];
 
-/// Media types of scripts: such manifest items and their files are left out.
-const SCRIPT_TYPES: &[&str] = &[
-    "application/javascript",
-    "application/ecmascript",
-    "application/x-javascript",
-    "text/javascript",
-    "text/ecmascript",
-];
-
 /// What was taken out of a book, for its warnings.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct Removed {
@@ -94,8 +100,12 @@ pub(crate) struct Removed {
     pub elements: usize,
     /// Attributes (event handlers, refused addresses, `xml:base`, `srcdoc`).
     pub attributes: usize,
-    /// Zip entries (a name that leaves the package, a script file).
+    /// Zip entries (a name that leaves the package, a script file, a spine item that is
+    /// neither markup nor an image).
     pub files: usize,
+    /// References that would fetch from outside the book when it is opened (a remote image,
+    /// style sheet or font, in markup or in CSS).
+    pub fetches: usize,
 }
 
 impl Removed {
@@ -103,6 +113,7 @@ impl Removed {
         self.elements += other.elements;
         self.attributes += other.attributes;
         self.files += other.files;
+        self.fetches += other.fetches;
     }
 
     /// The warning a book's owner reads, or None when nothing was removed.
@@ -112,12 +123,17 @@ impl Removed {
             (
                 self.attributes,
                 "attribute",
-                "event handlers, javascript: or data: links",
+                "event handlers, links other than web, mail or in-book ones",
             ),
             (
                 self.files,
                 "file",
                 "scripts, or names that leave the package",
+            ),
+            (
+                self.fetches,
+                "remote reference",
+                "images, style sheets or fonts from another site",
             ),
         ]
         .into_iter()
@@ -154,16 +170,31 @@ pub(crate) fn epub(bytes: Vec<u8>, limits: Limits) -> Result<(Vec<u8>, Removed),
         .map(|(text, path)| Manifest::read(text, path))
         .unwrap_or_default();
 
-    let scripts: HashSet<&str> = manifest
-        .items
-        .iter()
-        .filter(|i| i.is_script())
-        .filter_map(|i| i.path.as_deref())
-        .collect();
+    // What every entry is: by its manifest type or its name, else by its first bytes.
+    let mut kinds: HashMap<&str, Kind> = HashMap::new();
+    for name in &names {
+        if name == "mimetype" || name.ends_with('/') || Some(name) == opf_path.as_ref() {
+            continue;
+        }
+        let mut kind = manifest.kind_of(name);
+        if kind == Kind::Unknown {
+            if let Some(bytes) = zip.read(name)? {
+                kind = media::sniff(&bytes);
+            }
+        }
+        kinds.insert(name, kind);
+    }
+    let kind_of = |name: &str| kinds.get(name).copied().unwrap_or(Kind::Unknown);
     let dropped: HashSet<String> = names
         .iter()
         .filter(|name| {
-            !safe_entry_name(name) || is_script_name(name) || scripts.contains(name.as_str())
+            !safe_entry_name(name)
+                || kind_of(name) == Kind::Script
+                || media::kind("", name) == Kind::Script
+                // A reading system shows a spine item as a page: only markup (cleaned below)
+                // and images may be one.
+                || (manifest.spine.contains(name.as_str())
+                    && !matches!(kind_of(name), Kind::Html | Kind::Svg | Kind::Inert))
         })
         .cloned()
         .collect();
@@ -174,15 +205,31 @@ pub(crate) fn epub(bytes: Vec<u8>, limits: Limits) -> Result<(Vec<u8>, Removed),
 
     let mut changed: HashMap<&str, Vec<u8>> = HashMap::new();
     for name in &names {
-        if dropped.contains(name) || !manifest.is_document(name) {
+        let kind = kind_of(name);
+        if dropped.contains(name) || !(kind.is_markup() || kind == Kind::Css) {
             continue;
         }
         let Some(raw) = zip.read(name)? else { continue };
         // Taken over without a copy: a chapter may be tens of megabytes.
         let (text, utf8) = decode_owned(raw);
-        if let Some((clean, what)) = document(&text, name, &dropped) {
+        let clean = if kind == Kind::Css {
+            css::clean(&text).map(|(clean, fetches)| {
+                let what = Removed {
+                    fetches,
+                    ..Removed::default()
+                };
+                (clean, what)
+            })
+        } else {
+            document(&text, name, &dropped)
+        };
+        if let Some((clean, what)) = clean {
             removed.add(&what);
-            let clean = if utf8 { clean } else { declare_utf8(&clean) };
+            let clean = match (utf8, kind) {
+                (true, _) => clean,
+                (false, Kind::Css) => css::declare_utf8(&clean),
+                (false, _) => declare_utf8(&clean),
+            };
             changed.insert(name, clean.into_bytes());
         }
     }
@@ -261,11 +308,6 @@ pub(crate) fn safe_entry_name(name: &str) -> bool {
             .all(|segment| !matches!(segment, "" | "." | ".."))
 }
 
-fn is_script_name(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    lower.ends_with(".js") || lower.ends_with(".mjs")
-}
-
 /// The package document's path, from `META-INF/container.xml`.
 fn package_path(zip: &mut Archive<'_>) -> Result<Option<String>, FormatError> {
     let Some(container) = zip.read_text("META-INF/container.xml")? else {
@@ -282,37 +324,22 @@ fn package_path(zip: &mut Archive<'_>) -> Result<Option<String>, FormatError> {
 }
 
 /// One manifest item: its id, where it is in the archive (None when it is not: a URL, or a
-/// path that leaves the package), its media type.
+/// path that leaves the package), and what its media type (or name) makes it.
 struct Item {
     id: String,
     remote: bool,
     path: Option<String>,
-    media_type: String,
-}
-
-impl Item {
-    fn is_script(&self) -> bool {
-        SCRIPT_TYPES.contains(&self.media_type.as_str())
-    }
-
-    /// Remote resources a package may declare: audio, video and fonts fetched over the web.
-    fn is_allowed_remote(&self) -> bool {
-        let media = self.media_type.as_str();
-        media.starts_with("audio/")
-            || media.starts_with("video/")
-            || media.starts_with("font/")
-            || media.starts_with("application/font-")
-            || media.starts_with("application/x-font-")
-            || media == "application/vnd.ms-opentype"
-    }
+    kind: Kind,
 }
 
 #[derive(Default)]
 struct Manifest {
     opf_path: String,
     items: Vec<Item>,
-    /// The paths of the items a reading system renders as documents.
-    documents: HashSet<String>,
+    /// What each item in the package is, by its path.
+    kinds: HashMap<String, Kind>,
+    /// The paths of the items the spine lists, which a reading system shows as pages.
+    spine: HashSet<String>,
 }
 
 impl Manifest {
@@ -324,62 +351,68 @@ impl Manifest {
             .filter_map(|f| {
                 let href = unescape_lenient(attr_of(f, "href")?);
                 let remote = scheme(&href).is_some();
+                let path = if remote {
+                    None
+                } else {
+                    resolve(opf_path, &href)
+                };
+                let media_type = attr_of(f, "media-type")
+                    .map(unescape_lenient)
+                    .unwrap_or_default();
                 Some(Item {
                     id: unescape_lenient(attr_of(f, "id")?),
                     remote,
-                    path: if remote {
-                        None
-                    } else {
-                        resolve(opf_path, &href)
-                    },
-                    media_type: attr_of(f, "media-type")
-                        .map(|m| m.trim().to_ascii_lowercase())
-                        .unwrap_or_default(),
+                    kind: media::kind(&media_type, path.as_deref().unwrap_or(&href)),
+                    path,
                 })
             })
             .collect::<Vec<_>>();
-        let documents = items
+        let spine_ids: HashSet<String> = found
             .iter()
-            .filter(|i| {
-                matches!(
-                    i.media_type.as_str(),
-                    "application/xhtml+xml" | "image/svg+xml" | "text/html"
-                )
-            })
+            .filter(|f| f.name == "itemref")
+            .filter_map(|f| attr_of(f, "idref").map(unescape_lenient))
+            .collect();
+        let spine = items
+            .iter()
+            .filter(|i| spine_ids.contains(&i.id))
             .filter_map(|i| i.path.clone())
+            .collect();
+        let kinds = items
+            .iter()
+            .filter_map(|i| Some((i.path.clone()?, i.kind)))
             .collect();
         Manifest {
             opf_path: opf_path.to_string(),
             items,
-            documents,
+            kinds,
+            spine,
         }
     }
 
-    /// Whether the entry is a document a reading system renders (and so could run): XHTML,
-    /// HTML or SVG, by its manifest media type or its name.
-    fn is_document(&self, name: &str) -> bool {
-        let lower = name.to_ascii_lowercase();
-        let by_name = [".xhtml", ".xht", ".html", ".htm", ".svg"]
-            .iter()
-            .any(|ext| lower.ends_with(ext));
-        by_name || self.documents.contains(name)
+    /// What the entry `name` is by its manifest type (or its name when the manifest does not
+    /// list it or its type says nothing known), before its bytes are looked at.
+    fn kind_of(&self, name: &str) -> Kind {
+        self.kinds
+            .get(name)
+            .copied()
+            .unwrap_or_else(|| media::kind("", name))
     }
 
     /// The package document without the items whose files are dropped or outside the
     /// package (and the spine entries, guide references, fallbacks and cover naming them),
-    /// and without the `scripted` property, since no document keeps a script or a form; None
-    /// when there is nothing to change.
+    /// without the `scripted` and `remote-resources` properties, since no document keeps a
+    /// script, a form or a remote resource, and with every markup item's media type written as
+    /// its plain essence (`text/html; charset=x` is XHTML to a reading system, and is cleaned
+    /// as such); None when there is nothing to change.
     fn without_dropped(&self, opf: &str, dropped: &HashSet<String>) -> Option<String> {
         let gone: HashSet<&str> = self
             .items
             .iter()
+            // A remote item would be fetched when the book is opened.
             .filter(|i| {
-                i.is_script()
-                    || if i.remote {
-                        !i.is_allowed_remote()
-                    } else {
-                        i.path.as_ref().is_none_or(|p| dropped.contains(p))
-                    }
+                i.kind == Kind::Script
+                    || i.remote
+                    || i.path.as_ref().is_none_or(|p| dropped.contains(p))
             })
             .map(|i| i.id.as_str())
             .collect();
@@ -414,13 +447,27 @@ impl Manifest {
                 continue;
             }
             let mut set: Vec<(&str, Option<String>)> = Vec::new();
+            const WITHDRAWN: &[&str] = &["scripted", "remote-resources"];
             if let Some(properties) = attr_of(f, "properties") {
-                if properties.split_whitespace().any(|p| p == "scripted") {
+                if properties
+                    .split_whitespace()
+                    .any(|p| WITHDRAWN.contains(&p))
+                {
                     let kept: Vec<&str> = properties
                         .split_whitespace()
-                        .filter(|p| *p != "scripted")
+                        .filter(|p| !WITHDRAWN.contains(p))
                         .collect();
                     set.push(("properties", (!kept.is_empty()).then(|| kept.join(" "))));
+                }
+            }
+            if let Some(declared) = attr_of(f, "media-type") {
+                let plain = match media::kind(declared, "") {
+                    Kind::Html => Some("application/xhtml+xml"),
+                    Kind::Svg => Some("image/svg+xml"),
+                    _ => None,
+                };
+                if let Some(plain) = plain.filter(|plain| declared != *plain) {
+                    set.push(("media-type", Some(plain.to_string())));
                 }
             }
             for reference in ["fallback", "fallback-style", "media-overlay"] {
@@ -509,6 +556,8 @@ enum Open {
     Kept,
     /// Kept, and its content is text to an HTML parser ([`RAW_TEXT`]).
     RawText,
+    /// A `style` element (raw text too), whose sheet starts at the offset.
+    Style(usize),
     /// An element whose tags are taken out around its content ([`UNWRAPPED`]).
     Unwrapped,
 }
@@ -527,9 +576,19 @@ struct Cleaner<'a> {
 /// What to do with a start (or empty) tag.
 enum Verdict {
     Keep,
-    Drop,
+    /// Taken out with its content, for what it would do.
+    Drop(Taken),
     Unwrap,
     Rewrite(String),
+}
+
+/// Why an element is taken out, for the count of what was removed.
+#[derive(Clone, Copy)]
+enum Taken {
+    /// It runs, frames or redirects.
+    Active,
+    /// It loads a resource from outside the book.
+    Remote,
 }
 
 impl Cleaner<'_> {
@@ -565,8 +624,8 @@ impl Cleaner<'_> {
                         continue;
                     }
                     match self.judge(&e, before..after) {
-                        Verdict::Drop => {
-                            self.removed.elements += 1;
+                        Verdict::Drop(taken) => {
+                            self.count(taken);
                             self.skipping = Some((before, 1));
                         }
                         Verdict::Unwrap => {
@@ -576,9 +635,9 @@ impl Cleaner<'_> {
                         }
                         Verdict::Rewrite(tag) => {
                             self.replace(before..after, tag);
-                            self.open.push(kept(&e));
+                            self.open.push(kept(&e, after));
                         }
-                        Verdict::Keep => self.open.push(kept(&e)),
+                        Verdict::Keep => self.open.push(kept(&e, after)),
                     }
                 }
                 Event::Empty(e) => {
@@ -586,7 +645,11 @@ impl Cleaner<'_> {
                         continue;
                     }
                     match self.judge(&e, before..after) {
-                        Verdict::Drop | Verdict::Unwrap => {
+                        Verdict::Drop(taken) => {
+                            self.count(taken);
+                            self.cut(before..after);
+                        }
+                        Verdict::Unwrap => {
                             self.removed.elements += 1;
                             self.cut(before..after);
                         }
@@ -603,11 +666,11 @@ impl Cleaner<'_> {
                             self.cut(start..after);
                         }
                     }
-                    None => {
-                        if self.open.pop() == Some(Open::Unwrapped) {
-                            self.cut(before..after);
-                        }
-                    }
+                    None => match self.open.pop() {
+                        Some(Open::Unwrapped) => self.cut(before..after),
+                        Some(Open::Style(start)) => self.clean_style(start..before),
+                        _ => {}
+                    },
                 },
                 _ if self.skipping.is_some() => {}
                 // An HTML parser ends a comment at `<!-->`, `<!--->` or `--!>` where XML reads
@@ -616,7 +679,8 @@ impl Cleaner<'_> {
                     if c.starts_with(b">")
                         || c.starts_with(b"->")
                         || c.windows(4).any(|w| w == b"--!>")
-                        || (self.open.last() == Some(&Open::RawText) && c.contains(&b'<')) =>
+                        || (matches!(self.open.last(), Some(Open::RawText | Open::Style(_)))
+                            && c.contains(&b'<')) =>
                 {
                     self.cut(before..after)
                 }
@@ -653,6 +717,34 @@ impl Cleaner<'_> {
         }
     }
 
+    /// Takes the references outside the book out of the `style` element's sheet at `range`.
+    fn clean_style(&mut self, range: Range<usize>) {
+        let raw = &self.text[range.clone()];
+        // A plain sheet is edited in place; one with character references, CDATA sections or
+        // comments is written again as the reader reads it.
+        if !raw.contains(['&', '<']) {
+            let cuts = css::remote_references(raw);
+            self.removed.fetches += cuts.len();
+            for (cut, with) in cuts {
+                self.replace(range.start + cut.start..range.start + cut.end, with.into());
+            }
+            return;
+        }
+        if let Some((clean, fetches)) = css::clean(&style_sheet(raw)) {
+            self.removed.fetches += fetches;
+            self.edits
+                .retain(|e| e.range.start < range.start || e.range.end > range.end);
+            self.replace(range, escape_style(&clean));
+        }
+    }
+
+    fn count(&mut self, taken: Taken) {
+        match taken {
+            Taken::Active => self.removed.elements += 1,
+            Taken::Remote => self.removed.fetches += 1,
+        }
+    }
+
     fn cut(&mut self, range: Range<usize>) {
         self.replace(range, String::new());
     }
@@ -664,7 +756,7 @@ impl Cleaner<'_> {
     fn judge(&mut self, e: &BytesStart<'_>, range: Range<usize>) -> Verdict {
         let name = local_name(e.name().as_ref());
         if DROPPED.contains(&name.as_str()) {
-            return Verdict::Drop;
+            return Verdict::Drop(Taken::Active);
         }
         if UNWRAPPED.contains(&name.as_str()) {
             return Verdict::Unwrap;
@@ -687,11 +779,7 @@ impl Cleaner<'_> {
                 .map(|(_, v)| unescape_lenient(v).trim().to_ascii_lowercase())
         };
         if name == "meta" && value_of("http-equiv").is_some_and(|v| v == "refresh") {
-            return Verdict::Drop;
-        }
-        // Stylesheets and anything else a `link` loads come from inside the package only.
-        if name == "link" && value_of("href").is_some_and(|href| scheme(&href).is_some()) {
-            return Verdict::Drop;
+            return Verdict::Drop(Taken::Active);
         }
         if ANIMATIONS.contains(&name.as_str())
             && value_of("attributename").is_some_and(|a| {
@@ -699,10 +787,11 @@ impl Cleaner<'_> {
                 target == "href" || target.starts_with("on")
             })
         {
-            return Verdict::Drop;
+            return Verdict::Drop(Taken::Active);
         }
         let before = attrs.len();
         let mut refused_address = false;
+        let mut remote_addresses = 0;
         attrs.retain(|(key, value)| {
             let lower = key.to_ascii_lowercase();
             if lower.starts_with("xmlns") {
@@ -715,18 +804,35 @@ impl Cleaner<'_> {
             if URL_ATTRIBUTES.contains(&attr.as_str()) && !self.address_allowed(&name, &attr, value)
             {
                 refused_address = true;
+                remote_addresses += usize::from(is_remote(&unescape_lenient(value)));
                 return false;
             }
             true
         });
         if refused_address && RESOURCES.contains(&name.as_str()) {
-            return Verdict::Drop;
+            return Verdict::Drop(if remote_addresses > 0 {
+                Taken::Remote
+            } else {
+                Taken::Active
+            });
+        }
+        let mut restyled = false;
+        for (key, value) in &mut attrs {
+            if !STYLED_ATTRIBUTES.contains(&local_name(key.as_bytes()).as_str()) {
+                continue;
+            }
+            if let Some((clean, fetches)) = css::clean(&unescape_lenient(value)) {
+                *value = escape_attr(&clean);
+                self.removed.fetches += fetches;
+                restyled = true;
+            }
         }
         let taken = before - attrs.len();
-        if taken == 0 && !unreadable {
+        if taken == 0 && !unreadable && !restyled {
             return Verdict::Keep;
         }
-        self.removed.attributes += taken;
+        self.removed.fetches += remote_addresses;
+        self.removed.attributes += taken - remote_addresses;
         let raw_name = String::from_utf8_lossy(e.name().as_ref()).into_owned();
         let empty = self.text[range].ends_with("/>");
         let mut tag = format!("<{raw_name}");
@@ -751,12 +857,13 @@ impl Cleaner<'_> {
         self.url_allowed(element, attr, &value)
     }
 
+    /// By allowlist: an address in the book, an image's `data:` source, and a web or mail
+    /// link that the reader follows only when asked. Every other scheme (`file:`, `ms-msdt:`,
+    /// `javascript:`, a drive such as `C:`) hands something to the reader's machine, and a
+    /// resource from another site is fetched as the book opens.
     fn url_allowed(&self, element: &str, attr: &str, url: &str) -> bool {
         match scheme(url) {
             Some((scheme, rest)) => match scheme.as_str() {
-                "javascript" | "vbscript" | "livescript" => false,
-                // `C:` is a drive of the reader's machine, not a scheme.
-                drive if drive.len() == 1 => false,
                 "data" => {
                     let image_source = matches!(
                         (element, attr),
@@ -764,7 +871,8 @@ impl Cleaner<'_> {
                     );
                     image_source && rest.starts_with("image/")
                 }
-                _ => true,
+                "http" | "https" | "mailto" => is_followed_link(element, attr),
+                _ => false,
             },
             None => {
                 let path = url.split(['#', '?']).next().unwrap_or_default();
@@ -775,13 +883,51 @@ impl Cleaner<'_> {
     }
 }
 
-/// How a kept element is open.
-fn kept(e: &BytesStart<'_>) -> Open {
-    if RAW_TEXT.contains(&local_name(e.name().as_ref()).as_str()) {
+/// How a kept element whose start tag ends at `after` is open.
+fn kept(e: &BytesStart<'_>, after: usize) -> Open {
+    let name = local_name(e.name().as_ref());
+    if name == "style" {
+        Open::Style(after)
+    } else if RAW_TEXT.contains(&name.as_str()) {
         Open::RawText
     } else {
         Open::Kept
     }
+}
+
+/// Whether the `attr` address of an `element` is a link a reader follows when asked, rather
+/// than a resource it loads.
+fn is_followed_link(element: &str, attr: &str) -> bool {
+    matches!((element, attr), ("a" | "area", "href")) || matches!(attr, "cite" | "longdesc")
+}
+
+/// Whether a reader would fetch `address` from outside the book: it has a scheme other than
+/// `data:` (`https:`, `file:`), or names a host (`//host/…`).
+fn is_remote(address: &str) -> bool {
+    let address = address.trim();
+    if address.starts_with("//") || address.starts_with(r"\\") {
+        return true;
+    }
+    scheme(address).is_some_and(|(scheme, _)| scheme != "data")
+}
+
+/// The CSS of a `style` element as a reader applies it: without the markers of CDATA sections
+/// and without comments (an XML reader drops them; an HTML one reads their markers as CSS
+/// that does nothing), with character references resolved.
+fn style_sheet(raw: &str) -> String {
+    let mut sheet = raw.replace("<![CDATA[", "").replace("]]>", "");
+    while let Some(start) = sheet.find("<!--") {
+        let end = sheet[start..]
+            .find("-->")
+            .map_or(sheet.len(), |i| start + i + 3);
+        sheet.replace_range(start..end, "");
+    }
+    unescape_lenient(&sheet)
+}
+
+/// A style sheet as the text of an XHTML `style` element.
+fn escape_style(css: &str) -> String {
+    css.replace('&', "&amp;").replace('<', "&lt;")
 }
 
 /// Whether `key` can be an attribute's name (what a lenient reader took for one may not be).
@@ -906,5 +1052,6 @@ fn resolve(from: &str, href: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
+mod css;
 #[cfg(test)]
 mod tests;

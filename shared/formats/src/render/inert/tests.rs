@@ -170,7 +170,7 @@ fn frames_plug_ins_refreshes_bases_and_remote_stylesheets_are_taken_out() {
         <link rel=\"stylesheet\" href=\"../css/book.css\"/></head><body>\
         <p>kept</p></body></html>"
     );
-    assert_eq!(removed.elements, 6);
+    assert_eq!((removed.elements, removed.fetches), (5, 1));
 }
 
 #[test]
@@ -253,6 +253,56 @@ fn what_follows_a_point_the_reader_cannot_parse_is_kept_as_text() {
 }
 
 #[test]
+fn links_are_kept_only_to_the_web_mail_and_the_book() {
+    assert_eq!(
+        cleaned(
+            r#"<a href="https://example.org/">w</a><a href="MAILTO:a@b.org">m</a><a href="c2.xhtml#x">b</a><a href="file:///etc/passwd">f</a><a href="ms-msdt:/id x">d</a><a href="tel:123">t</a><area href="news:x"/>"#
+        ),
+        r#"<a href="https://example.org/">w</a><a href="MAILTO:a@b.org">m</a><a href="c2.xhtml#x">b</a><a>f</a><a>d</a><a>t</a><area/>"#
+    );
+}
+
+#[test]
+fn nothing_is_fetched_from_another_site_when_the_book_opens() {
+    assert_eq!(
+        cleaned(
+            r#"<img src="https://evil.example/pixel.png" alt=""/><img srcset="a.png 1x, //evil.example/b.png 2x" alt=""/><link rel="stylesheet" href="HTTPS://evil.example/x.css"/><video poster="https://evil.example/p.png">v</video><audio><source src="https://evil.example/a.mp3"/></audio><blockquote cite="https://example.org/">q</blockquote>"#
+        ),
+        r#"<video>v</video><audio></audio><blockquote cite="https://example.org/">q</blockquote>"#
+    );
+    let text = page(r#"<img src="https://evil.example/pixel.png" alt=""/>"#);
+    let (_, removed) = document(&text, "OEBPS/text/c.xhtml", &HashSet::new()).unwrap();
+    assert_eq!(removed.fetches, 1);
+}
+
+#[test]
+fn style_attributes_and_elements_lose_their_remote_urls() {
+    assert_eq!(
+        cleaned(
+            r#"<p style="color: red; background:url(&quot;https://evil.example/s.png&quot;)">x</p><svg xmlns="http://www.w3.org/2000/svg"><rect fill="url(https://evil.example/p.svg#g) red" width="1" height="1"/></svg>"#
+        ),
+        r#"<p style="color: red; background:none">x</p><svg xmlns="http://www.w3.org/2000/svg"><rect fill="none red" width="1" height="1"/></svg>"#
+    );
+    assert_eq!(
+        cleaned(
+            r#"<style>@import url(https://evil.example/i.css); p { color: red }</style><p style="background:url(a.png)">k</p>"#
+        ),
+        r#"<style> p { color: red }</style><p style="background:url(a.png)">k</p>"#
+    );
+    // Hidden behind a character reference, or in a CDATA section.
+    assert_eq!(
+        cleaned(r#"<style>p { background: url(h&#116;tps://evil.example/a.png) }</style>"#),
+        r#"<style>p { background: none }</style>"#
+    );
+    assert_eq!(
+        cleaned(
+            r#"<style><![CDATA[ p > i { background: url(https://evil.example/a.png) } ]]></style>"#
+        ),
+        r#"<style> p > i { background: none } </style>"#
+    );
+}
+
+#[test]
 fn references_outside_the_package_or_to_dropped_entries_are_refused() {
     let dropped: HashSet<String> = ["OEBPS/gone.png".to_string()].into();
     assert_eq!(
@@ -280,12 +330,14 @@ fn the_warning_names_only_what_was_removed() {
         elements: 1,
         attributes: 0,
         files: 3,
+        fetches: 2,
     };
     assert_eq!(
         removed.warning().as_deref(),
         Some(
             "removed what could run in a reader or reach outside the book: 1 element (scripts, \
-             frames, plug-ins, forms), 3 files (scripts, or names that leave the package)"
+             frames, plug-ins, forms), 3 files (scripts, or names that leave the package), 2 \
+             remote references (images, style sheets or fonts from another site)"
         )
     );
 }
@@ -330,10 +382,13 @@ fn names(epub: &[u8]) -> Vec<String> {
 fn text_of(epub: &[u8]) -> String {
     let mut zip = zip::ZipArchive::new(std::io::Cursor::new(epub)).unwrap();
     let mut all = String::new();
+    // Every document, whatever its name (`c3.xml`, `c4.htm5`).
     for i in 0..zip.len() {
         let mut entry = zip.by_index(i).unwrap();
-        if entry.name().ends_with(".xhtml") {
-            entry.read_to_string(&mut all).unwrap();
+        let mut bytes = Vec::new();
+        entry.read_to_end(&mut bytes).unwrap();
+        if let Ok(text) = String::from_utf8(bytes) {
+            all.push_str(&text);
         }
     }
     all
@@ -357,6 +412,11 @@ fn the_active_book_has_what_the_check_looks_for() {
         "app.js",
         "a data: address not an image's source",
         "an entry named \"/tmp/x.txt\"",
+        "evil.example",
+        "file:",
+        "ms-msdt:",
+        "a plug-in file",
+        "remote-resources",
     ] {
         assert!(
             findings.iter().any(|f| f.contains(needle)),
