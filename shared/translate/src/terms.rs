@@ -5,7 +5,13 @@
 //!
 //! Candidates are runs of capitalised words that recur in the book and appear capitalised in the
 //! middle of sentences (so "The" at a sentence start is not a name), minus the glossary's terms
-//! (already fixed). The most frequent [`MAX_CANDIDATES`] are kept.
+//! (already fixed), function words and contractions ("I'll" is capitalised wherever it stands).
+//! The most frequent [`MAX_CANDIDATES`] are kept.
+//!
+//! A small model asked for the list often answers a term with itself. For a name that is right;
+//! for a common noun that the book also writes in lower case (a character called "the
+//! Creature" among "creatures") it would bind the source word into every chapter, so such an
+//! answer is left off the list and the word translated freely.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -19,7 +25,7 @@ use crate::glossary::{self, GlossaryEntry};
 use crate::model::{estimate_tokens, ChatError, ChatModel, ChatRequest};
 use crate::pipeline::{complete_with_retries, PassUsage, PipelineConfig};
 use crate::protocol::{language_name, quote};
-use crate::reading::read_answer;
+use crate::reading::{clean_characters, read_answer};
 
 /// At most this many terms per book: a novel has a few dozen names that matter, and the list
 /// goes into the prompt of every chunk that mentions one.
@@ -42,6 +48,9 @@ pub struct Candidate {
     /// A sentence of the book where it occurs.
     pub context: String,
     pub occurrences: usize,
+    /// How often the book writes it in lower case (a one-word term only): a common noun that
+    /// also serves as a name.
+    pub lowercase: usize,
 }
 
 /// The book's terms: source -> translation, and what finding them cost.
@@ -129,9 +138,11 @@ pub fn candidates(texts: &[String], glossary: &[GlossaryEntry]) -> Vec<Candidate
                 // (capitalised in headings), not a name.
                 && lowercase.get(&term.to_lowercase()).copied().unwrap_or(0) < t.total
                 && term.chars().filter(|c| c.is_alphabetic()).count() >= 2
+                && !term.split(' ').any(is_function_word)
                 && !glossary_sources.any_in(term)
         })
         .map(|(term, t)| Candidate {
+            lowercase: lowercase.get(&term.to_lowercase()).copied().unwrap_or(0),
             term,
             context: t.context.unwrap_or_default(),
             occurrences: t.total,
@@ -152,12 +163,46 @@ fn sentences(text: &str) -> impl Iterator<Item = &str> {
         .filter(|s| !s.is_empty())
 }
 
+/// A sentence's words, without the apostrophes and hyphens around them and without a
+/// possessive `'s` ("Ahab's" is Ahab).
 fn words(sentence: &str) -> Vec<&str> {
     sentence
         .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’' || c == '-'))
         .map(|w| w.trim_matches(|c: char| c == '\'' || c == '’' || c == '-'))
+        .map(|w| {
+            w.strip_suffix("'s")
+                .or_else(|| w.strip_suffix("’s"))
+                .unwrap_or(w)
+        })
         .filter(|w| !w.is_empty())
         .collect()
+}
+
+/// English words that are never a book's term however they are written: pronouns,
+/// determiners, prepositions, conjunctions, auxiliaries and interjections, which a sentence
+/// starting after a quotation mark or a dash capitalises mid-line.
+const FUNCTION_WORDS: &[&str] = &[
+    "a", "about", "after", "ah", "alas", "all", "also", "although", "am", "an", "and", "any",
+    "are", "as", "at", "be", "because", "been", "before", "but", "by", "can", "could", "did", "do",
+    "does", "each", "even", "every", "for", "from", "had", "has", "have", "he", "her", "here",
+    "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "let", "may",
+    "me", "might", "mine", "more", "most", "must", "my", "no", "nor", "not", "now", "o", "of",
+    "oh", "on", "once", "one", "only", "or", "our", "ours", "shall", "she", "should", "so", "some",
+    "such", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this",
+    "those", "thou", "thee", "thy", "to", "too", "upon", "us", "very", "was", "we", "well", "were",
+    "what", "when", "where", "which", "while", "who", "whom", "whose", "why", "will", "with",
+    "would", "ye", "yes", "yet", "you", "your", "yours",
+];
+
+/// Whether `word` is a function word or a contraction ("I'll", "Don't", "We're").
+fn is_function_word(word: &str) -> bool {
+    let lower = word.to_lowercase().replace('’', "'");
+    if FUNCTION_WORDS.contains(&lower.as_str()) {
+        return true;
+    }
+    ["'ll", "'re", "'ve", "'d", "'m", "n't"]
+        .iter()
+        .any(|ending| lower.ends_with(ending))
 }
 
 fn is_capitalised(word: &str) -> bool {
@@ -269,23 +314,34 @@ fn usable_terms(
     batch: &[Candidate],
     answers: &BTreeMap<usize, String>,
 ) -> (BTreeMap<String, String>, u32) {
-    let mut chosen: Vec<(&str, &str)> = Vec::new();
+    let mut chosen: Vec<(&str, String)> = Vec::new();
     let mut rejected = 0;
     for (id, candidate) in batch.iter().enumerate() {
-        let Some(target) = answers.get(&id).map(|t| t.trim()) else {
+        let Some(target) = answers
+            .get(&id)
+            .map(|t| clean_characters(&candidate.term, t.trim()))
+        else {
             warn!(term = %candidate.term, "no translation for a book term");
             continue;
         };
         let shifted = batch
             .iter()
             .enumerate()
-            .any(|(other, c)| other != id && c.term.eq_ignore_ascii_case(target));
-        if !is_plausible(&candidate.term, target)
-            || is_refusal_or_remark(&candidate.term, target)
+            .any(|(other, c)| other != id && c.term.eq_ignore_ascii_case(&target));
+        if !is_plausible(&candidate.term, &target)
+            || is_refusal_or_remark(&candidate.term, &target)
             || shifted
         {
             warn!(term = %candidate.term, answer = %target, "unusable translation for a book term");
             rejected += 1;
+            continue;
+        }
+        if candidate.lowercase > 0 && target.eq_ignore_ascii_case(&candidate.term) {
+            info!(
+                term = %candidate.term,
+                lowercase = candidate.lowercase,
+                "a book term answered with itself is also a common word: translated freely"
+            );
             continue;
         }
         chosen.push((&candidate.term, target));
@@ -385,6 +441,43 @@ mod tests {
     }
 
     #[test]
+    fn function_words_and_contractions_are_not_terms_and_possessives_count_for_the_name() {
+        let book: Vec<String> = vec![
+            "He said that I'll go, and I'll stay, as I'll see with Ahab's men.".into(),
+            "When she said Oh, and Oh, and Oh again, Ahab's leg hurt and Ahab wept.".into(),
+            "Later he said Don't, and Don't, and Don't, said Ahab to Ahab’s crew.".into(),
+        ];
+        let found = candidates(&book, &[]);
+        let terms: Vec<&str> = found.iter().map(|c| c.term.as_str()).collect();
+        assert_eq!(terms, ["Ahab"], "{found:?}");
+        assert_eq!(found[0].occurrences, 5);
+        assert_eq!(found[0].lowercase, 0);
+    }
+
+    #[test]
+    fn a_common_noun_answered_with_itself_is_not_bound_but_a_name_is() {
+        let book: Vec<String> = vec![
+            "I saw the Creature and Victor. The Creature fled from Victor.".into(),
+            "Then the Creature spoke to Victor of every creature alive.".into(),
+        ];
+        let found = candidates(&book, &[]);
+        let creature = found.iter().find(|c| c.term == "Creature").unwrap();
+        assert_eq!(creature.lowercase, 1);
+        let victor = found.iter().find(|c| c.term == "Victor").unwrap();
+        assert_eq!(victor.lowercase, 0);
+        // As a small model answers: both terms given back as written.
+        let batch = vec![creature.clone(), victor.clone()];
+        let answer = read_answer("[[0]] Creature\n[[1]] Victor\n", Some(&[0, 1]));
+        let (terms, rejected) = usable_terms(&batch, &answer.blocks);
+        assert_eq!(terms, [("Victor".to_string(), "Victor".to_string())].into());
+        assert_eq!(rejected, 0);
+        // A translation of the common noun is bound.
+        let answer = read_answer("[[0]] Geschöpf\n[[1]] Victor\n", Some(&[0, 1]));
+        let (terms, _) = usable_terms(&batch, &answer.blocks);
+        assert_eq!(terms["Creature"], "Geschöpf");
+    }
+
+    #[test]
     fn glossary_terms_are_left_to_the_glossary() {
         let glossary = vec![GlossaryEntry {
             source: "Queequeg".into(),
@@ -411,6 +504,7 @@ mod tests {
                 term: term.to_string(),
                 context: String::new(),
                 occurrences: 3,
+                lowercase: 0,
             })
             .collect();
         let answer = read_answer(
