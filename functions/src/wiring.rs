@@ -8,7 +8,7 @@ use booktr_core::config::Config;
 use booktr_core::ports::{Clock, HttpOut, HttpOutError, Mailer, Models, StoreError};
 use booktr_core::Ports;
 use booktr_local::{LocalBlobs, LocalSecrets, SignedLinks, SqliteQueue, SqliteTable};
-use booktr_outbound::{LogMailer, ReqwestHttp, SmtpMailer};
+use booktr_outbound::{LogMailer, OutboxMailer, ReqwestHttp, SmtpMailer};
 
 /// Why the adapters could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -25,7 +25,8 @@ pub enum WiringError {
 }
 
 /// The embedded backend of worker-queue mode, all under one data directory:
-/// `booktr.db` (table), `queue.db` (jobs), `blobs/` (files), `link.key` and `secrets.key`.
+/// `booktr.db` (table), `queue.db` (jobs), `blobs/` (files), `link.key` and `secrets.key`, and
+/// `outbox/` (the emails, when no SMTP relay is configured).
 pub struct Embedded {
     pub ports: Ports,
     /// Kept concrete for its local-only recovery step (`release_in_flight`).
@@ -55,7 +56,7 @@ pub fn embedded(
         blobs,
         clock,
         http: webhook_http(config)?,
-        mailer: mailer(config)?,
+        mailer: mailer(config, Some(&data_dir.join("outbox")))?,
         models,
         links: Arc::new(links),
         secrets,
@@ -83,8 +84,9 @@ fn webhook_http(config: &Config) -> Result<Arc<dyn HttpOut>, WiringError> {
     Ok(Arc::new(http))
 }
 
-/// SMTP when `BOOKTR_SMTP_URL` and `BOOKTR_MAIL_FROM` are set, else a mailer that only logs.
-fn mailer(config: &Config) -> Result<Arc<dyn Mailer>, WiringError> {
+/// SMTP when `BOOKTR_SMTP_URL` and `BOOKTR_MAIL_FROM` are set; else the `outbox` folder when
+/// there is one, else a mailer that logs only that a message was not sent.
+fn mailer(config: &Config, outbox: Option<&Path>) -> Result<Arc<dyn Mailer>, WiringError> {
     match &config.smtp {
         Some(smtp) => {
             let smtp = SmtpMailer::new(&smtp.url, &smtp.from)
@@ -101,7 +103,14 @@ fn mailer(config: &Config) -> Result<Arc<dyn Mailer>, WiringError> {
                     _ => None,
                 })
                 .unwrap_or_else(|| "booktr.localhost".into());
-            Ok(Arc::new(LogMailer::new(host)))
+            match outbox {
+                Some(dir) => {
+                    let outbox = OutboxMailer::open(dir, host)
+                        .map_err(|e| WiringError::Config(format!("BOOKTR_DATA_DIR: {e}")))?;
+                    Ok(Arc::new(outbox))
+                }
+                None => Ok(Arc::new(LogMailer::new(host))),
+            }
         }
     }
 }
@@ -174,7 +183,8 @@ pub fn managed(
         blobs: blobs.clone(),
         clock,
         http: webhook_http(config)?,
-        mailer: mailer(config)?,
+        // No data directory on Lambda: without a relay, mail is dropped and only that is logged.
+        mailer: mailer(config, None)?,
         models,
         links: blobs,
         secrets: Arc::new(booktr_aws::KmsSecrets::new(

@@ -55,7 +55,8 @@ pub struct Config {
     /// `unlimited`; unset ones keep their defaults (docs/operations.md's table).
     pub quotas: Quotas,
     /// `BOOKTR_SMTP_URL` and `BOOKTR_MAIL_FROM`: where notification emails are sent; both or neither.
-    /// Without them emails are only logged.
+    /// Without them emails are not sent: written to the data directory's `outbox/` where there
+    /// is one, else dropped (see `booktr_outbound::mail`).
     pub smtp: Option<SmtpConfig>,
 }
 

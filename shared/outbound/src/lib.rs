@@ -1,5 +1,5 @@
 //! Adapters of the ports that reach outside the service: [`ReqwestHttp`] for webhook deliveries
-//! (behind an SSRF guard), the mailers ([`LogMailer`], [`SmtpMailer`]) and the model providers
+//! (behind an SSRF guard), the mailers ([`SmtpMailer`], [`OutboxMailer`], [`LogMailer`]) and the model providers
 //! ([`EnvModels`]).
 
 pub mod http;
@@ -7,5 +7,5 @@ pub mod mail;
 pub mod models;
 
 pub use http::{is_forbidden, ReqwestHttp};
-pub use mail::{LogMailer, SmtpMailer};
+pub use mail::{LogMailer, OutboxMailer, SmtpMailer};
 pub use models::EnvModels;

@@ -1,17 +1,24 @@
-//! Mailers: [`LogMailer`] (the local default, it only logs) and [`SmtpMailer`] (lettre, for a
-//! real relay configured with `BOOKTR_SMTP_URL` and `BOOKTR_MAIL_FROM`).
+//! Mailers, one chosen from configuration: [`SmtpMailer`] (lettre, for a real relay configured
+//! with `BOOKTR_SMTP_URL` and `BOOKTR_MAIL_FROM`); without a relay, [`OutboxMailer`] where there
+//! is a data directory (`booktr serve`: each message a file a developer can open) and
+//! [`LogMailer`] where there is none (a Lambda).
+//!
+//! Without a relay nothing of a message reaches the log: account emails carry reset and
+//! verification links, which are as good as a password to whoever reads them, and a log is read
+//! by more people (and kept longer) than a mailbox.
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use booktr_ports::{MailError, MailServer, Mailer, OutgoingEmail};
-use lettre::message::header::ContentType;
-use lettre::message::Mailbox;
+use lettre::message::header::{ContentTransferEncoding, ContentType};
+use lettre::message::{Body, Mailbox};
 use lettre::{Address, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use tracing::info;
 
-/// Logs each message instead of sending it: without an SMTP relay a developer still sees what
-/// would have been mailed.
+/// Where there is no relay and no data directory (managed mode): says that a message was not
+/// sent, and nothing of what it says or whom it was for.
 #[derive(Debug, Clone)]
 pub struct LogMailer {
     /// The site's host: sender addresses are shown on it.
@@ -29,7 +36,12 @@ impl LogMailer {
 #[async_trait]
 impl Mailer for LogMailer {
     async fn send(&self, email: OutgoingEmail) -> Result<(), MailError> {
-        info!(from = %email.from_address, to = %booktr_ports::mail::masked_email(&email.to), subject = %email.subject, text = %email.text, "email (not sent: no SMTP relay configured)");
+        // Not the subject either: a notification's names the user's book.
+        info!(
+            from = %email.from_address,
+            text_bytes = email.text.len(),
+            "email not sent: no SMTP relay configured (set BOOKTR_SMTP_URL and BOOKTR_MAIL_FROM)"
+        );
         Ok(())
     }
 
@@ -38,14 +50,98 @@ impl Mailer for LogMailer {
     }
 
     fn server(&self) -> MailServer {
-        MailServer {
-            configured: false,
-            provider: "log",
-            host: String::new(),
-            port: 0,
-            domain: self.domain.clone(),
-            default_name: "booktr".into(),
-        }
+        unconfigured("log", &self.domain)
+    }
+}
+
+/// Where there is no relay but a data directory (worker-queue mode): writes each message, as
+/// the relay would have received it, to a file of its own in the outbox folder,
+/// `<UTC time>-<id>.eml`, readable by the service's user only. The log says where.
+#[derive(Debug, Clone)]
+pub struct OutboxMailer {
+    dir: PathBuf,
+    domain: String,
+}
+
+impl OutboxMailer {
+    /// The outbox at `dir`, made if missing.
+    pub fn open(dir: &Path, domain: impl Into<String>) -> Result<Self, MailError> {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            MailError::Transport(format!("making the outbox {}: {e}", dir.display()))
+        })?;
+        Ok(OutboxMailer {
+            dir: dir.to_path_buf(),
+            domain: domain.into(),
+        })
+    }
+
+    /// The folder the messages are written to.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+#[async_trait]
+impl Mailer for OutboxMailer {
+    async fn send(&self, email: OutgoingEmail) -> Result<(), MailError> {
+        let bytes = message(email, Encoding::AsIs)?.formatted();
+        let name = format!(
+            "{}-{}.eml",
+            chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ"),
+            booktr_ports::ids::new_id()
+        );
+        let path = self.dir.join(&name);
+        let written = tokio::task::spawn_blocking({
+            let (dir, path) = (self.dir.clone(), path.clone());
+            move || write_private(&dir, &path, &bytes)
+        })
+        .await
+        .map_err(|e| MailError::Transport(format!("writing to the outbox: {e}")))?;
+        written.map_err(|e| {
+            MailError::Transport(format!("writing {} to the outbox: {e}", path.display()))
+        })?;
+        info!(
+            path = %path.display(),
+            "email written to the outbox (not sent: no SMTP relay configured)"
+        );
+        Ok(())
+    }
+
+    async fn check(&self) -> Result<(), MailError> {
+        Err(MailError::NotConfigured)
+    }
+
+    fn server(&self) -> MailServer {
+        unconfigured("outbox", &self.domain)
+    }
+}
+
+/// Writes `bytes` to `path` whole or not at all (a temporary file renamed), readable by the
+/// owner only: a message may hold a reset link.
+fn write_private(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let partial = dir.join(format!(
+        ".{}.partial",
+        path.file_name().unwrap_or_default().to_string_lossy()
+    ));
+    let mut file = options.open(&partial)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    std::fs::rename(&partial, path)
+}
+
+fn unconfigured(provider: &'static str, domain: &str) -> MailServer {
+    MailServer {
+        configured: false,
+        provider,
+        host: String::new(),
+        port: 0,
+        domain: domain.to_string(),
+        default_name: "booktr".into(),
     }
 }
 
@@ -110,20 +206,41 @@ fn mailbox(name: &str, address: &str) -> Result<Mailbox, MailError> {
     ))
 }
 
+/// How a message's text is encoded.
+#[derive(Clone, Copy)]
+enum Encoding {
+    /// What a relay takes: lettre's choice (quoted-printable once a line passes 76 characters,
+    /// which splits a link and writes its `=` as `=3D`).
+    ForRelay,
+    /// The text as it is (`Content-Transfer-Encoding: binary`): a file is read by a person,
+    /// who copies the link out of it.
+    AsIs,
+}
+
+/// The message as a relay receives it, or as a file keeps it.
+fn message(email: OutgoingEmail, encoding: Encoding) -> Result<Message, MailError> {
+    let mut builder = Message::builder()
+        .from(mailbox(&email.from_name, &email.from_address)?)
+        .to(mailbox("", &email.to)?)
+        .subject(email.subject)
+        .header(ContentType::TEXT_PLAIN);
+    if let Some(reply_to) = &email.reply_to {
+        builder = builder.reply_to(mailbox("", reply_to)?);
+    }
+    let body = match encoding {
+        Encoding::ForRelay => Body::new(email.text),
+        Encoding::AsIs => Body::new_with_encoding(email.text, ContentTransferEncoding::Binary)
+            .map_err(|_| MailError::Invalid("the text cannot be written as it is".into()))?,
+    };
+    builder
+        .body(body)
+        .map_err(|e| MailError::Invalid(e.to_string()))
+}
+
 #[async_trait]
 impl Mailer for SmtpMailer {
     async fn send(&self, email: OutgoingEmail) -> Result<(), MailError> {
-        let mut builder = Message::builder()
-            .from(mailbox(&email.from_name, &email.from_address)?)
-            .to(mailbox("", &email.to)?)
-            .subject(email.subject)
-            .header(ContentType::TEXT_PLAIN);
-        if let Some(reply_to) = &email.reply_to {
-            builder = builder.reply_to(mailbox("", reply_to)?);
-        }
-        let message = builder
-            .body(email.text)
-            .map_err(|e| MailError::Invalid(e.to_string()))?;
+        let message = message(email, Encoding::ForRelay)?;
         self.transport
             .send(message)
             .await
@@ -161,12 +278,108 @@ mod tests {
         }
     }
 
+    /// What `work` logs at INFO, as text.
+    async fn logged<F: std::future::Future>(work: F) -> (F::Output, String) {
+        #[derive(Clone, Default)]
+        struct Buffer(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+        impl std::io::Write for Buffer {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buffer = Buffer::default();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::INFO)
+            .with_ansi(false)
+            .with_writer({
+                let buffer = buffer.clone();
+                move || buffer.clone()
+            })
+            .finish();
+        let guard = tracing::subscriber::set_default(subscriber);
+        let output = work.await;
+        drop(guard);
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        (output, text)
+    }
+
+    fn secret_email() -> OutgoingEmail {
+        OutgoingEmail {
+            subject: "Reset your booktr password".into(),
+            text: format!(
+                "Choose a new password within an hour: https://books.example/reset?token=u1.SECRET42{}\n",
+                "x".repeat(40)
+            ),
+            ..email("reader@example.com")
+        }
+    }
+
     #[tokio::test]
-    async fn the_log_mailer_accepts_every_message_and_reports_itself_unconfigured() {
+    async fn the_log_mailer_says_a_message_was_not_sent_and_nothing_of_it() {
         let mailer = LogMailer::new("booktr.example");
-        assert_eq!(mailer.send(email("reader@example.com")).await, Ok(()));
+        let (sent, log) = logged(mailer.send(secret_email())).await;
+        assert_eq!(sent, Ok(()));
+        assert!(log.contains("email not sent"), "{log}");
+        for secret in ["SECRET42", "reset?token", "reader", "Reset your"] {
+            assert!(!log.contains(secret), "{secret} in {log}");
+        }
         assert_eq!(mailer.check().await, Err(MailError::NotConfigured));
         assert!(!mailer.server().configured);
+    }
+
+    #[tokio::test]
+    async fn the_outbox_mailer_writes_each_message_to_a_file_of_its_own_and_logs_only_where() {
+        let data = tempfile::tempdir().unwrap();
+        let outbox = data.path().join("outbox");
+        let mailer = OutboxMailer::open(&outbox, "booktr.example").unwrap();
+        let (sent, log) = logged(async {
+            mailer.send(secret_email()).await.unwrap();
+            mailer.send(email("other@example.com")).await
+        })
+        .await;
+        assert_eq!(sent, Ok(()));
+        let mut files: Vec<_> = std::fs::read_dir(&outbox)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .collect();
+        files.sort();
+        assert_eq!(files.len(), 2, "{files:?}");
+        for file in &files {
+            let name = file.file_name().unwrap().to_string_lossy().to_string();
+            assert!(name.ends_with(".eml") && !name.starts_with('.'), "{name}");
+            assert!(log.contains(&name), "{log}");
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = std::fs::metadata(file).unwrap().permissions().mode();
+                assert_eq!(mode & 0o077, 0, "{name} is readable by others");
+            }
+        }
+        let reset = files
+            .iter()
+            .map(|f| std::fs::read_to_string(f).unwrap())
+            .find(|m| m.contains("To: reader@example.com"))
+            .expect("the reset message");
+        assert!(
+            reset.contains("Subject: Reset your booktr password"),
+            "{reset}"
+        );
+        // Whole, as it was written: a long line is not folded, an `=` not escaped.
+        assert!(
+            reset.contains(&format!("reset?token=u1.SECRET42{}", "x".repeat(40))),
+            "{reset}"
+        );
+        for secret in ["SECRET42", "reader@", "Reset your"] {
+            assert!(!log.contains(secret), "{secret} in {log}");
+        }
+        assert_eq!(mailer.server().provider, "outbox");
+        assert_eq!(mailer.check().await, Err(MailError::NotConfigured));
+        let refused = mailer.send(email("nobody")).await;
+        assert!(matches!(refused, Err(MailError::Invalid(_))), "{refused:?}");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Outgoing email, as a port: notification, digest and admin emails go through it (by way of
-//! `booktr_core::email::Postman`, which adds the sender the administrator configured). Locally it
-//! only logs.
+//! `booktr_core::email::Postman`, which adds the sender the administrator configured). Without a
+//! relay the message is written to an outbox folder, or dropped; never logged.
 
 use async_trait::async_trait;
 
@@ -24,7 +24,7 @@ pub enum MailError {
     /// The mail server failed or could not be reached; retrying later may succeed.
     #[error("mail transport failed: {0}")]
     Transport(String),
-    /// No mail server is configured: messages are only logged.
+    /// No mail server is configured: messages go to an outbox or nowhere.
     #[error("no SMTP server is configured (set BOOKTR_SMTP_URL and BOOKTR_MAIL_FROM)")]
     NotConfigured,
 }
@@ -32,9 +32,9 @@ pub enum MailError {
 /// Where mail goes, as the adapter was configured (for the admin's email settings).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MailServer {
-    /// False for a mailer that only logs.
+    /// False for a mailer without a relay.
     pub configured: bool,
-    /// `smtp`, or `log` for the logging mailer.
+    /// `smtp`; without a relay `outbox` (files in the data directory) or `log` (nothing kept).
     pub provider: &'static str,
     pub host: String,
     pub port: u16,
@@ -47,7 +47,9 @@ pub struct MailServer {
 #[async_trait]
 pub trait Mailer: Send + Sync {
     /// Hands the message to the mail system. MUST return `Ok` only once the message was accepted
-    /// for delivery (by the relay, or logged by a logging adapter); it does not retry on its own.
+    /// for delivery (by the relay, or kept or dropped by an adapter without one); it does not
+    /// retry on its own. An adapter without a relay MUST NOT log the message's text or
+    /// recipient: account emails carry links as good as a password.
     async fn send(&self, email: OutgoingEmail) -> Result<(), MailError>;
 
     /// Opens a connection to the mail server and closes it again: `Ok` when the server answered

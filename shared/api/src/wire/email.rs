@@ -13,7 +13,7 @@ wire! {
     /// `replyToEmail`, `sandbox` and `allowedRecipients`.
     #[serde(rename_all = "camelCase")]
     pub struct EmailConfig from domain::EmailConfig {
-        /// A real SMTP server is configured (else mail is only logged).
+        /// A real SMTP server is configured (else mail goes to the outbox, or nowhere).
         pub configured: bool,
         /// The last connection or message test succeeded.
         pub connected: bool,

@@ -42,7 +42,7 @@ const RECIPIENT: &str = "RECIPIENT#";
 /// `replyToEmail`, `sandbox` and `allowedRecipients`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EmailConfig {
-    /// A real SMTP server is configured (else mail is only logged).
+    /// A real SMTP server is configured (else mail goes to the outbox, or nowhere).
     pub configured: bool,
     /// The last connection or message test succeeded.
     pub connected: bool,

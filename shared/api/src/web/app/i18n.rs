@@ -245,7 +245,7 @@ const MESSAGES: &[(&str, &str, &str)] = &[
     ("sender_name", "Sender name", "Nombre del remitente"),
     ("reply_to", "Reply-to address", "Dirección de respuesta"),
     ("sandbox", "Sandbox: mail only the allowed recipients", "Modo de pruebas: enviar solo a los destinatarios permitidos"),
-    ("mail_logged", "none configured: emails are logged, not sent", "ninguno configurado: los correos se registran, no se envían"),
+    ("mail_logged", "none configured: emails are not sent (booktr serve keeps them in its data directory's outbox)", "ninguno configurado: los correos no se envían (booktr serve los guarda en la carpeta outbox de su directorio de datos)"),
     ("sender", "Sender", "Remitente"),
     ("last_test", "Last test", "Última prueba"),
     ("test_connection", "Test the connection", "Probar la conexión"),
