@@ -8,7 +8,7 @@ use reqwest::redirect::Policy;
 use reqwest::{Client, Response};
 use serde_json::Value;
 
-use crate::helpers::{eventually, sample_txt, TestApp};
+use crate::helpers::{eventually, on_aws, sample_txt, TestApp};
 use crate::smtp_sink::SmtpSink;
 
 /// A browser of one person: its own session cookie, redirects not followed (they are checked).
@@ -1111,6 +1111,87 @@ async fn a_forgotten_password_is_reset_once_by_its_emailed_link_and_the_email_ve
         )
         .await;
     assert_eq!(new.status(), 303);
+}
+
+/// The messages in the outbox of the app's data directory, as text, oldest first.
+fn outbox(app: &TestApp) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(app.data.path().join("outbox")) else {
+        return Vec::new();
+    };
+    let mut files: Vec<_> = entries
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "eml"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn without_a_relay_a_reset_link_is_written_to_the_outbox_and_works_from_there() {
+    let app = TestApp::new().start().await;
+    let email = Browser::new(&app).sign_up().await;
+    let mut stranger = Browser::new(&app);
+    let asked = stranger.post_form("/forgot", &[("email", &email)]).await;
+    assert_eq!(asked.status(), 200);
+    if on_aws() {
+        // A Lambda has no data directory: the message is dropped, and only that is logged.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(outbox(&app), Vec::<String>::new());
+        return;
+    }
+    let message = eventually(Duration::from_secs(20), || async {
+        outbox(&app)
+            .into_iter()
+            .find(|m| m.contains("Subject: Reset your booktr password"))
+            .ok_or_else(|| format!("no reset message in {:?}", outbox(&app)))
+    })
+    .await;
+    assert!(message.contains(&format!("To: {email}")), "{message}");
+    let reset = link_in(&message, &format!("{}/reset?token=", app.url));
+    let token = reset.split("token=").nth(1).unwrap().to_string();
+    let done = stranger
+        .post_form(
+            "/reset",
+            &[("token", &token), ("password", "a brand new password")],
+        )
+        .await;
+    assert_eq!(
+        done.status(),
+        303,
+        "{token}: {}",
+        done.text().await.unwrap()
+    );
+    assert_eq!(location(&done), "/signin?reset=done");
+}
+
+#[tokio::test]
+async fn made_up_reset_links_from_one_address_meet_a_429_on_the_eleventh_in_a_minute() {
+    let app = TestApp::new().start().await;
+    let user = app.user().await;
+    let mut stranger = Browser::new(&app);
+    let mut guess = async |n: usize| {
+        let token = format!("{}.{}{n:02}", user.id, "G".repeat(46));
+        stranger
+            .post_form(
+                "/reset",
+                &[("token", &token), ("password", "a brand new password")],
+            )
+            .await
+    };
+    for n in 0..10 {
+        assert_eq!(guess(n).await.status(), 400, "guess {n}: a dead link");
+    }
+    let refused = guess(10).await;
+    assert_eq!(refused.status(), 429);
+    assert!(refused.headers().contains_key("retry-after"));
+    let page = refused.text().await.unwrap();
+    assert!(page.contains("Too many requests"), "{page}");
+
+    app.clock.advance(chrono::Duration::seconds(61));
+    assert_eq!(guess(11).await.status(), 400, "the next minute counts anew");
 }
 
 /// Waits (up to 20 s) for the `n`th password-reset link mailed to `email`; the links in the

@@ -7,7 +7,7 @@ pub mod store;
 
 use chrono::{DateTime, Utc};
 
-pub(crate) use service::validate_and_hash_password;
+pub(crate) use service::{hash_password, validate_password};
 pub use service::{Accounts, AccountsError, NewKey, NewUser, SESSION_TTL_DAYS};
 
 use crate::types::{Email, Plan, Role, Scope};

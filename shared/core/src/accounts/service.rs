@@ -412,8 +412,8 @@ impl Accounts {
 
     // --- sessions -------------------------------------------------------------------------
 
-    /// Counts a password attempt (sign-in or sign-up) from `address`, and for `email` when it
-    /// is a sign-in; refuses it when either is over its limit. Counted before any hashing, so a
+    /// Counts a password attempt (sign-in, sign-up, a reset link's use) from `address`, and
+    /// for `email` when it is a sign-in; refuses it when either is over its limit. Counted before any hashing, so a
     /// refused attempt costs no more than a table write.
     pub async fn limit_password_attempt(
         &self,
@@ -727,6 +727,12 @@ fn validate_name(name: &str) -> Result<String, AccountsError> {
 }
 
 pub(crate) async fn validate_and_hash_password(password: &str) -> Result<String, AccountsError> {
+    validate_password(password)?;
+    hash_password(password).await
+}
+
+/// The password rules alone: cheap, so that a caller can refuse before anything costly.
+pub(crate) fn validate_password(password: &str) -> Result<(), AccountsError> {
     let len = password.chars().count();
     if !(password::MIN_LEN..=password::MAX_LEN).contains(&len) {
         return Err(AccountsError::Invalid(format!(
@@ -735,6 +741,11 @@ pub(crate) async fn validate_and_hash_password(password: &str) -> Result<String,
             password::MAX_LEN
         )));
     }
+    Ok(())
+}
+
+/// The password's Argon2 hash (milliseconds of CPU: callers check what they can first).
+pub(crate) async fn hash_password(password: &str) -> Result<String, AccountsError> {
     password::hash(password.to_string())
         .await?
         .map_err(|e| AccountsError::Fault(Fault::Internal(format!("hashing a password: {e}"))))

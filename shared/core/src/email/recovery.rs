@@ -1,18 +1,19 @@
 //! Password reset and email verification by emailed links. A link carries `<userId>.<secret>`:
 //! 48 random alphanumerics of which only the SHA-256 is stored, in the user's own partition (so
 //! the account's purge removes it with everything else). A link works once (it is claimed by a
-//! conditional delete before anything changes) and expires: a reset after an hour, a
+//! conditional delete before anything changes, and looked up before a reset's password is
+//! hashed, so a made-up token costs no Argon2) and expires: a reset after an hour, a
 //! verification after a week. A reset link also records the account's password generation
 //! when it is mailed and sets the password only while that generation still holds: a reset ends
 //! every other reset link of the account, including one used at the same moment. Emails go
-//! through the postman, logged instead of sent when no SMTP server is configured, as
-//! notification emails are.
+//! through the postman, as notification emails do: without an SMTP server, into the outbox
+//! (never the log).
 
 use chrono::Duration;
 use tracing::{info, instrument, warn};
 
 use super::Postman;
-use crate::accounts::{store, validate_and_hash_password, Accounts, AccountsError, User};
+use crate::accounts::{hash_password, store, validate_password, Accounts, AccountsError, User};
 use crate::fault::DataError;
 use crate::ids::{random_alphanumeric, sha256_hex};
 use crate::ports::{Condition, StoreError};
@@ -85,6 +86,10 @@ impl Recovery {
     /// session (whoever knew the old password is signed out), and with `revoke_api_keys` every
     /// API key too. API keys survive otherwise: a forgotten password is no reason to break the
     /// owner's integrations, but someone who took the account may have made keys of their own.
+    ///
+    /// The link is looked up before the password is hashed, so a made-up token costs a read,
+    /// not milliseconds of Argon2; and claimed after, so a password the rules refuse does not
+    /// spend it. Callers limit attempts first ([`Accounts::limit_password_attempt`]).
     #[instrument(skip_all)]
     pub async fn reset_password(
         &self,
@@ -92,8 +97,10 @@ impl Recovery {
         password: &str,
         revoke_api_keys: bool,
     ) -> Result<User, AccountsError> {
-        let hash = validate_and_hash_password(password).await?;
-        let Claimed { user, generation } = self.claim(token, Purpose::Reset).await?;
+        validate_password(password)?;
+        let link = self.open(token, Purpose::Reset).await?;
+        let hash = hash_password(password).await?;
+        let Claimed { user, generation } = self.claim(link).await?;
         match self
             .accounts
             .change_password(&user.id, hash, generation)
@@ -145,7 +152,8 @@ impl Recovery {
     /// Marks the link's account's email as verified.
     #[instrument(skip_all)]
     pub async fn verify_email(&self, token: &str) -> Result<User, AccountsError> {
-        let Claimed { user, .. } = self.claim(token, Purpose::Verify).await?;
+        let link = self.open(token, Purpose::Verify).await?;
+        let Claimed { user, .. } = self.claim(link).await?;
         self.accounts
             .update_profile_item(&user.id, store::email_verified())
             .await?;
@@ -173,10 +181,10 @@ impl Recovery {
         Ok(format!("{}.{secret}", user.id))
     }
 
-    /// The link's account, once its token is claimed (deleted) for good. A link that is
-    /// malformed, used, expired or of an account that is gone gets one answer, so a link
-    /// reveals nothing.
-    async fn claim(&self, token: &str, purpose: Purpose) -> Result<Claimed, AccountsError> {
+    /// The link a token names, while it is there and has not expired; read, not claimed. A
+    /// link that is malformed, used, expired or of an account that is gone gets one answer (see
+    /// [`Recovery::claim`]), so a link reveals nothing.
+    async fn open(&self, token: &str, purpose: Purpose) -> Result<Link, AccountsError> {
         let dead = || AccountsError::Invalid(dead_link_message(purpose));
         let (user_id, secret) = token.split_once('.').ok_or_else(dead)?;
         let valid = |s: &str| {
@@ -189,18 +197,40 @@ impl Recovery {
             store::user_pk(user_id),
             format!("{}{}", purpose.prefix(), sha256_hex(secret)),
         );
+        let item = self
+            .accounts
+            .ports()
+            .table
+            .get(&pk, &sk)
+            .await?
+            .ok_or_else(dead)?;
+        let stored = store::account_link_from(&item)?;
+        if stored.expires_at <= self.accounts.now() {
+            // Spent as a used one is: the embedded store has no TTL to remove it.
+            let table = &self.accounts.ports().table;
+            table.delete(&pk, &sk, Condition::Always).await?;
+            return Err(dead());
+        }
+        Ok(Link {
+            purpose,
+            user_id: user_id.to_string(),
+            pk,
+            sk,
+            generation: stored.generation,
+        })
+    }
+
+    /// The link's account, once the link is claimed (deleted) for good: of two uses at once,
+    /// one gets it.
+    async fn claim(&self, link: Link) -> Result<Claimed, AccountsError> {
+        let dead = || AccountsError::Invalid(dead_link_message(link.purpose));
         let table = &self.accounts.ports().table;
-        let item = table.get(&pk, &sk).await?.ok_or_else(dead)?;
-        let link = store::account_link_from(&item)?;
-        match table.delete(&pk, &sk, Condition::Exists).await {
+        match table.delete(&link.pk, &link.sk, Condition::Exists).await {
             Ok(()) => {}
             Err(StoreError::Conflict) => return Err(dead()),
             Err(e) => return Err(e.into()),
         }
-        if link.expires_at <= self.accounts.now() {
-            return Err(dead());
-        }
-        let user = self.accounts.find(user_id).await?.ok_or_else(dead)?;
+        let user = self.accounts.find(&link.user_id).await?.ok_or_else(dead)?;
         Ok(Claimed {
             user,
             generation: link.generation,
@@ -216,6 +246,15 @@ impl Recovery {
             }
         });
     }
+}
+
+/// A link found by its token, not claimed yet.
+struct Link {
+    purpose: Purpose,
+    user_id: String,
+    pk: String,
+    sk: String,
+    generation: i64,
 }
 
 /// A claimed link: its account, and the password generation it was mailed in (0 for a

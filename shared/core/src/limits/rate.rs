@@ -96,7 +96,8 @@ pub const LIVE_WINDOWS: [Window; 2] = [
     },
 ];
 
-/// Password attempts (sign-in and sign-up) per client address, on top of the public limits.
+/// Password attempts (sign-in, sign-up, password reset) per client address, on top of the public
+/// limits.
 pub const PASSWORD_WINDOWS_PER_ADDRESS: [Window; 2] =
     [Window::per_minute(10), Window::per_hour(50)];
 

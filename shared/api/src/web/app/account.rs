@@ -362,14 +362,22 @@ struct ResetForm {
     revoke_api_keys: Option<String>,
 }
 
+/// Counted as a sign-up is (per address, before any hashing): a token is a password of sorts,
+/// and guessing at them must meet the same 429.
 async fn reset(
     State(state): State<AppState>,
+    ClientAddress(address): ClientAddress,
     headers: HeaderMap,
     Form(form): Form<ResetForm>,
 ) -> Response {
     let lang = Lang::of(&headers);
     let done = async {
         require_same_origin(&headers, &state)?;
+        state
+            .services
+            .accounts
+            .limit_password_attempt(&address, None)
+            .await?;
         state
             .services
             .recovery
