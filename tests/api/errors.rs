@@ -81,6 +81,25 @@ async fn malformed_json_and_wrong_content_types_are_400_with_the_error_shape() {
 }
 
 #[tokio::test]
+async fn a_json_body_over_the_limit_is_413_with_the_error_shape() {
+    let app = TestApp::new().start().await;
+    let user = app.user().await;
+    let huge = format!("{{\"name\": \"{}\"}}", "x".repeat(3 * 1024 * 1024));
+    let response = app
+        .request(Method::POST, "/api/keys", &user.key)
+        .header("content-type", "application/json")
+        .body(huge)
+        .send()
+        .await
+        .unwrap();
+    let body = assert_error(response, 413, "payload_too_large").await;
+    assert!(
+        body["message"].as_str().unwrap().contains("2 MiB"),
+        "{body}"
+    );
+}
+
+#[tokio::test]
 async fn every_response_carries_a_request_id() {
     let app = TestApp::new().with_workers().start().await;
     let response = app

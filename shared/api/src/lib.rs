@@ -108,6 +108,9 @@ pub fn finish(routes: Routes, state: AppState) -> Router {
         .fallback(error::no_route)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(axum::middleware::from_fn(middleware::catch_panics))
+        .layer(axum::extract::DefaultBodyLimit::max(
+            extract::JSON_BODY_LIMIT,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             limits::limit_requests,
