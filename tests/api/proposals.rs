@@ -6,7 +6,8 @@
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use booktr_core::jobs::runner;
+use booktr_core::job::Job;
+use booktr_core::jobs::{runner, Outcome};
 use booktr_core::ports::{KeyCheckError, Models};
 use booktr_translate::misbehaving::{Fault, Misbehaving};
 use booktr_translate::model::{ChatError, ChatModel, ChatRequest, ChatResponse};
@@ -781,5 +782,81 @@ async fn a_retranslation_the_model_refuses_fails_with_why_and_gives_its_words_ba
         app.book(&user.key, &id).await["status"],
         "COMPLETED",
         "the book is as it was"
+    );
+}
+
+#[tokio::test]
+async fn a_proposals_words_are_given_back_once_however_often_its_job_is_delivered() {
+    let model = Instructed {
+        refusing: true,
+        ..Instructed::default()
+    };
+    let app = TestApp::new().with_models(Arc::new(model)).start().await;
+    let user = app.user().await;
+    let id = translated(&app, &user).await;
+    let used = words_used(&app, &user).await;
+    let first = passage_with(&app, &user, &id, "Ishmael").await;
+    let path = format!("{}/retranslate", passage_path(&id, &first));
+    let job = |proposal: &Value| Job::Retranslate {
+        book_id: id.clone(),
+        proposal_id: proposal["id"].as_str().unwrap().to_string(),
+    };
+
+    // Discarded before its job ran: each delivery of the job finds it so.
+    let discarded = ok(
+        post(&app, &user, &path, json!({"instruction": "more formal"})).await,
+        202,
+    )
+    .await;
+    let words = discarded["words"].as_u64().unwrap();
+    assert!(words > 0);
+    ok(
+        post(
+            &app,
+            &user,
+            &proposal_path(&id, &discarded, "discard"),
+            json!({}),
+        )
+        .await,
+        200,
+    )
+    .await;
+    for receive in 1..=3 {
+        let outcome = app.services.jobs.process(&job(&discarded), receive).await;
+        assert!(matches!(outcome, Outcome::Done), "{outcome:?}");
+    }
+    drain(&app).await;
+    assert_eq!(
+        words_used(&app, &user).await,
+        used,
+        "a discarded proposal's words come back once"
+    );
+
+    // Failed by its job (the model refuses instructions), then delivered again.
+    let failed = ok(
+        post(&app, &user, &path, json!({"instruction": "more formal"})).await,
+        202,
+    )
+    .await;
+    drain(&app).await;
+    assert_eq!(words_used(&app, &user).await, used);
+    for receive in 2..=3 {
+        let outcome = app.services.jobs.process(&job(&failed), receive).await;
+        assert!(matches!(outcome, Outcome::Done), "{outcome:?}");
+    }
+    let proposal = get(
+        &app,
+        &user,
+        &format!(
+            "/api/books/{id}/proposals/{}",
+            failed["id"].as_str().unwrap()
+        ),
+    )
+    .await;
+    assert_eq!(proposal["status"], "failed", "{proposal}");
+    assert_eq!(
+        words_used(&app, &user).await,
+        used,
+        "a failed proposal's words come back once"
     );
 }

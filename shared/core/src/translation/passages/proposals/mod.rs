@@ -587,6 +587,13 @@ impl Translations {
                 self.refund_proposal(&record).await?;
                 return Ok(None);
             }
+            // A job delivered again after it failed the proposal: the refund that delivery
+            // owed may not have been written (refund_proposal gives back once either way).
+            ProposalStatus::Failed => {
+                info!("proposal failed before; its words are given back if they were not");
+                self.refund_proposal(&record).await?;
+                return Ok(None);
+            }
             _ => {
                 info!(
                     status = record.status.as_str(),
@@ -743,7 +750,28 @@ impl Translations {
         }
     }
 
+    /// Gives the proposal's words back once, whatever the job's deliveries: the proposal is
+    /// marked refunded first, conditionally, and only the delivery that marked it refunds.
+    /// Marked before, not after: a failure between the two loses this proposal's refund rather
+    /// than giving it twice, which a redelivered job would otherwise do.
     async fn refund_proposal(&self, record: &ProposalRecord) -> Result<(), DataError> {
+        let (update, condition) = ProposalRecord::refunded();
+        let sk = store::proposal_sk(&record.id);
+        match self
+            .ports
+            .table
+            .update(&store::book_pk(&record.book_id), &sk, update, condition)
+            .await
+        {
+            Ok(_) => {}
+            Err(StoreError::Conflict) => {
+                info!(proposal = %record.id, "proposal's words already given back");
+                return Ok(());
+            }
+            // Gone with its book: nothing is left to give back to.
+            Err(StoreError::NotFound) => return Ok(()),
+            Err(e) => return Err(e.into()),
+        }
         let words = Spend {
             books: 0,
             words: record.words,

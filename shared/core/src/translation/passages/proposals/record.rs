@@ -8,6 +8,7 @@
 //! | `by`, `createdAt`, `finishedAt` | who asked, when, and when its job ended |
 //! | `status`, `error` | `pending`, `ready`, `failed` (with why) or `discarded` |
 //! | `words`, `period` | the words charged to the owner's quota, and the month charged |
+//! | `refunds` | how many times its words were given back: 1 at most (absent: 0) |
 //! | `passages`, `leftAlone` | how many passages it translates; the owner's passages it leaves alone |
 //! | `engine`, `usage`, `costMicros` | what answered, the tokens its passes used, their cost |
 //! | `accepted` | the passages the owner accepted |
@@ -192,6 +193,13 @@ impl ProposalRecord {
         (update, Condition::In("status".into(), open))
     }
 
+    /// Its words marked as given back, unless they already were: the marker a redelivered job
+    /// meets, so that a proposal is refunded once whatever the deliveries.
+    pub fn refunded() -> (Update, Condition) {
+        let update = Update::default().add("refunds", 1);
+        (update, Condition::AtMost("refunds".into(), 0))
+    }
+
     /// The passages accepted so far (`accepted`), while it is ready.
     pub fn accepted(accepted: &[u32]) -> (Update, Condition) {
         let update = Update::default().set("accepted", json(&accepted));
@@ -300,6 +308,23 @@ mod tests {
         assert!(open.holds_for(Some(&attrs)));
         discard.apply_to(&mut attrs);
         assert!(!open.holds_for(Some(&attrs)), "discarded once");
+    }
+
+    #[test]
+    fn a_proposals_refund_is_marked_once() {
+        let (item, _) = record().to_new_item();
+        let mut attrs = item.attrs.clone();
+        let (mark, unmarked) = ProposalRecord::refunded();
+        assert!(
+            unmarked.holds_for(Some(&attrs)),
+            "a new proposal owes its refund"
+        );
+        mark.apply_to(&mut attrs);
+        assert!(!unmarked.holds_for(Some(&attrs)), "refunded once");
+        assert!(
+            !unmarked.holds_for(None),
+            "a proposal that is gone refunds nothing"
+        );
     }
 
     #[test]
