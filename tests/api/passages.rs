@@ -281,6 +281,191 @@ async fn an_edit_whose_marks_are_not_the_sources_or_that_is_empty_is_refused_by_
     assert_eq!(passage_with(&app, &user, &id, "Ishmael").await, model);
 }
 
+/// Every XHTML page of the book's EPUB behind its download link, parsed as XML as a reader
+/// parses it: each character one XML 1.0 allows (quick-xml does not check them itself), no
+/// bidirectional control (the test book's source has none), and the markup well-formed (every
+/// element closed by its own name, every entity known). Returns how many pages were read.
+async fn every_page_parses_as_xml(app: &TestApp, user: &TestUser, id: &str) -> usize {
+    use quick_xml::events::Event;
+    use std::io::Read;
+
+    let link = page(app, user, &format!("/api/download/{id}?format=epub")).await;
+    let file = reqwest::get(link["url"].as_str().unwrap()).await.unwrap();
+    assert_eq!(file.status(), 200);
+    let epub = file.bytes().await.unwrap();
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(epub.to_vec())).unwrap();
+    let mut pages = 0;
+    for i in 0..archive.len() {
+        let mut entry = archive.by_index(i).unwrap();
+        let name = entry.name().to_string();
+        if !name.ends_with(".xhtml") && !name.ends_with(".html") {
+            continue;
+        }
+        let mut text = String::new();
+        entry.read_to_string(&mut text).unwrap();
+        let xml_char = |c: char| {
+            matches!(c, '\t' | '\n' | '\r') || (c >= ' ' && c != '\u{FFFE}' && c != '\u{FFFF}')
+        };
+        let bidi = |c: char| matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
+        if let Some((at, c)) = text.char_indices().find(|&(_, c)| !xml_char(c) || bidi(c)) {
+            panic!("{name}: byte {at} is U+{:04X}", c as u32);
+        }
+        let mut reader = quick_xml::Reader::from_str(&text);
+        reader.config_mut().check_end_names = true;
+        loop {
+            match reader.read_event() {
+                Ok(Event::Eof) => break,
+                Ok(Event::Text(t)) => {
+                    if let Err(e) = t.unescape() {
+                        panic!("{name}: {e} at {}", reader.buffer_position());
+                    }
+                }
+                Ok(Event::Start(e) | Event::Empty(e)) => {
+                    for attribute in e.attributes() {
+                        let attribute = attribute.unwrap_or_else(|e| panic!("{name}: {e}"));
+                        if let Err(e) = attribute.unescape_value() {
+                            panic!("{name}: {e} at {}", reader.buffer_position());
+                        }
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => panic!(
+                    "{name} is not well-formed: {e} at {}",
+                    reader.buffer_position()
+                ),
+            }
+        }
+        pages += 1;
+    }
+    pages
+}
+
+#[tokio::test]
+async fn an_edit_with_a_character_the_book_cannot_hold_is_refused_by_place_and_the_epub_still_parses(
+) {
+    let app = TestApp::new().start().await;
+    let user = app.user().await;
+    let id = translated(&app, &user, json!({})).await;
+    let model = passage_with(&app, &user, &id, "Ishmael").await;
+    let path = passage_path(&id, &model);
+
+    // The audit's four: two C0 controls, a noncharacter, a right-to-left override.
+    for (text, place, code) in [
+        ("Llamadme\u{1} Ismael.", 8, "U+0001"),
+        ("Llamadme \u{B}Ismael.", 9, "U+000B"),
+        ("Llamadme Ismael.\u{FFFE}", 16, "U+FFFE"),
+        ("\u{202E}Llamadme Ismael.", 0, "U+202E"),
+        ("Llamadme \u{2066}Ismael\u{2069}.", 9, "U+2066"),
+        ("Llamadme\u{0} Ismael.", 8, "U+0000"),
+        ("Llamadme Ismael.\u{FFFF}", 16, "U+FFFF"),
+    ] {
+        let refused = edit(&app, &user, &path, text, 0).await;
+        let body = assert_error(refused, 400, "invalid_character").await;
+        let message = body["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!("character {place} is {code}")),
+            "{text:?}: {message}"
+        );
+    }
+    assert_eq!(passage_with(&app, &user, &id, "Ishmael").await, model);
+
+    // What a book can hold is taken: tabs, line breaks, escaped markup characters, an implicit
+    // direction mark, letters beyond the Basic Multilingual Plane.
+    let kept = "Llamadme\tIsmael &amp; \u{200F}compañía &lt;sic&gt;\r\n— 🐋 \u{10FFFD}.";
+    let edited = ok(edit(&app, &user, &path, kept, 0).await).await;
+    assert_eq!(edited["text"], kept);
+    let other = passage_with(&app, &user, &id, "spleen").await;
+    let other_path = passage_path(&id, &other);
+    ok(edit(
+        &app,
+        &user,
+        &other_path,
+        "Es mi manera de \u{85}ahuyentar el esplín.",
+        0,
+    )
+    .await)
+    .await;
+    let pages = every_page_parses_as_xml(&app, &user, &id).await;
+    assert!(pages >= 2, "{pages} pages");
+    assert!(downloaded_text(&app, &user, &id)
+        .await
+        .contains("compañía <sic>"));
+}
+
+/// The owner's stored edits as their usage reports them: changes kept, and their bytes.
+async fn usage(app: &TestApp, user: &TestUser) -> (u64, u64) {
+    let body = page(app, user, "/api/usage").await;
+    assert!(
+        body["books"]["used"].is_u64(),
+        "the spec's Usage still: {body}"
+    );
+    (
+        body["storedEdits"]["versions"].as_u64().unwrap(),
+        body["storedEdits"]["bytes"].as_u64().unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn an_edit_is_bounded_by_its_source_and_a_passage_keeps_its_last_twenty_changes() {
+    let app = TestApp::new().start().await;
+    let user = app.user().await;
+    let id = translated(&app, &user, json!({})).await;
+    let model = passage_with(&app, &user, &id, "Ishmael").await;
+    let path = passage_path(&id, &model);
+    assert_eq!(usage(&app, &user).await, (0, 0));
+
+    // A short source (47 characters): the floor of 2,000 holds, and no more.
+    let source_chars = model["source"].as_str().unwrap().chars().count();
+    assert!(source_chars * 4 < 2_000, "{source_chars}");
+    let long = edit(&app, &user, &path, &"a".repeat(2_001), 0).await;
+    let body = assert_error(long, 400, "text_too_long").await;
+    assert!(
+        body["message"].as_str().unwrap().contains("at most 2000"),
+        "{body}"
+    );
+    let huge = edit(&app, &user, &path, &"a".repeat(50_000), 0).await;
+    assert_error(huge, 400, "text_too_long").await;
+    let full = ok(edit(&app, &user, &path, &"a".repeat(2_000), 0).await).await;
+    assert_eq!(full["version"], 1);
+    assert_eq!(usage(&app, &user).await, (1, 2_000));
+
+    // 25 more changes: the passage keeps the last 20, each counted in the owner's usage.
+    let mut version = 1;
+    for n in 0..25 {
+        let text = format!("Llamadme Ismael, versión {n:02}.");
+        let done = ok(edit(&app, &user, &path, &text, version).await).await;
+        version = done["version"].as_u64().unwrap();
+    }
+    assert_eq!(version, 26);
+    let now = passage_with(&app, &user, &id, "Ishmael").await;
+    assert_eq!(now["undoable"], 20, "{now}");
+    let bytes_each = "Llamadme Ismael, versión 00.".len() as u64;
+    assert_eq!(usage(&app, &user).await, (20, 20 * bytes_each));
+
+    // Undo goes back through all 20, to the model's text, and no further.
+    for n in (0..19).rev() {
+        let back = ok(change(&app, &user, &path, "undo", version).await).await;
+        version = back["version"].as_u64().unwrap();
+        assert_eq!(
+            back["text"],
+            format!("Llamadme Ismael, versión {:02}.", n + 5)
+        );
+    }
+    let last = ok(change(&app, &user, &path, "undo", version).await).await;
+    assert_eq!(last["text"], model["text"], "the oldest changes are gone");
+    assert_eq!(last["undoable"], 0);
+    assert_eq!(usage(&app, &user).await, (0, 0));
+    let nothing = change(
+        &app,
+        &user,
+        &path,
+        "undo",
+        last["version"].as_u64().unwrap(),
+    )
+    .await;
+    assert_error(nothing, 409, "nothing_to_undo").await;
+}
+
 #[tokio::test]
 async fn another_users_book_has_no_passages_for_them() {
     let app = TestApp::new().start().await;

@@ -421,6 +421,32 @@ async fn bad_term_requests_are_400_and_another_users_book_is_404() {
         .map(|s| &s["error"])
         .collect();
     assert_eq!(errors, [&json!("not_found"), &json!("not_found")], "{done}");
+    // Nothing took the rendering: nothing was written, the glossary neither.
+    assert_eq!(done["applied"], json!([]));
+    assert_eq!(done["glossary"], Value::Null, "{done}");
+
+    // A rendering the book cannot hold is refused whole, naming the character.
+    for (to, code) in [
+        ("cacha\u{1}lote", "U+0001"),
+        ("\u{202E}etolahcac", "U+202E"),
+    ] {
+        let mut hostile = rename();
+        hostile["to"] = json!(to);
+        let body = assert_error(
+            preview(&app, &owner, &id, hostile.clone()).await,
+            400,
+            "invalid_character",
+        )
+        .await;
+        assert!(body["message"].as_str().unwrap().contains(code), "{body}");
+        hostile["passages"] = one.clone();
+        assert_error(
+            apply(&app, &owner, &id, hostile).await,
+            400,
+            "invalid_character",
+        )
+        .await;
+    }
 
     assert_error(preview(&app, &other, &id, rename()).await, 404, "not_found").await;
     assert_error(
@@ -436,7 +462,7 @@ async fn bad_term_requests_are_400_and_another_users_book_is_404() {
         .await)
     .await;
     assert_eq!(
-        glossary["entries"][0]["target"], "cachalote",
-        "the owner's own apply above"
+        glossary["entries"][0]["target"], "ballena",
+        "no apply above changed a passage, so none wrote the glossary"
     );
 }

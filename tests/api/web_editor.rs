@@ -457,3 +457,39 @@ async fn a_passage_is_translated_again_with_an_instruction_and_the_proposal_acce
     other.sign_up().await;
     assert_eq!(other.get(&proposal).await.status(), 404);
 }
+
+#[tokio::test]
+async fn the_editors_saves_count_against_the_plans_limits_as_the_apis_writes_do() {
+    let app = TestApp::new().with_workers().start().await;
+    let mut owner = Browser::new(&app);
+    let (_, id, token) = translated_book(&mut owner).await;
+    let action = format!("/dashboard/books/{id}/passages/2/0");
+    let fields = |what| {
+        [
+            ("csrf", token.as_str()),
+            ("version", "0"),
+            ("text", "Llamadme Ismael."),
+            ("action", what),
+        ]
+    };
+    // The owner (on the FREE plan) spends the plan's budget on API calls.
+    let mut calls = 0;
+    while owner.get("/api/usage").await.status() != 429 {
+        calls += 1;
+        assert!(calls <= 100, "the FREE plan's API limit never came");
+    }
+    // A save is an API write: refused like one, with the passage left as it was; a preview
+    // changes nothing and is only a page.
+    let save = fields("save");
+    let refused = owner.post_form(&action, &save).await;
+    assert_eq!(refused.status(), 429);
+    assert!(refused.text().await.unwrap().contains("Too many requests"));
+    let preview = fields("preview");
+    assert_eq!(owner.post_form(&action, &preview).await.status(), 200);
+
+    // An hour on, the plan's windows are new and the same save goes through.
+    app.clock.advance(chrono::Duration::hours(1));
+    let saved = owner.post_form(&action, &save).await;
+    assert_eq!(saved.status(), 303);
+    assert_eq!(passage(&owner, &id, 2, 0).await["text"], "Llamadme Ismael.");
+}

@@ -12,6 +12,10 @@
 //!   address and per account (`Accounts::limit_password_attempt`);
 //! - the app's script, style sheet, icons and manifest: never counted.
 //!
+//! A page's form that changes what an API call changes (the passage editor's save, undo, reset
+//! and keep) is also that API call: [`count_as_api_call`] counts it in the plan's windows, on
+//! top of the page it is, so the page budget is never a way round the plan's limits.
+//!
 //! Role DEV is never limited. Every counted response carries `X-RateLimit-Limit`,
 //! `X-RateLimit-Remaining` and `X-RateLimit-Reset` for the window closest to running out; a
 //! refused one is 429 `rate_limited` with `Retry-After` (an HTML page for a browser, see
@@ -27,7 +31,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use booktr_core::accounts::Credential;
+use booktr_core::accounts::{Credential, User};
 use booktr_core::limits::rate::{self, Subject, Verdict, Window};
 use tracing::error;
 
@@ -105,6 +109,40 @@ pub async fn limit_requests(
     };
     add_headers(response.headers_mut(), &verdict);
     response
+}
+
+/// Counts a page's write (a form that changes what an API call changes) against the user's
+/// plan, as the API call would be: per user, in the plan's windows (none for role DEV). A
+/// refusal is the API's 429 `rate_limited` with `Retry-After`, for the page to show. A table
+/// that cannot count lets the write through, as [`limit_requests`] does.
+pub async fn count_as_api_call(state: &AppState, user: &User) -> Result<(), ApiError> {
+    let Some(windows) = rate::request_windows(user.plan, user.role) else {
+        return Ok(());
+    };
+    let subject = Subject::User(user.id.clone());
+    match state.services.limiter.hit(&subject, &windows).await {
+        Ok(Verdict {
+            retry_after: Some(wait),
+            limit,
+            ..
+        }) => {
+            booktr_core::metrics::rate_limit_refused("requests");
+            Err(ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                format!(
+                    "rate limit of {limit} changes exceeded (your plan's API limit, which the \
+                     editor's saves count against); try again in {wait} seconds"
+                ),
+            )
+            .retry_after(wait))
+        }
+        Ok(_) => Ok(()),
+        Err(e) => {
+            error!(error = %e, "a page's write not counted");
+            Ok(())
+        }
+    }
 }
 
 /// What a request is, for counting.

@@ -55,7 +55,7 @@ struct Preview {
     params(("id" = String, Path, description = "The book's id")),
     request_body = Preview,
     responses((status = 200, description = "A page of the preview", body = TermPreview),
-        (status = 400, description = "An empty or too long term or rendering, the same rendering, a bad start or limit", body = ErrorBody),
+        (status = 400, description = "An empty or too long term or rendering, the same rendering, a rendering with a character the book cannot hold (`invalid_character`), a bad start or limit", body = ErrorBody),
         (status = 404, description = "No such book", body = ErrorBody)))]
 async fn preview(
     State(state): State<AppState>,
@@ -100,14 +100,18 @@ struct Apply {
 /// Changes the passages named to the term's new rendering, each as the owner's edit written only
 /// while it is at the version named (one changed since is skipped with `version_conflict` and
 /// the passage now, never overwritten), and puts the term in the book's glossary (a new one
-/// when the book has none), which later runs use. The book's files are made again on the next
+/// when the book has none), which later runs use. The glossary is written only when at least
+/// one passage takes the rendering: when none does, `applied` is empty and `glossary` null. A
+/// rendering the book cannot hold (a character XML 1.0 forbids, a bidirectional control the
+/// term's source has not) is refused whole (400 `invalid_character`); a passage whose text
+/// with it would be refused as an edit is skipped. The book's files are made again on the next
 /// download.
 #[utoipa::path(post, path = "/api/books/{id}/terms/apply", tag = "passages",
     security(("apiKey" = []), ("session" = [])),
     params(("id" = String, Path, description = "The book's id")),
     request_body = Apply,
     responses((status = 200, description = "What was changed and what was skipped", body = TermApplied),
-        (status = 400, description = "An empty or too long term or rendering, the same rendering, no passages or more than 200, a passage named twice, a glossary that cannot take the term", body = ErrorBody),
+        (status = 400, description = "An empty or too long term or rendering, the same rendering, a rendering with a character the book cannot hold (`invalid_character`, naming its place and code point), no passages or more than 200, a passage named twice, a glossary that cannot take the term", body = ErrorBody),
         (status = 404, description = "No such book", body = ErrorBody)))]
 async fn apply(
     State(state): State<AppState>,

@@ -66,6 +66,12 @@ impl IntoResponse for PassageFailure {
                 ApiError::new(StatusCode::NOT_FOUND, "not_found", message).into_response()
             }
             PassageError::Invalid(m) => ApiError::bad_request(m).into_response(),
+            PassageError::TooLong(m) => {
+                ApiError::new(StatusCode::BAD_REQUEST, "text_too_long", m).into_response()
+            }
+            PassageError::Characters(m) => {
+                ApiError::new(StatusCode::BAD_REQUEST, "invalid_character", m).into_response()
+            }
             PassageError::Marks(_) => {
                 ApiError::new(StatusCode::BAD_REQUEST, "marks_mismatch", message).into_response()
             }
@@ -149,7 +155,10 @@ struct Read {
 }
 
 /// Replaces the passage's translation with the owner's: kept through every later run until it is
-/// reset, its flag cleared, and the book's files made again on the next download. The answer
+/// reset, its flag cleared, and the book's files made again on the next download. The passage
+/// keeps its last 20 changes for undo (the oldest is dropped). The text must keep the book
+/// readable: at most 4 times its source's characters (never fewer than 2,000), only characters
+/// XML 1.0 allows, and no bidirectional control its source has not. The answer
 /// lists the book's terms whose rendering the edit changed (`termChanges`), to apply everywhere
 /// with `/api/books/{id}/terms/preview` and `/terms/apply`.
 #[utoipa::path(put, path = "/api/books/{id}/chapters/{number}/passages/{index}", tag = "passages",
@@ -159,7 +168,7 @@ struct Read {
         ("index" = u32, Path, description = "The passage's place in the chapter, from 0")),
     request_body = Edit,
     responses((status = 200, description = "The passage now, with the term changes the edit suggests", body = EditedPassage),
-        (status = 400, description = "An empty or too long text, or marks unlike the source's (`marks_mismatch`, naming the mark)", body = ErrorBody),
+        (status = 400, description = "An empty text; a text longer than the passage may hold (`text_too_long`: 4 times its source's characters, never fewer than 2,000, never more than 100,000); a character the book cannot hold (`invalid_character`, naming its place and code point: a control character XML 1.0 forbids, U+FFFE, U+FFFF, or a bidirectional override, embedding or isolate control its source has not); or marks unlike the source's (`marks_mismatch`, naming the mark)", body = ErrorBody),
         (status = 404, description = "No such book, chapter or passage", body = ErrorBody),
         (status = 409, description = "The passage changed since the version read (`version_conflict`), with the passage now", body = Conflict)))]
 async fn edit(

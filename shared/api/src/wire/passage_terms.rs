@@ -88,8 +88,9 @@ pub struct TermSkipped {
     pub chapter: u32,
     pub index: u32,
     /// `version_conflict` (changed since the version named; `passage` is it now), `not_found`,
-    /// `term_absent` (its source has not the term, or its text not the rendering), `bad_request`
-    /// or `marks_mismatch` (its text with the new rendering is not one a passage can take).
+    /// `term_absent` (its source has not the term, or its text not the rendering), `bad_request`,
+    /// `marks_mismatch`, `text_too_long` or `invalid_character` (its text with the new rendering
+    /// is not one a passage can take, as an edit's answer would say).
     pub error: &'static str,
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -118,6 +119,12 @@ impl Mirror<domain::TermSkipped> for TermSkipped {
             domain::Skip::Refused(e @ domain::PassageError::Marks(_)) => {
                 ("marks_mismatch", e.to_string(), None)
             }
+            domain::Skip::Refused(e @ domain::PassageError::TooLong(_)) => {
+                ("text_too_long", e.to_string(), None)
+            }
+            domain::Skip::Refused(e @ domain::PassageError::Characters(_)) => {
+                ("invalid_character", e.to_string(), None)
+            }
             domain::Skip::Refused(e) => ("bad_request", e.to_string(), None),
         };
         TermSkipped {
@@ -138,7 +145,9 @@ wire! {
         pub applied: Vec<Passage>,
         /// The passages left as they were.
         pub skipped: Vec<TermSkipped>,
-        pub glossary: TermsGlossary,
+        /// The book's glossary, which holds the term now; null when no passage took the new
+        /// rendering, and the glossary was not written.
+        pub glossary: Option<TermsGlossary>,
     }
 }
 

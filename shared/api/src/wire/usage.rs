@@ -1,5 +1,6 @@
-//! This month's usage against the plan's limits.
+//! This month's usage against the plan's limits, and what the caller's edits keep stored.
 
+use booktr_core::books::record as books;
 use booktr_core::types::Plan;
 use booktr_core::usage as domain;
 use chrono::{DateTime, Utc};
@@ -30,4 +31,24 @@ wire! {
         pub priority: bool,
         pub reset_date: DateTime<Utc>,
     }
+}
+
+wire! {
+    /// What the owner's edits of their books' passages keep stored: each passage keeps its last
+    /// 20 changes (for undo), each at most 4 times its source's length.
+    pub struct StoredEdits from books::StoredEdits {
+        /// Changes kept, across the caller's books.
+        pub versions: u64,
+        /// The bytes of their texts (UTF-8).
+        pub bytes: u64,
+    }
+}
+
+/// `GET /api/usage`'s answer: the spec's Usage, and what the caller's edits keep stored.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageAnswer {
+    #[serde(flatten)]
+    pub report: UsageReport,
+    pub stored_edits: StoredEdits,
 }

@@ -19,6 +19,7 @@
 //! | `termsKey`, `termsFound`, `termsUsage` | the run's term list | the term job |
 //! | `shareToken`, `shareExpiresAt` | the public share link | share, unshare |
 //! | `gsi1pk`, `gsi1sk` | the owner's list of books, by creation | creation |
+//! | `editVersions`, `editBytes` | the owner's changes its passages keep, and their texts' bytes ([`StoredEdits`]) | each change of a passage |
 //!
 //! A chapter item (`BOOK#<id>` / `CHAPTER#<number>`): `id`, `number`, `title`, `wordCount`
 //! (extraction); `status`, `passesDone`, `error`, `storedKey`, `quality` (the run);
@@ -198,6 +199,31 @@ pub struct Extracted<'a> {
     pub title: Option<String>,
     /// The file's author, when the book has none.
     pub author: Option<String>,
+}
+
+/// What the owner's changes of a book's passages keep stored (see
+/// `crate::translation::passages`): counted on the book item as they come and go, so they go
+/// with the book.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StoredEdits {
+    /// Changes kept (each an undo can go back through).
+    pub versions: u64,
+    /// The bytes of their texts.
+    pub bytes: u64,
+}
+
+impl StoredEdits {
+    /// The book item's count (none on a book never edited).
+    pub fn of(item: &Item) -> Result<StoredEdits, CorruptItem> {
+        let f = Fields::of(item);
+        let count = |name| -> Result<u64, CorruptItem> {
+            Ok(f.opt_int::<i64>(name)?.unwrap_or(0).max(0) as u64)
+        };
+        Ok(StoredEdits {
+            versions: count("editVersions")?,
+            bytes: count("editBytes")?,
+        })
+    }
 }
 
 /// A change to a book item, built from the operations below (several can be chained).
@@ -382,6 +408,16 @@ impl BookChange {
             Update::default()
                 .set("originalLang", language.as_str())
                 .set("updatedAt", time(now)),
+        )
+    }
+
+    /// The book's passages keep `versions` more changes of the owner's (fewer when negative),
+    /// holding `bytes` more bytes of text.
+    pub fn edits_stored(versions: i64, bytes: i64) -> Self {
+        BookChange(
+            Update::default()
+                .add("editVersions", versions)
+                .add("editBytes", bytes),
         )
     }
 

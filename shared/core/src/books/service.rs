@@ -279,6 +279,20 @@ impl Books {
             .collect()
     }
 
+    /// What the owner's edits keep stored across the user's books (see
+    /// [`record::StoredEdits`]): one read of their list of books.
+    pub async fn stored_edits(&self, user_id: &str) -> Result<record::StoredEdits, DataError> {
+        let query = Query::partition(store::user_books(user_id));
+        let items = self.ports.table.query_index(Index::Gsi1, query).await?;
+        let mut total = record::StoredEdits::default();
+        for item in &items {
+            let edits = record::StoredEdits::of(item)?;
+            total.versions += edits.versions;
+            total.bytes += edits.bytes;
+        }
+        Ok(total)
+    }
+
     /// The book, if it exists and belongs to the user.
     pub async fn get(&self, user_id: &str, book_id: &str) -> Result<Book, BooksError> {
         let item = self

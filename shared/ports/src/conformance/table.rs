@@ -164,6 +164,17 @@ pub async fn update_sets_removes_and_adds_then_returns_the_new_item(table: &dyn 
         .with("fresh", 2);
     assert_eq!(after, expected);
     assert_eq!(table.get(&pk, "A").await.unwrap(), Some(expected));
+    // A counter also goes down (a passage's dropped versions leave the book's count of edits),
+    // and below 0 when asked.
+    let down = Update::default().add("count", -3).add("fresh", -5);
+    let after = table
+        .update(&pk, "A", down, Condition::Exists)
+        .await
+        .unwrap();
+    assert_eq!(
+        (after.i64("count"), after.i64("fresh")),
+        (Some(5), Some(-3))
+    );
 }
 
 pub async fn update_whose_condition_fails_writes_nothing(table: &dyn Table) {

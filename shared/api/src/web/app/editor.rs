@@ -15,6 +15,10 @@
 //! With JavaScript (`app.js`) the same form is posted in the background with
 //! [`FRAGMENT_HEADER`] and answered with the editor alone, which takes the place of the one on
 //! the page; Ctrl+Enter (⌘+Enter) saves, and the preview follows the typing.
+//!
+//! A save, an undo, a reset or a keep is the same write as the passages' API call, and counts
+//! against the plan's request limits as that call does (`crate::limits::count_as_api_call`), on
+//! top of the page budget; a preview changes nothing and is only a page.
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -455,6 +459,13 @@ async fn change(
     let translations = &state.services.translations;
     let user = &me.user.id;
     let action = form.action.as_deref().unwrap_or("save");
+    // A change is the API's passage write, and counts as one against the plan (a preview
+    // changes nothing).
+    if action != "preview" {
+        if let Err(refused) = crate::limits::count_as_api_call(&state, &me.user).await {
+            return page_error(me.lang, refused);
+        }
+    }
     let answer = match action {
         "save" => translations.edit_passage(user, &id, at, read, &typed).await,
         "undo" => translations.undo_passage(user, &id, at, read).await,
@@ -508,7 +519,11 @@ async fn change(
             version: Some(read),
             ..Open::at(index, Some(Said::Marks(problem)))
         },
-        Err(PassageError::Invalid(problem)) => Open {
+        Err(
+            PassageError::Invalid(problem)
+            | PassageError::TooLong(problem)
+            | PassageError::Characters(problem),
+        ) => Open {
             typed: Some(typed),
             version: Some(read),
             ..Open::at(index, Some(Said::Invalid(problem)))
@@ -649,7 +664,10 @@ async fn next_after(
 pub(super) fn passage_error(e: PassageError) -> ApiError {
     match e {
         PassageError::NotFound(what) => ApiError::not_found(&what),
-        PassageError::Invalid(m) | PassageError::Marks(m) => ApiError::bad_request(m),
+        PassageError::Invalid(m)
+        | PassageError::Marks(m)
+        | PassageError::TooLong(m)
+        | PassageError::Characters(m) => ApiError::bad_request(m),
         e @ (PassageError::Stale { .. } | PassageError::NothingToUndo(_)) => {
             ApiError::new(StatusCode::CONFLICT, "version_conflict", e.to_string())
         }

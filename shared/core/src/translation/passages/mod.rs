@@ -36,7 +36,7 @@ use tracing::{info, instrument, warn};
 use checked::check_edit;
 pub use checked::{check_characters, max_edit_chars, EDIT_FLOOR, EDIT_GROWTH};
 pub use record::MAX_VERSIONS;
-use record::{PassageRecord, Provenance, Version};
+use record::{counted, PassageRecord, Provenance, Version};
 pub use term_text::{TermChange, MAX_RENDERING};
 pub use terms::{
     Skip, TermApplied, TermPassage, TermPreview, TermRequest, TermSkipped, TermsGlossary,
@@ -410,6 +410,7 @@ impl Translations {
             at: self.ports.clock.now(),
             by: owners.by.to_string(),
             from: owners.from,
+            bytes: Some(owners.text.len() as u64),
         });
         let dropped = versions
             .drain(..versions.len().saturating_sub(MAX_VERSIONS))
@@ -466,6 +467,7 @@ impl Translations {
             at: self.ports.clock.now(),
             by: user_id.to_string(),
             from: None,
+            bytes: Some(0),
         });
         let dropped = versions
             .drain(..versions.len().saturating_sub(MAX_VERSIONS))
@@ -602,6 +604,8 @@ impl Translations {
             version = record.version + 1,
             "passage changed"
         );
+        self.count_stored_edits(book, &record.versions, &change.versions)
+            .await;
         for version in &change.dropped {
             if let Some(name) = &version.text {
                 let key = store::passage_text_key(
@@ -615,6 +619,27 @@ impl Translations {
             }
         }
         Ok(())
+    }
+
+    /// Moves the book's count of stored edits (the changes its passages keep, and their texts'
+    /// bytes) from what `before` added to it to what `after` adds. Counted after the passage's
+    /// write, not with it: a count that fails is logged and the change stands, so the count can
+    /// fall short of what is stored, never the other way.
+    async fn count_stored_edits(&self, book: &Book, before: &[Version], after: &[Version]) {
+        let ((was, was_bytes), (now, now_bytes)) = (counted(before), counted(after));
+        if (was, was_bytes) == (now, now_bytes) {
+            return;
+        }
+        let change = BookChange::edits_stored(now - was, now_bytes - was_bytes);
+        let pk = store::book_pk(&book.id);
+        if let Err(e) = self
+            .ports
+            .table
+            .update(&pk, store::BOOK_SK, change.into_update(), Condition::Exists)
+            .await
+        {
+            warn!(book_id = %book.id, error = %e, "the book's stored edits not counted");
+        }
     }
 
     /// After a change of one of the chapter's passages: the chapter's quality record without

@@ -50,6 +50,19 @@ pub struct Version {
     /// reset).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<Provenance>,
+    /// The bytes of its text (0 for a reset), as the book's stored edits count it (see
+    /// [`counted`]); None on a change made before they were counted, which the count leaves
+    /// out both when it comes and when it goes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+}
+
+/// What `versions` adds to the book's stored edits: the changes counted, and their texts' bytes.
+pub fn counted(versions: &[Version]) -> (i64, i64) {
+    versions
+        .iter()
+        .filter_map(|v| v.bytes)
+        .fold((0, 0), |(n, bytes), b| (n + 1, bytes + b as i64))
 }
 
 /// Where an owner's text came from when they did not write it themselves.
@@ -146,6 +159,7 @@ mod tests {
             at: chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap_or_default(),
             by: "u1".into(),
             from: None,
+            bytes: text.map(|t| t.len() as u64),
         }
     }
 
@@ -188,6 +202,22 @@ mod tests {
         update.apply_to(&mut attrs);
         let read = PassageRecord::from_item(&Item { attrs, ..item }).unwrap();
         assert_eq!(read.versions, vec![accepted, kept]);
+    }
+
+    #[test]
+    fn the_changes_counted_are_those_that_know_their_bytes() {
+        let legacy = Version {
+            bytes: None,
+            ..version(Some("old"))
+        };
+        let versions = [
+            legacy,
+            version(Some("abcd")),
+            version(None),
+            version(Some("é")),
+        ];
+        assert_eq!(counted(&versions), (3, 6));
+        assert_eq!(counted(&[]), (0, 0));
     }
 
     #[test]
