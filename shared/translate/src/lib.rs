@@ -14,6 +14,7 @@ pub mod ladder;
 #[cfg(any(test, feature = "stand-ins"))]
 pub mod misbehaving;
 pub mod model;
+pub mod neighbours;
 pub mod offline;
 pub mod pipeline;
 pub mod protocol;

@@ -18,10 +18,11 @@ use crate::checks::{is_refusal_or_remark, Checks, Problem};
 use crate::glossary::{self, contains_term, matching, GlossaryEntry, TermSet};
 use crate::ladder::{Ladder, Repaired, Rung};
 use crate::model::{ChatError, ChatModel};
+use crate::neighbours::{self, Neighbour, Side};
 use crate::protocol::{
     build_request, chunk, glossary_violations, simple_request, Pass, PromptContext, Unit,
 };
-use crate::reading::{read_answer, read_plain_answer, Removed};
+use crate::reading::{clean_characters, read_answer, read_plain_answer, Removed};
 use crate::split::{join_parts, split_block};
 
 #[derive(Debug, Clone, Copy)]
@@ -691,12 +692,14 @@ impl PassWork<'_> {
         pass: Pass,
         violations: &'c [(usize, String, String)],
         earlier: Vec<String>,
+        current: Current<'c>,
     ) -> Chunk<'c> {
         Chunk {
             work: self,
             pass,
             violations,
             earlier,
+            current,
         }
     }
 
@@ -716,9 +719,14 @@ impl PassWork<'_> {
             .map(|unit| crate::model::estimate_tokens(&unit.source))
             .sum();
         if !windowed(self.config, source_tokens) {
+            // Nothing is translated yet: the chunks go out at once.
+            let current = Current {
+                texts: &state.texts,
+                translated: &translated,
+            };
             let results: Vec<Result<ChunkDone, ChatError>> = stream::iter(chunks)
                 .map(|units| {
-                    self.chunk(Pass::Translate, &[], Vec::new())
+                    self.chunk(Pass::Translate, &[], Vec::new(), current)
                         .run(start, units, false)
                 })
                 .buffer_unordered(self.config.concurrency.max(1))
@@ -730,8 +738,12 @@ impl PassWork<'_> {
         } else {
             for units in chunks {
                 let earlier = self.window(&state.texts, &translated, units[0].id);
+                let current = Current {
+                    texts: &state.texts,
+                    translated: &translated,
+                };
                 let done = self
-                    .chunk(Pass::Translate, &[], earlier)
+                    .chunk(Pass::Translate, &[], earlier, current)
                     .run(start, units, false)
                     .await?;
                 translated.extend(absorb(state, Pass::Translate, done));
@@ -754,8 +766,12 @@ impl PassWork<'_> {
                 self.unit(id, None)
             })
             .collect();
+        let current = Current {
+            texts: &state.texts,
+            translated: &translated,
+        };
         let mut done = self
-            .chunk(Pass::Translate, &[], Vec::new())
+            .chunk(Pass::Translate, &[], Vec::new(), current)
             .run(Rung::Singles, units, true)
             .await?;
         done.retries += suspects.len() as u32;
@@ -783,12 +799,19 @@ impl PassWork<'_> {
             .collect();
         let judged: BTreeSet<usize> = units.iter().map(|u| u.id).collect();
         let violations = state.violations.clone();
+        let current = Current {
+            texts: &state.texts,
+            translated: &judged,
+        };
         let results: Vec<Result<ChunkDone, ChatError>> = stream::iter(chunk(
             units,
             self.config.chunk_tokens,
             self.config.chunk_blocks,
         ))
-        .map(|units| self.chunk(pass, &violations, Vec::new()).edit(units))
+        .map(|units| {
+            self.chunk(pass, &violations, Vec::new(), current)
+                .edit(units)
+        })
         .buffer_unordered(self.config.concurrency.max(1))
         .collect()
         .await;
@@ -918,6 +941,16 @@ struct Chunk<'c> {
     violations: &'c [(usize, String, String)],
     /// The translation just before the chunk (the first pass's window).
     earlier: Vec<String>,
+    /// The chapter's texts as the chunk went out, for comparing answers with their neighbours.
+    current: Current<'c>,
+}
+
+/// The chapter's segment texts when a chunk went out, and which of them are translations (the
+/// others still hold their source).
+#[derive(Clone, Copy)]
+struct Current<'c> {
+    texts: &'c [String],
+    translated: &'c BTreeSet<usize>,
 }
 
 /// How one request's blocks came out: their passing texts and why the others failed.
@@ -958,9 +991,13 @@ impl Chunk<'_> {
                 }
                 Rung::Singles | Rung::Simple => pending.iter().map(|u| vec![u.clone()]).collect(),
             };
-            let results =
-                futures::future::join_all(groups.into_iter().map(|group| self.ask(current, group)))
-                    .await;
+            let known = &done.texts;
+            let results = futures::future::join_all(
+                groups
+                    .into_iter()
+                    .map(|group| self.ask(current, group, known)),
+            )
+            .await;
             let asked = pending.len() as u32;
             let mut still = Vec::new();
             let mut outcomes = Asked::default();
@@ -1045,6 +1082,7 @@ impl Chunk<'_> {
             ..ChunkDone::default()
         };
         let (mut blocks, reasons) = (answer.blocks, answer.reasons);
+        clean_terms(&mut done.terms);
         if blocks.is_empty() && is_refusal_or_remark(&text, &response.text) {
             for unit in &units {
                 done.failed.insert(unit.id, Problem::Refusal);
@@ -1063,16 +1101,24 @@ impl Chunk<'_> {
                 done.failed.insert(id, Problem::Truncated);
             }
         }
-        for unit in &units {
-            let Some(answer) = blocks.remove(&unit.id) else {
+        for (at, unit) in units.iter().enumerate() {
+            let Some(answer) = blocks.get(&unit.id) else {
                 continue;
             };
-            let answer = markup::with_kept_text(&unit.source, &answer);
+            let answer =
+                markup::with_kept_text(&unit.source, &clean_characters(&unit.source, answer));
             let draft = unit.draft.as_deref().unwrap_or(&unit.source);
             if answer.trim() == draft.trim() {
                 continue;
             }
-            match self.judge(unit, &answer) {
+            let verdict = self.judge(unit, &answer).and_then(|()| {
+                if self.carries_neighbour(&units, at, &answer, &blocks, &HashMap::new()) {
+                    Err(Problem::Merged)
+                } else {
+                    Ok(())
+                }
+            });
+            match verdict {
                 Ok(()) => {
                     debug!(
                         pass = self.pass.task(),
@@ -1110,8 +1156,14 @@ impl Chunk<'_> {
         }
     }
 
-    /// One request on `rung` for `units`, its answer read and every block checked.
-    async fn ask(&self, rung: Rung, units: Vec<Unit>) -> Result<Asked, ChatError> {
+    /// One request on `rung` for `units`, its answer read and every block checked; `known`
+    /// holds the texts of the chunk's blocks that passed on an earlier rung.
+    async fn ask(
+        &self,
+        rung: Rung,
+        units: Vec<Unit>,
+        known: &HashMap<usize, String>,
+    ) -> Result<Asked, ChatError> {
         let work = self.work;
         let text: String = units
             .iter()
@@ -1164,6 +1216,7 @@ impl Chunk<'_> {
             let answer = read_answer(&response.text, Some(&order));
             asked.removed = answer.removed;
             asked.terms = answer.terms;
+            clean_terms(&mut asked.terms);
             answer.blocks
         };
         // A refusal in place of the whole answer is one, not blocks gone missing.
@@ -1191,9 +1244,10 @@ impl Chunk<'_> {
                 continue;
             }
             // Code and `translate="no"` text go into the book as the source has them, whatever
-            // the model made of them.
+            // the model made of them; characters a book must not hold never reach it.
             if let Some(answer) = blocks.get_mut(&unit.id) {
-                *answer = markup::with_kept_text(&unit.source, answer);
+                *answer =
+                    markup::with_kept_text(&unit.source, &clean_characters(&unit.source, answer));
             }
             let verdict = match blocks.get(&unit.id) {
                 Some(answer) => self.judge(unit, answer),
@@ -1204,6 +1258,16 @@ impl Chunk<'_> {
             }
         }
         self.find_merged(&units, &blocks, &mut asked.failed);
+        for (at, unit) in units.iter().enumerate() {
+            if asked.failed.contains_key(&unit.id) {
+                continue;
+            }
+            if let Some(answer) = blocks.get(&unit.id) {
+                if self.carries_neighbour(&units, at, answer, &blocks, known) {
+                    asked.failed.insert(unit.id, Problem::Merged);
+                }
+            }
+        }
         self.find_echoes(&units, &blocks, &mut asked.failed);
         self.find_same(&units, &blocks, &mut asked.failed);
         for unit in &units {
@@ -1214,6 +1278,81 @@ impl Chunk<'_> {
             }
         }
         Ok(asked)
+    }
+
+    /// Whether the answer for `units[at]` carries the text of a block beside it (see
+    /// `neighbours`). Beside it are the blocks of the request up to the nearest one the answer
+    /// has on each side (a review answers with some blocks only, and the one whose marker was
+    /// dropped may be any before the next it answers), and the chapter's segment before or
+    /// after the request's first or last block. Each is compared by its answer in `blocks`,
+    /// its text from an earlier rung (`known`) or the chapter's so far, and by its source.
+    fn carries_neighbour(
+        &self,
+        units: &[Unit],
+        at: usize,
+        answer: &str,
+        blocks: &BTreeMap<usize, String>,
+        known: &HashMap<usize, String>,
+    ) -> bool {
+        let segments = self.work.segments;
+        let id = units[at].id;
+        let mut beside: Vec<(Side, usize)> = Vec::new();
+        for (side, order) in [
+            (Side::Before, units[..at].iter().rev().collect::<Vec<_>>()),
+            (Side::After, units[at + 1..].iter().collect::<Vec<_>>()),
+        ] {
+            let mut reached_answered = false;
+            for unit in order {
+                beside.push((side, unit.id));
+                if blocks.contains_key(&unit.id) {
+                    reached_answered = true;
+                    break;
+                }
+            }
+            // At the request's edge: the chapter's segment beyond it.
+            if !reached_answered {
+                let outside = match side {
+                    Side::Before => units[0].id.checked_sub(1),
+                    Side::After => Some(units[units.len() - 1].id + 1),
+                };
+                if let Some(outside) = outside.filter(|&o| o < segments.len() && o != id) {
+                    beside.push((side, outside));
+                }
+            }
+        }
+        let current = self.current;
+        beside.into_iter().any(|(side, other)| {
+            let mut translations: Vec<&str> = Vec::new();
+            let answered = blocks.get(&other).or_else(|| known.get(&other));
+            translations.extend(answered.map(String::as_str));
+            if current.translated.contains(&other) {
+                translations.push(current.texts[other].as_str());
+            }
+            translations.dedup();
+            let source = segments[other].source.as_str();
+            let judge = |translation: Option<&str>| {
+                let neighbour = Neighbour {
+                    side,
+                    source,
+                    translation,
+                };
+                neighbours::carries(&units[at].source, answer, &neighbour)
+            };
+            let carried = if translations.is_empty() {
+                judge(None)
+            } else {
+                translations.iter().any(|t| judge(Some(t)))
+            };
+            if carried {
+                debug!(
+                    pass = self.pass.task(),
+                    block = id,
+                    neighbour = other,
+                    "an answer holds its neighbour's text"
+                );
+            }
+            carried
+        })
     }
 
     /// Blocks of one answer with the same translation while their sources differ: the model
@@ -1306,6 +1445,14 @@ impl Chunk<'_> {
                 }
             }
         }
+    }
+}
+
+/// The review's term lines without the characters a book must not hold (see
+/// `reading::clean_characters`): they go on the book's term list.
+fn clean_terms(terms: &mut [(String, String)]) {
+    for (source, target) in terms.iter_mut() {
+        *target = clean_characters(source, target);
     }
 }
 
@@ -1979,6 +2126,196 @@ mod tests {
         );
     }
 
+    /// The offline engine, except that in the pass `task` the answer for block `into` also
+    /// carries block `from`'s text (after its own when `from` is the next block, before it when
+    /// it is the previous one): in the first pass while `from` keeps its own line, in the later
+    /// passes with `from` left out as unchanged. A request without both blocks (a block asked
+    /// again alone) is answered as it should be.
+    struct CarriesNeighbour {
+        task: &'static str,
+        into: usize,
+        from: usize,
+    }
+
+    #[async_trait]
+    impl ChatModel for CarriesNeighbour {
+        async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
+            let mut response = OfflineEngine.complete(request.clone()).await?;
+            if !request.user.starts_with(&format!("TASK: {}", self.task)) {
+                return Ok(response);
+            }
+            let translating = self.task == "translate";
+            let texts = if translating {
+                read_answer(&response.text, None).blocks
+            } else {
+                let drafts = request.user.split_once("DRAFT:\n").map_or("", |(_, d)| d);
+                read_answer(drafts, None).blocks
+            };
+            let (Some(own), Some(theirs)) = (texts.get(&self.into), texts.get(&self.from)) else {
+                return Ok(response);
+            };
+            let merged = if self.from > self.into {
+                format!("{own} {theirs}")
+            } else {
+                format!("{theirs} {own}")
+            };
+            response.text = if translating {
+                texts
+                    .iter()
+                    .map(|(id, text)| {
+                        let text = if *id == self.into { &merged } else { text };
+                        format!("[[{id}]] {text}\n")
+                    })
+                    .collect()
+            } else {
+                format!("[[{}]] {merged}\nWHY: reads better as one\n", self.into)
+            };
+            Ok(response)
+        }
+
+        fn name(&self) -> &str {
+            "carries-neighbour"
+        }
+    }
+
+    /// Paragraphs without marks, each short enough that two of them together stay inside
+    /// every length bound.
+    fn short_paragraphs() -> Vec<Block> {
+        [
+            "Chapter 2. The Carpet-Bag.",
+            "I stuffed a shirt or two into my old carpet-bag and started for Cape Horn.",
+            "Quitting the good city of old Manhatto, I duly arrived in New Bedford.",
+            "It was a Saturday night in December, and the packet had already sailed.",
+            "As most young candidates for the pains and penalties of whaling stop at this port.",
+        ]
+        .into_iter()
+        .map(|text| Block::new(BlockKind::Paragraph, text.into()))
+        .collect()
+    }
+
+    #[tokio::test]
+    async fn a_first_pass_answer_carrying_the_next_or_the_previous_block_is_asked_again() {
+        let blocks = short_paragraphs();
+        let clean = run_on(&OfflineEngine, &blocks, &Ladder::default()).await;
+        for (into, from) in [(1, 2), (3, 2)] {
+            let model = CarriesNeighbour {
+                task: "translate",
+                into,
+                from,
+            };
+            let out = run_on(&model, &blocks, &Ladder::default()).await;
+            assert_eq!(out.blocks, clean.blocks, "block {into} carrying {from}");
+            assert!(out.quality.flagged.is_empty(), "{:?}", out.quality.flagged);
+            assert_eq!(out.quality.retries, 1, "block {into} asked again");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_review_or_polish_change_carrying_a_neighbours_text_is_not_kept() {
+        let blocks = short_paragraphs();
+        let clean = run_on(&OfflineEngine, &blocks, &Ladder::default()).await;
+        for (task, pass) in [("review", Pass::Review), ("polish", Pass::Polish)] {
+            for (into, from) in [(1, 2), (2, 1)] {
+                let model = CarriesNeighbour { task, into, from };
+                let out = run_on(&model, &blocks, &Ladder::default()).await;
+                assert_eq!(
+                    out.blocks, clean.blocks,
+                    "{task}: block {into} carrying {from}"
+                );
+                assert!(out.quality.flagged.is_empty(), "{:?}", out.quality.flagged);
+                assert_eq!(
+                    out.quality.kept_previous,
+                    vec![(pass, into, Problem::Merged)],
+                    "{task}"
+                );
+            }
+        }
+    }
+
+    /// Blocks that share text with their neighbours by right: a line that quotes the next, a
+    /// refrain said twice, short answers said again.
+    fn blocks_that_share_text() -> Vec<Block> {
+        [
+            "The bill on the wall read: “WHALING VOYAGE BY ONE ISHMAEL.” and I read it twice.",
+            "“WHALING VOYAGE BY ONE ISHMAEL.",
+            "Then this ebony bird beguiling my sad fancy into smiling. Quoth the Raven, “Nevermore.”",
+            "Quoth the Raven, “Nevermore.”",
+            "Quoth the Raven, “Nevermore.”",
+            "Yes.",
+            "No.",
+            "Yes, sir.",
+            "Captain Peleg and Captain Bildad owned the Pequod in 1851.",
+            "Captain Peleg and Captain Bildad were Quakers.",
+        ]
+        .into_iter()
+        .map(|text| Block::new(BlockKind::Paragraph, text.into()))
+        .collect()
+    }
+
+    /// The offline engine, except that the review rewrites block 0, which quotes block 1.
+    struct RewritesTheQuote;
+
+    #[async_trait]
+    impl ChatModel for RewritesTheQuote {
+        async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
+            let mut response = OfflineEngine.complete(request.clone()).await?;
+            if request.user.starts_with("TASK: review") {
+                let better = crate::offline::pseudo(&blocks_that_share_text()[0].text, &[])
+                    .replace(" twìcé.", " twìcé, sí.");
+                response.text = format!("[[0]] {better}\nWHY: smoother\n");
+            }
+            Ok(response)
+        }
+
+        fn name(&self) -> &str {
+            "rewrites-the-quote"
+        }
+    }
+
+    #[tokio::test]
+    async fn blocks_that_share_text_with_their_neighbours_by_right_pass_every_pass() {
+        let blocks = blocks_that_share_text();
+        let out = run_on(&OfflineEngine, &blocks, &Ladder::default()).await;
+        assert!(out.quality.flagged.is_empty(), "{:?}", out.quality.flagged);
+        assert_eq!(out.quality.retries, 0);
+        assert!(
+            out.quality.kept_previous.is_empty(),
+            "{:?}",
+            out.quality.kept_previous
+        );
+        let out = run_on(&RewritesTheQuote, &blocks, &Ladder::default()).await;
+        assert!(out.blocks[0].text.ends_with(", sí."), "{:?}", out.blocks[0]);
+        assert!(out.quality.kept_previous.is_empty());
+    }
+
+    /// The offline engine, except that every answer carries control characters and a
+    /// right-to-left override.
+    struct Controls;
+
+    #[async_trait]
+    impl ChatModel for Controls {
+        async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
+            let mut response = OfflineEngine.complete(request).await?;
+            response.text = response
+                .text
+                .replace("é", "é\u{1}")
+                .replace(". ", ".\u{202E} \u{FFFF}");
+            Ok(response)
+        }
+
+        fn name(&self) -> &str {
+            "controls"
+        }
+    }
+
+    #[tokio::test]
+    async fn control_characters_and_bidi_overrides_of_an_answer_never_reach_the_book() {
+        let clean = run(&OfflineEngine).await;
+        let out = run(&Controls).await;
+        assert_eq!(out.blocks, clean.blocks);
+        assert!(out.quality.flagged.is_empty(), "{:?}", out.quality.flagged);
+    }
+
     /// The offline engine, except that the polish rewrites block 2 (still a good translation).
     struct PolishesBlockTwo;
 
@@ -2008,6 +2345,94 @@ mod tests {
             out.quality.last_pass,
             Some(BTreeMap::from([(2, Pass::Polish)])),
             "the other blocks hold the translate pass's text"
+        );
+    }
+}
+
+/// The whole-book bench's comparison (`functions/benches/whole_book.rs`, `--misbehave 0.2`)
+/// without its service: quicker to run while working on the checks.
+#[cfg(test)]
+mod whole_book {
+    use std::collections::HashMap;
+
+    use super::*;
+    use crate::misbehaving::{Fault, Misbehaving};
+    use crate::offline::OfflineEngine;
+
+    /// What the spoiled run made of Moby-Dick against the clean run.
+    #[derive(Debug, Default, PartialEq, Eq)]
+    struct Compared {
+        same: usize,
+        /// Blocks the spoiled run flagged (keeping their source).
+        flagged: usize,
+        /// Blocks holding another block's text of the clean run.
+        holding_another: usize,
+        other: usize,
+        /// Blocks flagged by the clean run.
+        clean_flagged: usize,
+    }
+
+    /// Moby-Dick into Spanish by the offline engine, clean and with one answer in `every`
+    /// spoiled by each of the stand-in's faults in turn, compared block by block.
+    async fn compare(every: u32) -> Compared {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/corpus/moby-dick.epub");
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let book = booktr_formats::epub::extract(&bytes).expect("Moby-Dick extracts");
+        let spoiling = Misbehaving::new(OfflineEngine, &Fault::ALL, every);
+        let (clean_ladder, spoiled_ladder) = (Ladder::default(), Ladder::default());
+        let ledger = HashMap::new();
+        let config = PipelineConfig::default();
+        let mut compared = Compared::default();
+        for chapter in &book.chapters {
+            let input = |ladder| ChapterInput {
+                blocks: &chapter.blocks,
+                source_lang: "en",
+                target_lang: "es",
+                glossary: &[],
+                ledger: &ledger,
+                ladder,
+                instruction: None,
+            };
+            let clean = translate_chapter(&OfflineEngine, &input(&clean_ladder), &config)
+                .await
+                .expect("the clean run");
+            let spoiled = translate_chapter(&spoiling, &input(&spoiled_ladder), &config)
+                .await
+                .expect("the spoiled run");
+            compared.clean_flagged += clean.quality.flagged_blocks().len();
+            let flags = spoiled.quality.flagged_blocks();
+            for (i, (want, got)) in clean.blocks.iter().zip(&spoiled.blocks).enumerate() {
+                let another = |(j, other): (usize, &Block)| {
+                    j != i && other.text.len() > 8 && got.text.contains(other.text.as_str())
+                };
+                if want.text == got.text {
+                    compared.same += 1;
+                } else if flags.contains(&i) {
+                    compared.flagged += 1;
+                } else if clean.blocks.iter().enumerate().any(another) {
+                    compared.holding_another += 1;
+                    println!("holds another block's text: {:.200}", got.text);
+                } else {
+                    compared.other += 1;
+                    println!("differs: {:.200}", got.text);
+                }
+            }
+        }
+        compared
+    }
+
+    #[tokio::test]
+    #[ignore = "the whole of Moby-Dick, 20 s unoptimised: run by hand with --ignored"]
+    async fn moby_dick_with_one_answer_in_five_spoiled_comes_out_as_the_clean_run() {
+        let compared = compare(5).await;
+        println!("{compared:?}");
+        assert_eq!(
+            compared,
+            Compared {
+                same: compared.same,
+                ..Compared::default()
+            }
         );
     }
 }

@@ -227,9 +227,62 @@ pub fn read_plain_answer(text: &str) -> (Option<String>, Removed) {
     (single, removed)
 }
 
+/// A block's answer without the characters it must not bring into the book: those XML 1.0
+/// forbids (C0 controls other than tab, line feed and carriage return; U+FFFE and U+FFFF),
+/// which would make the EPUB unreadable, and the bidirectional embedding, override and isolate
+/// controls (U+202A to U+202E, U+2066 to U+2069) that the block's `source` does not have, which
+/// can reorder what a reader sees (the "Trojan Source" trick) and which a translation has no
+/// reason to add.
+pub fn clean_characters(source: &str, answer: &str) -> String {
+    let forbidden = |c: char| {
+        (c < ' ' && !matches!(c, '\t' | '\n' | '\r')) || c == '\u{FFFE}' || c == '\u{FFFF}'
+    };
+    let bidi = |c: char| matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
+    if !answer.chars().any(|c| forbidden(c) || bidi(c)) {
+        return answer.to_string();
+    }
+    answer
+        .chars()
+        .filter(|&c| !forbidden(c) && (!bidi(c) || source.contains(c)))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn characters_xml_forbids_are_removed_and_bidi_controls_unless_the_source_has_them() {
+        assert_eq!(
+            clean_characters(
+                "Call me Ishmael.",
+                "Llamadme\u{0}\u{1b} Ismael.\u{FFFE}\u{FFFF}"
+            ),
+            "Llamadme Ismael."
+        );
+        assert_eq!(
+            clean_characters("a\tb", "a\tb\r\nc"),
+            "a\tb\r\nc",
+            "tab, line feed and carriage return are XML's"
+        );
+        let trojan = "Llamadme \u{202E}lemsI\u{202C} \u{2067}ya\u{2069}.";
+        assert_eq!(
+            clean_characters("Call me Ishmael.", trojan),
+            "Llamadme lemsI ya."
+        );
+        // A source that embeds a right-to-left name keeps its controls in the translation.
+        let source = "The sign said \u{2067}שלום\u{2069} in Hebrew.";
+        let answer = "El letrero decía \u{2067}שלום\u{2069} en hebreo.";
+        assert_eq!(clean_characters(source, answer), answer);
+        assert_eq!(
+            clean_characters(
+                source,
+                "El letrero \u{202E}decía\u{202C} \u{2067}שלום\u{2069}."
+            ),
+            "El letrero decía \u{2067}שלום\u{2069}.",
+            "only the controls the source has"
+        );
+    }
 
     #[test]
     fn a_preamble_a_sign_off_and_a_fence_are_removed_and_counted() {
