@@ -25,9 +25,9 @@ pub const EDIT_FLOOR: usize = 2_000;
 
 /// The most characters an edit of a passage whose source is `source` may have.
 pub fn max_edit_chars(source: &str) -> usize {
+    // The floor is far below the largest block, so the clamp's bounds are in order.
     (source.chars().count().saturating_mul(EDIT_GROWTH))
-        .max(EDIT_FLOOR)
-        .min(booktr_formats::limits::MAX_BLOCK_CHARS)
+        .clamp(EDIT_FLOOR, booktr_formats::limits::MAX_BLOCK_CHARS)
 }
 
 /// Whether `text` may replace the translation of a block whose source is `source`: within

@@ -210,12 +210,11 @@ mod tests {
             bytes: None,
             ..version(Some("old"))
         };
-        let versions = [
-            legacy,
-            version(Some("abcd")),
-            version(None),
-            version(Some("é")),
-        ];
+        let reset = Version {
+            bytes: Some(0),
+            ..version(None)
+        };
+        let versions = [legacy, version(Some("abcd")), reset, version(Some("é"))];
         assert_eq!(counted(&versions), (3, 6));
         assert_eq!(counted(&[]), (0, 0));
     }
