@@ -2368,8 +2368,10 @@ mod whole_book {
         /// Blocks holding another block's text of the clean run.
         holding_another: usize,
         other: usize,
-        /// Blocks flagged by the clean run.
+        /// Blocks flagged by the clean run, asked for again, and changes it did not keep.
         clean_flagged: usize,
+        clean_retries: u32,
+        clean_kept_previous: usize,
     }
 
     /// Moby-Dick into Spanish by the offline engine, clean and with one answer in `every`
@@ -2401,6 +2403,8 @@ mod whole_book {
                 .await
                 .expect("the spoiled run");
             compared.clean_flagged += clean.quality.flagged_blocks().len();
+            compared.clean_retries += clean.quality.retries;
+            compared.clean_kept_previous += clean.quality.kept_previous.len();
             let flags = spoiled.quality.flagged_blocks();
             for (i, (want, got)) in clean.blocks.iter().zip(&spoiled.blocks).enumerate() {
                 let another = |(j, other): (usize, &Block)| {
