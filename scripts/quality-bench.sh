@@ -56,11 +56,13 @@ echo "== booktr translate"
 record=()
 [ -n "${RECORD:-}" ] && record=(--record-answers "$work/answers.jsonl")
 # The local server answers one request at a time, a few tokens a second: far slower than a
-# hosted model's 180 s allow. A small model keeps each block to its own text when asked for one
-# block of at most a paragraph or two at a time, not a whole letter (docs/operations.md,
-# BOOKTR_CHUNK_TOKENS and BOOKTR_CHUNK_BLOCKS); CHUNK_TOKENS=2000 CHUNK_BLOCKS=100 measures the
-# hosted models' default.
-BOOKTR_CHUNK_TOKENS=${CHUNK_TOKENS:-400} BOOKTR_CHUNK_BLOCKS=${CHUNK_BLOCKS:-1} BOOKTR_MODEL_TIMEOUT_SECS=3600 OPENAI_API_KEY=local OPENAI_BASE_URL="http://127.0.0.1:$port/v1" \
+# hosted model's 180 s allow. Nothing else is set: a model behind OPENAI_BASE_URL runs the small
+# profile (docs/operations.md, BOOKTR_MODEL_PROFILE); CHUNK_TOKENS and CHUNK_BLOCKS set the
+# request's size by hand (CHUNK_TOKENS=2000 CHUNK_BLOCKS=100 measures the hosted models' size).
+by_hand=()
+[ -n "${CHUNK_TOKENS:-}" ] && by_hand+=("BOOKTR_CHUNK_TOKENS=$CHUNK_TOKENS")
+[ -n "${CHUNK_BLOCKS:-}" ] && by_hand+=("BOOKTR_CHUNK_BLOCKS=$CHUNK_BLOCKS")
+env "${by_hand[@]}" BOOKTR_MODEL_TIMEOUT_SECS=3600 OPENAI_API_KEY=local OPENAI_BASE_URL="http://127.0.0.1:$port/v1" \
   target/release/booktr translate "$work/letter.txt" --from en --to fr --parallel 1 \
   --out "$work/letter.fr.epub" --report "$work/report.json" --pass-texts "$work/passes" \
   "${record[@]}" >"$work/booktr.log" 2>&1 || { tail -30 "$work/booktr.log"; exit 1; }

@@ -4,7 +4,8 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use booktr_translate::pipeline::{PipelineConfig, MAX_CHUNK_BLOCKS};
+use booktr_translate::pipeline::MAX_CHUNK_BLOCKS;
+use booktr_translate::profile::{ByHand, Profile, Settings};
 
 use crate::types::{Email, Plan};
 use crate::usage::Quotas;
@@ -40,9 +41,10 @@ pub struct Config {
     /// `BOOKTR_FILE_MEMORY_MIB`: the ceiling every limit on reading an upload and rendering a
     /// book follows from (`booktr_formats::Budget`); 64 by default.
     pub file_budget: booktr_formats::Budget,
-    /// The translation pipeline's chunking: `BOOKTR_CHUNK_TOKENS` and `BOOKTR_CHUNK_BLOCKS` set
-    /// the estimated source tokens and the blocks of one request (see [`pipeline_config`]).
-    pub pipeline: PipelineConfig,
+    /// The translation pipeline's settings: each model's profile chooses its unit of work;
+    /// `BOOKTR_MODEL_PROFILE`, `BOOKTR_CHUNK_TOKENS` and `BOOKTR_CHUNK_BLOCKS` set it by hand
+    /// (see [`pipeline_config`]).
+    pub pipeline: Settings,
     /// `BOOKTR_ADMIN_EMAIL`: the email of the administrator created on first start.
     pub admin_email: Email,
     /// `BOOKTR_WEBHOOK_ALLOW_PRIVATE`: `true` lets webhooks reach plain-http, private and loopback
@@ -281,47 +283,50 @@ impl Config {
     }
 }
 
-/// The pipeline's settings from the environment: `BOOKTR_CHUNK_TOKENS` (200 to 8,000, else
-/// 2,000), the estimated source tokens one translation request carries, and
-/// `BOOKTR_CHUNK_BLOCKS` (1 to 100, else 100), the most blocks it carries. A hosted model answers
-/// 2,000 tokens of many blocks well; a small local model loses its place in a long answer (the
-/// 1.5B Qwen2.5-Coder of the quality bench ran one sentence round and round for a whole letter)
-/// and keeps each block to its own text best when asked for one at a time: 400 and 1 (see
-/// docs/translation.md, "Quality against a human translation").
+/// The pipeline's settings from the environment. Each model runs with the profile its server
+/// calls for (`booktr_translate::profile`: a known model on its provider's server is `hosted`,
+/// 2,000 tokens of up to 100 blocks a request; any other server is `small`, one block of at
+/// most 400 tokens, which a small local model answers best). Set by hand, over every model:
+/// `BOOKTR_MODEL_PROFILE` (`hosted` or `small`), `BOOKTR_CHUNK_TOKENS` (200 to 8,000), the
+/// estimated source tokens one request carries, and `BOOKTR_CHUNK_BLOCKS` (1 to 100), the most
+/// blocks it carries. `get` answers a variable's value, or the default given it when unset.
 pub fn pipeline_config(
     get: &impl Fn(&'static str, &str) -> String,
-) -> Result<PipelineConfig, ConfigError> {
-    let default = PipelineConfig::default();
-    let number =
-        |name: &'static str, default: u64, range: std::ops::RangeInclusive<u64>, what: &str| {
-            let raw = get(name, &default.to_string());
-            match raw.trim().parse::<u64>() {
-                Ok(n) if range.contains(&n) => Ok(n),
-                _ => Err(ConfigError {
-                    name,
-                    value: raw,
-                    reason: format!(
-                        "expected a number of {what} from {} to {}",
-                        range.start(),
-                        range.end()
-                    ),
-                }),
-            }
+) -> Result<Settings, ConfigError> {
+    let set = |name: &'static str| Some(get(name, "")).filter(|v| !v.trim().is_empty());
+    let number = |name: &'static str, range: std::ops::RangeInclusive<u64>, what: &str| {
+        let Some(raw) = set(name) else {
+            return Ok(None);
         };
-    Ok(PipelineConfig {
-        chunk_tokens: number(
-            "BOOKTR_CHUNK_TOKENS",
-            default.chunk_tokens,
-            200..=8000,
-            "tokens",
-        )?,
-        chunk_blocks: number(
-            "BOOKTR_CHUNK_BLOCKS",
-            default.chunk_blocks as u64,
-            1..=MAX_CHUNK_BLOCKS as u64,
-            "blocks",
-        )? as usize,
-        ..default
+        match raw.trim().parse::<u64>() {
+            Ok(n) if range.contains(&n) => Ok(Some(n)),
+            _ => Err(ConfigError {
+                name,
+                value: raw,
+                reason: format!(
+                    "expected a number of {what} from {} to {}",
+                    range.start(),
+                    range.end()
+                ),
+            }),
+        }
+    };
+    let profile = match set("BOOKTR_MODEL_PROFILE") {
+        None => None,
+        Some(raw) => Some(Profile::from_name(&raw).ok_or_else(|| ConfigError {
+            name: "BOOKTR_MODEL_PROFILE",
+            value: raw,
+            reason: "expected hosted or small".into(),
+        })?),
+    };
+    Ok(Settings {
+        by_hand: ByHand {
+            profile,
+            chunk_tokens: number("BOOKTR_CHUNK_TOKENS", 200..=8000, "tokens")?,
+            chunk_blocks: number("BOOKTR_CHUNK_BLOCKS", 1..=MAX_CHUNK_BLOCKS as u64, "blocks")?
+                .map(|n| n as usize),
+        },
+        ..Settings::default()
     })
 }
 
@@ -339,13 +344,13 @@ mod tests {
     }
 
     #[test]
-    fn a_request_carries_2000_source_tokens_unless_set_within_its_range() {
+    fn a_requests_tokens_are_the_profiles_unless_set_within_their_range() {
         let chunk = |v: Option<&'static str>| {
             Config::from_lookup(|n| (n == "BOOKTR_CHUNK_TOKENS").then_some(v?.into()))
-                .map(|c| c.pipeline.chunk_tokens)
+                .map(|c| c.pipeline.by_hand.chunk_tokens)
         };
-        assert_eq!(chunk(None).unwrap(), 2000);
-        assert_eq!(chunk(Some("400")).unwrap(), 400);
+        assert_eq!(chunk(None).unwrap(), None);
+        assert_eq!(chunk(Some("400")).unwrap(), Some(400));
         for wrong in ["50", "9000", "lots"] {
             let err = chunk(Some(wrong)).unwrap_err();
             assert_eq!(err.name, "BOOKTR_CHUNK_TOKENS");
@@ -353,17 +358,32 @@ mod tests {
     }
 
     #[test]
-    fn a_request_carries_up_to_100_blocks_unless_set_within_its_range() {
+    fn a_requests_blocks_are_the_profiles_unless_set_within_their_range() {
         let blocks = |v: Option<&'static str>| {
             Config::from_lookup(|n| (n == "BOOKTR_CHUNK_BLOCKS").then_some(v?.into()))
-                .map(|c| c.pipeline.chunk_blocks)
+                .map(|c| c.pipeline.by_hand.chunk_blocks)
         };
-        assert_eq!(blocks(None).unwrap(), 100);
-        assert_eq!(blocks(Some("1")).unwrap(), 1);
+        assert_eq!(blocks(None).unwrap(), None);
+        assert_eq!(blocks(Some("1")).unwrap(), Some(1));
         for wrong in ["0", "101", "one"] {
             let err = blocks(Some(wrong)).unwrap_err();
             assert_eq!(err.name, "BOOKTR_CHUNK_BLOCKS");
         }
+    }
+
+    #[test]
+    fn a_profile_is_named_for_every_model_or_left_to_each_models_server() {
+        let profile = |v: Option<&'static str>| {
+            Config::from_lookup(|n| (n == "BOOKTR_MODEL_PROFILE").then_some(v?.into()))
+                .map(|c| c.pipeline.by_hand.profile)
+        };
+        assert_eq!(profile(None).unwrap(), None);
+        assert_eq!(profile(Some("small")).unwrap(), Some(Profile::Small));
+        assert_eq!(profile(Some("Hosted")).unwrap(), Some(Profile::Hosted));
+        assert_eq!(
+            profile(Some("large")).unwrap_err().name,
+            "BOOKTR_MODEL_PROFILE"
+        );
     }
 
     #[test]

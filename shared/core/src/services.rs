@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use booktr_translate::pipeline::PipelineConfig;
+use booktr_translate::profile::Settings;
 
 use crate::accounts::Accounts;
 use crate::accounts::User;
@@ -55,7 +55,7 @@ impl Services {
         quotas: Quotas,
         window: usize,
         file_budget: booktr_formats::Budget,
-        pipeline: PipelineConfig,
+        pipeline: Settings,
         site: &str,
     ) -> Self {
         // The one place services are built: each gets the collaborators it works with, and

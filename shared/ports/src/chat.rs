@@ -54,6 +54,13 @@ pub trait ChatModel: Send + Sync {
     fn writes_language(&self) -> bool {
         true
     }
+
+    /// Whether it runs on a server the operator chose rather than its provider's own (a local
+    /// model behind an OpenAI-compatible API, a proxy): the model behind it is then unknown,
+    /// and the pipeline asks it as a small model first (`booktr_translate::profile`).
+    fn on_operators_server(&self) -> bool {
+        false
+    }
 }
 
 /// A model lent (`&M`, to a wrapper that records or spoils its answers), boxed or shared is the
@@ -72,6 +79,10 @@ macro_rules! forward_chat_model {
 
             fn writes_language(&self) -> bool {
                 (**self).writes_language()
+            }
+
+            fn on_operators_server(&self) -> bool {
+                (**self).on_operators_server()
             }
         }
     )+};

@@ -17,6 +17,7 @@ pub mod model;
 pub mod neighbours;
 pub mod offline;
 pub mod pipeline;
+pub mod profile;
 pub mod protocol;
 pub mod providers;
 pub mod reading;

@@ -119,6 +119,10 @@ impl<M: ChatModel> ChatModel for Misbehaving<M> {
     fn writes_language(&self) -> bool {
         true
     }
+
+    fn on_operators_server(&self) -> bool {
+        self.inner.on_operators_server()
+    }
 }
 
 /// The answer `text` to `request`, spoiled by `fault`; None when the fault has nothing to

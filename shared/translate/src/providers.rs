@@ -353,6 +353,10 @@ impl ChatModel for HttpModel {
     fn name(&self) -> &str {
         &self.name
     }
+
+    fn on_operators_server(&self) -> bool {
+        self.base_url != default_base_url(self.family)
+    }
 }
 
 /// Requests sent to model providers (the `metrics` facade; see `booktr_core::metrics`). No
@@ -1021,6 +1025,19 @@ mod tests {
         for family in [Family::OpenAi, Family::Anthropic, Family::Gemini] {
             assert!(check_shape(family, "local-llm-token", "http://127.0.0.1:8000/v1").is_ok());
         }
+    }
+
+    #[test]
+    fn a_model_on_another_server_than_its_providers_says_so() {
+        let timeout = Duration::from_secs(1);
+        let own = HttpModel::new("gpt-4o-mini", "k".into(), None, timeout).unwrap();
+        assert!(!own.on_operators_server());
+        let spelled = Some("https://api.openai.com/v1/".to_string());
+        let own_spelled = HttpModel::new("gpt-4o-mini", "k".into(), spelled, timeout).unwrap();
+        assert!(!own_spelled.on_operators_server());
+        let local = Some("http://127.0.0.1:8080/v1".to_string());
+        let local = HttpModel::new("gpt-4o-mini", "k".into(), local, timeout).unwrap();
+        assert!(local.on_operators_server());
     }
 
     #[test]

@@ -77,6 +77,10 @@ impl<M: ChatModel> ChatModel for Recording<M> {
     fn writes_language(&self) -> bool {
         self.inner.writes_language()
     }
+
+    fn on_operators_server(&self) -> bool {
+        self.inner.on_operators_server()
+    }
 }
 
 /// Answers each request with the answer recorded for the same request (the same system and

@@ -158,6 +158,11 @@ wire! {
         /// stands in (no provider key for the model's family), which costs nothing. Null when the
         /// user's stored key for the model no longer opens (a start would fail its chapters).
         pub engine: Option<String>,
+        /// How the model would be asked: `hosted` (a known model on its provider's server:
+        /// 2,000 tokens of many blocks a request, every block reviewed and polished) or `small`
+        /// (a model on another server, such as a local one: one block a request). Set for every
+        /// model by `BOOKTR_MODEL_PROFILE`.
+        pub profile: &'static str,
         pub target_lang: String,
         /// Chapters a start would translate; the others are already translated with these choices
         /// and cost nothing.

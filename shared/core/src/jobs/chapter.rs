@@ -310,7 +310,14 @@ async fn translate_passes(
         .await?
         .filter(|stored| &stored.key == key)
         .map(|stored| stored.checkpoint);
-    let mut translation = ChapterTranslation::new(&input, &handler.pipeline, checkpoint);
+    let (profile, settings) = handler.pipeline.for_model(model.as_ref());
+    info!(
+        profile = profile.name(),
+        chunk_tokens = settings.chunk_tokens,
+        chunk_blocks = settings.chunk_blocks,
+        "the model's profile"
+    );
+    let mut translation = ChapterTranslation::new(&input, &settings, checkpoint);
     if translation.checkpoint().passes_done > 0 {
         info!(
             passes_done = translation.checkpoint().passes_done,

@@ -17,7 +17,7 @@ use crate::jobs::digest::Digests;
 use crate::ports::Ports;
 use crate::privacy::Privacy;
 use crate::translation::Translations;
-use booktr_translate::pipeline::PipelineConfig;
+use booktr_translate::profile::Settings;
 
 /// What became of a job.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,8 +40,8 @@ pub struct JobHandler {
     pub(crate) events: Events,
     /// The book owner's own provider keys.
     pub(crate) developer: Developer,
-    /// Chunking, parallelism and retries of the translation pipeline.
-    pub(crate) pipeline: PipelineConfig,
+    /// Chunking, parallelism and retries of the translation pipeline, for each model.
+    pub(crate) pipeline: Settings,
     /// For purges and the open-account check.
     privacy: Privacy,
     digests: Digests,
@@ -57,7 +57,7 @@ pub struct JobParts {
     pub events: Events,
     pub developer: Developer,
     pub digests: Digests,
-    pub pipeline: PipelineConfig,
+    pub pipeline: Settings,
 }
 
 impl JobHandler {

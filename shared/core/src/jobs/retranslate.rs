@@ -42,7 +42,8 @@ pub(super) async fn run(
     let ladder = work.ladder(&engine);
     let ledger = HashMap::new();
     let input = work.input(&ladder, &ledger);
-    let mut translation = ChapterTranslation::new(&input, &handler.pipeline, None);
+    let (_, settings) = handler.pipeline.for_model(model.as_ref());
+    let mut translation = ChapterTranslation::new(&input, &settings, None);
     // What each pass will cost, for the book's cost cap (as a run's chapter reserves it).
     let estimates = book.max_cost_micros.map(|_| translation.estimate());
     let mut spent = 0;

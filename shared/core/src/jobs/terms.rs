@@ -88,13 +88,14 @@ pub(super) async fn run(
                     cost::Reservation::Moved => return Ok(()),
                 };
                 let width = handler.translations.window_for(&book.user_id).await?;
+                let (_, settings) = handler.pipeline.for_model(model.as_ref());
                 let translated = translate_terms(
                     model.as_ref(),
                     &found,
                     &book.original_lang,
                     &book.target_lang,
                     &glossary,
-                    &handler.pipeline,
+                    &settings,
                 );
                 let translated = budget::within(book_share(&book.id, width), translated).await;
                 let used = translated.as_ref().map(|l| l.usage).unwrap_or_default();

@@ -23,7 +23,8 @@ use std::sync::Arc;
 
 use booktr_formats::manuscript::Block;
 use booktr_translate::glossary::GlossaryEntry;
-use booktr_translate::pipeline::{PipelineConfig, Quality};
+use booktr_translate::pipeline::Quality;
+use booktr_translate::profile::Settings;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -155,8 +156,8 @@ pub struct Translations {
     priority_window: usize,
     /// What reading an upload and rendering a book may cost in memory.
     file_budget: booktr_formats::Budget,
-    /// How a chapter is cut into requests, which the quote follows.
-    pipeline: PipelineConfig,
+    /// How a chapter is cut into requests for each model, which the quote follows.
+    pipeline: Settings,
     books: Books,
     glossaries: Glossaries,
     usage: Usage,
@@ -181,7 +182,7 @@ impl Translations {
             window: DEFAULT_WINDOW,
             priority_window: (DEFAULT_WINDOW * 2).min(MAX_WINDOW),
             file_budget: booktr_formats::Budget::default(),
-            pipeline: PipelineConfig::default(),
+            pipeline: Settings::default(),
             books,
             glossaries,
             usage,
@@ -210,8 +211,9 @@ impl Translations {
         self
     }
 
-    /// With chapters cut into requests as `pipeline` says (`BOOKTR_CHUNK_TOKENS`).
-    pub fn with_pipeline(mut self, pipeline: PipelineConfig) -> Self {
+    /// With chapters cut into requests as `pipeline` says for each model (its profile, or
+    /// `BOOKTR_CHUNK_TOKENS` and the like).
+    pub fn with_pipeline(mut self, pipeline: Settings) -> Self {
         self.pipeline = pipeline;
         self
     }

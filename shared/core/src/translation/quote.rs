@@ -28,6 +28,8 @@ pub struct Quote {
     /// stands in (no provider key for the model's family), which costs nothing. Null when the
     /// user's stored key for the model no longer opens (a start would fail its chapters).
     pub engine: Option<String>,
+    /// How the model would be asked (`booktr_translate::profile`): `hosted` or `small`.
+    pub profile: &'static str,
     pub target_lang: String,
     /// Chapters a start would translate; the others are already translated with these choices
     /// and cost nothing.
@@ -83,6 +85,7 @@ impl Translations {
             )
             .await?;
         let engine = self.engine_for(&user.id, &model).await?;
+        let (profile, settings) = self.pipeline_for(&user.id, &model).await?;
         let chapters = self.books.chapters(&book.id).await?;
         let mut sources = Vec::with_capacity(chapters.len());
         let mut pending = Vec::new();
@@ -113,7 +116,7 @@ impl Translations {
             source_lang: &book.original_lang,
             target_lang: &target,
             glossary: &entries,
-            config: &self.pipeline,
+            config: &settings,
             window: self.window_for(&book.user_id).await?,
         };
         let estimate = if to_translate.is_empty() {
@@ -125,6 +128,7 @@ impl Translations {
             book_id: book.id,
             model,
             engine,
+            profile: profile.name(),
             target_lang: target,
             chapters: to_translate.len() as u32,
             reused_chapters: (sources.len() - to_translate.len()) as u32,

@@ -4,6 +4,8 @@
 //! TRANSLATING before its jobs are queued.
 
 use booktr_translate::glossary::GlossaryEntry;
+use booktr_translate::pipeline::PipelineConfig;
+use booktr_translate::profile::Profile;
 use tracing::{info, instrument};
 
 use super::{progress_of, translation_key, unfinished_words, TranslationError, Translations};
@@ -380,6 +382,19 @@ impl Translations {
     /// The name of what translates `model` for `user_id`: the provider's model, or the offline
     /// engine's name when no provider key stands behind it. None when the user's stored key no
     /// longer opens or the model is refused: the chapters then fail with that reason.
+    /// The profile `model` would run with for `user_id`, and the pipeline's settings for it
+    /// (the hosted profile's when nothing can answer: the estimate is then only indicative).
+    pub(super) async fn pipeline_for(
+        &self,
+        user_id: &str,
+        model: &str,
+    ) -> Result<(Profile, PipelineConfig), TranslationError> {
+        Ok(match self.developer.model_for(user_id, model).await? {
+            Ok(client) => self.pipeline.for_model(client.as_ref()),
+            Err(_) => (Profile::Hosted, self.pipeline.base),
+        })
+    }
+
     pub(super) async fn engine_for(
         &self,
         user_id: &str,

@@ -245,7 +245,10 @@ impl Translations {
             ladder: &ladder,
             instruction: planned.instruction.as_deref(),
         };
-        let passes = ChapterTranslation::new(&input, &self.pipeline, None).estimate();
+        let (_, settings) = self
+            .pipeline_for(&planned.book.user_id, &planned.model)
+            .await?;
+        let passes = ChapterTranslation::new(&input, &settings, None).estimate();
         let total: PassUsage = passes.iter().copied().sum();
         let priced_by = planned.engine.as_deref().unwrap_or(&planned.model);
         let estimated = cost(priced_by, total.input_tokens, total.output_tokens);
