@@ -5,7 +5,9 @@
 //!
 //! A model that keeps failing a rung should not be asked on it for every chunk of the book:
 //! [`Ladder`] remembers how each rung has done in this run, and requests start on the lowest
-//! rung that has not proved useless. The ladder is the first pass's: the review and the polish
+//! rung that has not proved useless. It also forgives: once the rung requests start on has
+//! answered [`GROW_AFTER`] blocks in a row cleanly, the rung above is given a new trial, so a
+//! model that stumbled on a few hard paragraphs early is asked for whole chunks again. The ladder is the first pass's: the review and the polish
 //! answer with the blocks they change, and a change that fails a check is not asked for again
 //! (the block keeps its checked translation).
 
@@ -90,12 +92,18 @@ impl std::ops::AddAssign for Repaired {
 /// Blocks asked on a rung before its record can rule it out.
 const TRIAL_BLOCKS: u32 = 8;
 
+/// Blocks answered cleanly in a row on the rung requests start on, after which the rung above
+/// is tried again.
+pub const GROW_AFTER: u32 = 16;
+
 /// How each rung has done in one run of one model: blocks asked and blocks that passed every
 /// check. Shared by the run's chapters.
 #[derive(Debug, Default)]
 pub struct Ladder {
     asked: [AtomicU32; 4],
     passed: [AtomicU32; 4],
+    /// Blocks that passed in a row on each rung (reset by a request with a failure).
+    clean_run: [AtomicU32; 4],
 }
 
 impl Ladder {
@@ -121,6 +129,12 @@ impl Ladder {
     pub fn record(&self, rung: Rung, asked: u32, passed: u32) {
         self.asked[rung.index()].fetch_add(asked, Ordering::Relaxed);
         self.passed[rung.index()].fetch_add(passed, Ordering::Relaxed);
+        let clean_run = &self.clean_run[rung.index()];
+        if passed >= asked {
+            clean_run.fetch_add(asked, Ordering::Relaxed);
+        } else {
+            clean_run.store(0, Ordering::Relaxed);
+        }
     }
 
     /// A rung that has been tried on enough blocks and failed most of them.
@@ -133,10 +147,25 @@ impl Ladder {
     /// Where the first pass's chunks start: the first rung the run's record has not ruled out
     /// (the last is never ruled out). Asked once per chapter, before its chunks go out.
     pub fn first(&self) -> Rung {
-        Rung::ALL
+        let first = Rung::ALL
             .into_iter()
             .find(|r| *r == Rung::Simple || !self.useless(*r))
-            .unwrap_or(Rung::Simple)
+            .unwrap_or(Rung::Simple);
+        let index = first.index();
+        if index > 0 && self.clean_run[index].load(Ordering::Relaxed) >= GROW_AFTER {
+            // A new trial for the rung above: its record starts again.
+            let above = Rung::ALL[index - 1];
+            self.asked[above.index()].store(0, Ordering::Relaxed);
+            self.passed[above.index()].store(0, Ordering::Relaxed);
+            self.clean_run[index].store(0, Ordering::Relaxed);
+            tracing::info!(
+                from = first.name(),
+                to = above.name(),
+                "clean answers: requests grow back a rung"
+            );
+            return above;
+        }
+        first
     }
 }
 
@@ -155,6 +184,26 @@ mod tests {
         assert_eq!(ladder.first(), Rung::Simple);
         ladder.record(Rung::Simple, 8, 0);
         assert_eq!(ladder.first(), Rung::Simple);
+    }
+
+    #[test]
+    fn after_enough_clean_answers_the_rung_above_is_tried_again_and_can_be_ruled_out_again() {
+        let ladder = Ladder::default();
+        ladder.record(Rung::Chunk, 10, 2);
+        assert_eq!(ladder.first(), Rung::Halves);
+        ladder.record(Rung::Halves, GROW_AFTER - 1, GROW_AFTER - 1);
+        assert_eq!(ladder.first(), Rung::Halves, "not yet");
+        ladder.record(Rung::Halves, 1, 1);
+        assert_eq!(ladder.first(), Rung::Chunk, "grown back");
+        // The new trial goes as the first did: the chunk fails again and is ruled out again.
+        assert_eq!(ladder.first(), Rung::Chunk);
+        ladder.record(Rung::Chunk, TRIAL_BLOCKS, 1);
+        assert_eq!(ladder.first(), Rung::Halves);
+        // A failure on the way resets the run of clean answers.
+        ladder.record(Rung::Halves, GROW_AFTER - 1, GROW_AFTER - 1);
+        ladder.record(Rung::Halves, 2, 1);
+        ladder.record(Rung::Halves, 2, 2);
+        assert_eq!(ladder.first(), Rung::Halves);
     }
 
     #[test]
