@@ -7,7 +7,12 @@
 //! [`Ladder`] remembers how each rung has done in this run, and requests start on the lowest
 //! rung that has not proved useless. It also forgives: once the rung requests start on has
 //! answered [`GROW_AFTER`] blocks in a row cleanly, the rung above is given a new trial, so a
-//! model that stumbled on a few hard paragraphs early is asked for whole chunks again. The ladder is the first pass's: the review and the polish
+//! model that stumbled on a few hard paragraphs early is asked for whole chunks again.
+//!
+//! The run's record also holds how the later passes' answers go: a model asked to review or
+//! polish that answers every block back as it was (instead of `NO CHANGES`) pays for the
+//! whole chapter again and changes nothing; once [`ECHO_TRIAL`] blocks show it, the pass is
+//! not asked again in this run ([`Ladder::echoes`]). The ladder is the first pass's: the review and the polish
 //! answer with the blocks they change, and a change that fails a check is not asked for again
 //! (the block keeps its checked translation).
 
@@ -16,8 +21,11 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
+use crate::protocol::Pass;
+
 /// How blocks are asked for, from the cheapest to the surest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum Rung {
     /// Every block of the chunk in one request (the first try).
     Chunk,
@@ -96,6 +104,9 @@ const TRIAL_BLOCKS: u32 = 8;
 /// is tried again.
 pub const GROW_AFTER: u32 = 16;
 
+/// Blocks a later pass is asked about before its echoes can stop it.
+pub const ECHO_TRIAL: u32 = 12;
+
 /// How each rung has done in one run of one model: blocks asked and blocks that passed every
 /// check. Shared by the run's chapters.
 #[derive(Debug, Default)]
@@ -104,6 +115,9 @@ pub struct Ladder {
     passed: [AtomicU32; 4],
     /// Blocks that passed in a row on each rung (reset by a request with a failure).
     clean_run: [AtomicU32; 4],
+    /// Blocks the review and the polish were asked about, and those answered back unchanged.
+    edit_asked: [AtomicU32; 2],
+    edit_echoed: [AtomicU32; 2],
 }
 
 impl Ladder {
@@ -137,6 +151,24 @@ impl Ladder {
         }
     }
 
+    /// A later pass asked about `asked` blocks answered `echoed` of them back unchanged.
+    pub fn record_edit(&self, pass: Pass, asked: u32, echoed: u32) {
+        if let Some(at) = edit_index(pass) {
+            self.edit_asked[at].fetch_add(asked, Ordering::Relaxed);
+            self.edit_echoed[at].fetch_add(echoed, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the model's answers to `pass` have been echoes in this run: of at least
+    /// [`ECHO_TRIAL`] blocks asked, three in four or more came back as they were sent.
+    pub fn echoes(&self, pass: Pass) -> bool {
+        edit_index(pass).is_some_and(|at| {
+            let asked = self.edit_asked[at].load(Ordering::Relaxed);
+            let echoed = self.edit_echoed[at].load(Ordering::Relaxed);
+            asked >= ECHO_TRIAL && echoed * 4 >= asked * 3
+        })
+    }
+
     /// A rung that has been tried on enough blocks and failed most of them.
     fn useless(&self, rung: Rung) -> bool {
         let asked = self.asked[rung.index()].load(Ordering::Relaxed);
@@ -166,6 +198,15 @@ impl Ladder {
             return above;
         }
         first
+    }
+}
+
+/// Where a later pass's record is kept; None for the first pass.
+fn edit_index(pass: Pass) -> Option<usize> {
+    match pass {
+        Pass::Translate => None,
+        Pass::Review => Some(0),
+        Pass::Polish => Some(1),
     }
 }
 
@@ -204,6 +245,19 @@ mod tests {
         ladder.record(Rung::Halves, 2, 1);
         ladder.record(Rung::Halves, 2, 2);
         assert_eq!(ladder.first(), Rung::Halves);
+    }
+
+    #[test]
+    fn a_pass_whose_answers_are_echoes_stops_and_the_other_goes_on() {
+        let ladder = Ladder::default();
+        ladder.record_edit(Pass::Review, ECHO_TRIAL - 1, ECHO_TRIAL - 1);
+        assert!(!ladder.echoes(Pass::Review), "too few to tell");
+        ladder.record_edit(Pass::Review, 1, 1);
+        assert!(ladder.echoes(Pass::Review));
+        // A polish that changes what it answers, or leaves the rest out, goes on.
+        ladder.record_edit(Pass::Polish, 20, 4);
+        assert!(!ladder.echoes(Pass::Polish));
+        assert!(!ladder.echoes(Pass::Translate));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use booktr_formats::manuscript::{Block, BlockKind};
 use booktr_formats::markup;
 use futures::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
-use tracing::{debug, warn};
+use tracing::{debug, info, warn};
 
 use crate::adequacy::{self, Name};
 use crate::checks::{is_refusal_or_remark, Checks, Problem};
@@ -44,7 +44,27 @@ pub struct PipelineConfig {
     /// chapter. With a window the first pass's chunks go one after the other (in chapters of
     /// up to 8,000 source tokens; longer ones go at once without it, see [`windowed`]); 0 sends none.
     pub context_tokens: u64,
+    /// Which blocks the review and the polish are asked about (the model's profile's choice).
+    pub later_passes: LaterPasses,
 }
+
+/// Which blocks the review and the polish are asked about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LaterPasses {
+    /// Every translated block: a strong model refines every segment, which helps fluency,
+    /// style and terms.
+    Every,
+    /// The blocks that need a look ([`needs_look`]): a small model's review changes few blocks
+    /// and costs as much as the translation, so it is spent where the run saw trouble.
+    WhereNeeded,
+}
+
+/// One block in this many is reviewed and polished where only the blocks that need it are
+/// ([`LaterPasses::WhereNeeded`]), so that a chapter with no trouble seen is still looked at.
+const SAMPLE_EVERY: usize = 8;
+
+/// A block's confidence (0 to 100) under which the later passes look at it.
+const LOW_CONFIDENCE: u8 = 70;
 
 /// The most blocks a chunk may hold (`PipelineConfig::chunk_blocks`'s default and ceiling).
 pub const MAX_CHUNK_BLOCKS: usize = 100;
@@ -57,6 +77,7 @@ impl Default for PipelineConfig {
             concurrency: 12,
             max_model_retries: 5,
             context_tokens: 300,
+            later_passes: LaterPasses::Every,
         }
     }
 }
@@ -132,6 +153,14 @@ pub struct Quality {
     /// other translated block holds the translate pass's text. None on records made before
     /// this was kept.
     pub last_pass: Option<BTreeMap<usize, Pass>>,
+    /// How far each block's text can be trusted, 0 to 100, from what the run saw of it (see
+    /// [`confidence`]); the blocks a reviewer should look at first are the lowest.
+    pub confidence: BTreeMap<usize, u8>,
+    /// Blocks sent to the review and to the polish (all, or those that needed a look).
+    pub sent: Changed,
+    /// Later passes not asked in this chapter: the model had answered them with echoes (every
+    /// block back as it was) earlier in the run.
+    pub echo_stopped: Vec<Pass>,
     pub translate: PassUsage,
     pub review: PassUsage,
     pub polish: PassUsage,
@@ -223,6 +252,10 @@ struct ChunkDone {
     usage: PassUsage,
     retries: u32,
     repaired: Repaired,
+    /// The rung each repaired block passed on.
+    repaired_on: HashMap<usize, Rung>,
+    /// Blocks a later pass answered back as they were sent.
+    echoed: u32,
     removed: Removed,
     terms: Vec<(String, String)>,
 }
@@ -263,6 +296,12 @@ pub struct Checkpoint {
     /// Segments the review or the polish changed, by the last pass that did.
     #[serde(default)]
     changed_by: BTreeMap<usize, Pass>,
+    /// Segments the first pass got only when asked again, by the rung that passed them.
+    #[serde(default)]
+    repaired_on: BTreeMap<usize, Rung>,
+    /// Whether the answers were judged by language identification (not the offline engine's).
+    #[serde(default)]
+    judged_language: bool,
 }
 
 /// One chapter's passes, run one at a time so that the caller can keep a [`Checkpoint`]
@@ -323,6 +362,8 @@ impl<'a> ChapterTranslation<'a> {
                 failures: BTreeSet::new(),
                 kept: Vec::new(),
                 changed_by: BTreeMap::new(),
+                repaired_on: BTreeMap::new(),
+                judged_language: false,
             });
         ChapterTranslation {
             input,
@@ -356,6 +397,7 @@ impl<'a> ChapterTranslation<'a> {
             model.writes_language(),
         );
         let mut state = self.state.clone();
+        state.judged_language = model.writes_language();
         let work = PassWork {
             model,
             input: self.input,
@@ -464,6 +506,14 @@ impl<'a> ChapterTranslation<'a> {
             state,
             ..
         } = self;
+        // Judged on the final text of every part; language identification only where the
+        // answers were judged by it.
+        let checks = Checks::new(input.source_lang, input.target_lang, state.judged_language);
+        let mut block_confidence: BTreeMap<usize, u8> = BTreeMap::new();
+        for (id, score) in confidence(input, &segments, &state, &checks) {
+            let block = block_confidence.entry(segments[id].block).or_insert(score);
+            *block = (*block).min(score);
+        }
         let Checkpoint {
             texts,
             mut quality,
@@ -474,6 +524,7 @@ impl<'a> ChapterTranslation<'a> {
             changed_by,
             ..
         } = state;
+        quality.confidence = block_confidence;
         // Blocks sent in parts are joined back before anything is checked: the quality record
         // describes the final text, block by block.
         let translated = joined(&segments, &texts);
@@ -790,14 +841,44 @@ impl PassWork<'_> {
     /// that fails a check, or makes a block unlike the rest of the chapter, is not kept (the
     /// block keeps its checked translation).
     async fn edit(&self, pass: Pass, state: &mut Checkpoint) -> Result<(), ChatError> {
+        let ladder = self.input.ladder;
+        if ladder.echoes(pass) {
+            info!(
+                pass = pass.task(),
+                "the model answers this pass with echoes: not asked in this chapter"
+            );
+            state.quality.echo_stopped.push(pass);
+            return Ok(());
+        }
         // A block the translate pass could not translate holds its source: there is no
         // translation to review or polish.
         let untranslatable: BTreeSet<usize> = state.failures.iter().map(|f| f.0).collect();
-        let units: Vec<Unit> = (0..self.segments.len())
+        let translated: BTreeSet<usize> = (0..self.segments.len())
             .filter(|id| !untranslatable.contains(id))
-            .map(|id| self.unit(id, Some(state.texts[id].clone())))
             .collect();
-        let judged: BTreeSet<usize> = units.iter().map(|u| u.id).collect();
+        let look_at = match self.config.later_passes {
+            LaterPasses::Every => translated.clone(),
+            LaterPasses::WhereNeeded => {
+                let confidence = self.confidence(state);
+                translated
+                    .iter()
+                    .copied()
+                    .filter(|id| needs_look(*id, &confidence, state))
+                    .collect()
+            }
+        };
+        let units: Vec<Unit> = look_at
+            .iter()
+            .map(|&id| self.unit(id, Some(state.texts[id].clone())))
+            .collect();
+        let sent = units.len() as u32;
+        match pass {
+            Pass::Review => state.quality.sent.review += sent,
+            Pass::Polish => state.quality.sent.polish += sent,
+            Pass::Translate => {}
+        }
+        // Every translated block is judged against the others, asked about or not.
+        let judged = translated;
         let violations = state.violations.clone();
         let current = Current {
             texts: &state.texts,
@@ -817,9 +898,13 @@ impl PassWork<'_> {
         .await;
         let before = state.texts.clone();
         let mut changed = BTreeSet::new();
+        let mut echoed = 0;
         for result in results {
-            changed.extend(absorb(state, pass, result?));
+            let done = result?;
+            echoed += done.echoed;
+            changed.extend(absorb(state, pass, done));
         }
+        ladder.record_edit(pass, sent, echoed);
         for (id, problem) in self.suspects(&state.texts, &judged) {
             if changed.remove(&id) {
                 state.texts[id] = before[id].clone();
@@ -860,39 +945,110 @@ impl PassWork<'_> {
         earlier
     }
 
-    /// Among the segments `ids`, those whose text is unlike the rest of the chapter: the same
-    /// translation as another segment whose source differs, or a length out of proportion
-    /// with the ratio the chapter's own blocks show.
     fn suspects(&self, texts: &[String], ids: &BTreeSet<usize>) -> BTreeMap<usize, Problem> {
-        let plain: Vec<(usize, String, String)> = ids
-            .iter()
-            .map(|&id| {
-                (
-                    id,
-                    markup::translatable_text(&self.segments[id].source),
-                    markup::translatable_text(&texts[id]),
-                )
-            })
-            .collect();
-        let mut suspects: BTreeMap<usize, Problem> = adequacy::same_translations(&plain)
-            .into_iter()
-            .map(|id| (id, Problem::Duplicate))
-            .collect();
-        let letters = |text: &str| text.chars().filter(|c| c.is_alphabetic()).count();
-        let sizes: Vec<(usize, usize, usize)> = plain
-            .iter()
-            .filter(|(id, _, _)| !suspects.contains_key(id))
-            .map(|(id, source, text)| (*id, letters(source), letters(text)))
-            .collect();
-        if let Some(ratio) = adequacy::learned_ratio(sizes.iter().map(|(_, s, t)| (*s, *t))) {
-            for (id, source, text) in sizes {
-                if !adequacy::in_proportion(ratio, source, text) {
-                    suspects.insert(id, Problem::Length);
-                }
+        suspects(self.segments, texts, ids)
+    }
+
+    /// Each segment's confidence as the pass starts.
+    fn confidence(&self, state: &Checkpoint) -> BTreeMap<usize, u8> {
+        confidence(self.input, self.segments, state, self.checks)
+    }
+}
+
+/// Whether the later passes look at segment `id` when only the blocks that need it are:
+/// repaired on the way, missing a glossary or book term, of low confidence, or in the sample.
+fn needs_look(id: usize, confidence: &BTreeMap<usize, u8>, state: &Checkpoint) -> bool {
+    id.is_multiple_of(SAMPLE_EVERY)
+        || state.repaired_on.contains_key(&id)
+        || state.violations.iter().any(|(at, _, _)| *at == id)
+        || confidence.get(&id).is_some_and(|c| *c < LOW_CONFIDENCE)
+}
+
+/// How far each segment's text can be trusted, 0 to 100, from what the run already knows of
+/// it: nothing for one the first pass could not translate or that still reads as its source;
+/// less for one repaired on the way (the lower the rung, the less), missing a glossary or book
+/// term, whose later pass's answer failed a check, unlike the rest of the chapter (another
+/// block's text, a length out of the chapter's proportion) or in another language.
+/// Documented figures, not a model: `scripts/quality-bench.sh` reports how they rank against
+/// a human translation.
+fn confidence(
+    input: &ChapterInput<'_>,
+    segments: &[Segment],
+    state: &Checkpoint,
+    checks: &Checks,
+) -> BTreeMap<usize, u8> {
+    let all: BTreeSet<usize> = (0..segments.len()).collect();
+    let unlike = suspects(segments, &state.texts, &all);
+    let failed: BTreeSet<usize> = state.failures.iter().map(|f| f.0).collect();
+    all.into_iter()
+        .map(|id| {
+            let (source, text) = (&segments[id].source, &state.texts[id]);
+            let untranslated = !may_stay(input, &segments[id]) && checks.untranslated(source, text);
+            let mut score: i32 = 100;
+            if failed.contains(&id) || untranslated {
+                score = 0;
+            }
+            score -= match state.repaired_on.get(&id) {
+                Some(Rung::Halves) => 10,
+                Some(Rung::Singles) => 20,
+                Some(Rung::Simple) => 35,
+                Some(Rung::Chunk) | None => 0,
+            };
+            if state.violations.iter().any(|(at, _, _)| *at == id) {
+                score -= 20;
+            }
+            if state.kept.iter().any(|(_, at, _)| *at == id) {
+                score -= 10;
+            }
+            score -= match unlike.get(&id) {
+                Some(Problem::Duplicate) => 40,
+                Some(_) => 25,
+                None => 0,
+            };
+            if state.judged_language && checks.in_wrong_language(source, text) {
+                score -= 40;
+            }
+            (id, score.clamp(0, 100) as u8)
+        })
+        .collect()
+}
+
+/// Among the segments `ids`, those whose text is unlike the rest of the chapter: the same
+/// translation as another segment whose source differs, or a length out of proportion with the
+/// ratio the chapter's own blocks show.
+fn suspects(
+    segments: &[Segment],
+    texts: &[String],
+    ids: &BTreeSet<usize>,
+) -> BTreeMap<usize, Problem> {
+    let plain: Vec<(usize, String, String)> = ids
+        .iter()
+        .map(|&id| {
+            (
+                id,
+                markup::translatable_text(&segments[id].source),
+                markup::translatable_text(&texts[id]),
+            )
+        })
+        .collect();
+    let mut suspects: BTreeMap<usize, Problem> = adequacy::same_translations(&plain)
+        .into_iter()
+        .map(|id| (id, Problem::Duplicate))
+        .collect();
+    let letters = |text: &str| text.chars().filter(|c| c.is_alphabetic()).count();
+    let sizes: Vec<(usize, usize, usize)> = plain
+        .iter()
+        .filter(|(id, _, _)| !suspects.contains_key(id))
+        .map(|(id, source, text)| (*id, letters(source), letters(text)))
+        .collect();
+    if let Some(ratio) = adequacy::learned_ratio(sizes.iter().map(|(_, s, t)| (*s, *t))) {
+        for (id, source, text) in sizes {
+            if !adequacy::in_proportion(ratio, source, text) {
+                suspects.insert(id, Problem::Length);
             }
         }
-        suspects
     }
+    suspects
 }
 
 /// The end of `text`, about `tokens` long, from a word's start.
@@ -929,6 +1085,7 @@ fn absorb(state: &mut Checkpoint, pass: Pass, done: ChunkDone) -> Vec<usize> {
     quality.retries += done.retries;
     quality.repaired += done.repaired;
     quality.removed += done.removed;
+    state.repaired_on.extend(done.repaired_on);
     state.terms.extend(done.terms);
     passed
 }
@@ -1012,6 +1169,8 @@ impl Chunk<'_> {
             ladder.record(current, asked, outcomes.passed.len() as u32);
             if !first {
                 done.repaired.add(current, outcomes.passed.len() as u32);
+                done.repaired_on
+                    .extend(outcomes.passed.keys().map(|&id| (id, current)));
             }
             done.usage += outcomes.usage;
             done.removed += outcomes.removed;
@@ -1109,6 +1268,7 @@ impl Chunk<'_> {
                 markup::with_kept_text(&unit.source, &clean_characters(&unit.source, answer));
             let draft = unit.draft.as_deref().unwrap_or(&unit.source);
             if answer.trim() == draft.trim() {
+                done.echoed += 1;
                 continue;
             }
             let verdict = self.judge(unit, &answer).and_then(|()| {
@@ -1635,6 +1795,206 @@ mod tests {
         assert_eq!((q.glossary_checked, q.glossary_satisfied), (1, 1));
         assert!(q.flagged.is_empty(), "{:?}", q.flagged);
         assert!(q.translate.requests > 30, "{:?}", q.translate);
+    }
+
+    /// Answers as the offline engine does, but leaves the glossary's "whale" untranslated in
+    /// every answer, and notes which blocks each later pass was asked about. With `echo`, the
+    /// later passes answer every block back as it was sent instead of `NO CHANGES`.
+    struct Watching {
+        echo: bool,
+        asked: std::sync::Mutex<Vec<(String, Vec<usize>)>>,
+    }
+
+    impl Watching {
+        fn new(echo: bool) -> Self {
+            Watching {
+                echo,
+                asked: std::sync::Mutex::new(Vec::new()),
+            }
+        }
+
+        fn asked(&self, task: &str) -> Vec<usize> {
+            let asked = self.asked.lock().unwrap();
+            let mut ids: Vec<usize> = asked
+                .iter()
+                .filter(|(t, _)| t == task)
+                .flat_map(|(_, ids)| ids.iter().copied())
+                .collect();
+            ids.sort_unstable();
+            ids
+        }
+    }
+
+    #[async_trait]
+    impl ChatModel for Watching {
+        async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
+            let task = request.user.lines().next().unwrap_or_default().to_string();
+            let mut response = OfflineEngine.complete(request.clone()).await?;
+            if let Some(task) = task.strip_prefix("TASK: ").filter(|t| *t != "translate") {
+                let drafts = request.user.split("DRAFT:\n").nth(1).unwrap_or_default();
+                let drafts = drafts.split("\nFIX:").next().unwrap_or_default();
+                let blocks = read_answer(drafts, None).blocks;
+                self.asked
+                    .lock()
+                    .unwrap()
+                    .push((task.to_string(), blocks.keys().copied().collect()));
+                if self.echo {
+                    response.text = blocks
+                        .iter()
+                        .map(|(id, text)| format!("[[{id}]] {text}\n"))
+                        .collect();
+                }
+            }
+            response.text = response.text.replace("ballena", "whale");
+            Ok(response)
+        }
+
+        fn name(&self) -> &str {
+            "watching"
+        }
+
+        fn writes_language(&self) -> bool {
+            false
+        }
+    }
+
+    /// Twenty paragraphs, the sixth about the whale.
+    fn twenty_paragraphs() -> Vec<Block> {
+        (0..20)
+            .map(|i| {
+                let about = if i == 5 { "the whale" } else { "the sea" };
+                Block::new(
+                    BlockKind::Paragraph,
+                    format!("Paragraph {i} tells of {about} and of a ship called number {i}."),
+                )
+            })
+            .collect()
+    }
+
+    async fn run_with(
+        model: &dyn ChatModel,
+        blocks: &[Block],
+        ladder: &Ladder,
+        config: &PipelineConfig,
+    ) -> ChapterOutput {
+        let glossary = glossary();
+        let ledger = HashMap::new();
+        let input = ChapterInput {
+            blocks,
+            source_lang: "en",
+            target_lang: "es",
+            glossary: &glossary,
+            ledger: &ledger,
+            ladder,
+            instruction: None,
+        };
+        translate_chapter(model, &input, config).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn where_needed_the_later_passes_look_at_the_blocks_with_trouble_and_a_sample() {
+        let blocks = twenty_paragraphs();
+        let small = PipelineConfig {
+            chunk_tokens: 400,
+            chunk_blocks: 1,
+            later_passes: LaterPasses::WhereNeeded,
+            ..PipelineConfig::default()
+        };
+        let model = Watching::new(false);
+        let out = run_with(&model, &blocks, &Ladder::default(), &small).await;
+        // The block missing its glossary term, and one in eight.
+        assert_eq!(model.asked("review"), [0, 5, 8, 16]);
+        assert_eq!(model.asked("polish"), [0, 5, 8, 16]);
+        assert_eq!((out.quality.sent.review, out.quality.sent.polish), (4, 4));
+        // Its confidence says so (a term missed), and the others are trusted.
+        assert_eq!(out.quality.confidence[&5], 80);
+        assert_eq!(out.quality.confidence[&4], 100);
+        assert_eq!(out.quality.confidence.len(), 20);
+
+        let model = Watching::new(false);
+        let every = PipelineConfig::default();
+        let out = run_with(&model, &blocks, &Ladder::default(), &every).await;
+        assert_eq!(model.asked("review"), (0..20).collect::<Vec<_>>());
+        assert_eq!(out.quality.sent.review, 20);
+    }
+
+    #[tokio::test]
+    async fn a_later_pass_answered_with_echoes_is_not_asked_again_in_the_run() {
+        let blocks = twenty_paragraphs();
+        let ladder = Ladder::default();
+        let config = PipelineConfig::default();
+        let model = Watching::new(true);
+        let first = run_with(&model, &blocks, &ladder, &config).await;
+        assert_eq!(model.asked("review").len(), 20);
+        assert_eq!(model.asked("polish").len(), 20);
+        assert_eq!(first.quality.changed.review, 0);
+        assert!(first.quality.echo_stopped.is_empty());
+
+        // The next chapter of the run: neither pass is asked, and the record says why.
+        let model = Watching::new(true);
+        let second = run_with(&model, &blocks, &ladder, &config).await;
+        assert!(model.asked("review").is_empty());
+        assert!(model.asked("polish").is_empty());
+        assert_eq!(second.quality.echo_stopped, [Pass::Review, Pass::Polish]);
+        assert_eq!(second.quality.review, PassUsage::default());
+
+        // A model that says NO CHANGES, or changes what it answers, goes on being asked.
+        let ladder = Ladder::default();
+        for _ in 0..2 {
+            let model = Watching::new(false);
+            let out = run_with(&model, &blocks, &ladder, &config).await;
+            assert_eq!(model.asked("review").len(), 20);
+            assert!(out.quality.echo_stopped.is_empty());
+        }
+    }
+
+    #[tokio::test]
+    async fn a_block_repaired_on_a_low_rung_or_left_in_its_source_is_trusted_least() {
+        let clean = run(&OfflineEngine).await;
+        assert_eq!(
+            clean
+                .quality
+                .confidence
+                .values()
+                .copied()
+                .collect::<Vec<_>>(),
+            [100, 100, 100]
+        );
+        // A model that never gives a usable answer: every block keeps its source.
+        let refuses = Misbehaving::new(OfflineEngine, &[Fault::Refusal], 1);
+        let out = run(&refuses).await;
+        assert!(!out.quality.flagged.is_empty());
+        assert!(
+            out.quality.confidence.values().all(|c| *c == 0),
+            "{:?}",
+            out.quality.confidence
+        );
+
+        // Blocks repaired on the way: the lower the rung, the less they are trusted.
+        let blocks = chapter();
+        let glossary = glossary();
+        let ledger = HashMap::new();
+        let input = ChapterInput {
+            blocks: &blocks,
+            source_lang: "en",
+            target_lang: "es",
+            glossary: &glossary,
+            ledger: &ledger,
+            ladder: &Ladder::default(),
+            instruction: None,
+        };
+        let config = PipelineConfig::default();
+        let mut translation = ChapterTranslation::new(&input, &config, None);
+        while translation.next_pass().is_some() {
+            translation.run_pass(&OfflineEngine).await.unwrap();
+        }
+        translation.state.repaired_on.insert(1, Rung::Simple);
+        translation.state.repaired_on.insert(2, Rung::Halves);
+        let out = translation.finish();
+        assert_eq!(
+            out.quality.confidence.values().copied().collect::<Vec<_>>(),
+            [100, 65, 90]
+        );
     }
 
     /// The offline engine, counting requests by task.

@@ -18,7 +18,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::ChatModel;
-use crate::pipeline::PipelineConfig;
+use crate::pipeline::{LaterPasses, PipelineConfig};
 
 /// A named set of the pipeline's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -73,6 +73,16 @@ impl Profile {
             Profile::Small => 1,
         }
     }
+
+    /// Which blocks the review and the polish look at: a strong hosted model refines every
+    /// block; a small model only those that need it (its review of the rest changes little
+    /// and costs as much as the translation).
+    fn later_passes(self) -> LaterPasses {
+        match self {
+            Profile::Hosted => LaterPasses::Every,
+            Profile::Small => LaterPasses::WhereNeeded,
+        }
+    }
 }
 
 /// What the operator set by hand, over any profile: `BOOKTR_MODEL_PROFILE`,
@@ -98,6 +108,7 @@ impl ByHand {
         PipelineConfig {
             chunk_tokens: self.chunk_tokens.unwrap_or(profile.chunk_tokens()),
             chunk_blocks: self.chunk_blocks.unwrap_or(profile.chunk_blocks()),
+            later_passes: profile.later_passes(),
             ..base
         }
     }
@@ -132,6 +143,10 @@ mod tests {
         assert_eq!((hosted.chunk_tokens, hosted.chunk_blocks), (2000, 100));
         let small = nothing.settings(Profile::Small, PipelineConfig::default());
         assert_eq!((small.chunk_tokens, small.chunk_blocks), (400, 1));
+        assert_eq!(
+            (hosted.later_passes, small.later_passes),
+            (LaterPasses::Every, LaterPasses::WhereNeeded)
+        );
         assert_eq!(
             small.context_tokens,
             PipelineConfig::default().context_tokens
