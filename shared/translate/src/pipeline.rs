@@ -443,14 +443,17 @@ impl<'a> ChapterTranslation<'a> {
     /// (the same chunks, prompts and glossary lines), counted as the offline engine counts,
     /// with each answer as long as its blocks (translations come out about as long as their
     /// source), the later passes' drafts standing in for the source, and the later passes'
-    /// answers holding the share of blocks an editor changes ([`edited`]). Retries and the
-    /// review's term lines are not foreseen.
+    /// answers holding the share of blocks an editor changes ([`edited`]). Where the later
+    /// passes look only at the blocks that need it ([`LaterPasses::WhereNeeded`]), that same
+    /// share is taken to need a look. Retries and the review's term lines are not foreseen.
     pub fn estimate(&self) -> [PassUsage; 3] {
         Pass::ALL.map(|pass| {
+            let selective = self.config.later_passes == LaterPasses::WhereNeeded;
             let units: Vec<Unit> = self
                 .segments
                 .iter()
                 .enumerate()
+                .filter(|(id, _)| pass == Pass::Translate || !selective || edited(*id))
                 .map(|(id, segment)| Unit {
                     id,
                     source: segment.source.clone(),
