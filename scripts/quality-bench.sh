@@ -66,6 +66,6 @@ env "${by_hand[@]}" BOOKTR_MODEL_TIMEOUT_SECS=3600 OPENAI_API_KEY=local OPENAI_B
   target/release/booktr translate "$work/letter.txt" --from en --to fr --parallel 1 \
   --out "$work/letter.fr.epub" --report "$work/report.json" --pass-texts "$work/passes" \
   "${record[@]}" >"$work/booktr.log" 2>&1 || { tail -30 "$work/booktr.log"; exit 1; }
-grep -E "^(Language|Flagged|Repaired|Changed|Tokens|Requests)" "$work/booktr.log" || true
+grep -E "^(Model|Language|Flagged|Repaired|Changed|Not asked|Confidence|Tokens|Requests)" "$work/booktr.log" || true
 
 "$py" scripts/quality_bench.py score --work "$work"

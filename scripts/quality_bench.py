@@ -9,7 +9,12 @@
   score    --work DIR                     chrF (sacrebleu) of every system against the reference,
                                           the letter as one document, with what each system's
                                           text shows of misbehaviour (paragraphs the same as
-                                          another's, left in English), tokens and wall time
+                                          another's, left in English), tokens and wall time;
+                                          where the reference has as many paragraphs as the
+                                          source, each paragraph's chrF against booktr's
+                                          confidence in it (Spearman's rank correlation, and
+                                          how many of the lowest-scoring tenth the review
+                                          queue's first tenth holds)
 """
 
 import argparse
@@ -146,6 +151,57 @@ def score(args):
           f"changed by the review {report['changed']['review']}, by the polish "
           f"{report['changed']['polish']}, repaired {report['repaired']}, "
           f"{report['inTarget']} of {report['judged']} judged blocks in the target language")
+    confidence_against_chrf(work, report, chrf)
+
+
+def ranks(values):
+    """Ranks from 1, ties given their average rank."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    out = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            out[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return out
+
+
+def spearman(xs, ys):
+    """Spearman's rank correlation (Pearson's on the ranks); None when one side is constant."""
+    rx, ry = ranks(xs), ranks(ys)
+    n = len(xs)
+    mx, my = sum(rx) / n, sum(ry) / n
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    vx = sum((a - mx) ** 2 for a in rx)
+    vy = sum((b - my) ** 2 for b in ry)
+    return None if vx == 0 or vy == 0 else cov / (vx * vy) ** 0.5
+
+
+def confidence_against_chrf(work, report, chrf):
+    """Each paragraph's chrF against booktr's confidence in it, where the paragraphs align."""
+    reference = paragraphs((work / "reference.txt").read_text())
+    final = work / "passes" / "chapter-1.polish.txt"
+    if not final.exists():
+        return
+    text = paragraphs(final.read_text())
+    confidence = [c for c in report.get("blockConfidence", [])]
+    if not (len(reference) == len(text) == len(confidence)):
+        print(f"confidence against chrF: not measured, the paragraphs do not align "
+              f"(reference {len(reference)}, booktr {len(text)}, confidences {len(confidence)})")
+        return
+    pairs = [(c, chrf.sentence_score(t, [r]).score)
+             for c, t, r in zip(confidence, text, reference) if c is not None]
+    rho = spearman([c for c, _ in pairs], [s for _, s in pairs])
+    tenth = max(1, -(-len(pairs) // 10))
+    queue = sorted(range(len(pairs)), key=lambda i: pairs[i][0])[:tenth]
+    lowest = sorted(range(len(pairs)), key=lambda i: pairs[i][1])[:tenth]
+    held = len(set(queue) & set(lowest))
+    shown = "undefined (one side is constant)" if rho is None else f"{rho:.2f}"
+    print(f"confidence against per-paragraph chrF ({len(pairs)} paragraphs): Spearman {shown}; "
+          f"the review queue's first {tenth} hold {held} of the {tenth} lowest-scoring")
 
 
 def main():

@@ -141,6 +141,17 @@ pub struct Report {
     kept_previous: usize,
     /// Blocks the review and the polish changed.
     changed: Changed,
+    /// Blocks sent to the review and to the polish (the small profile sends only those that
+    /// need a look), and the chapters where a pass was not asked, its answers being echoes.
+    sent: Changed,
+    echo_stopped: BTreeMap<&'static str, usize>,
+    /// The model profiles the chapters ran with (one, unless the run was resumed otherwise).
+    profiles: Vec<String>,
+    /// Blocks by confidence: under 50, 50 to 79, 80 and over.
+    confidence: [usize; 3],
+    /// Every block's confidence in reading order (null for a block with nothing to
+    /// translate), for scoring it against a human translation (scripts/quality_bench.py).
+    block_confidence: Vec<Option<u8>>,
     requests: u32,
     /// Tokens and requests of each pass, and of the term list.
     usage: BTreeMap<&'static str, PassUsage>,
@@ -170,6 +181,11 @@ impl Report {
             removed: Removed::default(),
             kept_previous: 0,
             changed: Changed::default(),
+            sent: Changed::default(),
+            echo_stopped: BTreeMap::new(),
+            profiles: Vec::new(),
+            confidence: [0; 3],
+            block_confidence: Vec::new(),
             requests: done.terms.usage.requests,
             usage: BTreeMap::from([("terms", done.terms.usage)]),
             seconds: took.as_secs_f64(),
@@ -185,6 +201,22 @@ impl Report {
             report.removed += quality.removed;
             report.kept_previous += quality.kept_previous.len();
             report.changed += quality.changed;
+            report.sent += quality.sent;
+            for pass in &quality.echo_stopped {
+                *report.echo_stopped.entry(pass.task()).or_default() += 1;
+            }
+            if let Some(profile) = &quality.profile {
+                if !report.profiles.contains(profile) {
+                    report.profiles.push(profile.clone());
+                }
+            }
+            for confidence in quality.confidence.values() {
+                report.confidence[match confidence {
+                    0..50 => 0,
+                    50..80 => 1,
+                    _ => 2,
+                }] += 1;
+            }
             for pass in Pass::ALL {
                 *report.usage.entry(pass.task()).or_default() += quality.usage(pass);
             }
@@ -193,6 +225,9 @@ impl Report {
             for (i, (block, source_block)) in
                 translated.blocks.iter().zip(&original.blocks).enumerate()
             {
+                report
+                    .block_confidence
+                    .push(quality.confidence.get(&i).copied());
                 if source_block.text.trim().is_empty() {
                     continue;
                 }
@@ -265,10 +300,18 @@ impl Report {
             m.duplicates,
             m.extra
         );
+        println!("Model profile: {}", self.profiles.join(", "));
         println!(
-            "Changed by the review: {} blocks; by the polish: {}",
-            self.changed.review, self.changed.polish
+            "Changed by the review: {} of {} blocks sent; by the polish: {} of {}",
+            self.changed.review, self.sent.review, self.changed.polish, self.sent.polish
         );
+        for (pass, chapters) in &self.echo_stopped {
+            println!(
+                "Not asked for the {pass} in {chapters} chapters: the model answered it with echoes (every block back as it was)"
+            );
+        }
+        let [low, middle, high] = self.confidence;
+        println!("Confidence: {low} blocks under 50, {middle} from 50 to 79, {high} of 80 or more");
         if self.kept_previous > 0 {
             println!(
                 "Review or polish changes not kept for {} blocks (they failed a check; the previous pass's text was kept)",

@@ -161,6 +161,8 @@ pub struct Quality {
     /// Later passes not asked in this chapter: the model had answered them with echoes (every
     /// block back as it was) earlier in the run.
     pub echo_stopped: Vec<Pass>,
+    /// The model profile the chapter ran with (`profile::Profile::name`), as its job set it.
+    pub profile: Option<String>,
     pub translate: PassUsage,
     pub review: PassUsage,
     pub polish: PassUsage,

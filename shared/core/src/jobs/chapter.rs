@@ -384,7 +384,9 @@ async fn translate_passes(
         }
     }
     crate::metrics::chapter_translated(started.elapsed());
-    Ok(Some(translation.finish()))
+    let mut output = translation.finish();
+    output.quality.profile = Some(profile.name().to_string());
+    Ok(Some(output))
 }
 
 /// Stores the chapter's translation under the run's key (its title translated with it, its
