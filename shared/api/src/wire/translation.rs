@@ -136,6 +136,12 @@ wire! {
         /// Changes of the review or the polish that failed a check and were not kept (the block
         /// kept the previous pass's checked text).
         pub changes_not_kept: u32,
+        /// Blocks whose confidence is under 50 (of 100, from what the run saw of each: repairs,
+        /// flags, terms missed, length, language): the first a reviewer should read.
+        pub low_confidence_blocks: u32,
+        /// The model profile the chapters ran with: `hosted` or `small` (see the quote's
+        /// `profile`); null before any chapter ran.
+        pub profile: Option<String>,
     }
 }
 

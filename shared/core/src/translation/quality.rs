@@ -35,6 +35,11 @@ pub struct QualitySummary {
     /// Changes of the review or the polish that failed a check and were not kept (the block
     /// kept the previous pass's checked text).
     pub changes_not_kept: u32,
+    /// Blocks whose confidence is under 50 (of 100): the first a reviewer should read.
+    pub low_confidence_blocks: u32,
+    /// The model profile the chapters ran with (`hosted` or `small`; the latest chapter's when
+    /// a resumed run changed it); None before any chapter ran.
+    pub profile: Option<String>,
 }
 
 /// The book warning that reports flagged blocks starts so: a new run replaces it, and the
@@ -62,6 +67,11 @@ impl QualitySummary {
             summary.removed_lines += quality.removed.total();
             summary.changed += quality.changed;
             summary.changes_not_kept += quality.kept_previous.len() as u32;
+            summary.low_confidence_blocks +=
+                quality.confidence.values().filter(|c| **c < 50).count() as u32;
+            if quality.profile.is_some() {
+                summary.profile = quality.profile;
+            }
         }
         summary
     }

@@ -370,6 +370,8 @@ async fn book_page(
         flagged => status.quality.flagged_blocks,
         changed => status.quality.changed,
         not_kept => status.quality.changes_not_kept,
+        low_confidence => status.quality.low_confidence_blocks,
+        profile => status.quality.profile,
     };
     let data = context! {
         status_words => crate::web::words::status_words(me.lang),
