@@ -63,7 +63,7 @@ pub fn carries(source: &str, answer: &str, neighbour: &Neighbour<'_>) -> bool {
     }
     if let Some(translation) = neighbour.translation {
         let translated = folded_words(&markup::translatable_text(translation));
-        if translation_carried(&answer, &translated) {
+        if translation_carried(&answer, &translated, neighbour.side) {
             return true;
         }
     }
@@ -72,19 +72,26 @@ pub fn carries(source: &str, answer: &str, neighbour: &Neighbour<'_>) -> bool {
 
 /// Half or more of the neighbour translation's three-word runs in the answer; a neighbour of
 /// fewer than five words (too few runs to count), whole at the answer's edge on its side.
-fn translation_carried(answer: &[String], translated: &[String]) -> bool {
+fn translation_carried(answer: &[String], translated: &[String], side: Side) -> bool {
     let runs = shingles(translated, 3);
     if runs.len() >= 3 {
         let in_answer = shingles(answer, 3);
         let found = runs.iter().filter(|r| in_answer.contains(*r)).count();
         return found as f64 >= runs.len() as f64 * COVERED;
     }
-    // Two words or more, with letters enough not to be a common phrase ("Sí, señor").
+    // With letters enough not to be a common phrase ("Sí, señor"; a name of one word, as an
+    // epigraph's author, "—HACKLUYT").
     let letters: usize = translated.iter().map(|w| w.chars().count()).sum();
-    translated.len() >= 2
-        && letters >= 10
-        && answer.len() > translated.len()
-        && (answer.ends_with(translated) || answer.starts_with(translated))
+    let enough = match translated.len() {
+        0 => false,
+        1 => letters >= 6,
+        _ => letters >= 10,
+    };
+    let at_edge = match side {
+        Side::After => answer.ends_with(translated),
+        Side::Before => answer.starts_with(translated),
+    };
+    enough && answer.len() > translated.len() && at_edge
 }
 
 /// Whether the neighbour's source words at the edge where it joins the block, those a
@@ -299,6 +306,30 @@ mod tests {
             "He said yes, sir, and left.",
             paragraph,
             &next("Yes, sir.", Some("Sí, señor."))
+        ));
+    }
+
+    #[test]
+    fn a_neighbour_of_one_word_is_carried_only_whole_at_the_edge_where_it_joins() {
+        // Moby-Dick's etymology: a heading, then an epigraph's author.
+        let author = next("—HACKLUYT", Some("—HÀCKLÜYT"));
+        assert!(carries("ETYMOLOGY.", "ÉTYMÖLÖGY. —HÀCKLÜYT", &author));
+        assert!(!carries("ETYMOLOGY.", "ÉTYMÖLÖGY.", &author));
+        assert!(
+            !carries("ETYMOLOGY.", "—HÀCKLÜYT ÉTYMÖLÖGY.", &author),
+            "the next block's text comes after the block's own"
+        );
+        // A short word ending the answer is no merge of the block "Yes.".
+        assert!(!carries(
+            "He said that he would.",
+            "Dijo que sí.",
+            &next("Yes.", Some("Sí."))
+        ));
+        // Nor the name the block's own source ends with.
+        assert!(!carries(
+            "Then up spoke Starbuck.",
+            "Entonces habló Starbuck.",
+            &next("Starbuck!", Some("¡Starbuck!"))
         ));
     }
 
