@@ -514,7 +514,7 @@ fn compare(clean: &Figures, spoiled: &Figures) {
                 println!("  holds a neighbour's text: {got:.200}");
             } else if got.contains(want.as_str()) {
                 added += 1;
-                println!("  text added around the block: {got:.200}");
+                println!("  text added around the block: {got:.600}\n   clean: {want:.600}");
             } else {
                 other += 1;
                 println!("  differs: {got:.200}\n   clean: {want:.200}");
