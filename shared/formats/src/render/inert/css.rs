@@ -130,7 +130,8 @@ impl Scanner<'_> {
                 }
                 _ if self.starts_ident(start) => {
                     let (end, name) = self.ident(start);
-                    self.at = end;
+                    // A backslash before a new line starts no identifier: step over it.
+                    self.at = end.max(start + 1);
                     if self.bytes.get(end) != Some(&b'(') {
                         continue;
                     }
@@ -392,6 +393,30 @@ mod tests {
             cleaned("p{background:src(\"https://evil.example/a.png\")}"),
             "p{background:src(\"\")}"
         );
+    }
+
+    #[test]
+    fn a_malformed_sheet_is_read_to_its_end_without_a_fault() {
+        for css in [
+            "\\\n",
+            "a\\\nb",
+            "\\",
+            "url(",
+            "url(\"",
+            "url(\\",
+            "'unclosed",
+            "\"a\\",
+            "/* open",
+            "@",
+            "@import",
+            "-\\\n",
+            "p{background:url(é\\é)}",
+            "\\1F600 rl(https://x)",
+            "\\110000rl(x)",
+        ] {
+            let _ = clean(css);
+        }
+        assert_eq!(cleaned("@import url(https://evil.example/a.css"), "");
     }
 
     #[test]
