@@ -62,26 +62,122 @@ pub struct TermList {
     /// Answers left out of the list because they failed a check (see [`usable_terms`]).
     #[serde(default)]
     pub rejected: u32,
+    /// Where an entry came from when that is not the term pass: only the owner's entries are
+    /// named, so a list stored before owners could edit reads as the model's.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub origins: BTreeMap<String, TermOrigin>,
+    /// How often the book has each term the term pass found (an owner's own term is not
+    /// counted).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub occurrences: BTreeMap<String, u32>,
+}
+
+/// Where an entry of the terms a chapter enforces came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TermOrigin {
+    /// The term pass: the run's model translated a term found in the book.
+    Model,
+    /// The user's glossary, which the run was started with; it wins over the list.
+    Glossary,
+    /// The book's owner set or confirmed it, which wins over the model's answer.
+    Owner,
+}
+
+impl TermOrigin {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TermOrigin::Model => "model",
+            TermOrigin::Glossary => "glossary",
+            TermOrigin::Owner => "owner",
+        }
+    }
+}
+
+/// One entry of the terms a chapter enforces, with where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TermEntry {
+    pub source: String,
+    pub target: String,
+    pub origin: TermOrigin,
+    /// How often the book has the term, when the term pass counted it.
+    pub occurrences: Option<u32>,
 }
 
 impl TermList {
     /// The list as glossary entries, after the user's glossary: a term the glossary already
     /// fixes is left to the glossary.
     pub fn with_glossary(&self, glossary: &[GlossaryEntry]) -> Vec<GlossaryEntry> {
-        let mut entries = glossary.to_vec();
+        self.entries(glossary)
+            .into_iter()
+            .map(|entry| {
+                let context = match entry.origin {
+                    TermOrigin::Glossary => glossary
+                        .iter()
+                        .find(|e| e.source == entry.source)
+                        .and_then(|e| e.context.clone()),
+                    TermOrigin::Model | TermOrigin::Owner => {
+                        Some("a name or term of this book".into())
+                    }
+                };
+                GlossaryEntry {
+                    source: entry.source,
+                    target: entry.target,
+                    context,
+                }
+            })
+            .collect()
+    }
+
+    /// Every term a chapter enforces, with its origin: the glossary's entries first, then the
+    /// list's for the terms the glossary does not fix.
+    pub fn entries(&self, glossary: &[GlossaryEntry]) -> Vec<TermEntry> {
+        let mut entries: Vec<TermEntry> = glossary
+            .iter()
+            .map(|e| TermEntry {
+                source: e.source.clone(),
+                target: e.target.clone(),
+                origin: TermOrigin::Glossary,
+                occurrences: None,
+            })
+            .collect();
         for (source, target) in &self.terms {
             if !glossary
                 .iter()
                 .any(|e| e.source.eq_ignore_ascii_case(source))
             {
-                entries.push(GlossaryEntry {
+                entries.push(TermEntry {
                     source: source.clone(),
                     target: target.clone(),
-                    context: Some("a name or term of this book".into()),
+                    origin: self.origin(source),
+                    occurrences: self.occurrences.get(source).copied(),
                 });
             }
         }
         entries
+    }
+
+    /// Where the list's entry for `source` came from.
+    pub fn origin(&self, source: &str) -> TermOrigin {
+        self.origins
+            .get(source)
+            .copied()
+            .unwrap_or(TermOrigin::Model)
+    }
+
+    /// The owner's rendering of `source`, replacing the model's. A term answered with itself is
+    /// kept as the owner gives it: the filter that leaves such answers off (see
+    /// [`usable_terms`]) is for the model's guesses, not for a binding the owner chose.
+    pub fn set_by_owner(&mut self, source: &str, target: &str) {
+        self.terms.insert(source.to_string(), target.to_string());
+        self.origins.insert(source.to_string(), TermOrigin::Owner);
+    }
+
+    /// Takes `source` off the list (its chapters translate it freely); false when it was not on.
+    pub fn remove(&mut self, source: &str) -> bool {
+        self.origins.remove(source);
+        self.occurrences.remove(source);
+        self.terms.remove(source).is_some()
     }
 }
 
@@ -240,6 +336,7 @@ pub async fn translate_terms(
     for result in results {
         let batch = result?;
         list.terms.extend(batch.terms);
+        list.occurrences.extend(batch.occurrences);
         list.usage += batch.usage;
         list.rejected += batch.rejected;
     }
@@ -298,10 +395,22 @@ async fn translate_batch(
             rejected, "the term list's answer had text around its lines or unusable lines"
         );
     }
+    let occurrences = batch
+        .iter()
+        .filter(|c| terms.contains_key(&c.term))
+        .map(|c| {
+            (
+                c.term.clone(),
+                u32::try_from(c.occurrences).unwrap_or(u32::MAX),
+            )
+        })
+        .collect();
     Ok(TermList {
         terms,
         usage,
         rejected,
+        origins: BTreeMap::new(),
+        occurrences,
     })
 }
 
@@ -488,12 +597,77 @@ mod tests {
         assert!(found.iter().all(|c| c.term != "Queequeg"));
         let list = TermList {
             terms: [("Queequeg".to_string(), "Kikeg".to_string())].into(),
-            usage: PassUsage::default(),
-            rejected: 0,
+            ..TermList::default()
         };
         let merged = list.with_glossary(&glossary);
         assert_eq!(merged.len(), 1);
         assert_eq!(merged[0].target, "Quiquegue");
+    }
+
+    #[test]
+    fn every_entry_says_where_it_came_from_and_the_glossary_wins_over_the_list() {
+        let glossary = vec![GlossaryEntry {
+            source: "Queequeg".into(),
+            target: "Quiquegue".into(),
+            context: None,
+        }];
+        let mut list = TermList {
+            terms: [
+                ("queequeg".to_string(), "Kikeg".to_string()),
+                ("Pequod".to_string(), "Pécod".to_string()),
+                ("Ishmael".to_string(), "Ismael".to_string()),
+            ]
+            .into(),
+            occurrences: [("Pequod".to_string(), 3)].into(),
+            ..TermList::default()
+        };
+        // The owner's rendering replaces the model's and is named as theirs; the glossary still
+        // wins over whatever the list holds for its own terms.
+        list.set_by_owner("Ishmael", "Ishmael");
+        let entries = list.entries(&glossary);
+        let seen: Vec<(&str, &str, TermOrigin, Option<u32>)> = entries
+            .iter()
+            .map(|e| {
+                (
+                    e.source.as_str(),
+                    e.target.as_str(),
+                    e.origin,
+                    e.occurrences,
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("Queequeg", "Quiquegue", TermOrigin::Glossary, None),
+                ("Ishmael", "Ishmael", TermOrigin::Owner, None),
+                ("Pequod", "Pécod", TermOrigin::Model, Some(3)),
+            ]
+        );
+        let enforced = list.with_glossary(&glossary);
+        let ishmael = enforced.iter().find(|e| e.source == "Ishmael").unwrap();
+        assert_eq!(
+            ishmael.target, "Ishmael",
+            "an owner may bind a term to itself"
+        );
+        assert!(list.remove("Pequod"));
+        assert!(!list.remove("Pequod"));
+        assert!(list.occurrences.is_empty());
+    }
+
+    #[test]
+    fn a_list_stored_before_origins_were_kept_reads_as_the_models() {
+        let stored =
+            r#"{"terms":{"Ahab":"Acab"},"usage":{"inputTokens":1,"outputTokens":1,"requests":1}}"#;
+        let list: TermList = serde_json::from_str(stored).unwrap();
+        assert_eq!(list.origin("Ahab"), TermOrigin::Model);
+        assert!(list.occurrences.is_empty());
+        let mut edited = list.clone();
+        edited.set_by_owner("Ahab", "Ajab");
+        let again: TermList =
+            serde_json::from_str(&serde_json::to_string(&edited).unwrap()).unwrap();
+        assert_eq!(again.origin("Ahab"), TermOrigin::Owner);
+        assert_eq!(again.terms["Ahab"], "Ajab");
     }
 
     #[test]
@@ -537,6 +711,8 @@ mod tests {
         .await
         .unwrap();
         assert_eq!(list.terms["Ishmael"], "Ìshmàél");
+        assert_eq!(list.occurrences["Ishmael"], 4);
+        assert_eq!(list.origin("Ishmael"), TermOrigin::Model);
         assert_eq!(list.usage.requests, 1);
     }
 }
