@@ -146,6 +146,7 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         target_lang: Some(to.to_string()),
         // The offline engine is free: a cap would only stop it for nothing.
         max_cost: args.max_cost.filter(|_| !offline),
+        pause_at_terms: false,
     };
     let started = std::time::Instant::now();
     let only = args.chapters.is_some().then_some(numbers.as_slice());

@@ -36,6 +36,7 @@ mod sign_in_attack;
 mod smtp_sink;
 mod stand_ins;
 mod store_calls;
+mod term_list;
 mod terms_from_edits;
 mod translation;
 mod upload;

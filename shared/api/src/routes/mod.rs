@@ -15,6 +15,7 @@ pub mod passages;
 pub mod preferences;
 pub mod proposals;
 pub mod share;
+pub mod term_list;
 pub mod translate;
 pub mod uploads;
 pub mod usage;

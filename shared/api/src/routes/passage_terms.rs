@@ -24,7 +24,7 @@ pub fn router() -> Routes {
 /// Where a preview starts.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct Start {
+struct PreviewStart {
     /// The chapter's number, from 1.
     chapter: u32,
     /// The passage's place in the chapter, from 0.
@@ -41,7 +41,7 @@ struct Preview {
     /// The new rendering.
     to: String,
     /// Where to start: the `next` of the previous page (default: the book's first passage).
-    start: Option<Start>,
+    start: Option<PreviewStart>,
     /// Passages listed at most, both lists together: 1 to 200 (default 50).
     #[schema(minimum = 1, maximum = 200)]
     limit: Option<u32>,

@@ -1,5 +1,6 @@
 //! Translation: `POST /api/translate`, `/api/translate/{pause,resume,stop}`,
-//! `GET /api/translate/status` and `GET /api/translate/quote`.
+//! `GET /api/translate/status` and `GET /api/translate/quote` (and the term list's routes,
+//! `routes::term_list`).
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -23,6 +24,7 @@ pub fn router() -> Routes {
         .routes(routes!(stop))
         .routes(routes!(status))
         .routes(routes!(quote))
+        .merge(super::term_list::router())
 }
 
 impl From<TranslationError> for ApiError {
@@ -105,6 +107,10 @@ struct Start {
     glossary_id: Option<String>,
     target_lang: Option<String>,
     max_cost: Option<f64>,
+    /// Pause once the book's term list is ready (GET /api/translate/terms), so it can be checked
+    /// and changed before any chapter is translated; POST /api/translate/resume goes on.
+    #[serde(default)]
+    pause_at_terms: bool,
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -158,6 +164,7 @@ async fn start(
         glossary_id: body.glossary_id,
         target_lang: body.target_lang,
         max_cost: body.max_cost,
+        pause_at_terms: body.pause_at_terms,
     };
     let jobs = state
         .services

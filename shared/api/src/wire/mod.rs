@@ -20,6 +20,7 @@ pub mod passages;
 pub mod preferences;
 pub mod privacy;
 pub mod proposals;
+pub mod term_list;
 pub mod translation;
 pub mod types;
 pub mod usage;

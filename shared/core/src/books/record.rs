@@ -14,6 +14,7 @@
 //! | `run`, `translationModel`, `engine`, `glossaryId`, `targetLang`, `translationKey`, `chargedPeriod`, `maxCostMicros` | the translation run | start, resume, stop |
 //! | `progress`, `completedAt` | how far the run is | a finished chapter, the file made |
 //! | `currentChapter`, `pauseReason` | what the run is at; why it paused | the chapter and term jobs, the cost cap |
+//! | `pauseAtTerms` | the run stops once its term list is ready, for the owner to check it | start; the term job's pause |
 //! | `runStartedAt`, `runWords` | the run's pace, for its time estimate | start, resume, a finished chapter |
 //! | `costMicros`, `costCommittedMicros` | the run's model cost; that plus the passes in flight | each pass |
 //! | `termsKey`, `termsFound`, `termsUsage` | the run's term list | the term job |
@@ -72,6 +73,8 @@ pub struct RunRecord {
     pub words: i64,
     /// The term list of the last term job, whatever run it was made for.
     pub terms: Option<TermsRecord>,
+    /// The run pauses once its term list is ready (and has not yet done so).
+    pub pause_at_terms: bool,
 }
 
 /// What the term job recorded on the book.
@@ -102,6 +105,7 @@ impl RunRecord {
             started_at: f.opt_time("runStartedAt")?,
             words: f.opt_int("runWords")?.unwrap_or(0),
             terms,
+            pause_at_terms: f.opt_bool("pauseAtTerms")?.unwrap_or(false),
         })
     }
 }
@@ -187,6 +191,8 @@ pub struct RunStart<'a> {
     pub max_cost_micros: Option<i64>,
     /// The book's progress with the chapters reused from earlier runs.
     pub progress: u8,
+    /// Pause once the term list is ready, for the owner to check it.
+    pub pause_at_terms: bool,
 }
 
 /// What extraction read of the book.
@@ -249,6 +255,11 @@ impl BookChange {
             .set("completedAt", Value::Null)
             .set("error", Value::Null)
             .set("progress", start.progress);
+        let update = if start.pause_at_terms {
+            update.set("pauseAtTerms", true)
+        } else {
+            update.remove("pauseAtTerms")
+        };
         BookChange(update).new_run(now)
     }
 
@@ -332,6 +343,16 @@ impl BookChange {
             Update::default()
                 .set("pauseReason", reason)
                 .set("currentChapter", Value::Null),
+        )
+    }
+
+    /// The run paused with its term list ready for the owner to check; it does so once.
+    pub fn paused_at_terms(reason: &str) -> Self {
+        BookChange(
+            Update::default()
+                .set("pauseReason", reason)
+                .set("currentChapter", Value::Null)
+                .remove("pauseAtTerms"),
         )
     }
 
@@ -479,6 +500,15 @@ pub fn status_in(statuses: &[BookStatus]) -> Condition {
 /// The book still translates under `key` (no other run has begun since).
 pub fn translating_under(key: &str) -> Condition {
     Condition::equals("translationKey", key)
+}
+
+/// The book translates in run `run`, which was started to pause once its term list is ready.
+pub fn pausing_at_terms(run: u32) -> Condition {
+    Condition::All(vec![
+        status_in(&[BookStatus::Translating]),
+        Condition::equals("run", run),
+        Condition::equals("pauseAtTerms", true),
+    ])
 }
 
 /// The book is in run `run`, whose cost spent and reserved leaves room for `micros` more under
@@ -838,6 +868,7 @@ mod tests {
             charged_period: "2026-01",
             max_cost_micros: Some(5_000_000),
             progress: 40,
+            pause_at_terms: false,
         };
         BookChange::begin_run(&start, now)
             .into_update()
@@ -864,6 +895,47 @@ mod tests {
         assert!(cost_room(1, 5_000_000, 5_000_000 - 1200).holds_for(Some(&item.attrs)));
         assert!(!cost_room(1, 5_000_000, 5_000_000 - 1199).holds_for(Some(&item.attrs)));
         assert!(!cost_room(2, 5_000_000, 0).holds_for(Some(&item.attrs)));
+    }
+
+    #[test]
+    fn a_run_started_to_pause_at_its_terms_pauses_there_once() {
+        let mut item = book_item(&book());
+        let now = Utc::now();
+        let start = RunStart {
+            model: "gpt-4o-mini",
+            engine: None,
+            glossary_id: None,
+            target_lang: "fr",
+            translation_key: "k1",
+            charged_period: "2026-01",
+            max_cost_micros: None,
+            progress: 0,
+            pause_at_terms: true,
+        };
+        BookChange::begin_run(&start, now)
+            .moved_to(BookStatus::Translating, now)
+            .into_update()
+            .apply_to(&mut item.attrs);
+        assert!(BookRecord::from_item(&item).unwrap().run.pause_at_terms);
+        assert!(pausing_at_terms(1).holds_for(Some(&item.attrs)));
+        assert!(!pausing_at_terms(2).holds_for(Some(&item.attrs)));
+        BookChange::paused_at_terms("ready")
+            .moved_to(BookStatus::Paused, now)
+            .into_update()
+            .apply_to(&mut item.attrs);
+        let read = BookRecord::from_item(&item).unwrap();
+        assert!(!read.run.pause_at_terms);
+        assert_eq!(read.run.pause_reason.as_deref(), Some("ready"));
+        // A start without the pause clears what an earlier start asked.
+        let start = RunStart {
+            pause_at_terms: false,
+            ..start
+        };
+        BookChange::begin_run(&start, now)
+            .moved_to(BookStatus::Translating, now)
+            .into_update()
+            .apply_to(&mut item.attrs);
+        assert!(!pausing_at_terms(2).holds_for(Some(&item.attrs)));
     }
 
     #[test]

@@ -3,6 +3,11 @@
 //! translate them once, and stores the list under the run's translation key; every chapter then
 //! enforces it like the glossary (see `booktr_translate::terms`). Idempotent: a list already
 //! stored under the key is kept without a model call.
+//!
+//! A run started with `pauseAtTerms` pauses here once its list is stored, so the owner can
+//! check and change the list before any chapter is translated; the chapters job queued behind
+//! this one is then dropped, and a resume queues the chapters again (with this job first, which
+//! finds the list stored and leaves it as the owner made it).
 
 use booktr_formats::manuscript::Chapter as SourceChapter;
 use booktr_translate::budget;
@@ -14,6 +19,7 @@ use tracing::{info, warn};
 
 use super::chapter::{book_share, model_for, run_key};
 use super::{cost, JobError, JobHandler};
+use crate::books::lifecycle::BookEvent;
 use crate::books::record::{self, BookChange};
 use crate::books::{store, Book};
 use crate::fault::DataError;
@@ -38,13 +44,14 @@ pub(super) async fn run(
     };
     let translations = &handler.translations;
     let terms_key = store::terms_key(book_id, &key)?;
-    if translations
+    if let Some(stored) = translations
         .read_json::<BookTerms>(&terms_key)
         .await?
-        .is_some_and(|t| t.key == key)
+        .filter(|t| t.key == key)
     {
         info!("the book's terms are already listed under this key");
-        return Ok(());
+        // A redelivery after the list was stored but before the run paused still pauses it.
+        return Ok(pause_if_asked(handler, &book, stored.list.terms.len()).await?);
     }
     set_step(handler, &book, &key).await?;
 
@@ -140,7 +147,7 @@ async fn store_list(
         )
         .await?;
     let update = BookChange::terms_listed(&key, found, usage).into_update();
-    match handler
+    let listed = handler
         .ports
         .table
         .update(
@@ -149,9 +156,9 @@ async fn store_list(
             update,
             record::translating_under(&key),
         )
-        .await
-    {
-        Ok(_) => {}
+        .await;
+    match listed {
+        Ok(_) => pause_if_asked(handler, book, found).await?,
         Err(StoreError::Conflict | StoreError::NotFound) => {
             if handler.books.find(&book.id).await?.is_none() {
                 // Deleted while we worked: take back what we wrote so nothing is left behind.
@@ -174,6 +181,36 @@ pub(super) async fn give_up(handler: &JobHandler, book: &Book) -> Result<(), Dat
     };
     warn!(book_id = %book.id, "the term list could not be made; chapters choose their own terms");
     store_list(handler, book, key, TermList::default(), 0).await
+}
+
+/// Pauses the run (TRANSLATING -> PAUSED, saying why) when its start asked to stop at the term
+/// list; only once, and only while the book is still in the run the list was made for.
+async fn pause_if_asked(handler: &JobHandler, book: &Book, found: usize) -> Result<(), DataError> {
+    let reason = format!(
+        "paused with the book's term list ready for review ({found} names and terms): check or \
+         change it, then resume to translate the chapters with it"
+    );
+    let update = BookChange::paused_at_terms(&reason)
+        .moved_to(BookEvent::Paused.target(), handler.ports.clock.now())
+        .into_update();
+    match handler
+        .ports
+        .table
+        .update(
+            &store::book_pk(&book.id),
+            store::BOOK_SK,
+            update,
+            record::pausing_at_terms(book.run),
+        )
+        .await
+    {
+        Ok(_) => {
+            info!(found, "run paused with its term list ready for review");
+            Ok(())
+        }
+        Err(StoreError::Conflict | StoreError::NotFound) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Shows the term pass as the run's current step.

@@ -1,7 +1,8 @@
 //! Translation runs of a book: start, pause, resume, stop and status. The chapter work itself is
 //! the chapter job (`crate::jobs`); this module decides what is queued and reports progress.
 //! One file per operation: `start`, `control` (pause, resume, stop), `progress` (the run as its
-//! chapters finish), `status`, `quote`, and the files (`render`, `download`).
+//! chapters finish), `status`, `quote`, `term_list` (the owner's view and changes of the book's
+//! terms), and the files (`render`, `download`).
 //!
 //! A run has a number (`run` on the book). Every start, resume and stop moves it on, and a
 //! chapter job carries the run it was queued for: a job of an older run is dropped when it comes
@@ -18,6 +19,7 @@ mod quote;
 mod render;
 mod start;
 mod status;
+mod term_list;
 
 use std::sync::Arc;
 
@@ -36,6 +38,7 @@ pub use start::StartRequest;
 pub use status::{
     ChapterErrorReport, ChapterProgress, PassCounts, RunCost, TermStage, TranslationStatus,
 };
+pub use term_list::{BookTermList, TermListChanges, MAX_CHANGES, MAX_TERMS, MAX_TERM_CHARS};
 
 use crate::accounts::User;
 use crate::books::{store, Book, Books, BooksError, Chapter};

@@ -29,6 +29,8 @@ pub struct StartRequest {
     /// A cap on the run's model cost, in US dollars: the run pauses itself before a pass would
     /// go past it.
     pub max_cost: Option<f64>,
+    /// Pause once the book's term list is ready, so its owner can check it before the chapters.
+    pub pause_at_terms: bool,
 }
 
 /// The largest `maxCost` accepted, in US dollars.
@@ -153,6 +155,7 @@ impl Translations {
             pending: &pending,
             period: &period,
             max_cost,
+            pause_at_terms: request.pause_at_terms,
         };
         let book = match self.begin_run(run).await {
             Ok(book) => book,
@@ -324,6 +327,7 @@ impl Translations {
             pending,
             period,
             max_cost,
+            pause_at_terms,
         } = run;
         self.put_json(&store::glossary_snapshot_key(&book.id)?, entries)
             .await?;
@@ -365,6 +369,7 @@ impl Translations {
             charged_period: period,
             max_cost_micros: max_cost,
             progress: progress_of(&chapters_after(chapters, &pending)),
+            pause_at_terms,
         };
         let update = BookChange::begin_run(&start, self.ports.clock.now());
         let Some(book) = self
@@ -460,6 +465,7 @@ struct StartedRun<'a> {
     period: &'a str,
     /// Micro-dollars.
     max_cost: Option<i64>,
+    pause_at_terms: bool,
 }
 
 /// Chapter writes in one transaction of a start: a Moby-Dick of 135 chapters is 2 round trips.

@@ -422,6 +422,9 @@ struct ActionForm {
     target_lang: Option<String>,
     #[serde(rename = "maxCost")]
     max_cost: Option<String>,
+    /// The start form's checkbox: present (`yes`) when ticked.
+    #[serde(rename = "pauseAtTerms")]
+    pause_at_terms: Option<String>,
     title: Option<String>,
     confirm: Option<String>,
     /// Share links: days until the link expires (empty: never), and `yes` to list it publicly.
@@ -470,6 +473,7 @@ async fn perform(
                 glossary_id: non_empty(form.glossary_id),
                 target_lang: non_empty(form.target_lang),
                 max_cost,
+                pause_at_terms: form.pause_at_terms.is_some(),
             };
             services.translations.start(user, request).await?;
         }
