@@ -308,3 +308,36 @@ async fn term_list_changes_are_checked_and_another_users_book_is_not_found() {
         "model"
     );
 }
+
+/// The book page's start form has the checkbox, and a start with it ticked pauses at the list.
+#[tokio::test]
+async fn the_book_pages_start_form_can_stop_at_the_term_list() {
+    use crate::web_app::{location, Browser};
+    let app = TestApp::new().with_workers().start().await;
+    let mut owner = Browser::new(&app);
+    owner.sign_up().await;
+    let token = owner.token("/dashboard").await;
+    let uploaded = owner
+        .upload(
+            &token,
+            "voyage.txt",
+            crate::helpers::sample_txt(),
+            "The Voyage",
+        )
+        .await;
+    let page = location(&uploaded);
+    let page = page.split('?').next().unwrap().to_string();
+    let id = page.rsplit('/').next().unwrap().to_string();
+    owner.wait_for(&id, "EXTRACTED").await;
+    let html = owner.html(&page).await;
+    assert!(html.contains("name=\"pauseAtTerms\""), "{html}");
+    assert!(html.contains("Stop when the term list is ready, so I can check it"));
+    let started = owner
+        .post_form(
+            &format!("{page}/start"),
+            &[("csrf", &token), ("pauseAtTerms", "yes")],
+        )
+        .await;
+    assert_eq!(started.status(), 303);
+    owner.wait_for(&id, "PAUSED").await;
+}

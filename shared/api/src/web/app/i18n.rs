@@ -129,6 +129,7 @@ const MESSAGES: &[(&str, &str, &str)] = &[
     ("stop", "Stop", "Detener"),
     ("model", "Model", "Modelo"),
     ("max_cost", "Spending cap in US dollars (optional)", "Límite de gasto en dólares (opcional)"),
+    ("pause_at_terms", "Stop when the term list is ready, so I can check it", "Parar cuando la lista de términos esté lista, para revisarla"),
     ("download", "Download", "Descargar"),
     ("downloads", "Downloads", "Descargas"),
     ("rename", "Rename", "Renombrar"),
