@@ -447,9 +447,18 @@ impl<'a> ChapterTranslation<'a> {
     /// source), the later passes' drafts standing in for the source, and the later passes'
     /// answers holding the share of blocks an editor changes ([`edited`]). Where the later
     /// passes look only at the blocks that need it ([`LaterPasses::WhereNeeded`]), that same
-    /// share is taken to need a look. Retries and the review's term lines are not foreseen.
+    /// share is taken to need a look. A windowed first pass carries the sources before each
+    /// chunk in its window, standing in for their translations. Retries and the review's term
+    /// lines are not foreseen.
     pub fn estimate(&self) -> [PassUsage; 3] {
+        let source_tokens = self
+            .segments
+            .iter()
+            .map(|s| crate::model::estimate_tokens(&s.source))
+            .sum();
         Pass::ALL.map(|pass| {
+            let with_window = pass == Pass::Translate && windowed(self.config, source_tokens);
+            let mut before: Vec<String> = Vec::new();
             let selective = self.config.later_passes == LaterPasses::WhereNeeded;
             let units: Vec<Unit> = self
                 .segments
@@ -471,7 +480,14 @@ impl<'a> ChapterTranslation<'a> {
                         .collect::<Vec<_>>()
                         .join("\n");
                     let ids: BTreeSet<usize> = units.iter().map(|u| u.id).collect();
-                    let request = chunk_request(self.input, pass, &units, &text, &[], &ids, &[]);
+                    let earlier = if with_window {
+                        window_of(before.iter().rev(), self.config.context_tokens)
+                    } else {
+                        Vec::new()
+                    };
+                    before.extend(units.iter().map(|u| u.source.clone()));
+                    let request =
+                        chunk_request(self.input, pass, &units, &text, &[], &ids, &earlier);
                     let answer = units
                         .iter()
                         .filter(|u| pass == Pass::Translate || edited(u.id))
@@ -931,23 +947,10 @@ impl PassWork<'_> {
     /// The chapter's translation so far before segment `at`, as much as the window holds:
     /// whole blocks, newest first, and the end of the newest alone when it is longer.
     fn window(&self, texts: &[String], translated: &BTreeSet<usize>, at: usize) -> Vec<String> {
-        let budget = self.config.context_tokens;
-        let mut earlier = Vec::new();
-        let mut used = 0;
-        for id in translated.range(..at).rev() {
-            let text = &texts[*id];
-            let tokens = crate::model::estimate_tokens(text);
-            if used + tokens > budget {
-                if earlier.is_empty() {
-                    earlier.push(tail(text, budget));
-                }
-                break;
-            }
-            used += tokens;
-            earlier.push(text.clone());
-        }
-        earlier.reverse();
-        earlier
+        window_of(
+            translated.range(..at).rev().map(|id| &texts[*id]),
+            self.config.context_tokens,
+        )
     }
 
     fn suspects(&self, texts: &[String], ids: &BTreeSet<usize>) -> BTreeMap<usize, Problem> {
@@ -1054,6 +1057,26 @@ fn suspects(
         }
     }
     suspects
+}
+
+/// As much of the texts before a chunk (`newest_first`) as `budget` tokens hold, oldest first:
+/// whole texts, and the end of the newest alone when it is longer.
+fn window_of<'t>(newest_first: impl Iterator<Item = &'t String>, budget: u64) -> Vec<String> {
+    let mut earlier = Vec::new();
+    let mut used = 0;
+    for text in newest_first {
+        let tokens = crate::model::estimate_tokens(text);
+        if used + tokens > budget {
+            if earlier.is_empty() {
+                earlier.push(tail(text, budget));
+            }
+            break;
+        }
+        used += tokens;
+        earlier.push(text.clone());
+    }
+    earlier.reverse();
+    earlier
 }
 
 /// The end of `text`, about `tokens` long, from a word's start.
