@@ -70,6 +70,9 @@ async fn start_logging(
         .envs(env.iter().copied())
         .env("OPENAI_API_KEY", "sk-stand-in")
         .env("OPENAI_BASE_URL", openai)
+        // The stand-in plays a hosted model, a chapter's pass in one request, which is what
+        // the kills are timed against; on its local address it would be asked as a small model.
+        .env("BOOKTR_MODEL_PROFILE", "hosted")
         .stdout(Stdio::piped())
         .stderr(match log {
             Some(_) => Stdio::piped(),
