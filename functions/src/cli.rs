@@ -26,6 +26,8 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once per process: the size of its largest variant costs nothing worth boxing for.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Serve the HTTP API with in-process workers, on the embedded database and local files.
@@ -71,6 +73,10 @@ enum Command {
         /// Stop before the model cost (list price, US dollars) would pass this
         #[arg(long)]
         max_cost: Option<f64>,
+        /// A second model for the blocks the first leaves flagged or of confidence under 50
+        /// (one of the six, not --model); its cost counts under --max-cost
+        #[arg(long)]
+        fallback_model: Option<String>,
         /// Only these chapters, counted from 1: `3`, `2-5` or `1,4,7`
         #[arg(long)]
         chapters: Option<String>,
@@ -157,6 +163,7 @@ pub async fn main() -> anyhow::Result<()> {
             out,
             parallel,
             max_cost,
+            fallback_model,
             chapters,
             report,
             record_answers,
@@ -173,6 +180,7 @@ pub async fn main() -> anyhow::Result<()> {
                 out,
                 parallel,
                 max_cost,
+                fallback_model,
                 chapters,
                 report,
                 record_answers,

@@ -25,7 +25,7 @@ use booktr_translate::recorded::AnswerLog;
 
 use local::{Finished, LocalServer, RecordingModels};
 use progress::Progress;
-use report::{print_summary, Report, Translated};
+use report::{print_fallback, print_summary, Report, Translated};
 
 pub struct TranslateArgs {
     pub file: PathBuf,
@@ -39,6 +39,8 @@ pub struct TranslateArgs {
     pub out: Option<PathBuf>,
     pub parallel: usize,
     pub max_cost: Option<f64>,
+    /// A second model for what `model` leaves flagged or of low confidence.
+    pub fallback_model: Option<String>,
     /// Chapters to translate, counted from 1 (`3`, `2-5`, `1,4,7`); None: all.
     pub chapters: Option<String>,
     pub report: Option<PathBuf>,
@@ -147,6 +149,7 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         // The offline engine is free: a cap would only stop it for nothing.
         max_cost: args.max_cost.filter(|_| !offline),
         pause_at_terms: false,
+        fallback_model: args.fallback_model.clone(),
     };
     let started = std::time::Instant::now();
     let only = args.chapters.is_some().then_some(numbers.as_slice());
@@ -176,6 +179,7 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
 
     let report = Report::of(&done, &book.original_lang, to.as_str(), took);
     print_summary(&args.model, offline, &glossary, &done, &out);
+    print_fallback(&done);
     report.print(to.as_str());
     if let Some(path) = &args.report {
         std::fs::write(path, serde_json::to_vec_pretty(&report)?)

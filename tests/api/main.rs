@@ -18,6 +18,7 @@ mod developer;
 mod direct_upload;
 mod editions;
 mod errors;
+mod fallback;
 mod glossary;
 mod health;
 mod helpers;

@@ -99,6 +99,62 @@ pub fn print_summary(
     }
 }
 
+/// What the run's fallback model did and cost, when a chapter sent it anything (its tokens
+/// are not in the passes above, and it is priced at its own list price, by what answered: the
+/// offline engine costs nothing).
+pub fn print_fallback(done: &Translated) {
+    let Some(fallback) = FallbackReport::of(done) else {
+        return;
+    };
+    let usage = fallback.usage;
+    println!(
+        "  fallback  {:>5} requests  {:>9} tokens in  {:>9} tokens out (${:.4} at {}'s list price)",
+        usage.requests,
+        usage.input_tokens,
+        usage.output_tokens,
+        cost(&fallback.model, usage.input_tokens, usage.output_tokens),
+        fallback.model
+    );
+}
+
+/// What the run's fallback model did over the chapters.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FallbackReport {
+    model: String,
+    /// Blocks sent to it, and those whose text is now its.
+    sent: u32,
+    taken: u32,
+    usage: PassUsage,
+}
+
+impl FallbackReport {
+    /// The chapters' fallback records summed; None when none sent it anything.
+    fn of(done: &Translated) -> Option<FallbackReport> {
+        let mut sum: Option<FallbackReport> = None;
+        for fallback in done
+            .qualities
+            .iter()
+            .filter_map(|(_, q)| q.fallback.as_ref())
+        {
+            let report = sum.get_or_insert_with(FallbackReport::default);
+            report.model = fallback.model.clone();
+            report.sent += fallback.sent;
+            report.taken += fallback.taken;
+            report.usage += fallback.usage;
+        }
+        sum
+    }
+
+    /// The report's line: "Sent to the fallback model (X): N blocks, M taken".
+    fn line(&self) -> String {
+        format!(
+            "Sent to the fallback model ({}): {} blocks, {} taken",
+            self.model, self.sent, self.taken
+        )
+    }
+}
+
 /// Uses of the glossary's terms in the source blocks, and how many of the translated blocks
 /// carry the glossary's translation.
 fn glossary_uses(glossary: &[GlossaryEntry], done: &Translated) -> (u32, u32) {
@@ -147,6 +203,9 @@ pub struct Report {
     echo_stopped: BTreeMap<&'static str, usize>,
     /// The model profiles the chapters ran with (one, unless the run was resumed otherwise).
     profiles: Vec<String>,
+    /// What the fallback model did (blocks sent, taken, its tokens); null without one or when
+    /// no chapter sent it anything.
+    fallback: Option<FallbackReport>,
     /// Blocks by confidence: under 50, 50 to 79, 80 and over.
     confidence: [usize; 3],
     /// Every block's confidence in reading order (null for a block with nothing to
@@ -184,6 +243,7 @@ impl Report {
             sent: Changed::default(),
             echo_stopped: BTreeMap::new(),
             profiles: Vec::new(),
+            fallback: FallbackReport::of(done),
             confidence: [0; 3],
             block_confidence: Vec::new(),
             requests: done.terms.usage.requests,
@@ -305,6 +365,9 @@ impl Report {
             "Changed by the review: {} of {} blocks sent; by the polish: {} of {}",
             self.changed.review, self.sent.review, self.changed.polish, self.sent.polish
         );
+        if let Some(fallback) = &self.fallback {
+            println!("{}", fallback.line());
+        }
         for (pass, chapters) in &self.echo_stopped {
             println!(
                 "Not asked for the {pass} in {chapters} chapters: the model answered it with echoes (every block back as it was)"

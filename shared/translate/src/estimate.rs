@@ -189,6 +189,33 @@ pub fn estimate_book(
     estimate
 }
 
+/// What a run's fallback model (`fallback`) would use over `chapters`, and its cost at its list
+/// price: its passes over one block in [`crate::fallback::QUOTED_SHARE`] of each chapter, the
+/// share a quote expects the first model to leave to it, with the glossary (not the book's
+/// term list, which a quote only guesses) in its prompts. `run` is the fallback's shape: its
+/// model and its profile's settings.
+pub fn estimate_fallback(chapters: &[&Chapter], run: &RunShape<'_>) -> (PassUsage, f64) {
+    let usage: PassUsage = chapters
+        .iter()
+        .map(|chapter| Chapter {
+            title: None,
+            blocks: crate::fallback::quoted_blocks(&chapter.blocks),
+        })
+        .filter(|sample| !sample.blocks.is_empty())
+        .flat_map(|sample| {
+            estimate_chapter(
+                &sample,
+                run.source_lang,
+                run.target_lang,
+                run.glossary,
+                run.config,
+            )
+        })
+        .sum();
+    let cost = cost(run.model, usage.input_tokens, usage.output_tokens);
+    (usage, cost)
+}
+
 /// What decides a run's requests besides its chapters.
 pub struct RunShape<'a> {
     pub model: &'a str,
@@ -228,6 +255,32 @@ mod tests {
             window,
         };
         estimate_book(&chapters, &[], &run, &Pace::default()).seconds
+    }
+
+    #[test]
+    fn a_fallback_is_quoted_for_one_block_in_ten_at_its_own_price() {
+        let book = [chapter(40), chapter(5)];
+        let chapters: Vec<&Chapter> = book.iter().collect();
+        let config = PipelineConfig::default();
+        let shape = |model| RunShape {
+            model,
+            source_lang: "en",
+            target_lang: "es",
+            glossary: &[],
+            config: &config,
+            window: 1,
+        };
+        let (usage, cheap) = estimate_fallback(&chapters, &shape("gpt-4o-mini"));
+        let (same, dear) = estimate_fallback(&chapters, &shape("gpt-4o"));
+        assert_eq!(usage, same);
+        assert!(usage.requests > 0 && cheap > 0.0);
+        assert!(dear > 10.0 * cheap, "{dear} against {cheap}");
+        // Four blocks of the first chapter; none of the second's five.
+        let none: Vec<&Chapter> = vec![&book[1]];
+        assert_eq!(
+            estimate_fallback(&none, &shape("gpt-4o")).0,
+            PassUsage::default()
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod adequacy;
 pub mod budget;
 pub mod checks;
 pub mod estimate;
+pub mod fallback;
 pub mod glossary;
 pub mod ladder;
 #[cfg(any(test, feature = "stand-ins"))]

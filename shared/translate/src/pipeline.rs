@@ -163,6 +163,10 @@ pub struct Quality {
     pub echo_stopped: Vec<Pass>,
     /// The model profile the chapter ran with (`profile::Profile::name`), as its job set it.
     pub profile: Option<String>,
+    /// What the book's fallback model did with the blocks this model left flagged or of low
+    /// confidence (`fallback`); None when the run names no fallback or sent it nothing. A block
+    /// whose text the fallback's replaced holds that text's confidence and is not flagged.
+    pub fallback: Option<crate::fallback::Fallback>,
     pub translate: PassUsage,
     pub review: PassUsage,
     pub polish: PassUsage,
@@ -549,17 +553,8 @@ impl<'a> ChapterTranslation<'a> {
         // Blocks sent in parts are joined back before anything is checked: the quality record
         // describes the final text, block by block.
         let translated = joined(&segments, &texts);
-        let sources = glossary::sources(input.glossary);
-        for (block, text) in &translated {
-            let plain = booktr_formats::markup::plain_text(&input.blocks[*block].text);
-            let plain_translated = booktr_formats::markup::plain_text(text);
-            for entry in sources.keep_present(input.glossary, &plain) {
-                quality.glossary_checked += 1;
-                if contains_term(&plain_translated, &entry.target) {
-                    quality.glossary_satisfied += 1;
-                }
-            }
-        }
+        (quality.glossary_checked, quality.glossary_satisfied) =
+            glossary_counts(input, translated.iter().map(|(b, t)| (*b, t.as_str())));
         let block_of = |id: usize| segments[id].block;
         let mut seen_violations = BTreeSet::new();
         quality.glossary_violations = violations
@@ -604,6 +599,27 @@ impl<'a> ChapterTranslation<'a> {
             terms,
         }
     }
+}
+
+/// The glossary's uses in the sources of the blocks `translated` (block, final text) and how
+/// many of those the text carries with the glossary's target: (checked, satisfied).
+pub(crate) fn glossary_counts<'t>(
+    input: &ChapterInput<'_>,
+    translated: impl Iterator<Item = (usize, &'t str)>,
+) -> (u32, u32) {
+    let sources = glossary::sources(input.glossary);
+    let (mut checked, mut satisfied) = (0, 0);
+    for (block, text) in translated {
+        let plain = booktr_formats::markup::plain_text(&input.blocks[block].text);
+        let plain_translated = booktr_formats::markup::plain_text(text);
+        for entry in sources.keep_present(input.glossary, &plain) {
+            checked += 1;
+            if contains_term(&plain_translated, &entry.target) {
+                satisfied += 1;
+            }
+        }
+    }
+    (checked, satisfied)
 }
 
 /// Each block's text from its segments' (blocks sent in parts joined back), by block.

@@ -107,6 +107,9 @@ struct Start {
     glossary_id: Option<String>,
     target_lang: Option<String>,
     max_cost: Option<f64>,
+    /// A second model (one of the six, not `model`) for the blocks the first leaves flagged or
+    /// of confidence under 50; its cost counts in the quote and under `maxCost`.
+    fallback_model: Option<String>,
     /// Pause once the book's term list is ready (GET /api/translate/terms), so it can be checked
     /// and changed before any chapter is translated; POST /api/translate/resume goes on.
     #[serde(default)]
@@ -164,6 +167,7 @@ async fn start(
         glossary_id: body.glossary_id,
         target_lang: body.target_lang,
         max_cost: body.max_cost,
+        fallback_model: body.fallback_model,
         pause_at_terms: body.pause_at_terms,
     };
     let jobs = state
@@ -274,6 +278,7 @@ struct QuoteQuery {
     model: Option<String>,
     glossary_id: Option<String>,
     target_lang: Option<String>,
+    fallback_model: Option<String>,
 }
 
 /// What a start with the same choices would use and cost; nothing is spent or changed.
@@ -281,7 +286,8 @@ struct QuoteQuery {
     params(("bookId" = String, Query, description = "The book's id"),
         ("model" = Option<String>, Query, description = "Default: the caller's preference"),
         ("glossaryId" = Option<String>, Query),
-        ("targetLang" = Option<String>, Query)),
+        ("targetLang" = Option<String>, Query),
+        ("fallbackModel" = Option<String>, Query, description = "A second model for what the first cannot do; its share is quoted")),
     responses((status = 200, description = "The estimate", body = Quote),
         (status = 404, description = "No such book", body = ErrorBody)))]
 async fn quote(
@@ -298,6 +304,7 @@ async fn quote(
         model: q.model.filter(|m| !m.is_empty()),
         glossary_id: q.glossary_id.filter(|g| !g.is_empty()),
         target_lang: q.target_lang.filter(|t| !t.is_empty()),
+        fallback_model: q.fallback_model.filter(|m| !m.is_empty()),
     };
     Ok(axum::Json(
         state

@@ -25,6 +25,10 @@ wire! {
         pub word_count: Option<u64>,
         pub chapter_count: Option<u32>,
         pub translation_model: Option<String>,
+        /// Beyond the spec: the run's second model, for the blocks the first leaves flagged or of
+        /// low confidence (`fallbackModel` on a start); absent when the run names none.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub fallback_model: Option<String>,
         /// Beyond the spec: what translates the run, as a start found it: the provider's model, or
         /// `offline-pseudo` when the offline engine stands in (no provider key for the model's
         /// family; its pseudo-translation is free). Null before a run.

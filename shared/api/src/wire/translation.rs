@@ -142,6 +142,18 @@ wire! {
         /// The model profile the chapters ran with: `hosted` or `small` (see the quote's
         /// `profile`); null before any chapter ran.
         pub profile: Option<String>,
+        /// What the run's fallback model did: blocks sent to it and blocks whose text is now its;
+        /// null when no chapter sent it anything.
+        pub fallback: Option<FallbackSummary>,
+    }
+}
+
+wire! {
+    /// Blocks sent to the run's fallback model, and those it translated better (taken).
+    pub struct FallbackSummary from domain::FallbackSummary {
+        pub model: String,
+        pub sent: u32,
+        pub taken: u32,
     }
 }
 
@@ -176,13 +188,31 @@ wire! {
         pub reused_chapters: u32,
         pub words: u64,
         pub passes: QuotePasses,
+        /// The fallback model's share when `fallbackModel` is named: its passes over one block in
+        /// ten (the share a quote expects the first model to leave to it); in `total` and
+        /// `estimatedCost`.
+        pub fallback: Option<QuoteFallback>,
         pub total: PassUsage,
-        /// US dollars at the list price of what would translate (0 for the offline engine).
+        /// US dollars at the list price of what would translate (0 for the offline engine), the
+        /// fallback's included.
         pub estimated_cost: f64,
         pub currency: &'static str,
         /// From the run's shape (term pass, then the chapters in the book's window, each taking the
         /// first place free) at a typical hosted model's pace.
         pub estimated_seconds: u64,
+    }
+}
+
+wire! {
+    /// What the fallback model would use and cost.
+    #[serde(rename_all = "camelCase")]
+    pub struct QuoteFallback from domain::QuoteFallback {
+        pub model: String,
+        /// What would answer it (see the quote's `engine`).
+        pub engine: Option<String>,
+        pub usage: PassUsage,
+        /// US dollars at its list price.
+        pub estimated_cost: f64,
     }
 }
 

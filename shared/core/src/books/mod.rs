@@ -36,6 +36,10 @@ pub struct Book {
     pub word_count: Option<u64>,
     pub chapter_count: Option<u32>,
     pub translation_model: Option<String>,
+    /// Beyond the spec: the run's second model, for the blocks the first left flagged or of low
+    /// confidence (`fallbackModel` on a start; see `booktr_translate::fallback`). Null when the
+    /// run names none.
+    pub fallback_model: Option<String>,
     /// Beyond the spec: what translates the run, as a start found it: the provider's model, or
     /// `offline-pseudo` when the offline engine stands in (no provider key for the model's
     /// family; its pseudo-translation is free). Null before a run.

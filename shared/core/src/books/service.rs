@@ -199,6 +199,7 @@ impl Books {
             word_count: None,
             chapter_count: None,
             translation_model: None,
+            fallback_model: None,
             engine: None,
             format,
             file_name: upload.file_name,

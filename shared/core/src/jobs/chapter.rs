@@ -366,7 +366,9 @@ async fn translate_passes(
         }
         let done = translation.checkpoint().passes_done;
         let last = translation.next_pass().is_none();
-        if !last {
+        // Before the fallback model's passes the last pass is kept too: a try cut short in them
+        // does not pay for the first model's again.
+        if !last || book.fallback_model.is_some() {
             let stored = StoredCheckpoint {
                 key: key.clone(),
                 checkpoint: translation.checkpoint().clone(),
@@ -386,6 +388,9 @@ async fn translate_passes(
     crate::metrics::chapter_translated(started.elapsed());
     let mut output = translation.finish();
     output.quality.profile = Some(profile.name().to_string());
+    if !super::fallback::run(handler, book, number, &input, &mut output).await? {
+        return Ok(None);
+    }
     Ok(Some(output))
 }
 
@@ -474,7 +479,7 @@ struct StoredCheckpoint {
 
 /// Counts a failed try on the chapter (per run), with its cause; the [`MAX_ATTEMPTS`]th fails
 /// the chapter for good with that cause, the others leave the job to be retried.
-async fn failed_attempt(
+pub(super) async fn failed_attempt(
     handler: &JobHandler,
     book: &Book,
     number: u32,

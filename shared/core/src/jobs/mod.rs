@@ -7,6 +7,7 @@ mod cost;
 pub mod digest;
 mod error;
 mod extract;
+mod fallback;
 mod generate;
 mod handler;
 mod observer;

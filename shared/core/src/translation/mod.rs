@@ -31,8 +31,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 pub use download::{Download, SideBySide, LINK_LIFETIME};
-pub use quality::{QualitySummary, WARNING_PREFIX};
-pub use quote::{Quote, QuotePasses, QuoteRequest};
+pub use quality::{FallbackSummary, QualitySummary, WARNING_PREFIX};
+pub use quote::{Quote, QuoteFallback, QuotePasses, QuoteRequest};
 pub use render::{Completeness, RenderError};
 pub use start::StartRequest;
 pub use status::{

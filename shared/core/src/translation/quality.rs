@@ -40,6 +40,17 @@ pub struct QualitySummary {
     /// The model profile the chapters ran with (`hosted` or `small`; the latest chapter's when
     /// a resumed run changed it); None before any chapter ran.
     pub profile: Option<String>,
+    /// What the run's fallback model did; None when no chapter sent it anything.
+    pub fallback: Option<FallbackSummary>,
+}
+
+/// Blocks sent to the run's fallback model and those whose text is now its, over the book.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FallbackSummary {
+    /// The model (the latest chapter's, when a resumed run changed it).
+    pub model: String,
+    pub sent: u32,
+    pub taken: u32,
 }
 
 /// The book warning that reports flagged blocks starts so: a new run replaces it, and the
@@ -71,6 +82,12 @@ impl QualitySummary {
                 quality.confidence.values().filter(|c| **c < 50).count() as u32;
             if quality.profile.is_some() {
                 summary.profile = quality.profile;
+            }
+            if let Some(done) = quality.fallback {
+                let sum = summary.fallback.get_or_insert_with(Default::default);
+                sum.model = done.model;
+                sum.sent += done.sent;
+                sum.taken += done.taken;
             }
         }
         summary
@@ -145,8 +162,18 @@ mod tests {
         let flagged = serde_json::json!({"flagged": {"untranslated": [1, 4], "wrongLanguage": [4]},
                                          "repaired": {"halves": 2}, "removed": {"after": 3},
                                          "changed": {"review": 2, "polish": 5},
-                                         "keptPrevious": [["review", 3, "names"]]});
+                                         "keptPrevious": [["review", 3, "names"]],
+                                         "fallback": {"model": "gpt-4o", "sent": 3, "taken": 2}});
         let summary = QualitySummary::of([&clean, &flagged, &serde_json::json!("not a record")]);
+        assert_eq!(
+            summary.fallback,
+            Some(FallbackSummary {
+                model: "gpt-4o".into(),
+                sent: 3,
+                taken: 2
+            })
+        );
+        assert_eq!(QualitySummary::of([&clean]).fallback, None);
         assert_eq!(summary.flagged_blocks, 2);
         assert_eq!(summary.chapters_flagged, 1);
         assert_eq!(summary.flagged["untranslated"], 2);

@@ -2,10 +2,10 @@
 //! anything is spent (see `booktr_translate::estimate`).
 
 use booktr_formats::manuscript::Chapter as SourceChapter;
-use booktr_translate::estimate::{estimate_book, Pace, RunShape};
+use booktr_translate::estimate::{estimate_book, estimate_fallback, Pace, RunShape};
 use booktr_translate::pipeline::PassUsage;
 
-use super::start::RunChoice;
+use super::start::{Models, RunChoice};
 use super::{TranslationError, Translations};
 use crate::accounts::User;
 use crate::books::store;
@@ -18,6 +18,7 @@ pub struct QuoteRequest {
     pub model: Option<String>,
     pub glossary_id: Option<String>,
     pub target_lang: Option<String>,
+    pub fallback_model: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -37,8 +38,11 @@ pub struct Quote {
     pub reused_chapters: u32,
     pub words: u64,
     pub passes: QuotePasses,
+    /// The fallback model's share, when the start names one; in `total` and `estimated_cost`.
+    pub fallback: Option<QuoteFallback>,
     pub total: PassUsage,
-    /// US dollars at the list price of what would translate (0 for the offline engine).
+    /// US dollars at the list price of what would translate (0 for the offline engine), the
+    /// fallback's included.
     pub estimated_cost: f64,
     pub currency: &'static str,
     /// From the run's shape (term pass, then the chapters in the book's window, each taking the
@@ -52,6 +56,18 @@ pub struct QuotePasses {
     pub translate: PassUsage,
     pub review: PassUsage,
     pub polish: PassUsage,
+}
+
+/// What the fallback model would use: its passes over the share of blocks a quote expects the
+/// first model to leave to it, one in ten (`booktr_translate::fallback::QUOTED_SHARE`).
+#[derive(Debug, Clone)]
+pub struct QuoteFallback {
+    pub model: String,
+    /// What would answer it, as [`Quote::engine`] says of the first model.
+    pub engine: Option<String>,
+    pub usage: PassUsage,
+    /// US dollars at its list price.
+    pub estimated_cost: f64,
 }
 
 impl Translations {
@@ -71,6 +87,7 @@ impl Translations {
         }
         let RunChoice {
             model,
+            fallback,
             target,
             entries,
             key,
@@ -79,7 +96,10 @@ impl Translations {
             .choose_run(
                 user,
                 &book,
-                request.model,
+                Models {
+                    model: request.model,
+                    fallback: request.fallback_model,
+                },
                 request.glossary_id,
                 request.target_lang,
             )
@@ -124,6 +144,18 @@ impl Translations {
         } else {
             estimate_book(&to_translate, &texts, &shape, &Pace::default())
         };
+        let fallback = match fallback {
+            Some(model) => Some(
+                self.quote_fallback(&book, &target, &entries, &to_translate, model)
+                    .await?,
+            ),
+            None => None,
+        };
+        let (mut total, mut cost) = (estimate.total(), estimate.cost);
+        if let Some(fallback) = &fallback {
+            total += fallback.usage;
+            cost += fallback.estimated_cost;
+        }
         Ok(Quote {
             book_id: book.id,
             model,
@@ -133,16 +165,52 @@ impl Translations {
             chapters: to_translate.len() as u32,
             reused_chapters: (sources.len() - to_translate.len()) as u32,
             words,
-            total: estimate.total(),
+            fallback,
+            total,
             passes: QuotePasses {
                 terms: estimate.terms,
                 translate: estimate.translate,
                 review: estimate.review,
                 polish: estimate.polish,
             },
-            estimated_cost: (estimate.cost * 10_000.0).round() / 10_000.0,
+            estimated_cost: rounded(cost),
             currency: "USD",
             estimated_seconds: estimate.seconds,
         })
     }
+}
+
+impl Translations {
+    /// The fallback model's share of a quote over `chapters`, priced by what would answer it.
+    async fn quote_fallback(
+        &self,
+        book: &crate::books::Book,
+        target: &str,
+        entries: &[booktr_translate::glossary::GlossaryEntry],
+        chapters: &[&SourceChapter],
+        model: String,
+    ) -> Result<QuoteFallback, TranslationError> {
+        let engine = self.engine_for(&book.user_id, &model).await?;
+        let (_, settings) = self.pipeline_for(&book.user_id, &model).await?;
+        let shape = RunShape {
+            model: engine.as_deref().unwrap_or(&model),
+            source_lang: &book.original_lang,
+            target_lang: target,
+            glossary: entries,
+            config: &settings,
+            window: 1,
+        };
+        let (usage, cost) = estimate_fallback(chapters, &shape);
+        Ok(QuoteFallback {
+            model,
+            engine,
+            usage,
+            estimated_cost: rounded(cost),
+        })
+    }
+}
+
+/// US dollars to four places, as a quote shows them.
+fn rounded(usd: f64) -> f64 {
+    (usd * 10_000.0).round() / 10_000.0
 }

@@ -29,6 +29,9 @@ pub struct StartRequest {
     /// A cap on the run's model cost, in US dollars: the run pauses itself before a pass would
     /// go past it.
     pub max_cost: Option<f64>,
+    /// A second model for the blocks the first leaves flagged or of low confidence (one of the
+    /// six, not `model`); see `booktr_translate::fallback`.
+    pub fallback_model: Option<String>,
     /// Pause once the book's term list is ready, so its owner can check it before the chapters.
     pub pause_at_terms: bool,
 }
@@ -119,6 +122,7 @@ impl Translations {
         let max_cost = max_cost_micros(request.max_cost)?;
         let RunChoice {
             model,
+            fallback,
             target,
             glossary_id,
             entries,
@@ -127,7 +131,10 @@ impl Translations {
             .choose_run(
                 user,
                 book,
-                request.model,
+                Models {
+                    model: request.model,
+                    fallback: request.fallback_model,
+                },
                 request.glossary_id,
                 request.target_lang,
             )
@@ -146,6 +153,7 @@ impl Translations {
         let run = StartedRun {
             book,
             model: &model,
+            fallback: fallback.as_deref(),
             engine,
             target: &target,
             glossary_id,
@@ -250,13 +258,17 @@ impl Translations {
         &self,
         user: &User,
         book: &Book,
-        model: Option<String>,
+        models: Models,
         glossary_id: Option<String>,
         target_lang: Option<String>,
     ) -> Result<RunChoice, TranslationError> {
         let preferences = crate::preferences::get(&self.ports, &user.id).await?;
-        let model = model.unwrap_or(preferences.default_model);
+        let model = models.model.unwrap_or(preferences.default_model);
         check_model(user, &model)?;
+        let fallback = models
+            .fallback
+            .map(|fallback| check_fallback(user, &model, fallback))
+            .transpose()?;
         let target = match target_lang {
             Some(t) => LanguageCode::parse(&t)
                 .map_err(|e| TranslationError::Invalid(format!("targetLang: {e}")))?
@@ -303,8 +315,13 @@ impl Translations {
             })
             .unwrap_or_default();
         let key = translation_key(&model, &book.original_lang, &target, &entries);
+        let key = match &fallback {
+            Some(fallback) => with_fallback(&key, fallback),
+            None => key,
+        };
         Ok(RunChoice {
             model,
+            fallback,
             target,
             glossary_id,
             entries,
@@ -318,6 +335,7 @@ impl Translations {
         let StartedRun {
             book,
             model,
+            fallback,
             engine,
             target,
             glossary_id,
@@ -371,7 +389,7 @@ impl Translations {
             progress: progress_of(&chapters_after(chapters, &pending)),
             pause_at_terms,
         };
-        let update = BookChange::begin_run(&start, self.ports.clock.now());
+        let update = BookChange::begin_run(&start, self.ports.clock.now()).fallback_model(fallback);
         let Some(book) = self
             .books
             .transition(&book.id, BookEvent::TranslationStarted, update)
@@ -425,15 +443,20 @@ impl Translations {
 
 /// 400 unless the model is one of the six and the user's plan (or role DEV) allows it.
 pub(super) fn check_model(user: &User, model: &str) -> Result<(), TranslationError> {
+    check_field(user, "model", model)
+}
+
+/// [`check_model`] of the request's field `field`, which its message names.
+fn check_field(user: &User, field: &str, model: &str) -> Result<(), TranslationError> {
     if booktr_translate::providers::lookup(model).is_none() {
         return Err(TranslationError::Invalid(format!(
-            "model: '{model}' is not one of gpt-4o-mini, gpt-4o, claude-3-haiku, \
+            "{field}: '{model}' is not one of gpt-4o-mini, gpt-4o, claude-3-haiku, \
              claude-sonnet-4-20250514, gemini-2.0-flash, gemini-1.5-pro"
         )));
     }
     if user.role != Role::Dev && !user.plan.allowed_models().contains(&model) {
         return Err(TranslationError::Invalid(format!(
-            "model: '{model}' is not included in the {} plan (it allows {})",
+            "{field}: '{model}' is not included in the {} plan (it allows {})",
             user.plan.display_name(),
             user.plan.allowed_models().join(", ")
         )));
@@ -441,9 +464,42 @@ pub(super) fn check_model(user: &User, model: &str) -> Result<(), TranslationErr
     Ok(())
 }
 
+/// `fallbackModel` checked as a model is, and unlike the run's model: 400 otherwise.
+fn check_fallback(user: &User, model: &str, fallback: String) -> Result<String, TranslationError> {
+    check_field(user, "fallbackModel", &fallback)?;
+    if fallback == model {
+        return Err(TranslationError::Invalid(format!(
+            "fallbackModel: '{fallback}' is the run's model; name another for what it cannot do"
+        )));
+    }
+    Ok(fallback)
+}
+
+/// A run's key with its fallback model in it: the fallback decides the text of the blocks it
+/// takes, so a run with one does not reuse chapters translated without it (and a run without
+/// one keeps the keys it always had).
+fn with_fallback(key: &str, fallback: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    for part in [key, fallback] {
+        hash.update((part.len() as u64).to_be_bytes());
+        hash.update(part.as_bytes());
+    }
+    hex::encode(hash.finalize())
+}
+
+/// The models a start or a quote asks for: each None for the default (the user's preferred
+/// model; no fallback).
+pub(super) struct Models {
+    pub model: Option<String>,
+    pub fallback: Option<String>,
+}
+
 /// What a run translates with.
 pub(super) struct RunChoice {
     pub model: String,
+    /// The run's fallback model, checked.
+    pub fallback: Option<String>,
     pub target: String,
     pub glossary_id: Option<String>,
     pub entries: Vec<GlossaryEntry>,
@@ -454,6 +510,7 @@ pub(super) struct RunChoice {
 struct StartedRun<'a> {
     book: &'a Book,
     model: &'a str,
+    fallback: Option<&'a str>,
     /// What will answer (see [`Translations::engine_for`]).
     engine: Option<String>,
     target: &'a str,

@@ -313,6 +313,7 @@ async fn book_page(
             model: non_empty(q.model.clone()),
             glossary_id: non_empty(q.glossary_id.clone()),
             target_lang: non_empty(q.target_lang.clone()),
+            fallback_model: None,
         };
         match services.translations.quote(&me.user, request).await {
             Ok(quote) => {
@@ -474,6 +475,7 @@ async fn perform(
                 target_lang: non_empty(form.target_lang),
                 max_cost,
                 pause_at_terms: form.pause_at_terms.is_some(),
+                fallback_model: None,
             };
             services.translations.start(user, request).await?;
         }
