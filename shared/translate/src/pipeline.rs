@@ -450,10 +450,11 @@ impl<'a> ChapterTranslation<'a> {
     /// with each answer as long as its blocks (translations come out about as long as their
     /// source), the later passes' drafts standing in for the source, and the later passes'
     /// answers holding the share of blocks an editor changes ([`edited`]). Where the later
-    /// passes look only at the blocks that need it ([`LaterPasses::WhereNeeded`]), that same
-    /// share is taken to need a look. A windowed first pass carries the sources before each
-    /// chunk in its window, standing in for their translations. Retries and the review's term
-    /// lines are not foreseen.
+    /// passes look only at the blocks that need it ([`LaterPasses::WhereNeeded`]), only the
+    /// sample is foreseen: the blocks that need a look are the run's trouble, which the
+    /// estimate no more foresees than its retries. A windowed first pass carries the sources
+    /// before each chunk in its window, standing in for their translations. Retries and the
+    /// review's term lines are not foreseen.
     pub fn estimate(&self) -> [PassUsage; 3] {
         let source_tokens = self
             .segments
@@ -468,7 +469,9 @@ impl<'a> ChapterTranslation<'a> {
                 .segments
                 .iter()
                 .enumerate()
-                .filter(|(id, _)| pass == Pass::Translate || !selective || edited(*id))
+                .filter(|(id, _)| {
+                    pass == Pass::Translate || !selective || id.is_multiple_of(SAMPLE_EVERY)
+                })
                 .map(|(id, segment)| Unit {
                     id,
                     source: segment.source.clone(),
