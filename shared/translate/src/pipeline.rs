@@ -63,6 +63,12 @@ pub enum LaterPasses {
 /// ([`LaterPasses::WhereNeeded`]), so that a chapter with no trouble seen is still looked at.
 const SAMPLE_EVERY: usize = 8;
 
+/// Whether segment `id` is in the later passes' sample: one in [`SAMPLE_EVERY`] from the
+/// second on, since a chapter's first block is most often its heading.
+fn sampled(id: usize) -> bool {
+    id % SAMPLE_EVERY == 1
+}
+
 /// A block's confidence (0 to 100) under which the later passes look at it.
 const LOW_CONFIDENCE: u8 = 70;
 
@@ -469,9 +475,7 @@ impl<'a> ChapterTranslation<'a> {
                 .segments
                 .iter()
                 .enumerate()
-                .filter(|(id, _)| {
-                    pass == Pass::Translate || !selective || id.is_multiple_of(SAMPLE_EVERY)
-                })
+                .filter(|(id, _)| pass == Pass::Translate || !selective || sampled(*id))
                 .map(|(id, segment)| Unit {
                     id,
                     source: segment.source.clone(),
@@ -985,7 +989,7 @@ impl PassWork<'_> {
 /// Whether the later passes look at segment `id` when only the blocks that need it are:
 /// repaired on the way, missing a glossary or book term, of low confidence, or in the sample.
 fn needs_look(id: usize, confidence: &BTreeMap<usize, u8>, state: &Checkpoint) -> bool {
-    id.is_multiple_of(SAMPLE_EVERY)
+    sampled(id)
         || state.repaired_on.contains_key(&id)
         || state.violations.iter().any(|(at, _, _)| *at == id)
         || confidence.get(&id).is_some_and(|c| *c < LOW_CONFIDENCE)
@@ -1950,8 +1954,8 @@ mod tests {
         let model = Watching::new(false);
         let out = run_with(&model, &blocks, &Ladder::default(), &small).await;
         // The block missing its glossary term, and one in eight.
-        assert_eq!(model.asked("review"), [0, 5, 8, 16]);
-        assert_eq!(model.asked("polish"), [0, 5, 8, 16]);
+        assert_eq!(model.asked("review"), [1, 5, 9, 17]);
+        assert_eq!(model.asked("polish"), [1, 5, 9, 17]);
         assert_eq!((out.quality.sent.review, out.quality.sent.polish), (4, 4));
         // Its confidence says so (a term missed), and the others are trusted.
         assert_eq!(out.quality.confidence[&5], 80);
