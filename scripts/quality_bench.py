@@ -187,21 +187,28 @@ def confidence_against_chrf(work, report, chrf):
     if not final.exists():
         return
     text = paragraphs(final.read_text())
-    confidence = [c for c in report.get("blockConfidence", [])]
-    if not (len(reference) == len(text) == len(confidence)):
+    source = paragraphs((work / "letter.txt").read_text())
+    confidence = report.get("blockConfidence", [])
+    if not (len(reference) == len(text) == len(confidence) == len(source)):
         print(f"confidence against chrF: not measured, the paragraphs do not align "
               f"(reference {len(reference)}, booktr {len(text)}, confidences {len(confidence)})")
         return
-    pairs = [(c, chrf.sentence_score(t, [r]).score)
-             for c, t, r in zip(confidence, text, reference) if c is not None]
-    rho = spearman([c for c, _ in pairs], [s for _, s in pairs])
-    tenth = max(1, -(-len(pairs) // 10))
-    queue = sorted(range(len(pairs)), key=lambda i: pairs[i][0])[:tenth]
-    lowest = sorted(range(len(pairs)), key=lambda i: pairs[i][1])[:tenth]
-    held = len(set(queue) & set(lowest))
-    shown = "undefined (one side is constant)" if rho is None else f"{rho:.2f}"
-    print(f"confidence against per-paragraph chrF ({len(pairs)} paragraphs): Spearman {shown}; "
-          f"the review queue's first {tenth} hold {held} of the {tenth} lowest-scoring")
+    scored = [(c, chrf.sentence_score(t, [r]).score, len(s))
+              for c, t, r, s in zip(confidence, text, reference, source) if c is not None]
+    # A line of a few words (a heading, a signature) scores by the reference's wording more than
+    # by the translation's quality: the figures are given with and without them.
+    for label, pairs in (("all", scored), ("of 100 characters or more", [p for p in scored if p[2] >= 100])):
+        if len(pairs) < 3:
+            continue
+        rho = spearman([c for c, _, _ in pairs], [s for _, s, _ in pairs])
+        tenth = max(1, -(-len(pairs) // 10))
+        queue = sorted(range(len(pairs)), key=lambda i: pairs[i][0])[:tenth]
+        lowest = sorted(range(len(pairs)), key=lambda i: pairs[i][1])[:tenth]
+        held = len(set(queue) & set(lowest))
+        shown = "undefined (one side is constant)" if rho is None else f"{rho:.2f}"
+        print(f"confidence against per-paragraph chrF, paragraphs {label} ({len(pairs)}): "
+              f"Spearman {shown}; the review queue's first {tenth} hold {held} of the "
+              f"{tenth} lowest-scoring")
 
 
 def main():
