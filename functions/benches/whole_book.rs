@@ -237,6 +237,9 @@ impl Service {
         let served = support::serve(
             &[
                 ("BOOKTR_CHAPTER_WINDOW", window.to_string()),
+                // The stand-in plays a hosted model, whose latency profile it has; on its local
+                // address it would be asked as a small model, one block a request.
+                ("BOOKTR_MODEL_PROFILE", "hosted".into()),
                 // A whole novel in one month, on a plan without priority (so the window is
                 // exact).
                 ("BOOKTR_QUOTA_FREE_WORDS", "unlimited".into()),
