@@ -177,6 +177,12 @@ pub(crate) fn epub(bytes: Vec<u8>, limits: Limits) -> Result<(Vec<u8>, Removed),
             continue;
         }
         let mut kind = manifest.kind_of(name);
+        // A reading system may go by a file's name as well as its declared type: one named as
+        // markup or a style sheet is cleaned as such, whatever the manifest says it is.
+        let by_name = media::kind("", name);
+        if !kind.is_markup() && (by_name.is_markup() || by_name == Kind::Css) {
+            kind = by_name;
+        }
         if kind == Kind::Unknown {
             if let Some(bytes) = zip.read(name)? {
                 kind = media::sniff(&bytes);

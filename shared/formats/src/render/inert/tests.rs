@@ -302,6 +302,96 @@ fn style_attributes_and_elements_lose_their_remote_urls() {
     );
 }
 
+/// A package of `entries` (name, media type, content) after its container and package
+/// document, every entry but the style sheets in the spine.
+fn package(entries: &[(&str, &str, &str)]) -> Vec<u8> {
+    use std::io::Write;
+    let items: String = entries
+        .iter()
+        .enumerate()
+        .map(|(i, (name, media, _))| {
+            format!(r#"<item id="i{i}" href="{name}" media-type="{media}"/>"#)
+        })
+        .collect();
+    let spine: String = (0..entries.len())
+        .filter(|i| !entries[*i].0.ends_with(".css"))
+        .map(|i| format!(r#"<itemref idref="i{i}"/>"#))
+        .collect();
+    let opf = format!(
+        r#"<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0"><metadata/><manifest>{items}</manifest><spine>{spine}</spine></package>"#
+    );
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default();
+    let mut files = vec![
+        ("mimetype".to_string(), "application/epub+zip".to_string()),
+        (
+            "META-INF/container.xml".to_string(),
+            r#"<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles></container>"#.to_string(),
+        ),
+        ("OEBPS/content.opf".to_string(), opf),
+    ];
+    files.extend(
+        entries
+            .iter()
+            .map(|(name, _, content)| (format!("OEBPS/{name}"), content.to_string())),
+    );
+    for (name, content) in files {
+        zip.start_file(name, options).unwrap();
+        zip.write_all(content.as_bytes()).unwrap();
+    }
+    zip.finish().unwrap().into_inner()
+}
+
+#[test]
+fn a_file_is_cleaned_as_what_its_type_its_name_or_its_bytes_say_it_is() {
+    let script = page("<p>words</p><script>alert(1)</script>");
+    let source = package(&[
+        ("a.xml", "application/xhtml+xml;charset=utf-8", &script),
+        ("b.htm5", " Text/HTML ; charset=utf-8", &script),
+        // Declared an image, named as a page: a reading system may open it as either.
+        ("c.xhtml", "image/png", &script),
+        // Declared nothing known: its opening bytes say markup.
+        ("d.bin", "application/x-unknown", &script),
+        (
+            "e.css",
+            "text/css",
+            "p { background: url(https://evil.example/p.png) }",
+        ),
+    ]);
+    let (out, removed) = epub(source, own_package()).unwrap();
+    assert_eq!((removed.elements, removed.fetches), (4, 1), "{removed:?}");
+    for (name, bytes) in entries(&out) {
+        let text = String::from_utf8_lossy(&bytes).to_ascii_lowercase();
+        assert!(!text.contains("<script"), "{name}");
+        assert!(!text.contains("evil.example"), "{name}");
+    }
+}
+
+#[test]
+fn a_spine_item_that_is_neither_markup_nor_an_image_is_left_out() {
+    let source = package(&[
+        ("a.xhtml", "application/xhtml+xml", &page("<p>words</p>")),
+        ("movie.swf", "application/x-shockwave-flash", "FWS\u{a}"),
+        ("notes.txt", "text/plain", "just words"),
+    ]);
+    let (out, removed) = epub(source, own_package()).unwrap();
+    assert_eq!(removed.files, 2);
+    let names: Vec<String> = entries(&out).into_iter().map(|(n, _)| n).collect();
+    assert!(names.contains(&"OEBPS/a.xhtml".to_string()), "{names:?}");
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.ends_with(".swf") || n.ends_with(".txt")),
+        "{names:?}"
+    );
+    let opf = entries(&out)
+        .into_iter()
+        .find(|(n, _)| n.ends_with(".opf"))
+        .map(|(_, b)| String::from_utf8(b).unwrap())
+        .unwrap();
+    assert!(!opf.contains("movie") && !opf.contains("notes"), "{opf}");
+}
+
 #[test]
 fn references_outside_the_package_or_to_dropped_entries_are_refused() {
     let dropped: HashSet<String> = ["OEBPS/gone.png".to_string()].into();
