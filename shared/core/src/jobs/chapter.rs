@@ -332,13 +332,9 @@ async fn translate_passes(
     while let Some(pass) = translation.next_pass() {
         let done = usize::from(translation.checkpoint().passes_done);
         let estimate = estimates.map(|e| e[done]).unwrap_or_default();
-        let reserved = match cost::reserve(handler, book, model.name(), estimate).await? {
-            cost::Reservation::Go(amount) => amount,
-            cost::Reservation::OverCap => {
-                cost::pause_over_cap(handler, book).await?;
-                return Ok(None);
-            }
-            cost::Reservation::Moved => return Ok(None),
+        let Some(reserved) = cost::reserve_or_stop(handler, book, model.name(), estimate).await?
+        else {
+            return Ok(None);
         };
         let pass_started = std::time::Instant::now();
         let result = translation.run_pass(model.as_ref()).await;

@@ -32,6 +32,24 @@ pub(super) enum Reservation {
     Moved,
 }
 
+/// [`reserve`] for a pass of the run itself: the amount reserved, or None when the pass must not
+/// go (the run is paused at its cap here, or has moved on) and the job stops.
+pub(super) async fn reserve_or_stop(
+    handler: &JobHandler,
+    book: &Book,
+    engine: &str,
+    estimate: PassUsage,
+) -> Result<Option<i64>, DataError> {
+    Ok(match reserve(handler, book, engine, estimate).await? {
+        Reservation::Go(amount) => Some(amount),
+        Reservation::OverCap => {
+            pause_over_cap(handler, book).await?;
+            None
+        }
+        Reservation::Moved => None,
+    })
+}
+
 /// Reserves `estimate` (tokens of the pass to come, sent to `engine`: the client's name, so
 /// the offline engine reserves nothing) against the book's cap; without a cap, goes ahead at
 /// once (the estimate is not looked at).

@@ -62,13 +62,9 @@ pub(super) async fn run(
     while let Some(pass) = translation.next_pass() {
         let done = usize::from(translation.checkpoint().passes_done);
         let estimate = estimates.map(|e| e[done]).unwrap_or_default();
-        let reserved = match cost::reserve(handler, book, model.name(), estimate).await? {
-            cost::Reservation::Go(amount) => amount,
-            cost::Reservation::OverCap => {
-                cost::pause_over_cap(handler, book).await?;
-                return Ok(false);
-            }
-            cost::Reservation::Moved => return Ok(false),
+        let Some(reserved) = cost::reserve_or_stop(handler, book, model.name(), estimate).await?
+        else {
+            return Ok(false);
         };
         let result = translation.run_pass(model.as_ref()).await;
         let used = match &result {

@@ -87,12 +87,10 @@ pub(super) async fn run(
             Ok(model) => {
                 let estimate =
                     estimate_terms(&found, &book.original_lang, &book.target_lang, &glossary);
-                let reserved = match cost::reserve(handler, &book, model.name(), estimate).await? {
-                    cost::Reservation::Go(amount) => amount,
-                    cost::Reservation::OverCap => {
-                        return Ok(cost::pause_over_cap(handler, &book).await?)
-                    }
-                    cost::Reservation::Moved => return Ok(()),
+                let Some(reserved) =
+                    cost::reserve_or_stop(handler, &book, model.name(), estimate).await?
+                else {
+                    return Ok(());
                 };
                 let width = handler.translations.window_for(&book.user_id).await?;
                 let (_, settings) = handler.pipeline.for_model(model.as_ref());
