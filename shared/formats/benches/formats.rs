@@ -92,9 +92,9 @@ fn row(step: &str, time: Duration, peak: usize, file: usize, pandoc: Option<Dura
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let corpus = root.join("../../../shared/corpus/moby-dick.epub");
+    let corpus = root.join("../../corpus/moby-dick.epub");
     let fixtures = root.join("../../tests/fixtures");
-    let bytes = std::fs::read(&corpus).expect("../shared/corpus/moby-dick.epub");
+    let bytes = std::fs::read(&corpus).expect("corpus/moby-dick.epub");
     let corpus_str = corpus.to_string_lossy().to_string();
     let out = std::env::temp_dir().join("booktr-bench-out.epub");
     let out_str = out.to_string_lossy().to_string();

@@ -13,10 +13,10 @@ pub(crate) fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// One of the corpus EPUBs, in `../shared/corpus/` beside the repository.
+/// One of the corpus EPUBs, in `corpus/` at the repository's root.
 pub(crate) fn corpus_epub(name: &str) -> Vec<u8> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/corpus")
+        .join("../../corpus")
         .join(name);
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }

@@ -611,13 +611,7 @@ fn collect_assets(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn corpus(name: &str) -> Vec<u8> {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../shared/corpus")
-            .join(name);
-        std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-    }
+    use crate::corpus_tests::corpus_epub as corpus;
 
     fn titles(m: &Manuscript) -> Vec<String> {
         m.chapters

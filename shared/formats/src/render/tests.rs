@@ -6,12 +6,7 @@ use std::process::Command;
 use super::RenderOptions;
 use crate::epub;
 
-pub(crate) fn corpus(name: &str) -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/corpus")
-        .join(name);
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
+pub(crate) use crate::corpus_tests::corpus_epub as corpus;
 
 pub(crate) fn options(language: &str) -> RenderOptions {
     RenderOptions {
