@@ -615,7 +615,7 @@ async fn main() -> anyhow::Result<()> {
     let window: usize = arg(&args, "--window")
         .map_or(Ok(booktr_core::translation::DEFAULT_WINDOW), |w| w.parse())?;
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/corpus")
+        .join("../corpus")
         .join(&book_name);
     let book = std::fs::read(&path).with_context(|| path.display().to_string())?;
     println!(

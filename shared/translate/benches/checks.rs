@@ -1,5 +1,5 @@
 //! `cargo bench -p booktr-translate --bench checks`: do the checks cry wolf? Two measurements
-//! on the corpus (`../shared/corpus`), printed per book:
+//! on the corpus (`corpus/`), printed per book:
 //!
 //! 1. A clean model, the whole pipeline: every book translated by the offline engine into four
 //!    languages (one in another script); every flagged block is a false flag, except where the
@@ -32,7 +32,7 @@ const TARGETS: [&str; 4] = ["es", "fr", "de", "ja"];
 
 #[tokio::main]
 async fn main() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus");
     let (mut all_blocks, mut all_flags, mut all_judged, mut all_language) = (0, 0, 0, 0);
     for name in BOOKS {
         let bytes = std::fs::read(corpus.join(name)).expect("corpus book");

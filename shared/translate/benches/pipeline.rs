@@ -60,7 +60,7 @@ fn glossary() -> Vec<GlossaryEntry> {
 
 #[tokio::main]
 async fn main() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/moby-dick.epub");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/moby-dick.epub");
     let manuscript = booktr_formats::epub::extract(&std::fs::read(path).expect("moby-dick.epub"))
         .expect("extract");
     // The longest chapter: the hardest case for parallelism.
