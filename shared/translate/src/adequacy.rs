@@ -348,6 +348,19 @@ pub fn in_proportion(ratio: f64, source_letters: usize, answer_letters: usize) -
     own <= ratio * LENGTH_SPREAD && own >= ratio / LENGTH_SPREAD
 }
 
+/// How much of its expected length a block's answer lacks, from 0 to 1, against the chapter's
+/// learned ratio: 0 for a block under the length floor or at least as long as the ratio says.
+/// A small model that leaves out sentences writes a shorter answer well inside the factor
+/// [`in_proportion`] rejects (Qwen2.5-1.5B gave a 566-letter paragraph of Frankenstein back at
+/// 0.56 of its chapter's ratio, its last four sentences gone).
+pub fn shortfall(ratio: f64, source_letters: usize, answer_letters: usize) -> f64 {
+    if source_letters < LENGTH_FLOOR || ratio <= 0.0 {
+        return 0.0;
+    }
+    let expected = ratio * source_letters as f64;
+    (1.0 - answer_letters as f64 / expected).clamp(0.0, 1.0)
+}
+
 /// Answers judged for sameness have at least this many letters: short lines ("Yes.", "No!")
 /// rightly come out alike for different sources.
 const SAME_FLOOR: usize = 30;

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::ChatModel;
 use crate::pipeline::{LaterPasses, PipelineConfig};
+use crate::protocol::Window;
 
 /// A named set of the pipeline's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,6 +75,18 @@ impl Profile {
         }
     }
 
+    /// What the first pass sees of the chapter before a chunk. A hosted model answers many
+    /// requests at once, and a chapter's chunks all go out at once with the source before
+    /// each: one after the other, a chapter of four chunks took four answers' time (Moby-Dick
+    /// through the whole-book bench: docs/benchmarks.md). A local server answers one request at
+    /// a time, so a small model loses no time to seeing its own translation so far.
+    fn window(self) -> Window {
+        match self {
+            Profile::Hosted => Window::Source,
+            Profile::Small => Window::Translation,
+        }
+    }
+
     /// Which blocks the review and the polish look at: a strong hosted model refines every
     /// block; a small model only those that need it (its review of the rest changes little
     /// and costs as much as the translation).
@@ -109,6 +122,7 @@ impl ByHand {
             chunk_tokens: self.chunk_tokens.unwrap_or(profile.chunk_tokens()),
             chunk_blocks: self.chunk_blocks.unwrap_or(profile.chunk_blocks()),
             later_passes: profile.later_passes(),
+            window: profile.window(),
             ..base
         }
     }
@@ -146,6 +160,10 @@ mod tests {
         assert_eq!(
             (hosted.later_passes, small.later_passes),
             (LaterPasses::Every, LaterPasses::WhereNeeded)
+        );
+        assert_eq!(
+            (hosted.window, small.window),
+            (Window::Source, Window::Translation)
         );
         assert_eq!(
             small.context_tokens,

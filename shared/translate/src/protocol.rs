@@ -55,12 +55,26 @@ pub struct PromptContext<'a> {
     pub ledger: Vec<(String, String)>,
     /// Glossary terms the draft failed to use: (block id, source, target).
     pub violations: Vec<(usize, String, String)>,
-    /// The translation of the text just before these blocks, oldest first (the first pass's
-    /// window on the chapter so far), so that pronouns, register and names follow through.
+    /// The text just before these blocks, oldest first (the first pass's window on the
+    /// chapter so far), so that pronouns, register and names follow through.
     pub earlier: Vec<String>,
+    /// Whether `earlier` is the translation so far or the source.
+    pub window: Window,
     /// What the book's owner asked of this translation ("more formal", "keep the pun"), when
     /// a passage or a chapter is translated again at their request.
     pub instruction: Option<&'a str>,
+}
+
+/// What the first pass's requests see of the chapter before their blocks (the EARLIER lines).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Window {
+    /// The translation so far: names, pronouns and register follow from the model's own
+    /// choices, so a chapter's chunks go one after the other.
+    #[default]
+    Translation,
+    /// The source just before the chunk: a chapter's chunks go out at once, and its first
+    /// pass takes about one answer's time; names follow from the book's term list.
+    Source,
 }
 
 /// The longest instruction an owner may give a translation, in characters.
@@ -107,9 +121,14 @@ pub fn build_request(
                  marker [[n]], and nothing else."
             );
             if !ctx.earlier.is_empty() {
-                system.push_str(
-                    " The EARLIER lines are the translation of the text just before the blocks, so that names, \
-                     pronouns and register follow on: do not translate or repeat them.",
+                let earlier = match ctx.window {
+                    Window::Translation => "translation of the text".to_string(),
+                    Window::Source => format!("{from} text"),
+                };
+                let _ = write!(
+                    system,
+                    " The EARLIER lines are the {earlier} just before the blocks, so that names, \
+                     pronouns and register follow on: do not translate or repeat them."
                 );
             }
             system
@@ -444,6 +463,7 @@ mod tests {
             ledger: vec![("Ahab".into(), "Acab".into())],
             violations: vec![(2, "whale".into(), "ballena".into())],
             earlier: Vec::new(),
+            window: Window::Translation,
             instruction: None,
         };
         let units = [Unit {
