@@ -20,7 +20,7 @@ use crate::ladder::{Ladder, Repaired, Rung};
 use crate::model::{ChatError, ChatModel};
 use crate::neighbours::{self, Neighbour, Side};
 use crate::protocol::{
-    build_request, chunk, glossary_violations, simple_request, Pass, PromptContext, Unit,
+    build_request, chunk, glossary_violations, simple_request, Pass, PromptContext, Unit, Window,
 };
 use crate::reading::{clean_characters, read_answer, read_plain_answer, Removed};
 use crate::split::{join_parts, split_block};
@@ -41,9 +41,13 @@ pub struct PipelineConfig {
     pub max_model_retries: u32,
     /// Estimated tokens of the chapter's translation so far that each first-pass request
     /// carries (the EARLIER lines), so that names, pronouns and register follow through a
-    /// chapter. With a window the first pass's chunks go one after the other (in chapters of
-    /// up to 8,000 source tokens; longer ones go at once without it, see [`windowed`]); 0 sends none.
+    /// chapter. With the translation as the window the first pass's chunks go one after the
+    /// other (in chapters of up to 8,000 source tokens; longer ones go at once without it, see
+    /// [`windowed`]); 0 sends none.
     pub context_tokens: u64,
+    /// Whether the window is the translation so far or the source (the model's profile's
+    /// choice).
+    pub window: Window,
     /// Which blocks the review and the polish are asked about (the model's profile's choice).
     pub later_passes: LaterPasses,
 }
@@ -83,6 +87,7 @@ impl Default for PipelineConfig {
             concurrency: 12,
             max_model_retries: 5,
             context_tokens: 300,
+            window: Window::Translation,
             later_passes: LaterPasses::Every,
         }
     }
@@ -468,7 +473,7 @@ impl<'a> ChapterTranslation<'a> {
             .map(|s| crate::model::estimate_tokens(&s.source))
             .sum();
         Pass::ALL.map(|pass| {
-            let with_window = pass == Pass::Translate && windowed(self.config, source_tokens);
+            let with_window = pass == Pass::Translate && carries_window(self.config, source_tokens);
             let mut before: Vec<String> = Vec::new();
             let selective = self.config.later_passes == LaterPasses::WhereNeeded;
             let units: Vec<Unit> = self
@@ -497,8 +502,15 @@ impl<'a> ChapterTranslation<'a> {
                         Vec::new()
                     };
                     before.extend(units.iter().map(|u| u.source.clone()));
-                    let request =
-                        chunk_request(self.input, pass, &units, &text, &[], &ids, &earlier);
+                    let request = chunk_request(
+                        self.input,
+                        pass,
+                        &units,
+                        &text,
+                        &[],
+                        &ids,
+                        (self.config.window, &earlier),
+                    );
                     let answer = units
                         .iter()
                         .filter(|u| pass == Pass::Translate || edited(u.id))
@@ -705,7 +717,15 @@ const MAX_WINDOWED_TOKENS: u64 = 8_000;
 /// Whether the first pass over a chapter of `source_tokens` estimated tokens goes chunk after
 /// chunk, each with the translation before it in view.
 pub fn windowed(config: &PipelineConfig, source_tokens: u64) -> bool {
-    config.context_tokens > 0 && source_tokens <= MAX_WINDOWED_TOKENS
+    config.window == Window::Translation && carries_window(config, source_tokens)
+}
+
+/// Whether the first pass's requests over a chapter of `source_tokens` estimated tokens carry
+/// the text before their blocks: the source always (it is there from the start), the
+/// translation so far only where the chapter may go chunk after chunk.
+fn carries_window(config: &PipelineConfig, source_tokens: u64) -> bool {
+    config.context_tokens > 0
+        && (config.window == Window::Source || source_tokens <= MAX_WINDOWED_TOKENS)
 }
 
 /// Whether a later pass's estimate counts block `id` as changed: one block in four, the share
@@ -722,7 +742,7 @@ fn may_stay(input: &ChapterInput<'_>, segment: &Segment) -> bool {
 }
 
 /// The request for one chunk of a pass: `text` is the units' sources joined, `ids` theirs,
-/// `earlier` the translation just before them (the first pass's window).
+/// `earlier` the text just before them (the first pass's window) and what that text is.
 fn chunk_request(
     input: &ChapterInput<'_>,
     pass: Pass,
@@ -730,7 +750,7 @@ fn chunk_request(
     text: &str,
     violations: &[(usize, String, String)],
     ids: &BTreeSet<usize>,
-    earlier: &[String],
+    (window, earlier): (Window, &[String]),
 ) -> crate::model::ChatRequest {
     let ctx = PromptContext {
         source_lang: input.source_lang,
@@ -752,6 +772,7 @@ fn chunk_request(
             .cloned()
             .collect(),
         earlier: earlier.to_vec(),
+        window,
         instruction: input.instruction,
     };
     // Twice the source and a margin: a translation is about as long as its source (scripts'
@@ -814,14 +835,21 @@ impl PassWork<'_> {
             .map(|unit| crate::model::estimate_tokens(&unit.source))
             .sum();
         if !windowed(self.config, source_tokens) {
-            // Nothing is translated yet: the chunks go out at once.
+            // Nothing is translated yet: the chunks go out at once, with the source before
+            // them where that is the window.
             let current = Current {
                 texts: &state.texts,
                 translated: &translated,
             };
+            let with_source = carries_window(self.config, source_tokens);
             let results: Vec<Result<ChunkDone, ChatError>> = stream::iter(chunks)
                 .map(|units| {
-                    self.chunk(Pass::Translate, &[], Vec::new(), current)
+                    let earlier = if with_source {
+                        self.source_window(units[0].id)
+                    } else {
+                        Vec::new()
+                    };
+                    self.chunk(Pass::Translate, &[], earlier, current)
                         .run(start, units, false)
                 })
                 .buffer_unordered(self.config.concurrency.max(1))
@@ -976,6 +1004,14 @@ impl PassWork<'_> {
         )
     }
 
+    /// The source before segment `at`, as much as the window holds.
+    fn source_window(&self, at: usize) -> Vec<String> {
+        window_of(
+            self.segments[..at].iter().rev().map(|s| &s.source),
+            self.config.context_tokens,
+        )
+    }
+
     fn suspects(&self, texts: &[String], ids: &BTreeSet<usize>) -> BTreeMap<usize, Problem> {
         suspects(self.segments, texts, ids)
     }
@@ -999,7 +1035,8 @@ fn needs_look(id: usize, confidence: &BTreeMap<usize, u8>, state: &Checkpoint) -
 /// it: nothing for one the first pass could not translate or that still reads as its source;
 /// less for one repaired on the way (the lower the rung, the less), missing a glossary or book
 /// term, whose later pass's answer failed a check, unlike the rest of the chapter (another
-/// block's text, a length out of the chapter's proportion) or in another language.
+/// block's text, a length out of the chapter's proportion), in another language, or shorter
+/// than the chapter's ratio says (something left out).
 /// Documented figures, not a model: `scripts/quality-bench.sh` reports how they rank against
 /// a human translation.
 fn confidence(
@@ -1011,6 +1048,16 @@ fn confidence(
     let all: BTreeSet<usize> = (0..segments.len()).collect();
     let unlike = suspects(segments, &state.texts, &all);
     let failed: BTreeSet<usize> = state.failures.iter().map(|f| f.0).collect();
+    let sizes: Vec<(usize, usize)> = all
+        .iter()
+        .map(|&id| {
+            (
+                plain_letters(&segments[id].source),
+                plain_letters(&state.texts[id]),
+            )
+        })
+        .collect();
+    let ratio = adequacy::learned_ratio(sizes.iter().copied());
     all.into_iter()
         .map(|id| {
             let (source, text) = (&segments[id].source, &state.texts[id]);
@@ -1039,9 +1086,30 @@ fn confidence(
             if state.judged_language && checks.in_wrong_language(source, text) {
                 score -= 40;
             }
+            // Shorter than the chapter's ratio by more than a translation's usual spread:
+            // something is likely left out, the more so the shorter.
+            let (source_letters, text_letters) = sizes[id];
+            let short = ratio.map_or(0.0, |r| {
+                adequacy::shortfall(r, source_letters, text_letters)
+            });
+            if short > SHORT_SPREAD {
+                score -= (short * 80.0).min(50.0) as i32;
+            }
             (id, score.clamp(0, 100) as u8)
         })
         .collect()
+}
+
+/// How much shorter than its chapter's ratio a block's text may be before its confidence drops:
+/// translations of one chapter spread about a fifth either way.
+const SHORT_SPREAD: f64 = 0.2;
+
+/// The letters of a block's translatable text.
+fn plain_letters(text: &str) -> usize {
+    markup::translatable_text(text)
+        .chars()
+        .filter(|c| c.is_alphabetic())
+        .count()
 }
 
 /// Among the segments `ids`, those whose text is unlike the rest of the chapter: the same
@@ -1275,7 +1343,7 @@ impl Chunk<'_> {
             &text,
             self.violations,
             &ids,
-            &[],
+            (work.config.window, &[]),
         );
         let response =
             complete_with_retries(work.model, request, work.config.max_model_retries).await?;
@@ -1405,7 +1473,7 @@ impl Chunk<'_> {
                 &text,
                 self.violations,
                 &ids,
-                &self.earlier,
+                (work.config.window, &self.earlier),
             )
         };
         let response =
@@ -2048,6 +2116,54 @@ mod tests {
         );
     }
 
+    #[tokio::test]
+    async fn a_block_much_shorter_than_its_chapters_ratio_is_trusted_less_the_shorter_it_is() {
+        let blocks: Vec<Block> = (0..8)
+            .map(|n| {
+                Block::new(
+                    BlockKind::Paragraph,
+                    format!(
+                        "Paragraph {n}: the sea was grey and the wind rose; we sailed north for \
+                         days, the men silent, the ice before us, the stars above the masts, \
+                         and no land in sight; the captain kept his cabin and wrote his letters \
+                         home by the light of one lamp."
+                    ),
+                )
+            })
+            .collect();
+        let glossary = glossary();
+        let ledger = HashMap::new();
+        let input = ChapterInput {
+            blocks: &blocks,
+            source_lang: "en",
+            target_lang: "es",
+            glossary: &glossary,
+            ledger: &ledger,
+            ladder: &Ladder::default(),
+            instruction: None,
+        };
+        let config = PipelineConfig::default();
+        let mut translation = ChapterTranslation::new(&input, &config, None);
+        while translation.next_pass().is_some() {
+            translation.run_pass(&OfflineEngine).await.unwrap();
+        }
+        // Block 3 loses half its text, block 5 a tenth (a translation's usual spread).
+        let cut = |text: &str, keep: f64| {
+            let at = (text.len() as f64 * keep) as usize;
+            let at = (at..text.len())
+                .find(|i| text.is_char_boundary(*i))
+                .unwrap();
+            text[..at].to_string()
+        };
+        translation.state.texts[3] = cut(&translation.state.texts[3], 0.5);
+        translation.state.texts[5] = cut(&translation.state.texts[5], 0.9);
+        let out = translation.finish();
+        let confidence = &out.quality.confidence;
+        assert!(confidence[&3] < LOW_CONFIDENCE, "{confidence:?}");
+        assert_eq!(confidence[&5], 100, "{confidence:?}");
+        assert_eq!(confidence[&0], 100, "{confidence:?}");
+    }
+
     /// The offline engine, counting requests by task.
     #[derive(Default)]
     struct Counting {
@@ -2470,6 +2586,85 @@ mod tests {
         assert_eq!(out.blocks, clean.blocks);
         assert!(out.quality.flagged.is_empty(), "{:?}", out.quality.flagged);
         assert_eq!(out.quality.retries, 2, "blocks 2 and 3 asked again");
+    }
+
+    /// The offline engine after a pause, noting the most first-pass requests in flight at once
+    /// and each one's EARLIER lines.
+    #[derive(Default)]
+    struct Overlapping {
+        in_flight: AtomicU32,
+        most: AtomicU32,
+        earlier: std::sync::Mutex<Vec<String>>,
+    }
+
+    #[async_trait]
+    impl ChatModel for Overlapping {
+        async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
+            if request.user.starts_with("TASK: translate") {
+                let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+                self.most.fetch_max(now, Ordering::SeqCst);
+                let earlier = request
+                    .user
+                    .split("EARLIER:\n")
+                    .nth(1)
+                    .and_then(|rest| rest.split("BLOCKS:\n").next())
+                    .unwrap_or_default();
+                self.earlier.lock().unwrap().push(earlier.to_string());
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                self.in_flight.fetch_sub(1, Ordering::SeqCst);
+            }
+            OfflineEngine.complete(request).await
+        }
+
+        fn name(&self) -> &str {
+            "overlapping"
+        }
+    }
+
+    #[tokio::test]
+    async fn with_the_source_as_the_window_a_chapters_chunks_go_out_at_once_each_with_the_text_before_it(
+    ) {
+        let blocks: Vec<Block> = (0..9)
+            .map(|n| {
+                Block::new(
+                    BlockKind::Paragraph,
+                    format!("Paragraph {n} tells of the white whale and the sea, at length."),
+                )
+            })
+            .collect();
+        let glossary = glossary();
+        let ledger = HashMap::new();
+        let ladder = Ladder::default();
+        let input = ChapterInput {
+            blocks: &blocks,
+            source_lang: "en",
+            target_lang: "es",
+            glossary: &glossary,
+            ledger: &ledger,
+            ladder: &ladder,
+            instruction: None,
+        };
+        let config = PipelineConfig {
+            chunk_tokens: 50,
+            window: Window::Source,
+            ..PipelineConfig::default()
+        };
+        let model = Overlapping::default();
+        let out = translate_chapter(&model, &input, &config).await.unwrap();
+        assert!(out.quality.flagged.is_empty(), "{:?}", out.quality.flagged);
+        assert!(
+            model.most.load(Ordering::SeqCst) > 1,
+            "the chunks overlapped"
+        );
+        let earlier = model.earlier.lock().unwrap().clone();
+        assert!(earlier.len() > 2, "{earlier:?}");
+        // Every chunk but the chapter's first sees the English just before it.
+        let seen: Vec<&String> = earlier.iter().filter(|e| !e.is_empty()).collect();
+        assert_eq!(seen.len(), earlier.len() - 1, "{earlier:?}");
+        assert!(
+            seen.iter().all(|e| e.contains("of the white whale")),
+            "{seen:?}"
+        );
     }
 
     /// The offline engine, except that the review and the polish change block 2 into Chinese.
