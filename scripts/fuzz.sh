@@ -12,7 +12,7 @@ for target in $targets; do
   seeds="fuzz/corpus/$target"
   mkdir -p "$seeds"
   case $target in
-    epub) cp ../../../shared/corpus/wasteland.epub "$seeds/" ;;
+    epub) cp ../../corpus/wasteland.epub "$seeds/" ;;
     *) cp "../../tests/fixtures/wasteland.$target" "$seeds/" ;;
   esac
   echo "== fuzzing $target for ${seconds}s"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Quality against a human translation: a letter of Frankenstein (shared/corpus/reference) into
+# Quality against a human translation: a letter of Frankenstein (corpus/reference) into
 # French by a real small model on this machine, two ways, scored with chrF (sacrebleu) against
 # the 1821 French translation:
 #

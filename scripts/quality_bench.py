@@ -25,7 +25,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-REFERENCE = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "reference"
+REFERENCE = Path(__file__).resolve().parent.parent / "corpus" / "reference"
 ROMAN = ["Ière", "II", "III", "IV"]
 
 

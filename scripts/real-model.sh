@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 . scripts/lib/real-model.sh
 model=${MODEL:-0.5b}
 to=${TO:-es}
-book=${BOOK:-../shared/corpus/moby-dick.epub}
+book=${BOOK:-corpus/moby-dick.epub}
 # The chapter of the book to translate, counted from 1 as `booktr translate --chapters` counts
 # them (Moby-Dick's 5th is "Loomings", its first chapter of text: 2,193 words).
 chapter=${CHAPTER:-5}
