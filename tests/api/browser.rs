@@ -1095,3 +1095,68 @@ async fn an_owner_fixes_a_flagged_passage_by_keyboard_and_downloads_the_correcte
         .await;
     browser.wait_for_text("Edit this passage").await;
 }
+
+/// An owner starts a translation that stops at its term list, follows the book page's way to
+/// the list, changes a rendering there and continues the run, in Chromium with the scripts
+/// running. The book's page paused there and the list are checked by axe-core at desktop and
+/// phone widths; the list fits a 390-pixel phone and is photographed at 390 and 1280 pixels.
+#[tokio::test]
+async fn an_owner_checks_the_term_list_of_a_run_paused_at_it_and_continues_in_a_real_browser() {
+    if !have(Tool::ChromeDriver) || !have(Tool::Axe) {
+        return;
+    }
+    let app = TestApp::new().with_workers().start().await;
+    let browser = Browser::start().await;
+    let site = &app.url;
+
+    browser.go(&format!("{site}/signup")).await;
+    browser.fill("#email", "terms@example.com").await;
+    browser.fill("#password", "a long password").await;
+    browser.click("form button[type=submit]").await;
+    browser.wait_for_url(&format!("{site}/dashboard")).await;
+    let dir = tempfile::TempDir::new().unwrap();
+    let file = dir.path().join("names.txt");
+    std::fs::write(&file, crate::web_terms::names()).unwrap();
+    browser.fill("#file", file.to_str().unwrap()).await;
+    browser.fill("#targetLang", "es").await;
+    browser.click("form[data-upload] button[type=submit]").await;
+    browser.wait_for_text("Expected cost").await;
+
+    // Starts to stop at the term list: the page follows the run there by itself.
+    browser.click("#pauseAtTerms").await;
+    browser
+        .click("form[action$='/start'] button[type=submit]")
+        .await;
+    browser.wait_for_book_status("PAUSED").await;
+    browser.wait_for_text("Check the term list").await;
+    browser.check_page("book-paused-at-terms").await;
+
+    browser.click("a.primary[href$='/terms']").await;
+    browser.wait_for_text("The translation is waiting for you").await;
+    browser.check_page("terms").await;
+    let shots =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/screenshots/web-app");
+    browser.resize((390, 800)).await;
+    browser.assert_fits("the term list at 390 pixels").await;
+    browser
+        .photograph(&shots.join("terms-390.png"), (390, 800))
+        .await;
+    browser
+        .photograph(&shots.join("terms-1280.png"), DESKTOP)
+        .await;
+
+    // Renames a term, saves, and continues the run.
+    browser
+        .fill("input[aria-label='Rendering of Queequeg']", "Kwikweg")
+        .await;
+    browser
+        .click("form[action$='/terms'] button[type=submit]")
+        .await;
+    browser.wait_for_text("Saved: the chapters").await;
+    assert!(browser.page_text().await.contains("Set by you"));
+    browser
+        .click("form[action$='/resume'] button[type=submit]")
+        .await;
+    browser.wait_for_book_status("COMPLETED").await;
+    browser.wait_for_text("The book's term list").await;
+}

@@ -44,5 +44,6 @@ mod upload;
 mod user;
 mod web_app;
 mod web_editor;
+mod web_terms;
 mod web_traps;
 mod webhooks;

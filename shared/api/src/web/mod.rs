@@ -140,6 +140,10 @@ fn templates() -> &'static Environment<'static> {
                 include_str!("../../templates/app/glossary.html"),
             ),
             (
+                "app/terms.html",
+                include_str!("../../templates/app/terms.html"),
+            ),
+            (
                 "app/forgot.html",
                 include_str!("../../templates/app/forgot.html"),
             ),

@@ -25,7 +25,7 @@ pub fn with_flagged_hint(text: String) -> String {
 
 wire! {
     #[serde(rename_all = "camelCase")]
-    pub struct TranslationStatus from domain::TranslationStatus {
+    pub struct TranslationStatus from domain::TranslationStatus, hiding paused_at_terms {
         #[schema(value_type = super::types::BookStatus)]
         pub status: BookStatus,
         pub progress: u8,

@@ -15,6 +15,7 @@
 //! | `progress`, `completedAt` | how far the run is | a finished chapter, the file made |
 //! | `currentChapter`, `pauseReason` | what the run is at; why it paused | the chapter and term jobs, the cost cap |
 //! | `pauseAtTerms` | the run stops once its term list is ready, for the owner to check it | start; the term job's pause |
+//! | `pausedAtTerms` | the run is paused there, its list waiting for the owner | the term job's pause; start, resume |
 //! | `runStartedAt`, `runWords` | the run's pace, for its time estimate | start, resume, a finished chapter |
 //! | `costMicros`, `costCommittedMicros` | the run's model cost; that plus the passes in flight | each pass |
 //! | `termsKey`, `termsFound`, `termsUsage` | the run's term list | the term job |
@@ -75,6 +76,8 @@ pub struct RunRecord {
     pub terms: Option<TermsRecord>,
     /// The run pauses once its term list is ready (and has not yet done so).
     pub pause_at_terms: bool,
+    /// The run paused itself there, its term list waiting for the owner (until it goes on).
+    pub paused_at_terms: bool,
 }
 
 /// What the term job recorded on the book.
@@ -106,6 +109,7 @@ impl RunRecord {
             words: f.opt_int("runWords")?.unwrap_or(0),
             terms,
             pause_at_terms: f.opt_bool("pauseAtTerms")?.unwrap_or(false),
+            paused_at_terms: f.opt_bool("pausedAtTerms")?.unwrap_or(false),
         })
     }
 }
@@ -293,7 +297,8 @@ impl BookChange {
                 .set("runStartedAt", time(now))
                 .set("runWords", 0)
                 .set("currentChapter", Value::Null)
-                .remove("pauseReason"),
+                .remove("pauseReason")
+                .remove("pausedAtTerms"),
         )
     }
 
@@ -359,7 +364,8 @@ impl BookChange {
             Update::default()
                 .set("pauseReason", reason)
                 .set("currentChapter", Value::Null)
-                .remove("pauseAtTerms"),
+                .remove("pauseAtTerms")
+                .set("pausedAtTerms", true),
         )
     }
 
@@ -933,7 +939,15 @@ mod tests {
             .apply_to(&mut item.attrs);
         let read = BookRecord::from_item(&item).unwrap();
         assert!(!read.run.pause_at_terms);
+        assert!(read.run.paused_at_terms);
         assert_eq!(read.run.pause_reason.as_deref(), Some("ready"));
+        // Going on (a resume is a new run) is no longer paused there.
+        let mut resumed = item.clone();
+        BookChange::resume_run(None, None, now)
+            .moved_to(BookStatus::Translating, now)
+            .into_update()
+            .apply_to(&mut resumed.attrs);
+        assert!(!BookRecord::from_item(&resumed).unwrap().run.paused_at_terms);
         // A start without the pause clears what an earlier start asked.
         let start = RunStart {
             pause_at_terms: false,

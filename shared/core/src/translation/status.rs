@@ -40,6 +40,9 @@ pub struct TranslationStatus {
     /// Beyond the spec: why a run paused itself (its cost cap); null for a pause the user asked
     /// for.
     pub pause_reason: Option<String>,
+    /// The run paused itself with its term list ready, for the owner to check it before the
+    /// chapters (a start with `pause_at_terms`), and has not gone on since.
+    pub paused_at_terms: bool,
     /// Beyond the spec: while a book translated before is translated again, the earlier
     /// translation's files that downloads still serve until this run's are made (`epub`,
     /// `bilingual pdf` ...); empty otherwise.
@@ -207,6 +210,7 @@ impl Translations {
                 max_cost: book.max_cost_micros.map(|m| m as f64 / 1e6),
                 currency: "USD",
             },
+            paused_at_terms: book.status == BookStatus::Paused && run.paused_at_terms,
             pause_reason: (book.status == BookStatus::Paused)
                 .then_some(run.pause_reason)
                 .flatten(),

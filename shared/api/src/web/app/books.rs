@@ -374,6 +374,13 @@ async fn book_page(
         low_confidence => status.quality.low_confidence_blocks,
         profile => status.quality.profile,
     };
+    // The run's term list, once its term pass has made it: its page is offered, and leads
+    // when the run paused there for the owner to check it.
+    let terms = status
+        .terms
+        .as_ref()
+        .filter(|t| t.status == "COMPLETED")
+        .map(|t| context! { found => t.found });
     let data = context! {
         status_words => crate::web::words::status_words(me.lang),
         // As the API shows it: its warnings say where flagged blocks are listed.
@@ -384,6 +391,8 @@ async fn book_page(
         startable,
         translating => matches!(book.status, BookStatus::Translating | BookStatus::Extracting | BookStatus::Uploaded | BookStatus::Generating),
         paused => book.status == BookStatus::Paused,
+        paused_at_terms => status.paused_at_terms,
+        terms,
         pausing => pausing(book.status, &detail.chapters),
         stoppable => matches!(book.status, BookStatus::Translating | BookStatus::Paused),
         confirm_stop => q.stop.as_deref() == Some("confirm") && matches!(book.status, BookStatus::Translating | BookStatus::Paused),

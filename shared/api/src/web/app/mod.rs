@@ -22,6 +22,7 @@ mod proposals;
 pub mod reading;
 mod return_to;
 mod settings;
+mod terms;
 
 use axum::extract::{FromRequestParts, OriginalUri};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
@@ -54,6 +55,7 @@ pub fn pages_router() -> Routes {
         .merge(proposals::router())
         .merge(settings::router())
         .merge(glossaries::router())
+        .merge(terms::router())
         .merge(assets::router())
 }
 
