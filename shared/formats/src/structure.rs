@@ -1,6 +1,6 @@
 //! Counting a book's structure (quotes, notes, verse line breaks, lists, tables, images,
-//! headings) in its content documents, so tests can check a rendition kept what the source
-//! had. A test helper: built for the crate's tests and with the `hostile-corpus` feature (the
+//! headings) and its inline elements in its content documents, so tests can check a rendition
+//! kept what the source had. A test helper: built for the crate's tests and with the `hostile-corpus` feature (the
 //! black-box suite's helpers).
 
 use std::collections::BTreeMap;
@@ -28,14 +28,14 @@ pub struct StructureCounts {
     pub headings: usize,
 }
 
-/// Counts the structure of every XHTML file of the EPUB `bytes` (whether in the spine or not,
-/// except the navigation document, which is not the book's text).
-pub fn count_epub(bytes: &[u8]) -> Result<StructureCounts, FormatError> {
+/// The text of every XHTML file of the EPUB `bytes` (whether in the spine or not), except the
+/// navigation document, which is not the book's text.
+fn content_documents(bytes: &[u8]) -> Result<Vec<String>, FormatError> {
     let mut zip = Archive::open(
         bytes,
         Limits::for_file(bytes.len(), crate::Budget::default()),
     )?;
-    let mut total = StructureCounts::default();
+    let mut documents = Vec::new();
     for name in zip.names() {
         let lower = name.to_ascii_lowercase();
         if !(lower.ends_with(".xhtml") || lower.ends_with(".html") || lower.ends_with(".htm")) {
@@ -44,9 +44,18 @@ pub fn count_epub(bytes: &[u8]) -> Result<StructureCounts, FormatError> {
         let Some(text) = zip.read_text(&name)? else {
             continue;
         };
-        if text.contains("<nav") {
-            continue;
+        if !text.contains("<nav") {
+            documents.push(text);
         }
+    }
+    Ok(documents)
+}
+
+/// Counts the structure of every content document of the EPUB `bytes` (see
+/// [`content_documents`]).
+pub fn count_epub(bytes: &[u8]) -> Result<StructureCounts, FormatError> {
+    let mut total = StructureCounts::default();
+    for text in content_documents(bytes)? {
         let counts = count_xhtml(&text);
         total.block_quotes += counts.block_quotes;
         total.notes += counts.notes;
@@ -100,5 +109,59 @@ pub fn count_xhtml(source: &str) -> StructureCounts {
         .iter()
         .map(|h| n(h))
         .sum();
+    counts
+}
+
+/// Inline (phrasing) elements, as counted by [`count_inline_epub`].
+const INLINE: &[&str] = &[
+    "a", "abbr", "acronym", "b", "bdi", "bdo", "big", "cite", "code", "data", "del", "dfn", "em",
+    "font", "i", "ins", "kbd", "label", "mark", "q", "s", "samp", "small", "span", "strike",
+    "strong", "sub", "sup", "time", "tt", "u", "var",
+];
+
+/// How many inline elements of each (element, class) the content documents of the EPUB
+/// `bytes` hold together, in their bodies. The class is as written with its words in order;
+/// the words a renderer adds of its own (`booktr-…`) are left out.
+pub fn count_inline_epub(bytes: &[u8]) -> Result<BTreeMap<(String, String), usize>, FormatError> {
+    let mut total = BTreeMap::new();
+    for text in content_documents(bytes)? {
+        for (key, n) in count_inline_xhtml(&text) {
+            *total.entry(key).or_default() += n;
+        }
+    }
+    Ok(total)
+}
+
+/// [`count_inline_epub`] for one (X)HTML document.
+pub fn count_inline_xhtml(source: &str) -> BTreeMap<(String, String), usize> {
+    let mut counts = BTreeMap::new();
+    let mut reader = Reader::from_str(source);
+    reader.config_mut().check_end_names = false;
+    reader.config_mut().allow_unmatched_ends = true;
+    let mut in_body = false;
+    loop {
+        let e = match reader.read_event() {
+            Ok(Event::Start(e)) | Ok(Event::Empty(e)) => e,
+            Ok(Event::Eof) | Err(_) => break,
+            Ok(_) => continue,
+        };
+        let name = String::from_utf8_lossy(e.local_name().as_ref()).to_ascii_lowercase();
+        in_body |= name == "body";
+        if !in_body || !INLINE.contains(&name.as_str()) {
+            continue;
+        }
+        let class = e
+            .html_attributes()
+            .flatten()
+            .find(|a| a.key.as_ref().eq_ignore_ascii_case(b"class"))
+            .map(|a| String::from_utf8_lossy(&a.value).into_owned())
+            .unwrap_or_default();
+        let class = class
+            .split_whitespace()
+            .filter(|c| !c.starts_with("booktr-"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        *counts.entry((name, class)).or_default() += 1;
+    }
     counts
 }

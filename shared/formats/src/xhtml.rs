@@ -3,7 +3,11 @@
 //! Any element that directly holds text becomes a block, whatever its name, so `<div>`-only
 //! sections are kept as well as `<p>`s. Inline elements become markup tags, footnote references
 //! become `<ref id>`, and every element id is remembered as an anchor of the next block so that
-//! in-book links and navigation can find their target.
+//! in-book links and navigation can find their target. An inline element the markup has no
+//! name for (a `span`, `small`, `q` ...) that carries attributes (a class, `epub:type`, a
+//! language, an id) is the book's own mark: a `span` around words, or a `<num/>` around a
+//! number or symbol alone (a line number, a note's call); one around nothing but whitespace is
+//! no mark, and a book translated in place keeps it as written.
 //!
 //! The parser is lenient enough for real-world HTML (void elements without a slash, unmatched end
 //! tags, HTML named entities) and never expands entities declared in a DTD.
@@ -15,7 +19,7 @@ use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
 
 use crate::manuscript::{Block, BlockKind, Group, GroupKind};
-use crate::markup::MarkupBuilder;
+use crate::markup::{MarkupBuilder, SpanEnd};
 use crate::FormatError;
 
 /// Deeper nesting than this is hostile or broken, not a book.
@@ -143,7 +147,8 @@ pub(crate) struct Origin {
 
 #[derive(Debug, Clone)]
 pub(crate) struct InlineTag {
-    /// `i`, `b`, `sup`, `sub` or `a`.
+    /// `i`, `b`, `sup`, `sub`, `a`, `code`, `keep`, `span`, or `num` for the book's mark
+    /// around a number or symbol alone.
     pub name: &'static str,
     /// A link's target as the markup writes it.
     pub href: Option<String>,
@@ -151,6 +156,8 @@ pub(crate) struct InlineTag {
     pub element: String,
     /// The start tag.
     pub tag: Range<usize>,
+    /// The whole element, start to end tag, for a `num`: what a translation writes back.
+    pub whole: Option<Range<usize>>,
 }
 
 #[derive(Debug, Clone)]
@@ -387,6 +394,22 @@ const VOID: &[&str] = &[
     "wbr",
 ];
 
+/// Phrasing elements the markup has no name of its own for: with attributes, each is one of the
+/// book's marks (`span` or `num` in the markup); without, it is transparent.
+const PHRASING: &[&str] = &[
+    "span", "a", "abbr", "acronym", "bdi", "bdo", "big", "data", "del", "font", "ins", "label",
+    "mark", "q", "s", "small", "strike", "time", "u",
+];
+
+/// Whether an element carries an attribute that makes it a mark: anything but namespace
+/// declarations and `translate`.
+fn has_marking_attrs(e: &BytesStart<'_>) -> bool {
+    e.html_attributes().flatten().any(|a| {
+        let key = a.key.as_ref().to_ascii_lowercase();
+        !(key.starts_with(b"xmlns") || key == b"translate")
+    })
+}
+
 const BLOCKS: &[&str] = &[
     "p",
     "div",
@@ -526,6 +549,11 @@ impl Walker<'_> {
         if matches!(role, Role::Plain | Role::Inline("i" | "b")) && self.in_another_language(e) {
             role = Role::Inline("keep");
         }
+        // The book's own marks: a class, a type, a language or an id on an element the markup
+        // has no name for.
+        if role == Role::Plain && PHRASING.contains(&name.as_str()) && has_marking_attrs(e) {
+            role = Role::Inline("span");
+        }
         match name.as_str() {
             "br" => {
                 self.text.line_break();
@@ -605,12 +633,14 @@ impl Walker<'_> {
                 }
             }
             Role::Inline(tag) => {
-                let href = if tag == "a" {
-                    attr(e, "href").map(|h| link_target(self.ctx.path, &h))
-                } else {
-                    None
+                let attr = match tag {
+                    "a" => attr(e, "href").map(|h| link_target(self.ctx.path, &h)),
+                    "span" => attr(e, "class")
+                        .map(|c| c.split_whitespace().collect::<Vec<_>>().join(" "))
+                        .filter(|c| !c.is_empty()),
+                    _ => None,
                 };
-                self.text.open(tag, href.as_deref());
+                self.text.open(tag, attr.as_deref());
             }
             Role::NoteRef => {
                 if let Some(href) = attr(e, "href") {
@@ -663,6 +693,7 @@ impl Walker<'_> {
                             .flatten(),
                         element: open.name.clone(),
                         tag: event,
+                        whole: None,
                     });
                 }
                 Role::NoteRef => l.touch(&event),
@@ -757,8 +788,10 @@ impl Walker<'_> {
                 break;
             };
             let closed_here = self.stack.len() == pos + 1;
+            let mut span_end = None;
             match role {
                 Role::Block => self.flush(),
+                Role::Inline("span") => span_end = Some(self.text.close_span()),
                 Role::Inline(tag) => self.text.close(tag),
                 _ => {}
             }
@@ -772,7 +805,39 @@ impl Walker<'_> {
                             c.end_tag = closed_here.then_some(event);
                         }
                     }
-                    Role::Inline(_) if closed_here => l.touch(&event),
+                    Role::Inline(_) if closed_here => {
+                        l.touch(&event);
+                        let whole = open.at..event.end;
+                        let within =
+                            |r: &Range<usize>| r.start >= whole.start && r.end <= whole.end;
+                        match span_end {
+                            // Written back whole: nothing inside it is placed on its own.
+                            Some(SpanEnd::Sign) => {
+                                l.inlines
+                                    .retain(|t| t.tag.start == whole.start || !within(&t.tag));
+                                l.kept.retain(|k| !within(&k.source));
+                                if let Some(t) = l
+                                    .inlines
+                                    .iter_mut()
+                                    .rev()
+                                    .find(|t| t.tag.start == whole.start)
+                                {
+                                    t.name = "num";
+                                    t.whole = Some(whole);
+                                }
+                            }
+                            Some(SpanEnd::Blank) => {
+                                l.inlines.retain(|t| !within(&t.tag));
+                                l.kept.retain(|k| !within(&k.source));
+                                l.kept.push(Kept {
+                                    at_char: l.chars,
+                                    source: whole,
+                                    close: None,
+                                });
+                            }
+                            _ => {}
+                        }
+                    }
                     Role::NoteRef if closed_here => {
                         l.touch(&event);
                         let id = l.pending_note.take();
@@ -1206,9 +1271,46 @@ line 2</pre></body>"#,
             [
                 "Farewell, <a href=\"#x\">warrior</a> brave,",
                 "For this day thou must die!",
-                "Roses are red,<br/>violets blue",
-                "Prose with a span in it."
+                // Not lines of their own: the book's marks.
+                "Roses are <span class=\"x\">red</span>,<br/>violets blue",
+                "Prose with <span class=\"line-through\">a span</span> in it."
             ]
+        );
+    }
+
+    #[test]
+    fn inline_elements_with_attributes_are_the_books_marks_and_a_number_alone_is_a_num() {
+        let b = blocks(
+            r##"<body lang="en"><div class="linegroup">
+            <div>And went on in sunlight, into the Hofgarten,<span class="lnum"
+                >10</span>
+            </div>
+            <div>Out of this stony rubbish? Son of man,<a epub:type="noteref" class="noteref"
+                href="#note-1">*</a><span class="lnum">20</span></div></div>
+            <p>A <span class="smcap">Mother Goose</span> rhyme, <small id="s2" class="x y">small
+            words</small>, a <span epub:type="bridgehead">head</span>, a plain <span>span</span>
+            and a <span class="call"><sup>12</sup></span> call.</p>
+            <p>An anchor<span id="a1"> </span>and <span class="empty"></span>nothing.</p>
+            <p><span lang="en-GB">colour</span> <q class="q" translate="no">kept</q></p></body>"##,
+        );
+        let texts: Vec<&str> = b.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                r#"And went on in sunlight, into the Hofgarten,<num class="lnum" text="10"/>"#,
+                r#"Out of this stony rubbish? Son of man,<ref id="note-1"/><num class="lnum" text="20"/>"#,
+                r#"A <span class="smcap">Mother Goose</span> rhyme, <span class="x y">small words</span>, a <span>head</span>, a plain span and a <num class="call" text="12"/> call."#,
+                "An anchor and nothing.",
+                r#"<span>colour</span> <keep>kept</keep>"#,
+            ]
+        );
+        assert_eq!(
+            b[0].plain_text(),
+            "And went on in sunlight, into the Hofgarten,10"
+        );
+        assert_eq!(
+            crate::markup::translatable_text(&b[0].text),
+            "And went on in sunlight, into the Hofgarten,"
         );
     }
 

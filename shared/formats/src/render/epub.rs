@@ -19,6 +19,7 @@ const CSS: &str = "body { font-family: serif; line-height: 1.5; margin: 0 5%; }
 h1, h2, h3, h4, h5, h6 { line-height: 1.2; page-break-after: avoid; }
 p { margin: 0 0 0.6em 0; text-align: justify; }
 p.line { margin: 0; text-align: start; }
+p.numbered > span:last-child { float: right; margin-left: 1em; font-size: 0.9em; color: #666; }
 blockquote { margin: 0.6em 2em; }
 pre { white-space: pre-wrap; font-family: monospace; }
 figure { margin: 1em 0; text-align: center; }
@@ -512,6 +513,10 @@ impl Book {
                     "<blockquote{id}>{extra}{}</blockquote>",
                     self.wrapped_in_p(index, block, sides, i)
                 ),
+                // A line number set apart, at the line's end (see `CSS`).
+                BlockKind::Line if super::line_number(&block.text).is_some() => {
+                    element("p", Some("line numbered"), &text)
+                }
                 BlockKind::Line => element("p", Some("line"), &text),
                 BlockKind::Preformatted => element("pre", None, &text.replace("<br/>", "\n")),
                 BlockKind::Image { asset } => match self.asset_files.get(asset) {
@@ -688,6 +693,19 @@ impl Book {
                 }
                 Piece::Tag(Tag::Open { name: "keep", .. }) => {
                     out.push_str(r#"<span translate="no">"#);
+                }
+                // The book's own marks, as a `span` of their class.
+                Piece::Tag(Tag::Open {
+                    name: "span",
+                    attr: Some(class),
+                }) => {
+                    let _ = write!(out, "<span class=\"{}\">", escape_attr(&class));
+                }
+                Piece::Tag(Tag::Num { class, text }) => {
+                    let class = class
+                        .map(|c| format!(" class=\"{}\"", escape_attr(&c)))
+                        .unwrap_or_default();
+                    let _ = write!(out, "<span{class}>{}</span>", escape_text(&text));
                 }
                 Piece::Tag(Tag::Open { name, .. }) => {
                     let _ = write!(out, "<{}>", html_name(name));

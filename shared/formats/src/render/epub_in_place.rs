@@ -418,7 +418,8 @@ pub(super) fn declare_utf8(text: &str) -> String {
 
 /// The block's translated markup as XHTML, with the source's own inline elements (their
 /// classes, ids and link targets), note references and everything that was not text (page
-/// markers, math, anchors) put back. In a `copy` (the bilingual translation beside its
+/// markers, math, anchors) put back. A `<num/>` mark is the source's whole element again (a
+/// line number as the source wrote it, whatever its text became). In a `copy` (the bilingual translation beside its
 /// original) ids are left out, and so is what was not text, which the original still shows.
 fn to_xhtml(markup: &str, origin: &Origin, source: &str, copy: bool) -> String {
     let Ok(pieces) = markup::parse(markup) else {
@@ -427,7 +428,7 @@ fn to_xhtml(markup: &str, origin: &Origin, source: &str, copy: bool) -> String {
     let translated_chars: usize = pieces
         .iter()
         .map(|p| match p {
-            Piece::Text(t) => t.chars().count(),
+            Piece::Text(t) | Piece::Tag(Tag::Num { text: t, .. }) => t.chars().count(),
             Piece::Tag(_) => 0,
         })
         .sum();
@@ -507,8 +508,11 @@ fn to_xhtml(markup: &str, origin: &Origin, source: &str, copy: bool) -> String {
                         open.push(Some(origin.inlines[i].element.clone()));
                     }
                     // A link the source did not have is not made up; its text is kept. Nor is
-                    // an element for kept text that a block marked `translate="no"` holds.
-                    None if name == "a" || markup::KEPT.contains(&name) => open.push(None),
+                    // an element for kept text that a block marked `translate="no"` holds, nor
+                    // one of the book's marks.
+                    None if name == "a" || name == "span" || markup::KEPT.contains(&name) => {
+                        open.push(None)
+                    }
                     None => {
                         out.push_str(&format!("<{name}>"));
                         open.push(Some(name.to_string()));
@@ -519,6 +523,21 @@ fn to_xhtml(markup: &str, origin: &Origin, source: &str, copy: bool) -> String {
                 if let Some(Some(element)) = open.pop() {
                     out.push_str(&format!("</{element}>"));
                 }
+            }
+            Piece::Tag(Tag::Num { text, .. }) => {
+                let found = origin
+                    .inlines
+                    .iter()
+                    .enumerate()
+                    .position(|(i, t)| !used_inline[i] && t.name == "num");
+                match found.and_then(|i| Some((i, origin.inlines[i].whole.clone()?))) {
+                    Some((i, whole)) => {
+                        used_inline[i] = true;
+                        out.push_str(&tag_text(&whole));
+                    }
+                    None => out.push_str(&escape_text(&text)),
+                }
+                written += text.chars().count();
             }
             Piece::Tag(Tag::Empty { name: "br", .. }) => out.push_str("<br/>"),
             Piece::Tag(Tag::Empty { attr: Some(id), .. }) => {

@@ -8,6 +8,7 @@ mod inert;
 pub mod pdf;
 
 use crate::manuscript::{BlockKind, Chapter};
+use crate::markup::{self, Piece, Tag};
 
 /// A rendered file, and what the reader should know it lacks (images left out and why, what the
 /// PDF writer reported wrong).
@@ -194,6 +195,23 @@ pub(crate) fn check_alignment<'c>(
         }
     }
     Ok(())
+}
+
+/// A verse line's number: the `<num/>` mark that ends the block's markup, nothing but
+/// whitespace after it (as a poem's line numbers sit at their line's end, `<span
+/// class="lnum">10</span>`), with the markup before it. Renderers set it apart from the verse,
+/// at the line's end, rather than glued to its last word.
+pub(crate) fn line_number(text: &str) -> Option<(Vec<Piece>, String)> {
+    let mut pieces = markup::parse(text).ok()?;
+    let at = pieces.iter().rposition(|p| match p {
+        Piece::Text(t) => !t.trim().is_empty(),
+        Piece::Tag(_) => true,
+    })?;
+    let Piece::Tag(Tag::Num { text: number, .. }) = pieces.get(at)?.clone() else {
+        return None;
+    };
+    pieces.truncate(at);
+    Some((pieces, number))
 }
 
 /// Languages written right to left.

@@ -547,6 +547,18 @@ struct Line {
     space: f32,
     x: f32,
     rtl: bool,
+    /// A verse line's number, set in the margin the line leaves it (see [`Margin`]).
+    margin: Option<Margin>,
+}
+
+/// A word set apart at a line's end: a verse line's number (`<span class="lnum">` in the
+/// source), at the frame's right edge (its left edge for right-to-left text), in the notes'
+/// size, with the verse kept clear of it.
+struct Margin {
+    word: std::rc::Rc<Shaped>,
+    /// From the frame's left edge.
+    x: f32,
+    size: f32,
 }
 
 impl Item {
@@ -925,6 +937,7 @@ impl Layout<'_> {
                     space,
                     x,
                     rtl,
+                    margin: None,
                 }));
             }
         }
@@ -1021,6 +1034,18 @@ impl Layout<'_> {
             });
             x += word.width_em * line.size + line.space;
         }
+        if let Some(margin) = &line.margin {
+            ops.push(Op::SetFont {
+                font: PdfFontHandle::External(self.fonts[margin.word.font].id.clone()),
+                size: Pt(margin.size),
+            });
+            ops.push(Op::SetTextMatrix {
+                matrix: TextMatrix::Translate(Pt(start - line.x + margin.x), Pt(y)),
+            });
+            ops.push(Op::ShowText {
+                items: vec![TextItem::GlyphIds(margin.word.glyphs.clone())],
+            });
+        }
         ops.push(Op::EndTextSection);
         ops
     }
@@ -1078,15 +1103,21 @@ impl Layout<'_> {
                 ));
                 items.push(Item::Gap(3.0));
             }
-            BlockKind::Line => items.extend(self.text_items(
-                &text,
-                BODY,
-                regular,
-                Align::Start,
-                rtl,
-                indent + 8.0,
-                width,
-            )),
+            BlockKind::Line => match super::line_number(&block.text) {
+                Some((verse, number)) => {
+                    let verse = printable_pieces(verse, notes);
+                    items.extend(self.numbered_line(&verse, &number, rtl, indent + 8.0, width));
+                }
+                None => items.extend(self.text_items(
+                    &text,
+                    BODY,
+                    regular,
+                    Align::Start,
+                    rtl,
+                    indent + 8.0,
+                    width,
+                )),
+            },
             BlockKind::Quote => {
                 // Inside its quotation the indent is the quotation's.
                 let own = if setting.quoted { 0.0 } else { 18.0 };
@@ -1168,6 +1199,55 @@ impl Layout<'_> {
                 };
                 items.extend(self.text_items(&text, size, regular, align, rtl, indent, width));
                 items.push(Item::Gap(4.0));
+            }
+        }
+        items
+    }
+
+    /// A verse line with its number at the end of its last line, in the margin: the verse is
+    /// set clear of the number's width, which sits at the frame's far side (the right, or the
+    /// left for right-to-left text), so the number never runs into the verse's last word.
+    fn numbered_line(
+        &mut self,
+        verse: &str,
+        number: &str,
+        rtl_default: bool,
+        indent: f32,
+        width: f32,
+    ) -> Vec<Item> {
+        let rtl = text_direction(verse).unwrap_or(rtl_default);
+        let word = self.shape(number.trim(), Weight::Regular);
+        let reserve = word.width_em * NOTE + BODY;
+        let mut items = self.text_items(
+            verse,
+            BODY,
+            Weight::Regular,
+            Align::Start,
+            rtl,
+            indent,
+            (width - reserve).max(width / 2.0),
+        );
+        let last = items.iter_mut().rev().find_map(|item| match item {
+            Item::Line(line) => Some(line),
+            _ => None,
+        });
+        if let Some(line) = last {
+            line.margin = Some(Margin {
+                x: if rtl {
+                    0.0
+                } else {
+                    width - word.width_em * NOTE
+                },
+                word,
+                size: NOTE,
+            });
+        }
+        if rtl {
+            // Right-aligned to the narrower measure: moved across to the frame's right edge.
+            for item in &mut items {
+                if let Item::Line(line) = item {
+                    line.x += width - (width - reserve).max(width / 2.0);
+                }
             }
         }
         items
@@ -1467,23 +1547,28 @@ impl Plan {
     }
 }
 
-/// The block's text as printed: marks dropped, footnote references as bracketed numbers.
+/// The block's text as printed: marks dropped (a `<num/>` mark's text kept), footnote
+/// references as bracketed numbers.
 fn printable(text: &str, notes: &HashMap<String, usize>) -> String {
     match markup::parse(text) {
-        Ok(pieces) => pieces
-            .into_iter()
-            .map(|p| match p {
-                Piece::Text(t) => t,
-                Piece::Tag(Tag::Empty { name: "br", .. }) => "\n".into(),
-                Piece::Tag(Tag::Empty {
-                    name: "ref",
-                    attr: Some(id),
-                }) => notes.get(&id).map(|n| format!("[{n}]")).unwrap_or_default(),
-                Piece::Tag(_) => String::new(),
-            })
-            .collect(),
+        Ok(pieces) => printable_pieces(pieces, notes),
         Err(_) => markup::plain_text(text),
     }
+}
+
+fn printable_pieces(pieces: Vec<Piece>, notes: &HashMap<String, usize>) -> String {
+    pieces
+        .into_iter()
+        .map(|p| match p {
+            Piece::Text(t) | Piece::Tag(Tag::Num { text: t, .. }) => t,
+            Piece::Tag(Tag::Empty { name: "br", .. }) => "\n".into(),
+            Piece::Tag(Tag::Empty {
+                name: "ref",
+                attr: Some(id),
+            }) => notes.get(&id).map(|n| format!("[{n}]")).unwrap_or_default(),
+            Piece::Tag(_) => String::new(),
+        })
+        .collect()
 }
 
 /// Shapes one word. The glyphs carry their source text so text extraction (and copy and paste)

@@ -279,3 +279,76 @@ fn a_pdf_says_its_title_author_language_and_when_it_was_made() {
 
 mod bilingual;
 mod structure;
+
+/// Each verse line of `manuscript` that ends with a line number: the verse's last word as a
+/// PDF prints it (a note's reference as `[n]`) and the number.
+pub(crate) fn numbered_lines(manuscript: &crate::manuscript::Manuscript) -> Vec<(String, String)> {
+    use crate::markup::{Piece, Tag};
+    let notes = manuscript.note_numbers();
+    manuscript
+        .chapters
+        .iter()
+        .flat_map(|c| &c.blocks)
+        .filter(|b| b.kind == crate::manuscript::BlockKind::Line)
+        .filter_map(|b| {
+            let (verse, number) = super::line_number(&b.text)?;
+            let printed: String = verse
+                .into_iter()
+                .map(|p| match p {
+                    Piece::Text(t) | Piece::Tag(Tag::Num { text: t, .. }) => t,
+                    Piece::Tag(Tag::Empty {
+                        name: "ref",
+                        attr: Some(id),
+                    }) => format!("[{}]", notes[&id]),
+                    Piece::Tag(Tag::Empty { .. }) => " ".into(),
+                    Piece::Tag(_) => String::new(),
+                })
+                .collect();
+            Some((printed.split_whitespace().last()?.to_string(), number))
+        })
+        .collect()
+}
+
+#[test]
+fn the_waste_lands_line_numbers_stand_apart_from_their_verses_in_a_pdf() {
+    let manuscript = epub::extract(&corpus("wasteland.epub")).unwrap();
+    let numbered = numbered_lines(&manuscript);
+    assert_eq!(numbered.len(), 43, "{numbered:?}");
+    let pdf = super::pdf::render(&manuscript, &options("en"), &[])
+        .unwrap()
+        .bytes;
+    let path = temp_file("wasteland-numbers.pdf", &pdf);
+    let text = pdftotext(&path);
+    for (last, number) in &numbered {
+        assert!(
+            !text.contains(&format!("{last}{number}")),
+            "{number} is glued to {last:?}"
+        );
+    }
+    // Set at the end of their verse's line, in the margin: by position, each line ends with
+    // its number, apart from the last word.
+    let layout = Command::new("pdftotext")
+        .arg("-layout")
+        .arg(&path)
+        .arg("-")
+        .output()
+        .unwrap();
+    let layout = String::from_utf8_lossy(&layout.stdout);
+    for (last, number) in &numbered {
+        assert!(
+            layout
+                .lines()
+                .any(|l| ends_apart(l.trim_end(), last, number)),
+            "no line ends with {last:?} and, apart, {number}"
+        );
+    }
+}
+
+/// Whether `line` ends with `last`, space, and `number`.
+fn ends_apart(line: &str, last: &str, number: &str) -> bool {
+    let Some(rest) = line.strip_suffix(number) else {
+        return false;
+    };
+    let before = rest.trim_end();
+    rest.len() > before.len() && before.ends_with(last)
+}

@@ -411,6 +411,8 @@ fn preview_html(text: &str) -> Option<String> {
                 out.push_str(&format!("<{}>", html_name(name)));
             }
             Piece::Tag(Tag::Close(name)) => out.push_str(&format!("</{}>", html_name(name))),
+            // A number or sign the mark carries (a line's number, a note's call): its text.
+            Piece::Tag(Tag::Num { text, .. }) => out.push_str(&markup::escape_text(&text)),
             Piece::Tag(Tag::Empty { name: "br", .. }) => out.push_str("<br>"),
             Piece::Tag(Tag::Empty { .. }) => out.push_str("<sup class=\"ref\">*</sup>"),
         }

@@ -7,10 +7,10 @@ use std::path::Path;
 use super::render;
 use crate::epub;
 use crate::manuscript::{BlockKind, Chapter, Manuscript};
-use crate::markup::{self, escape_attr, escape_text, Piece, Tag};
+use crate::markup::{self, escape_text, Piece};
 use crate::render::tests::{corpus, epubcheck_command, options, temp_file};
 use crate::render::{Layout, RenderOptions};
-use crate::structure::count_epub;
+use crate::structure::{count_epub, count_inline_epub};
 use crate::{Budget, FormatError};
 
 const BOOKS: [(&str, &str); 4] = [
@@ -39,17 +39,7 @@ fn fake(markup: &str) -> String {
                 }
                 out.push_str(&escape_text(&marked));
             }
-            Piece::Tag(Tag::Open { name, attr: None }) => out.push_str(&format!("<{name}>")),
-            Piece::Tag(Tag::Open {
-                name,
-                attr: Some(href),
-            }) => out.push_str(&format!("<{name} href=\"{}\">", escape_attr(&href))),
-            Piece::Tag(Tag::Close(name)) => out.push_str(&format!("</{name}>")),
-            Piece::Tag(Tag::Empty { name, attr: None }) => out.push_str(&format!("<{name}/>")),
-            Piece::Tag(Tag::Empty {
-                name,
-                attr: Some(id),
-            }) => out.push_str(&format!("<{name} id=\"{}\"/>", escape_attr(&id))),
+            Piece::Tag(tag) => out.push_str(&markup::tag_text(&tag)),
         }
     }
     out
@@ -181,6 +171,7 @@ fn every_corpus_book_translated_in_place_keeps_its_files_structure_and_validity(
             epubcheck_messages(&temp_file(&format!("in-place-source-{name}"), &source));
         let source_entries = entries(&source);
         let source_counts = count_epub(&source).unwrap();
+        let source_inline = count_inline_epub(&source).unwrap();
         for layout in [Layout::Translated, Layout::Bilingual] {
             let rendition = render(
                 &source,
@@ -253,6 +244,13 @@ fn every_corpus_book_translated_in_place_keeps_its_files_structure_and_validity(
                     }
                     let counts = count_epub(&output).unwrap();
                     assert_eq!(counts, source_counts, "{what}: the structure changed");
+                    // The book's own marks (a poem's line numbers, small capitals, a sentence's
+                    // span) and every other inline element are all still there.
+                    assert_eq!(
+                        count_inline_epub(&output).unwrap(),
+                        source_inline,
+                        "{what}: inline elements by (element, class)"
+                    );
                 }
                 Layout::Bilingual => {
                     let all: String = again
@@ -511,8 +509,9 @@ fn a_paragraphs_marks_notes_page_markers_and_math_come_back_around_the_translati
         r##"<a epub:type="noteref" id="r1" href="#n1">1</a>"##,
         r#"<span epub:type="pagebreak" id="p2"/>"#,
         r#"<a href="c2.xhtml#there">SHORE</a>"#,
-        r#"<span id="s1"></span>"#,
-        "<mi>x</mi></math>",
+        // The book's mark around the first sentence, around its translation.
+        r#"<span id="s1">A <em class="name">WHALE</em> SWIMS"#,
+        "<mi>x</mi></math></span> THEN IT DIVES.",
         "<li>AN ITEM</li>",
         r#"<aside epub:type="footnote" id="n1"><p>A NOTE.</p></aside>"#,
         r#"lang="fr" xml:lang="fr""#,
@@ -575,7 +574,7 @@ fn code_text_marked_translate_no_and_phrases_in_other_languages_come_back_as_wri
             "<code>fn main() {<br/>whale();<br/>}</code>",
             "<keep>Nantucket forever.</keep>",
             "<keep>Ahab <i>said</i> so.</keep>",
-            "He said <keep>carpe diem</keep> and <keep>c'est la vie</keep>, in colour.",
+            "He said <keep>carpe diem</keep> and <keep>c'est la vie</keep>, in <span>colour</span>.",
         ]
     );
     assert_eq!(
@@ -608,7 +607,7 @@ fn code_text_marked_translate_no_and_phrases_in_other_languages_come_back_as_wri
         r#"RUN <code class="cmd">ls -l</code> ABOARD THE <span translate="no" class="ship">Pequod</span>, THEN PRESS <kbd>q</kbd>."#,
         "<pre><code>fn main() {\n    whale();\n}</code></pre>",
         r#"<div translate="no"><p class="motto">Nantucket forever.</p><p>Ahab <em>said</em> so.</p></div>"#,
-        r#"<i xml:lang="la">carpe diem</i> AND <span lang="fr">c'est la vie</span>, IN COLOUR."#,
+        r#"<i xml:lang="la">carpe diem</i> AND <span lang="fr">c'est la vie</span>, IN <span lang="en-GB">COLOUR</span>."#,
     ] {
         assert!(page.contains(kept), "no {kept:?} in\n{page}");
     }

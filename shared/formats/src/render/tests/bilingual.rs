@@ -5,7 +5,7 @@
 use super::{corpus, epubcheck, options, pdftotext, temp_file};
 use crate::epub;
 use crate::manuscript::{BlockKind, Manuscript};
-use crate::markup::{self, escape_attr, escape_text, Piece, Tag};
+use crate::markup::{self, escape_text, Piece};
 use crate::render::{Layout, Sources};
 use crate::FormatError;
 
@@ -53,17 +53,7 @@ fn fake(markup: &str, letter: Letter) -> String {
     for piece in markup::parse(markup).unwrap() {
         match piece {
             Piece::Text(text) => out.push_str(&escape_text(&spell(&text, letter))),
-            Piece::Tag(Tag::Open { name, attr: None }) => out.push_str(&format!("<{name}>")),
-            Piece::Tag(Tag::Open {
-                name,
-                attr: Some(href),
-            }) => out.push_str(&format!("<{name} href=\"{}\">", escape_attr(&href))),
-            Piece::Tag(Tag::Close(name)) => out.push_str(&format!("</{name}>")),
-            Piece::Tag(Tag::Empty { name, attr: None }) => out.push_str(&format!("<{name}/>")),
-            Piece::Tag(Tag::Empty {
-                name,
-                attr: Some(id),
-            }) => out.push_str(&format!("<{name} id=\"{}\"/>", escape_attr(&id))),
+            Piece::Tag(tag) => out.push_str(&markup::tag_text(&tag)),
         }
     }
     out

@@ -5,7 +5,7 @@
 use super::{corpus, options};
 use crate::epub;
 use crate::manuscript::{Block, BlockKind, Chapter, Manuscript};
-use crate::structure::{count_epub, StructureCounts};
+use crate::structure::{count_epub, count_inline_epub, StructureCounts};
 
 /// Each book, its language, and whether the rebuilt book adds a cover page: The Waste Land's
 /// package names a cover image that none of its pages shows, and a rebuilt book gives its cover
@@ -333,4 +333,42 @@ fn a_rebuilt_bilingual_epub_keeps_quotations_notes_and_lists_whole() {
         assert_eq!(rebuilt.headings, 2 * source.headings, "{name}");
         assert_eq!(rebuilt.line_breaks, 2 * source.line_breaks, "{name}");
     }
+}
+
+#[test]
+fn a_rebuilt_epub_writes_the_books_marks_back_as_spans_of_their_class() {
+    let spans = |counts: std::collections::BTreeMap<(String, String), usize>| {
+        counts
+            .into_iter()
+            .filter(|((element, class), _)| element == "span" && !class.is_empty())
+            .collect::<Vec<_>>()
+    };
+    for (name, lang, _) in BOOKS {
+        let source = corpus(name);
+        let manuscript = epub::extract(&source).unwrap();
+        let rebuilt = super::super::epub::render(&manuscript, &options(lang)).unwrap();
+        let (mut before, after) = (
+            spans(count_inline_epub(&source).unwrap()),
+            spans(count_inline_epub(&rebuilt).unwrap()),
+        );
+        // The anthology's poem sets its two lines as spans (`line`, `c8`): they are verse
+        // lines, paragraphs of their own in a rebuilt book, not marks.
+        before.retain(|((_, class), _)| !matches!(class.as_str(), "line" | "c8"));
+        assert_eq!(after, before, "{name}");
+    }
+    // A poem's line numbers are set apart, at their line's end.
+    let manuscript = epub::extract(&corpus("wasteland.epub")).unwrap();
+    let rebuilt = super::super::epub::render(&manuscript, &options("en")).unwrap();
+    let files = chapter_files(&rebuilt);
+    let numbered: usize = files
+        .iter()
+        .map(|(_, t)| t.matches(r#"<p class="line numbered""#).count())
+        .sum();
+    assert_eq!(numbered, 43);
+    assert!(
+        files
+            .iter()
+            .any(|(_, t)| t.contains(r#"into the Hofgarten,<span class="lnum">10</span></p>"#)),
+        "no line 10"
+    );
 }
