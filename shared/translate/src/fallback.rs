@@ -105,6 +105,7 @@ pub fn take(
         blocks.retain(|b| !taken.contains(b));
     }
     quality.flagged.retain(|_, blocks| !blocks.is_empty());
+    first.rejected.retain(|b, _| !taken.contains(b));
     if let Some(last) = quality.last_pass.as_mut() {
         last.retain(|b, _| !taken.contains(b));
     }

@@ -258,6 +258,21 @@ pub struct ChapterOutput {
     pub quality: Quality,
     /// Terms the review reported, for the book's ledger.
     pub terms: Vec<(String, String)>,
+    /// For each block the first pass could not get a passing answer for (it holds its source),
+    /// the last answer the model gave for it and the checks that answer failed: what an owner
+    /// may look at, and take knowingly. A block whose every answer was empty (left out,
+    /// refused) has none.
+    pub rejected: BTreeMap<usize, Rejected>,
+}
+
+/// The last answer a block was given and refused for (see [`ChapterOutput::rejected`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejected {
+    /// The block's text with that answer where it failed (a block sent in parts keeps the
+    /// parts that passed).
+    pub text: String,
+    /// The checks it failed.
+    pub problems: Vec<Problem>,
 }
 
 /// The result of one chunk of one pass.
@@ -266,6 +281,8 @@ struct ChunkDone {
     texts: HashMap<usize, String>,
     /// Blocks that failed every rung, and why (the last rung's reason).
     failed: HashMap<usize, Problem>,
+    /// For the blocks that failed, the last answer given for them and what it failed.
+    rejected: HashMap<usize, (String, Problem)>,
     usage: PassUsage,
     retries: u32,
     repaired: Repaired,
@@ -307,6 +324,9 @@ pub struct Checkpoint {
     violations: Vec<(usize, String, String)>,
     /// Segments the first pass could not get a passing answer for, and why.
     failures: BTreeSet<(usize, Problem)>,
+    /// For those segments, the last answer the model gave and the check it failed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    rejected: BTreeMap<usize, (String, Problem)>,
     /// Segments whose review or polish answer failed every rung (they kept their text).
     #[serde(default)]
     kept: Vec<(Pass, usize, Problem)>,
@@ -377,6 +397,7 @@ impl<'a> ChapterTranslation<'a> {
                 terms: Vec::new(),
                 violations: Vec::new(),
                 failures: BTreeSet::new(),
+                rejected: BTreeMap::new(),
                 kept: Vec::new(),
                 changed_by: BTreeMap::new(),
                 repaired_on: BTreeMap::new(),
@@ -564,10 +585,12 @@ impl<'a> ChapterTranslation<'a> {
             terms,
             violations,
             failures,
+            rejected,
             kept,
             changed_by,
             ..
         } = state;
+        let rejected = rejected_blocks(&segments, &texts, &failures, rejected);
         quality.confidence = block_confidence;
         // Blocks sent in parts are joined back before anything is checked: the quality record
         // describes the final text, block by block.
@@ -616,6 +639,7 @@ impl<'a> ChapterTranslation<'a> {
             blocks,
             quality,
             terms,
+            rejected,
         }
     }
 }
@@ -642,6 +666,43 @@ pub(crate) fn glossary_counts<'t>(
 }
 
 /// Each block's text from its segments' (blocks sent in parts joined back), by block.
+/// The blocks of the segments that failed every rung with an answer given, each with the
+/// block's text holding those answers (the parts that passed as they are) and what they failed.
+fn rejected_blocks(
+    segments: &[Segment],
+    texts: &[String],
+    failures: &BTreeSet<(usize, Problem)>,
+    rejected: BTreeMap<usize, (String, Problem)>,
+) -> BTreeMap<usize, Rejected> {
+    let mut with_answers = texts.to_vec();
+    let mut problems: BTreeMap<usize, BTreeSet<Problem>> = BTreeMap::new();
+    for (id, (answer, problem)) in rejected {
+        if id < with_answers.len() && failures.iter().any(|(failed, _)| *failed == id) {
+            with_answers[id] = answer;
+            problems
+                .entry(segments[id].block)
+                .or_default()
+                .insert(problem);
+        }
+    }
+    if problems.is_empty() {
+        return BTreeMap::new();
+    }
+    let joined = joined(segments, &with_answers);
+    problems
+        .into_iter()
+        .filter_map(|(block, problems)| {
+            Some((
+                block,
+                Rejected {
+                    text: joined.get(&block)?.clone(),
+                    problems: problems.into_iter().collect(),
+                },
+            ))
+        })
+        .collect()
+}
+
 fn joined(segments: &[Segment], texts: &[String]) -> BTreeMap<usize, String> {
     let mut parts: BTreeMap<usize, Vec<(&str, &str)>> = BTreeMap::new();
     for (id, segment) in segments.iter().enumerate() {
@@ -902,7 +963,9 @@ impl PassWork<'_> {
         // Asked alone and still unlike the rest: the block keeps its source and is flagged.
         for (id, problem) in self.suspects(&state.texts, &translated) {
             if suspects.contains_key(&id) {
-                state.texts[id] = self.segments[id].source.clone();
+                let answer =
+                    std::mem::replace(&mut state.texts[id], self.segments[id].source.clone());
+                state.rejected.insert(id, (answer, problem));
                 state.failures.insert((id, problem));
             }
         }
@@ -1199,6 +1262,9 @@ fn absorb(state: &mut Checkpoint, pass: Pass, done: ChunkDone) -> Vec<usize> {
             state.kept.push((pass, id, problem));
         }
     }
+    if pass == Pass::Translate {
+        state.rejected.extend(done.rejected);
+    }
     let quality = &mut state.quality;
     *quality.usage_mut(pass) += done.usage;
     quality.retries += done.retries;
@@ -1234,6 +1300,8 @@ struct Current<'c> {
 struct Asked {
     passed: HashMap<usize, String>,
     failed: HashMap<usize, Problem>,
+    /// The answers of the failed blocks that had one.
+    rejected: HashMap<usize, String>,
     usage: PassUsage,
     removed: Removed,
     terms: Vec<(String, String)>,
@@ -1281,6 +1349,7 @@ impl Chunk<'_> {
                 let result = result?;
                 outcomes.passed.extend(result.passed);
                 outcomes.failed.extend(result.failed);
+                outcomes.rejected.extend(result.rejected);
                 outcomes.usage += result.usage;
                 outcomes.removed += result.removed;
                 outcomes.terms.extend(result.terms);
@@ -1298,9 +1367,14 @@ impl Chunk<'_> {
             for unit in pending {
                 if let Some(problem) = outcomes.failed.get(&unit.id) {
                     done.failed.insert(unit.id, *problem);
+                    // The last answer given is kept; a rung that gave none keeps the one before.
+                    if let Some(answer) = outcomes.rejected.remove(&unit.id) {
+                        done.rejected.insert(unit.id, (answer, *problem));
+                    }
                     still.push(unit);
                 } else {
                     done.failed.remove(&unit.id);
+                    done.rejected.remove(&unit.id);
                 }
             }
             // The last rung is tried twice: a model that samples (as real ones do) often gets
@@ -1515,7 +1589,13 @@ impl Chunk<'_> {
             None
         };
         if let Some(id) = cut {
-            blocks.remove(&id);
+            if let (Some(answer), Some(unit)) =
+                (blocks.remove(&id), units.iter().find(|u| u.id == id))
+            {
+                let answer =
+                    markup::with_kept_text(&unit.source, &clean_characters(&unit.source, &answer));
+                asked.rejected.insert(id, answer);
+            }
             asked.failed.insert(id, Problem::Truncated);
         }
         for unit in &units {
@@ -1550,8 +1630,10 @@ impl Chunk<'_> {
         self.find_echoes(&units, &blocks, &mut asked.failed);
         self.find_same(&units, &blocks, &mut asked.failed);
         for unit in &units {
-            if !asked.failed.contains_key(&unit.id) {
-                if let Some(text) = blocks.remove(&unit.id) {
+            if let Some(text) = blocks.remove(&unit.id) {
+                if asked.failed.contains_key(&unit.id) {
+                    asked.rejected.insert(unit.id, text);
+                } else {
                     asked.passed.insert(unit.id, text);
                 }
             }
@@ -2339,6 +2421,38 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[tokio::test]
+    async fn a_block_whose_every_answer_failed_keeps_the_last_answer_and_the_check_it_failed() {
+        let source = chapter();
+        // Cut off: the answer's last block is kept as the model gave it, named by its check.
+        let model = Misbehaving::new(OfflineEngine, &[Fault::Truncated], 1);
+        let out = run(&model).await;
+        assert!(!out.rejected.is_empty(), "{:?}", out.quality.flagged);
+        for (block, rejected) in &out.rejected {
+            assert_eq!(out.blocks[*block].text, source[*block].text, "keeps its source");
+            assert_eq!(rejected.problems, vec![Problem::Truncated]);
+            assert_ne!(rejected.text, source[*block].text);
+            assert!(!rejected.text.is_empty());
+            assert!(out.quality.flagged_blocks().contains(block));
+        }
+        // In another script: the answer is there, named by its check.
+        let model = Misbehaving::new(OfflineEngine, &[Fault::OtherScript], 1);
+        let out = run(&model).await;
+        assert!(
+            out.rejected
+                .values()
+                .any(|r| r.problems == vec![Problem::WrongLanguage] && r.text.contains("这是")),
+            "{:?}",
+            out.rejected
+        );
+        // Refused: there is no answer to keep.
+        let model = Misbehaving::new(OfflineEngine, &[Fault::Refusal], 1);
+        assert!(run(&model).await.rejected.is_empty());
+        // Repaired when asked again: nothing rejected is left.
+        let model = Misbehaving::new(OfflineEngine, &[Fault::Truncated], 2);
+        assert!(run(&model).await.rejected.is_empty());
     }
 
     #[tokio::test]
