@@ -1132,7 +1132,9 @@ async fn an_owner_checks_the_term_list_of_a_run_paused_at_it_and_continues_in_a_
     browser.check_page("book-paused-at-terms").await;
 
     browser.click("a.primary[href$='/terms']").await;
-    browser.wait_for_text("The translation is waiting for you").await;
+    browser
+        .wait_for_text("The translation is waiting for you")
+        .await;
     browser.check_page("terms").await;
     let shots =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/screenshots/web-app");
@@ -1159,4 +1161,118 @@ async fn an_owner_checks_the_term_list_of_a_run_paused_at_it_and_continues_in_a_
         .await;
     browser.wait_for_book_status("COMPLETED").await;
     browser.wait_for_text("The book's term list").await;
+}
+
+/// An owner renames a term in one passage of the editor (the script saving in place), is
+/// offered the change in the whole book, looks at its preview and applies it, in Chromium. The
+/// editor with the offer, the preview and its answer are checked by axe-core at desktop and
+/// phone widths; the preview fits a 390-pixel phone and is photographed at 390 and 1280 pixels.
+#[tokio::test]
+async fn an_owner_renames_a_term_in_the_whole_book_from_the_editor_in_a_real_browser() {
+    if !have(Tool::ChromeDriver) || !have(Tool::Axe) {
+        return;
+    }
+    let app = TestApp::new().with_workers().start().await;
+    let browser = Browser::start().await;
+    let site = &app.url;
+
+    browser.go(&format!("{site}/signup")).await;
+    browser.fill("#email", "renamer@example.com").await;
+    browser.fill("#password", "a long password").await;
+    browser.click("form button[type=submit]").await;
+    browser.wait_for_url(&format!("{site}/dashboard")).await;
+    let dir = tempfile::TempDir::new().unwrap();
+    let file = dir.path().join("names.txt");
+    std::fs::write(&file, crate::web_terms::names()).unwrap();
+    browser.fill("#file", file.to_str().unwrap()).await;
+    browser.fill("#targetLang", "es").await;
+    browser.click("form[data-upload] button[type=submit]").await;
+    browser.wait_for_text("Expected cost").await;
+    let page = browser.url().await.split('?').next().unwrap().to_string();
+    let id = page.rsplit('/').next().unwrap().to_string();
+    browser
+        .click("form[action$='/start'] button[type=submit]")
+        .await;
+    browser.wait_for_book_status("COMPLETED").await;
+
+    // The first passage with the model's rendering of Queequeg, opened in the editor.
+    let cookie = browser.session_cookie().await;
+    let api = |path: String| {
+        let cookie = cookie.clone();
+        async move {
+            let answer: Value = reqwest::Client::new()
+                .get(format!("{site}{path}"))
+                .header("cookie", cookie)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            answer
+        }
+    };
+    let list = api(format!("/api/translate/terms?bookId={id}")).await;
+    let from = list["terms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["source"] == "Queequeg")
+        .unwrap()["target"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let chapter = api(format!("/api/books/{id}/chapters/2/passages")).await;
+    let first = chapter["passages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["text"].as_str().unwrap_or_default().contains(&from))
+        .unwrap()
+        .clone();
+    let index = first["index"].as_u64().unwrap();
+    browser
+        .go(&format!("{page}/read?chapter=2&edit={index}#p-{index}"))
+        .await;
+    browser.wait_for_text("Edit this passage").await;
+    let renamed = first["text"].as_str().unwrap().replace(&from, "Kwikweg");
+    browser.fill(".editing textarea", &renamed).await;
+    browser
+        .script("document.querySelector('.editing textarea').focus();")
+        .await;
+    browser.press(&format!("{CONTROL}{ENTER}{RELEASE}")).await;
+    browser
+        .wait_for_text("This edit renames a term of the book")
+        .await;
+    browser.check_page("editor-rename-offer").await;
+
+    browser.click("form.rename-offer button[type=submit]").await;
+    browser
+        .wait_for_text("Rename a term in the whole book")
+        .await;
+    browser
+        .wait_for_text("Passages with the model's text")
+        .await;
+    browser.check_page("term-rename").await;
+    let shots =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/screenshots/web-app");
+    browser.resize((390, 800)).await;
+    browser
+        .assert_fits("the rename's preview at 390 pixels")
+        .await;
+    browser
+        .photograph(&shots.join("term-rename-390.png"), (390, 800))
+        .await;
+    browser
+        .photograph(&shots.join("term-rename-1280.png"), DESKTOP)
+        .await;
+
+    browser
+        .click("form[action$='/rename/apply'] button[type=submit]")
+        .await;
+    browser.wait_for_text("Renamed in").await;
+    browser.check_page("term-rename-applied").await;
+    let chapter = api(format!("/api/books/{id}/chapters/3/passages")).await;
+    assert!(chapter.to_string().contains("Kwikweg"), "{chapter}");
+    assert!(!chapter.to_string().contains(&from), "{chapter}");
 }

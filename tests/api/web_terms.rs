@@ -301,3 +301,316 @@ async fn before_a_run_the_term_list_page_says_when_the_list_is_made() {
     );
     assert!(!html.contains("name=\"newSource\""), "{html}");
 }
+
+/// The owner's [`names`] book translated to COMPLETED; its page's path and id, and the form
+/// token.
+async fn translated(owner: &mut Browser<'_>) -> (String, String, String) {
+    owner.sign_up().await;
+    let token = owner.token("/dashboard").await;
+    let uploaded = owner
+        .upload(&token, "names.txt", names(), "The Term Book")
+        .await;
+    let page = location(&uploaded).split('?').next().unwrap().to_string();
+    let id = page.rsplit('/').next().unwrap().to_string();
+    owner.wait_for(&id, "EXTRACTED").await;
+    let started = owner
+        .post_form(&format!("{page}/start"), &[("csrf", &token)])
+        .await;
+    assert_eq!(started.status(), 303);
+    owner.wait_for(&id, "COMPLETED").await;
+    (page, id, token)
+}
+
+/// Every passage of the book, as the API tells it to the owner's session.
+async fn passages(owner: &Browser<'_>, id: &str) -> Vec<Value> {
+    let book = owner.book(id).await;
+    let mut all = Vec::new();
+    for chapter in 1..=book["chapterCount"].as_u64().unwrap() {
+        let path = format!("/api/books/{id}/chapters/{chapter}/passages?limit=200");
+        let page: Value = owner.get(&path).await.json().await.unwrap();
+        all.extend(page["passages"].as_array().unwrap().iter().cloned());
+    }
+    all
+}
+
+fn text(passage: &Value) -> &str {
+    passage["text"].as_str().unwrap_or_default()
+}
+
+/// The value of the hidden field `name` of the page's form whose action is `action`.
+fn form_field(html: &str, action: &str, name: &str) -> String {
+    let form = &html[html.find(&format!("action=\"{action}\"")).expect(action)..];
+    let form = &form[..form.find("</form>").unwrap()];
+    let start = format!("name=\"{name}\" value=\"");
+    let at = form
+        .find(&start)
+        .unwrap_or_else(|| panic!("no {name}: {form}"))
+        + start.len();
+    form[at..].split('"').next().unwrap().to_string()
+}
+
+/// The passages the preview offers: each box's value, and whether it is ticked.
+fn boxes(html: &str) -> Vec<(String, bool)> {
+    html.split("name=\"p\" value=\"")
+        .skip(1)
+        .map(|rest| {
+            let value = rest.split('"').next().unwrap().to_string();
+            let ticked = rest[value.len() + 1..].starts_with(" checked");
+            (value, ticked)
+        })
+        .collect()
+}
+
+/// An edit that renames a term in one passage offers the change in the whole book; its preview
+/// shows every passage before and after, the owner's own edit apart and not ticked; applying
+/// changes those ticked, leaves the owner's edit and a passage changed since alone, and puts
+/// the term in the book's glossary.
+#[tokio::test]
+async fn an_edit_that_renames_a_term_offers_the_book_wide_change_previews_and_applies_it() {
+    let app = TestApp::new().with_workers().start().await;
+    let mut owner = Browser::new(&app);
+    let (page, id, token) = translated(&mut owner).await;
+    let list = listed(&owner, &id).await;
+    let from = entry(&list, "Queequeg").unwrap()["target"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let holding: Vec<Value> = passages(&owner, &id)
+        .await
+        .into_iter()
+        .filter(|p| text(p).contains(&from))
+        .collect();
+    assert_eq!(holding.len(), 8, "{holding:?}");
+    let at = |p: &Value| (p["chapter"].as_u64().unwrap(), p["index"].as_u64().unwrap());
+    let action = |p: &Value| {
+        let (chapter, index) = at(p);
+        format!("/dashboard/books/{id}/passages/{chapter}/{index}")
+    };
+
+    // The owner's own text in one passage, which keeps the rendering: it suggests nothing.
+    let own = &holding[7];
+    let own_text = format!("{} Fin.", text(own));
+    let saved = owner
+        .post_form(
+            &action(own),
+            &[
+                ("csrf", &token),
+                ("version", "0"),
+                ("text", &own_text),
+                ("action", "save"),
+            ],
+        )
+        .await;
+    assert_eq!(saved.status(), 303);
+    let back = location(&saved);
+    assert!(
+        back.ends_with(&format!("&done=saved#p-{}", at(own).1)),
+        "{back}"
+    );
+    assert!(!owner.html(&back).await.contains("This edit renames"));
+
+    // The rename: the editor offers it, with the term's source, old and new renderings.
+    let first = &holding[0];
+    let renamed = text(first).replace(&from, "Kwikweg");
+    let saved = owner
+        .post_form(
+            &action(first),
+            &[
+                ("csrf", &token),
+                ("version", "0"),
+                ("text", &renamed),
+                ("action", "save"),
+            ],
+        )
+        .await;
+    assert_eq!(saved.status(), 303);
+    let back = location(&saved);
+    assert!(back.contains("&done=saved&term=Queequeg&from="), "{back}");
+    assert!(back.contains("&to=Kwikweg#p-"), "{back}");
+    let editor = owner.html(&back).await;
+    assert!(editor.contains("Saved: the book"), "{editor}");
+    assert!(
+        editor.contains("This edit renames a term of the book:"),
+        "{editor}"
+    );
+    assert!(editor.contains("Rename it in the whole book"), "{editor}");
+    let rename = format!("/dashboard/books/{id}/terms/rename");
+    assert_eq!(form_field(&editor, &rename, "source"), "Queequeg");
+    assert_eq!(form_field(&editor, &rename, "to"), "Kwikweg");
+    assert_eq!(form_field(&editor, &rename, "from"), from);
+
+    // The same save from the page's script: the editor alone, with the offer.
+    let second = &holding[1];
+    let fragment = owner
+        .post_form_with(
+            "x-booktr-fragment",
+            &action(second),
+            &[
+                ("csrf", &token),
+                ("version", "0"),
+                ("text", &text(second).replace(&from, "Kwikweg")),
+                ("action", "save"),
+            ],
+        )
+        .await;
+    assert_eq!(fragment.status(), 200);
+    let html = fragment.text().await.unwrap();
+    assert!(
+        html.starts_with("<div class=\"translation editing\""),
+        "{html}"
+    );
+    assert!(html.contains(&format!("action=\"{rename}\"")), "{html}");
+
+    // The preview: every other passage holding the old rendering, before and after; nothing
+    // changes yet.
+    let (chapter, index) = at(first);
+    let fields = [
+        ("csrf", token.as_str()),
+        ("source", "Queequeg"),
+        ("from", from.as_str()),
+        ("to", "Kwikweg"),
+        ("chapter", &chapter.to_string()),
+        ("index", &index.to_string()),
+    ];
+    let preview = owner.post_form(&rename, &fields).await;
+    assert_eq!(preview.status(), 200);
+    let html = preview.text().await.unwrap();
+    assert!(html.contains("Rename a term in the whole book"), "{html}");
+    assert!(
+        html.contains("Passages with the model&#x27;s text (5)")
+            || html.contains("Passages with the model's text (5)"),
+        "{html}"
+    );
+    assert!(html.contains("Your own edits (1)"), "{html}");
+    assert!(html.contains(&format!("<mark>{from}</mark>")), "{html}");
+    assert!(html.contains("<mark>Kwikweg</mark>"), "{html}");
+    assert!(
+        html.contains(&format!(
+            "{page}/read?chapter={chapter}&amp;near={index}#p-{index}"
+        )),
+        "{html}"
+    );
+    let offered = boxes(&html);
+    assert_eq!(offered.len(), 6, "{offered:?}");
+    let (own_chapter, own_index) = at(own);
+    let own_box = format!("{own_chapter}.{own_index}.1");
+    assert_eq!(
+        offered
+            .iter()
+            .filter(|(_, ticked)| !ticked)
+            .map(|(v, _)| v.clone())
+            .collect::<Vec<_>>(),
+        [own_box.clone()],
+        "the owner's edit is offered apart, not ticked"
+    );
+    let untouched = passages(&owner, &id).await;
+    assert_eq!(
+        untouched.iter().filter(|p| text(p).contains(&from)).count(),
+        6
+    );
+
+    // Nothing ticked: nothing changed, and the page says so.
+    let refused = owner.post_form(&format!("{rename}/apply"), &fields).await;
+    assert_eq!(refused.status(), 400);
+    let html = refused.text().await.unwrap();
+    assert!(html.contains("tick at least one passage"), "{html}");
+
+    // Applied to the ticked ones, and to the owner's edit named at a version it no longer has.
+    let ticked: Vec<String> = offered
+        .iter()
+        .filter(|(_, ticked)| *ticked)
+        .map(|(v, _)| v.clone())
+        .collect();
+    let stale = format!("{own_chapter}.{own_index}.0");
+    let mut apply: Vec<(&str, &str)> = fields.to_vec();
+    apply.extend(ticked.iter().map(|v| ("p", v.as_str())));
+    apply.push(("p", &stale));
+    let applied = owner.post_form(&format!("{rename}/apply"), &apply).await;
+    assert_eq!(applied.status(), 200);
+    let html = applied.text().await.unwrap();
+    assert!(html.contains("Renamed in 5 passages."), "{html}");
+    assert!(html.contains("changed since the preview"), "{html}");
+    assert!(html.contains("made for this book"), "{html}");
+    assert!(html.contains("Your own edits (1)"), "still offered: {html}");
+    let after = passages(&owner, &id).await;
+    let still: Vec<&Value> = after.iter().filter(|p| text(p).contains(&from)).collect();
+    assert_eq!(still.len(), 1, "{still:?}");
+    assert_eq!(text(still[0]), own_text, "the owner's edit is left alone");
+    assert_eq!(
+        after.iter().filter(|p| text(p).contains("Kwikweg")).count(),
+        7
+    );
+    // The term is the book's glossary's now, for later runs.
+    let glossary = owner.book(&id).await["glossaryId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let glossary: Value = owner
+        .get(&format!("/api/glossary/{glossary}"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(glossary.to_string().contains("Kwikweg"), "{glossary}");
+}
+
+#[tokio::test]
+async fn the_book_wide_rename_needs_its_token_and_another_persons_book_is_not_found() {
+    let app = TestApp::new().with_workers().start().await;
+    let mut owner = Browser::new(&app);
+    let (_, id, token) = translated(&mut owner).await;
+    let from = entry(&listed(&owner, &id).await, "Queequeg").unwrap()["target"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let rename = format!("/dashboard/books/{id}/terms/rename");
+    let before = passages(&owner, &id).await;
+    let one = before.iter().find(|p| text(p).contains(&from)).unwrap();
+    let named = format!("{}.{}.0", one["chapter"], one["index"]);
+    let fields = |csrf: &str| {
+        vec![
+            ("csrf", csrf.to_string()),
+            ("source", "Queequeg".to_string()),
+            ("from", from.clone()),
+            ("to", "<b>Kwikweg</b>".to_string()),
+            ("p", named.clone()),
+        ]
+    };
+    let send = |fields: &[(&str, String)]| {
+        fields
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.clone()))
+            .collect::<Vec<_>>()
+    };
+    // What the owner typed is shown as text.
+    let shown = owner
+        .post_form(&rename, &as_refs(&send(&fields(&token))))
+        .await;
+    assert_eq!(shown.status(), 200);
+    let html = shown.text().await.unwrap();
+    assert!(html.contains("“&lt;b&gt;Kwikweg&lt;/b&gt;”"), "{html}");
+    assert!(!html.contains("<b>Kwikweg</b>"), "{html}");
+
+    let forged = owner
+        .post_form(
+            &format!("{rename}/apply"),
+            &as_refs(&send(&fields("forged"))),
+        )
+        .await;
+    assert_eq!(forged.status(), 403);
+    let mut other = Browser::new(&app);
+    other.sign_up().await;
+    let theirs = other.token("/dashboard").await;
+    let not_theirs = other
+        .post_form(&rename, &as_refs(&send(&fields(&theirs))))
+        .await;
+    assert_eq!(not_theirs.status(), 404);
+    let not_theirs = other
+        .post_form(
+            &format!("{rename}/apply"),
+            &as_refs(&send(&fields(&theirs))),
+        )
+        .await;
+    assert_eq!(not_theirs.status(), 404);
+    assert_eq!(passages(&owner, &id).await, before, "nothing changed");
+}

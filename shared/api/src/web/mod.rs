@@ -144,6 +144,10 @@ fn templates() -> &'static Environment<'static> {
                 include_str!("../../templates/app/terms.html"),
             ),
             (
+                "app/term_rename.html",
+                include_str!("../../templates/app/term_rename.html"),
+            ),
+            (
                 "app/forgot.html",
                 include_str!("../../templates/app/forgot.html"),
             ),

@@ -16,6 +16,10 @@
 //! [`FRAGMENT_HEADER`] and answered with the editor alone, which takes the place of the one on
 //! the page; Ctrl+Enter (⌘+Enter) saves, and the preview follows the typing.
 //!
+//! A save that renames one of the book's terms (as the API's edit answers its `termChanges`)
+//! comes back to the passage with the change in its query (`term`, `from`, `to`), and the editor
+//! offers it in the whole book: a form that posts to the preview of [`super::term_rename`].
+//!
 //! A save, an undo, a reset or a keep is the same write as the passages' API call, and counts
 //! against the plan's request limits as that call does (`crate::limits::count_as_api_call`), on
 //! top of the page budget; a preview changes nothing and is only a page.
@@ -26,7 +30,9 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::Form;
 use booktr_core::books::Book;
-use booktr_core::translation::passages::{Origin, Passage, PassageAt, PassageError};
+use booktr_core::translation::passages::{
+    Origin, Passage, PassageAt, PassageError, TermChange, TermRequest,
+};
 use booktr_formats::markup::{self, Piece, Tag};
 use minijinja::{context, Value};
 use serde::Deserialize;
@@ -65,6 +71,53 @@ struct ReaderQuery {
     note: Option<String>,
 }
 
+/// The term changes a save suggests, carried to the passage it goes back to: `term`, `from`,
+/// `to`, in that order, once for each.
+fn renames_in(pairs: &[(String, String)]) -> Vec<TermChange> {
+    let mut renames: Vec<TermChange> = Vec::new();
+    for (name, value) in pairs {
+        match name.as_str() {
+            "term" => renames.push(TermChange {
+                source: value.clone(),
+                from: String::new(),
+                to: String::new(),
+            }),
+            "from" | "to" => {
+                if let Some(last) = renames.last_mut() {
+                    if name == "from" {
+                        last.from = value.clone();
+                    } else {
+                        last.to = value.clone();
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    renames.truncate(MAX_RENAMES);
+    renames
+}
+
+/// The most term changes one save offers.
+const MAX_RENAMES: usize = 5;
+
+/// The query that carries `renames` back to the passage.
+fn renames_query(renames: &[TermChange]) -> String {
+    use super::return_to::percent_encode as encode;
+    renames
+        .iter()
+        .take(MAX_RENAMES)
+        .map(|r| {
+            format!(
+                "&term={}&from={}&to={}",
+                encode(&r.source),
+                encode(&r.from),
+                encode(&r.to)
+            )
+        })
+        .collect()
+}
+
 /// What the editor says: what a change did, or why it was refused.
 enum Said {
     /// `saved`, `undone`, `reset` or `kept`.
@@ -97,6 +150,8 @@ struct Open {
     /// The version the form names when it is not the passage's: the one the owner read.
     version: Option<u64>,
     said: Option<Said>,
+    /// The book's terms the save renamed, offered to rename in the whole book.
+    renames: Vec<TermChange>,
 }
 
 impl Open {
@@ -107,6 +162,7 @@ impl Open {
             typed: None,
             version: None,
             said,
+            renames: Vec::new(),
         }
     }
 }
@@ -118,12 +174,22 @@ async fn read(
     me: SignedIn,
     Path(id): Path<String>,
     Query(q): Query<ReaderQuery>,
+    Query(pairs): Query<Vec<(String, String)>>,
     headers: HeaderMap,
 ) -> Response {
     let (view, asked) = View::chosen(q.view.as_deref(), &headers);
-    let open = q
-        .edit
-        .map(|index| Open::at(index, q.done.as_deref().and_then(Said::done)));
+    let open = q.edit.map(|index| {
+        let said = q.done.as_deref().and_then(Said::done);
+        let saved = matches!(said, Some(Said::Done("saved")));
+        Open {
+            renames: if saved {
+                renames_in(&pairs)
+            } else {
+                Vec::new()
+            },
+            ..Open::at(index, said)
+        }
+    });
     let shown = Shown {
         chapter: q.chapter.unwrap_or(1),
         page: q.page,
@@ -296,6 +362,16 @@ async fn editor(
     };
     let invalid = status == StatusCode::BAD_REQUEST || (preview && said.is_some());
     let index = passage.index;
+    // The renames offered: each as a preview's form would send it (one it would refuse is
+    // not offered).
+    let renames: Vec<Value> = open
+        .renames
+        .iter()
+        .filter(|r| TermRequest::new(&r.source, &r.from, &r.to).is_ok())
+        .map(
+            |r| context! { source => r.source.clone(), from => r.from.clone(), to => r.to.clone() },
+        )
+        .collect();
     let said = said.map(|said| {
         let (key, detail, alert) = match said {
             Said::Done(done) => (format!("done_{done}"), None, false),
@@ -374,6 +450,8 @@ async fn editor(
         edited => !matches!(passage.origin, Some(Origin::Model { .. }) | None),
         keepable => !passage.flags.is_empty(),
         said,
+        renames,
+        rename => super::term_rename::rename_path(&book.id),
         invalid,
         lang_tag,
         dir,
@@ -389,7 +467,7 @@ async fn editor(
 /// strong, super- and subscript, code and line breaks as their elements; a link's text without
 /// its address (the preview leads nowhere); a note's reference as a mark. The text is escaped.
 /// Markup that is not well-formed is shown as the text typed.
-fn preview_value(text: &str) -> Value {
+pub(super) fn preview_value(text: &str) -> Value {
     match preview_html(text) {
         Some(html) => Value::from_safe_string(html),
         None => Value::from(text.to_string()),
@@ -468,8 +546,18 @@ async fn change(
             return page_error(me.lang, refused);
         }
     }
+    let mut renames = Vec::new();
     let answer = match action {
-        "save" => translations.edit_passage(user, &id, at, read, &typed).await,
+        "save" => match translations
+            .edit_passage_suggesting(user, &id, at, read, &typed)
+            .await
+        {
+            Ok((passage, changes)) => {
+                renames = changes;
+                Ok(passage)
+            }
+            Err(e) => Err(e),
+        },
         "undo" => translations.undo_passage(user, &id, at, read).await,
         "reset" => translations.reset_passage(user, &id, at, read).await,
         "keep" => translations.keep_passage(user, &id, at, read).await,
@@ -495,13 +583,15 @@ async fn change(
                 _ => "saved",
             };
             if !fragment {
+                let renames = renames_query(&renames);
                 let back = format!(
-                    "/dashboard/books/{id}/read?chapter={chapter}&edit={index}&done={done}#p-{index}"
+                    "/dashboard/books/{id}/read?chapter={chapter}&edit={index}&done={done}{renames}#p-{index}"
                 );
                 return Redirect::to(&back).into_response();
             }
             Open {
                 passage: Some(passage),
+                renames,
                 ..Open::at(index, Said::done(done))
             }
         }

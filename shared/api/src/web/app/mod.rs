@@ -22,6 +22,7 @@ mod proposals;
 pub mod reading;
 mod return_to;
 mod settings;
+mod term_rename;
 mod terms;
 
 use axum::extract::{FromRequestParts, OriginalUri};
@@ -56,6 +57,7 @@ pub fn pages_router() -> Routes {
         .merge(settings::router())
         .merge(glossaries::router())
         .merge(terms::router())
+        .merge(term_rename::router())
         .merge(assets::router())
 }
 

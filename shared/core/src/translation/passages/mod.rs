@@ -37,7 +37,7 @@ use checked::check_edit;
 pub use checked::{check_characters, max_edit_chars, EDIT_FLOOR, EDIT_GROWTH};
 pub use record::MAX_VERSIONS;
 use record::{counted, PassageRecord, Provenance, Version};
-pub use term_text::{TermChange, MAX_RENDERING};
+pub use term_text::{occurrences, TermChange, MAX_RENDERING};
 pub use terms::{
     Skip, TermApplied, TermPassage, TermPreview, TermRequest, TermSkipped, TermsGlossary,
     PREVIEW_CHAPTERS,
