@@ -66,6 +66,10 @@ pub struct Origin {
     /// The proposal an accepted re-translation came from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proposal: Option<String>,
+    /// The checks an accepted re-translation's text had failed, when the owner accepted it
+    /// knowingly (every answer had failed one); absent for a text the checks passed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub accepted_with: Vec<Flag>,
 }
 
 impl Mirror<domain::Origin> for Origin {
@@ -78,6 +82,7 @@ impl Mirror<domain::Origin> for Origin {
             model: None,
             instruction: None,
             proposal: None,
+            accepted_with: Vec::new(),
         };
         match from {
             domain::Origin::Model { pass } => Origin {
@@ -88,6 +93,7 @@ impl Mirror<domain::Origin> for Origin {
                 model: None,
                 instruction: None,
                 proposal: None,
+                accepted_with: Vec::new(),
             },
             domain::Origin::Edited { at, by } => owners("edited", at, by),
             domain::Origin::Kept { at, by } => owners("kept", at, by),
@@ -98,11 +104,13 @@ impl Mirror<domain::Origin> for Origin {
                 pass,
                 instruction,
                 proposal,
+                accepted_with,
             } => Origin {
                 pass: Some(pass.task()),
                 model: Some(model),
                 instruction,
                 proposal: Some(proposal),
+                accepted_with: Mirror::mirror(accepted_with),
                 ..owners("retranslated", at, by)
             },
         }

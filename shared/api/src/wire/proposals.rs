@@ -86,6 +86,11 @@ wire! {
         /// The pass that last changed the proposed text: `translate`, `review` or `polish`.
         pub pass: &'static str,
         pub accepted: bool,
+        /// Every answer the model gave failed a check: `proposed` is the last one, `flags` say
+        /// what it failed, and accepting the passage by name takes it knowingly (its origin
+        /// then lists them in `acceptedWith`). A flagged passage that is not `rejected` proposes
+        /// its source (the model gave no answer the book can hold).
+        pub rejected: bool,
     }
 }
 

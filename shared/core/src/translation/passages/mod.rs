@@ -144,6 +144,9 @@ pub enum Origin {
         pass: Pass,
         instruction: Option<String>,
         proposal: String,
+        /// The checks the text had failed when the owner accepted it knowingly; empty for a
+        /// text the checks passed.
+        accepted_with: Vec<Flag>,
     },
     /// The model's text, kept as it is by the owner (its flags cleared). The owner's text from
     /// then on, like an edit.
@@ -222,6 +225,24 @@ fn flags_of(quality: &Quality, index: usize) -> Vec<Flag> {
             reason: reason(*problem),
         })
         .collect()
+}
+
+/// For people: what a model's answer that failed `problem` was ("the answer was cut off").
+pub fn answer_failed(problem: Problem) -> &'static str {
+    match problem {
+        Problem::Missing => "the answer left the passage out",
+        Problem::BrokenMarks => "the answer broke the formatting marks",
+        Problem::Untranslated => "the answer was not translated",
+        Problem::WrongLanguage => "the answer was in another language",
+        Problem::Length => "the answer was far longer or shorter than a translation can be",
+        Problem::Refusal => "the model refused, or commented instead of translating",
+        Problem::Merged => "the answer ran into the next passage",
+        Problem::Repeated => "the answer said the same thing more than once",
+        Problem::Truncated => "the answer was cut off",
+        Problem::Duplicate => "the answer was the same as another passage's",
+        Problem::Numbers => "the answer's numbers are not the original's",
+        Problem::Names => "the answer's names are not the original's",
+    }
 }
 
 fn reason(problem: Problem) -> String {
@@ -862,6 +883,7 @@ fn owners_origin(edit: &Version) -> Origin {
             pass,
             instruction,
             proposal,
+            accepted_with,
         }) => Origin::Retranslated {
             at,
             by,
@@ -869,6 +891,13 @@ fn owners_origin(edit: &Version) -> Origin {
             pass: *pass,
             instruction: instruction.clone(),
             proposal: proposal.clone(),
+            accepted_with: accepted_with
+                .iter()
+                .map(|problem| Flag {
+                    kind: problem.name(),
+                    reason: answer_failed(*problem).to_string(),
+                })
+                .collect(),
         },
     }
 }

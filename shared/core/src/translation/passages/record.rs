@@ -77,6 +77,10 @@ pub enum Provenance {
         pass: Pass,
         instruction: Option<String>,
         proposal: String,
+        /// The checks the text had failed when the owner accepted it knowingly (the model's
+        /// last answer, every one having failed); empty for a text the checks passed.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        accepted_with: Vec<booktr_translate::checks::Problem>,
     },
     /// The model's text as it was, kept by the owner (its flags cleared).
     Kept,
@@ -189,6 +193,7 @@ mod tests {
                 pass: Pass::Polish,
                 instruction: Some("more formal".into()),
                 proposal: "p1".into(),
+                accepted_with: vec![booktr_translate::checks::Problem::Truncated],
             }),
             ..version(Some("v1-ab"))
         };

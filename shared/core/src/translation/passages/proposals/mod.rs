@@ -20,10 +20,13 @@ mod record;
 use std::collections::{BTreeSet, HashMap};
 
 use booktr_formats::manuscript::Block;
+use booktr_translate::checks::Problem;
 use booktr_translate::estimate::cost;
 use booktr_translate::glossary::GlossaryEntry;
 use booktr_translate::ladder::Ladder;
-use booktr_translate::pipeline::{ChapterInput, ChapterOutput, ChapterTranslation, PassUsage};
+use booktr_translate::pipeline::{
+    ChapterInput, ChapterOutput, ChapterTranslation, PassUsage, Rejected,
+};
 use booktr_translate::protocol::{Pass, MAX_INSTRUCTION_CHARS};
 use chrono::{DateTime, Utc};
 use tracing::{info, instrument, warn};
@@ -32,7 +35,7 @@ pub use record::ProposalStatus;
 use record::{Finish, ProposalRecord, ProposalTexts, ProposedPassage};
 
 use super::record::Provenance;
-use super::{reason, Flag, OwnersText, Passage, PassageAt, PassageError};
+use super::{answer_failed, reason, Flag, OwnersText, Passage, PassageAt, PassageError};
 use crate::accounts::User;
 use crate::books::{store, Book};
 use crate::fault::{DataError, Fault};
@@ -138,6 +141,10 @@ pub struct ProposedText {
     /// The pass that last changed the proposed text.
     pub pass: Pass,
     pub accepted: bool,
+    /// Every answer the model gave failed a check: the proposed text is the last one, and
+    /// `flags` say what it failed. Accepting it by name takes it knowingly (the passage's
+    /// origin keeps the checks it failed).
+    pub rejected: bool,
 }
 
 /// What a re-translation would use and cost, before anything is spent.
@@ -322,6 +329,7 @@ impl Translations {
                     proposed: None,
                     problems: Vec::new(),
                     pass: None,
+                    rejected: false,
                 })
                 .collect(),
         };
@@ -524,6 +532,7 @@ impl Translations {
                     pass: proposed.pass.unwrap_or(Pass::Translate),
                     instruction: record.instruction.clone(),
                     proposal: record.id.clone(),
+                    accepted_with: proposed.problems.clone(),
                 }),
             };
             match self
@@ -649,18 +658,27 @@ impl Translations {
             book,
             record,
             mut texts,
+            blocks,
             ..
         } = work;
         let last_pass = output.quality.last_pass.clone().unwrap_or_default();
         for (at, passage) in texts.passages.iter_mut().enumerate() {
-            passage.proposed = output.blocks.get(at).map(|b| b.text.clone());
-            passage.problems = output
+            let flagged: Vec<Problem> = output
                 .quality
                 .flagged
                 .iter()
                 .filter(|(_, blocks)| blocks.contains(&at))
                 .map(|(problem, _)| *problem)
                 .collect();
+            let proposed = Proposed::of(
+                blocks.get(at).map_or("", |b| b.text.as_str()),
+                output.blocks.get(at).map(|b| b.text.clone()),
+                flagged,
+                output.rejected.get(&at),
+            );
+            passage.proposed = proposed.text;
+            passage.problems = proposed.problems;
+            passage.rejected = proposed.rejected;
             passage.pass = Some(last_pass.get(&at).copied().unwrap_or(Pass::Translate));
         }
         // A chapter's proposal holds the passages it changes; a passage asked for alone is
@@ -961,10 +979,17 @@ impl Translations {
                         .iter()
                         .map(|problem| Flag {
                             kind: problem.name(),
-                            reason: reason(*problem),
+                            reason: match p.rejected {
+                                true => format!(
+                                    "{}; accepting it takes it as it is",
+                                    answer_failed(*problem)
+                                ),
+                                false => reason(*problem),
+                            },
                         })
                         .collect(),
                     pass: p.pass.unwrap_or(Pass::Translate),
+                    rejected: p.rejected,
                 })
             })
             .collect();
@@ -1001,6 +1026,45 @@ impl Translations {
     }
 }
 
+/// What a proposal proposes for one passage.
+#[derive(Debug, PartialEq)]
+struct Proposed {
+    text: Option<String>,
+    problems: Vec<Problem>,
+    rejected: bool,
+}
+
+impl Proposed {
+    /// For a passage of source `source`: the pipeline's text and its flags, or, when every
+    /// answer failed a check (the text is then the source), the model's last answer and what it
+    /// failed, if the book can hold it as the owner's text (the source's marks, well-formed,
+    /// within an edit's length, no character the book cannot carry): the owner may take it
+    /// knowingly. An answer the book cannot hold, or none, leaves the source, flagged.
+    fn of(
+        source: &str,
+        text: Option<String>,
+        flagged: Vec<Problem>,
+        rejected: Option<&Rejected>,
+    ) -> Proposed {
+        match rejected {
+            Some(answer)
+                if !flagged.is_empty() && super::check_edit(source, &answer.text).is_ok() =>
+            {
+                Proposed {
+                    text: Some(answer.text.clone()),
+                    problems: answer.problems.clone(),
+                    rejected: true,
+                }
+            }
+            _ => Proposed {
+                text,
+                problems: flagged,
+                rejected: false,
+            },
+        }
+    }
+}
+
 async fn store_texts(
     translations: &Translations,
     book_id: &str,
@@ -1029,7 +1093,76 @@ fn instruction(raw: Option<String>) -> Result<Option<String>, PassageError> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::Origin;
     use super::*;
+
+    #[test]
+    fn a_passage_whose_every_answer_failed_proposes_the_last_answer_if_the_book_can_hold_it() {
+        let source = "Call me <i>Ishmael</i>. Some years ago I went to sea.";
+        let flagged = vec![Problem::Truncated, Problem::Untranslated];
+        let cut = Rejected {
+            text: "Llamadme <i>Ismael</i>. Hace unos".into(),
+            problems: vec![Problem::Truncated],
+        };
+        assert_eq!(
+            Proposed::of(source, Some(source.into()), flagged.clone(), Some(&cut)),
+            Proposed {
+                text: Some(cut.text.clone()),
+                problems: vec![Problem::Truncated],
+                rejected: true,
+            }
+        );
+        // An answer whose marks are not the source's cannot be the owner's text: the source
+        // stays, flagged as it was.
+        let broken = Rejected {
+            text: "Llamadme Ismael. Hace unos años".into(),
+            problems: vec![Problem::BrokenMarks],
+        };
+        let kept = Proposed::of(source, Some(source.into()), flagged.clone(), Some(&broken));
+        assert_eq!(kept.text.as_deref(), Some(source));
+        assert_eq!((kept.problems, kept.rejected), (flagged.clone(), false));
+        // No answer (left out, refused): the source, flagged.
+        let none = Proposed::of(source, Some(source.into()), flagged.clone(), None);
+        assert!(!none.rejected);
+        // A text the checks passed is proposed as it is.
+        let passed = Proposed::of(source, Some("Llamadme <i>Ismael</i>.".into()), vec![], None);
+        assert_eq!(
+            (passed.text.as_deref(), passed.rejected),
+            (Some("Llamadme <i>Ismael</i>."), false)
+        );
+    }
+
+    #[test]
+    fn a_text_accepted_with_a_failed_check_keeps_the_check_in_its_origin() {
+        let version = super::super::record::Version {
+            text: Some("v1-ab".into()),
+            at: chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap_or_default(),
+            by: "u1".into(),
+            from: Some(Provenance::Retranslated {
+                model: "gpt-4o".into(),
+                pass: Pass::Translate,
+                instruction: None,
+                proposal: "p1".into(),
+                accepted_with: vec![Problem::Truncated],
+            }),
+            bytes: Some(5),
+        };
+        match super::super::owners_origin(&version) {
+            Origin::Retranslated { accepted_with, .. } => {
+                assert_eq!(accepted_with.len(), 1);
+                assert_eq!(accepted_with[0].kind, "truncated");
+                assert_eq!(accepted_with[0].reason, "the answer was cut off");
+            }
+            other => panic!("{other:?}"),
+        }
+        // Stored without the list (before it existed, or a text the checks passed): none.
+        let stored = serde_json::json!({"kind": "retranslated", "model": "m", "pass": "review",
+                                        "instruction": null, "proposal": "p2"});
+        let read: Provenance = serde_json::from_value(stored).unwrap();
+        assert!(
+            matches!(read, Provenance::Retranslated { accepted_with, .. } if accepted_with.is_empty())
+        );
+    }
 
     #[test]
     fn an_instruction_is_trimmed_blank_is_none_and_too_long_is_refused() {

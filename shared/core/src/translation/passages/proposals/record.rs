@@ -241,6 +241,10 @@ pub struct ProposedPassage {
     pub problems: Vec<Problem>,
     /// The pass that last changed the proposed text.
     pub pass: Option<Pass>,
+    /// The proposed text is the model's last answer, which failed the checks in `problems`
+    /// (every answer did): there for the owner to read, and to accept knowingly.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rejected: bool,
 }
 
 #[cfg(test)]
