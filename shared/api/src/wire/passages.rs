@@ -21,6 +21,9 @@ wire! {
         pub flags: Vec<Flag>,
         /// Null while there is no text.
         pub origin: Option<Origin>,
+        /// How far the model's text can be trusted, 0 to 100 (under 70 is low: the review lists
+        /// it); null for the owner's text, and for a translation made before it was recorded.
+        pub confidence: Option<u8>,
         /// The version a change of the passage names (`409` when it is not the passage's now).
         pub version: u64,
         /// Changes an undo can go back through.

@@ -20,6 +20,7 @@ mod checked;
 mod keep;
 pub mod proposals;
 mod record;
+pub mod review;
 mod term_text;
 mod terms;
 
@@ -112,6 +113,9 @@ pub struct Passage {
     pub flags: Vec<Flag>,
     /// Where `text` came from; None while there is none.
     pub origin: Option<Origin>,
+    /// How far the model's text can be trusted, 0 to 100 (the quality record's); None for the
+    /// owner's text, and for a translation made before confidence was recorded.
+    pub confidence: Option<u8>,
     /// The version a change of the passage must name: 0 until its first change.
     pub version: u64,
     /// Changes an undo can go back through.
@@ -771,6 +775,12 @@ impl Translations {
             }
             (None, None) => (None, Vec::new(), None),
         };
+        let confidence = match (&origin, stored) {
+            (Some(Origin::Model { .. }), Some(stored)) => {
+                stored.quality.confidence.get(&index).copied()
+            }
+            _ => None,
+        };
         Ok(Passage {
             chapter,
             index: index as u32,
@@ -778,6 +788,7 @@ impl Translations {
             text,
             flags,
             origin,
+            confidence,
             version: record.map_or(0, |r| r.version),
             undoable: record.map_or(0, |r| r.versions.len() as u32),
         })
