@@ -111,7 +111,7 @@ async fn a_clean_model_leaves_a_clean_book_with_no_translation_warning() {
 
 /// Qwen2.5-Coder-1.5B-Instruct (Q4 GGUF, llama.cpp's server) translating Frankenstein's first
 /// letter into French, as `RECORD=1 bash scripts/quality-bench.sh` recorded it (the letter as
-/// the bench extracts it from `shared/corpus/reference`). Its first answer, for the whole letter
+/// the bench extracts it from `corpus/reference`). Its first answer, for the whole letter
 /// at once, runs one sentence round and round until the token limit.
 const RECORDED: &str = include_str!("../fixtures/real-model/qwen2.5-coder-1.5b.fr.jsonl");
 const LETTER: &[u8] = include_bytes!("../fixtures/real-model/frankenstein-letter-1.txt");

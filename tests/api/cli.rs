@@ -200,8 +200,7 @@ async fn translate_writes_an_epub_that_epubcheck_accepts_with_the_glossary_appli
     let glossary = dir.path().join("glossary.csv");
     std::fs::write(&glossary, "source,target\nApril,Abril\n").unwrap();
     let out = dir.path().join("wasteland.es.epub");
-    let corpus =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/wasteland.epub");
+    let corpus = crate::helpers::corpus_path("wasteland.epub");
     let output = Command::new(BOOKTR)
         .args(["translate"])
         .arg(&corpus)
@@ -240,8 +239,7 @@ async fn translate_writes_an_epub_that_epubcheck_accepts_with_the_glossary_appli
 async fn translate_in_parallel_stops_before_passing_its_cost_cap() {
     let (openai, calls) = crate::stand_ins::openai_stand_in(Duration::from_millis(5)).await;
     let dir = tempfile::TempDir::new().unwrap();
-    let corpus =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/wasteland.epub");
+    let corpus = crate::helpers::corpus_path("wasteland.epub");
     let translate = |out: &str, extra: &[&str]| {
         let mut command = Command::new(BOOKTR);
         command

@@ -534,11 +534,16 @@ pub fn sample_txt() -> Vec<u8> {
         .to_vec()
 }
 
-/// The shared test corpus (../shared/corpus beside this repository).
+/// Where a book of the test corpus is (`corpus/` at the repository's root).
+pub fn corpus_path(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../corpus")
+        .join(name)
+}
+
+/// A book of the test corpus.
 pub fn corpus(name: &str) -> Vec<u8> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/corpus")
-        .join(name);
+    let path = corpus_path(name);
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 

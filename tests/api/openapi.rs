@@ -189,7 +189,7 @@ async fn every_endpoint_of_the_spec_is_in_the_description() {
     let (_, document) = description(&app).await;
     let documented = operations(&document);
     let spec = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/spec/API.md"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/spec/API.md"),
     )
     .unwrap();
     // The spec's endpoint tables: `| METHOD | /path | ...`.
