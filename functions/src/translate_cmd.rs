@@ -177,7 +177,7 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         eprintln!("warning: {warning}");
     }
 
-    let report = Report::of(&done, &book.original_lang, to.as_str(), took);
+    let report = Report::of(&done, &book.original_lang, to.as_str(), took, offline);
     print_summary(&args.model, offline, &glossary, &done, &out);
     print_fallback(&done);
     report.print(to.as_str());

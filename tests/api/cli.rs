@@ -193,13 +193,16 @@ async fn serve_on_a_busy_port_fails_before_it_makes_the_administrator_key() {
 }
 
 /// The README's translate command, offline: a translated EPUB that epubcheck accepts, with the
-/// glossary applied and the cost and quality summary printed.
+/// glossary applied and the cost and quality summary printed. Language identification is said
+/// not to apply (the pseudo-translation keeps the source's words), in the summary and in the
+/// JSON report, rather than counting 0% of the blocks in the target language.
 #[tokio::test]
 async fn translate_writes_an_epub_that_epubcheck_accepts_with_the_glossary_applied() {
     let dir = tempfile::TempDir::new().unwrap();
     let glossary = dir.path().join("glossary.csv");
     std::fs::write(&glossary, "source,target\nApril,Abril\n").unwrap();
     let out = dir.path().join("wasteland.es.epub");
+    let report = dir.path().join("report.json");
     let corpus = crate::helpers::corpus_path("wasteland.epub");
     let output = Command::new(BOOKTR)
         .args(["translate"])
@@ -208,6 +211,8 @@ async fn translate_writes_an_epub_that_epubcheck_accepts_with_the_glossary_appli
         .arg(&glossary)
         .arg("--out")
         .arg(&out)
+        .arg("--report")
+        .arg(&report)
         .env_remove("OPENAI_API_KEY")
         .env("BOOKTR_LOG", "warn")
         .output()
@@ -224,6 +229,24 @@ async fn translate_writes_an_epub_that_epubcheck_accepts_with_the_glossary_appli
         stdout.contains("Glossary: 1 of 1 uses follow the glossary (100.0%)"),
         "{stdout}"
     );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l == "Language identification: not applicable (offline pseudo-translation)"),
+        "{stdout}"
+    );
+    let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(report["offline"], true, "{report}");
+    assert!(report["blocks"].as_u64().unwrap() > 0, "{report}");
+    for field in [
+        "judged",
+        "inTarget",
+        "inSource",
+        "inOther",
+        "silentlyInSource",
+    ] {
+        assert!(report[field].is_null(), "{field}: {report}");
+    }
     crate::helpers::epubcheck(&std::fs::read(&out).unwrap());
     let translated = booktr_formats::epub::extract(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(translated.language.as_deref(), Some("es"));
@@ -260,13 +283,29 @@ async fn translate_in_parallel_stops_before_passing_its_cost_cap() {
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--parallel"));
 
-    let full = translate("full.epub", &["--parallel", "4"])
+    let report = dir.path().join("full.json");
+    let report_arg = report.to_str().unwrap();
+    let full = translate("full.epub", &["--parallel", "4", "--report", report_arg])
         .output()
         .await
         .unwrap();
     let stdout = String::from_utf8_lossy(&full.stdout).to_string();
     assert!(full.status.success(), "{stdout}");
     assert!(stdout.contains("names and terms listed"), "{stdout}");
+    // A provider's translation is judged by language identification, in the summary and in
+    // the report.
+    let judged = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Language identification: "))
+        .unwrap_or_else(|| panic!("no language identification in {stdout}"));
+    assert!(
+        judged.contains("blocks long enough to judge are in es"),
+        "{stdout}"
+    );
+    let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(report["offline"], false, "{report}");
+    assert!(report["judged"].as_u64().unwrap() > 0, "{report}");
+    assert!(report["inTarget"].is_u64(), "{report}");
     assert!(calls
         .all()
         .iter()

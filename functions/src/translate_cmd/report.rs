@@ -181,13 +181,17 @@ fn glossary_uses(glossary: &[GlossaryEntry], done: &Translated) -> (u32, u32) {
 pub struct Report {
     chapters: usize,
     blocks: usize,
+    /// Whether the offline engine translated. Its pseudo-translation keeps the source
+    /// language's words (vowels accented), so language identification does not apply: the
+    /// five counts below are null.
+    offline: bool,
     /// Blocks long enough for language identification to judge, and how it judged their text.
-    judged: usize,
-    in_target: usize,
-    in_source: usize,
-    in_other: usize,
+    judged: Option<usize>,
+    in_target: Option<usize>,
+    in_source: Option<usize>,
+    in_other: Option<usize>,
     /// Blocks in the source language that no flag reports (must be 0).
-    silently_in_source: usize,
+    silently_in_source: Option<usize>,
     /// Flagged blocks, and per kind (a block may be flagged for two reasons).
     flagged_blocks: usize,
     flagged: BTreeMap<Problem, usize>,
@@ -218,22 +222,25 @@ pub struct Report {
 }
 
 impl Report {
+    /// `offline`: the offline engine translated (language identification is then left out).
     pub fn of(
         done: &Translated,
         source_lang: &str,
         target: &str,
         took: std::time::Duration,
+        offline: bool,
     ) -> Report {
         let primary = |l: &str| l.split(['-', '_']).next().unwrap_or(l).to_ascii_lowercase();
         let (source_lang, target) = (primary(source_lang), primary(target));
         let mut report = Report {
             chapters: done.qualities.len(),
             blocks: 0,
-            judged: 0,
-            in_target: 0,
-            in_source: 0,
-            in_other: 0,
-            silently_in_source: 0,
+            offline,
+            judged: None,
+            in_target: None,
+            in_source: None,
+            in_other: None,
+            silently_in_source: None,
             flagged_blocks: 0,
             flagged: BTreeMap::new(),
             repaired: Repaired::default(),
@@ -250,6 +257,8 @@ impl Report {
             usage: BTreeMap::from([("terms", done.terms.usage)]),
             seconds: took.as_secs_f64(),
         };
+        let (mut judged, mut in_target, mut in_source, mut in_other) = (0, 0, 0, 0);
+        let mut silently_in_source = 0;
         for (place, quality) in &done.qualities {
             let (original, translated) = (&done.sources[*place], &done.chapters[*place]);
             let flagged = quality.flagged_blocks();
@@ -292,19 +301,29 @@ impl Report {
                     continue;
                 }
                 report.blocks += 1;
+                if offline {
+                    continue;
+                }
                 let Some(lang) = language_of(&block.plain_text()) else {
                     continue;
                 };
-                report.judged += 1;
+                judged += 1;
                 if lang == target {
-                    report.in_target += 1;
+                    in_target += 1;
                 } else if lang == source_lang {
-                    report.in_source += 1;
-                    report.silently_in_source += usize::from(!flagged.contains(&i));
+                    in_source += 1;
+                    silently_in_source += usize::from(!flagged.contains(&i));
                 } else {
-                    report.in_other += 1;
+                    in_other += 1;
                 }
             }
+        }
+        if !offline {
+            report.judged = Some(judged);
+            report.in_target = Some(in_target);
+            report.in_source = Some(in_source);
+            report.in_other = Some(in_other);
+            report.silently_in_source = Some(silently_in_source);
         }
         report
     }
@@ -317,14 +336,13 @@ impl Report {
                 n as f64 * 100.0 / of as f64
             }
         };
-        println!(
-            "Language identification: {} of {} blocks long enough to judge are in {target} ({:.1}%), {} in the source language, {} in another",
-            self.in_target,
-            self.judged,
-            percent(self.in_target, self.judged),
-            self.in_source,
-            self.in_other
-        );
+        match (self.in_target, self.judged, self.in_source, self.in_other) {
+            (Some(in_target), Some(judged), Some(in_source), Some(in_other)) => println!(
+                "Language identification: {in_target} of {judged} blocks long enough to judge are in {target} ({:.1}%), {in_source} in the source language, {in_other} in another",
+                percent(in_target, judged),
+            ),
+            _ => println!("Language identification: not applicable (offline pseudo-translation)"),
+        }
         if self.flagged.is_empty() {
             println!("Flagged blocks: none");
         } else {
