@@ -36,6 +36,7 @@ mod reader;
 mod sign_in_attack;
 mod smtp_sink;
 mod stand_ins;
+mod standalone;
 mod store_calls;
 mod term_list;
 mod terms_from_edits;
