@@ -94,10 +94,22 @@ const MARKS: &str = "<i>, <b>, <sup>, <sub>, <a href=\"...\">, <br/> and <ref id
 const KEPT_MARKS: &str = " Text inside <code>...</code> and <keep>...</keep> is never translated: \
                           copy it and its tags exactly.";
 
-/// The system prompt, told about kept marks when `text` has some.
+/// Said only to requests whose text has the book's own marks (`span`, `num`; see
+/// `booktr_formats::markup`), as [`KEPT_MARKS`] is.
+const BOOK_MARKS: &str = " The book's own marks are tags too: keep each <span ...>...</span> \
+                          around the words it marks, and copy each <num .../> (a line number, \
+                          a note's call) exactly, where it stands.";
+
+/// The system prompt, told about kept marks and the book's own marks when `text` has some.
 fn with_kept_rule(mut system: String, text: &str) -> String {
-    if markup::has_kept(text) {
+    if markup::KEPT
+        .iter()
+        .any(|name| text.contains(&format!("<{name}>")))
+    {
         system.push_str(KEPT_MARKS);
+    }
+    if text.contains("<span") || text.contains("<num ") {
+        system.push_str(BOOK_MARKS);
     }
     system
 }
@@ -523,5 +535,38 @@ mod tests {
         let simple = simple_request("en", "es", &[], Some(wish), &unit);
         assert!(simple.system.contains(&quote(wish)), "{}", simple.system);
         assert_eq!(read_simple_request(&simple.user), Some("Call me Ishmael."));
+    }
+
+    #[test]
+    fn a_request_is_told_of_the_books_marks_only_when_its_text_has_some() {
+        let ask = |source: &str| {
+            let unit = Unit {
+                id: 0,
+                source: source.into(),
+                draft: None,
+            };
+            let ctx = PromptContext {
+                source_lang: "en",
+                target_lang: "fr",
+                ..PromptContext::default()
+            };
+            [
+                build_request(Pass::Translate, &ctx, std::slice::from_ref(&unit), 1000).system,
+                simple_request("en", "fr", &[], None, &unit).system,
+            ]
+        };
+        for system in ask(r#"into the Hofgarten,<num class="lnum" text="10"/>"#) {
+            assert!(system.ends_with(BOOK_MARKS), "{system}");
+            assert!(!system.contains(KEPT_MARKS), "{system}");
+        }
+        for system in ask(r#"A <span class="smcap">Goose</span> and <keep>Pequod</keep>"#) {
+            assert!(
+                system.ends_with(&format!("{KEPT_MARKS}{BOOK_MARKS}")),
+                "{system}"
+            );
+        }
+        for system in ask("Call me <i>Ishmael</i>.") {
+            assert!(!system.contains(BOOK_MARKS) && !system.contains(KEPT_MARKS));
+        }
     }
 }
