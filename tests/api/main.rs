@@ -6,6 +6,7 @@ mod admin_email;
 mod answers;
 mod auth;
 mod aws;
+mod book_marks;
 mod books;
 mod browser;
 mod builds;

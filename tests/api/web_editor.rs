@@ -1,13 +1,15 @@
 //! The owner's reader as the book's editor, through its pages as a browser without JavaScript
 //! uses them: the next flagged passage opened, an edit refused by its marks, saved, lost to a
 //! concurrent edit without losing what was typed, undone; forms without their token refused;
-//! another person's book not found; what the owner wrote shown as text.
+//! another person's book not found; what the owner wrote shown as text; a poem's line number a
+//! mark to keep, never text to edit.
 
 use std::sync::Arc;
 
+use booktr_formats::markup;
 use serde_json::Value;
 
-use crate::helpers::TestApp;
+use crate::helpers::{corpus, TestApp};
 use crate::passages::{book, Refusing};
 use crate::web_app::{location, Browser};
 
@@ -492,4 +494,93 @@ async fn the_editors_saves_count_against_the_plans_limits_as_the_apis_writes_do(
     let saved = owner.post_form(&action, &save).await;
     assert_eq!(saved.status(), 303);
     assert_eq!(passage(&owner, &id, 2, 0).await["text"], "Llamadme Ismael.");
+}
+
+/// Text as the page wrote it, unescaped.
+fn unescaped(html: &str) -> String {
+    html.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#x27;", "'")
+        .replace("&#x2f;", "/")
+        .replace("&amp;", "&")
+}
+
+#[tokio::test]
+async fn a_line_number_is_a_mark_to_keep_in_the_editor_never_text_to_edit() {
+    // The offline engine translates The Waste Land.
+    let app = TestApp::new().with_workers().start().await;
+    let mut owner = Browser::new(&app);
+    owner.sign_up().await;
+    let token = owner.token("/dashboard").await;
+    let uploaded = owner
+        .upload(
+            &token,
+            "wasteland.epub",
+            corpus("wasteland.epub"),
+            "The Waste Land",
+        )
+        .await;
+    let page = location(&uploaded).split('?').next().unwrap().to_string();
+    let id = page.rsplit('/').next().unwrap().to_string();
+    owner.wait_for(&id, "EXTRACTED").await;
+    let started = owner
+        .post_form(&format!("{page}/start"), &[("csrf", &token)])
+        .await;
+    assert_eq!(started.status(), 303);
+    owner.wait_for(&id, "COMPLETED").await;
+
+    // "And went on in sunlight, into the Hofgarten," and its line number, 10.
+    let path = format!("/api/books/{id}/chapters/2/passages?offset=0&limit=50");
+    let passages: Value = owner.get(&path).await.json().await.unwrap();
+    let line = passages["passages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["source"].as_str().unwrap().contains("Hofgarten"))
+        .expect("the line of the Hofgarten");
+    let index = line["index"].as_u64().unwrap();
+    let number = r#"<num class="lnum" text="10"/>"#;
+    assert!(line["source"].as_str().unwrap().ends_with(number), "{line}");
+
+    let editor = owner
+        .html(&format!("{page}/read?chapter=2&edit={index}"))
+        .await;
+    // The field holds the number as the mark it is, not as words among the verse's.
+    let field = unescaped(&in_field(&editor));
+    assert!(field.ends_with(number), "{field}");
+    let words = markup::translatable_text(&field);
+    assert!(
+        !words.contains("10"),
+        "the number is text to edit: {words:?}"
+    );
+    assert!(!markup::plain_text(&field).contains(",10,"));
+    // It is listed with the marks to keep.
+    let marks = editor
+        .split("id=\"ed-marks-")
+        .nth(1)
+        .expect("the marks to keep")
+        .split("</p>")
+        .next()
+        .unwrap();
+    assert!(
+        unescaped(marks).contains(&format!("<code>{number}</code>")),
+        "{marks}"
+    );
+
+    // A text without it is refused, naming it, and the line keeps its number.
+    let without = field.replace(number, "");
+    let version = line["version"].to_string();
+    let refused = owner
+        .post_form(
+            &format!("/dashboard/books/{id}/passages/2/{index}"),
+            &[("csrf", &token), ("version", &version), ("text", &without)],
+        )
+        .await;
+    assert_eq!(refused.status(), 400);
+    let html = unescaped(&refused.text().await.unwrap());
+    assert!(html.contains("is missing"), "{html}");
+    assert!(html.contains(number), "{html}");
+    let now = passage(&owner, &id, 2, index as u32).await;
+    assert!(now["text"].as_str().unwrap().ends_with(number), "{now}");
 }
