@@ -46,6 +46,7 @@ mod upload;
 mod user;
 mod web_app;
 mod web_editor;
+mod web_review;
 mod web_terms;
 mod web_traps;
 mod webhooks;

@@ -441,7 +441,7 @@ async fn a_passage_is_translated_again_with_an_instruction_and_the_proposal_acce
     assert_eq!(accepted.status(), 303);
     assert_eq!(
         location(&accepted),
-        format!("{page}/read?chapter=2&edit=1#p-1")
+        format!("{page}/read?chapter=2&edit=1&done=accepted#p-1")
     );
     let now = passage(&owner, &id, 2, 1).await;
     assert_eq!(now["origin"]["kind"], "retranslated", "{now}");

@@ -140,6 +140,10 @@ fn templates() -> &'static Environment<'static> {
                 include_str!("../../templates/app/glossary.html"),
             ),
             (
+                "app/review.html",
+                include_str!("../../templates/app/review.html"),
+            ),
+            (
                 "app/terms.html",
                 include_str!("../../templates/app/terms.html"),
             ),

@@ -533,7 +533,7 @@ impl Events {
                         .sentence
                         .as_ref()
                         .map(|s| format!(
-                            "{s} GET {site}/api/translate/status?bookId={id} lists them by chapter.\n\n",
+                            "{s} Review them: {site}/dashboard/books/{id}/review\n\n",
                             site = self.site,
                             id = occurrence.book_id
                         ))

@@ -42,13 +42,20 @@ fn sk(id: &str) -> String {
 }
 
 /// The notification of `occurrence`, linking to the book's page of the web app on `site` (the
-/// service's public URL), which offers its downloads, or its error and the way to resume.
+/// service's public URL), which offers its downloads, or its error and the way to resume; a
+/// completion with flagged blocks links to the book's review, where they are listed.
 pub(super) fn for_occurrence(
     occurrence: &Occurrence,
     now: DateTime<Utc>,
     site: &str,
 ) -> Notification {
-    let link = format!("{site}/dashboard/books/{}", occurrence.book_id);
+    let book = format!("{site}/dashboard/books/{}", occurrence.book_id);
+    let link = match &occurrence.kind {
+        EventKind::BookCompleted { flagged, .. } if flagged.sentence.is_some() => {
+            format!("{book}/review")
+        }
+        _ => book,
+    };
     let (kind, title, message) = match &occurrence.kind {
         EventKind::BookCompleted { flagged, .. } => (
             NotificationType::BookCompleted,
@@ -267,5 +274,51 @@ impl Events {
         // settings page tolerates.
         self.ports.table.put(item, Condition::Always).await?;
         Ok(settings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Flagged;
+    use super::*;
+
+    fn completed(sentence: Option<&str>) -> Occurrence {
+        Occurrence {
+            key: "book.completed:b1:1:epub".into(),
+            user_id: "u1".into(),
+            book_id: "b1".into(),
+            title: "T".into(),
+            status: "COMPLETED".into(),
+            kind: EventKind::BookCompleted {
+                download_path: "/api/download/b1?format=epub".into(),
+                flagged: Flagged {
+                    flagged_blocks: u32::from(sentence.is_some()),
+                    sentence: sentence.map(str::to_string),
+                    ..Flagged::default()
+                },
+            },
+        }
+    }
+
+    #[test]
+    fn a_completion_with_flagged_blocks_links_to_the_books_review() {
+        let site = "https://booktr.example";
+        let flagged = for_occurrence(
+            &completed(Some(
+                "1 block flagged (1 cut off); it keeps its source text.",
+            )),
+            chrono::DateTime::UNIX_EPOCH,
+            site,
+        );
+        assert_eq!(
+            flagged.link.as_deref(),
+            Some("https://booktr.example/dashboard/books/b1/review")
+        );
+        assert!(!flagged.message.contains("/api/"), "{}", flagged.message);
+        let clean = for_occurrence(&completed(None), chrono::DateTime::UNIX_EPOCH, site);
+        assert_eq!(
+            clean.link.as_deref(),
+            Some("https://booktr.example/dashboard/books/b1")
+        );
     }
 }

@@ -364,6 +364,18 @@ async fn book_page(
         .iter()
         .map(|(kind, count)| context! { key => format!("flag_{kind}"), count })
         .collect();
+    // What needs a look, and the way to it: the review's open passages, flagged and of low
+    // confidence; the run's warning of flagged blocks leads there too.
+    let review = services
+        .translations
+        .review_counts(&me.user.id, id)
+        .await
+        .map_err(super::editor::passage_error)?;
+    let warnings: Vec<_> = book
+        .warnings
+        .iter()
+        .map(|w| context! { text => w, review => QualitySummary::ends_with_sentence(w) })
+        .collect();
     let quality = context! {
         flags,
         repaired => status.quality.repaired_blocks,
@@ -371,8 +383,9 @@ async fn book_page(
         flagged => status.quality.flagged_blocks,
         changed => status.quality.changed,
         not_kept => status.quality.changes_not_kept,
-        low_confidence => status.quality.low_confidence_blocks,
+        low_confidence => review.low_confidence,
         profile => status.quality.profile,
+        review => super::review::review_path(id),
     };
     // The run's term list, once its term pass has made it: its page is offered, and leads
     // when the run paused there for the owner to check it.
@@ -383,8 +396,8 @@ async fn book_page(
         .map(|t| context! { found => t.found });
     let data = context! {
         status_words => crate::web::words::status_words(me.lang),
-        // As the API shows it: its warnings say where flagged blocks are listed.
         book => crate::wire::books::Book::from(book.clone()),
+        warnings,
         chapters,
         quality,
         translated_any => has_translation,

@@ -30,10 +30,12 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::Form;
 use booktr_core::books::Book;
+use booktr_core::translation::passages::review::LOW_CONFIDENCE;
 use booktr_core::translation::passages::{
     Origin, Passage, PassageAt, PassageError, TermChange, TermRequest,
 };
 use booktr_formats::markup::{self, Piece, Tag};
+use booktr_translate::protocol::Pass;
 use minijinja::{context, Value};
 use serde::Deserialize;
 
@@ -133,10 +135,18 @@ enum Said {
 
 impl Said {
     fn done(key: &str) -> Option<Said> {
-        ["saved", "undone", "reset", "kept"]
-            .into_iter()
-            .find(|k| *k == key)
-            .map(Said::Done)
+        [
+            "saved",
+            "undone",
+            "reset",
+            "kept",
+            "accepted",
+            "accepted_with",
+            "discarded",
+        ]
+        .into_iter()
+        .find(|k| *k == key)
+        .map(Said::Done)
     }
 }
 
@@ -283,6 +293,7 @@ async fn reader_page(
         flagged,
         next => next_link(id, number, prepared.first_index.unwrap_or(0) as u32),
         retranslate => format!("/dashboard/books/{id}/retranslate"),
+        desk => super::review::review_path(id),
         chapter => number,
         note => shown.note.filter(|n| n == "no_flagged" || n == "wrapped"),
     };
@@ -413,6 +424,7 @@ async fn editor(
             model,
             pass,
             instruction,
+            accepted_with,
             ..
         }) => context! {
             kind => "retranslated",
@@ -420,9 +432,11 @@ async fn editor(
             model,
             pass => pass.task(),
             instruction,
+            accepted_with => accepted_with.iter().map(|f| f.kind).collect::<Vec<_>>(),
         },
         None => context! {},
     };
+    let low = passage.confidence.is_some_and(|c| c < LOW_CONFIDENCE);
     let marks: Vec<String> = markup::tags(&passage.source)
         .map(|tags| tags.iter().map(markup::tag_text).collect())
         .unwrap_or_default();
@@ -448,7 +462,11 @@ async fn editor(
         // The owner's text (an edit, a re-translation accepted, the model's kept): a reset
         // gives the model's back.
         edited => !matches!(passage.origin, Some(Origin::Model { .. }) | None),
-        keepable => !passage.flags.is_empty(),
+        // The model's text that needs a look (flagged, of low confidence, changed by a later
+        // pass) can be kept as it is.
+        keepable => !passage.flags.is_empty() || low || matches!(passage.origin, Some(Origin::Model { pass: Some(p) }) if p != Pass::Translate),
+        confidence => passage.confidence,
+        low,
         said,
         renames,
         rename => super::term_rename::rename_path(&book.id),

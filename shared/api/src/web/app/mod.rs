@@ -21,6 +21,7 @@ pub mod i18n;
 mod proposals;
 pub mod reading;
 mod return_to;
+mod review;
 mod settings;
 mod term_rename;
 mod terms;
@@ -54,6 +55,7 @@ pub fn pages_router() -> Routes {
         .merge(books::router())
         .merge(editor::router())
         .merge(proposals::router())
+        .merge(review::router())
         .merge(settings::router())
         .merge(glossaries::router())
         .merge(terms::router())

@@ -5,22 +5,26 @@
 //! (`/dashboard/books/{id}/proposals/{proposalId}`) says it is being translated until its job
 //! has run, then shows each passage's text now beside the one proposed, with Accept (the
 //! passages the checks passed) and Discard (`POST .../proposals/{proposalId}/accept` or
-//! `discard`), which come back to the reader.
+//! `discard`). A passage whose every answer failed a check shows the model's last answer and
+//! what it failed, with "Accept it anyway" (the same form naming it: `passages`), which takes it
+//! knowingly. Accept and Discard always say what they did: a passage's proposal comes back to the
+//! passage in the reader, its editor saying so (`done=accepted`, `accepted_with`, `discarded`); a
+//! chapter's, or an Accept that took nothing, comes back to the proposal's page saying so.
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::Form;
 use booktr_core::translation::passages::proposals::{
-    ProposalError, ProposalStatus, RetranslateRequest, Scope,
+    Proposal, ProposalError, ProposalStatus, RetranslateRequest, Scope,
 };
 use booktr_core::translation::passages::PassageAt;
 use minijinja::context;
 use serde::Deserialize;
 
-use super::{page, page_error, SignedIn, TokenForm};
+use super::{page, page_error, SignedIn};
 use crate::error::ApiError;
-use crate::extract::Path;
+use crate::extract::{Path, Query};
 use crate::{AppState, Routes};
 
 pub fn router() -> Routes {
@@ -77,10 +81,18 @@ async fn ask(
     }
 }
 
+#[derive(Deserialize)]
+struct ShowQuery {
+    /// What the last form did: `accepted` (with `n`), `discarded` or `none`.
+    said: Option<String>,
+    n: Option<u32>,
+}
+
 async fn show(
     State(state): State<AppState>,
     me: SignedIn,
     Path((id, proposal_id)): Path<(String, String)>,
+    Query(q): Query<ShowQuery>,
 ) -> Response {
     let proposal = match state
         .services
@@ -100,6 +112,8 @@ async fn show(
                 current => p.current.clone(),
                 proposed => p.proposed.clone(),
                 flagged => !p.flags.is_empty(),
+                flags => p.flags.iter().map(|f| f.kind).collect::<Vec<_>>(),
+                rejected => p.rejected,
                 accepted => p.accepted,
             }
         })
@@ -123,9 +137,13 @@ async fn show(
             pending => proposal.status == ProposalStatus::Pending,
             ready => proposal.status == ProposalStatus::Ready,
             error => proposal.error,
+            // Accept (all) takes something: a passage the checks passed, not accepted yet.
+            acceptable => proposal.passages.iter().any(|p| p.flags.is_empty() && !p.accepted),
             passages,
         },
         back,
+        said => q.said.filter(|s| ["accepted", "discarded", "none"].contains(&s.as_str())),
+        n => q.n.unwrap_or(0),
     };
     let title = me.lang.get("proposal_title");
     page(&state, Some(&me), me.lang, "app/proposal.html", title, data)
@@ -133,39 +151,89 @@ async fn show(
         .unwrap_or_else(|r| r)
 }
 
+/// Accept (the passages the checks passed, or those the form names: `passages`, each taken
+/// whatever its flags) or Discard; either comes back saying what it did.
 async fn decide(
     State(state): State<AppState>,
     me: SignedIn,
     Path((id, proposal_id, action)): Path<(String, String, String)>,
-    Form(form): Form<TokenForm>,
+    Form(fields): Form<Vec<(String, String)>>,
 ) -> Response {
-    if let Err(refused) = me.check_form(form.csrf.as_deref()) {
+    if let Err(refused) = me.check_fields(&fields) {
         return page_error(me.lang, refused);
     }
     let translations = &state.services.translations;
     let user = &me.user.id;
-    let answer = match action.as_str() {
+    let named: Vec<u32> = fields
+        .iter()
+        .filter(|(name, _)| name == "passages")
+        .filter_map(|(_, value)| value.trim().parse().ok())
+        .collect();
+    let here = format!("/dashboard/books/{id}/proposals/{proposal_id}");
+    let (answer, before) = match action.as_str() {
         "accept" => {
-            translations
-                .accept_proposal(user, &id, &proposal_id, None)
-                .await
+            let before = match translations.proposal(user, &id, &proposal_id).await {
+                Ok(proposal) => accepted_of(&proposal),
+                Err(e) => return page_error(me.lang, proposal_error(e)),
+            };
+            let only = (!named.is_empty()).then_some(named);
+            let answer = translations
+                .accept_proposal(user, &id, &proposal_id, only)
+                .await;
+            (answer, Some(before))
         }
-        "discard" => translations.discard_proposal(user, &id, &proposal_id).await,
+        "discard" => (
+            translations.discard_proposal(user, &id, &proposal_id).await,
+            None,
+        ),
         _ => return page_error(me.lang, ApiError::not_found("action")),
     };
-    match answer {
-        Ok(proposal) => {
-            let to = match proposal.index {
-                Some(index) => format!(
-                    "/dashboard/books/{id}/read?chapter={}&edit={index}#p-{index}",
-                    proposal.chapter
-                ),
-                None => format!("/dashboard/books/{id}/read?chapter={}", proposal.chapter),
-            };
-            Redirect::to(&to).into_response()
+    let proposal = match answer {
+        Ok(proposal) => proposal,
+        Err(e) => return page_error(me.lang, proposal_error(e)),
+    };
+    let passage = |done: &str| {
+        proposal.index.map(|index| {
+            format!(
+                "/dashboard/books/{id}/read?chapter={}&edit={index}&done={done}#p-{index}",
+                proposal.chapter
+            )
+        })
+    };
+    let to = match before {
+        None => passage("discarded").unwrap_or_else(|| format!("{here}?said=discarded")),
+        Some(before) => {
+            let newly: Vec<_> = proposal
+                .passages
+                .iter()
+                .filter(|p| p.accepted && !before.contains(&p.index))
+                .collect();
+            let knowingly = newly.iter().any(|p| !p.flags.is_empty());
+            match (
+                newly.len(),
+                passage(if knowingly {
+                    "accepted_with"
+                } else {
+                    "accepted"
+                }),
+            ) {
+                (0, _) => format!("{here}?said=none"),
+                (_, Some(passage)) => passage,
+                (n, None) => format!("{here}?said=accepted&n={n}"),
+            }
         }
-        Err(e) => page_error(me.lang, proposal_error(e)),
-    }
+    };
+    Redirect::to(&to).into_response()
+}
+
+/// The passages of `proposal` accepted so far.
+fn accepted_of(proposal: &Proposal) -> Vec<u32> {
+    proposal
+        .passages
+        .iter()
+        .filter(|p| p.accepted)
+        .map(|p| p.index)
+        .collect()
 }
 
 fn proposal_error(e: ProposalError) -> ApiError {

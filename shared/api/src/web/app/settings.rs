@@ -421,8 +421,13 @@ async fn close_account(
 async fn notifications(State(state): State<AppState>, me: SignedIn) -> Response {
     match state.services.events.all_notifications(&me.user.id).await {
         Ok(all) => {
-            // As the API shows them: a completion's flagged blocks say where they are listed.
-            let all: Vec<crate::wire::events::Notification> = Mirror::mirror(all);
+            // As the API shows them, but each message as it was written: the page's link leads
+            // to where a completion's flagged blocks are listed (the book's review).
+            let messages: Vec<String> = all.iter().map(|n| n.message.clone()).collect();
+            let mut all: Vec<crate::wire::events::Notification> = Mirror::mirror(all);
+            for (shown, message) in all.iter_mut().zip(messages) {
+                shown.message = message;
+            }
             let data = context! { notifications => all };
             let title = me.lang.get("notifications");
             page(
