@@ -188,10 +188,9 @@ async fn every_endpoint_of_the_spec_is_in_the_description() {
     let app = TestApp::new().with_workers().start().await;
     let (_, document) = description(&app).await;
     let documented = operations(&document);
-    let spec = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/spec/API.md"),
-    )
-    .unwrap();
+    let spec =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/spec/API.md"))
+            .unwrap();
     // The spec's endpoint tables: `| METHOD | /path | ...`.
     let mut missing = Vec::new();
     let mut seen = 0;
