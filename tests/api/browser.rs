@@ -1276,3 +1276,99 @@ async fn an_owner_renames_a_term_in_the_whole_book_from_the_editor_in_a_real_bro
     assert!(chapter.to_string().contains("Kwikweg"), "{chapter}");
     assert!(!chapter.to_string().contains(&from), "{chapter}");
 }
+
+/// An owner reviews a book in Chromium with the scripts running: the book's page leads to the
+/// review, where the passages that need a look come lowest confidence first; one is kept by its
+/// own button, the rest ticked and kept at once, and the reviewed ones listed. The review is
+/// checked by axe-core at desktop and phone widths, fits a 390-pixel phone and is photographed
+/// at 390 and 1280 pixels.
+#[tokio::test]
+async fn an_owner_reviews_the_passages_that_need_a_look_in_a_real_browser() {
+    if !have(Tool::ChromeDriver) || !have(Tool::Axe) {
+        return;
+    }
+    let app = TestApp::new()
+        .with_workers()
+        .with_models(std::sync::Arc::new(crate::web_review::StandIn(|| {
+            crate::web_review::Uneven
+        })))
+        .start()
+        .await;
+    let browser = Browser::start().await;
+    let site = &app.url;
+
+    browser.go(&format!("{site}/signup")).await;
+    browser.fill("#email", "reviewer@example.com").await;
+    browser.fill("#password", "a long password").await;
+    browser.click("form button[type=submit]").await;
+    browser.wait_for_url(&format!("{site}/dashboard")).await;
+    let dir = tempfile::TempDir::new().unwrap();
+    let file = dir.path().join("voyage.txt");
+    std::fs::write(&file, crate::passages::book()).unwrap();
+    browser.fill("#file", file.to_str().unwrap()).await;
+    browser.fill("#targetLang", "es").await;
+    browser.click("form[data-upload] button[type=submit]").await;
+    browser.wait_for_text("Expected cost").await;
+    browser
+        .click("form[action$='/start'] button[type=submit]")
+        .await;
+    browser.wait_for_book_status("COMPLETED").await;
+    browser
+        .wait_for_text("Review the passages that need a look")
+        .await;
+    browser.check_page("book-to-review").await;
+
+    browser.click("p > a[href$='/review']").await;
+    browser.wait_for_text("Passages to review").await;
+    browser.check_page("review").await;
+    let shots =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/screenshots/web-app");
+    browser.resize((390, 800)).await;
+    browser.assert_fits("the review at 390 pixels").await;
+    browser
+        .photograph(&shots.join("review-390.png"), (390, 800))
+        .await;
+    browser
+        .photograph(&shots.join("review-1280.png"), DESKTOP)
+        .await;
+    let confidences = browser
+        .script(
+            "return [...document.querySelectorAll('[data-confidence]')]\
+             .map(e => Number(e.dataset.confidence));",
+        )
+        .await;
+    let confidences: Vec<u64> = confidences
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .collect();
+    assert!(confidences.len() >= 2, "{confidences:?}");
+    assert!(
+        confidences.windows(2).all(|w| w[0] <= w[1]),
+        "{confidences:?}"
+    );
+
+    // One kept by its own button; the rest ticked and kept at once.
+    browser.click("button[name=one][value^='keep:']").await;
+    browser.wait_for_text("Passages kept as they are: 1.").await;
+    browser.check_page("review-kept").await;
+    browser
+        .script(
+            "document.querySelectorAll('input[name=selected]').forEach(b => b.click()); \
+             return true;",
+        )
+        .await;
+    browser.click("button[name=action][value=keep]").await;
+    browser.wait_for_text("No passage here needs a look.").await;
+    browser
+        .go(&format!(
+            "{}?status=done",
+            browser.url().await.split('?').next().unwrap()
+        ))
+        .await;
+    browser
+        .wait_for_text("The model's text, kept as it is")
+        .await;
+    browser.check_page("review-done").await;
+}

@@ -20,7 +20,7 @@ use crate::web_app::{location, Browser};
 /// Answers like the offline engine, but leaves out the block about the spleen from every
 /// answer in the block protocol (the simplest prompt gets it: repaired on the last rung, of low
 /// confidence) and the block about the grim mouth from every answer (flagged, its source kept).
-struct Uneven;
+pub(crate) struct Uneven;
 
 #[async_trait]
 impl ChatModel for Uneven {
@@ -80,7 +80,7 @@ impl ChatModel for CutWhenInstructed {
 }
 
 /// The app's models: one stand-in for every model name.
-struct StandIn<M>(fn() -> M);
+pub(crate) struct StandIn<M>(pub(crate) fn() -> M);
 
 #[async_trait]
 impl<M: ChatModel + 'static> Models for StandIn<M> {
