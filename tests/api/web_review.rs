@@ -166,7 +166,7 @@ fn tick_values(html: &str) -> Vec<String> {
         .collect()
 }
 
-fn passage<'v>(passages: &'v [Value], at: (u64, u64)) -> &'v Value {
+fn passage(passages: &[Value], at: (u64, u64)) -> &Value {
     passages
         .iter()
         .find(|p| p["chapter"] == at.0 && p["index"] == at.1)
