@@ -514,3 +514,62 @@ async fn a_fix_whose_every_answer_failed_a_check_is_accepted_knowingly_and_accep
         "{html}"
     );
 }
+
+#[tokio::test]
+async fn the_review_goes_a_bounded_page_at_a_time_and_a_page_emptied_by_its_form_falls_back_to_the_last(
+) {
+    let app = TestApp::new()
+        .with_workers()
+        .with_models(Arc::new(crate::passages::Refusing))
+        .start()
+        .await;
+    let mut owner = Browser::new(&app);
+    owner.sign_up().await;
+    let token = owner.token("/dashboard").await;
+    // Every passage refused, so flagged: more than a page of them.
+    let text: String = (1..=25)
+        .map(|n| format!("Paragraph number {n} of the long voyage goes here.\n\n"))
+        .collect();
+    let uploaded = owner
+        .upload(&token, "long.txt", text.into_bytes(), "Long")
+        .await;
+    let page = location(&uploaded).split('?').next().unwrap().to_string();
+    let id = page.rsplit('/').next().unwrap().to_string();
+    owner.wait_for(&id, "EXTRACTED").await;
+    let started = owner
+        .post_form(&format!("{page}/start"), &[("csrf", &token)])
+        .await;
+    assert_eq!(started.status(), 303);
+    owner.wait_for(&id, "COMPLETED").await;
+    let review = format!("{page}/review");
+
+    let first = owner.html(&review).await;
+    let total = needing_a_look(&all_passages(&owner, &id).await).len();
+    assert!(total > 20, "{total}");
+    assert_eq!(listed(&first).len(), 20, "{first}");
+    assert!(
+        first.contains(&format!("href=\"{review}?page=2\"")),
+        "{first}"
+    );
+    let second = owner.html(&format!("{review}?page=2")).await;
+    assert_eq!(listed(&second).len(), total - 20, "{second}");
+    assert_eq!(owner.get(&format!("{review}?page=3")).await.status(), 404);
+
+    // The second page's passages ticked and kept: back to the first, saying so.
+    let ticked = tick_values(&second);
+    let mut fields = vec![
+        ("csrf", token.as_str()),
+        ("action", "keep"),
+        ("back", "page=2"),
+    ];
+    fields.extend(ticked.iter().map(|v| ("selected", v.as_str())));
+    let response = owner.post_form(&review, &fields).await;
+    let back = location(&response);
+    assert_eq!(back, format!("{review}?page=2&said=kept&n={}", total - 20));
+    let html = owner.html(&back).await;
+    assert!(
+        html.contains(&format!("Passages kept as they are: {}.", total - 20)),
+        "{html}"
+    );
+    assert_eq!(listed(&html).len(), 20, "{html}");
+}

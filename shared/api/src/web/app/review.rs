@@ -148,17 +148,26 @@ async fn review_page(
         .await
         .map_err(|e| fail(e.into()))?;
     let filter = q.filter();
-    let number = q.page();
-    let offset = (number - 1) * REVIEW_PAGE;
-    let review = state
-        .services
-        .translations
-        .review(&me.user.id, id, &filter, offset, REVIEW_PAGE)
-        .await
-        .map_err(|e| fail(passage_error(e)))?;
+    let mut number = q.page();
+    let translations = &state.services.translations;
+    let at = |number: usize| {
+        translations.review(
+            &me.user.id,
+            id,
+            &filter,
+            (number - 1) * REVIEW_PAGE,
+            REVIEW_PAGE,
+        )
+    };
+    let mut review = at(number).await.map_err(|e| fail(passage_error(e)))?;
     let pages = (review.total as usize).div_ceil(REVIEW_PAGE).max(1);
     if number > pages {
-        return Err(fail(ApiError::not_found("page")));
+        // Back from a form that emptied the last page: its page before. Asked for, no such page.
+        if q.said.is_none() {
+            return Err(fail(ApiError::not_found("page")));
+        }
+        number = pages;
+        review = at(number).await.map_err(|e| fail(passage_error(e)))?;
     }
     let lang_tag =
         (book.target_lang != crate::web::words::UNKNOWN_LANGUAGE).then(|| book.target_lang.clone());
