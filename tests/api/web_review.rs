@@ -573,3 +573,63 @@ async fn the_review_goes_a_bounded_page_at_a_time_and_a_page_emptied_by_its_form
     );
     assert_eq!(listed(&html).len(), 20, "{html}");
 }
+
+#[tokio::test]
+async fn the_ticked_passages_new_translations_are_accepted_at_once_and_one_without_a_proposal_is_left(
+) {
+    // The offline engine: its re-translations pass the checks.
+    let app = TestApp::new().with_workers().start().await;
+    let mut owner = Browser::new(&app);
+    let (id, token) = translated_book(&mut owner).await;
+    let page = format!("/dashboard/books/{id}");
+    for index in ["1", "2"] {
+        let asked = owner
+            .post_form(
+                &format!("{page}/retranslate"),
+                &[
+                    ("csrf", &token),
+                    ("chapter", "2"),
+                    ("index", index),
+                    ("instruction", "more formal"),
+                ],
+            )
+            .await;
+        assert_eq!(asked.status(), 303);
+    }
+    let review = format!("{page}/review");
+    let html = eventually(std::time::Duration::from_secs(60), || async {
+        let html = owner.html(&format!("{review}?look=proposal")).await;
+        match html.matches("name=\"one\" value=\"accept:").count() {
+            2 => Ok(html),
+            _ => Err(format!("not ready: {html}")),
+        }
+    })
+    .await;
+    assert_eq!(listed(&html), vec![(2, 1), (2, 2)], "{html}");
+    let mut ticked = tick_values(&html);
+    // A passage with no proposal ticked with them is left, and counted.
+    let passages = all_passages(&owner, &id).await;
+    let plain = passage(&passages, (2, 0));
+    ticked.push(format!("2:0:{}:", plain["version"]));
+    let mut fields = vec![
+        ("csrf", token.as_str()),
+        ("action", "accept"),
+        ("back", "look=proposal"),
+    ];
+    fields.extend(ticked.iter().map(|v| ("selected", v.as_str())));
+    let response = owner.post_form(&review, &fields).await;
+    assert_eq!(
+        location(&response),
+        format!("{review}?look=proposal&said=accepted&n=2&left=1")
+    );
+    let html = owner.html(&location(&response)).await;
+    assert!(html.contains("New translations accepted: 2."), "{html}");
+    assert!(html.contains("Left as they were: 1"), "{html}");
+    assert!(listed(&html).is_empty(), "{html}");
+    let passages = all_passages(&owner, &id).await;
+    for index in [1, 2] {
+        let now = passage(&passages, (2, index));
+        assert_eq!(now["origin"]["kind"], "retranslated", "{now}");
+        assert!(now["origin"].get("acceptedWith").is_none(), "{now}");
+    }
+}
