@@ -19,7 +19,9 @@ use booktr_api::{AppState, Routes, Settings};
 use booktr_core::config::Config;
 use booktr_core::health::QueueMode;
 use booktr_core::jobs::runner::{self, RunnerConfig};
+use booktr_core::jobs::RunObserver;
 use booktr_core::ports::{Clock, Models, QueueName, StoreError, SystemClock};
+use booktr_core::services::Window;
 use booktr_core::{Ports, Services};
 use booktr_local::{SqliteQueue, SqliteTable};
 use booktr_outbound::EnvModels;
@@ -41,6 +43,18 @@ pub struct Application {
     pub settings: Settings,
     mode: QueueMode,
     backend: Backend,
+    run: RunSetup,
+}
+
+/// What one process sets about its services besides the configuration (`booktr translate`
+/// sets both), kept so that [`Application::over`] builds the same.
+#[derive(Clone, Default)]
+struct RunSetup {
+    /// Chapters of a book in flight whatever the owner's plan, instead of
+    /// `config.chapter_window` by plan.
+    window_for_every_plan: Option<usize>,
+    /// Told of every run's steps by the job handler.
+    observer: Option<Arc<dyn RunObserver>>,
 }
 
 /// What only one backend has, for its own upkeep.
@@ -63,6 +77,7 @@ pub struct Builder {
     config: Config,
     clock: Arc<dyn Clock>,
     models: Option<Arc<dyn Models>>,
+    run: RunSetup,
 }
 
 impl Application {
@@ -73,6 +88,7 @@ impl Application {
             config,
             clock: Arc::new(SystemClock),
             models: None,
+            run: RunSetup::default(),
         }
     }
 }
@@ -88,6 +104,20 @@ impl Builder {
     /// [`EnvModels::from_env`].
     pub fn models(mut self, models: Arc<dyn Models>) -> Self {
         self.models = Some(models);
+        self
+    }
+
+    /// With `window` chapters of a book in flight whatever the owner's plan (`booktr translate
+    /// --parallel`, whose one user is there only to own the one book).
+    pub fn window_for_every_plan(mut self, window: usize) -> Self {
+        self.run.window_for_every_plan = Some(window);
+        self
+    }
+
+    /// With `observer` told of every run's steps by the job handler (`booktr translate`'s
+    /// progress).
+    pub fn observed_by(mut self, observer: Arc<dyn RunObserver>) -> Self {
+        self.run.observer = Some(observer);
         self
     }
 
@@ -118,6 +148,7 @@ impl Builder {
                 queue: embedded.queue,
                 table: embedded.table,
             })),
+            self.run,
         ))
     }
 
@@ -143,6 +174,7 @@ impl Builder {
             QueueMode::ManagedQueue,
             settings,
             Backend::Managed,
+            self.run,
         ))
     }
 }
@@ -154,16 +186,24 @@ impl Application {
         mode: QueueMode,
         #[cfg(feature = "serve")] settings: Settings,
         backend: Backend,
+        run: RunSetup,
     ) -> Application {
-        let services = Services::new(
+        let window = match run.window_for_every_plan {
+            Some(window) => Window::EveryPlan(window),
+            None => Window::ByPlan(config.chapter_window),
+        };
+        let mut services = Services::new(
             ports.clone(),
             mode,
             config.quotas,
-            config.chapter_window,
+            window,
             config.file_budget,
             config.pipeline,
             &config.public_url,
         );
+        if let Some(observer) = &run.observer {
+            services = services.observed_by(observer.clone());
+        }
         Application {
             config,
             services,
@@ -172,6 +212,7 @@ impl Application {
             settings,
             mode,
             backend,
+            run,
         }
     }
 
@@ -185,6 +226,7 @@ impl Application {
             #[cfg(feature = "serve")]
             self.settings.clone(),
             self.backend.clone(),
+            self.run.clone(),
         )
     }
 

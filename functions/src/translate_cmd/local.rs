@@ -14,7 +14,7 @@ use booktr_core::accounts::{NewUser, User};
 use booktr_core::books::{Book, Upload};
 use booktr_core::config::{pipeline_config, Config};
 use booktr_core::jobs::runner::RunnerConfig;
-use booktr_core::jobs::{JobHandler, JobParts, RunObserver};
+use booktr_core::jobs::RunObserver;
 use booktr_core::ports::{KeyCheckError, Models};
 use booktr_core::translation::StartRequest;
 use booktr_core::types::{BookStatus, ChapterStatus, Email, LanguageCode, Plan, Role};
@@ -234,30 +234,12 @@ fn assemble(
         pro: Quota::UNLIMITED,
         business: Quota::UNLIMITED,
     };
-    let pipeline = config.pipeline;
-    let mut app = Application::builder(config)
+    Application::builder(config)
         .models(models)
+        .window_for_every_plan(window)
+        .observed_by(observer)
         .embedded()
-        .context("opening the run's data directory")?;
-    let services = &mut app.services;
-    services.translations = services
-        .translations
-        .clone()
-        .with_window_for_every_plan(window);
-    services.jobs = JobHandler::new(
-        app.ports.clone(),
-        JobParts {
-            books: services.books.clone(),
-            translations: services.translations.clone(),
-            privacy: services.privacy.clone(),
-            events: services.events.clone(),
-            developer: services.developer.clone(),
-            digests: services.digests.clone(),
-            pipeline,
-        },
-    )
-    .observed_by(observer);
-    Ok(app)
+        .context("opening the run's data directory")
 }
 
 /// The model port with every exchange appended to a file (`--record-answers`).

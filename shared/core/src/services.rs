@@ -15,7 +15,7 @@ use crate::fault::DataError;
 use crate::glossaries::Glossaries;
 use crate::health::{Health, QueueMode};
 use crate::jobs::digest::{DigestParts, Digests};
-use crate::jobs::{JobHandler, JobParts};
+use crate::jobs::{JobHandler, JobParts, RunObserver};
 use crate::limits::RateLimiter;
 use crate::ports::Ports;
 use crate::privacy::{Domains, Privacy};
@@ -44,6 +44,15 @@ pub struct Services {
     pub privacy: Privacy,
 }
 
+/// Chapters of a book translated at the same time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Window {
+    /// This many, and twice as many for plans with priority (`BOOKTR_CHAPTER_WINDOW`).
+    ByPlan(usize),
+    /// This many whatever the owner's plan (`booktr translate --parallel`).
+    EveryPlan(usize),
+}
+
 impl Services {
     /// `window`: chapters of a book translated at the same time (see `Translations`);
     /// `file_budget`: what reading an upload and rendering a book may cost in memory; `site`:
@@ -53,7 +62,7 @@ impl Services {
         ports: Ports,
         mode: QueueMode,
         quotas: Quotas,
-        window: usize,
+        window: Window,
         file_budget: booktr_formats::Budget,
         pipeline: Settings,
         site: &str,
@@ -79,9 +88,12 @@ impl Services {
             directory,
             developer.clone(),
         )
-        .with_window(window)
         .with_file_budget(file_budget)
         .with_pipeline(pipeline);
+        let translations = match window {
+            Window::ByPlan(window) => translations.with_window(window),
+            Window::EveryPlan(window) => translations.with_window_for_every_plan(window),
+        };
         let privacy = Privacy::new(
             ports.clone(),
             Domains {
@@ -132,6 +144,13 @@ impl Services {
             usage,
             privacy,
         }
+    }
+
+    /// With `observer` told of every run's steps by the job handler (`booktr translate`'s
+    /// progress).
+    pub fn observed_by(mut self, observer: Arc<dyn RunObserver>) -> Self {
+        self.jobs = self.jobs.observed_by(observer);
+        self
     }
 }
 
