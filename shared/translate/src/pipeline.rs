@@ -665,7 +665,6 @@ pub(crate) fn glossary_counts<'t>(
     (checked, satisfied)
 }
 
-/// Each block's text from its segments' (blocks sent in parts joined back), by block.
 /// The blocks of the segments that failed every rung with an answer given, each with the
 /// block's text holding those answers (the parts that passed as they are) and what they failed.
 fn rejected_blocks(
@@ -703,6 +702,7 @@ fn rejected_blocks(
         .collect()
 }
 
+/// Each block's text from its segments' (blocks sent in parts joined back), by block.
 fn joined(segments: &[Segment], texts: &[String]) -> BTreeMap<usize, String> {
     let mut parts: BTreeMap<usize, Vec<(&str, &str)>> = BTreeMap::new();
     for (id, segment) in segments.iter().enumerate() {
