@@ -116,7 +116,7 @@ wire! {
 wire! {
     /// Beyond the spec: what the checks found in the book's answers.
     #[serde(rename_all = "camelCase")]
-    pub struct QualitySummary from domain::QualitySummary {
+    pub struct QualitySummary from domain::QualitySummary, hiding main_flags {
         /// Blocks whose translation could not be trusted (they keep their source text): 0 for a
         /// clean book.
         pub flagged_blocks: u32,

@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 pub use download::{Download, SideBySide, LINK_LIFETIME};
-pub use quality::{FallbackSummary, QualitySummary, WARNING_PREFIX};
+pub use quality::{FallbackSummary, QualitySummary, MAIN_ORDER, WARNING_PREFIX};
 pub use quote::{Quote, QuoteFallback, QuotePasses, QuoteRequest};
 pub use render::{Completeness, RenderError};
 pub use start::StartRequest;

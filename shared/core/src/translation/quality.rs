@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use booktr_translate::checks::Problem;
 use booktr_translate::pipeline::{Changed, Quality};
 
 use serde_json::Value;
@@ -23,6 +24,9 @@ pub struct QualitySummary {
     /// `repeated`, `truncated`, `missing`, `brokenMarks`, `duplicate` (the same translation as
     /// another block's), `numbers`, `names`); a block may count under two.
     pub flagged: BTreeMap<String, u32>,
+    /// Flagged blocks by their main flag: each block once, under the first of its kinds in
+    /// [`MAIN_ORDER`], so that the counts add up to `flagged_blocks`. What people are told.
+    pub main_flags: BTreeMap<String, u32>,
     /// Chapters with at least one flagged block.
     pub chapters_flagged: u32,
     /// Blocks whose first answer failed a check and that a second request repaired.
@@ -53,6 +57,24 @@ pub struct FallbackSummary {
     pub taken: u32,
 }
 
+/// The order in which a flagged block's kinds make its main flag: [`Problem::ALL`]'s, but
+/// `untranslated` last, since every block that keeps its source is also flagged so whatever
+/// went wrong (a block not returned, or refused, counts as that).
+pub const MAIN_ORDER: [Problem; 12] = [
+    Problem::Missing,
+    Problem::BrokenMarks,
+    Problem::WrongLanguage,
+    Problem::Length,
+    Problem::Refusal,
+    Problem::Merged,
+    Problem::Repeated,
+    Problem::Truncated,
+    Problem::Duplicate,
+    Problem::Numbers,
+    Problem::Names,
+    Problem::Untranslated,
+];
+
 /// The book warning that reports flagged blocks starts so: a new run replaces it, and the
 /// extraction's warnings stay.
 pub const WARNING_PREFIX: &str = "Translation: ";
@@ -74,6 +96,20 @@ impl QualitySummary {
             for (kind, n) in quality.flag_counts() {
                 *summary.flagged.entry(kind.name().to_string()).or_default() += n as u32;
             }
+            for block in quality.flagged_blocks() {
+                let main = MAIN_ORDER.into_iter().find(|kind| {
+                    quality
+                        .flagged
+                        .get(kind)
+                        .is_some_and(|b| b.contains(&block))
+                });
+                if let Some(kind) = main {
+                    *summary
+                        .main_flags
+                        .entry(kind.name().to_string())
+                        .or_default() += 1;
+                }
+            }
             summary.repaired_blocks += quality.repaired.total();
             summary.removed_lines += quality.removed.total();
             summary.changed += quality.changed;
@@ -94,15 +130,16 @@ impl QualitySummary {
     }
 
     /// For people: "12 blocks flagged (8 untranslated, 4 in the wrong language); they keep
-    /// their source text." None for a clean book.
+    /// their source text.", each block counted once, under its main flag. None for a clean
+    /// book.
     pub fn sentence(&self) -> Option<String> {
         if self.flagged_blocks == 0 {
             return None;
         }
-        let kinds: Vec<String> = booktr_translate::checks::Problem::ALL
+        let kinds: Vec<String> = MAIN_ORDER
             .iter()
             .filter_map(|kind| {
-                let n = self.flagged.get(kind.name())?;
+                let n = self.main_flags.get(kind.name())?;
                 Some(format!("{n} {}", kind.describe()))
             })
             .collect();
@@ -178,6 +215,15 @@ mod tests {
         assert_eq!(summary.chapters_flagged, 1);
         assert_eq!(summary.flagged["untranslated"], 2);
         assert_eq!(summary.flagged["wrongLanguage"], 1);
+        // Block 4 is both: it counts once, under the wrong language, which left it
+        // untranslated.
+        assert_eq!(
+            summary.main_flags,
+            BTreeMap::from([
+                ("untranslated".to_string(), 1),
+                ("wrongLanguage".to_string(), 1)
+            ])
+        );
         assert_eq!((summary.repaired_blocks, summary.removed_lines), (2, 3));
         assert_eq!(
             (
@@ -189,7 +235,7 @@ mod tests {
         );
         assert_eq!(
             summary.sentence().unwrap(),
-            "2 blocks flagged (2 untranslated, 1 in the wrong language); they keep their source text."
+            "2 blocks flagged (1 in the wrong language, 1 untranslated); they keep their source text."
         );
         assert!(QualitySummary::ends_with_sentence(
             &summary.sentence().unwrap()
