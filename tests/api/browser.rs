@@ -877,33 +877,54 @@ async fn a_new_free_reader_reads_thirty_chapters_and_walks_the_settings_at_phone
     browser.wait_for_text("whsec_").await;
     browser.check_page("walk-settings-webhook-made").await;
     spends(30);
-    // The password: a wrong current one is said on the form; the right one changes it.
+    // The password, on a phone 390 pixels wide: a wrong current one is summarised at the top
+    // of the form, which the page opens at, with the focus; the right one changes it.
+    browser.resize((390, 800)).await;
     browser
         .go(&format!("{site}/dashboard/settings/profile"))
         .await;
     browser.fill("#pw-current", "not my password").await;
     browser.fill("#pw-new", "another long password").await;
     browser
-        .click("form[action='/dashboard/settings/password'] button[type=submit]")
+        .click("form[action^='/dashboard/settings/password'] button[type=submit]")
         .await;
     browser
         .wait_for_text("The current password is not right")
         .await;
+    let summary = browser
+        .script(
+            "const s = document.querySelector('[data-error-summary]'); \
+             const r = s.getBoundingClientRect(); \
+             return { top: r.top, bottom: r.bottom, height: window.innerHeight, \
+                      focused: document.activeElement === s };",
+        )
+        .await;
+    assert!(
+        summary["top"].as_f64().unwrap() >= 0.0
+            && summary["bottom"].as_f64() <= summary["height"].as_f64()
+            && summary["focused"] == true,
+        "the summary is in view and has the focus: {summary}"
+    );
     browser.check_page("walk-settings-password-wrong").await;
     spends(30);
     browser.fill("#pw-current", "a long password").await;
     browser.fill("#pw-new", "another long password").await;
     browser
-        .click("form[action='/dashboard/settings/password'] button[type=submit]")
+        .click("form[action^='/dashboard/settings/password'] button[type=submit]")
         .await;
     browser.wait_for_text("Your password is changed").await;
     browser.check_page("walk-settings-password-changed").await;
 
-    // Signs out.
+    // Signs out: the sign-in page says so.
     browser
         .click("form[action='/signout'] button[type=submit]")
         .await;
-    browser.wait_for_url(&format!("{site}/")).await;
+    browser
+        .wait_for_url(&format!("{site}/signin?signed_out=yes"))
+        .await;
+    browser.wait_for_text("You are signed out.").await;
+    browser.check_page("walk-signed-out").await;
+    browser.go(&format!("{site}/")).await;
     browser.check_page("walk-home-signed-out").await;
     browser.go(&format!("{site}/no-such-page")).await;
     browser
@@ -959,7 +980,7 @@ async fn an_owner_fixes_a_flagged_passage_by_keyboard_and_downloads_the_correcte
         .click("form[action$='/start'] button[type=submit]")
         .await;
     browser.wait_for_book_status("COMPLETED").await;
-    assert!(browser.page_text().await.contains("blocks flagged"));
+    assert!(browser.page_text().await.contains("passages flagged"));
 
     // The reader, then the next flagged passage, by keyboard.
     browser.go(&format!("{page}/read")).await;
@@ -1094,6 +1115,177 @@ async fn an_owner_fixes_a_flagged_passage_by_keyboard_and_downloads_the_correcte
         .click("form[action$='/discard'] button[type=submit]")
         .await;
     browser.wait_for_text("Edit this passage").await;
+}
+
+/// The words and places a new user met in issue 48 (item 5), in Chromium with the scripts
+/// running: the phone's header in two rows; a language typed by its name in the upload form
+/// (an unknown one said at once); the flag summary; a flagged verse line's text clear of its
+/// flag's bar; the editor's label of a kept source; a wrong current password summarised in
+/// view with the focus on a phone; and sign-out said. Each page is checked by axe-core at
+/// desktop and phone widths, fits a 390-pixel phone, and is photographed at 390 and 1280
+/// pixels (`words-*-390.png`, `words-*-1280.png`).
+#[tokio::test]
+async fn a_new_users_words_and_places_read_right_at_390_and_1280_pixels_in_a_real_browser() {
+    if !have(Tool::ChromeDriver) || !have(Tool::Axe) {
+        return;
+    }
+    let app = TestApp::new()
+        .with_workers()
+        .with_models(std::sync::Arc::new(crate::passages::Refusing))
+        .start()
+        .await;
+    let browser = Browser::start().await;
+    let site = &app.url;
+    let shots =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/screenshots/web-app");
+    let photos = |name: &'static str| {
+        let browser = &browser;
+        let shots = &shots;
+        async move {
+            browser.check_page(&format!("words-{name}")).await;
+            browser.resize((390, 800)).await;
+            browser.assert_fits(&format!("{name} at 390 pixels")).await;
+            browser
+                .photograph(&shots.join(format!("words-{name}-390.png")), (390, 800))
+                .await;
+            browser
+                .photograph(&shots.join(format!("words-{name}-1280.png")), DESKTOP)
+                .await;
+        }
+    };
+
+    browser.go(&format!("{site}/signup")).await;
+    browser.fill("#email", "words@example.com").await;
+    browser.fill("#password", "a long password").await;
+    browser.click("form button[type=submit]").await;
+    browser.wait_for_url(&format!("{site}/dashboard")).await;
+
+    // The phone's header: the name, the unread count, sign-out and the language in one row,
+    // the pages in another, which scrolls sideways rather than wrap.
+    browser.resize((390, 800)).await;
+    let header = browser
+        .script(
+            "const bar = document.querySelector('header.bar'); \
+             const tops = [...bar.querySelectorAll('nav a')].map(a => Math.round(a.getBoundingClientRect().top)); \
+             return { height: bar.getBoundingClientRect().height, rows: new Set(tops).size };",
+        )
+        .await;
+    assert!(
+        header["height"].as_f64().unwrap() < 100.0 && header["rows"] == 1,
+        "a compact header: {header}"
+    );
+    photos("library").await;
+
+    // A language by its name: one it does not know is said at once, by the form.
+    let dir = tempfile::TempDir::new().unwrap();
+    let book = dir.path().join("wasteland.epub");
+    std::fs::write(&book, corpus("wasteland.epub")).unwrap();
+    browser.fill("#file", book.to_str().unwrap()).await;
+    browser.fill("#targetLang", "Klingon").await;
+    browser.click("form[data-upload] button[type=submit]").await;
+    browser
+        .wait_for_text("\u{201c}Klingon\u{201d} is not a language we know")
+        .await;
+    assert!(browser.url().await.ends_with("/dashboard"));
+    browser.fill("#targetLang", "français").await;
+    browser.click("form[data-upload] button[type=submit]").await;
+    browser.wait_for_text("Expected cost").await;
+    let page = browser.url().await.split('?').next().unwrap().to_string();
+    let language = browser
+        .script(
+            "return document.querySelector('form[action$=\"/start\"] [name=targetLang]').value;",
+        )
+        .await;
+    assert_eq!(language, json!("fr"), "the name was sent as its code");
+    browser
+        .click("form[action$='/start'] button[type=submit]")
+        .await;
+    browser.wait_for_book_status("COMPLETED").await;
+    let text = browser.page_text().await;
+    assert!(text.contains("passages flagged ("), "{text}");
+    photos("book").await;
+
+    // A flagged verse line: its text starts right of the flag's bar, its wrapped lines
+    // hanging further in.
+    let mut verse = None;
+    for chapter in 1..=8 {
+        browser
+            .go(&format!("{page}/read?chapter={chapter}&view=both"))
+            .await;
+        let found = browser
+            .script("return !!document.querySelector('.row.line.flagged > .translation');")
+            .await;
+        if found == true {
+            verse = Some(chapter);
+            break;
+        }
+    }
+    let chapter = verse.expect("a chapter of verse");
+    for width in [390, 1280] {
+        browser.resize((width, 800)).await;
+        let clear = browser
+            .script(
+                "return [...document.querySelectorAll('.row.line.flagged > .translation')].map(d => { \
+                   const text = [...d.childNodes].find(n => n.nodeType === 3 && n.textContent.trim()); \
+                   const range = document.createRange(); range.selectNodeContents(text); \
+                   const first = range.getClientRects()[0]; \
+                   const box = d.getBoundingClientRect(); \
+                   return first.left - (box.left + parseFloat(getComputedStyle(d).borderLeftWidth)); \
+                 }).filter(gap => gap < 4);",
+            )
+            .await;
+        assert_eq!(
+            clear,
+            json!([]),
+            "verse text over the flag's bar at {width}"
+        );
+    }
+    photos("reader-verse").await;
+    browser
+        .go(&format!("{page}/read?chapter={chapter}&view=translation"))
+        .await;
+    browser
+        .wait_for_text("Side by side, every passage has an Edit link")
+        .await;
+    photos("reader-translation").await;
+
+    // The editor of a passage that kept its source.
+    browser.click("a.next-flagged").await;
+    browser.wait_for_text("The original text, kept").await;
+
+    // A wrong current password on a phone: the summary in view, with the focus.
+    browser.resize((390, 800)).await;
+    browser
+        .go(&format!("{site}/dashboard/settings/profile"))
+        .await;
+    browser.fill("#pw-current", "not my password").await;
+    browser.fill("#pw-new", "another long password").await;
+    browser
+        .click("form[action^='/dashboard/settings/password'] button[type=submit]")
+        .await;
+    browser.wait_for_text("There is a problem").await;
+    let summary = browser
+        .script(
+            "const s = document.querySelector('[data-error-summary]'); \
+             const r = s.getBoundingClientRect(); \
+             return { top: r.top, bottom: r.bottom, height: window.innerHeight, \
+                      focused: document.activeElement === s };",
+        )
+        .await;
+    assert!(
+        summary["top"].as_f64().unwrap() >= 0.0
+            && summary["bottom"].as_f64() <= summary["height"].as_f64()
+            && summary["focused"] == true,
+        "the summary is in view and has the focus: {summary}"
+    );
+    photos("password-wrong").await;
+
+    // Signs out: said.
+    browser
+        .click("form[action='/signout'] button[type=submit]")
+        .await;
+    browser.wait_for_text("You are signed out.").await;
+    photos("signed-out").await;
 }
 
 /// An owner starts a translation that stops at its term list, follows the book page's way to

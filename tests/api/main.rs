@@ -49,4 +49,5 @@ mod web_editor;
 mod web_review;
 mod web_terms;
 mod web_traps;
+mod web_words;
 mod webhooks;

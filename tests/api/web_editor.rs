@@ -82,7 +82,7 @@ async fn a_flagged_passage_is_found_fixed_refused_kept_and_undone_through_the_ed
     // The reader says what is open and leads to the first flagged passage.
     let reader = owner.html(&format!("{page}/read")).await;
     assert!(
-        reader.contains("passages flagged by the checks"),
+        reader.contains("Passages flagged by the checks and still open:"),
         "{reader}"
     );
     assert!(reader.contains("⚑ Flagged"), "{reader}");
@@ -103,7 +103,8 @@ async fn a_flagged_passage_is_found_fixed_refused_kept_and_undone_through_the_ed
         editor.contains("the model refused, or commented instead of translating"),
         "{editor}"
     );
-    assert!(editor.contains("Text from the model"), "{editor}");
+    // Refused, it kept its source: the label says so.
+    assert!(editor.contains("The original text, kept"), "{editor}");
     assert_eq!(field(&editor, "version"), "0");
     let action = format!("/dashboard/books/{id}/passages/{chapter}/{index}");
     assert!(editor.contains(&format!("action=\"{action}\"")), "{editor}");

@@ -108,6 +108,11 @@
     if (wide.addEventListener) wide.addEventListener("change", fit);
   }
 
+  // A form's error summary (the page's address already leads to it) takes the focus, so that
+  // a screen reader reads it and Tab goes on to the fields.
+  var summary = document.querySelector("[data-error-summary]");
+  if (summary) summary.focus();
+
   // Copy buttons beside a secret shown once.
   document.querySelectorAll("button[data-copy]").forEach(function (button) {
     button.addEventListener("click", function () {
@@ -255,6 +260,22 @@
     form.querySelector('button[type="submit"]').disabled = false;
   }
 
+  // The language field takes a language's name (in English, in Spanish or in the language
+  // itself, whatever the case and accents) or a code, as the page's own form does: the list's
+  // options carry each language's names and code. Null for something that is neither.
+  function fold(text) {
+    return text.trim().toLowerCase().normalize("NFD").replace(/[\u0300-\u036f]/g, "");
+  }
+  function languageCode(typed) {
+    var wanted = fold(typed);
+    var options = document.querySelectorAll("#languages option[data-code]");
+    for (var i = 0; i < options.length; i++) {
+      var names = options[i].getAttribute("data-names").split("|").map(fold);
+      if (names.indexOf(wanted) >= 0) return options[i].getAttribute("data-code");
+    }
+    return /^[a-z]{2,3}([-_][a-z0-9]{2,8})*$/i.test(typed.trim()) ? typed.trim() : null;
+  }
+
   function answer(r) {
     return r.json().then(function (body) {
       if (!r.ok) throw new Error(body.message || r.statusText);
@@ -265,14 +286,21 @@
   form.addEventListener("submit", function (e) {
     var file = input.files && input.files[0];
     if (!file || !window.fetch || !window.FormData) return; // the plain form does the job
+    var langField = form.querySelector('[name="targetLang"]');
+    var lang = langField.value.trim();
     e.preventDefault();
+    // A name the list does not hold ("Klingon") is said at once, as the page's form would.
+    if (lang && !languageCode(lang)) {
+      fail(langField.getAttribute("data-unknown").replace("{typed}", lang));
+      langField.focus();
+      return;
+    }
     problem.hidden = true;
     form.querySelector('button[type="submit"]').disabled = true;
     var wanted = { fileName: file.name, size: file.size };
     var title = form.querySelector('[name="title"]').value.trim();
-    var lang = form.querySelector('[name="targetLang"]').value.trim();
     if (title) wanted.title = title;
-    if (lang) wanted.targetLang = lang;
+    if (lang) wanted.targetLang = languageCode(lang);
     var offer;
     fetch("/api/uploads", {
       method: "POST", credentials: "same-origin",

@@ -314,6 +314,22 @@ pub struct Prepared {
     pub first_index: Option<usize>,
 }
 
+/// A chapter as the reader names it: its title (cut to [`LABEL_CHARS`]), else "Chapter N".
+fn label_of(lang: Lang, chapter: &Chapter) -> String {
+    chapter.title.clone().map_or_else(
+        || format!("{} {}", lang.get("chapter"), chapter.number),
+        |t| truncate(t, LABEL_CHARS, "…"),
+    )
+}
+
+/// Chapter `number` of `chapters` as the reader names it (its title, else "Chapter N").
+pub fn chapter_label(lang: Lang, chapters: &[Chapter], number: u32) -> String {
+    chapters.iter().find(|c| c.number == number).map_or_else(
+        || format!("{} {number}", lang.get("chapter")),
+        |c| label_of(lang, c),
+    )
+}
+
 /// The page's contents; a page past the chapter's last is not found.
 pub fn prepare(reader: Reader<'_>) -> Result<Prepared, ApiError> {
     let Reader {
@@ -352,12 +368,7 @@ pub fn prepare(reader: Reader<'_>) -> Result<Prepared, ApiError> {
         }
     }
     let first_index = rows.first().map(|r| r.index);
-    let label = |c: &Chapter| {
-        c.title.clone().map_or_else(
-            || format!("{} {}", lang.get("chapter"), c.number),
-            |t| truncate(t, LABEL_CHARS, "…"),
-        )
-    };
+    let label = |c: &Chapter| label_of(lang, c);
     let contents: Vec<Entry> = chapters
         .iter()
         .map(|c| Entry {
@@ -414,7 +425,12 @@ pub fn prepare(reader: Reader<'_>) -> Result<Prepared, ApiError> {
         back,
         continue_at => continue_at
             .filter(|&at| at != (1, 1) && (number, page) == (1, 1))
-            .map(|(chapter, page)| context! { chapter, page, href => link(base, chapter, page) }),
+            .map(|(chapter, page)| context! {
+                chapter,
+                label => self::chapter_label(lang, chapters, chapter),
+                page,
+                href => link(base, chapter, page),
+            }),
         view => view.as_str(),
         download_path,
         downloads,

@@ -1,63 +1,75 @@
 //! How the pages say values to a person, in the interface's language: dates (not ISO
 //! timestamps), counts with their thousands marked, sums of money, language names (not codes), book and chapter states and the
 //! engine that translates. Registered as the templates' filters (`|date`, `|datetime`,
-//! `|number`, `|money`, `|language`, `|state`, `|engine`); each reads the page's `lang` (the interface's)
+//! `|number`, `|plural`, `|money`, `|language`, `|state`, `|engine`); each reads the page's `lang` (the interface's)
 //! and falls back to English. `languages` lists [`LANGUAGES`] for the pages' choosers
 //! (`app/languages.html`).
 
+use booktr_core::types::LanguageCode;
 use chrono::{DateTime, Datelike, Timelike, Utc};
 use minijinja::{Environment, State};
 
 use super::app::i18n::Lang;
 
 /// The languages offered by name where a target language is chosen: code, English name,
-/// Spanish name. Any other code can still be typed; it is shown as its code.
-pub const LANGUAGES: &[(&str, &str, &str)] = &[
-    ("ar", "Arabic", "árabe"),
-    ("bg", "Bulgarian", "búlgaro"),
-    ("ca", "Catalan", "catalán"),
-    ("cs", "Czech", "checo"),
-    ("da", "Danish", "danés"),
-    ("de", "German", "alemán"),
-    ("el", "Greek", "griego"),
-    ("en", "English", "inglés"),
-    ("es", "Spanish", "español"),
-    ("et", "Estonian", "estonio"),
-    ("eu", "Basque", "euskera"),
-    ("fa", "Persian", "persa"),
-    ("fi", "Finnish", "finés"),
-    ("fr", "French", "francés"),
-    ("ga", "Irish", "irlandés"),
-    ("gl", "Galician", "gallego"),
-    ("he", "Hebrew", "hebreo"),
-    ("hi", "Hindi", "hindi"),
-    ("hr", "Croatian", "croata"),
-    ("hu", "Hungarian", "húngaro"),
-    ("id", "Indonesian", "indonesio"),
-    ("it", "Italian", "italiano"),
-    ("ja", "Japanese", "japonés"),
-    ("ko", "Korean", "coreano"),
-    ("lt", "Lithuanian", "lituano"),
-    ("lv", "Latvian", "letón"),
-    ("nb", "Norwegian Bokmål", "noruego bokmål"),
-    ("nl", "Dutch", "neerlandés"),
-    ("pl", "Polish", "polaco"),
-    ("pt", "Portuguese", "portugués"),
-    ("pt-BR", "Portuguese (Brazil)", "portugués (Brasil)"),
-    ("ro", "Romanian", "rumano"),
-    ("ru", "Russian", "ruso"),
-    ("sk", "Slovak", "eslovaco"),
-    ("sl", "Slovenian", "esloveno"),
-    ("sr", "Serbian", "serbio"),
-    ("sv", "Swedish", "sueco"),
-    ("sw", "Swahili", "suajili"),
-    ("th", "Thai", "tailandés"),
-    ("tr", "Turkish", "turco"),
-    ("uk", "Ukrainian", "ucraniano"),
-    ("ur", "Urdu", "urdu"),
-    ("vi", "Vietnamese", "vietnamita"),
-    ("zh", "Chinese", "chino"),
-    ("zh-Hant", "Chinese (Traditional)", "chino (tradicional)"),
+/// Spanish name, and the name in the language itself. Any other code can still be typed; it is
+/// shown as its code.
+pub const LANGUAGES: &[(&str, &str, &str, &str)] = &[
+    ("ar", "Arabic", "árabe", "العربية"),
+    ("bg", "Bulgarian", "búlgaro", "български"),
+    ("ca", "Catalan", "catalán", "català"),
+    ("cs", "Czech", "checo", "čeština"),
+    ("da", "Danish", "danés", "dansk"),
+    ("de", "German", "alemán", "Deutsch"),
+    ("el", "Greek", "griego", "Ελληνικά"),
+    ("en", "English", "inglés", "English"),
+    ("es", "Spanish", "español", "español"),
+    ("et", "Estonian", "estonio", "eesti"),
+    ("eu", "Basque", "euskera", "euskara"),
+    ("fa", "Persian", "persa", "فارسی"),
+    ("fi", "Finnish", "finés", "suomi"),
+    ("fr", "French", "francés", "français"),
+    ("ga", "Irish", "irlandés", "Gaeilge"),
+    ("gl", "Galician", "gallego", "galego"),
+    ("he", "Hebrew", "hebreo", "עברית"),
+    ("hi", "Hindi", "hindi", "हिन्दी"),
+    ("hr", "Croatian", "croata", "hrvatski"),
+    ("hu", "Hungarian", "húngaro", "magyar"),
+    ("id", "Indonesian", "indonesio", "Bahasa Indonesia"),
+    ("it", "Italian", "italiano", "italiano"),
+    ("ja", "Japanese", "japonés", "日本語"),
+    ("ko", "Korean", "coreano", "한국어"),
+    ("lt", "Lithuanian", "lituano", "lietuvių"),
+    ("lv", "Latvian", "letón", "latviešu"),
+    ("nb", "Norwegian Bokmål", "noruego bokmål", "norsk bokmål"),
+    ("nl", "Dutch", "neerlandés", "Nederlands"),
+    ("pl", "Polish", "polaco", "polski"),
+    ("pt", "Portuguese", "portugués", "português"),
+    (
+        "pt-BR",
+        "Portuguese (Brazil)",
+        "portugués (Brasil)",
+        "português (Brasil)",
+    ),
+    ("ro", "Romanian", "rumano", "română"),
+    ("ru", "Russian", "ruso", "русский"),
+    ("sk", "Slovak", "eslovaco", "slovenčina"),
+    ("sl", "Slovenian", "esloveno", "slovenščina"),
+    ("sr", "Serbian", "serbio", "српски"),
+    ("sv", "Swedish", "sueco", "svenska"),
+    ("sw", "Swahili", "suajili", "Kiswahili"),
+    ("th", "Thai", "tailandés", "ไทย"),
+    ("tr", "Turkish", "turco", "Türkçe"),
+    ("uk", "Ukrainian", "ucraniano", "українська"),
+    ("ur", "Urdu", "urdu", "اردو"),
+    ("vi", "Vietnamese", "vietnamita", "Tiếng Việt"),
+    ("zh", "Chinese", "chino", "中文"),
+    (
+        "zh-Hant",
+        "Chinese (Traditional)",
+        "chino (tradicional)",
+        "中文（繁體）",
+    ),
 ];
 
 /// The code that says a book's language is not known (BCP 47's "undetermined").
@@ -85,6 +97,9 @@ pub fn register(env: &mut Environment<'static>) {
         money(lang_of(state), amount, &currency)
     });
     env.add_filter("number", |state: &State, n: i64| number(lang_of(state), n));
+    env.add_filter("plural", |state: &State, n: i64, key: String| {
+        plural(lang_of(state), n, &key)
+    });
     env.add_filter("language", |state: &State, code: String| {
         language(lang_of(state), &code)
     });
@@ -156,14 +171,21 @@ pub fn number(lang: Lang, n: i64) -> String {
     out
 }
 
-/// Nothing to pay is "free"; a sum shows cents (or "less than 0.01" for a fraction of one), in
-/// the interface's way of writing numbers.
+/// Nothing to pay is "free"; a sum shows cents, and three decimals under ten cents (so that
+/// a quote of US$0.015 and a run that cost US$0.016 do not read as one cent against two), or
+/// "less than 0.001" for a fraction of a tenth of a cent, in the interface's way of writing
+/// numbers. The quote and the run's cost are both written by it.
 pub fn money(lang: Lang, amount: f64, currency: &str) -> String {
     if amount <= 0.0 {
         return lang.get("free").to_string();
     }
-    let below_a_cent = amount < 0.01;
-    let figure = format!("{:.2}", amount.max(0.01));
+    let below = amount < 0.001;
+    let thousandths = (amount.max(0.001) * 1000.0).round() / 1000.0;
+    let figure = if thousandths < 0.1 {
+        format!("{thousandths:.3}")
+    } else {
+        format!("{amount:.2}")
+    };
     let figure = match lang {
         Lang::En => figure,
         Lang::Es => figure.replace('.', ","),
@@ -173,11 +195,20 @@ pub fn money(lang: Lang, amount: f64, currency: &str) -> String {
         (Lang::Es, "USD") => format!("{figure} US$"),
         _ => format!("{figure} {currency}"),
     };
-    if below_a_cent {
+    if below {
         format!("{} {sum}", lang.get("less_than"))
     } else {
         sum
     }
+}
+
+/// A count and what it counts, in the singular for one: `key` names a message of two forms,
+/// "one|other", each with `{n}` where the count goes ("1 entry", "3 entries").
+pub fn plural(lang: Lang, n: i64, key: &str) -> String {
+    let forms = lang.get(key);
+    let (one, other) = forms.split_once('|').unwrap_or((forms, forms));
+    let form = if n == 1 { one } else { other };
+    form.replace("{n}", &number(lang, n))
 }
 
 /// The language's name in the interface's language, the code itself for one not listed, and
@@ -189,8 +220,8 @@ pub fn language(lang: Lang, code: &str) -> String {
     let named = |code: &str| {
         LANGUAGES
             .iter()
-            .find(|(c, _, _)| c.eq_ignore_ascii_case(code))
-            .map(|(_, en, es)| match lang {
+            .find(|(c, _, _, _)| c.eq_ignore_ascii_case(code))
+            .map(|(_, en, es, _)| match lang {
                 Lang::En => en.to_string(),
                 Lang::Es => es.to_string(),
             })
@@ -205,6 +236,79 @@ pub fn language(lang: Lang, code: &str) -> String {
         }
         None => code.to_string(),
     }
+}
+
+/// The language code a person typed into a language field: a language's name in English, in
+/// Spanish or in the language itself ("French", "francés", "français"), whatever its case and
+/// accents; a name with a region as [`language`] writes it ("English (US)"); or a code, as the
+/// API takes any (`fr`, `pt-BR`, `tlh`). None for anything else. The web app turns names into
+/// codes here, before calling the services, which (as the API) take codes alone.
+pub fn language_code(typed: &str) -> Option<String> {
+    let typed = typed.trim();
+    if typed.is_empty() {
+        return None;
+    }
+    let by_name = |name: &str| {
+        let wanted = folded(name);
+        LANGUAGES
+            .iter()
+            .find(|(_, en, es, own)| [en, es, own].iter().any(|n| folded(n) == wanted))
+            .map(|(code, ..)| code.to_string())
+    };
+    if let Some(code) = by_name(typed) {
+        return Some(code);
+    }
+    if let Some((name, rest)) = typed.strip_suffix(')').and_then(|t| t.split_once(" (")) {
+        if let Some(code) = by_name(name) {
+            return LanguageCode::parse(&format!("{code}-{rest}"))
+                .ok()
+                .map(|c| c.to_string());
+        }
+    }
+    LanguageCode::parse(typed).ok().map(|c| c.to_string())
+}
+
+/// A name as [`language_code`] compares it: lower case, without the accents of Latin letters.
+fn folded(name: &str) -> String {
+    name.trim()
+        .to_lowercase()
+        .chars()
+        .map(|c| match c {
+            'á' | 'à' | 'â' | 'ä' | 'ã' | 'å' => 'a',
+            'é' | 'è' | 'ê' | 'ë' | 'ę' => 'e',
+            'í' | 'ì' | 'î' | 'ï' => 'i',
+            'ó' | 'ò' | 'ô' | 'ö' | 'õ' | 'ø' => 'o',
+            'ú' | 'ù' | 'û' | 'ü' => 'u',
+            'ñ' => 'n',
+            'ç' | 'č' => 'c',
+            'š' => 's',
+            'ž' => 'z',
+            'ș' | 'ş' => 's',
+            'ț' => 't',
+            other => other,
+        })
+        .collect()
+}
+
+/// What a language field says when it holds no language: what was typed, and a few names and
+/// codes it could hold.
+pub fn unknown_language(lang: Lang, typed: &str) -> String {
+    lang.get("language_not_known")
+        .replace("{typed}", typed.trim())
+}
+
+/// How a passage is named beside its chapter's title: its first words (eight at most, of its
+/// text without the markup), "…" where the text goes on.
+pub fn first_words(markup: &str) -> String {
+    const WORDS: usize = 8;
+    let text = booktr_formats::markup::plain_text(markup);
+    let mut words = text.split_whitespace();
+    let shown: Vec<&str> = words.by_ref().take(WORDS).collect();
+    let mut named = shown.join(" ");
+    if words.next().is_some() {
+        named.push('…');
+    }
+    named
 }
 
 /// A state (a book's, a chapter's, a delivery's, a post's or a comment's: `TRANSLATING`) as a
@@ -269,12 +373,80 @@ mod tests {
     }
 
     #[test]
-    fn nothing_to_pay_is_free_and_a_sum_shows_cents() {
+    fn nothing_to_pay_is_free_and_a_sum_shows_cents_or_thousandths_under_ten_cents() {
         assert_eq!(money(Lang::En, 0.0, "USD"), "free");
         assert_eq!(money(Lang::Es, 0.0, "USD"), "gratis");
         assert_eq!(money(Lang::En, 1.5, "USD"), "US$1.50");
         assert_eq!(money(Lang::Es, 1.5, "USD"), "1,50 US$");
-        assert_eq!(money(Lang::En, 0.001, "USD"), "less than US$0.01");
+        assert_eq!(money(Lang::En, 0.25, "USD"), "US$0.25");
+        // A quote of 0.0149 and a run of 0.0151 read alike, not as one cent against two.
+        assert_eq!(money(Lang::En, 0.0149, "USD"), "US$0.015");
+        assert_eq!(money(Lang::En, 0.0151, "USD"), "US$0.015");
+        assert_eq!(money(Lang::Es, 0.004, "USD"), "0,004 US$");
+        assert_eq!(money(Lang::En, 0.0996, "USD"), "US$0.10");
+        assert_eq!(money(Lang::En, 0.0004, "USD"), "less than US$0.001");
+    }
+
+    #[test]
+    fn a_passage_is_named_by_its_first_words_without_its_markup() {
+        assert_eq!(
+            first_words("<i>Call</i> me Ishmael. Some years ago, never mind how long"),
+            "Call me Ishmael. Some years ago, never mind…"
+        );
+        assert_eq!(first_words("Loomings."), "Loomings.");
+    }
+
+    #[test]
+    fn a_count_of_one_is_said_in_the_singular() {
+        assert_eq!(plural(Lang::En, 1, "count_entries"), "1 entry");
+        assert_eq!(plural(Lang::En, 0, "count_entries"), "0 entries");
+        assert_eq!(plural(Lang::En, 1_200, "count_entries"), "1,200 entries");
+        assert_eq!(plural(Lang::Es, 1, "count_entries"), "1 entrada");
+        assert_eq!(
+            plural(Lang::Es, 2, "count_passages_flagged"),
+            "2 pasajes señalados"
+        );
+    }
+
+    #[test]
+    fn a_language_is_typed_by_its_name_in_english_spanish_or_itself_or_by_its_code() {
+        for typed in [
+            "French",
+            "french",
+            " FRENCH ",
+            "francés",
+            "frances",
+            "Français",
+            "fr",
+            "FR",
+        ] {
+            assert_eq!(language_code(typed).as_deref(), Some("fr"), "{typed}");
+        }
+        assert_eq!(language_code("Deutsch").as_deref(), Some("de"));
+        assert_eq!(language_code("日本語").as_deref(), Some("ja"));
+        assert_eq!(language_code("español").as_deref(), Some("es"));
+        assert_eq!(
+            language_code("Portuguese (Brazil)").as_deref(),
+            Some("pt-BR")
+        );
+        assert_eq!(language_code("pt_br").as_deref(), Some("pt-BR"));
+        // As the language filter writes a regional code it does not list, and any code.
+        assert_eq!(language_code("English (US)").as_deref(), Some("en-US"));
+        assert_eq!(language_code("inglés (US)").as_deref(), Some("en-US"));
+        assert_eq!(language_code("tlh").as_deref(), Some("tlh"));
+        for code in ["es", "pt-BR", "zh-Hant", "en-US"] {
+            let name = language(Lang::Es, code);
+            assert_eq!(language_code(&name).as_deref(), Some(code), "{name}");
+        }
+        for unknown in ["Klingon", "Frenchh", "", "   ", "1234"] {
+            assert_eq!(language_code(unknown), None, "{unknown}");
+        }
+        let said = unknown_language(Lang::En, " Klingon ");
+        assert!(
+            said.starts_with("\u{201c}Klingon\u{201d} is not a language"),
+            "{said}"
+        );
+        assert!(said.contains("French") && said.contains("pt-BR"), "{said}");
     }
 
     #[test]

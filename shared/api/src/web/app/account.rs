@@ -49,8 +49,12 @@ struct Next {
     next: Option<String>,
     /// `done` after a password reset.
     reset: Option<String>,
+    /// `yes` after signing out.
+    signed_out: Option<String>,
 }
 
+/// The sign-in page; a visitor already signed in goes on to where they were going (the
+/// library unless `next` says).
 async fn sign_in_page(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -58,7 +62,16 @@ async fn sign_in_page(
 ) -> Response {
     let lang = Lang::of(&headers);
     let next = return_to(q.next.as_deref());
-    let notice = (q.reset.as_deref() == Some("done")).then(|| lang.get("password_changed"));
+    if SignedIn::if_any(&state, &headers, lang).await.is_some() {
+        return Redirect::to(&next).into_response();
+    }
+    let notice = if q.reset.as_deref() == Some("done") {
+        Some(lang.get("password_changed"))
+    } else if q.signed_out.as_deref() == Some("yes") {
+        Some(lang.get("signed_out"))
+    } else {
+        None
+    };
     render_form(
         &state,
         lang,
@@ -74,8 +87,12 @@ async fn sign_in_page(
     .await
 }
 
+/// The sign-up page; a visitor already signed in goes to the library.
 async fn sign_up_page(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let lang = Lang::of(&headers);
+    if SignedIn::if_any(&state, &headers, lang).await.is_some() {
+        return Redirect::to("/dashboard").into_response();
+    }
     render_form(
         &state,
         lang,
@@ -113,7 +130,12 @@ async fn render_form(
         notice,
     } = shown;
     let status = error.as_ref().map_or(StatusCode::OK, |e| e.status);
-    let message = error.map(|e| e.message);
+    // Sign-in's one refusal for an unknown email and a wrong password, in words; any other
+    // as the error pages say it.
+    let message = error.map(|e| match e.status {
+        StatusCode::UNAUTHORIZED => lang.get("wrong_credentials").to_string(),
+        _ => super::errors::for_people(lang, &e),
+    });
     let data = context! { next, error => message, email, notice };
     match page(state, None, lang, template, lang.get(title_key), data).await {
         Ok(mut response) => {
@@ -247,7 +269,14 @@ async fn sign_out(
             return page_error(me.lang, e.into());
         }
     }
-    with_cookie(&state, &headers, "", 0, Redirect::to("/"))
+    // The sign-in page says it is done.
+    with_cookie(
+        &state,
+        &headers,
+        "",
+        0,
+        Redirect::to("/signin?signed_out=yes"),
+    )
 }
 
 #[derive(Deserialize)]
@@ -279,9 +308,10 @@ struct ForgotForm {
 async fn forgot_page(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let lang = Lang::of(&headers);
     let title = lang.get("forgot");
+    let me = SignedIn::if_any(&state, &headers, lang).await;
     page(
         &state,
-        None,
+        me.as_ref(),
         lang,
         "app/forgot.html",
         title,
@@ -317,7 +347,7 @@ async fn forgot(
     match asked {
         Ok(()) => page(
             &state,
-            None,
+            SignedIn::if_any(&state, &headers, lang).await.as_ref(),
             lang,
             "app/forgot.html",
             lang.get("forgot"),
@@ -341,9 +371,10 @@ async fn reset_page(
 ) -> Response {
     let lang = Lang::of(&headers);
     let token = q.token.unwrap_or_default();
+    let me = SignedIn::if_any(&state, &headers, lang).await;
     page(
         &state,
-        None,
+        me.as_ref(),
         lang,
         "app/reset.html",
         lang.get("new_password"),
@@ -407,7 +438,7 @@ async fn verify(
     match state.services.recovery.verify_email(&token).await {
         Ok(user) => page(
             &state,
-            None,
+            SignedIn::if_any(&state, &headers, lang).await.as_ref(),
             lang,
             "app/verified.html",
             lang.get("verified"),

@@ -185,7 +185,8 @@ async fn receive(
     }
     let (file_name, bytes) = file
         .filter(|(name, _)| !name.trim().is_empty())
-        .ok_or_else(|| ApiError::bad_request(me.lang.get("file_missing")))?;
+        .ok_or_else(|| super::errors::refused(me.lang.get("file_missing")))?;
+    let target_lang = super::language_field(me.lang, target_lang.as_deref())?;
     let book = state
         .services
         .books
@@ -308,14 +309,26 @@ async fn book_page(
     let (glossaries, models, quote, quote_error, cover) = if startable {
         let glossaries = services.glossaries.list(&me.user.id).await?;
         let usage = services.usage.report(&me.user).await?;
-        let request = QuoteRequest {
-            book_id: book.id.clone(),
-            model: non_empty(q.model.clone()),
-            glossary_id: non_empty(q.glossary_id.clone()),
-            target_lang: non_empty(q.target_lang.clone()),
-            fallback_model: None,
+        // The language typed by its name or its code; one that names no language is said
+        // where the quote would be, and the form keeps what was typed.
+        let quoted = match super::language_field(me.lang, q.target_lang.as_deref()) {
+            Ok(target_lang) => {
+                let request = QuoteRequest {
+                    book_id: book.id.clone(),
+                    model: non_empty(q.model.clone()),
+                    glossary_id: non_empty(q.glossary_id.clone()),
+                    target_lang,
+                    fallback_model: None,
+                };
+                services
+                    .translations
+                    .quote(&me.user, request)
+                    .await
+                    .map_err(ApiError::from)
+            }
+            Err(e) => Err(e),
         };
-        match services.translations.quote(&me.user, request).await {
+        match quoted {
             Ok(quote) => {
                 let cover = services.usage.cover(&me.user, &usage, quote.words);
                 (glossaries, usage.allowed_models, Some(quote), None, cover)
@@ -326,7 +339,7 @@ async fn book_page(
                 glossaries,
                 usage.allowed_models,
                 None,
-                Some(ApiError::from(e).message),
+                Some(super::errors::for_people(me.lang, &e)),
                 None,
             ),
         }
@@ -357,12 +370,14 @@ async fn book_page(
             context! { chapter, flagged }
         })
         .collect();
-    // Flagged blocks per kind, each named in the interface's words (`flag_<kind>`).
-    let flags: Vec<_> = status
-        .quality
-        .flagged
+    // Flagged passages by their main flag (each once: the counts add up), each kind named in
+    // the interface's words (`flag_<kind>`, in the singular for one).
+    let flags: Vec<_> = booktr_core::translation::MAIN_ORDER
         .iter()
-        .map(|(kind, count)| context! { key => format!("flag_{kind}"), count })
+        .filter_map(|kind| {
+            let count = status.quality.main_flags.get(kind.name())?;
+            Some(context! { key => format!("flag_{}", kind.name()), count })
+        })
         .collect();
     // What needs a look, and the way to it: the review's open passages, flagged and of low
     // confidence; the run's warning of flagged blocks leads there too.
@@ -412,6 +427,8 @@ async fn book_page(
         stopped => q.stop.as_deref() == Some("done"),
         kept_chapters => status.chapters_completed,
         run_cost => (book.run > 0).then_some(status.cost.spent),
+        // While a run goes on (or waits, paused), what it has spent so far, never "free".
+        run_going => matches!(book.status, BookStatus::Translating | BookStatus::Paused),
         can_start,
         cover,
         has_translation,
@@ -424,6 +441,8 @@ async fn book_page(
         finished => book.status == BookStatus::Completed,
         continue_at => continue_at.map(|at| context! {
             chapter => at.chapter,
+            // The chapter as the reader names it: its title, else its number.
+            label => crate::web::reader::chapter_label(me.lang, &detail.chapters, at.chapter),
             page => at.page,
             href => format!("/dashboard/books/{id}/read?chapter={}&page={}", at.chapter, at.page),
         }),
@@ -485,7 +504,7 @@ async fn perform(
         .map(|c| {
             c.trim()
                 .parse::<f64>()
-                .map_err(|_| ApiError::bad_request("maxCost: a number of US dollars, such as 2.50"))
+                .map_err(|_| super::errors::refused(me.lang.get("err_max_cost")))
         })
         .transpose()?;
     match action {
@@ -494,7 +513,7 @@ async fn perform(
                 book_id: id.to_string(),
                 model: non_empty(form.model),
                 glossary_id: non_empty(form.glossary_id),
-                target_lang: non_empty(form.target_lang),
+                target_lang: super::language_field(me.lang, form.target_lang.as_deref())?,
                 max_cost,
                 pause_at_terms: form.pause_at_terms.is_some(),
                 fallback_model: None,
@@ -524,7 +543,7 @@ async fn perform(
                 .map(|d| {
                     d.trim()
                         .parse::<i64>()
-                        .map_err(|_| ApiError::bad_request("expiry: a number of days"))
+                        .map_err(|_| super::errors::refused(me.lang.get("err_share_days")))
                 })
                 .transpose()?;
             services
@@ -535,7 +554,7 @@ async fn perform(
         "unshare" => services.books.unshare(&user.id, id).await?,
         "delete" => {
             if form.confirm.as_deref() != Some("yes") {
-                return Err(ApiError::bad_request(me.lang.get("delete_confirm")));
+                return Err(super::errors::refused(me.lang.get("delete_confirm")));
             }
             services.books.delete(&user.id, id).await?;
             return Ok("/dashboard".into());

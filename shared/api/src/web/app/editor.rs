@@ -405,7 +405,12 @@ async fn editor(
         .iter()
         .map(|f| context! { kind => f.kind, reason => f.reason.clone() })
         .collect();
+    // A flagged passage that holds its source: no answer of the model passed the checks, and
+    // the text is the original, not the model's.
+    let source_kept = !passage.flags.is_empty()
+        && passage.text.as_deref().map(str::trim) == Some(passage.source.trim());
     let origin = match &passage.origin {
+        Some(Origin::Model { .. }) if source_kept => context! { kind => "source_kept" },
         Some(Origin::Model { pass }) => {
             context! { kind => "model", pass => pass.map(|p| p.task()) }
         }

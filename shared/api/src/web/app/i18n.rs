@@ -110,7 +110,7 @@ const MESSAGES: &[(&str, &str, &str)] = &[
     ("status", "Status", "Estado"),
     ("progress", "Progress", "Progreso"),
     ("target_language", "Translate into", "Traducir al"),
-    ("target_language_hint", "Type to search the languages by name, or a code such as pt-BR.", "Escribe para buscar el idioma por su nombre, o un código como pt-BR."),
+    ("target_language_hint", "Type the language's name (French, or français) or its code (fr, pt-BR), or pick it from the list.", "Escribe el nombre del idioma (francés, o français) o su código (fr, pt-BR), o elígelo de la lista."),
     ("uploaded", "Uploaded", "Subido"),
     ("upload", "Upload a book", "Subir un libro"),
     ("upload_button", "Upload", "Subir"),
@@ -255,29 +255,32 @@ const MESSAGES: &[(&str, &str, &str)] = &[
     ("admin", "Admin", "Administración"),
     ("share", "Share", "Compartir"),
     ("choice_hint", "The book's page quotes the translation with these before it starts; they can still be changed there.", "La página del libro presupuesta la traducción con estas opciones antes de empezar; allí aún se pueden cambiar."),
-    ("flagged", "Flagged blocks", "Bloques señalados"),
+    ("flagged", "Flagged passages", "Pasajes señalados"),
     ("quality", "Checks", "Comprobaciones"),
-    ("no_flags", "no block flagged.", "ningún bloque señalado."),
-    ("blocks_flagged", "blocks flagged, each keeping its source text", "bloques señalados, cada uno con su texto original"),
-    ("flag_missing", "not returned", "no devueltos"),
-    ("flag_brokenMarks", "with broken formatting", "con el formato roto"),
-    ("flag_untranslated", "untranslated", "sin traducir"),
-    ("flag_wrongLanguage", "in the wrong language", "en otro idioma"),
-    ("flag_length", "of implausible length", "de longitud inverosímil"),
-    ("flag_refusal", "refused or commented on", "rechazados o comentados"),
-    ("flag_merged", "merged with a neighbour", "unidos al siguiente"),
-    ("flag_repeated", "repeated", "repetidos"),
-    ("flag_truncated", "cut off", "cortados"),
-    ("flag_duplicate", "the same as another passage's", "iguales que la de otro pasaje"),
-    ("flag_numbers", "with numbers unlike the source's", "con números distintos de los del original"),
-    ("flag_names", "with names unlike the source's", "con nombres distintos de los del original"),
+    ("no_flags", "no passage flagged.", "ningún pasaje señalado."),
+    // A passage can fail several checks: the book's page counts each once, under its main
+    // flag (`QualitySummary::main_flags`), so that the counts add up to the passages flagged.
+    ("count_passages_flagged", "1 passage flagged|{n} passages flagged", "1 pasaje señalado|{n} pasajes señalados"),
+    ("flags_main_hint", "each once, by what went most wrong", "cada uno una vez, por lo más grave"),
+    ("flag_missing", "{n} not returned|{n} not returned", "{n} no devuelto|{n} no devueltos"),
+    ("flag_brokenMarks", "{n} with broken formatting|{n} with broken formatting", "{n} con el formato roto|{n} con el formato roto"),
+    ("flag_untranslated", "{n} untranslated|{n} untranslated", "{n} sin traducir|{n} sin traducir"),
+    ("flag_wrongLanguage", "{n} in the wrong language|{n} in the wrong language", "{n} en otro idioma|{n} en otro idioma"),
+    ("flag_length", "{n} of implausible length|{n} of implausible length", "{n} de longitud inverosímil|{n} de longitud inverosímil"),
+    ("flag_refusal", "{n} refused or commented on|{n} refused or commented on", "{n} rechazado o comentado|{n} rechazados o comentados"),
+    ("flag_merged", "{n} merged with a neighbour|{n} merged with a neighbour", "{n} unido al siguiente|{n} unidos al siguiente"),
+    ("flag_repeated", "{n} repeated|{n} repeated", "{n} repetido|{n} repetidos"),
+    ("flag_truncated", "{n} cut off|{n} cut off", "{n} cortado|{n} cortados"),
+    ("flag_duplicate", "{n} the same as another passage|{n} the same as other passages", "{n} igual que otro pasaje|{n} iguales que otros pasajes"),
+    ("flag_numbers", "{n} with numbers unlike the source's|{n} with numbers unlike the source's", "{n} con números distintos de los del original|{n} con números distintos de los del original"),
+    ("flag_names", "{n} with names unlike the source's|{n} with names unlike the source's", "{n} con nombres distintos de los del original|{n} con nombres distintos de los del original"),
     ("changed_by_review", "Changed by the review", "Cambiados en la revisión"),
     ("low_confidence", "Passages to read first (low confidence)", "Pasajes que leer primero (confianza baja)"),
     ("model_profile", "How the model was asked", "Cómo se consultó al modelo"),
     ("profile_hosted", "a hosted model, many paragraphs a request, every one reviewed", "un modelo alojado, muchos párrafos por petición, todos revisados"),
     ("profile_small", "a small model, one paragraph a request, the doubtful ones reviewed", "un modelo pequeño, un párrafo por petición, revisados los dudosos"),
     ("changed_by_polish", "by the polish", "en el pulido"),
-    ("changes_not_kept", "changes not kept (they failed a check)", "cambios descartados (no pasaron una comprobación)"),
+    ("count_changes_not_kept", "1 change not kept (it failed a check)|{n} changes not kept (they failed a check)", "1 cambio descartado (no pasó una comprobación)|{n} cambios descartados (no pasaron una comprobación)"),
     ("repaired", "Repaired by a second request", "Reparados con una segunda petición"),
     ("removed_lines", "Remarks the model added around the text, left out", "Comentarios que el modelo añadió al texto, omitidos"),
     ("source_language", "Written in", "Escrito en"),
@@ -294,7 +297,7 @@ const MESSAGES: &[(&str, &str, &str)] = &[
     ("csv_hint", "One entry per line: term,translation[,context]; a first line starting with \"source\" is a header.", "Una entrada por línea: término,traducción[,contexto]; una primera línea que empiece por \"source\" es la cabecera."),
     ("csv_missing", "Choose a CSV file to import.", "Elige un archivo CSV para importar."),
     ("create_glossary", "Create glossary", "Crear glosario"),
-    ("entries", "entries", "entradas"),
+    ("count_entries", "1 entry|{n} entries", "1 entrada|{n} entradas"),
     ("entries_title", "Entries", "Entradas"),
     ("entries_hint", "Empty a row to remove its entry; fill the empty rows to add entries.", "Vacía una fila para quitar su entrada; rellena las filas vacías para añadir entradas."),
     ("term", "Term", "Término"),
@@ -370,7 +373,7 @@ const MESSAGES: &[(&str, &str, &str)] = &[
     ("edit", "Edit", "Editar"),
     ("edit_passage", "Edit this passage", "Editar este pasaje"),
     ("flagged_mark", "Flagged", "Señalado"),
-    ("passages_flagged", "passages flagged by the checks are still open.", "pasajes señalados por las comprobaciones siguen pendientes."),
+    ("passages_flagged", "Passages flagged by the checks and still open:", "Pasajes señalados por las comprobaciones y aún pendientes:"),
     ("no_passage_flagged", "No passage is flagged: the checks found nothing left to review.", "Ningún pasaje está señalado: las comprobaciones no dejan nada por revisar."),
     ("next_flagged", "Next flagged passage", "Siguiente pasaje señalado"),
     ("note_no_flagged", "No flagged passage is left to review.", "No queda ningún pasaje señalado por revisar."),
@@ -562,7 +565,7 @@ const MESSAGES: &[(&str, &str, &str)] = &[
     ("terms_glossary_hint", "The glossary the translation was started with fixes these: change them in the glossary, then translate the book again.", "El glosario con el que empezó la traducción fija estos: cámbialos en el glosario y vuelve a traducir el libro."),
     ("open_glossary", "Open the glossary", "Abrir el glosario"),
     ("terms_link", "The book's term list", "La lista de términos del libro"),
-    ("terms_found", "names and terms", "nombres y términos"),
+    ("count_terms", "1 name or term|{n} names and terms", "1 nombre o término|{n} nombres y términos"),
     ("terms_paused_note", "Paused with the term list ready, before the first chapter: check it, then continue.", "En pausa con la lista de términos lista, antes del primer capítulo: revísala y luego continúa."),
     ("terms_check", "Check the term list", "Revisar la lista de términos"),
     // Renaming a term in the whole book from the editor (issue 48).
@@ -596,6 +599,35 @@ const MESSAGES: &[(&str, &str, &str)] = &[
     ("skip_not_held", "it no longer holds the old rendering.", "ya no tiene la traducción anterior."),
     ("skip_refused", "its text with the new rendering could not be saved:", "su texto con la traducción nueva no se pudo guardar:"),
     ("rename_tick_one", "Nothing was changed: tick at least one passage.", "No se ha cambiado nada: marca al menos un pasaje."),
+    // Words and feedback (issue 48 item 5).
+    ("language_not_known", "\u{201c}{typed}\u{201d} is not a language we know. Type its name, such as French, German, Japanese or Portuguese (Brazil), or its code, such as fr, de, ja or pt-BR.", "\u{ab}{typed}\u{bb} no es un idioma que conozcamos. Escribe su nombre, como francés, alemán, japonés o portugués (Brasil), o su código, como fr, de, ja o pt-BR."),
+    ("origin_source_kept", "The original text, kept: no translation of it passed the checks", "El texto original, conservado: ninguna traducción pasó las comprobaciones"),
+    ("run_spent", "Spent so far on this run", "Gastado hasta ahora en esta traducción"),
+    ("spent_nothing_yet", "nothing yet", "nada todavía"),
+    ("signed_out", "You are signed out.", "Has cerrado la sesión."),
+    ("continue_page", "page {page}", "página {page}"),
+    ("edit_side_by_side", "Side by side, every passage has an Edit link; here, those flagged.", "Lado a lado, cada pasaje tiene un enlace Editar; aquí, los señalados."),
+    ("error_summary", "There is a problem", "Hay un problema"),
+    ("wrong_credentials", "The email or the password is not right.", "El correo o la contraseña no son correctos."),
+    ("err_invalid_title", "That could not be done", "No se ha podido hacer"),
+    ("err_invalid", "That could not be done as asked.", "No se ha podido hacer tal como se pidió."),
+    ("err_check_form", "Go back, check what the form holds and try again.", "Vuelve atrás, revisa lo que tiene el formulario e inténtalo de nuevo."),
+    ("err_quota", "Your plan's monthly quota does not cover this.", "La cuota mensual de tu plan no cubre esto."),
+    ("err_invalid_key", "The provider did not accept this key: check that it was copied whole, then save it again.", "El proveedor no ha aceptado esta clave: comprueba que se copió entera y vuelve a guardarla."),
+    ("err_email_taken", "An account with this email already exists: sign in, or ask for a new password if you have forgotten it.", "Ya existe una cuenta con este correo: inicia sesión, o pide una contraseña nueva si la has olvidado."),
+    ("err_conflict_title", "Changed meanwhile", "Cambió mientras tanto"),
+    ("err_conflict", "This changed elsewhere meanwhile (in another tab, or by someone with the same account). Reload the page to see it as it is now, and try again.", "Esto cambió mientras tanto en otro sitio (en otra pestaña, o alguien con la misma cuenta). Recarga la página para verlo como está ahora e inténtalo de nuevo."),
+    ("err_render", "The book's file could not be made.", "No se ha podido hacer el archivo del libro."),
+    ("err_session", "Your session has ended: sign in again.", "Tu sesión ha terminado: vuelve a iniciarla."),
+    ("err_not_yours", "This is not open to your account.", "Esto no está abierto a tu cuenta."),
+    ("err_method", "This page does not take that kind of request: go back and use the page's own buttons.", "Esta página no admite ese tipo de petición: vuelve atrás y usa los botones de la propia página."),
+    ("err_busy_title", "Busy for a moment", "Ocupado un momento"),
+    ("err_busy", "The service is busy for a moment: try again in a few seconds.", "El servicio está ocupado un momento: inténtalo de nuevo dentro de unos segundos."),
+    ("err_internal_title", "Something went wrong", "Algo ha fallado"),
+    ("err_internal", "Something went wrong on our side. It has been noted; try again later.", "Algo ha fallado por nuestra parte. Ha quedado anotado; inténtalo de nuevo más tarde."),
+    ("err_max_cost", "The spending cap is a sum of US dollars, such as 2.50.", "El límite de gasto es una cantidad en dólares, como 2.50."),
+    ("err_share_days", "The link's expiry is a number of days, such as 30.", "La caducidad del enlace es un número de días, como 30."),
+    ("err_key_days", "A key's expiry is a number of days, from 1 to 3650.", "La caducidad de una clave es un número de días, de 1 a 3650."),
 ];
 
 #[cfg(test)]
@@ -623,6 +655,33 @@ mod tests {
         }
         for pass in ["translate", "review", "polish"] {
             assert!(Lang::Es.find(&format!("pass_{pass}")).is_some(), "{pass}");
+        }
+    }
+
+    #[test]
+    fn every_count_has_its_singular_and_plural_in_both_languages() {
+        let counts = MESSAGES
+            .iter()
+            .filter(|(key, _, _)| key.starts_with("count_") || key.starts_with("flag_"))
+            .filter(|(key, _, _)| *key != "flag_kept");
+        for (key, en, es) in counts {
+            for forms in [en, es] {
+                let parts: Vec<&str> = forms.split('|').collect();
+                assert_eq!(parts.len(), 2, "{key}: one|other");
+                assert!(
+                    parts
+                        .iter()
+                        .all(|p| p.contains("{n}") || p.starts_with("1 ")),
+                    "{key}"
+                );
+            }
+        }
+        for problem in booktr_translate::checks::Problem::ALL {
+            let key = format!("flag_{}", problem.name());
+            assert!(
+                Lang::Es.find(&key).is_some_and(|m| m.contains('|')),
+                "{key}"
+            );
         }
     }
 

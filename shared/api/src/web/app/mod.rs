@@ -29,6 +29,7 @@ mod terms;
 use axum::extract::{FromRequestParts, OriginalUri};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::request::Parts;
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Redirect, Response};
 use booktr_core::accounts::User;
 use minijinja::{context, Value};
@@ -156,13 +157,35 @@ impl FromRequestParts<AppState> for Visitor {
 }
 
 impl SignedIn {
+    /// The signed-in user of a page open to anyone (sign-in, a reset, an error), when the
+    /// request's session is live: its header is then the signed-in one.
+    pub(super) async fn if_any(state: &AppState, headers: &HeaderMap, lang: Lang) -> Option<Self> {
+        let session = session_token(headers)?;
+        let principal = state
+            .services
+            .accounts
+            .authenticate_session(&session)
+            .await
+            .ok()?;
+        Some(SignedIn {
+            csrf: csrf::token(&session),
+            user: principal.user,
+            session,
+            lang,
+        })
+    }
+
     /// Refuses a form without this session's token (403, nothing changed).
     pub fn check_form(&self, token: Option<&str>) -> Result<(), ApiError> {
         if token.is_some_and(|t| csrf::holds(t, &self.session)) {
             Ok(())
         } else {
             tracing::info!("a form without its session's CSRF token was refused");
-            Err(ApiError::forbidden(self.lang.get("forbidden")))
+            Err(ApiError::new(
+                axum::http::StatusCode::FORBIDDEN,
+                errors::SAID,
+                self.lang.get("forbidden"),
+            ))
         }
     }
 }
@@ -186,6 +209,18 @@ pub(super) fn field(fields: &[(String, String)], name: &str) -> Option<String> {
         .iter()
         .find(|(n, _)| n == name)
         .map(|(_, v)| v.clone())
+}
+
+/// A language field as a form sent it: None when left empty, else the code of the language it
+/// names or is the code of ([`crate::web::words::language_code`]); a field that holds no
+/// language is refused (400) saying so, with a few names and codes it could hold.
+pub(super) fn language_field(lang: Lang, typed: Option<&str>) -> Result<Option<String>, ApiError> {
+    match typed.map(str::trim).filter(|t| !t.is_empty()) {
+        None => Ok(None),
+        Some(typed) => crate::web::words::language_code(typed)
+            .map(Some)
+            .ok_or_else(|| errors::refused(crate::web::words::unknown_language(lang, typed))),
+    }
 }
 
 /// What the layout shows of the signed-in user.

@@ -75,7 +75,8 @@ struct Said {
     new_key: Option<Value>,
     new_webhook: Option<Value>,
     tested: Option<Value>,
-    password_error: Option<String>,
+    /// The password form's refusal, and the field it is about (`pw-current` or `pw-new`).
+    password_error: Option<(String, &'static str)>,
     status: Option<StatusCode>,
 }
 
@@ -178,7 +179,8 @@ async fn settings_page(
         new_key => said.new_key,
         new_webhook => said.new_webhook,
         tested => said.tested,
-        password_error => said.password_error,
+        password_error => said.password_error.as_ref().map(|(message, _)| message.clone()),
+        password_field => said.password_error.as_ref().map(|(_, field)| *field),
         ..data
     };
     let title = format!("{} · {label}", me.lang.get("settings"));
@@ -228,7 +230,7 @@ async fn create_key(
                     .parse()
                     .ok()
                     .filter(|d| (1..=3650).contains(d))
-                    .ok_or_else(|| ApiError::bad_request("expiry: a number of days, 1 to 3650"))?;
+                    .ok_or_else(|| super::errors::refused(me.lang.get("err_key_days")))?;
                 Some(chrono::Utc::now() + chrono::Duration::days(days))
             }
         };
@@ -481,7 +483,7 @@ async fn save_profile(
             .update_profile(
                 &me.user.id,
                 value(&fields, "name"),
-                value(&fields, "preferredLanguage"),
+                super::language_field(me.lang, value(&fields, "preferredLanguage").as_deref())?,
             )
             .await?;
         Ok::<_, ApiError>(())
@@ -499,7 +501,11 @@ async fn save_preferences(
         me.check_fields(&fields)?;
         let preferences = booktr_core::preferences::Preferences {
             default_model: value(&fields, "defaultModel").unwrap_or_default(),
-            default_target_language: value(&fields, "defaultTargetLanguage").unwrap_or_default(),
+            default_target_language: super::language_field(
+                me.lang,
+                value(&fields, "defaultTargetLanguage").as_deref(),
+            )?
+            .unwrap_or_default(),
             preserve_formatting: ticked(&fields, "preserveFormatting"),
             auto_start_translation: ticked(&fields, "autoStartTranslation"),
             default_glossary_id: value(&fields, "defaultGlossaryId").filter(|g| !g.is_empty()),
@@ -604,8 +610,9 @@ struct PasswordForm {
 }
 
 /// Changes the password with the current one; every other session ends, this one stays. A
-/// wrong current password, or a new one that does not do, is said on the profile's page above
-/// the form. Attempts count as sign-ins do, so a borrowed session cannot guess the password.
+/// wrong current password, or a new one that does not do, is said on the profile's page in an
+/// error summary at the top of the form, which the form's address names (`#password-error`),
+/// so that the browser shows it first, on a phone too; the script also gives it the focus. Attempts count as sign-ins do, so a borrowed session cannot guess the password.
 async fn change_password(
     State(state): State<AppState>,
     me: SignedIn,
@@ -625,16 +632,24 @@ async fn change_password(
             .await
     }
     .await;
-    let message = match changed {
+    let refused = match changed {
+        // The notice is at the top of the page (the form's address names the error summary's
+        // anchor, which the answer's own replaces).
         Ok(_) => {
-            return Redirect::to("/dashboard/settings/profile?password=changed").into_response()
+            return Redirect::to("/dashboard/settings/profile?password=changed#main")
+                .into_response()
         }
-        Err(AccountsError::WrongPassword) => me.lang.get("wrong_password").to_string(),
-        Err(AccountsError::Invalid(message)) => message,
+        Err(AccountsError::WrongPassword) => {
+            (me.lang.get("wrong_password").to_string(), "pw-current")
+        }
+        Err(e @ AccountsError::Invalid(_)) => (
+            super::errors::for_people(me.lang, &ApiError::from(e)),
+            "pw-new",
+        ),
         Err(e) => return page_error(me.lang, e.into()),
     };
     let said = Said {
-        password_error: Some(message),
+        password_error: Some(refused),
         status: Some(StatusCode::BAD_REQUEST),
         ..Said::default()
     };

@@ -28,6 +28,7 @@ use super::editor::{passage_error, preview_value};
 use super::{field, page, page_error, SignedIn};
 use crate::error::ApiError;
 use crate::extract::Path;
+use crate::web::reader::chapter_label;
 use crate::{AppState, Routes};
 
 /// Passages a preview page lists at most (the model's and the owner's together): one apply
@@ -179,7 +180,15 @@ async fn rename_page(
         .preview_term(&me.user.id, id, &asked.request, asked.start, PREVIEW_PAGE)
         .await
         .map_err(|e| fail(passage_error(e)))?;
+    let chapters = state
+        .services
+        .books
+        .chapters(&book.id)
+        .await
+        .map_err(|e| fail(e.into()))?;
     let request = &asked.request;
+    // Each passage named as the reader shows it: its chapter's title, its first words, and a
+    // link to it in the reader.
     let shown = |passages: &[TermPassage]| -> Vec<Value> {
         passages
             .iter()
@@ -187,7 +196,9 @@ async fn rename_page(
                 context! {
                     chapter => p.chapter,
                     index => p.index,
-                    number => p.index + 1,
+                    label => chapter_label(me.lang, &chapters, p.chapter),
+                    words => crate::web::words::first_words(&p.text),
+                    href => passage_href(id, p.chapter, p.index),
                     value => format!("{}.{}.{}", p.chapter, p.index, p.version),
                     before => marked(&p.text, &request.from),
                     after => marked(&p.after, &request.to),
@@ -201,7 +212,15 @@ async fn rename_page(
             StatusCode::BAD_REQUEST,
             Some(context! { none_ticked => true }),
         ),
-        Some(Said::Applied(applied)) => (StatusCode::OK, Some(result(applied))),
+        Some(Said::Applied(applied)) => (
+            StatusCode::OK,
+            Some(result(applied, |chapter, index| {
+                context! {
+                    label => chapter_label(me.lang, &chapters, chapter),
+                    href => passage_href(id, chapter, index),
+                }
+            })),
+        ),
     };
     let back = asked.back;
     let data = context! {
@@ -210,7 +229,7 @@ async fn rename_page(
         back => context! {
             chapter => back.chapter,
             index => back.index,
-            href => format!("/dashboard/books/{id}/read?chapter={}&near={}#p-{}", back.chapter, back.index, back.index),
+            href => passage_href(id, back.chapter, back.index),
         },
         start => context! { chapter => asked.start.chapter, index => asked.start.index },
         passages => shown(&preview.passages),
@@ -252,8 +271,13 @@ fn languages(book: &Book) -> Value {
     }
 }
 
-/// What an apply did, as the page says it.
-fn result(applied: TermApplied) -> Value {
+/// Passage `index` of chapter `chapter` in the owner's reader.
+fn passage_href(id: &str, chapter: u32, index: u32) -> String {
+    format!("/dashboard/books/{id}/read?chapter={chapter}&near={index}#p-{index}")
+}
+
+/// What an apply did, as the page says it; `place` names a passage and links to it.
+fn result(applied: TermApplied, place: impl Fn(u32, u32) -> Value) -> Value {
     let skipped: Vec<Value> = applied
         .skipped
         .iter()
@@ -264,7 +288,7 @@ fn result(applied: TermApplied) -> Value {
                 Skip::NotHeld => ("skip_not_held", None),
                 Skip::Refused(e) => ("skip_refused", Some(e.to_string())),
             };
-            context! { chapter => s.chapter, number => s.index + 1, key, detail }
+            context! { place => place(s.chapter, s.index), key, detail }
         })
         .collect();
     context! {
