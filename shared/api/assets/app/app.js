@@ -122,23 +122,34 @@
   });
 
   // The passage editor's preview: the markup's marks as the elements the book shows, a link's
-  // text without its address; markup that is not well-formed is shown as typed.
-  var MARKS = { i: "em", b: "strong", sup: "sup", sub: "sub", code: "code", keep: "span", a: "span" };
+  // text without its address, a number mark as its number (set apart at the text's end, as a
+  // verse line's number); markup that is not well-formed is shown as typed.
+  var MARKS = { i: "em", b: "strong", sup: "sup", sub: "sub", code: "code", keep: "span", a: "span", span: "span" };
   function unescapeText(t) {
     return t.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&amp;/g, "&");
   }
   function preview(text, into) {
     var root = document.createDocumentFragment();
     var open = [root], names = [], at = 0, ok = true, m;
-    var tag = /<(\/?)([a-z]+)(?:\s+[a-z]+="[^"]*")?\s*(\/?)>/g;
+    var tag = /<(\/?)([a-z]+)((?:\s+[a-z]+="[^"]*")*)\s*(\/?)>/g;
     var top = function () { return open[open.length - 1]; };
     while (ok && (m = tag.exec(text))) {
       if (m.index > at) top().appendChild(document.createTextNode(unescapeText(text.slice(at, m.index))));
       at = tag.lastIndex;
       var name = m[2];
-      if (m[3]) {
+      if (m[4]) {
+        var number = /\stext="([^"]*)"/.exec(m[3]);
         if (name === "br") top().appendChild(document.createElement("br"));
-        else if (name === "ref") {
+        else if (name === "num" && number) {
+          var value = document.createTextNode(unescapeText(number[1]));
+          if (text.slice(at).trim()) top().appendChild(value);
+          else {
+            var lnum = document.createElement("span");
+            lnum.className = "lnum";
+            lnum.appendChild(value);
+            top().appendChild(lnum);
+          }
+        } else if (name === "ref") {
           var sup = document.createElement("sup");
           sup.className = "ref";
           sup.textContent = "*";

@@ -499,8 +499,14 @@ pub(super) fn preview_value(text: &str) -> Value {
 
 fn preview_html(text: &str) -> Option<String> {
     let pieces = markup::parse(text).ok()?;
+    // A number mark that ends the text (nothing but spaces after it) is a verse line's number:
+    // set apart from the last word, as the reader and the book's files set it.
+    let last = pieces.iter().rposition(|p| match p {
+        Piece::Text(t) => !t.trim().is_empty(),
+        Piece::Tag(_) => true,
+    });
     let mut out = String::with_capacity(text.len() + 16);
-    for piece in pieces {
+    for (at, piece) in pieces.into_iter().enumerate() {
         match piece {
             Piece::Text(t) => out.push_str(&markup::escape_text(&t)),
             Piece::Tag(Tag::Open { name: "a", .. }) => out.push_str("<span class=\"link\">"),
@@ -512,7 +518,13 @@ fn preview_html(text: &str) -> Option<String> {
                 out.push_str(&format!("<{}>", html_name(name)));
             }
             Piece::Tag(Tag::Close(name)) => out.push_str(&format!("</{}>", html_name(name))),
-            // A number or sign the mark carries (a line's number, a note's call): its text.
+            Piece::Tag(Tag::Num { text, .. }) if Some(at) == last => {
+                out.push_str(&format!(
+                    "<span class=\"lnum\">{}</span>",
+                    markup::escape_text(&text)
+                ));
+            }
+            // A number or sign the mark carries (a note's call, a sign): its text.
             Piece::Tag(Tag::Num { text, .. }) => out.push_str(&markup::escape_text(&text)),
             Piece::Tag(Tag::Empty { name: "br", .. }) => out.push_str("<br>"),
             Piece::Tag(Tag::Empty { .. }) => out.push_str("<sup class=\"ref\">*</sup>"),
@@ -807,6 +819,16 @@ mod tests {
              <sup class=\"ref\">*</sup><span translate=\"no\">Ishmael</span>"
         );
         assert_eq!(preview_html("<script>alert(1)</script>"), None);
+        // A verse line's number at its end is set apart; a number mark inside the text is its
+        // text.
+        assert_eq!(
+            preview_html("into the Hofgarten,<num class=\"lnum\" text=\"10\"/> ").unwrap(),
+            "into the Hofgarten,<span class=\"lnum\">10</span> "
+        );
+        assert_eq!(
+            preview_html("page <num class=\"pg\" text=\"7\"/> of it").unwrap(),
+            "page 7 of it"
+        );
         let shown = preview_value("<script>alert(1)</script>");
         assert!(
             !shown.is_safe(),

@@ -22,6 +22,7 @@ use booktr_core::translation::passages::PassageAt;
 use minijinja::context;
 use serde::Deserialize;
 
+use super::editor::preview_value;
 use super::{page, page_error, SignedIn};
 use crate::error::ApiError;
 use crate::extract::{Path, Query};
@@ -109,8 +110,8 @@ async fn show(
         .map(|p| {
             context! {
                 index => p.index,
-                current => p.current.clone(),
-                proposed => p.proposed.clone(),
+                current => p.current.as_deref().map(preview_value),
+                proposed => preview_value(&p.proposed),
                 flagged => !p.flags.is_empty(),
                 flags => p.flags.iter().map(|f| f.kind).collect::<Vec<_>>(),
                 rejected => p.rejected,
