@@ -72,7 +72,7 @@ async fn translated_by(
 }
 
 /// The number of each verse line that ends with one, and the line's last word as printed.
-fn numbered_lines(book: &Manuscript) -> Vec<(String, String)> {
+pub(crate) fn numbered_lines(book: &Manuscript) -> Vec<(String, String)> {
     let notes = book.note_numbers();
     let mut lines = Vec::new();
     for block in book.chapters.iter().flat_map(|c| &c.blocks) {
@@ -104,10 +104,11 @@ fn numbered_lines(book: &Manuscript) -> Vec<(String, String)> {
     lines
 }
 
-fn pdftotext(pdf: &[u8], layout: bool) -> String {
-    let dir = std::env::temp_dir().join(format!("booktr-marks-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("book-{layout}.pdf"));
+/// The PDF's text as `pdftotext` reads it (`-layout`: each line as it stands on the page).
+pub(crate) fn pdftotext(pdf: &[u8], layout: bool) -> String {
+    // A folder of each call's own: tests that run at the same time write their own PDF.
+    let dir = tempfile::TempDir::new().unwrap();
+    let path = dir.path().join("book.pdf");
     std::fs::write(&path, pdf).unwrap();
     let mut command = std::process::Command::new("pdftotext");
     if layout {

@@ -1564,3 +1564,429 @@ async fn an_owner_reviews_the_passages_that_need_a_look_in_a_real_browser() {
         .await;
     browser.check_page("review-done").await;
 }
+
+/// The lines of The Waste Land whose translation [`FlagsSomeLines`] never gives back, each with
+/// its line number: words of each line's source.
+const UNANSWERED_LINES: [&str; 6] = [
+    "handful of dust",
+    "lady of situations",
+    "golden Cupidon",
+    "Nothing again nothing",
+    "expected guest",
+    "Red sails",
+];
+
+/// A stand-in that misbehaves on a share of its answers: like the offline engine, but the
+/// lines of [`UNANSWERED_LINES`] are left out of every answer in the block protocol, and a
+/// request for one of them alone is refused, so those passages end flagged (their source kept).
+/// Told an owner's instruction, it answers every line.
+struct FlagsSomeLines;
+
+#[async_trait::async_trait]
+impl booktr_translate::model::ChatModel for FlagsSomeLines {
+    async fn complete(
+        &self,
+        request: booktr_translate::model::ChatRequest,
+    ) -> Result<booktr_translate::model::ChatResponse, booktr_translate::model::ChatError> {
+        let mut response = booktr_translate::offline::OfflineEngine
+            .complete(request.clone())
+            .await?;
+        let instructed = request.user.contains("\nINSTRUCTION:\n")
+            || request
+                .system
+                .contains("The book's owner asks of this text");
+        let unanswered = |text: &str| UNANSWERED_LINES.iter().any(|words| text.contains(words));
+        if instructed {
+            return Ok(response);
+        }
+        if request.user.starts_with("TASK: ") {
+            let blocks = request.user.split("BLOCKS:\n").nth(1).unwrap_or_default();
+            let left_out: Vec<String> = blocks
+                .lines()
+                .filter(|l| l.starts_with("[[") && unanswered(l))
+                .filter_map(|l| l.split_once("]] ").map(|(m, _)| format!("{m}]] ")))
+                .collect();
+            response.text = response
+                .text
+                .lines()
+                .filter(|l| !left_out.iter().any(|m| l.starts_with(m.as_str())))
+                .map(|l| format!("{l}\n"))
+                .collect();
+        } else if unanswered(&request.user) {
+            response.text = "I'm sorry, but I can't help with translating this text.".into();
+        }
+        Ok(response)
+    }
+
+    fn name(&self) -> &str {
+        "flags-some-lines"
+    }
+}
+
+/// Every passage of the book as the API tells it to the browser's session.
+async fn every_passage(site: &str, cookie: &str, id: &str) -> Vec<Value> {
+    let mut all = Vec::new();
+    for chapter in 1.. {
+        let page = reqwest::Client::new()
+            .get(format!(
+                "{site}/api/books/{id}/chapters/{chapter}/passages?limit=200"
+            ))
+            .header("cookie", cookie)
+            .send()
+            .await
+            .unwrap();
+        if page.status() == 404 {
+            break;
+        }
+        let page: Value = page.json().await.unwrap();
+        all.extend(page["passages"].as_array().unwrap().iter().cloned());
+    }
+    all
+}
+
+/// A download of the book through the book page's link `format`, as the signed-in browser.
+async fn downloaded(browser: &Browser, cookie: &str, format: &str) -> Vec<u8> {
+    let href = browser
+        .script(&format!(
+            "return document.querySelector('a[href$=\"format={format}\"]').href;"
+        ))
+        .await;
+    let file = reqwest::Client::new()
+        .get(href.as_str().unwrap())
+        .header("cookie", cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(file.status(), 200, "{format}");
+    file.bytes().await.unwrap().to_vec()
+}
+
+/// The issue's walk of the review (issue 48): The Waste Land translated into French by a
+/// stand-in that leaves six of its numbered lines unanswered, so they are flagged; from the
+/// book's page to its review, one passage fixed by each way there is: edited in place in the
+/// editor, kept as it is, translated again with an instruction and the new translation
+/// accepted, and the last ones ticked and kept at once; then a term renamed in one passage of
+/// the editor, previewed and applied in the whole book. The EPUB and the PDF downloaded hold
+/// every change, and every one of the poem's 43 line numbers: a `span` of class `lnum` in the
+/// EPUB, apart from its verse's last word in the PDF's text. Every page of the walk is checked
+/// by axe-core at desktop and phone widths; the review and the editor fit a 390-pixel phone and
+/// are photographed at 390 and 1280 pixels.
+#[tokio::test]
+async fn an_owner_fixes_a_flagged_poem_by_every_way_of_the_review_and_downloads_every_change_with_its_line_numbers(
+) {
+    if !have(Tool::ChromeDriver) || !have(Tool::Axe) || !have(Tool::Pdftotext) {
+        return;
+    }
+    let app = TestApp::new()
+        .with_workers()
+        .with_models(std::sync::Arc::new(crate::web_review::StandIn(|| {
+            FlagsSomeLines
+        })))
+        .start()
+        .await;
+    let browser = Browser::start().await;
+    let site = &app.url;
+    let shots =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/screenshots/web-app");
+    let at_390 = |name: &'static str| {
+        let (browser, shots) = (&browser, &shots);
+        async move {
+            browser.resize((390, 800)).await;
+            browser.assert_fits(&format!("{name} at 390 pixels")).await;
+            browser
+                .photograph(&shots.join(format!("{name}-390.png")), (390, 800))
+                .await;
+            browser
+                .photograph(&shots.join(format!("{name}-1280.png")), DESKTOP)
+                .await;
+        }
+    };
+
+    browser.go(&format!("{site}/signup")).await;
+    browser.fill("#email", "poet@example.com").await;
+    browser.fill("#password", "a long password").await;
+    browser.click("form button[type=submit]").await;
+    browser.wait_for_url(&format!("{site}/dashboard")).await;
+    let dir = tempfile::TempDir::new().unwrap();
+    let file = dir.path().join("wasteland.epub");
+    let source = corpus("wasteland.epub");
+    std::fs::write(&file, &source).unwrap();
+    browser.fill("#file", file.to_str().unwrap()).await;
+    browser.fill("#targetLang", "fr").await;
+    browser.click("form[data-upload] button[type=submit]").await;
+    browser.wait_for_text("Expected cost").await;
+    let page = browser.url().await.split('?').next().unwrap().to_string();
+    let id = page.rsplit('/').next().unwrap().to_string();
+    browser
+        .click("form[action$='/start'] button[type=submit]")
+        .await;
+    browser.wait_for_book_status("COMPLETED").await;
+    browser
+        .wait_for_text("Review the passages that need a look")
+        .await;
+    browser.check_page("poem-book-to-review").await;
+
+    // The review: the six unanswered lines, each with its line number.
+    let review = format!("{page}/review");
+    browser.click("p > a[href$='/review']").await;
+    browser.wait_for_url(&review).await;
+    browser.wait_for_text("Passages: 6").await;
+    let listed = browser
+        .script(
+            "return [...document.querySelectorAll('[data-passage]')].map(e => e.dataset.passage);",
+        )
+        .await;
+    assert_eq!(
+        listed,
+        json!(["2:30", "2:50", "3:4", "3:44", "4:58", "4:98"]),
+        "the lines left unanswered, in reading order (all of confidence 0)"
+    );
+    // Each line's number set apart from its verse, as the reader sets it.
+    let number = browser
+        .script(
+            "return [...document.querySelectorAll(\"li[data-passage='2:30'] .text .lnum\")]\
+             .map(e => [e.textContent, getComputedStyle(e).float]);",
+        )
+        .await;
+    assert_eq!(number, json!([["30", "right"], ["30", "right"]]));
+    browser.check_page("poem-review").await;
+    at_390("poem-review").await;
+    let cookie = browser.session_cookie().await;
+    let passages = every_passage(site, &cookie, &id).await;
+    let at = |passages: &[Value], chapter: u64, index: u64| -> Value {
+        passages
+            .iter()
+            .find(|p| p["chapter"] == chapter && p["index"] == index)
+            .unwrap()
+            .clone()
+    };
+
+    // (1) Edited in place: the review's link opens the passage's editor in the reader, where
+    // the new text is typed with the line's number kept as the mark it is.
+    browser
+        .click("li[data-passage='2:30'] a[href*='edit=30']")
+        .await;
+    browser.wait_for_text("Edit this passage").await;
+    assert!(browser.url().await.contains("chapter=2&edit=30"));
+    let number_30 = r#"<num class="lnum" text="30"/>"#;
+    let field = browser
+        .script("return document.querySelector('.editing textarea').value;")
+        .await;
+    assert!(
+        field.as_str().unwrap().ends_with(number_30),
+        "the field holds the number as a mark: {field}"
+    );
+    let preview = browser
+        .script("return document.querySelector('.editing .preview .lnum')?.textContent;")
+        .await;
+    assert_eq!(preview, json!("30"), "the preview sets the number apart");
+    browser.check_page("poem-editor").await;
+    at_390("poem-editor").await;
+    let edited = "Je te montrerai la peur dans une poignée de poussière.";
+    browser
+        .fill(".editing textarea", &format!("{edited}{number_30}"))
+        .await;
+    // The preview follows the typing, the number apart from the verse there too.
+    let preview = browser
+        .script(
+            "const p = document.querySelector('.editing .preview'); \
+             return [p.textContent, p.querySelector('.lnum')?.textContent];",
+        )
+        .await;
+    assert_eq!(preview, json!([format!("{edited}30"), "30"]));
+    browser
+        .script("document.querySelector('.editing textarea').focus();")
+        .await;
+    browser.press(&format!("{CONTROL}{ENTER}{RELEASE}")).await;
+    browser.wait_for_text("Saved: the book").await;
+    browser.check_page("poem-editor-saved").await;
+    // Back to the review by the reader's own link: one fewer to review.
+    browser
+        .click("a[href$='/review']:not([href*='look'])")
+        .await;
+    browser.wait_for_text("Passages: 5").await;
+
+    // (2) Kept as it is, by its own button.
+    browser
+        .click("li[data-passage='2:50'] button[name=one][value^='keep:']")
+        .await;
+    browser.wait_for_text("Passages kept as they are: 1.").await;
+
+    // (3) Translated again with an instruction: the new translation, when ready, is accepted
+    // from the review.
+    browser
+        .fill(
+            "li[data-passage='3:4'] input[name=instruction]",
+            "plus soutenu",
+        )
+        .await;
+    browser
+        .click("li[data-passage='3:4'] .retranslate-row button")
+        .await;
+    browser.wait_for_text("A new translation to review").await;
+    browser.wait_for_text("Discard").await;
+    let shown = browser.page_text().await;
+    assert!(
+        !shown.contains("<num"),
+        "the texts shown, not their markup: {shown}"
+    );
+    browser.check_page("poem-proposal").await;
+    browser.go(&format!("{review}?look=proposal")).await;
+    browser.wait_for_text("New translation waiting").await;
+    browser.check_page("poem-review-proposal").await;
+    at_390("poem-review-proposal").await;
+    let accept = "li[data-passage='3:4'] button[name=one][value^='accept:']";
+    let plain = browser
+        .script(&format!(
+            "return document.querySelector(\"{accept}\").textContent;"
+        ))
+        .await;
+    // The stand-in answers every line it is told an instruction for: no check failed.
+    assert_eq!(plain, json!("Accept"));
+    browser.click(accept).await;
+    browser.wait_for_text("New translations accepted: 1.").await;
+    let accepted = at(&every_passage(site, &cookie, &id).await, 3, 4);
+    assert_eq!(accepted["origin"]["kind"], "retranslated", "{accepted}");
+    let accepted_text = accepted["text"].as_str().unwrap().to_string();
+    assert!(
+        accepted_text.ends_with(r#"<num class="lnum" text="80"/>"#),
+        "{accepted}"
+    );
+
+    // (4) The last three ticked and kept at once.
+    browser.go(&review).await;
+    browser.wait_for_text("Passages: 3").await;
+    browser
+        .script(
+            "document.querySelectorAll('input[name=selected]').forEach(b => b.click()); \
+             return true;",
+        )
+        .await;
+    browser.click("button[name=action][value=keep]").await;
+    browser.wait_for_text("Passages kept as they are: 3.").await;
+    browser.wait_for_text("No passage here needs a look.").await;
+    browser.go(&format!("{review}?status=done")).await;
+    browser.wait_for_text("Passages: 6").await;
+    browser.check_page("poem-review-done").await;
+
+    // (5) A term renamed in one passage of the editor, then in the whole book.
+    let passages = every_passage(site, &cookie, &id).await;
+    let model = "Tìrésìàs";
+    let mine = "Tirésias";
+    let holding: Vec<&Value> = passages
+        .iter()
+        .filter(|p| p["text"].as_str().is_some_and(|t| t.contains(model)))
+        .collect();
+    assert!(holding.len() >= 3, "{holding:#?}");
+    let first = holding[0];
+    let (chapter, index) = (first["chapter"].clone(), first["index"].clone());
+    browser
+        .go(&format!(
+            "{page}/read?chapter={chapter}&edit={index}#p-{index}"
+        ))
+        .await;
+    browser.wait_for_text("Edit this passage").await;
+    let renamed = first["text"].as_str().unwrap().replace(model, mine);
+    browser.fill(".editing textarea", &renamed).await;
+    browser
+        .script("document.querySelector('.editing textarea').focus();")
+        .await;
+    browser.press(&format!("{CONTROL}{ENTER}{RELEASE}")).await;
+    browser
+        .wait_for_text("This edit renames a term of the book")
+        .await;
+    browser.check_page("poem-editor-rename-offer").await;
+    browser.click("form.rename-offer button[type=submit]").await;
+    browser
+        .wait_for_text("Rename a term in the whole book")
+        .await;
+    let ticked = browser
+        .script("return [...document.querySelectorAll('input[name=p]:checked')].map(b => b.value);")
+        .await;
+    let ticked: Vec<(u64, u64)> = ticked
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            let mut parts = v.as_str().unwrap().split('.');
+            let mut next = || parts.next().unwrap().parse::<u64>().unwrap();
+            (next(), next())
+        })
+        .collect();
+    assert_eq!(ticked.len(), holding.len() - 1, "{ticked:?}");
+    browser.check_page("poem-term-rename").await;
+    browser
+        .click("form[action$='/rename/apply'] button[type=submit]")
+        .await;
+    browser.wait_for_text("Renamed in").await;
+    browser.check_page("poem-term-rename-applied").await;
+    let passages = every_passage(site, &cookie, &id).await;
+    for (chapter, index) in ticked {
+        let now = at(&passages, chapter, index);
+        let text = now["text"].as_str().unwrap();
+        assert!(text.contains(mine) && !text.contains(model), "{now}");
+    }
+
+    // The EPUB and the PDF hold every change, and every line number.
+    browser.go(&page).await;
+    let epub = downloaded(&browser, &cookie, "epub").await;
+    epubcheck(&epub);
+    let book = booktr_formats::epub::extract(&epub).unwrap();
+    let text: String = book
+        .chapters
+        .iter()
+        .map(|c| c.plain_text())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(text.contains(edited), "the edit: {text}");
+    let accepted_plain = booktr_formats::markup::plain_text(&accepted_text);
+    let accepted_words = accepted_plain.trim_end_matches(char::is_numeric);
+    assert!(text.contains(accepted_words), "{accepted_words:?}: {text}");
+    for kept in [
+        "The lady of situations.",
+        "Nothing again nothing.",
+        "Red sails",
+    ] {
+        assert!(text.contains(kept), "{kept}: {text}");
+    }
+    assert_eq!(text.matches(mine).count(), 6, "{text}");
+    assert!(!text.contains(model), "{text}");
+    let lnum = ("span".to_string(), "lnum".to_string());
+    let inline = booktr_formats::structure::count_inline_epub(&epub).unwrap();
+    assert_eq!(inline.get(&lnum), Some(&43), "{inline:?}");
+    let numbered = crate::book_marks::numbered_lines(&book);
+    let numbers: Vec<&String> = numbered.iter().map(|(_, n)| n).collect();
+    let original = booktr_formats::epub::extract(&source).unwrap();
+    let expected = crate::book_marks::numbered_lines(&original);
+    assert_eq!(
+        numbers,
+        expected.iter().map(|(_, n)| n).collect::<Vec<_>>(),
+        "every line number, in order"
+    );
+    assert!(numbered
+        .iter()
+        .any(|(last, n)| last == "poussière." && n == "30"));
+
+    let pdf = downloaded(&browser, &cookie, "pdf").await;
+    let plain = crate::book_marks::pdftotext(&pdf, false);
+    let layout = crate::book_marks::pdftotext(&pdf, true);
+    assert!(plain.contains(edited), "the edit: {plain}");
+    assert_eq!(plain.matches(mine).count(), 6, "{plain}");
+    for (last, number) in &numbered {
+        assert!(
+            !plain.contains(&format!("{last}{number}")),
+            "{number} glued to {last:?}"
+        );
+        let ends_apart = |line: &str| {
+            line.trim_end()
+                .strip_suffix(number.as_str())
+                .is_some_and(|rest| {
+                    rest.len() > rest.trim_end().len() && rest.trim_end().ends_with(last.as_str())
+                })
+        };
+        assert!(
+            layout.lines().any(ends_apart),
+            "no line of the PDF ends with {last:?} and then {number}"
+        );
+    }
+}
