@@ -13,6 +13,7 @@ use booktr_translate::misbehaving::{Fault, Misbehaving};
 use booktr_translate::model::{ChatError, ChatModel};
 use booktr_translate::offline::OfflineEngine;
 use booktr_translate::pipeline::PipelineConfig;
+use booktr_translate::profile::{Profile, Settings};
 use booktr_translate::pipeline::{translate_chapter, ChapterInput, ChapterTranslation};
 use booktr_translate::providers::Family;
 use booktr_translate::recorded::Replay;
@@ -242,4 +243,95 @@ async fn a_real_small_models_recorded_three_passes_one_block_a_request_replay_in
     // As `booktr translate --pass-texts` wrote the polished text the bench scored.
     let made: Vec<String> = out.blocks.iter().map(|b| b.plain_text()).collect();
     assert_eq!(made.join("\n\n") + "\n", SCORED_ONE_BLOCK);
+}
+
+/// The same model and letter with nothing set by hand, as the quality bench runs it against the
+/// model's own local server (`LETTER=1 RECORD=1 SEEDS=1 bash scripts/quality-bench.sh`): the
+/// small profile, one block a request with the translation so far as its window, the review
+/// and the polish only for the blocks that need a look. Three of its first answers ran round
+/// and round to the token limit, and the review and the polish gave every block back as it was.
+const RECORDED_SMALL_PROFILE: &str =
+    include_str!("../fixtures/real-model/qwen2.5-coder-1.5b.fr.small-profile.jsonl");
+const SCORED_SMALL_PROFILE: &str =
+    include_str!("../fixtures/real-model/frankenstein-letter-1.fr.small-profile.txt");
+
+/// A recorded model, served as on a server the operator chose (a local OpenAI-compatible one).
+struct OnLocalServer(Replay);
+
+#[async_trait]
+impl ChatModel for OnLocalServer {
+    async fn complete(
+        &self,
+        request: booktr_translate::model::ChatRequest,
+    ) -> Result<booktr_translate::model::ChatResponse, ChatError> {
+        self.0.complete(request).await
+    }
+
+    fn name(&self) -> &str {
+        "local"
+    }
+
+    fn on_operators_server(&self) -> bool {
+        true
+    }
+}
+
+#[tokio::test]
+async fn a_real_small_model_on_a_local_server_runs_the_small_profile_and_replays_into_the_book_the_bench_scored(
+) {
+    let format = booktr_core::books::sniff("letter.txt", LETTER).unwrap();
+    let book = booktr_formats::extract(format.reader(), LETTER).unwrap();
+    let model = OnLocalServer(Replay::from_lines(RECORDED_SMALL_PROFILE).unwrap());
+    // Nothing set by hand: the profile comes from where the model runs.
+    let (profile, config) = Settings::default().for_model(&model);
+    assert_eq!(profile, Profile::Small);
+    let texts: Vec<String> = book.chapters[0]
+        .blocks
+        .iter()
+        .map(|b| b.plain_text())
+        .collect();
+    // The term list holds the letter's one name, as the 1821 translation renders it: no
+    // function word or contraction from a sentence's start, no common noun bound to itself.
+    let found = candidates(&texts, &[]);
+    let terms = translate_terms(&model, &found, "en", "fr", &[], &config)
+        .await
+        .expect("the term pass was recorded");
+    let glossary = terms.with_glossary(&[]);
+    let listed: Vec<(&str, &str)> = glossary
+        .iter()
+        .map(|e| (e.source.as_str(), e.target.as_str()))
+        .collect();
+    assert_eq!(listed, [("Margaret", "Marguerite")]);
+    let (ladder, ledger) = (Ladder::default(), HashMap::new());
+    let input = ChapterInput {
+        blocks: &book.chapters[0].blocks,
+        source_lang: "en",
+        target_lang: "fr",
+        glossary: &glossary,
+        ledger: &ledger,
+        ladder: &ladder,
+        instruction: None,
+    };
+    let out = translate_chapter(&model, &input, &config)
+        .await
+        .expect("every request of the three passes was recorded");
+    assert!(out.quality.flagged.is_empty(), "{:?}", out.quality.flagged);
+    // The answers that ran on were cut at their limit and asked for again, down the ladder.
+    assert_eq!(
+        out.quality.repaired.total(),
+        2,
+        "{:?}",
+        out.quality.repaired
+    );
+    // The later passes were sent only the blocks that needed a look, and changed none.
+    let sent = out.quality.sent;
+    assert_eq!((sent.review, sent.polish), (5, 5));
+    assert_eq!(
+        (out.quality.changed.review, out.quality.changed.polish),
+        (0, 0)
+    );
+    // Every block has a confidence; the blocks repaired on the way are trusted least.
+    assert_eq!(out.quality.confidence.len(), book.chapters[0].blocks.len());
+    let made: Vec<String> = out.blocks.iter().map(|b| b.plain_text()).collect();
+    assert_eq!(made.join("\n\n") + "\n", SCORED_SMALL_PROFILE);
 }
