@@ -119,7 +119,7 @@ impl Edition {
     }
 
     /// The end of the file's name: `epub`, or `bilingual.epub` (the translated edition's
-    /// names are those files had before layouts existed).
+    /// name carries no layout, as the files stored under it are named).
     pub fn suffix(self) -> String {
         match self.layout {
             Layout::Translated => self.format.as_str().to_string(),

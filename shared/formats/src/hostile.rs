@@ -391,10 +391,11 @@ fn pdf_deep_arrays() -> Vec<u8> {
     pdf_of_pages(vec![readable, stream(&nested_text, 1)], vec![deep])
 }
 
-/// The attack that took the server down: chapters of `<p>a b</p>` repeated, 62 MiB each
-/// (millions of paragraphs), beside 40 MB of incompressible padding so that the archive's
-/// inflation budget, which grows with the file, lets them through. Only the first chapter is
-/// ever read: the reader stops at the book's paragraph limit.
+/// The paragraph bomb, which takes a server whose readers stop only at the inflated bytes past
+/// its memory: chapters of `<p>a b</p>` repeated, 62 MiB each (millions of paragraphs), beside
+/// 40 MB of incompressible padding so that the archive's inflation budget, which grows with the
+/// file, lets them through. Only the first chapter is ever read: the reader stops at the book's
+/// paragraph limit.
 fn epub_paragraph_bomb() -> Vec<u8> {
     let chapter = format!("<h1>One</h1><p>{PROSE}</p>{PARAGRAPH_BOMB}");
     with_entries(epub(&[chapter.clone(), chapter], &[]), |zip, stored| {

@@ -3,7 +3,7 @@
 //! The [`crate::Budget`] bounds the bytes a file inflates to; these bound what the readers
 //! build from them. A few megabytes of `<p>a b</p>` repeated are millions of blocks, each a
 //! few hundred bytes in memory and then a job of its own in every pass: bounded only by the
-//! bytes, one 52 MB upload took the server past 2.8 GB. Each limit leaves room for the
+//! bytes, a 52 MB upload of them takes the server past 2.8 GB. Each limit leaves room for the
 //! largest real books: a 2,000-page novel has about 700,000 words in some 25,000 paragraphs
 //! and a few hundred chapters (the corpus books stay below a tenth of every limit; see the
 //! test below).
@@ -26,9 +26,8 @@ pub const MAX_WORDS: u64 = 3_000_000;
 /// Characters of text in one block.
 pub const MAX_BLOCK_CHARS: usize = 100_000;
 /// Bytes of one PDF page's content (its drawing instructions, decompressed, spaces not
-/// counted): the reader holds
-/// them parsed, at twenty times their size or more. A page of text has a few kilobytes; a
-/// page past this is left out, and the book's warnings say so.
+/// counted): the reader holds them parsed, at twenty times their size or more. A page of text
+/// has a few kilobytes; a page past this is left out, and the book's warnings say so.
 pub const MAX_PAGE_CONTENT_BYTES: usize = 2 << 20;
 /// Bytes of text a PDF's pages give, before it is cut into blocks: three million words of
 /// text in a script of two-byte letters, with room.

@@ -77,7 +77,7 @@ impl Profile {
 
     /// What the first pass sees of the chapter before a chunk. A hosted model answers many
     /// requests at once, and a chapter's chunks all go out at once with the source before
-    /// each: one after the other, a chapter of four chunks took four answers' time (Moby-Dick
+    /// each: one after the other, a chapter of four chunks takes four answers' time (Moby-Dick
     /// through the whole-book bench: docs/benchmarks.md). A local server answers one request at
     /// a time, so a small model loses no time to seeing its own translation so far.
     fn window(self) -> Window {

@@ -1,7 +1,7 @@
 //! Blocks too large for one chunk, cut into parts that fit, and joined back after translation.
 //!
-//! The chunker never splits a block, so before this a one-paragraph book went to the model as
-//! one request of hundreds of thousands of tokens, which no model accepts. A part ends at a
+//! The chunker never splits a block, and a book of one paragraph would otherwise go to the model
+//! as one request of hundreds of thousands of tokens, which no model accepts. A part ends at a
 //! sentence end if one fits, else at a space, else anywhere outside a tag or an entity (text
 //! without spaces: CJK, or long runs of symbols). Marks open at a cut are closed at the end of
 //! the part and opened again at the start of the next, so every part is well-formed markup the

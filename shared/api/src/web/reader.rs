@@ -6,7 +6,7 @@
 //! render `reader_body.html` from what [`prepare`] makes, styled by the app's style sheet.
 //!
 //! A chapter is shown a page at a time (`?chapter=N&page=M`, both from 1): a book may hold a
-//! chapter of tens of thousands of paragraphs, and one page of all of it was hundreds of
+//! chapter of tens of thousands of paragraphs, and one page of all of it would be hundreds of
 //! megabytes of HTML for one request. A page ends at [`PAGE_BLOCKS`] rows or [`PAGE_CHARS`]
 //! characters, whichever comes first, so no reader page is larger than a few megabytes
 //! whatever the book. Only the rows of the page asked for are built; the others are measured

@@ -26,7 +26,7 @@ const MAX_URL: usize = 2_000;
 pub const MAX_PAGE_SIZE: u32 = 50;
 const PUBLISHED: &str = "POSTS#PUBLISHED";
 /// The newest published posts a listing filters and pages over: a bound on what one public
-/// request reads (a later version pages through the index per filter instead).
+/// request reads (paging through the index per filter would lift it).
 const LISTED: usize = 2_000;
 
 /// A post as its author writes it: a category and tags by id or slug, and the status asked for.

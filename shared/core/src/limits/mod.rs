@@ -1,4 +1,4 @@
-//! What one caller may spend: request rate limits now, plan quotas in [`crate::usage`].
+//! What one caller may spend: request rate limits here, plan quotas in [`crate::usage`].
 
 pub mod rate;
 mod record;

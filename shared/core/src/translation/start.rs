@@ -477,7 +477,7 @@ fn check_fallback(user: &User, model: &str, fallback: String) -> Result<String, 
 
 /// A run's key with its fallback model in it: the fallback decides the text of the blocks it
 /// takes, so a run with one does not reuse chapters translated without it (and a run without
-/// one keeps the keys it always had).
+/// one has the plain key, and reuses the chapters stored under it).
 fn with_fallback(key: &str, fallback: &str) -> String {
     use sha2::{Digest, Sha256};
     let mut hash = Sha256::new();

@@ -231,8 +231,8 @@ fn html_books_rebuilt_keep_their_quotations_notes_and_line_breaks() {
     }
 }
 
-/// Books from HTML and Word, whose quotations, poems and notes are now set as such, rebuild to
-/// EPUBs epubcheck accepts (links to anchors that shared a block included).
+/// Books from HTML and Word, with their quotations, poems and notes set as such, rebuild to
+/// EPUBs epubcheck accepts (links to anchors that share a block included).
 #[test]
 fn html_and_word_books_rebuild_to_epubs_that_epubcheck_accepts() {
     for name in [
