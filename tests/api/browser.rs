@@ -1749,6 +1749,18 @@ async fn an_owner_fixes_a_flagged_poem_by_every_way_of_the_review_and_downloads_
         )
         .await;
     assert_eq!(number, json!([["30", "right"], ["30", "right"]]));
+    // Each line named as the reader shows it, its chapter's title and its first words, linked
+    // to it in the reader; no "Passage 31", which matches nothing the reader shows.
+    let named = browser
+        .script(
+            "const h = document.querySelector(\"li[data-passage='2:30'] .item-title\"); \
+             return [h.textContent, h.querySelector('a').getAttribute('href')];",
+        )
+        .await;
+    let (name, href) = (named[0].as_str().unwrap(), named[1].as_str().unwrap());
+    assert!(name.contains(" · “") && name.ends_with('”'), "{name}");
+    assert!(!name.contains("Passage"), "{name}");
+    assert!(href.ends_with("read?chapter=2&near=30#p-30"), "{href}");
     browser.check_page("poem-review").await;
     at_390("poem-review").await;
     let cookie = browser.session_cookie().await;
@@ -1781,6 +1793,20 @@ async fn an_owner_fixes_a_flagged_poem_by_every_way_of_the_review_and_downloads_
         .await;
     assert_eq!(preview, json!("30"), "the preview sets the number apart");
     browser.check_page("poem-editor").await;
+    // At a phone's width, each mark to keep stays whole on its line.
+    browser.resize((390, 800)).await;
+    let marks = browser
+        .script(
+            "return [...document.querySelectorAll('.editing .marks code')].map(c => { \
+               const r = document.createRange(); r.selectNodeContents(c); \
+               return [c.textContent, r.getClientRects().length]; });",
+        )
+        .await;
+    let marks = marks.as_array().unwrap();
+    assert!(!marks.is_empty());
+    for mark in marks {
+        assert_eq!(mark[1], json!(1), "a mark broken across lines: {mark}");
+    }
     at_390("poem-editor").await;
     let edited = "Je te montrerai la peur dans une poignée de poussière.";
     browser
@@ -1867,7 +1893,18 @@ async fn an_owner_fixes_a_flagged_poem_by_every_way_of_the_review_and_downloads_
     browser.wait_for_text("No passage here needs a look.").await;
     browser.go(&format!("{review}?status=done")).await;
     browser.wait_for_text("Passages: 6").await;
+    // The lines kept held their source: each says the original was kept. The edited one is
+    // the owner's text: no confidence (the model's) is said of any of them.
+    let done = browser.page_text().await;
+    assert_eq!(
+        done.matches("The original text, kept as it is").count(),
+        4,
+        "{done}"
+    );
+    assert!(!done.contains("The model's text"), "{done}");
+    assert!(!done.contains("Confidence"), "{done}");
     browser.check_page("poem-review-done").await;
+    at_390("poem-review-done").await;
 
     // (5) A term renamed in one passage of the editor, then in the whole book.
     let passages = every_passage(site, &cookie, &id).await;

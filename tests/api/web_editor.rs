@@ -154,6 +154,8 @@ async fn a_flagged_passage_is_found_fixed_refused_kept_and_undone_through_the_ed
     let html = owner.html(&back).await;
     assert!(html.contains("Saved: the book"), "{html}");
     assert!(html.contains("Your edit"), "{html}");
+    // The owner's text: no confidence (the model's) said of it.
+    assert!(!html.contains("Confidence:"), "{html}");
     assert_eq!(in_field(&html), "Corregido a mano &amp;amp; con cuidado.");
     assert_eq!(field(&html, "version"), "1");
     let now = passage(&owner, &id, chapter, index).await;

@@ -79,6 +79,34 @@ impl ChatModel for CutWhenInstructed {
     }
 }
 
+/// Answers like the offline engine; told an owner's instruction, its translate pass ends every
+/// block with a word of its own, so that a chapter translated again differs in every passage.
+struct Formal;
+
+#[async_trait]
+impl ChatModel for Formal {
+    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
+        let mut response = OfflineEngine.complete(request.clone()).await?;
+        if request.user.starts_with("TASK: translate\n")
+            && request.user.contains("\nINSTRUCTION:\n")
+        {
+            response.text = response
+                .text
+                .lines()
+                .map(|line| match line.starts_with("[[") {
+                    true => format!("{line} ústéd\n"),
+                    false => format!("{line}\n"),
+                })
+                .collect();
+        }
+        Ok(response)
+    }
+
+    fn name(&self) -> &str {
+        "formal-stand-in"
+    }
+}
+
 /// The app's models: one stand-in for every model name.
 pub(crate) struct StandIn<M>(pub(crate) fn() -> M);
 
@@ -166,6 +194,67 @@ fn tick_values(html: &str) -> Vec<String> {
         .collect()
 }
 
+/// The review's card of passage `at` (`C:I`), up to the next card.
+fn card(html: &str, at: (u64, u64)) -> &str {
+    let start = format!("data-passage=\"{}:{}\"", at.0, at.1);
+    let rest = html
+        .split(&start)
+        .nth(1)
+        .unwrap_or_else(|| panic!("{at:?}: {html}"));
+    rest.split("</li>").next().unwrap()
+}
+
+/// A piece of a page as it reads: its markup left out, the characters it escapes back.
+fn text_of(html: &str) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    for c in html.chars() {
+        match c {
+            '<' => inside = true,
+            '>' => inside = false,
+            c if !inside => out.push(c),
+            _ => {}
+        }
+    }
+    out.replace("&#x27;", "'")
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+/// Text as the pages write it, escaped.
+fn escaped(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#x27;")
+}
+
+/// How the pages name a passage: its chapter's title (else "Chapter N") and its first words (of
+/// its text, else of its source).
+async fn name_of(owner: &Browser<'_>, id: &str, passage: &Value) -> (String, String) {
+    let chapter = passage["chapter"].as_u64().unwrap();
+    let book = owner.book(id).await;
+    let label = book["chapters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["number"] == chapter)
+        .and_then(|c| c["title"].as_str())
+        .map_or_else(|| format!("Chapter {chapter}"), str::to_string);
+    let text = passage["text"]
+        .as_str()
+        .unwrap_or_else(|| passage["source"].as_str().unwrap());
+    (label, booktr_api::web::words::first_words(text))
+}
+
+/// The owner's reader at passage `index` of chapter `chapter`, as a page's link writes it.
+fn reader_link(id: &str, chapter: &Value, index: &Value) -> String {
+    format!("href=\"/dashboard/books/{id}/read?chapter={chapter}&amp;near={index}#p-{index}\"")
+}
+
 fn passage(passages: &[Value], at: (u64, u64)) -> &Value {
     passages
         .iter()
@@ -245,6 +334,27 @@ async fn the_review_lists_what_needs_a_look_lowest_confidence_first_and_keeps_it
     );
     assert!(html.contains(&edit), "{html}");
     assert!(html.contains("Translate this passage again"), "{html}");
+    // Each named as the reader shows it: its chapter's title and its first words, linked to it
+    // in the reader; never "Passage N", which matches nothing the reader shows.
+    for at in &expected {
+        let shown = passage(&passages, *at);
+        let card = card(&html, *at);
+        let heading = card.split("class=\"item-title\"").nth(1).unwrap();
+        let heading = heading.split("</h2>").next().unwrap();
+        let (label, words) = name_of(&owner, &id, shown).await;
+        assert_eq!(
+            text_of(&heading[heading.find('>').unwrap() + 1..]),
+            format!("{label} · “{words}”"),
+            "{card}"
+        );
+        assert!(
+            heading.contains(&reader_link(&id, &shown["chapter"], &shown["index"])),
+            "{card}"
+        );
+    }
+    assert!(!html.contains("· Passage "), "{html}");
+    // The model's text says its confidence; a kept text does not (below).
+    assert!(html.contains("review-item low"), "{html}");
 
     // Filtered by reason and chapter.
     let html = owner.html(&format!("{review}?look=flagged")).await;
@@ -323,11 +433,26 @@ async fn the_review_lists_what_needs_a_look_lowest_confidence_first_and_keeps_it
     let mut all = expected.clone();
     all.sort();
     assert_eq!(reviewed, all, "{done}");
-    assert!(
-        done.contains("The model&#x27;s text, kept as it is")
-            || done.contains("The model's text, kept as it is"),
-        "{done}"
-    );
+    // Each says what was kept: the model's text, or the original where the flagged passage
+    // held its source (no answer passed the checks).
+    let (mut sources, mut models) = (0, 0);
+    for at in &expected {
+        let shown = passage(&passages, *at);
+        let card = text_of(card(&done, *at));
+        if shown["text"] == shown["source"] {
+            sources += 1;
+            assert!(card.contains("The original text, kept as it is"), "{card}");
+            assert!(!card.contains("The model's text"), "{card}");
+        } else {
+            models += 1;
+            assert!(card.contains("The model's text, kept as it is"), "{card}");
+        }
+    }
+    assert!(sources > 0 && models > 0, "{passages:#?}");
+    // The owner's text now: no confidence (the model's) said of it, nor marked low.
+    assert!(!done.contains("Confidence:"), "{done}");
+    assert!(!done.contains("review-item low"), "{done}");
+    assert!(!done.contains("class=\"confidence"), "{done}");
 
     // A form without its token changes nothing; another person finds no such page.
     let forged = owner.post_form(&review, &[("one", &one)]).await;
@@ -405,6 +530,23 @@ async fn a_fix_whose_every_answer_failed_a_check_is_accepted_knowingly_and_accep
         .unwrap();
     let source = before["passages"][0]["source"].as_str().unwrap();
     assert_ne!(proposed["proposed"].as_str().unwrap(), source, "{api}");
+    // The proposal names its passage as the reader shows it, above and in its row: its
+    // chapter's title and its first words, linked to it in the reader; never "Passage 2".
+    let (label, words) = name_of(&owner, &id, &before["passages"][0]).await;
+    let place = shown.split("<p class=\"place\">").nth(1).unwrap();
+    let place = place.split("</p>").next().unwrap();
+    assert!(
+        text_of(place).starts_with(&format!("{label} · “{words}” · Model: ")),
+        "{place}"
+    );
+    let link = reader_link(&id, &Value::from(2), &Value::from(1));
+    assert!(place.contains(&link), "{place}");
+    let row = shown.split("<tbody>").nth(1).unwrap();
+    assert!(
+        row.contains(&format!("{link}>“{}”</a>", escaped(&words))),
+        "{row}"
+    );
+    assert!(!shown.contains("Passage 2"), "{shown}");
 
     // Accept (everything the checks passed) takes nothing, and says so.
     let nothing = owner
@@ -632,4 +774,86 @@ async fn the_ticked_passages_new_translations_are_accepted_at_once_and_one_witho
         assert_eq!(now["origin"]["kind"], "retranslated", "{now}");
         assert!(now["origin"].get("acceptedWith").is_none(), "{now}");
     }
+}
+
+#[tokio::test]
+async fn a_chapters_new_translation_says_how_many_passages_it_accepted_in_the_singular_for_one() {
+    // A stand-in whose re-translations with an instruction differ from the text now in every
+    // passage, and pass the checks.
+    let app = TestApp::new()
+        .with_workers()
+        .with_models(Arc::new(StandIn(|| Formal)))
+        .start()
+        .await;
+    let mut owner = Browser::new(&app);
+    let (id, token) = translated_book(&mut owner).await;
+    let page = format!("/dashboard/books/{id}");
+    let asked = owner
+        .post_form(
+            &format!("{page}/retranslate"),
+            &[
+                ("csrf", &token),
+                ("chapter", "2"),
+                ("instruction", "more formal"),
+            ],
+        )
+        .await;
+    assert_eq!(asked.status(), 303);
+    let proposal = location(&asked);
+    let shown = eventually(std::time::Duration::from_secs(60), || async {
+        let html = owner.html(&proposal).await;
+        match html.contains("Discard") && html.contains("<tbody>") {
+            true => Ok(html),
+            false => Err(format!("not ready: {html}")),
+        }
+    })
+    .await;
+    // A chapter's proposal names its chapter above, linked to it in the reader, and each
+    // passage by its first words, linked to it.
+    let place = shown.split("<p class=\"place\">").nth(1).unwrap();
+    let place = place.split("</p>").next().unwrap();
+    assert!(
+        place.contains(&format!("href=\"{page}/read?chapter=2\">")),
+        "{place}"
+    );
+    let passages = all_passages(&owner, &id).await;
+    for p in passages.iter().filter(|p| p["chapter"] == 2) {
+        assert!(
+            shown.contains(&reader_link(&id, &p["chapter"], &p["index"])),
+            "{shown}"
+        );
+    }
+
+    // One passage taken alone: said in the singular.
+    let one = owner
+        .post_form(
+            &format!("{proposal}/accept"),
+            &[("csrf", &token), ("passages", "1")],
+        )
+        .await;
+    assert_eq!(location(&one), format!("{proposal}?said=accepted&n=1"));
+    let html = owner.html(&location(&one)).await;
+    assert!(
+        html.contains("Accepted: 1 passage now holds the new translation."),
+        "{html}"
+    );
+    // The rest at once: in the plural.
+    let rest = owner
+        .post_form(&format!("{proposal}/accept"), &[("csrf", &token)])
+        .await;
+    let to = location(&rest);
+    let n: u32 = to
+        .split("&n=")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{to}"))
+        .parse()
+        .unwrap();
+    assert!(n > 1, "{to}");
+    let html = owner.html(&to).await;
+    assert!(
+        html.contains(&format!(
+            "Accepted: {n} passages now hold the new translation."
+        )),
+        "{html}"
+    );
 }

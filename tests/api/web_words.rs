@@ -265,13 +265,16 @@ async fn the_flag_summary_counts_each_passage_once_and_a_kept_source_is_labelled
         "{line}"
     );
     assert!(!line.contains("untranslated"), "{line}");
-    // The run's warning counts the same way.
+    // The run's warning counts the same way, in passages as the rest of the app (the API's
+    // says blocks).
     assert!(
         book.contains(&format!(
-            "{flagged} blocks flagged ({flagged} refused or commented on); they keep"
+            "Translation: {flagged} passages flagged ({flagged} refused or commented on); they \
+             keep their source text."
         )),
         "{book}"
     );
+    assert!(!book.contains("blocks flagged"), "{book}");
 
     // The editor of a passage that kept its source says the text is the original, not the
     // model's.
@@ -284,6 +287,45 @@ async fn the_flag_summary_counts_each_passage_once_and_a_kept_source_is_labelled
         "{editor}"
     );
     assert!(!editor.contains("Text from the model"), "{editor}");
+
+    // Kept as it is, it is still the original that is kept, not the model's text.
+    let at = location(&found);
+    let (chapter, index) = {
+        let query = at.split(['?', '#']).nth(1).unwrap();
+        let number = |name: &str| -> String {
+            query
+                .split('&')
+                .find_map(|p| p.strip_prefix(name))
+                .unwrap()
+                .to_string()
+        };
+        (number("chapter="), number("edit="))
+    };
+    let version = editor
+        .split("name=\"version\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .to_string();
+    let kept = browser
+        .post_form(
+            &format!("{page}/passages/{chapter}/{index}"),
+            &[
+                ("csrf", &token),
+                ("version", &version),
+                ("text", "ignored"),
+                ("action", "keep"),
+            ],
+        )
+        .await;
+    assert_eq!(kept.status(), 303);
+    let editor = browser.html(&location(&kept)).await;
+    assert!(
+        editor.contains("The original text, kept as it is"),
+        "{editor}"
+    );
+    assert!(!editor.contains("The model&#x27;s text"), "{editor}");
+    assert!(!editor.contains("The model's text"), "{editor}");
 }
 
 #[tokio::test]

@@ -298,10 +298,27 @@ pub fn unknown_language(lang: Lang, typed: &str) -> String {
 }
 
 /// How a passage is named beside its chapter's title: its first words (eight at most, of its
-/// text without the markup), "…" where the text goes on.
+/// text without the markup), "…" where the text goes on. A `<num/>` mark's number (a verse
+/// line's, a note's call) is not among its words, nor glued to them; a passage of a number
+/// alone is named by it.
 pub fn first_words(markup: &str) -> String {
+    use booktr_formats::markup::{parse, plain_text, Piece, Tag};
     const WORDS: usize = 8;
-    let text = booktr_formats::markup::plain_text(markup);
+    let words: String = match parse(markup) {
+        Ok(pieces) => pieces
+            .into_iter()
+            .map(|piece| match piece {
+                Piece::Text(text) => text,
+                Piece::Tag(Tag::Num { .. } | Tag::Empty { name: "br", .. }) => " ".to_string(),
+                Piece::Tag(_) => String::new(),
+            })
+            .collect(),
+        Err(_) => plain_text(markup),
+    };
+    let text = match words.trim().is_empty() {
+        true => plain_text(markup),
+        false => words,
+    };
     let mut words = text.split_whitespace();
     let shown: Vec<&str> = words.by_ref().take(WORDS).collect();
     let mut named = shown.join(" ");
@@ -394,6 +411,12 @@ mod tests {
             "Call me Ishmael. Some years ago, never mind…"
         );
         assert_eq!(first_words("Loomings."), "Loomings.");
+        // A verse line's number is not a word of it.
+        assert_eq!(
+            first_words(r#"The lady of situations.<num class="lnum" text="50"/>"#),
+            "The lady of situations."
+        );
+        assert_eq!(first_words(r#"<num class="lnum" text="IV"/>"#), "IV");
     }
 
     #[test]
@@ -405,6 +428,14 @@ mod tests {
         assert_eq!(
             plural(Lang::Es, 2, "count_passages_flagged"),
             "2 pasajes señalados"
+        );
+        assert_eq!(
+            plural(Lang::En, 1, "proposal_said_accepted"),
+            "Accepted: 1 passage now holds the new translation."
+        );
+        assert_eq!(
+            plural(Lang::En, 3, "proposal_said_accepted"),
+            "Accepted: 3 passages now hold the new translation."
         );
     }
 

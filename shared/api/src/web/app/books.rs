@@ -22,12 +22,14 @@ use booktr_core::types::{BookStatus, ChapterStatus};
 use minijinja::context;
 use serde::{Deserialize, Serialize};
 
+use super::i18n::Lang;
 use super::{page, page_error, reading, SignedIn};
 use crate::error::ApiError;
 use crate::extract::{Path, Query};
 use crate::routes::books::{
     multipart_error, over_the_body_limit, read_limited, text_field, MULTIPART_OVERHEAD,
 };
+use crate::web::words::plural;
 use crate::{AppState, Routes};
 
 pub fn router() -> Routes {
@@ -389,7 +391,13 @@ async fn book_page(
     let warnings: Vec<_> = book
         .warnings
         .iter()
-        .map(|w| context! { text => w, review => QualitySummary::ends_with_sentence(w) })
+        .filter_map(|w| match flagged_warning(w) {
+            // The run's warning of flagged blocks, said in the web's words from the book's
+            // counts (passages, as everywhere in the app; none left, no warning).
+            true => flagged_sentence(me.lang, &status.quality)
+                .map(|text| context! { text, review => true }),
+            false => Some(context! { text => w, review => false }),
+        })
         .collect();
     let quality = context! {
         flags,
@@ -452,6 +460,36 @@ async fn book_page(
     page(state, Some(me), me.lang, "app/book.html", &book.title, data)
         .await
         .or_else(Ok)
+}
+
+/// Whether `warning` is the run's warning of flagged blocks (`QualitySummary::warnings`).
+fn flagged_warning(warning: &str) -> bool {
+    warning.starts_with(booktr_core::translation::WARNING_PREFIX)
+        && QualitySummary::ends_with_sentence(warning)
+}
+
+/// The run's warning of flagged blocks as the web app says it, from the book's counts: "6
+/// passages flagged (6 not returned); they keep their source text.", each passage counted once
+/// under its main flag. None when none is flagged.
+fn flagged_sentence(lang: Lang, quality: &QualitySummary) -> Option<String> {
+    if quality.flagged_blocks == 0 {
+        return None;
+    }
+    let kinds: Vec<String> = booktr_core::translation::MAIN_ORDER
+        .iter()
+        .filter_map(|kind| {
+            let count = quality.main_flags.get(kind.name())?;
+            Some(plural(
+                lang,
+                i64::from(*count),
+                &format!("flag_{}", kind.name()),
+            ))
+        })
+        .collect();
+    Some(
+        plural(lang, i64::from(quality.flagged_blocks), "warning_flagged")
+            .replace("{kinds}", &kinds.join(", ")),
+    )
 }
 
 #[derive(Deserialize)]
@@ -591,5 +629,46 @@ async fn download(
     match link {
         Ok(download) => Redirect::to(&download.url).into_response(),
         Err(e) => page_error(me.lang, e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_runs_warning_of_flagged_blocks_counts_passages_in_the_interfaces_words() {
+        let api = "Translation: 6 blocks flagged (6 not returned); they keep their source text.";
+        assert!(flagged_warning(api));
+        assert!(!flagged_warning(
+            "PDF file: 2 images left out; they keep their source text."
+        ));
+        let mut quality = QualitySummary {
+            flagged_blocks: 6,
+            ..QualitySummary::default()
+        };
+        quality.main_flags.insert("missing".into(), 4);
+        quality.main_flags.insert("refusal".into(), 2);
+        let six = flagged_sentence(Lang::En, &quality).unwrap();
+        assert!(
+            six.starts_with("Translation: 6 passages flagged ("),
+            "{six}"
+        );
+        assert!(six.contains("4 not returned"), "{six}");
+        assert!(six.ends_with("); they keep their source text."), "{six}");
+        let mut one = QualitySummary {
+            flagged_blocks: 1,
+            ..QualitySummary::default()
+        };
+        one.main_flags.insert("missing".into(), 1);
+        assert_eq!(
+            flagged_sentence(Lang::En, &one).unwrap(),
+            "Translation: 1 passage flagged (1 not returned); it keeps its source text."
+        );
+        assert_eq!(
+            flagged_sentence(Lang::Es, &one).unwrap(),
+            "Traducción: 1 pasaje señalado (1 no devuelto); conserva su texto original."
+        );
+        assert_eq!(flagged_sentence(Lang::En, &QualitySummary::default()), None);
     }
 }

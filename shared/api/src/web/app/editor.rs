@@ -407,8 +407,7 @@ async fn editor(
         .collect();
     // A flagged passage that holds its source: no answer of the model passed the checks, and
     // the text is the original, not the model's.
-    let source_kept = !passage.flags.is_empty()
-        && passage.text.as_deref().map(str::trim) == Some(passage.source.trim());
+    let source_kept = !passage.flags.is_empty() && holds_source(&passage);
     let origin = match &passage.origin {
         Some(Origin::Model { .. }) if source_kept => context! { kind => "source_kept" },
         Some(Origin::Model { pass }) => {
@@ -423,6 +422,8 @@ async fn editor(
             kind => "kept",
             at => at.to_rfc3339(),
             mine => *by == me.user.id,
+            // What was kept is the original, not the model's text.
+            source => holds_source(&passage),
         },
         Some(Origin::Retranslated {
             at,
@@ -484,6 +485,12 @@ async fn editor(
         close => format!("/dashboard/books/{id}/read?chapter={chapter}&near={index}#p-{index}"),
     };
     Ok(Some((editor, status)))
+}
+
+/// Whether the passage's text is its source: a flagged passage that kept it (no answer of the
+/// model passed the checks), or one the owner kept so.
+pub(super) fn holds_source(passage: &Passage) -> bool {
+    passage.text.as_deref().map(str::trim) == Some(passage.source.trim())
 }
 
 /// The passage's markup as the book shows it, inert, as HTML for the templates: emphasis,

@@ -139,6 +139,9 @@ const MESSAGES: &[(&str, &str, &str)] = &[
     ("danger", "Delete", "Eliminar"),
     ("error", "Error", "Error"),
     ("warnings", "Warnings", "Avisos"),
+    // The run's warning of flagged passages, said from the book's counts (`plural`, `{kinds}`
+    // the count of each main flag).
+    ("warning_flagged", "Translation: 1 passage flagged ({kinds}); it keeps its source text.|Translation: {n} passages flagged ({kinds}); they keep their source text.", "Traducción: 1 pasaje señalado ({kinds}); conserva su texto original.|Traducción: {n} pasajes señalados ({kinds}); conservan su texto original."),
     ("back", "Back to the library", "Volver a la biblioteca"),
     ("live", "This page updates itself while the book is being translated.", "Esta página se actualiza sola mientras se traduce el libro."),
     ("not_found", "Not found", "No encontrado"),
@@ -481,7 +484,8 @@ const MESSAGES: &[(&str, &str, &str)] = &[
     ("done_accepted", "Accepted: the passage holds the new translation; undo brings the old one back.", "Aceptada: el pasaje tiene la traducción nueva; deshacer recupera la anterior."),
     ("done_accepted_with", "Accepted knowingly: the passage holds the model's answer, which failed a check (said below); undo brings the old one back.", "Aceptada a sabiendas: el pasaje tiene la respuesta del modelo, que no pasó una comprobación (se dice abajo); deshacer recupera la anterior."),
     ("done_discarded", "Discarded: the passage is as it was.", "Descartada: el pasaje sigue como estaba."),
-    ("proposal_said_accepted", "Accepted: {n} passages now hold the new translation.", "Aceptada: {n} pasajes tienen ya la traducción nueva."),
+    // One form and the other, for `plural`.
+    ("proposal_said_accepted", "Accepted: {n} passage now holds the new translation.|Accepted: {n} passages now hold the new translation.", "Aceptada: {n} pasaje tiene ya la traducción nueva.|Aceptada: {n} pasajes tienen ya la traducción nueva."),
     ("proposal_said_discarded", "Discarded: the book is as it was.", "Descartada: el libro sigue como estaba."),
     ("proposal_said_none", "Nothing was accepted: every proposed text the checks passed is in the book already, and those that failed a check are accepted only one by one, with \"Accept it anyway\".", "No se ha aceptado nada: todos los textos propuestos que pasaron las comprobaciones ya están en el libro, y los que no pasaron una solo se aceptan de uno en uno, con \"Aceptarla de todos modos\"."),
     ("proposal_failed_check", "Every answer failed a check; this is the last one, which", "Todas las respuestas fallaron una comprobación; esta es la última, que"),
@@ -602,6 +606,8 @@ const MESSAGES: &[(&str, &str, &str)] = &[
     // Words and feedback (issue 48 item 5).
     ("language_not_known", "\u{201c}{typed}\u{201d} is not a language we know. Type its name, such as French, German, Japanese or Portuguese (Brazil), or its code, such as fr, de, ja or pt-BR.", "\u{ab}{typed}\u{bb} no es un idioma que conozcamos. Escribe su nombre, como francés, alemán, japonés o portugués (Brasil), o su código, como fr, de, ja o pt-BR."),
     ("origin_source_kept", "The original text, kept: no translation of it passed the checks", "El texto original, conservado: ninguna traducción pasó las comprobaciones"),
+    // The owner kept a flagged passage that held its source: what is kept is the original.
+    ("origin_source_kept_as_is", "The original text, kept as it is", "El texto original, conservado tal cual"),
     ("run_spent", "Spent so far on this run", "Gastado hasta ahora en esta traducción"),
     ("spent_nothing_yet", "nothing yet", "nada todavía"),
     ("signed_out", "You are signed out.", "Has cerrado la sesión."),

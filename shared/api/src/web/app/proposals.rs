@@ -11,10 +11,13 @@
 //! passage in the reader, its editor saying so (`done=accepted`, `accepted_with`, `discarded`); a
 //! chapter's, or an Accept that took nothing, comes back to the proposal's page saying so.
 
+use std::collections::BTreeMap;
+
 use axum::extract::State;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::Form;
+use booktr_core::books::Chapter;
 use booktr_core::translation::passages::proposals::{
     Proposal, ProposalError, ProposalStatus, RetranslateRequest, Scope,
 };
@@ -23,9 +26,12 @@ use minijinja::context;
 use serde::Deserialize;
 
 use super::editor::preview_value;
+use super::term_rename::passage_href;
 use super::{page, page_error, SignedIn};
 use crate::error::ApiError;
 use crate::extract::{Path, Query};
+use crate::web::reader::chapter_label;
+use crate::web::words::first_words;
 use crate::{AppState, Routes};
 
 pub fn router() -> Routes {
@@ -104,12 +110,29 @@ async fn show(
         Ok(proposal) => proposal,
         Err(e) => return page_error(me.lang, proposal_error(e)),
     };
+    // Each passage named as the reader names it: its chapter's title (above the passages,
+    // which share it) and its first words (of its text now, else of its source), linked to it
+    // in the reader.
+    let named = match named_passages(&state, &me, &id, &proposal).await {
+        Ok(named) => named,
+        Err(e) => return page_error(me.lang, e),
+    };
+    let words = |index: u32, current: Option<&str>| {
+        named
+            .words
+            .get(&index)
+            .cloned()
+            .or_else(|| current.map(first_words))
+            .unwrap_or_default()
+    };
     let passages: Vec<_> = proposal
         .passages
         .iter()
         .map(|p| {
             context! {
                 index => p.index,
+                words => words(p.index, p.current.as_deref()),
+                href => passage_href(&id, proposal.chapter, p.index),
                 current => p.current.as_deref().map(preview_value),
                 proposed => preview_value(&p.proposed),
                 flagged => !p.flags.is_empty(),
@@ -126,8 +149,24 @@ async fn show(
         ),
         None => format!("/dashboard/books/{id}/read?chapter={}", proposal.chapter),
     };
+    let place = context! {
+        label => chapter_label(me.lang, &named.chapters, proposal.chapter),
+        href => match proposal.index {
+            Some(index) => passage_href(&id, proposal.chapter, index),
+            None => format!("/dashboard/books/{id}/read?chapter={}", proposal.chapter),
+        },
+        words => proposal.index.map(|index| {
+            let current = proposal
+                .passages
+                .iter()
+                .find(|p| p.index == index)
+                .and_then(|p| p.current.as_deref());
+            words(index, current)
+        }),
+    };
     let data = context! {
         book_id => id,
+        place,
         proposal => context! {
             id => proposal.id,
             chapter => proposal.chapter,
@@ -225,6 +264,50 @@ async fn decide(
         }
     };
     Redirect::to(&to).into_response()
+}
+
+/// What names a proposal's passages: the book's chapters, and the first words of each
+/// passage's text now (else of its source).
+struct Named {
+    chapters: Vec<Chapter>,
+    words: BTreeMap<u32, String>,
+}
+
+async fn named_passages(
+    state: &AppState,
+    me: &SignedIn,
+    id: &str,
+    proposal: &Proposal,
+) -> Result<Named, ApiError> {
+    let chapters = state.services.books.chapters(id).await?;
+    let indexes: Vec<u32> = proposal
+        .passages
+        .iter()
+        .map(|p| p.index)
+        .chain(proposal.index)
+        .collect();
+    let mut words = BTreeMap::new();
+    if let (Some(&first), Some(&last)) = (indexes.iter().min(), indexes.iter().max()) {
+        let page = state
+            .services
+            .translations
+            .passages(
+                &me.user.id,
+                id,
+                proposal.chapter,
+                first as usize,
+                (last - first) as usize + 1,
+            )
+            .await
+            .map_err(super::editor::passage_error)?;
+        words = page
+            .passages
+            .iter()
+            .filter(|p| indexes.contains(&p.index))
+            .map(|p| (p.index, first_words(p.text.as_deref().unwrap_or(&p.source))))
+            .collect();
+    }
+    Ok(Named { chapters, words })
 }
 
 /// The passages of `proposal` accepted so far.

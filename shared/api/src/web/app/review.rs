@@ -22,6 +22,7 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use axum::Form;
+use booktr_core::books::Chapter;
 use booktr_core::translation::passages::proposals::ProposalError;
 use booktr_core::translation::passages::review::{
     Look, ReviewFilter, ReviewRow, ReviewStatus, LOW_CONFIDENCE, REVIEW_PAGE,
@@ -30,10 +31,14 @@ use booktr_core::translation::passages::{Origin, PassageAt, PassageError};
 use minijinja::{context, Value};
 use serde::Deserialize;
 
-use super::editor::{passage_error, preview_value};
+use super::editor::{holds_source, passage_error, preview_value};
+use super::i18n::Lang;
+use super::term_rename::passage_href;
 use super::{field, page, page_error, SignedIn};
 use crate::error::ApiError;
 use crate::extract::{Path, Query};
+use crate::web::reader::chapter_label;
+use crate::web::words::first_words;
 use crate::{AppState, Routes};
 
 pub fn router() -> Routes {
@@ -180,7 +185,17 @@ async fn review_page(
             "ltr"
         }
     };
-    let rows: Vec<Value> = review.rows.iter().map(|r| row(id, r)).collect();
+    let chapter_list = state
+        .services
+        .books
+        .chapters(&book.id)
+        .await
+        .map_err(|e| fail(e.into()))?;
+    let rows: Vec<Value> = review
+        .rows
+        .iter()
+        .map(|r| row(id, r, me.lang, &chapter_list))
+        .collect();
     let looks: Vec<Value> = Look::ALL
         .into_iter()
         .map(|look| {
@@ -240,8 +255,10 @@ async fn review_page(
     page(state, Some(me), me.lang, "app/review.html", &title, data).await
 }
 
-/// One passage of the review, as the template shows it.
-fn row(id: &str, r: &ReviewRow) -> Value {
+/// One passage of the review, as the template shows it: named as the reader names it (its
+/// chapter's title and its first words, linked to it in the reader); the model's text with its
+/// confidence, the owner's with where it came from instead (the confidence is the model's).
+fn row(id: &str, r: &ReviewRow, lang: Lang, chapters: &[Chapter]) -> Value {
     let p = &r.passage;
     let (chapter, index) = (p.chapter, p.index);
     let origin = match &p.origin {
@@ -249,7 +266,8 @@ fn row(id: &str, r: &ReviewRow) -> Value {
             context! { kind => "model", pass => pass.map(|p| p.task()) }
         }
         Some(Origin::Edited { .. }) => context! { kind => "edited" },
-        Some(Origin::Kept { .. }) => context! { kind => "kept" },
+        // What was kept is the original when the passage holds its source.
+        Some(Origin::Kept { .. }) => context! { kind => "kept", source => holds_source(p) },
         Some(Origin::Retranslated { accepted_with, .. }) => context! {
             kind => "retranslated",
             accepted_with => accepted_with.iter().map(|f| f.kind).collect::<Vec<_>>(),
@@ -269,10 +287,22 @@ fn row(id: &str, r: &ReviewRow) -> Value {
         }
     });
     let model_text = matches!(p.origin, Some(Origin::Model { .. }));
+    let confidence = r.confidence.filter(|_| model_text);
+    // Why it is listed, but its low confidence (said with the confidence, and the model's, not
+    // the owner's text's) and its flag when its flags say it in words.
+    let reasons: Vec<&str> = r
+        .looks
+        .iter()
+        .filter(|l| **l != Look::LowConfidence && (**l != Look::Flagged || p.flags.is_empty()))
+        .map(|l| l.name())
+        .collect();
     context! {
         chapter,
         index,
-        number => index + 1,
+        label => chapter_label(lang, chapters, chapter),
+        words => first_words(p.text.as_deref().unwrap_or(&p.source)),
+        words_of_source => p.text.is_none(),
+        href => passage_href(id, chapter, index),
         key => format!("{chapter}-{index}"),
         selected => format!(
             "{chapter}:{index}:{}:{}",
@@ -282,11 +312,12 @@ fn row(id: &str, r: &ReviewRow) -> Value {
         version => p.version,
         source => preview_value(&p.source),
         text => p.text.as_deref().map(preview_value),
-        confidence => r.confidence,
-        low => r.confidence.is_some_and(|c| c < LOW_CONFIDENCE),
-        looks => r.looks.iter().map(|l| l.name()).collect::<Vec<_>>(),
+        confidence,
+        low => confidence.is_some_and(|c| c < LOW_CONFIDENCE),
+        reasons,
         flags => p.flags.iter().map(|f| f.kind).collect::<Vec<_>>(),
         done => r.done,
+        owners => !model_text && p.origin.is_some(),
         origin,
         keepable => model_text && p.text.is_some() && !r.done,
         proposal,

@@ -272,7 +272,7 @@ fn languages(book: &Book) -> Value {
 }
 
 /// Passage `index` of chapter `chapter` in the owner's reader.
-fn passage_href(id: &str, chapter: u32, index: u32) -> String {
+pub(super) fn passage_href(id: &str, chapter: u32, index: u32) -> String {
     format!("/dashboard/books/{id}/read?chapter={chapter}&near={index}#p-{index}")
 }
 
