@@ -1764,7 +1764,6 @@ async fn an_owner_fixes_a_flagged_poem_by_every_way_of_the_review_and_downloads_
     browser.check_page("poem-review").await;
     at_390("poem-review").await;
     let cookie = browser.session_cookie().await;
-    let passages = every_passage(site, &cookie, &id).await;
     let at = |passages: &[Value], chapter: u64, index: u64| -> Value {
         passages
             .iter()

@@ -500,7 +500,7 @@ async fn an_edit_that_renames_a_term_offers_the_book_wide_change_previews_and_ap
             .filter(|(_, ticked)| !ticked)
             .map(|(v, _)| v.clone())
             .collect::<Vec<_>>(),
-        [own_box.clone()],
+        std::slice::from_ref(&own_box),
         "the owner's edit is offered apart, not ticked"
     );
     let untouched = passages(&owner, &id).await;

@@ -2431,7 +2431,10 @@ mod tests {
         let out = run(&model).await;
         assert!(!out.rejected.is_empty(), "{:?}", out.quality.flagged);
         for (block, rejected) in &out.rejected {
-            assert_eq!(out.blocks[*block].text, source[*block].text, "keeps its source");
+            assert_eq!(
+                out.blocks[*block].text, source[*block].text,
+                "keeps its source"
+            );
             assert_eq!(rejected.problems, vec![Problem::Truncated]);
             assert_ne!(rejected.text, source[*block].text);
             assert!(!rejected.text.is_empty());
