@@ -2,7 +2,7 @@
 //! unique per kind through a claim item.
 
 use super::record;
-use crate::fault::DataError;
+use crate::fault::{DataError, Fault};
 use crate::ids::random_hex;
 use crate::ports::Ports;
 use crate::ports::{Condition, Item, StoreError};
@@ -12,7 +12,8 @@ const MAX_LEN: usize = 80;
 /// Numbered variants (`-2`, `-3`, ...) tried before random suffixes.
 const NUMBERED: u32 = 20;
 /// Random 32-bit suffixes tried once the numbered variants are taken: a collision of all of
-/// them is as unlikely as it gets, and still answers a conflict rather than looping.
+/// them is as unlikely as it gets, and still ends (in a [`Fault::Internal`], a 500) rather
+/// than looping.
 const RANDOM_TRIES: usize = 3;
 
 /// ASCII lowercase letters and digits joined by single hyphens; `fallback` when nothing of
@@ -75,7 +76,11 @@ pub(super) async fn claim(
             Err(e) => return Err(e.into()),
         }
     }
-    Err(StoreError::Conflict.into())
+    Err(Fault::Internal(format!(
+        "no free slug for '{base}' after {} tries",
+        NUMBERED as usize + RANDOM_TRIES
+    ))
+    .into())
 }
 
 /// The id owning `slug`, if any.

@@ -603,9 +603,12 @@ impl Translations {
                     );
                     table.put(item, condition).await
                 }
-                _ => Err(StoreError::Invalid(
-                    "a passage's first change is one change".into(),
-                )),
+                // A caller's bug, not the backend's: the same change fails again.
+                _ => {
+                    return Err(
+                        Fault::Internal("a passage's first change is one change".into()).into(),
+                    )
+                }
             },
             read => {
                 let (update, condition) = PassageRecord::next(read, &change.versions);
