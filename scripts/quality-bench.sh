@@ -79,7 +79,7 @@ for seed in $seeds; do
     target/release/booktr translate "$work/letter.txt" --from en --to fr --parallel 1 \
     --out "$run/letter.fr.epub" --report "$run/report.json" --pass-texts "$run/passes" \
     "${record[@]}" >"$run/booktr.log" 2>&1 || { tail -30 "$run/booktr.log"; exit 1; }
-  grep -E "^(Model|Language|Flagged|Repaired|Changed|Not asked|Confidence|Tokens|Requests)" "$run/booktr.log" || true
+  grep -E "^(Model|Language|Flagged|Repaired|Translated twice|Changed|Not asked|Confidence|Tokens|Requests)" "$run/booktr.log" || true
   model_stop
 done
 rm -rf "$kept"

@@ -182,7 +182,7 @@ def seed_rows(run, source, reference, chrf):
           f"flagged {report['flaggedBlocks']} blocks {report['flagged']}, "
           f"changed by the review {report['changed']['review']}, by the polish "
           f"{report['changed']['polish']}, sent to them {report.get('sent')}, "
-          f"repaired {report['repaired']}, "
+          f"repaired {report['repaired']}, translated twice {report.get('secondOpinion')}, "
           f"{report['inTarget']} of {report['judged']} judged blocks in the target language")
     return out
 

@@ -9,7 +9,7 @@ use booktr_translate::checks::{language_of, Problem};
 use booktr_translate::estimate::cost;
 use booktr_translate::glossary::{self, contains_term, GlossaryEntry};
 use booktr_translate::ladder::Repaired;
-use booktr_translate::pipeline::{Changed, PassUsage, Quality};
+use booktr_translate::pipeline::{Changed, PassUsage, Quality, SecondOpinion};
 use booktr_translate::protocol::Pass;
 use booktr_translate::reading::Removed;
 use booktr_translate::terms::TermList;
@@ -205,6 +205,9 @@ pub struct Report {
     /// need a look), and the chapters where a pass was not asked, its answers being echoes.
     sent: Changed,
     echo_stopped: BTreeMap<&'static str, usize>,
+    /// Blocks the first pass translated twice (the small profile), and those whose second
+    /// translation was kept as the more complete.
+    second_opinion: SecondOpinion,
     /// The model profiles the chapters ran with (one, unless the run was resumed otherwise).
     profiles: Vec<String>,
     /// What the fallback model did (blocks sent, taken, its tokens); null without one or when
@@ -249,6 +252,7 @@ impl Report {
             changed: Changed::default(),
             sent: Changed::default(),
             echo_stopped: BTreeMap::new(),
+            second_opinion: SecondOpinion::default(),
             profiles: Vec::new(),
             fallback: FallbackReport::of(done),
             confidence: [0; 3],
@@ -271,6 +275,8 @@ impl Report {
             report.kept_previous += quality.kept_previous.len();
             report.changed += quality.changed;
             report.sent += quality.sent;
+            report.second_opinion.asked += quality.second_opinion.asked;
+            report.second_opinion.taken += quality.second_opinion.taken;
             for pass in &quality.echo_stopped {
                 *report.echo_stopped.entry(pass.task()).or_default() += 1;
             }
@@ -379,6 +385,12 @@ impl Report {
             m.extra
         );
         println!("Model profile: {}", self.profiles.join(", "));
+        if self.second_opinion.asked > 0 {
+            println!(
+                "Translated twice: {} blocks; the second translation kept as the more complete for {}",
+                self.second_opinion.asked, self.second_opinion.taken
+            );
+        }
         println!(
             "Changed by the review: {} of {} blocks sent; by the polish: {} of {}",
             self.changed.review, self.sent.review, self.changed.polish, self.sent.polish

@@ -6,6 +6,7 @@
 //! every block passes, the repair ladder, and the chapter pipeline. The book jobs that run it per chapter are in `booktr-core` (`jobs::chapter`).
 
 pub mod adequacy;
+pub mod agreement;
 pub mod budget;
 pub mod checks;
 pub mod estimate;

@@ -8,7 +8,8 @@
 //! proxy) serves a model the service cannot know, and it starts from the small profile: a
 //! small local model loses its place in a long answer and keeps each block to its own text best
 //! one at a time (docs/translation.md, "Quality against a human translation"); the repair
-//! ladder (`ladder`) then moves its requests up or down as its answers go. The offline engine
+//! ladder (`ladder`) then moves its requests up or down as its answers go, and every block of
+//! some length is translated a second time (`pipeline::second_opinion`). The offline engine
 //! takes the hosted profile: it answers anything, and the README's first run stays quick.
 //!
 //! `BOOKTR_MODEL_PROFILE` names a profile for every model; `BOOKTR_CHUNK_TOKENS` and
@@ -122,6 +123,7 @@ impl ByHand {
             chunk_tokens: self.chunk_tokens.unwrap_or(profile.chunk_tokens()),
             chunk_blocks: self.chunk_blocks.unwrap_or(profile.chunk_blocks()),
             later_passes: profile.later_passes(),
+            second_opinion: profile == Profile::Small,
             window: profile.window(),
             ..base
         }
@@ -165,6 +167,7 @@ mod tests {
             (hosted.window, small.window),
             (Window::Source, Window::Translation)
         );
+        assert_eq!((hosted.second_opinion, small.second_opinion), (false, true));
         assert_eq!(
             small.context_tokens,
             PipelineConfig::default().context_tokens

@@ -25,6 +25,9 @@ use crate::protocol::{
 use crate::reading::{clean_characters, read_answer, read_plain_answer, Removed};
 use crate::split::{join_parts, split_block};
 
+mod second_opinion;
+pub use second_opinion::SecondOpinion;
+
 #[derive(Debug, Clone, Copy)]
 pub struct PipelineConfig {
     /// Estimated source tokens per chunk. 2,000 keeps answers well inside every model's output
@@ -50,6 +53,10 @@ pub struct PipelineConfig {
     pub window: Window,
     /// Which blocks the review and the polish are asked about (the model's profile's choice).
     pub later_passes: LaterPasses,
+    /// Whether the first pass asks for a second translation of every block of some length
+    /// and keeps the more complete of the two (the model's profile's choice; see
+    /// `second_opinion`).
+    pub second_opinion: bool,
 }
 
 /// Which blocks the review and the polish are asked about.
@@ -89,6 +96,7 @@ impl Default for PipelineConfig {
             context_tokens: 300,
             window: Window::Translation,
             later_passes: LaterPasses::Every,
+            second_opinion: false,
         }
     }
 }
@@ -178,6 +186,8 @@ pub struct Quality {
     /// confidence (`fallback`); None when the run names no fallback or sent it nothing. A block
     /// whose text the fallback's replaced holds that text's confidence and is not flagged.
     pub fallback: Option<crate::fallback::Fallback>,
+    /// What the first pass's second opinion did (nothing where the profile asks for none).
+    pub second_opinion: SecondOpinion,
     pub translate: PassUsage,
     pub review: PassUsage,
     pub polish: PassUsage,
@@ -339,6 +349,10 @@ pub struct Checkpoint {
     /// Whether the answers were judged by language identification (not the offline engine's).
     #[serde(default)]
     judged_language: bool,
+    /// How far each segment's two first-pass translations agreed (0 to 100), where the
+    /// second opinion asked for two.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    agreement: BTreeMap<usize, u8>,
 }
 
 /// One chapter's passes, run one at a time so that the caller can keep a [`Checkpoint`]
@@ -402,6 +416,7 @@ impl<'a> ChapterTranslation<'a> {
                 changed_by: BTreeMap::new(),
                 repaired_on: BTreeMap::new(),
                 judged_language: false,
+                agreement: BTreeMap::new(),
             });
         ChapterTranslation {
             input,
@@ -493,7 +508,7 @@ impl<'a> ChapterTranslation<'a> {
             .iter()
             .map(|s| crate::model::estimate_tokens(&s.source))
             .sum();
-        Pass::ALL.map(|pass| {
+        let mut usage = Pass::ALL.map(|pass| {
             let with_window = pass == Pass::Translate && carries_window(self.config, source_tokens);
             let mut before: Vec<String> = Vec::new();
             let selective = self.config.later_passes == LaterPasses::WhereNeeded;
@@ -501,7 +516,12 @@ impl<'a> ChapterTranslation<'a> {
                 .segments
                 .iter()
                 .enumerate()
-                .filter(|(id, _)| pass == Pass::Translate || !selective || sampled(*id))
+                .filter(|(id, segment)| {
+                    pass == Pass::Translate
+                        || !selective
+                        || (sampled(*id)
+                            && !(self.config.second_opinion && second_opinion::asked_for(segment)))
+                })
                 .map(|(id, segment)| Unit {
                     id,
                     source: segment.source.clone(),
@@ -540,8 +560,12 @@ impl<'a> ChapterTranslation<'a> {
                         .join("\n");
                     PassUsage::estimated(&request, &answer)
                 })
-                .sum()
-        })
+                .sum::<PassUsage>()
+        });
+        if self.config.second_opinion {
+            usage[0] += second_opinion::estimate(self.input, &self.segments);
+        }
+        usage
     }
 
     /// The blocks the first pass could not get a passing answer for (they hold their source).
@@ -575,7 +599,7 @@ impl<'a> ChapterTranslation<'a> {
         // answers were judged by it.
         let checks = Checks::new(input.source_lang, input.target_lang, state.judged_language);
         let mut block_confidence: BTreeMap<usize, u8> = BTreeMap::new();
-        for (id, score) in confidence(input, &segments, &state, &checks) {
+        for (id, score) in confidence(input, &segments, &state, &checks, Agreement::Counted) {
             let block = block_confidence.entry(segments[id].block).or_insert(score);
             *block = (*block).min(score);
         }
@@ -933,7 +957,22 @@ impl PassWork<'_> {
                 translated.extend(absorb(state, Pass::Translate, done));
             }
         }
-        let suspects = self.suspects(&state.texts, &translated);
+        self.ask_suspects_again(state, &mut translated).await?;
+        if self.config.second_opinion {
+            self.second_opinion(state, &translated).await?;
+        }
+        Ok(())
+    }
+
+    /// The chapter's translated blocks judged against each other: those unlike the rest
+    /// (another block's text, a length out of proportion) asked for again one at a time, and
+    /// flagged with their source when they still are.
+    async fn ask_suspects_again(
+        &self,
+        state: &mut Checkpoint,
+        translated: &mut BTreeSet<usize>,
+    ) -> Result<(), ChatError> {
+        let suspects = self.suspects(&state.texts, translated);
         if suspects.is_empty() {
             return Ok(());
         }
@@ -952,7 +991,7 @@ impl PassWork<'_> {
             .collect();
         let current = Current {
             texts: &state.texts,
-            translated: &translated,
+            translated: &*translated,
         };
         let mut done = self
             .chunk(Pass::Translate, &[], Vec::new(), current)
@@ -961,7 +1000,7 @@ impl PassWork<'_> {
         done.retries += suspects.len() as u32;
         translated.extend(absorb(state, Pass::Translate, done));
         // Asked alone and still unlike the rest: the block keeps its source and is flagged.
-        for (id, problem) in self.suspects(&state.texts, &translated) {
+        for (id, problem) in self.suspects(&state.texts, translated) {
             if suspects.contains_key(&id) {
                 let answer =
                     std::mem::replace(&mut state.texts[id], self.segments[id].source.clone());
@@ -1081,14 +1120,22 @@ impl PassWork<'_> {
 
     /// Each segment's confidence as the pass starts.
     fn confidence(&self, state: &Checkpoint) -> BTreeMap<usize, u8> {
-        confidence(self.input, self.segments, state, self.checks)
+        confidence(
+            self.input,
+            self.segments,
+            state,
+            self.checks,
+            Agreement::Left,
+        )
     }
 }
 
 /// Whether the later passes look at segment `id` when only the blocks that need it are:
-/// repaired on the way, missing a glossary or book term, of low confidence, or in the sample.
+/// repaired on the way, missing a glossary or book term, of low confidence by what the run saw
+/// of it (`confidence` without the second opinion's agreement), or in the sample.
 fn needs_look(id: usize, confidence: &BTreeMap<usize, u8>, state: &Checkpoint) -> bool {
-    sampled(id)
+    // A block the second opinion translated twice has been looked at: it needs no sample.
+    (sampled(id) && !state.agreement.contains_key(&id))
         || state.repaired_on.contains_key(&id)
         || state.violations.iter().any(|(at, _, _)| *at == id)
         || confidence.get(&id).is_some_and(|c| *c < LOW_CONFIDENCE)
@@ -1099,7 +1146,8 @@ fn needs_look(id: usize, confidence: &BTreeMap<usize, u8>, state: &Checkpoint) -
 /// less for one repaired on the way (the lower the rung, the less), missing a glossary or book
 /// term, whose later pass's answer failed a check, unlike the rest of the chapter (another
 /// block's text, a length out of the chapter's proportion), in another language, or shorter
-/// than the chapter's ratio says (something left out).
+/// than the chapter's ratio says (something left out); and, where the second opinion asked for
+/// two translations, the less they agree (`Agreement::Counted`).
 /// Documented figures, not a model: `scripts/quality-bench.sh` reports how they rank against
 /// a human translation.
 fn confidence(
@@ -1107,6 +1155,7 @@ fn confidence(
     segments: &[Segment],
     state: &Checkpoint,
     checks: &Checks,
+    agreement: Agreement,
 ) -> BTreeMap<usize, u8> {
     let all: BTreeSet<usize> = (0..segments.len()).collect();
     let unlike = suspects(segments, &state.texts, &all);
@@ -1158,9 +1207,25 @@ fn confidence(
             if short > SHORT_SPREAD {
                 score -= (short * 80.0).min(50.0) as i32;
             }
+            if agreement == Agreement::Counted {
+                score -= state
+                    .agreement
+                    .get(&id)
+                    .map_or(0, |a| second_opinion::penalty(*a));
+            }
             (id, score.clamp(0, 100) as u8)
         })
         .collect()
+}
+
+/// Whether a block's confidence counts how far its two translations agreed: the final
+/// confidence does; the later passes' choice of blocks does not, since a small model's review
+/// of a block it translated two ways changes little (the second opinion already kept the more
+/// complete), and they look where the run saw a fault.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Agreement {
+    Counted,
+    Left,
 }
 
 /// How much shorter than its chapter's ratio a block's text may be before its confidence drops:

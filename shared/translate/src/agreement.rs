@@ -1,0 +1,91 @@
+//! How far two translations of one text agree: the character n-gram F-score (chrF, n = 1 to 6,
+//! whitespace left out, precision and recall weighed alike), 0 to 100.
+//!
+//! Two independent translations of a passage by the same small model agree less the harder the
+//! passage was for it: on the quality bench's letters, the agreement of a block's two
+//! translations ranked the blocks by their chrF against the published human translation at a
+//! Spearman of 0.5 to 0.7, where the run's other signals ranked them at about 0
+//! (docs/benchmarks.md). The second opinion (`pipeline::second_opinion`) measures it.
+
+use std::collections::HashMap;
+
+/// The longest character n-gram counted.
+const ORDER: usize = 6;
+
+/// chrF between `a` and `b` (symmetric), 0 to 100; 100 for two texts without letters.
+pub fn agreement(a: &str, b: &str) -> f64 {
+    let a: Vec<char> = a.chars().filter(|c| !c.is_whitespace()).collect();
+    let b: Vec<char> = b.chars().filter(|c| !c.is_whitespace()).collect();
+    if a.is_empty() && b.is_empty() {
+        return 100.0;
+    }
+    let mut total = 0.0;
+    let mut orders = 0;
+    for n in 1..=ORDER {
+        let (left, right) = (grams(&a, n), grams(&b, n));
+        let (left_count, right_count) = (count(&left), count(&right));
+        if left_count == 0 || right_count == 0 {
+            // A text shorter than n has no n-grams: the orders both have decide.
+            if left_count + right_count > 0 {
+                orders += 1;
+            }
+            continue;
+        }
+        let matched: usize = left
+            .iter()
+            .map(|(gram, k)| (*k).min(right.get(gram).copied().unwrap_or(0)))
+            .sum();
+        let precision = matched as f64 / left_count as f64;
+        let recall = matched as f64 / right_count as f64;
+        if precision + recall > 0.0 {
+            total += 2.0 * precision * recall / (precision + recall);
+        }
+        orders += 1;
+    }
+    if orders == 0 {
+        return 0.0;
+    }
+    100.0 * total / orders as f64
+}
+
+fn grams(text: &[char], n: usize) -> HashMap<&[char], usize> {
+    let mut out = HashMap::new();
+    for gram in text.windows(n) {
+        *out.entry(gram).or_insert(0) += 1;
+    }
+    out
+}
+
+fn count(grams: &HashMap<&[char], usize>) -> usize {
+    grams.values().sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::agreement;
+
+    #[test]
+    fn the_same_text_agrees_fully_and_unrelated_texts_hardly_at_all() {
+        let text = "Vous vous réjouirez d'apprendre qu'aucun malheur n'a accompagné le début.";
+        assert_eq!(agreement(text, text), 100.0);
+        assert!(agreement(text, "Zyx wvq kjh.") < 5.0);
+        assert_eq!(agreement("", ""), 100.0);
+        assert_eq!(agreement("abc", ""), 0.0);
+    }
+
+    #[test]
+    fn agreement_is_symmetric_and_falls_as_the_wording_parts() {
+        let a = "Je suis arrivé hier, et ma première tâche est de rassurer ma chère sœur.";
+        let close = "Je suis arrivé hier et ma première tâche est de rassurer ma sœur chérie.";
+        let far = "Hier, à mon arrivée, j'ai voulu d'abord tranquilliser ma sœur bien-aimée.";
+        assert_eq!(agreement(a, close), agreement(close, a));
+        assert!(agreement(a, close) > 70.0, "{}", agreement(a, close));
+        assert!(agreement(a, far) < agreement(a, close));
+        assert!(agreement(a, far) > 10.0);
+    }
+
+    #[test]
+    fn whitespace_plays_no_part() {
+        assert_eq!(agreement("la mer", "la  mer\n"), 100.0);
+    }
+}
