@@ -21,6 +21,7 @@
 #   LETTER=2 MODEL=0.5b SEEDS=7 bash scripts/quality-bench.sh
 #   RECORD=1 bash scripts/quality-bench.sh        # also keep booktr's raw answers
 #   BASELINE=keep bash scripts/quality-bench.sh   # each seed's last baseline (same answers)
+#   BOOKTR=/tmp/booktr bash scripts/quality-bench.sh  # that binary, not a build of the tree
 #
 # On 2 cores a seed takes 2 to 12 minutes (the model writes 10-25 tokens a second).
 set -euo pipefail
@@ -35,8 +36,13 @@ model_setup "$model"
 py=$venv/bin/python
 "$py" -c 'import sacrebleu' 2>/dev/null || "$venv/bin/pip" install -q "sacrebleu==2.4.3"
 
-echo "== building booktr (release)"
-cargo build --release -q --bin booktr
+# BOOKTR=PATH benches that binary (a build kept aside while the tree changes) instead of
+# building one.
+booktr=${BOOKTR:-target/release/booktr}
+if [ -z "${BOOKTR:-}" ]; then
+  echo "== building booktr (release)"
+  cargo build --release -q --bin booktr
+fi
 
 work=$dir/quality-$model-letter$letter
 # The server samples from its seed, so the same prompts get the same answers: BASELINE=keep
@@ -76,7 +82,7 @@ for seed in $seeds; do
   [ -n "${CHUNK_TOKENS:-}" ] && by_hand+=("BOOKTR_CHUNK_TOKENS=$CHUNK_TOKENS")
   [ -n "${CHUNK_BLOCKS:-}" ] && by_hand+=("BOOKTR_CHUNK_BLOCKS=$CHUNK_BLOCKS")
   env "${by_hand[@]}" BOOKTR_MODEL_TIMEOUT_SECS=3600 OPENAI_API_KEY=local OPENAI_BASE_URL="http://127.0.0.1:$port/v1" \
-    target/release/booktr translate "$work/letter.txt" --from en --to fr --parallel 1 \
+    "$booktr" translate "$work/letter.txt" --from en --to fr --parallel 1 \
     --out "$run/letter.fr.epub" --report "$run/report.json" --pass-texts "$run/passes" \
     "${record[@]}" >"$run/booktr.log" 2>&1 || { tail -30 "$run/booktr.log"; exit 1; }
   grep -E "^(Model|Language|Flagged|Repaired|Translated twice|Changed|Not asked|Confidence|Tokens|Requests)" "$run/booktr.log" || true
