@@ -8,6 +8,14 @@ use serde_json::Value;
 use crate::fault::{DataError, Fault};
 use crate::ports::{Condition, Index, Item, Query, StoreError, Table};
 
+/// The user's partition, `USER#<id>`, which several domains share: the accounts keep the profile
+/// and the account's links in it, other domains their own sort-key families (usage, settings,
+/// notifications, webhooks, comment pointers, digest markers), so that closing the account
+/// removes them with it. Each record module names its own sort keys in it.
+pub fn user_pk(user_id: &str) -> String {
+    format!("USER#{user_id}")
+}
+
 /// Timestamps are stored as fixed-width RFC 3339 UTC strings, so they sort as text.
 pub fn time(t: DateTime<Utc>) -> Value {
     Value::String(time_text(t))

@@ -1,13 +1,27 @@
 //! The usage items (see the table in `super`): a month's counters (`books`, `words`) and a
-//! reserved spend (`period`, `books`, `words`, `until`). The one module that names their
-//! attributes.
+//! reserved spend (`period`, `books`, `words`, `until`). The one module that names their keys
+//! and attributes.
 
 use chrono::{DateTime, Utc};
 
-use super::{reserved_sk, user_pk, Quota, Spend};
+use super::{Quota, Spend};
 use crate::fault::Fault;
 use crate::items::{parse_time, required_str, time};
 use crate::ports::{Condition, Item, Update};
+
+pub(super) use crate::items::user_pk;
+
+/// A month's counters in the user's partition.
+pub(super) fn usage_sk(period: &str) -> String {
+    format!("USAGE#{period}")
+}
+
+pub(super) const RESERVED_PREFIX: &str = "RESERVED#";
+
+/// A reserved spend in the user's partition.
+pub(super) fn reserved_sk(id: &str) -> String {
+    format!("{RESERVED_PREFIX}{id}")
+}
 
 /// A month's counters, before anything is spent in it.
 pub(super) fn month_item(pk: &str, sk: &str) -> Item {
