@@ -11,19 +11,22 @@ use quick_xml::Reader;
 
 use crate::archive::{Archive, Limits};
 use crate::dom;
+use crate::error::FormatError;
 use crate::manuscript::media_type_of;
 use crate::manuscript::{Block, BlockKind, Chapter, Group, GroupKind, Manuscript};
 use crate::markup::MarkupBuilder;
 use crate::xhtml::resolve;
-use crate::FormatError;
 
 const DOCUMENT: &str = "word/document.xml";
 
 pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
-    extract_within(bytes, crate::Budget::default())
+    extract_within(bytes, crate::budget::Budget::default())
 }
 
-pub fn extract_within(bytes: &[u8], budget: crate::Budget) -> Result<Manuscript, FormatError> {
+pub fn extract_within(
+    bytes: &[u8],
+    budget: crate::budget::Budget,
+) -> Result<Manuscript, FormatError> {
     if bytes.is_empty() {
         return Err(FormatError::Empty);
     }

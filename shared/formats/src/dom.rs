@@ -5,7 +5,7 @@ use quick_xml::escape::{resolve_html5_entity, unescape_with};
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
 
-use crate::FormatError;
+use crate::error::FormatError;
 
 const MAX_DEPTH: usize = 256;
 const MAX_NODES: usize = 500_000;

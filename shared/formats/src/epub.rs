@@ -9,10 +9,10 @@ use std::collections::{HashMap, HashSet};
 
 use crate::archive::{Archive, Limits};
 use crate::dom::{self, Element};
+use crate::error::FormatError;
 use crate::manuscript::{Block, BlockKind, Chapter, Manuscript};
 use crate::media;
 use crate::xhtml::{self, document_anchor, resolve, resolve_within};
-use crate::FormatError;
 
 /// Font obfuscation is not DRM: fonts scrambled this way are still readable content-wise.
 const FONT_OBFUSCATION: &[&str] = &[
@@ -86,10 +86,13 @@ impl Package {
 }
 
 pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
-    extract_within(bytes, crate::Budget::default())
+    extract_within(bytes, crate::budget::Budget::default())
 }
 
-pub fn extract_within(bytes: &[u8], budget: crate::Budget) -> Result<Manuscript, FormatError> {
+pub fn extract_within(
+    bytes: &[u8],
+    budget: crate::budget::Budget,
+) -> Result<Manuscript, FormatError> {
     read_package(bytes, budget, false).map(|p| p.manuscript)
 }
 
@@ -97,7 +100,7 @@ pub fn extract_within(bytes: &[u8], budget: crate::Budget) -> Result<Manuscript,
 /// from.
 pub(crate) fn read_package(
     bytes: &[u8],
-    budget: crate::Budget,
+    budget: crate::budget::Budget,
     locate: bool,
 ) -> Result<Package, FormatError> {
     if bytes.is_empty() {

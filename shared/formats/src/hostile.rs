@@ -698,7 +698,7 @@ mod tests {
                         author: None,
                         identifier: "urn:hostile".into(),
                         modified: "2026-11-25T00:00:00Z".into(),
-                        budget: crate::Budget::default(),
+                        budget: crate::budget::Budget::default(),
                     };
                     let rendition = crate::render::pdf::render(&manuscript, &options, &[])
                         .unwrap_or_else(|e| panic!("{name}: {e}"));

@@ -2,9 +2,9 @@
 //! navigation are dropped. Images outside the file cannot be fetched, so they keep their
 //! alternative text.
 
+use crate::error::FormatError;
 use crate::manuscript::{Block, BlockKind, Chapter, Manuscript};
 use crate::xhtml::{self, Context};
-use crate::FormatError;
 
 pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
     if bytes.is_empty() {

@@ -133,7 +133,7 @@ impl Block {
         match self.kind {
             // Alternative text is translated but is not part of the book's running text.
             BlockKind::Image { .. } => 0,
-            _ => crate::count_words(&self.plain_text()),
+            _ => count_words(&self.plain_text()),
         }
     }
 }
@@ -254,4 +254,9 @@ pub fn media_type_of(path: &str) -> String {
         _ => "application/octet-stream",
     }
     .to_string()
+}
+
+/// Words as `wc -w` counts them: runs of non-whitespace.
+pub fn count_words(text: &str) -> u64 {
+    text.split_whitespace().count() as u64
 }

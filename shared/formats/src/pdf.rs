@@ -26,14 +26,17 @@ const TIME_BUDGET: Duration = Duration::from_secs(120);
 const PAGES_PER_CHAPTER: usize = 10;
 
 pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
-    extract_within(bytes, crate::Budget::default())
+    extract_within(bytes, crate::budget::Budget::default())
 }
 
 /// Every stream (a page's content, an object stream, a font) decompresses within `budget`'s
-/// [`crate::Budget::pdf_stream_bytes`]. Real books stay far below it; an inflation bomb (a few
+/// [`crate::budget::Budget::pdf_stream_bytes`]. Real books stay far below it; an inflation bomb (a few
 /// hundred kilobytes of Flate that would become gigabytes) is stopped at it, inside the decoder,
 /// before the memory is taken.
-pub fn extract_within(bytes: &[u8], budget: crate::Budget) -> Result<Manuscript, FormatError> {
+pub fn extract_within(
+    bytes: &[u8],
+    budget: crate::budget::Budget,
+) -> Result<Manuscript, FormatError> {
     if bytes.is_empty() {
         return Err(FormatError::Empty);
     }

@@ -9,7 +9,7 @@ use quick_xml::events::Event;
 use quick_xml::Reader;
 
 use crate::archive::{Archive, Limits};
-use crate::FormatError;
+use crate::error::FormatError;
 
 /// How many of each kind of element the spine's content documents hold together.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -33,7 +33,7 @@ pub struct StructureCounts {
 fn content_documents(bytes: &[u8]) -> Result<Vec<String>, FormatError> {
     let mut zip = Archive::open(
         bytes,
-        Limits::for_file(bytes.len(), crate::Budget::default()),
+        Limits::for_file(bytes.len(), crate::budget::Budget::default()),
     )?;
     let mut documents = Vec::new();
     for name in zip.names() {

@@ -2,9 +2,12 @@
 
 use encoding_rs::{Encoding, UTF_16BE, UTF_16LE, UTF_8, WINDOWS_1252};
 
+use crate::error::FormatError;
+use crate::language::detect_language;
+use crate::limits;
+use crate::manuscript::count_words;
 use crate::manuscript::{Block, BlockKind, Chapter, Manuscript};
 use crate::markup::escape_text;
-use crate::{count_words, detect_language, limits, FormatError};
 
 /// A chapter as found in the text, before it becomes blocks.
 struct TxtChapter {

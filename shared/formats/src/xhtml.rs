@@ -18,9 +18,9 @@ use quick_xml::escape::{resolve_html5_entity, unescape_with};
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
 
+use crate::error::FormatError;
 use crate::manuscript::{Block, BlockKind, Group, GroupKind};
 use crate::markup::{MarkupBuilder, SpanEnd};
-use crate::FormatError;
 
 /// Deeper nesting than this is hostile or broken, not a book.
 const MAX_DEPTH: usize = 256;

@@ -11,9 +11,9 @@ use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
 use super::{chapter_title, is_rtl, RenderOptions, Sources};
+use crate::error::FormatError;
 use crate::manuscript::{Block, BlockKind, Group, GroupKind, Manuscript};
 use crate::markup::{self, escape_attr, escape_text, Piece, Tag};
-use crate::FormatError;
 
 const CSS: &str = "body { font-family: serif; line-height: 1.5; margin: 0 5%; }
 h1, h2, h3, h4, h5, h6 { line-height: 1.2; page-break-after: avoid; }

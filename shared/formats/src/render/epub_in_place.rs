@@ -19,11 +19,12 @@ use zip::{CompressionMethod, ZipWriter};
 
 use super::{is_rtl, Layout, RenderOptions, Rendition};
 use crate::archive::{Archive, Limits};
+use crate::budget::Budget;
 use crate::epub::{read_package, Package, Position};
+use crate::error::FormatError;
 use crate::manuscript::{Block, BlockKind, Chapter};
 use crate::markup::{self, escape_attr, escape_text, Piece, Tag};
 use crate::xhtml::{Located, Origin};
-use crate::{Budget, FormatError};
 
 /// The stylesheet a bilingual book adds, beside its package document.
 const BILINGUAL_CSS_NAME: &str = "booktr-bilingual.css";

@@ -22,10 +22,10 @@ use zip::{CompressionMethod, ZipWriter};
 
 use super::epub_in_place::{apply, attr_of, declare_utf8, rewrite_tag, scan, Edit, Found};
 use crate::archive::{decode_owned, Archive, Limits};
+use crate::error::FormatError;
 use crate::markup::{escape_attr, escape_text};
 use crate::media::{self, Kind};
 use crate::xhtml::percent_decode;
-use crate::FormatError;
 
 /// Elements taken out with everything inside them: they run code, load another document or a
 /// plug-in, or change where the document's links lead.

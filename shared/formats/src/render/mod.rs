@@ -31,7 +31,7 @@ pub struct RenderOptions {
     /// When the file was made, `YYYY-MM-DDThh:mm:ssZ` (EPUB's `dcterms:modified`).
     pub modified: String,
     /// How many pixels of images a PDF may decode.
-    pub budget: crate::Budget,
+    pub budget: crate::budget::Budget,
 }
 
 /// How a translation is laid out.
@@ -55,7 +55,7 @@ pub enum Layout {
 /// `sources` is the source text a rebuilt bilingual book sets beside the translation:
 /// `sources.chapters[i]` is what `translated[i]` was translated from (one source chapter for
 /// each entry of `translated`, a left-out one's included), else
-/// [`FormatError::Mismatch`](crate::FormatError::Mismatch).
+/// [`FormatError::Mismatch`](crate::error::FormatError::Mismatch).
 ///
 /// In [`Layout::Bilingual`], an EPUB source is translated in place when it can be; when it
 /// cannot (its walk no longer matches, a limit) or there is no EPUB source, the book is
@@ -73,7 +73,7 @@ pub fn translated_epub(
     sources: Option<Sources<'_>>,
     options: &RenderOptions,
     layout: Layout,
-) -> Result<Rendition, crate::FormatError> {
+) -> Result<Rendition, crate::error::FormatError> {
     // The sources are checked only when the book is rebuilt from them: a book translated in
     // place needs no more than its own walk.
     let rebuilds = layout == Layout::Translated || sources.is_some();
@@ -82,7 +82,7 @@ pub fn translated_epub(
         match epub_in_place::render(original, translated, options, layout, options.budget) {
             // The book is better rebuilt than refused, when it can be in its layout.
             Err(e) if rebuilds => warnings.push(match e {
-                crate::FormatError::Mismatch(why) => format!(
+                crate::error::FormatError::Mismatch(why) => format!(
                     "rebuilt with a plain style: the source EPUB no longer matches its chapters \
                      ({why})"
                 ),
@@ -100,7 +100,7 @@ pub fn translated_epub(
         Layout::Translated => epub::render(&rebuilt, options)?,
         Layout::Bilingual => {
             let sources = sources.ok_or_else(|| {
-                crate::FormatError::Mismatch(
+                crate::error::FormatError::Mismatch(
                     "a bilingual book rebuilt from its manuscript needs the source text of \
                      every translated chapter, and none was given"
                         .into(),
@@ -136,9 +136,9 @@ pub struct Sources<'a> {
 }
 
 impl Sources<'_> {
-    /// [`FormatError::Mismatch`](crate::FormatError::Mismatch) unless every translated chapter
+    /// [`FormatError::Mismatch`](crate::error::FormatError::Mismatch) unless every translated chapter
     /// has its source, with the same blocks of the same kinds.
-    pub fn check(&self, translated: &[Chapter]) -> Result<(), crate::FormatError> {
+    pub fn check(&self, translated: &[Chapter]) -> Result<(), crate::error::FormatError> {
         self.check_each(translated.iter().map(Some), translated.len())
     }
 
@@ -148,12 +148,12 @@ impl Sources<'_> {
         &self,
         translated: impl Iterator<Item = Option<&'c Chapter>>,
         count: usize,
-    ) -> Result<(), crate::FormatError> {
+    ) -> Result<(), crate::error::FormatError> {
         check_alignment(translated, count, self.chapters, "its source")
     }
 }
 
-/// [`FormatError::Mismatch`](crate::FormatError::Mismatch) unless the `count` translated
+/// [`FormatError::Mismatch`](crate::error::FormatError::Mismatch) unless the `count` translated
 /// chapters are `originals`' (None: a chapter left out), with the same blocks of the same
 /// kinds; `of` names the originals in the message ("its source", "the book").
 pub(crate) fn check_alignment<'c>(
@@ -161,8 +161,8 @@ pub(crate) fn check_alignment<'c>(
     count: usize,
     originals: &[Chapter],
     of: &str,
-) -> Result<(), crate::FormatError> {
-    use crate::FormatError::Mismatch;
+) -> Result<(), crate::error::FormatError> {
+    use crate::error::FormatError::Mismatch;
     if count != originals.len() {
         return Err(Mismatch(format!(
             "the translation has {count} chapters, {of} {}",

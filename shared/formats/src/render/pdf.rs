@@ -18,10 +18,10 @@ use printpdf::{
 };
 
 use super::{chapter_title, is_rtl, RenderOptions, Rendition, Sources};
+use crate::error::FormatError;
 use crate::gzipped::Gzipped;
 use crate::manuscript::{Block, BlockKind, Chapter, GroupKind, Manuscript};
 use crate::markup::{self, Piece, Tag};
-use crate::FormatError;
 
 /// DejaVu Sans, kept gzipped (`gzip -9 -n` of the TTF files): 0.7 MB less in every binary that
 /// renders PDFs.
@@ -395,7 +395,7 @@ struct LeftOut {
 
 impl LeftOut {
     /// One sentence per reason, naming the first few images.
-    fn warnings(&self, budget: crate::Budget) -> Vec<String> {
+    fn warnings(&self, budget: crate::budget::Budget) -> Vec<String> {
         let name = |names: &[String]| {
             let shown = names.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
             match names.len() {
@@ -444,7 +444,7 @@ impl LeftOut {
 fn load_images(
     doc: &mut PdfDocument,
     manuscript: &Manuscript,
-    budget: crate::Budget,
+    budget: crate::budget::Budget,
 ) -> (Images, LeftOut) {
     load_images_within(doc, manuscript, budget.image_pixels(), budget.book_pixels())
 }
@@ -1641,7 +1641,7 @@ mod image_budget_tests {
         assert!(!images.contains_key("big3"), "past the book's budget");
         assert_eq!(left_out.too_large, ["huge.png"]);
         assert_eq!(left_out.past_book_budget, ["big3.png"]);
-        let warnings = left_out.warnings(crate::Budget::default());
+        let warnings = left_out.warnings(crate::budget::Budget::default());
         assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert!(
             warnings[0].starts_with("1 image left out, each past"),

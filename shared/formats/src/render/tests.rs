@@ -15,7 +15,7 @@ pub(crate) fn options(language: &str) -> RenderOptions {
         author: None,
         identifier: "urn:booktr:test".into(),
         modified: "2026-01-01T00:00:00Z".into(),
-        budget: crate::Budget::default(),
+        budget: crate::budget::Budget::default(),
     }
 }
 
@@ -199,8 +199,8 @@ fn the_arabic_book_renders_to_a_pdf_with_its_arabic_text() {
 
 #[test]
 fn a_smaller_ceiling_leaves_out_an_image_the_default_renders() {
+    use crate::budget::Budget;
     use crate::manuscript::{Asset, Block, BlockKind, Chapter, Manuscript};
-    use crate::Budget;
     let manuscript = Manuscript {
         chapters: vec![Chapter {
             title: Some("One".into()),

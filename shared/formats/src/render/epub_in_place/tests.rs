@@ -5,13 +5,14 @@ use std::io::Read;
 use std::path::Path;
 
 use super::render;
+use crate::budget::Budget;
 use crate::epub;
+use crate::error::FormatError;
 use crate::manuscript::{BlockKind, Chapter, Manuscript};
 use crate::markup::{self, escape_text, Piece};
 use crate::render::tests::{corpus, epubcheck_command, options, temp_file};
 use crate::render::{Layout, RenderOptions};
 use crate::structure::{count_epub, count_inline_epub};
-use crate::{Budget, FormatError};
 
 const BOOKS: [(&str, &str); 4] = [
     ("moby-dick.epub", "fr"),

@@ -6,10 +6,10 @@ use std::io::Read;
 
 use super::{document, epub, own_package, safe_entry_name, Removed};
 use crate::archive::Limits;
+use crate::budget::Budget;
 use crate::manuscript::Chapter;
 use crate::render::tests::{corpus, epubcheck, options, temp_file};
 use crate::render::{active, epub_in_place, translated_epub, Layout, Sources};
-use crate::Budget;
 
 fn page(body: &str) -> String {
     format!(

@@ -4,10 +4,10 @@
 
 use super::{corpus, epubcheck, options, pdftotext, temp_file};
 use crate::epub;
+use crate::error::FormatError;
 use crate::manuscript::{BlockKind, Manuscript};
 use crate::markup::{self, escape_text, Piece};
 use crate::render::{Layout, Sources};
-use crate::FormatError;
 
 const HEBREW: [char; 26] = [
     'א', 'ב', 'ג', 'ד', 'ה', 'ו', 'ז', 'ח', 'ט', 'י', 'כ', 'ל', 'מ', 'נ', 'ס', 'ע', 'פ', 'צ', 'ק',
