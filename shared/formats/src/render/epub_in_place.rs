@@ -12,11 +12,12 @@ use std::collections::HashMap;
 use std::io::{Cursor, Write};
 use std::ops::Range;
 
-use quick_xml::events::{BytesStart, Event};
+use quick_xml::events::Event;
 use quick_xml::Reader;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
+use super::edit::{apply, attr_of, declare_utf8, rewrite_tag, scan, tag_attrs, Edit, Found};
 use super::{is_rtl, Layout, RenderOptions, Rendition};
 use crate::archive::{Archive, Limits};
 use crate::budget::Budget;
@@ -202,13 +203,6 @@ fn check_match(package: &Package, translated: &[Option<Chapter>]) -> Result<(), 
     )
 }
 
-/// A replacement of `range` of a document's source by `text` (an insertion when it is empty).
-#[derive(Debug, Clone)]
-pub(super) struct Edit {
-    pub(super) range: Range<usize>,
-    pub(super) text: String,
-}
-
 /// Puts one block's translation in its place; false when it cannot be (it is left as it was).
 fn place_block(
     source: &str,
@@ -367,56 +361,6 @@ fn relative_href(from: &str, to: &str) -> String {
     parts.join("/")
 }
 
-/// Applies non-overlapping edits (insertions at one place in the order they were made).
-pub(super) fn apply(source: &str, mut edits: Vec<Edit>) -> String {
-    edits.sort_by_key(|e| (e.range.start, e.range.end));
-    let mut out = String::with_capacity(source.len() + source.len() / 4);
-    let mut at = 0;
-    for edit in edits {
-        if edit.range.start < at {
-            // Overlapping edits never come out of one walk; a second one is dropped rather
-            // than corrupting the document.
-            continue;
-        }
-        out.push_str(source.get(at..edit.range.start).unwrap_or_default());
-        out.push_str(&edit.text);
-        at = edit.range.end;
-    }
-    out.push_str(source.get(at..).unwrap_or_default());
-    out
-}
-
-/// A decoded (non-UTF-8) document is written as UTF-8 and must say so.
-pub(super) fn declare_utf8(text: &str) -> String {
-    let Some(rest) = text.strip_prefix("<?xml") else {
-        return text.to_string();
-    };
-    let Some(end) = rest.find("?>") else {
-        return text.to_string();
-    };
-    let declaration = &rest[..end];
-    let fixed = match declaration.find("encoding") {
-        Some(at) => {
-            let after = &declaration[at..];
-            let quote_start = after.find(['"', '\'']);
-            let value_end = quote_start.and_then(|q| {
-                let quote = after.as_bytes()[q] as char;
-                after[q + 1..].find(quote).map(|e| q + 1 + e + 1)
-            });
-            match value_end {
-                Some(e) => format!(
-                    "{}encoding=\"UTF-8\"{}",
-                    &declaration[..at],
-                    &declaration[at + e..]
-                ),
-                None => declaration.to_string(),
-            }
-        }
-        None => declaration.to_string(),
-    };
-    format!("<?xml{fixed}{}", &rest[end..])
-}
-
 /// The block's translated markup as XHTML, with the source's own inline elements (their
 /// classes, ids and link targets), note references and everything that was not text (page
 /// markers, math, anchors) put back. A `<num/>` mark is the source's whole element again (a
@@ -561,70 +505,6 @@ fn to_xhtml(markup: &str, origin: &Origin, source: &str, copy: bool) -> String {
     out
 }
 
-/// The attributes of a start tag as written: (name, raw value).
-fn tag_attrs(tag: &str) -> Vec<(String, String)> {
-    let mut reader = Reader::from_str(tag);
-    match reader.read_event() {
-        Ok(Event::Start(e)) | Ok(Event::Empty(e)) => raw_attrs(&e),
-        _ => Vec::new(),
-    }
-}
-
-fn raw_attrs(e: &BytesStart<'_>) -> Vec<(String, String)> {
-    e.html_attributes()
-        .flatten()
-        .map(|a| {
-            (
-                String::from_utf8_lossy(a.key.as_ref()).into_owned(),
-                String::from_utf8_lossy(&a.value).into_owned(),
-            )
-        })
-        .collect()
-}
-
-/// A start (or empty) tag with attributes set (None removes one), a class added and, for a
-/// copy, its id left out. Values are written as the source escaped them.
-pub(super) fn rewrite_tag(
-    tag: &str,
-    set: &[(&str, Option<&str>)],
-    add_class: Option<&str>,
-    drop_id: bool,
-) -> String {
-    let mut reader = Reader::from_str(tag);
-    let (e, empty) = match reader.read_event() {
-        Ok(Event::Start(e)) => (e, false),
-        Ok(Event::Empty(e)) => (e, true),
-        _ => return tag.to_string(),
-    };
-    let name = String::from_utf8_lossy(e.name().as_ref()).into_owned();
-    let mut out = format!("<{name}");
-    let mut class_done = false;
-    for (key, value) in raw_attrs(&e) {
-        if set.iter().any(|(k, _)| *k == key) || (drop_id && key == "id") {
-            continue;
-        }
-        let value = value.replace('"', "&quot;");
-        if key == "class" {
-            if let Some(class) = add_class {
-                out.push_str(&format!(r#" class="{value} {class}""#));
-                class_done = true;
-                continue;
-            }
-        }
-        out.push_str(&format!(r#" {key}="{value}""#));
-    }
-    if let (Some(class), false) = (add_class, class_done) {
-        out.push_str(&format!(r#" class="{class}""#));
-    }
-    for (key, value) in set {
-        if let Some(value) = value {
-            out.push_str(&format!(r#" {key}="{}""#, escape_attr(value)));
-        }
-    }
-    out.push_str(if empty { "/>" } else { ">" });
-    out
-}
-
 /// A fragment of XHTML with every `id` left out (a copy must not repeat them).
 fn strip_ids(fragment: &str) -> String {
     let mut reader = Reader::from_str(fragment);
@@ -692,78 +572,6 @@ fn translated_title<'a>(
         .title
         .as_deref()
         .filter(|t| !t.trim().is_empty())
-}
-
-/// One element of a small XML file, with where its content is.
-pub(super) struct Found {
-    pub(super) name: String,
-    attrs: Vec<(String, String)>,
-    pub(super) tag: Range<usize>,
-    pub(super) content: Range<usize>,
-    /// Indices of the enclosing found elements, innermost last.
-    ancestors: Vec<usize>,
-}
-
-/// Every element of `source` with its start tag and content ranges, in document order.
-pub(super) fn scan(source: &str) -> Vec<Found> {
-    let mut reader = Reader::from_str(source);
-    reader.config_mut().check_end_names = false;
-    reader.config_mut().allow_unmatched_ends = true;
-    let mut found: Vec<Found> = Vec::new();
-    let mut stack: Vec<usize> = Vec::new();
-    loop {
-        let before = reader.buffer_position() as usize;
-        let event = match reader.read_event() {
-            Ok(Event::Eof) | Err(_) => break,
-            Ok(event) => event,
-        };
-        let after = reader.buffer_position() as usize;
-        match event {
-            Event::Start(e) => {
-                found.push(Found {
-                    name: local(e.name().as_ref()),
-                    attrs: raw_attrs(&e),
-                    tag: before..after,
-                    content: after..after,
-                    ancestors: stack.clone(),
-                });
-                stack.push(found.len() - 1);
-                if stack.len() > 256 {
-                    break;
-                }
-            }
-            Event::Empty(e) => found.push(Found {
-                name: local(e.name().as_ref()),
-                attrs: raw_attrs(&e),
-                tag: before..after,
-                content: after..after,
-                ancestors: stack.clone(),
-            }),
-            Event::End(e) => {
-                let name = local(e.name().as_ref());
-                if let Some(pos) = stack.iter().rposition(|&i| found[i].name == name) {
-                    let index = stack[pos];
-                    found[index].content.end = before;
-                    stack.truncate(pos);
-                }
-            }
-            _ => {}
-        }
-    }
-    found
-}
-
-fn local(raw: &[u8]) -> String {
-    let name = String::from_utf8_lossy(raw).to_ascii_lowercase();
-    name.rsplit(':').next().unwrap_or_default().to_string()
-}
-
-pub(super) fn attr_of<'a>(found: &'a Found, name: &str) -> Option<&'a str> {
-    found
-        .attrs
-        .iter()
-        .find(|(k, _)| k == name || k.rsplit(':').next() == Some(name))
-        .map(|(_, v)| v.as_str())
 }
 
 /// The navigation document with every chapter's entry in the table of contents translated.

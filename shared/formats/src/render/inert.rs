@@ -20,12 +20,12 @@ use quick_xml::Reader;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
-use super::epub_in_place::{apply, attr_of, declare_utf8, rewrite_tag, scan, Edit, Found};
+use self::address::{candidates, is_followed_link, is_remote, resolve, scheme};
+use super::edit::{apply, attr_of, declare_utf8, rewrite_tag, scan, Edit, Found};
 use crate::archive::{decode_owned, Archive, Limits};
 use crate::error::FormatError;
 use crate::markup::{escape_attr, escape_text};
 use crate::media::{self, Kind};
-use crate::xhtml::percent_decode;
 
 /// Elements taken out with everything inside them: they run code, load another document or a
 /// plug-in, or change where the document's links lead.
@@ -901,22 +901,6 @@ fn kept(e: &BytesStart<'_>, after: usize) -> Open {
     }
 }
 
-/// Whether the `attr` address of an `element` is a link a reader follows when asked, rather
-/// than a resource it loads.
-fn is_followed_link(element: &str, attr: &str) -> bool {
-    matches!((element, attr), ("a" | "area", "href")) || matches!(attr, "cite" | "longdesc")
-}
-
-/// Whether a reader would fetch `address` from outside the book: it has a scheme other than
-/// `data:` (`https:`, `file:`), or names a host (`//host/…`).
-fn is_remote(address: &str) -> bool {
-    let address = address.trim();
-    if address.starts_with("//") || address.starts_with(r"\\") {
-        return true;
-    }
-    scheme(address).is_some_and(|(scheme, _)| scheme != "data")
-}
-
 /// The CSS of a `style` element as a reader applies it: without the markers of CDATA sections
 /// and without comments (an XML reader drops them; an HTML one reads their markers as CSS
 /// that does nothing), with character references resolved.
@@ -984,46 +968,6 @@ fn local_name(raw: &[u8]) -> String {
         .collect()
 }
 
-/// A URL's scheme in lower case and what follows its colon, read as a browser reads it:
-/// tabs, new lines and other control characters and spaces anywhere are ignored.
-fn scheme(url: &str) -> Option<(String, String)> {
-    let squeezed: String = url
-        .chars()
-        .filter(|c| !c.is_whitespace() && !c.is_control())
-        .collect();
-    let (scheme, rest) = squeezed.split_once(':')?;
-    let valid = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-        && scheme
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
-    valid.then(|| (scheme.to_ascii_lowercase(), rest.to_ascii_lowercase()))
-}
-
-/// The addresses of a `srcset`: each candidate's URL (a run without white space, which a
-/// `data:` URL's comma does not end), without its width or density.
-fn candidates(srcset: &str) -> Vec<&str> {
-    let mut urls = Vec::new();
-    let mut rest = srcset;
-    loop {
-        rest = rest.trim_start_matches(|c: char| c.is_whitespace() || c == ',');
-        if rest.is_empty() {
-            return urls;
-        }
-        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
-        let url = &rest[..end];
-        let bare = url.trim_end_matches(',');
-        urls.push(bare);
-        rest = &rest[end..];
-        // A URL that ends in a comma has no descriptors; else they run to the next comma.
-        if bare.len() == url.len() {
-            match rest.find(',') {
-                Some(comma) => rest = &rest[comma + 1..],
-                None => return urls,
-            }
-        }
-    }
-}
-
 /// `raw` with its character references resolved (HTML's named ones included); None when one
 /// cannot be.
 fn unescape_strict(raw: &str) -> Option<String> {
@@ -1037,27 +981,7 @@ fn unescape_lenient(raw: &str) -> String {
     unescape_strict(raw).unwrap_or_else(|| raw.to_string())
 }
 
-/// `href` (a path, percent-encoded) relative to the entry `from`, as an entry name; None when it
-/// is absolute, uses a backslash or climbs above the package's root.
-fn resolve(from: &str, href: &str) -> Option<String> {
-    let decoded = percent_decode(href);
-    if decoded.starts_with('/') || decoded.contains('\\') {
-        return None;
-    }
-    let mut parts: Vec<&str> = from.split('/').collect();
-    parts.pop();
-    for segment in decoded.split('/') {
-        match segment {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            other => parts.push(other),
-        }
-    }
-    Some(parts.join("/"))
-}
-
+mod address;
 mod css;
 #[cfg(test)]
 mod tests;

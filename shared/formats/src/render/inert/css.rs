@@ -11,7 +11,7 @@
 
 use std::ops::Range;
 
-use super::is_remote;
+use super::address::is_remote;
 
 /// One reference taken out: the range of the sheet and what it is replaced by.
 pub(super) type Cut = (Range<usize>, &'static str);
