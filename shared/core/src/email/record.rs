@@ -1,16 +1,45 @@
 //! The mail settings' items (partition `EMAIL`): the sender settings (`SETTINGS`:
 //! `senderPrefix`, `senderName`, `replyToPrefix`, `sandbox`, and the last test's `lastTestAt`,
 //! `lastTestStatus`, `error`) and each allowed recipient of sandbox mode (`RECIPIENT#<email>`:
-//! `email`, `verifiedAt`). The one module that names their attributes.
+//! `email`, `verifiedAt`). The one module that names their keys and attributes.
 
 use chrono::{DateTime, Utc};
 
-use super::settings::{EmailSettingsPatch, SenderPrefix, Stored};
-use super::{recipient_sk, update_settings, PK, SETTINGS_SK};
+use super::model::Stored;
+use super::{EmailSettingsPatch, SenderPrefix};
 use crate::fault::DataError;
 use crate::items::{parse_time, time};
-use crate::ports::{Item, Ports, Update};
+use crate::ports::{Condition, Item, Ports, StoreError, Update};
 use crate::types::Email;
+
+pub(super) const PK: &str = "EMAIL";
+pub(super) const SETTINGS_SK: &str = "SETTINGS";
+pub(super) const RECIPIENT: &str = "RECIPIENT#";
+
+pub(super) fn recipient_sk(email: &Email) -> String {
+    format!("{RECIPIENT}{email}")
+}
+
+/// Makes sure the settings item exists, so that partial updates have something to update.
+pub(super) async fn ensure_settings_item(ports: &Ports) -> Result<(), DataError> {
+    match ports
+        .table
+        .put(Item::new(PK, SETTINGS_SK), Condition::NotExists)
+        .await
+    {
+        Ok(()) | Err(StoreError::Conflict) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub(super) async fn update_settings(ports: &Ports, update: Update) -> Result<(), DataError> {
+    ensure_settings_item(ports).await?;
+    ports
+        .table
+        .update(PK, SETTINGS_SK, update, Condition::Always)
+        .await?;
+    Ok(())
+}
 
 pub(super) async fn read(ports: &Ports) -> Result<Stored, DataError> {
     let Some(item) = ports.table.get(PK, SETTINGS_SK).await? else {

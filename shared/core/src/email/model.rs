@@ -3,6 +3,8 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::BadSenderName;
+
 /// The local part of the service's sender and reply-to addresses (the spec's enum).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -43,15 +45,6 @@ impl SenderName {
     }
 }
 
-/// Why a text is no [`SenderName`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BadSenderName {
-    #[error("senderName: 1 to 80 characters")]
-    Length,
-    #[error("senderName: no line breaks or control characters")]
-    ControlCharacter,
-}
-
 impl TryFrom<String> for SenderName {
     type Error = BadSenderName;
 
@@ -89,6 +82,37 @@ pub(super) struct Stored {
     pub last_test_at: Option<DateTime<Utc>>,
     pub last_test_status: Option<String>,
     pub error: Option<String>,
+}
+
+/// The email settings as the admin API shows them: the spec's EmailConfig, plus `senderPrefix`,
+/// `replyToEmail`, `sandbox` and `allowedRecipients`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmailConfig {
+    /// A real SMTP server is configured (else mail goes to the outbox, or nowhere).
+    pub configured: bool,
+    /// The last connection or message test succeeded.
+    pub connected: bool,
+    /// What the last test failed with.
+    pub error: Option<String>,
+    pub provider: String,
+    pub smtp_host: String,
+    pub smtp_port: u16,
+    pub sender_email: String,
+    pub sender_name: String,
+    pub last_test_at: Option<DateTime<Utc>>,
+    /// `success` or `failure`.
+    pub last_test_status: Option<String>,
+    pub sender_prefix: SenderPrefix,
+    pub reply_to_email: Option<String>,
+    pub sandbox: bool,
+    pub allowed_recipients: Vec<String>,
+}
+
+/// The answer to a test or verification: whether it worked, and what happened, for a person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub success: bool,
+    pub message: String,
 }
 
 #[cfg(test)]
