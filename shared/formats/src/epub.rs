@@ -109,11 +109,54 @@ pub(crate) fn read_package(
     let mut zip = Archive::open(bytes, Limits::for_file(bytes.len(), budget))?;
     refuse_drm(&mut zip)?;
 
+    let opf_path = package_path(&mut zip)?;
+    let opf_text = zip
+        .read_text(&opf_path)?
+        .ok_or_else(|| FormatError::Malformed(format!("{opf_path} is missing")))?;
+    let opf = dom::parse(&opf_text, &opf_path)?;
+
+    let (manifest, warnings) = read_manifest(&opf, &opf_path);
+    let mut manuscript = metadata(&opf, warnings);
+    let nav_item = manifest
+        .values()
+        .find(|i| i.properties.split_whitespace().any(|p| p == "nav"));
+    let spine = spine(&opf, &manifest, nav_item, &manuscript.warnings)?;
+    let (nav_points, ncx) = navigation(&mut zip, &opf, &manifest, nav_item)?;
+    let (documents, located) = read_spine(&mut zip, &spine, locate, &mut manuscript)?;
+
+    let (chapters, mut origins) = split_into_chapters(documents, &nav_points);
+    manuscript.chapters = chapters;
+    if manuscript.chapters.iter().all(|c| c.word_count() == 0) {
+        return Err(FormatError::NoText);
+    }
+    let cover_path = cover_path(&opf, &manifest);
+    collect_assets(
+        &mut zip,
+        &mut manuscript,
+        &mut origins,
+        &manifest,
+        cover_path.as_deref(),
+    )?;
+    manuscript.prune_anchors();
+    manuscript.detect_language_if_missing();
+    Ok(Package {
+        manuscript,
+        origins,
+        opf_path,
+        opf_text,
+        documents: located,
+        nav_path: nav_item.map(|n| n.href.clone()),
+        ncx_path: ncx.map(|n| n.href.clone()),
+    })
+}
+
+/// The package document's path, as `META-INF/container.xml` names it.
+fn package_path(zip: &mut Archive<'_>) -> Result<String, FormatError> {
     let container = zip.read_text("META-INF/container.xml")?.ok_or_else(|| {
         FormatError::Malformed("META-INF/container.xml is missing: not an EPUB".into())
     })?;
     let container = dom::parse(&container, "container.xml")?;
-    let opf_path = container
+    container
         .descendants("rootfile")
         .into_iter()
         .find(|r| {
@@ -122,12 +165,12 @@ pub(crate) fn read_package(
         })
         .and_then(|r| r.attr("full-path"))
         .map(|p| resolve("", p))
-        .ok_or_else(|| FormatError::Malformed("container.xml names no package document".into()))?;
-    let opf_text = zip
-        .read_text(&opf_path)?
-        .ok_or_else(|| FormatError::Malformed(format!("{opf_path} is missing")))?;
-    let opf = dom::parse(&opf_text, &opf_path)?;
+        .ok_or_else(|| FormatError::Malformed("container.xml names no package document".into()))
+}
 
+/// The manifest's items by id, their paths resolved in the archive, with a warning for each
+/// item that points outside the book (skipped).
+fn read_manifest(opf: &Element, opf_path: &str) -> (HashMap<String, ManifestItem>, Vec<String>) {
     let mut warnings = Vec::new();
     let mut outside_items = 0usize;
     let mut manifest: HashMap<String, ManifestItem> = HashMap::new();
@@ -137,7 +180,7 @@ pub(crate) fn read_package(
         };
         // Never followed (names are only looked up inside the archive anyway), but the user is
         // told: what the spine lists there is missing from the book.
-        let Some(path) = inside(&opf_path, href) else {
+        let Some(path) = inside(opf_path, href) else {
             outside_items += 1;
             if outside_items <= MAX_LISTED_WARNINGS {
                 warnings.push(format!(
@@ -163,27 +206,29 @@ pub(crate) fn read_package(
             outside_items - MAX_LISTED_WARNINGS
         ));
     }
+    (manifest, warnings)
+}
 
-    let mut manuscript = Manuscript {
-        title: opf
-            .first("title")
-            .map(Element::text)
-            .filter(|t| !t.is_empty()),
-        author: opf
-            .first("creator")
-            .map(Element::text)
-            .filter(|t| !t.is_empty()),
-        language: opf
-            .first("language")
-            .map(Element::text)
-            .filter(|t| !t.is_empty()),
+/// A manuscript with the package's title, author and language, and `warnings`.
+fn metadata(opf: &Element, warnings: Vec<String>) -> Manuscript {
+    let field = |name: &str| opf.first(name).map(Element::text).filter(|t| !t.is_empty());
+    Manuscript {
+        title: field("title"),
+        author: field("creator"),
+        language: field("language"),
         warnings,
         ..Manuscript::default()
-    };
+    }
+}
 
-    let nav_item = manifest
-        .values()
-        .find(|i| i.properties.split_whitespace().any(|p| p == "nav"));
+/// The spine's linear content documents in reading order, the navigation document left out;
+/// an error when there are none (saying what was skipped, from `warnings`).
+fn spine<'m>(
+    opf: &Element,
+    manifest: &'m HashMap<String, ManifestItem>,
+    nav_item: Option<&ManifestItem>,
+    warnings: &[String],
+) -> Result<Vec<&'m ManifestItem>, FormatError> {
     let spine: Vec<&ManifestItem> = opf
         .descendants("itemref")
         .into_iter()
@@ -194,14 +239,23 @@ pub(crate) fn read_package(
         .collect();
     if spine.is_empty() {
         let mut message = "the package document's spine lists no content".to_string();
-        if !manuscript.warnings.is_empty() {
-            message = format!("{message} ({})", manuscript.warnings.join("; "));
+        if !warnings.is_empty() {
+            message = format!("{message} ({})", warnings.join("; "));
         }
         return Err(FormatError::Malformed(message));
     }
+    Ok(spine)
+}
 
+/// The table of contents' entries (the navigation document's, else the NCX's) and the NCX.
+fn navigation<'m>(
+    zip: &mut Archive<'_>,
+    opf: &Element,
+    manifest: &'m HashMap<String, ManifestItem>,
+    nav_item: Option<&ManifestItem>,
+) -> Result<(Vec<NavPoint>, Option<&'m ManifestItem>), FormatError> {
     let nav_points = match nav_item {
-        Some(nav) => read_nav(&mut zip, &nav.href)?,
+        Some(nav) => read_nav(zip, &nav.href)?,
         None => Vec::new(),
     };
     let ncx = opf
@@ -215,19 +269,33 @@ pub(crate) fn read_package(
         });
     let nav_points = if nav_points.is_empty() {
         match ncx {
-            Some(ncx) => read_ncx(&mut zip, &ncx.href)?,
+            Some(ncx) => read_ncx(zip, &ncx.href)?,
             None => Vec::new(),
         }
     } else {
         nav_points
     };
+    Ok((nav_points, ncx))
+}
 
-    // Every spine document's blocks, the first one carrying the document's own anchor.
-    let mut documents: Vec<(String, Vec<Block>, Option<String>)> = Vec::new();
+/// A spine document's path, its blocks (the first one carrying the document's own anchor) and
+/// its title.
+type SpineBlocks = (String, Vec<Block>, Option<String>);
+
+/// Every spine document's blocks, groups numbered across the book; with `locate`, the documents
+/// with where each block came from. The manuscript takes the first document's language when
+/// the package declares none.
+fn read_spine(
+    zip: &mut Archive<'_>,
+    spine: &[&ManifestItem],
+    locate: bool,
+    manuscript: &mut Manuscript,
+) -> Result<(Vec<SpineBlocks>, Vec<SpineDocument>), FormatError> {
+    let mut documents: Vec<SpineBlocks> = Vec::new();
     let mut located: Vec<SpineDocument> = Vec::new();
     let mut group_offset = 0u32;
     let mut blocks_so_far = 0usize;
-    for item in &spine {
+    for item in spine {
         let Some(bytes) = zip.read(&item.href)? else {
             continue;
         };
@@ -266,31 +334,7 @@ pub(crate) fn read_package(
         }
         documents.push((item.href.clone(), blocks, doc.title));
     }
-
-    let (chapters, mut origins) = split_into_chapters(documents, &nav_points);
-    manuscript.chapters = chapters;
-    if manuscript.chapters.iter().all(|c| c.word_count() == 0) {
-        return Err(FormatError::NoText);
-    }
-    let cover_path = cover_path(&opf, &manifest);
-    collect_assets(
-        &mut zip,
-        &mut manuscript,
-        &mut origins,
-        &manifest,
-        cover_path.as_deref(),
-    )?;
-    manuscript.prune_anchors();
-    manuscript.detect_language_if_missing();
-    Ok(Package {
-        manuscript,
-        origins,
-        opf_path,
-        opf_text,
-        documents: located,
-        nav_path: nav_item.map(|n| n.href.clone()),
-        ncx_path: ncx.map(|n| n.href.clone()),
-    })
+    Ok((documents, located))
 }
 
 /// A manifest or navigation href, resolved against `base`; None when it points outside the

@@ -525,64 +525,10 @@ impl Walker<'_> {
             }
             return Ok(());
         }
-        if name == "html" {
-            if let Some(l) = &mut self.locator {
-                l.located.html_tag = Some(self.event.clone());
-            }
-        }
-        if name == "title" && self.stack.iter().any(|o| o.name == "head") {
-            self.in_title = !empty;
-        }
-        if name == "html" {
-            self.doc.language = attr(e, "lang").filter(|l| !l.trim().is_empty());
-        }
-        if let Some(id) = attr(e, "id").or_else(|| if name == "a" { attr(e, "name") } else { None })
-        {
-            self.anchors.push(id);
-        }
-        let mut role = role_of(&name, e);
-        if role == Role::Plain && name == "span" && self.starts_verse_line(e) {
-            role = Role::Block;
-        }
-        // A phrase the book marks as in another language (a Latin motto, a French line in an
-        // English poem) is left as the author wrote it, as translators do.
-        if matches!(role, Role::Plain | Role::Inline("i" | "b")) && self.in_another_language(e) {
-            role = Role::Inline("keep");
-        }
-        // The book's own marks: a class, a type, a language or an id on an element the markup
-        // has no name for.
-        if role == Role::Plain && PHRASING.contains(&name.as_str()) && has_marking_attrs(e) {
-            role = Role::Inline("span");
-        }
-        match name.as_str() {
-            "br" => {
-                self.text.line_break();
-                if let Some(l) = &mut self.locator {
-                    l.touch(&self.event);
-                }
-                return Ok(());
-            }
-            "img" | "image" => {
-                self.flush();
-                let src = attr(e, "src")
-                    .or_else(|| attr(e, "href"))
-                    .unwrap_or_default();
-                let alt = attr(e, "alt").unwrap_or_default();
-                if !src.is_empty() && !src.starts_with("data:") {
-                    let mut alt_text = MarkupBuilder::default();
-                    alt_text.text(&alt);
-                    let asset = resolve(self.ctx.path, &src);
-                    let container = self.container();
-                    if let Some(l) = &mut self.locator {
-                        l.clear();
-                        l.touch(&self.event);
-                        l.finish(container);
-                    }
-                    self.push_block(BlockKind::Image { asset }, alt_text.take());
-                }
-                return Ok(());
-            }
-            _ => {}
+        self.note_start(&name, e, empty);
+        let role = self.role(&name, e);
+        if self.content_element(&name, e) {
+            return Ok(());
         }
         if empty || VOID.contains(&name.as_str()) {
             if role == Role::Block {
@@ -603,23 +549,125 @@ impl Walker<'_> {
                 self.ctx.path
             )));
         }
-        match role {
-            Role::Skip => {
-                self.skip_depth = 1;
-                if let Some(l) = &mut self.locator {
-                    l.skip_start = self.event.start;
-                    l.depth.push((self.event.clone(), 1));
+        if role == Role::Skip {
+            self.skip(name, e);
+            return Ok(());
+        }
+        self.begin(&name, role, e);
+        let mut open = self.open(name, role, e);
+        // A block marked `translate="no"` (or inside one) holds kept text.
+        if role == Role::Block && open.keep {
+            self.text.open("keep", None);
+        }
+        if role == Role::Block {
+            open.group = self.group_of(&open).map(|kind| {
+                self.groups += 1;
+                Group {
+                    kind,
+                    n: self.groups,
                 }
-                // `head` holds the title we want; everything else in it is skipped.
-                if name == "head" {
-                    self.skip_depth = 0;
-                    self.stack.push(self.open(name, Role::Plain, e));
-                }
-                return Ok(());
+            });
+        }
+        self.locate_start(&mut open, e);
+        self.stack.push(open);
+        Ok(())
+    }
+
+    /// What a start tag says of the document: its `html` element (and language), its title,
+    /// an anchor.
+    fn note_start(&mut self, name: &str, e: &BytesStart<'_>, empty: bool) {
+        if name == "html" {
+            if let Some(l) = &mut self.locator {
+                l.located.html_tag = Some(self.event.clone());
             }
+        }
+        if name == "title" && self.stack.iter().any(|o| o.name == "head") {
+            self.in_title = !empty;
+        }
+        if name == "html" {
+            self.doc.language = attr(e, "lang").filter(|l| !l.trim().is_empty());
+        }
+        if let Some(id) = attr(e, "id").or_else(|| if name == "a" { attr(e, "name") } else { None })
+        {
+            self.anchors.push(id);
+        }
+    }
+
+    /// The role an element plays here: its own, or a line of verse, a phrase kept in another
+    /// language, or one of the book's own marks.
+    fn role(&self, name: &str, e: &BytesStart<'_>) -> Role {
+        let mut role = role_of(name, e);
+        if role == Role::Plain && name == "span" && self.starts_verse_line(e) {
+            role = Role::Block;
+        }
+        // A phrase the book marks as in another language (a Latin motto, a French line in an
+        // English poem) is left as the author wrote it, as translators do.
+        if matches!(role, Role::Plain | Role::Inline("i" | "b")) && self.in_another_language(e) {
+            role = Role::Inline("keep");
+        }
+        // The book's own marks: a class, a type, a language or an id on an element the markup
+        // has no name for.
+        if role == Role::Plain && PHRASING.contains(&name) && has_marking_attrs(e) {
+            role = Role::Inline("span");
+        }
+        role
+    }
+
+    /// A line break or an image, taken in whole; false for any other element.
+    fn content_element(&mut self, name: &str, e: &BytesStart<'_>) -> bool {
+        match name {
+            "br" => {
+                self.text.line_break();
+                if let Some(l) = &mut self.locator {
+                    l.touch(&self.event);
+                }
+                true
+            }
+            "img" | "image" => {
+                self.flush();
+                let src = attr(e, "src")
+                    .or_else(|| attr(e, "href"))
+                    .unwrap_or_default();
+                let alt = attr(e, "alt").unwrap_or_default();
+                if !src.is_empty() && !src.starts_with("data:") {
+                    let mut alt_text = MarkupBuilder::default();
+                    alt_text.text(&alt);
+                    let asset = resolve(self.ctx.path, &src);
+                    let container = self.container();
+                    if let Some(l) = &mut self.locator {
+                        l.clear();
+                        l.touch(&self.event);
+                        l.finish(container);
+                    }
+                    self.push_block(BlockKind::Image { asset }, alt_text.take());
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Starts skipping an element that is not content, with everything inside it.
+    fn skip(&mut self, name: String, e: &BytesStart<'_>) {
+        self.skip_depth = 1;
+        if let Some(l) = &mut self.locator {
+            l.skip_start = self.event.start;
+            l.depth.push((self.event.clone(), 1));
+        }
+        // `head` holds the title we want; everything else in it is skipped.
+        if name == "head" {
+            self.skip_depth = 0;
+            self.stack.push(self.open(name, Role::Plain, e));
+        }
+    }
+
+    /// What opening an element of `role` does to the text: a block ends the one before (and
+    /// counts table cells), a mark opens, a note reference is put in.
+    fn begin(&mut self, name: &str, role: Role, e: &BytesStart<'_>) {
+        match role {
             Role::Block => {
                 self.flush();
-                match name.as_str() {
+                match name {
                     "table" => {
                         self.tables += 1;
                         self.row = 0;
@@ -652,63 +700,53 @@ impl Walker<'_> {
                     }
                 }
             }
-            Role::BackLink | Role::Plain => {}
+            Role::Skip | Role::BackLink | Role::Plain => {}
         }
-        let mut open = self.open(name, role, e);
-        // A block marked `translate="no"` (or inside one) holds kept text.
-        if role == Role::Block && open.keep {
-            self.text.open("keep", None);
-        }
-        if role == Role::Block {
-            open.group = self.group_of(&open).map(|kind| {
-                self.groups += 1;
-                Group {
-                    kind,
-                    n: self.groups,
+    }
+
+    /// In a located walk, where an opened element is: a block's container, a mark's tag, a
+    /// note reference, an element with an id kept as written.
+    fn locate_start(&mut self, open: &mut Open, e: &BytesStart<'_>) {
+        let Some(l) = &mut self.locator else {
+            return;
+        };
+        let event = self.event.clone();
+        l.depth.push((event.clone(), 1));
+        match open.role {
+            Role::Block => {
+                let parent = self.stack.iter().rev().find_map(|o| o.container);
+                if let Some(p) = parent.and_then(|p| l.located.containers.get_mut(p)) {
+                    p.nested += 1;
                 }
-            });
-        }
-        if let Some(l) = &mut self.locator {
-            let event = self.event.clone();
-            l.depth.push((event.clone(), 1));
-            match role {
-                Role::Block => {
-                    let parent = self.stack.iter().rev().find_map(|o| o.container);
-                    if let Some(p) = parent.and_then(|p| l.located.containers.get_mut(p)) {
-                        p.nested += 1;
-                    }
-                    open.container = Some(l.located.containers.len());
-                    l.located.containers.push(Container {
-                        name: open.name.clone(),
-                        start_tag: event,
-                        ..Container::default()
-                    });
-                }
-                Role::Inline(tag) => {
-                    l.touch(&event);
-                    l.inlines.push(InlineTag {
-                        name: tag,
-                        href: (tag == "a")
-                            .then(|| attr(e, "href").map(|h| link_target(self.ctx.path, &h)))
-                            .flatten(),
-                        element: open.name.clone(),
-                        tag: event,
-                        whole: None,
-                    });
-                }
-                Role::NoteRef => l.touch(&event),
-                Role::Plain if open.id.is_some() || attr(e, "name").is_some() => {
-                    l.kept.push(Kept {
-                        at_char: l.chars,
-                        source: event,
-                        close: Some(open.name.clone()),
-                    });
-                }
-                _ => {}
+                open.container = Some(l.located.containers.len());
+                l.located.containers.push(Container {
+                    name: open.name.clone(),
+                    start_tag: event,
+                    ..Container::default()
+                });
             }
+            Role::Inline(tag) => {
+                l.touch(&event);
+                l.inlines.push(InlineTag {
+                    name: tag,
+                    href: (tag == "a")
+                        .then(|| attr(e, "href").map(|h| link_target(self.ctx.path, &h)))
+                        .flatten(),
+                    element: open.name.clone(),
+                    tag: event,
+                    whole: None,
+                });
+            }
+            Role::NoteRef => l.touch(&event),
+            Role::Plain if open.id.is_some() || attr(e, "name").is_some() => {
+                l.kept.push(Kept {
+                    at_char: l.chars,
+                    source: event,
+                    close: Some(open.name.clone()),
+                });
+            }
+            _ => {}
         }
-        self.stack.push(open);
-        Ok(())
     }
 
     fn open(&self, name: String, role: Role, e: &BytesStart<'_>) -> Open {
@@ -795,69 +833,7 @@ impl Walker<'_> {
                 Role::Inline(tag) => self.text.close(tag),
                 _ => {}
             }
-            if let (Some(l), Some(open)) = (&mut self.locator, self.stack.last()) {
-                let event = self.event.clone();
-                match open.role {
-                    Role::Block => {
-                        if let Some(c) =
-                            open.container.and_then(|c| l.located.containers.get_mut(c))
-                        {
-                            c.end_tag = closed_here.then_some(event);
-                        }
-                    }
-                    Role::Inline(_) if closed_here => {
-                        l.touch(&event);
-                        let whole = open.at..event.end;
-                        let within =
-                            |r: &Range<usize>| r.start >= whole.start && r.end <= whole.end;
-                        match span_end {
-                            // Written back whole: nothing inside it is placed on its own.
-                            Some(SpanEnd::Sign) => {
-                                l.inlines
-                                    .retain(|t| t.tag.start == whole.start || !within(&t.tag));
-                                l.kept.retain(|k| !within(&k.source));
-                                if let Some(t) = l
-                                    .inlines
-                                    .iter_mut()
-                                    .rev()
-                                    .find(|t| t.tag.start == whole.start)
-                                {
-                                    t.name = "num";
-                                    t.whole = Some(whole);
-                                }
-                            }
-                            Some(SpanEnd::Blank) => {
-                                l.inlines.retain(|t| !within(&t.tag));
-                                l.kept.retain(|k| !within(&k.source));
-                                l.kept.push(Kept {
-                                    at_char: l.chars,
-                                    source: whole,
-                                    close: None,
-                                });
-                            }
-                            _ => {}
-                        }
-                    }
-                    Role::NoteRef if closed_here => {
-                        l.touch(&event);
-                        let id = l.pending_note.take();
-                        match id {
-                            Some(id) => l.notes.push((id, open.at..event.end)),
-                            None => l.kept.push(Kept {
-                                at_char: l.chars,
-                                source: open.at..event.end,
-                                close: None,
-                            }),
-                        }
-                    }
-                    Role::BackLink if closed_here => l.kept.push(Kept {
-                        at_char: l.chars,
-                        source: open.at..event.end,
-                        close: None,
-                    }),
-                    _ => {}
-                }
-            }
+            self.locate_end(closed_here, span_end);
             if is_title {
                 self.in_title = false;
             }
@@ -866,6 +842,72 @@ impl Walker<'_> {
             if role == Role::Block && self.stack.last().is_some_and(|o| o.keep) {
                 self.text.open("keep", None);
             }
+        }
+    }
+
+    /// In a located walk, where the innermost open element ends (`closed_here`: at this end
+    /// tag, not closed by another's), and what a closed span was (`span_end`).
+    fn locate_end(&mut self, closed_here: bool, span_end: Option<SpanEnd>) {
+        let (Some(l), Some(open)) = (&mut self.locator, self.stack.last()) else {
+            return;
+        };
+        let event = self.event.clone();
+        match open.role {
+            Role::Block => {
+                if let Some(c) = open.container.and_then(|c| l.located.containers.get_mut(c)) {
+                    c.end_tag = closed_here.then_some(event);
+                }
+            }
+            Role::Inline(_) if closed_here => {
+                l.touch(&event);
+                let whole = open.at..event.end;
+                let within = |r: &Range<usize>| r.start >= whole.start && r.end <= whole.end;
+                match span_end {
+                    // Written back whole: nothing inside it is placed on its own.
+                    Some(SpanEnd::Sign) => {
+                        l.inlines
+                            .retain(|t| t.tag.start == whole.start || !within(&t.tag));
+                        l.kept.retain(|k| !within(&k.source));
+                        if let Some(t) = l
+                            .inlines
+                            .iter_mut()
+                            .rev()
+                            .find(|t| t.tag.start == whole.start)
+                        {
+                            t.name = "num";
+                            t.whole = Some(whole);
+                        }
+                    }
+                    Some(SpanEnd::Blank) => {
+                        l.inlines.retain(|t| !within(&t.tag));
+                        l.kept.retain(|k| !within(&k.source));
+                        l.kept.push(Kept {
+                            at_char: l.chars,
+                            source: whole,
+                            close: None,
+                        });
+                    }
+                    _ => {}
+                }
+            }
+            Role::NoteRef if closed_here => {
+                l.touch(&event);
+                let id = l.pending_note.take();
+                match id {
+                    Some(id) => l.notes.push((id, open.at..event.end)),
+                    None => l.kept.push(Kept {
+                        at_char: l.chars,
+                        source: open.at..event.end,
+                        close: None,
+                    }),
+                }
+            }
+            Role::BackLink if closed_here => l.kept.push(Kept {
+                at_char: l.chars,
+                source: open.at..event.end,
+                close: None,
+            }),
+            _ => {}
         }
     }
 

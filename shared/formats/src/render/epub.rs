@@ -12,7 +12,7 @@ use zip::{CompressionMethod, ZipWriter};
 
 use super::{chapter_title, is_rtl, RenderOptions, Sources};
 use crate::error::FormatError;
-use crate::manuscript::{Block, BlockKind, Group, GroupKind, Manuscript};
+use crate::manuscript::{Asset, Block, BlockKind, Group, GroupKind, Manuscript};
 use crate::markup::{self, escape_attr, escape_text, Piece, Tag};
 
 const CSS: &str = "body { font-family: serif; line-height: 1.5; margin: 0 5%; }
@@ -75,60 +75,17 @@ fn render_with(
         .or_else(|| manuscript.title.clone())
         .unwrap_or_else(|| "Untitled".into());
 
-    let mut zip = ZipWriter::new(Cursor::new(Vec::new()));
-    let deflated = SimpleFileOptions::default().compression_method(CompressionMethod::Deflated);
-    let stored = SimpleFileOptions::default().compression_method(CompressionMethod::Stored);
-    let mut add =
-        |name: &str, bytes: &[u8], options: SimpleFileOptions| -> Result<(), FormatError> {
-            zip.start_file(name, options).map_err(write_error)?;
-            zip.write_all(bytes).map_err(|e| write_error(e.into()))
-        };
+    let mut zip = Writer::default();
     // The mimetype entry first and uncompressed, as the container format requires.
-    add("mimetype", b"application/epub+zip", stored)?;
-    add("META-INF/container.xml", CONTAINER.as_bytes(), deflated)?;
-    add("OEBPS/style.css", CSS.as_bytes(), deflated)?;
+    zip.add("mimetype", b"application/epub+zip", STORED)?;
+    zip.add("META-INF/container.xml", CONTAINER.as_bytes(), DEFLATED)?;
+    zip.add("OEBPS/style.css", CSS.as_bytes(), DEFLATED)?;
 
-    let mut manifest = String::new();
-    let mut spine = String::new();
     let cover = manuscript
         .cover
         .as_ref()
         .and_then(|id| manuscript.assets.iter().find(|a| &a.id == id));
-    for asset in &manuscript.assets {
-        add(
-            &format!("OEBPS/images/{}", asset.file_name),
-            &asset.bytes,
-            stored,
-        )?;
-        let properties = if cover.is_some_and(|c| c.id == asset.id) {
-            r#" properties="cover-image""#
-        } else {
-            ""
-        };
-        let _ = writeln!(
-            manifest,
-            r#"    <item id="{}" href="images/{}" media-type="{}"{properties}/>"#,
-            escape_attr(&asset.id),
-            escape_attr(&asset.file_name),
-            escape_attr(&asset.media_type)
-        );
-    }
-    if let Some(cover) = cover {
-        let page = page(
-            lang,
-            rtl,
-            &title,
-            &format!(
-                r#"<section epub:type="cover"><figure><img src="images/{}" alt="{}"/></figure></section>"#,
-                escape_attr(&cover.file_name),
-                escape_attr(&title)
-            ),
-        );
-        add("OEBPS/cover.xhtml", page.as_bytes(), deflated)?;
-        manifest.push_str("    <item id=\"cover-page\" href=\"cover.xhtml\" media-type=\"application/xhtml+xml\"/>\n");
-        spine.push_str("    <itemref idref=\"cover-page\" linear=\"no\"/>\n");
-    }
-
+    let mut lists = zip.add_assets(manuscript, cover, lang, rtl, &title)?;
     let mut nav_items = String::new();
     for (index, chapter) in manuscript.chapters.iter().enumerate() {
         let file = chapter_file(index);
@@ -136,17 +93,17 @@ fn render_with(
         let sides = sources
             .and_then(|s| Some(Sides::new(&s.chapters.get(index)?.blocks, s.language, lang)));
         let body = book.chapter_body(index, &chapter.blocks, sides.as_ref());
-        add(
+        zip.add(
             &format!("OEBPS/{file}"),
             page(lang, rtl, &heading, &body).as_bytes(),
-            deflated,
+            DEFLATED,
         )?;
         let id = format!("ch{:04}", index + 1);
         let _ = writeln!(
-            manifest,
+            lists.manifest,
             r#"    <item id="{id}" href="{file}" media-type="application/xhtml+xml"/>"#
         );
-        let _ = writeln!(spine, r#"    <itemref idref="{id}"/>"#);
+        let _ = writeln!(lists.spine, r#"    <itemref idref="{id}"/>"#);
         let _ = writeln!(
             nav_items,
             r#"      <li><a href="{file}">{}</a></li>"#,
@@ -159,15 +116,120 @@ fn render_with(
         &title,
         &format!("<nav epub:type=\"toc\" id=\"toc\">\n    <h1>{}</h1>\n    <ol>\n{nav_items}    </ol>\n  </nav>", escape_text(&title)),
     );
-    add("OEBPS/nav.xhtml", nav.as_bytes(), deflated)?;
+    zip.add("OEBPS/nav.xhtml", nav.as_bytes(), DEFLATED)?;
 
+    let metadata = metadata(manuscript, sources, options, &title, cover);
+    let opf = package_document(lang, rtl, &metadata, &lists);
+    zip.add("OEBPS/content.opf", opf.as_bytes(), DEFLATED)?;
+    let cursor = zip.zip.finish().map_err(write_error)?;
+    // The manuscript's markup holds no scripts, but an image is the source's own file (an SVG
+    // can carry one), named with the source file's extension.
+    let (bytes, _) = super::inert::epub(cursor.into_inner(), super::inert::own_package())?;
+    Ok(bytes)
+}
+
+const DEFLATED: CompressionMethod = CompressionMethod::Deflated;
+const STORED: CompressionMethod = CompressionMethod::Stored;
+
+/// The EPUB's zip file being written.
+struct Writer {
+    zip: ZipWriter<Cursor<Vec<u8>>>,
+}
+
+impl Default for Writer {
+    fn default() -> Self {
+        Writer {
+            zip: ZipWriter::new(Cursor::new(Vec::new())),
+        }
+    }
+}
+
+/// The package document's manifest items and spine entries, one a line.
+#[derive(Default)]
+struct Lists {
+    manifest: String,
+    spine: String,
+}
+
+impl Writer {
+    fn add(
+        &mut self,
+        name: &str,
+        bytes: &[u8],
+        method: CompressionMethod,
+    ) -> Result<(), FormatError> {
+        let options = SimpleFileOptions::default().compression_method(method);
+        self.zip.start_file(name, options).map_err(write_error)?;
+        self.zip.write_all(bytes).map_err(|e| write_error(e.into()))
+    }
+
+    /// The manuscript's images, and the cover's page when it has a cover; their manifest items
+    /// and the cover page's spine entry.
+    fn add_assets(
+        &mut self,
+        manuscript: &Manuscript,
+        cover: Option<&Asset>,
+        lang: &str,
+        rtl: bool,
+        title: &str,
+    ) -> Result<Lists, FormatError> {
+        let mut lists = Lists::default();
+        for asset in &manuscript.assets {
+            self.add(
+                &format!("OEBPS/images/{}", asset.file_name),
+                &asset.bytes,
+                STORED,
+            )?;
+            let properties = if cover.is_some_and(|c| c.id == asset.id) {
+                r#" properties="cover-image""#
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                lists.manifest,
+                r#"    <item id="{}" href="images/{}" media-type="{}"{properties}/>"#,
+                escape_attr(&asset.id),
+                escape_attr(&asset.file_name),
+                escape_attr(&asset.media_type)
+            );
+        }
+        if let Some(cover) = cover {
+            let page = page(
+                lang,
+                rtl,
+                title,
+                &format!(
+                    r#"<section epub:type="cover"><figure><img src="images/{}" alt="{}"/></figure></section>"#,
+                    escape_attr(&cover.file_name),
+                    escape_attr(title)
+                ),
+            );
+            self.add("OEBPS/cover.xhtml", page.as_bytes(), DEFLATED)?;
+            lists.manifest.push_str("    <item id=\"cover-page\" href=\"cover.xhtml\" media-type=\"application/xhtml+xml\"/>\n");
+            lists
+                .spine
+                .push_str("    <itemref idref=\"cover-page\" linear=\"no\"/>\n");
+        }
+        Ok(lists)
+    }
+}
+
+/// The package document's metadata: identifier, title, languages, author, date and cover.
+fn metadata(
+    manuscript: &Manuscript,
+    sources: Option<Sources<'_>>,
+    options: &RenderOptions,
+    title: &str,
+    cover: Option<&Asset>,
+) -> String {
+    let lang = &options.language;
     let mut metadata = String::new();
     let _ = writeln!(
         metadata,
         r#"    <dc:identifier id="book-id">{}</dc:identifier>"#,
         escape_text(&options.identifier)
     );
-    let _ = writeln!(metadata, "    <dc:title>{}</dc:title>", escape_text(&title));
+    let _ = writeln!(metadata, "    <dc:title>{}</dc:title>", escape_text(title));
     let _ = writeln!(
         metadata,
         "    <dc:language>{}</dc:language>",
@@ -200,12 +262,17 @@ fn render_with(
             escape_attr(&cover.id)
         );
     }
+    metadata
+}
+
+/// The package document, around its metadata, manifest items and spine entries.
+fn package_document(lang: &str, rtl: bool, metadata: &str, lists: &Lists) -> String {
     let direction = if rtl {
         r#" page-progression-direction="rtl""#
     } else {
         ""
     };
-    let opf = format!(
+    format!(
         r#"<?xml version="1.0" encoding="UTF-8"?>
 <package xmlns="http://www.idpf.org/2007/opf" version="3.0" unique-identifier="book-id" xml:lang="{lang}">
   <metadata xmlns:dc="http://purl.org/dc/elements/1.1/">
@@ -218,14 +285,10 @@ fn render_with(
 {spine}  </spine>
 </package>
 "#,
-        lang = escape_attr(lang)
-    );
-    add("OEBPS/content.opf", opf.as_bytes(), deflated)?;
-    let cursor = zip.finish().map_err(write_error)?;
-    // The manuscript's markup holds no scripts, but an image is the source's own file (an SVG
-    // can carry one), named with the source file's extension.
-    let (bytes, _) = super::inert::epub(cursor.into_inner(), super::inert::own_package())?;
-    Ok(bytes)
+        lang = escape_attr(lang),
+        manifest = lists.manifest,
+        spine = lists.spine,
+    )
 }
 
 const CONTAINER: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
@@ -384,165 +447,210 @@ impl Book {
                 out.push_str("<figcaption>");
                 caption = true;
             }
-            let same_frames = |b: &Block| frames_of(b) == frames;
-            match &block.kind {
-                BlockKind::ListItem { .. } => {
-                    // (depth, tag) of the lists open, the innermost's last item still open.
-                    let mut lists: Vec<(u8, &str)> = Vec::new();
-                    while let Some(item) = blocks.get(i).filter(|b| same_frames(b)) {
-                        let BlockKind::ListItem { ordered, depth } = item.kind else {
-                            break;
-                        };
-                        let tag = if ordered { "ol" } else { "ul" };
-                        while let Some(&(d, t)) = lists.last() {
-                            if d > depth || (d == depth && t != tag) {
-                                let _ = write!(out, "</li></{t}>");
-                                lists.pop();
-                            } else {
-                                break;
-                            }
-                        }
-                        match lists.last() {
-                            Some(&(d, _)) if d == depth => out.push_str("</li>"),
-                            // A deeper list opens inside the item before it.
-                            _ => {
-                                let _ = write!(out, "<{tag}>");
-                                lists.push((depth, tag));
-                            }
-                        }
-                        let (id, extra) = self.id_attr(item, &mut ids_written);
-                        let _ = write!(
-                            out,
-                            "<li{id}>{extra}{}",
-                            self.wrapped(index, item, sides, i)
-                        );
-                        i += 1;
-                    }
-                    while let Some((_, t)) = lists.pop() {
-                        let _ = write!(out, "</li></{t}>");
-                    }
-                    out.push('\n');
-                    continue;
-                }
+            let run = Run {
+                index,
+                blocks,
+                sides,
+                frames: &frames,
+            };
+            i = match &block.kind {
+                BlockKind::ListItem { .. } => self.list(&mut out, &run, i, &mut ids_written),
                 BlockKind::TableCell { table, .. } => {
-                    out.push_str("<table>");
-                    let mut row = None;
-                    while let Some(cell) = blocks.get(i).filter(|b| same_frames(b)) {
-                        let BlockKind::TableCell {
-                            table: t,
-                            row: r,
-                            header,
-                            ..
-                        } = &cell.kind
-                        else {
-                            break;
-                        };
-                        if t != table {
-                            break;
-                        }
-                        if row != Some(*r) {
-                            if row.is_some() {
-                                out.push_str("</tr>");
-                            }
-                            out.push_str("<tr>");
-                            row = Some(*r);
-                        }
-                        let tag = if *header { "th" } else { "td" };
-                        let (id, extra) = self.id_attr(cell, &mut ids_written);
-                        let _ = write!(
-                            out,
-                            "<{tag}{id}>{extra}{}</{tag}>",
-                            self.wrapped(index, cell, sides, i)
-                        );
-                        i += 1;
-                    }
-                    if row.is_some() {
-                        out.push_str("</tr>");
-                    } else {
-                        out.push_str("<tr><td></td></tr>");
-                    }
-                    out.push_str("</table>\n");
-                    continue;
+                    self.table(&mut out, &run, i, *table, &mut ids_written)
                 }
-                _ => {}
-            }
-            let in_quote = block.groups.iter().any(|g| g.kind == GroupKind::Quote);
-            let (id, extra) = self.id_attr(block, &mut ids_written);
-            let text = format!("{extra}{}", self.inline(index, block));
-            // A block that is one element: in a bilingual book, the original's element (with the
-            // block's id) and then the translation's.
-            let mut element = |tag: &str, class: Option<&str>, text: &str| {
-                let class_attr = |extra: Option<&str>| {
-                    let classes: Vec<&str> = class.into_iter().chain(extra).collect();
-                    if classes.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" class=\"{}\"", classes.join(" "))
-                    }
-                };
-                match sides.and_then(|s| Some((s, s.originals.get(i)?))) {
-                    None => writeln!(out, "<{tag}{}{id}>{text}</{tag}>", class_attr(None)),
-                    Some((sides, original)) => {
-                        let mut original = self.inline(index, original);
-                        if tag == "pre" {
-                            original = original.replace("<br/>", "\n");
-                        }
-                        writeln!(
-                            out,
-                            "<{tag}{}{id}{}>{original}</{tag}>\n<{tag}{}{}>{text}</{tag}>",
-                            class_attr(Some(ORIGINAL_CLASS)),
-                            sides.source_attrs,
-                            class_attr(None),
-                            sides.target_attrs,
-                        )
-                    }
+                _ => {
+                    self.block(&mut out, &run, i, in_figure || caption, &mut ids_written);
+                    i + 1
                 }
             };
-            let _ = match &block.kind {
-                BlockKind::Heading { level } => {
-                    let level = (*level).clamp(1, 6);
-                    element(&format!("h{level}"), None, &text)
-                }
-                BlockKind::Paragraph => element("p", None, &text),
-                // Inside its quotation, or one of its note's paragraphs.
-                BlockKind::Quote if in_quote => element("p", None, &text),
-                BlockKind::Footnote { .. } => element("p", None, &text),
-                // A quotation read before groups were kept: one per block.
-                BlockKind::Quote => writeln!(
-                    out,
-                    "<blockquote{id}>{extra}{}</blockquote>",
-                    self.wrapped_in_p(index, block, sides, i)
-                ),
-                // A line number set apart, at the line's end (see `CSS`).
-                BlockKind::Line if super::line_number(&block.text).is_some() => {
-                    element("p", Some("line numbered"), &text)
-                }
-                BlockKind::Line => element("p", Some("line"), &text),
-                BlockKind::Preformatted => element("pre", None, &text.replace("<br/>", "\n")),
-                BlockKind::Image { asset } => match self.asset_files.get(asset) {
-                    Some(file) if in_figure || caption => writeln!(
-                        out,
-                        "{extra}<img{id} src=\"images/{}\" alt=\"{}\"/>",
-                        escape_attr(file),
-                        escape_attr(&block.plain_text())
-                    ),
-                    Some(file) => writeln!(
-                        out,
-                        "<figure{id}>{extra}<img src=\"images/{}\" alt=\"{}\"/></figure>",
-                        escape_attr(file),
-                        escape_attr(&block.plain_text())
-                    ),
-                    // The image is gone; its description is not.
-                    None => element("p", None, &text),
-                },
-                BlockKind::ListItem { .. } | BlockKind::TableCell { .. } => Ok(()),
-            };
-            i += 1;
         }
         while let Some(frame) = open.pop() {
             close_frame(&mut out, &frame, &mut caption);
         }
         out
+    }
+
+    /// The list items from `start` on that sit in the same frames, as lists nested by depth;
+    /// the index of the block after them.
+    fn list(
+        &self,
+        out: &mut String,
+        run: &Run<'_, '_>,
+        start: usize,
+        ids_written: &mut HashSet<String>,
+    ) -> usize {
+        let mut i = start;
+        // (depth, tag) of the lists open, the innermost's last item still open.
+        let mut lists: Vec<(u8, &str)> = Vec::new();
+        while let Some(item) = run.blocks.get(i).filter(|b| run.holds(b)) {
+            let BlockKind::ListItem { ordered, depth } = item.kind else {
+                break;
+            };
+            let tag = if ordered { "ol" } else { "ul" };
+            while let Some(&(d, t)) = lists.last() {
+                if d > depth || (d == depth && t != tag) {
+                    let _ = write!(out, "</li></{t}>");
+                    lists.pop();
+                } else {
+                    break;
+                }
+            }
+            match lists.last() {
+                Some(&(d, _)) if d == depth => out.push_str("</li>"),
+                // A deeper list opens inside the item before it.
+                _ => {
+                    let _ = write!(out, "<{tag}>");
+                    lists.push((depth, tag));
+                }
+            }
+            let (id, extra) = self.id_attr(item, ids_written);
+            let _ = write!(
+                out,
+                "<li{id}>{extra}{}",
+                self.wrapped(run.index, item, run.sides, i)
+            );
+            i += 1;
+        }
+        while let Some((_, t)) = lists.pop() {
+            let _ = write!(out, "</li></{t}>");
+        }
+        out.push('\n');
+        i
+    }
+
+    /// The cells of `table` from `start` on that sit in the same frames, as a table; the index
+    /// of the block after them.
+    fn table(
+        &self,
+        out: &mut String,
+        run: &Run<'_, '_>,
+        start: usize,
+        table: u32,
+        ids_written: &mut HashSet<String>,
+    ) -> usize {
+        let mut i = start;
+        out.push_str("<table>");
+        let mut row = None;
+        while let Some(cell) = run.blocks.get(i).filter(|b| run.holds(b)) {
+            let BlockKind::TableCell {
+                table: t,
+                row: r,
+                header,
+                ..
+            } = &cell.kind
+            else {
+                break;
+            };
+            if *t != table {
+                break;
+            }
+            if row != Some(*r) {
+                if row.is_some() {
+                    out.push_str("</tr>");
+                }
+                out.push_str("<tr>");
+                row = Some(*r);
+            }
+            let tag = if *header { "th" } else { "td" };
+            let (id, extra) = self.id_attr(cell, ids_written);
+            let _ = write!(
+                out,
+                "<{tag}{id}>{extra}{}</{tag}>",
+                self.wrapped(run.index, cell, run.sides, i)
+            );
+            i += 1;
+        }
+        if row.is_some() {
+            out.push_str("</tr>");
+        } else {
+            out.push_str("<tr><td></td></tr>");
+        }
+        out.push_str("</table>\n");
+        i
+    }
+
+    /// Block `i`, neither a list item nor a table cell; `in_figure`: inside a figure or its
+    /// caption, where an image is no figure of its own.
+    fn block(
+        &self,
+        out: &mut String,
+        run: &Run<'_, '_>,
+        i: usize,
+        in_figure: bool,
+        ids_written: &mut HashSet<String>,
+    ) {
+        let (index, sides, block) = (run.index, run.sides, &run.blocks[i]);
+        let in_quote = block.groups.iter().any(|g| g.kind == GroupKind::Quote);
+        let (id, extra) = self.id_attr(block, ids_written);
+        let text = format!("{extra}{}", self.inline(index, block));
+        // A block that is one element: in a bilingual book, the original's element (with the
+        // block's id) and then the translation's.
+        let mut element = |tag: &str, class: Option<&str>, text: &str| {
+            let class_attr = |extra: Option<&str>| {
+                let classes: Vec<&str> = class.into_iter().chain(extra).collect();
+                if classes.is_empty() {
+                    String::new()
+                } else {
+                    format!(" class=\"{}\"", classes.join(" "))
+                }
+            };
+            match sides.and_then(|s| Some((s, s.originals.get(i)?))) {
+                None => writeln!(out, "<{tag}{}{id}>{text}</{tag}>", class_attr(None)),
+                Some((sides, original)) => {
+                    let mut original = self.inline(index, original);
+                    if tag == "pre" {
+                        original = original.replace("<br/>", "\n");
+                    }
+                    writeln!(
+                        out,
+                        "<{tag}{}{id}{}>{original}</{tag}>\n<{tag}{}{}>{text}</{tag}>",
+                        class_attr(Some(ORIGINAL_CLASS)),
+                        sides.source_attrs,
+                        class_attr(None),
+                        sides.target_attrs,
+                    )
+                }
+            }
+        };
+        let _ = match &block.kind {
+            BlockKind::Heading { level } => {
+                let level = (*level).clamp(1, 6);
+                element(&format!("h{level}"), None, &text)
+            }
+            BlockKind::Paragraph => element("p", None, &text),
+            // Inside its quotation, or one of its note's paragraphs.
+            BlockKind::Quote if in_quote => element("p", None, &text),
+            BlockKind::Footnote { .. } => element("p", None, &text),
+            // A quotation in no group (a manuscript stored without groups): one per block.
+            BlockKind::Quote => writeln!(
+                out,
+                "<blockquote{id}>{extra}{}</blockquote>",
+                self.wrapped_in_p(index, block, sides, i)
+            ),
+            // A line number set apart, at the line's end (see `CSS`).
+            BlockKind::Line if super::line_number(&block.text).is_some() => {
+                element("p", Some("line numbered"), &text)
+            }
+            BlockKind::Line => element("p", Some("line"), &text),
+            BlockKind::Preformatted => element("pre", None, &text.replace("<br/>", "\n")),
+            BlockKind::Image { asset } => match self.asset_files.get(asset) {
+                Some(file) if in_figure => writeln!(
+                    out,
+                    "{extra}<img{id} src=\"images/{}\" alt=\"{}\"/>",
+                    escape_attr(file),
+                    escape_attr(&block.plain_text())
+                ),
+                Some(file) => writeln!(
+                    out,
+                    "<figure{id}>{extra}<img src=\"images/{}\" alt=\"{}\"/></figure>",
+                    escape_attr(file),
+                    escape_attr(&block.plain_text())
+                ),
+                // The image is gone; its description is not.
+                None => element("p", None, &text),
+            },
+            BlockKind::ListItem { .. } | BlockKind::TableCell { .. } => Ok(()),
+        };
     }
 
     /// Opens the element of a note or group that starts at `block`.
@@ -781,6 +889,22 @@ fn close_frame(out: &mut String, frame: &Frame, caption: &mut bool) {
             }
         },
     };
+}
+
+/// The blocks of one chapter being written, with their originals in a bilingual book, and the
+/// frames (notes, groups) the block being written sits in.
+struct Run<'a, 's> {
+    index: usize,
+    blocks: &'a [Block],
+    sides: Option<&'a Sides<'s>>,
+    frames: &'a [Frame],
+}
+
+impl Run<'_, '_> {
+    /// Whether `block` sits in the same frames, so that it joins the list or table being written.
+    fn holds(&self, block: &Block) -> bool {
+        frames_of(block) == self.frames
+    }
 }
 
 /// A bilingual chapter's originals, block for block, and each side's language attributes.
