@@ -1,103 +1,15 @@
 //! In-app notifications and the notification settings.
 
-use chrono::{DateTime, Utc};
 use tracing::info;
 
-use super::record;
+use super::record::{self, user_pk, SETTINGS_SK};
 use super::{
-    user_pk, EventKind, Events, Notification, NotificationSettings, NotificationType, Occurrence,
-    SETTINGS_SK,
+    Events, Notification, NotificationPage, NotificationSettings, NotificationSettingsPatch,
+    NotificationType,
 };
 use crate::fault::DataError;
 use crate::ids::new_id;
 use crate::ports::{Condition, Query, StoreError};
-
-/// The index partition of the users who receive the weekly digest (`crate::jobs::digest`): their
-/// notification-settings item carries it while the setting is on.
-pub const DIGEST_SUBSCRIBERS: &str = "DIGEST_SUBSCRIBERS";
-
-const PREFIX: &str = "NOTIFICATION#";
-
-/// One page of a user's notifications, newest first, and how many there are in all (of the
-/// filtered kind).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NotificationPage {
-    pub notifications: Vec<Notification>,
-    pub total: usize,
-}
-
-/// A change to the notification settings: the fields given are set, the others kept.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct NotificationSettingsPatch {
-    pub email_book_completed: Option<bool>,
-    pub email_translation_error: Option<bool>,
-    pub email_weekly_digest: Option<bool>,
-    pub email_newsletter: Option<bool>,
-    pub push_enabled: Option<bool>,
-    pub in_app_enabled: Option<bool>,
-}
-
-fn sk(id: &str) -> String {
-    format!("{PREFIX}{id}")
-}
-
-/// The notification of `occurrence`, linking to the book's page of the web app on `site` (the
-/// service's public URL), which offers its downloads, or its error and the way to resume; a
-/// completion with flagged blocks links to the book's review, where they are listed.
-pub(super) fn for_occurrence(
-    occurrence: &Occurrence,
-    now: DateTime<Utc>,
-    site: &str,
-) -> Notification {
-    let book = format!("{site}/dashboard/books/{}", occurrence.book_id);
-    let link = match &occurrence.kind {
-        EventKind::BookCompleted { flagged, .. } if flagged.sentence.is_some() => {
-            format!("{book}/review")
-        }
-        _ => book,
-    };
-    let (kind, title, message) = match &occurrence.kind {
-        EventKind::BookCompleted { flagged, .. } => (
-            NotificationType::BookCompleted,
-            "Translation completed".to_string(),
-            match &flagged.sentence {
-                Some(sentence) => format!(
-                    "\"{}\" has been translated and is ready to download. {sentence}",
-                    occurrence.title
-                ),
-                None => format!(
-                    "\"{}\" has been translated and is ready to download.",
-                    occurrence.title
-                ),
-            },
-        ),
-        EventKind::TranslationError {
-            error,
-            chapter_index,
-        } => (
-            NotificationType::TranslationError,
-            "Translation error".to_string(),
-            format!(
-                "Translating \"{}\" failed (chapter {chapter_index}): {error}",
-                occurrence.title
-            ),
-        ),
-    };
-    Notification {
-        id: new_id(),
-        kind,
-        title,
-        message,
-        link: Some(link),
-        read: false,
-        created_at: now,
-    }
-}
-
-/// The notification's item in the user's partition.
-pub(super) fn to_item(user_id: &str, n: &Notification) -> crate::ports::Item {
-    record::notification_item(user_pk(user_id), sk(&n.id), n)
-}
 
 impl Events {
     /// Tells `user_id` in-app (if their settings allow) that someone replied to their comment
@@ -131,7 +43,10 @@ impl Events {
     ) -> Result<(), DataError> {
         self.ports
             .table
-            .put(to_item(user_id, &notification), Condition::NotExists)
+            .put(
+                record::user_notification_item(user_id, &notification),
+                Condition::NotExists,
+            )
             .await
             .map_err(DataError::from)
     }
@@ -139,7 +54,7 @@ impl Events {
     /// Every notification of the user, newest first.
     pub async fn all_notifications(&self, user_id: &str) -> Result<Vec<Notification>, DataError> {
         let query = Query::partition(user_pk(user_id))
-            .prefix(PREFIX)
+            .prefix(record::NOTIFICATION_PREFIX)
             .descending();
         let items = self.ports.table.query(query).await?;
         items
@@ -198,7 +113,7 @@ impl Events {
             match self
                 .ports
                 .table
-                .update(&pk, &sk(id), update, record::unread())
+                .update(&pk, &record::notification_sk(id), update, record::unread())
                 .await
             {
                 Ok(_) => marked += 1,
@@ -279,8 +194,7 @@ impl Events {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Flagged;
-    use super::*;
+    use crate::events::{EventKind, Flagged, Occurrence};
 
     fn completed(sentence: Option<&str>) -> Occurrence {
         Occurrence {
@@ -303,7 +217,7 @@ mod tests {
     #[test]
     fn a_completion_with_flagged_blocks_links_to_the_books_review() {
         let site = "https://booktr.example";
-        let flagged = for_occurrence(
+        let flagged = super::super::model::for_occurrence(
             &completed(Some(
                 "1 block flagged (1 cut off); it keeps its source text.",
             )),
@@ -315,7 +229,11 @@ mod tests {
             Some("https://booktr.example/dashboard/books/b1/review")
         );
         assert!(!flagged.message.contains("/api/"), "{}", flagged.message);
-        let clean = for_occurrence(&completed(None), chrono::DateTime::UNIX_EPOCH, site);
+        let clean = super::super::model::for_occurrence(
+            &completed(None),
+            chrono::DateTime::UNIX_EPOCH,
+            site,
+        );
         assert_eq!(
             clean.link.as_deref(),
             Some("https://booktr.example/dashboard/books/b1")

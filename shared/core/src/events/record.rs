@@ -15,15 +15,59 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::notifications::DIGEST_SUBSCRIBERS;
-use super::webhooks::Attempt;
+use super::model::Attempt;
 use super::{
     Delivery, DeliveryMessage, DeliveryStatus, Notification, NotificationSettings,
     NotificationType, Webhook,
 };
 use crate::fault::Fault;
+use crate::ids::sha256_hex;
 use crate::items::{corrupt, parse_time, required_str, required_time, time};
 use crate::ports::{Condition, Item, Update};
+
+// The keys.
+
+pub(crate) use crate::items::user_pk;
+
+pub(super) const SETTINGS_SK: &str = "SETTINGS#NOTIFICATIONS";
+
+pub(super) fn emitted_sk(key: &str) -> String {
+    // Hashed: the key is caller-made and may be long; the marker only has to be found again.
+    format!("EVENT#{}", sha256_hex(key))
+}
+
+/// The index partition of the users who receive the weekly digest (`crate::jobs::digest`): their
+/// notification-settings item carries it while the setting is on.
+pub const DIGEST_SUBSCRIBERS: &str = "DIGEST_SUBSCRIBERS";
+
+pub(super) const NOTIFICATION_PREFIX: &str = "NOTIFICATION#";
+
+/// A notification in the user's partition.
+pub(super) fn notification_sk(id: &str) -> String {
+    format!("{NOTIFICATION_PREFIX}{id}")
+}
+
+pub(super) const WEBHOOK_PREFIX: &str = "WEBHOOK#";
+pub(super) const DELIVERY_PREFIX: &str = "DELIVERY#";
+
+/// A webhook in its owner's partition.
+pub(super) fn webhook_sk(id: &str) -> String {
+    format!("{WEBHOOK_PREFIX}{id}")
+}
+
+/// A webhook's deliveries' partition.
+pub(super) fn delivery_pk(webhook_id: &str) -> String {
+    format!("{WEBHOOK_PREFIX}{webhook_id}")
+}
+
+pub(super) fn delivery_sk(id: &str) -> String {
+    format!("{DELIVERY_PREFIX}{id}")
+}
+
+/// The notification's item in the user's partition.
+pub(super) fn user_notification_item(user_id: &str, n: &Notification) -> crate::ports::Item {
+    notification_item(user_pk(user_id), notification_sk(&n.id), n)
+}
 
 pub(super) fn notification_item(pk: String, sk: String, n: &Notification) -> Item {
     Item::new(pk, sk)

@@ -1,37 +1,22 @@
 //! Webhooks: registration, the signed deliveries and their retry schedule.
 
-use std::time::Duration;
-
 use bytes::Bytes;
-use hmac::{Hmac, Mac};
 use serde::Serialize;
-use sha2::Sha256;
 use tracing::{info, warn};
 
-use super::record::{self, delivery_from, delivery_item, webhook_from, StoredWebhook};
+use super::model::{to_json, Attempt, DeliveryMessage, Payload};
+use super::record::{
+    self, delivery_from, delivery_item, delivery_pk, delivery_sk, user_pk, webhook_from,
+    webhook_sk, StoredWebhook,
+};
 use super::{
-    user_pk, CreatedWebhook, Delivery, DeliveryMessage, DeliveryOutcome, DeliveryStatus, Events,
-    EventsError, Payload, Webhook, EVENT_NAMES,
+    sign, CreatedWebhook, Delivery, DeliveryOutcome, DeliveryStatus, Events, EventsError,
+    TestResult, Webhook, EVENT_NAMES, MAX_WEBHOOKS, RETRY_SCHEDULE, TIMEOUT,
 };
 use crate::fault::DataError;
 use crate::ids::{new_id, random_alphanumeric};
 use crate::items::time_text;
 use crate::ports::{Condition, HttpOutError, Outgoing, Query, QueueName, StoreError};
-
-/// Webhooks one user may have at once: enough for a few integrations, few enough that one event
-/// stays one small transaction.
-pub const MAX_WEBHOOKS: usize = 20;
-
-/// How long a receiver has to answer one delivery.
-pub const TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The waits before the 1st, 2nd and 3rd retry (the spec's). A delivery is tried once and then
-/// once after each; when the last fails it is FAILED.
-pub const RETRY_SCHEDULE: [Duration; 3] = [
-    Duration::from_secs(60),
-    Duration::from_secs(5 * 60),
-    Duration::from_secs(30 * 60),
-];
 
 /// The history listing shows this many deliveries, newest first.
 const HISTORY_LIMIT: usize = 100;
@@ -40,57 +25,10 @@ const MAX_URL: usize = 2048;
 const SECRET_PREFIX: &str = "whsec_";
 const TEST_EVENT: &str = "test";
 
-/// The `X-Webhook-Signature` value: hex HMAC-SHA256 of the exact body with the secret.
-pub fn sign(secret: &str, body: &[u8]) -> String {
-    match Hmac::<Sha256>::new_from_slice(secret.as_bytes()) {
-        Ok(mut mac) => {
-            mac.update(body);
-            hex::encode(mac.finalize().into_bytes())
-        }
-        // HMAC accepts keys of every length, so this is never reached.
-        Err(_) => String::new(),
-    }
-}
-
-/// What `POST /api/webhooks/{id}` answers: whether the test event was accepted (2xx), the
-/// receiver's status (0 when there was none: refused, unreachable, timed out) and its answer
-/// (or why there was none).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TestResult {
-    pub success: bool,
-    pub status_code: u16,
-    pub response: String,
-}
-
-fn webhook_sk(id: &str) -> String {
-    format!("WEBHOOK#{id}")
-}
-
-pub(super) fn delivery_pk(webhook_id: &str) -> String {
-    format!("WEBHOOK#{webhook_id}")
-}
-
-pub(super) fn delivery_sk(id: &str) -> String {
-    format!("DELIVERY#{id}")
-}
-
-/// One attempt's result, as the history records it.
-pub(super) struct Attempt {
-    pub status_code: Option<u16>,
-    pub error: Option<String>,
-    pub response: String,
-}
-
-impl Attempt {
-    fn succeeded(&self) -> bool {
-        self.status_code.is_some_and(|s| (200..300).contains(&s))
-    }
-}
-
 impl Events {
     /// The user's webhooks, oldest first.
     pub async fn webhooks(&self, user_id: &str) -> Result<Vec<Webhook>, DataError> {
-        let query = Query::partition(user_pk(user_id)).prefix("WEBHOOK#");
+        let query = Query::partition(user_pk(user_id)).prefix(record::WEBHOOK_PREFIX);
         let items = self.ports.table.query(query).await?;
         items.iter().map(|i| Ok(webhook_from(i)?.webhook)).collect()
     }
@@ -162,7 +100,7 @@ impl Events {
             Err(e) => return Err(e.into()),
         }
         let deliveries = table
-            .query(Query::partition(delivery_pk(id)).prefix("DELIVERY#"))
+            .query(Query::partition(delivery_pk(id)).prefix(record::DELIVERY_PREFIX))
             .await?;
         for d in &deliveries {
             table.delete(&d.pk, &d.sk, Condition::Always).await?;
@@ -194,7 +132,7 @@ impl Events {
             return Err(EventsError::NotFound);
         }
         let query = Query::partition(delivery_pk(webhook_id))
-            .prefix("DELIVERY#")
+            .prefix(record::DELIVERY_PREFIX)
             .descending()
             .limit(HISTORY_LIMIT);
         let items = self.ports.table.query(query).await?;
@@ -215,7 +153,7 @@ impl Events {
             webhook_id: &'a str,
             message: &'a str,
         }
-        let body = super::to_json(&Payload {
+        let body = to_json(&Payload {
             event: TEST_EVENT,
             timestamp: time_text(now),
             data: TestData {
@@ -265,7 +203,7 @@ impl Events {
     }
 
     pub(super) async fn enqueue(&self, message: &DeliveryMessage) -> Result<(), DataError> {
-        let body = super::to_json(message)?;
+        let body = to_json(message)?;
         let outgoing = Outgoing {
             // One group per delivery: deliveries never wait for each other.
             group: message.delivery_id.clone(),
