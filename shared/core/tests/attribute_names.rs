@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 /// the purge's sweep over every indexed item a user owns; `preferences.rs` is the preferences
 /// item and its mapping, nothing else.
 const RECORD_MODULES: &[&str] = &[
-    "accounts/store.rs",
+    "accounts/record.rs",
     "books/record.rs",
     "community/record.rs",
     "developer/record.rs",

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 
-use super::store::StoredKey;
+use super::record::StoredKey;
 use super::User;
 
 /// How long an authenticated key is trusted without reading it again.

@@ -6,8 +6,9 @@ use chrono::{DateTime, Duration, Utc};
 use tracing::{info, instrument, warn};
 
 use super::key_cache::{self, KeyCache};
-use super::store::{self, StoredKey};
-use super::{password, ApiKey, Credential, Principal, User, API_KEY_PREFIX};
+use super::record::{self, StoredKey};
+use super::{password, AccountsError, NewKey, NewUser};
+use super::{ApiKey, Credential, Principal, User, API_KEY_PREFIX};
 use crate::fault::{DataError, Fault};
 use crate::ids::{new_id, random_alphanumeric, sha256_hex};
 use crate::items;
@@ -25,55 +26,6 @@ const LAST_USED_GRANULARITY_SECS: i64 = 60;
 const SHOWN_PREFIX_LEN: usize = 11;
 const KEY_SECRET_LEN: usize = 40;
 const MAX_NAME_LEN: usize = 100;
-
-#[derive(Debug, thiserror::Error)]
-pub enum AccountsError {
-    #[error("{0}")]
-    Invalid(String),
-    #[error("an account with this email already exists")]
-    EmailTaken,
-    #[error("your plan allows {limit} API keys; revoke one before creating another")]
-    KeyLimitReached { limit: usize },
-    #[error("not found")]
-    NotFound,
-    /// The credential is missing, unknown, revoked or expired; the text says which, safely.
-    #[error("{0}")]
-    Unauthenticated(&'static str),
-    /// The password given as the account's current one is not.
-    #[error("the current password is not right")]
-    WrongPassword,
-    /// Too many password attempts for this email or from this address.
-    #[error("{message}")]
-    RateLimited { message: String, retry_after: i64 },
-    /// The password hashers are saturated; nothing was checked.
-    #[error(transparent)]
-    Busy(#[from] password::Busy),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// What the domain found wrong with its data or its process: logged, answered 500, not
-    /// retried.
-    #[error(transparent)]
-    Fault(#[from] crate::fault::Fault),
-}
-
-crate::fault::from_data_error!(AccountsError);
-
-/// What is needed to create a user.
-#[derive(Debug, Clone)]
-pub struct NewUser {
-    pub email: Email,
-    pub name: Option<String>,
-    pub password: Option<String>,
-    pub role: Role,
-    pub plan: Plan,
-}
-
-/// A freshly created key: the only time the secret exists outside the caller's hands.
-#[derive(Debug, Clone)]
-pub struct NewKey {
-    pub key: ApiKey,
-    pub secret: String,
-}
 
 /// Clones share one cache of recently authenticated keys (see `key_cache`): make one per
 /// process and clone it wherever accounts change.
@@ -130,14 +82,14 @@ impl Accounts {
             preferred_language: None,
             created_at: self.now(),
         };
-        let claim = store::email_claim(&user.email, &user.id);
+        let claim = record::email_claim(&user.email, &user.id);
         let mut ops = vec![
             WriteOp::Put {
                 item: claim,
                 condition: Condition::NotExists,
             },
             WriteOp::Put {
-                item: store::user_item(&user, password_hash.as_deref()),
+                item: record::user_item(&user, password_hash.as_deref()),
                 condition: Condition::NotExists,
             },
         ];
@@ -158,11 +110,11 @@ impl Accounts {
         &self,
         email: Email,
     ) -> Result<Option<(User, NewKey)>, AccountsError> {
-        let (pk, sk) = store::bootstrap_key();
+        let (pk, sk) = record::bootstrap_key();
         if self.ports.table.get(pk, sk).await?.is_some() {
             return Ok(None);
         }
-        let marker = store::bootstrap_marker(self.now());
+        let marker = record::bootstrap_marker(self.now());
         let admin = NewUser {
             email,
             name: Some("Admin".into()),
@@ -192,14 +144,14 @@ impl Accounts {
     pub fn closing(&self, user: &User) -> Vec<WriteOp> {
         vec![
             WriteOp::Delete {
-                pk: store::user_pk(&user.id),
-                sk: store::PROFILE.into(),
+                pk: record::user_pk(&user.id),
+                sk: record::PROFILE.into(),
                 condition: Condition::Always,
             },
             WriteOp::Delete {
-                pk: store::email_pk(&user.email),
-                sk: store::EMAIL_SK.into(),
-                condition: store::owned_by(&user.id),
+                pk: record::email_pk(&user.email),
+                sk: record::EMAIL_SK.into(),
+                condition: record::owned_by(&user.id),
             },
         ]
     }
@@ -208,7 +160,11 @@ impl Accounts {
     pub async fn close_profile(&self, user_id: &str) -> Result<(), DataError> {
         self.ports
             .table
-            .delete(&store::user_pk(user_id), store::PROFILE, Condition::Always)
+            .delete(
+                &record::user_pk(user_id),
+                record::PROFILE,
+                Condition::Always,
+            )
             .await
             .map_err(DataError::from)
     }
@@ -216,9 +172,9 @@ impl Accounts {
     /// Removes every API key and session of a closed account; returns how many.
     pub async fn remove_credentials_of(&self, user_id: &str) -> Result<usize, DataError> {
         let table = self.ports.table.as_ref();
-        let keys = items::delete_indexed_of(table, store::user_api_keys(user_id), user_id).await?;
+        let keys = items::delete_indexed_of(table, record::user_api_keys(user_id), user_id).await?;
         let sessions =
-            items::delete_indexed_of(table, store::user_sessions(user_id), user_id).await?;
+            items::delete_indexed_of(table, record::user_sessions(user_id), user_id).await?;
         Ok(keys + sessions)
     }
 
@@ -231,10 +187,10 @@ impl Accounts {
         let claim = self
             .ports
             .table
-            .get(&store::email_pk(email), store::EMAIL_SK)
+            .get(&record::email_pk(email), record::EMAIL_SK)
             .await?;
         match claim {
-            Some(claim) => self.find(store::owner_of(&claim)?).await,
+            Some(claim) => self.find(record::owner_of(&claim)?).await,
             None => Ok(None),
         }
     }
@@ -248,8 +204,8 @@ impl Accounts {
         self.ports
             .table
             .update(
-                &store::user_pk(user_id),
-                store::PROFILE,
+                &record::user_pk(user_id),
+                record::PROFILE,
                 update,
                 Condition::Exists,
             )
@@ -263,10 +219,10 @@ impl Accounts {
         let profile = self
             .ports
             .table
-            .get(&store::user_pk(user_id), store::PROFILE)
+            .get(&record::user_pk(user_id), record::PROFILE)
             .await?;
         Ok(profile
-            .and_then(|p| p.i64(store::PASSWORD_GENERATION))
+            .and_then(|p| p.i64(record::PASSWORD_GENERATION))
             .unwrap_or(0))
     }
 
@@ -280,11 +236,16 @@ impl Accounts {
         password_hash: String,
         generation: i64,
     ) -> Result<(), DataError> {
-        let update = store::password_changed(password_hash, self.now());
-        let unchanged = store::password_unchanged_since(generation);
+        let update = record::password_changed(password_hash, self.now());
+        let unchanged = record::password_unchanged_since(generation);
         self.ports
             .table
-            .update(&store::user_pk(user_id), store::PROFILE, update, unchanged)
+            .update(
+                &record::user_pk(user_id),
+                record::PROFILE,
+                update,
+                unchanged,
+            )
             .await?;
         self.keys.forget_user(user_id);
         Ok(())
@@ -295,7 +256,7 @@ impl Accounts {
     pub async fn revoke_all_keys(&self, user_id: &str) -> Result<usize, DataError> {
         let revoked = items::delete_indexed_of(
             self.ports.table.as_ref(),
-            store::user_api_keys(user_id),
+            record::user_api_keys(user_id),
             user_id,
         )
         .await?;
@@ -321,10 +282,10 @@ impl Accounts {
         let profile = self
             .ports
             .table
-            .get(&store::user_pk(user_id), store::PROFILE)
+            .get(&record::user_pk(user_id), record::PROFILE)
             .await?
             .ok_or(AccountsError::NotFound)?;
-        let store::StoredPassword { hash, generation } = store::password_of(&profile);
+        let record::StoredPassword { hash, generation } = record::password_of(&profile);
         let Some(stored) = hash else {
             // An account made by the CLI has no password to give: a reset link sets one.
             password::verify_against_nothing(current.to_string()).await?;
@@ -345,10 +306,10 @@ impl Accounts {
             }
             Err(e) => return Err(e.into()),
         }
-        let keep = store::session_pk(&sha256_hex(keep_session));
+        let keep = record::session_pk(&sha256_hex(keep_session));
         let ended = items::delete_indexed_of_but(
             self.ports.table.as_ref(),
-            store::user_sessions(user_id),
+            record::user_sessions(user_id),
             user_id,
             Some(&keep),
         )
@@ -361,7 +322,7 @@ impl Accounts {
     pub(crate) async fn end_sessions_of(&self, user_id: &str) -> Result<usize, DataError> {
         items::delete_indexed_of(
             self.ports.table.as_ref(),
-            store::user_sessions(user_id),
+            record::user_sessions(user_id),
             user_id,
         )
         .await
@@ -370,11 +331,11 @@ impl Accounts {
 
     /// The account, None when there is none (never opened, or closed).
     pub async fn find(&self, user_id: &str) -> Result<Option<User>, DataError> {
-        store::find_user(&self.ports, user_id).await
+        record::find_user(&self.ports, user_id).await
     }
 
     pub async fn user(&self, user_id: &str) -> Result<User, AccountsError> {
-        store::find_user(&self.ports, user_id)
+        record::find_user(&self.ports, user_id)
             .await?
             .ok_or(AccountsError::NotFound)
     }
@@ -386,7 +347,7 @@ impl Accounts {
         name: Option<String>,
         preferred_language: Option<String>,
     ) -> Result<User, AccountsError> {
-        let mut change = store::ProfileChange::default();
+        let mut change = record::ProfileChange::default();
         if let Some(name) = name {
             change.name = Some(validate_name(&name)?);
         }
@@ -399,15 +360,15 @@ impl Accounts {
             .ports
             .table
             .update(
-                &store::user_pk(user_id),
-                store::PROFILE,
+                &record::user_pk(user_id),
+                record::PROFILE,
                 update,
                 Condition::Always,
             )
             .await
             .map_err(not_found_as_domain)?;
         self.keys.forget_user(user_id);
-        Ok(store::user_from(&item)?)
+        Ok(record::user_from(&item)?)
     }
 
     // --- sessions -------------------------------------------------------------------------
@@ -477,20 +438,20 @@ impl Accounts {
         let Some(claim) = self
             .ports
             .table
-            .get(&store::email_pk(&email), store::EMAIL_SK)
+            .get(&record::email_pk(&email), record::EMAIL_SK)
             .await?
         else {
             password::verify_against_nothing(password.to_string()).await?;
             return Err(WRONG);
         };
-        let user_id = store::owner_of(&claim)?;
+        let user_id = record::owner_of(&claim)?;
         let item = self
             .ports
             .table
-            .get(&store::user_pk(user_id), store::PROFILE)
+            .get(&record::user_pk(user_id), record::PROFILE)
             .await?;
         let Some(item) = item else { return Err(WRONG) };
-        let Some(hash) = store::password_of(&item).hash else {
+        let Some(hash) = record::password_of(&item).hash else {
             // Accounts made by the CLI have no password until one is set.
             password::verify_against_nothing(password.to_string()).await?;
             return Err(WRONG);
@@ -498,10 +459,10 @@ impl Accounts {
         if !password::verify(password.to_string(), hash).await? {
             return Err(WRONG);
         }
-        let user = store::user_from(&item)?;
+        let user = record::user_from(&item)?;
         let token = random_alphanumeric(48);
         let now = self.now();
-        let session = store::session_item(
+        let session = record::session_item(
             &sha256_hex(&token),
             &user.id,
             now,
@@ -514,26 +475,26 @@ impl Accounts {
 
     /// Ends the session; unknown tokens are ignored.
     pub async fn sign_out(&self, token: &str) -> Result<(), AccountsError> {
-        let pk = store::session_pk(&sha256_hex(token));
+        let pk = record::session_pk(&sha256_hex(token));
         Ok(self
             .ports
             .table
-            .delete(&pk, store::SESSION_SK, Condition::Always)
+            .delete(&pk, record::SESSION_SK, Condition::Always)
             .await?)
     }
 
     pub async fn authenticate_session(&self, token: &str) -> Result<Principal, AccountsError> {
-        let pk = store::session_pk(&sha256_hex(token));
-        let Some(item) = self.ports.table.get(&pk, store::SESSION_SK).await? else {
+        let pk = record::session_pk(&sha256_hex(token));
+        let Some(item) = self.ports.table.get(&pk, record::SESSION_SK).await? else {
             return Err(AccountsError::Unauthenticated(
                 "session is invalid or has ended",
             ));
         };
-        if store::session_expires_at(&item)? <= self.now() {
+        if record::session_expires_at(&item)? <= self.now() {
             return Err(AccountsError::Unauthenticated("session has expired"));
         }
         let user = self
-            .user_or_unauthenticated(store::owner_of(&item)?)
+            .user_or_unauthenticated(record::owner_of(&item)?)
             .await?;
         Ok(Principal {
             user,
@@ -598,7 +559,7 @@ impl Accounts {
             expires_at,
             created_at: now,
         };
-        let item = store::api_key_item(&sha256_hex(&secret), &user.id, &key);
+        let item = record::api_key_item(&sha256_hex(&secret), &user.id, &key);
         self.ports.table.put(item, Condition::NotExists).await?;
         info!(key_id = %key.id, "API key created");
         Ok(NewKey { key, secret })
@@ -620,12 +581,12 @@ impl Accounts {
             .table
             .query_index(
                 crate::ports::Index::Gsi1,
-                Query::partition(store::user_api_keys(user_id)).descending(),
+                Query::partition(record::user_api_keys(user_id)).descending(),
             )
             .await?;
         items
             .into_iter()
-            .map(|item| store::api_key_from(&item).map(|k| (item, k)))
+            .map(|item| record::api_key_from(&item).map(|k| (item, k)))
             .collect::<Result<_, _>>()
             .map_err(AccountsError::from)
     }
@@ -641,7 +602,7 @@ impl Accounts {
         // Guarded on the owner, in case the index lags a re-use of the item.
         self.ports
             .table
-            .delete(&item.pk, &item.sk, store::owned_by(user_id))
+            .delete(&item.pk, &item.sk, record::owned_by(user_id))
             .await?;
         self.keys.forget_key(key_id);
         info!("API key revoked");
@@ -655,15 +616,15 @@ impl Accounts {
         if !secret.starts_with(API_KEY_PREFIX) {
             return Err(INVALID);
         }
-        let pk = store::api_key_pk(&sha256_hex(secret));
+        let pk = record::api_key_pk(&sha256_hex(secret));
         let key_cache::Entry { stored, user } = match self.keys.get(&pk) {
             Some(entry) => entry,
             None => {
                 let ticket = self.keys.ticket();
-                let Some(item) = self.ports.table.get(&pk, store::API_KEY_SK).await? else {
+                let Some(item) = self.ports.table.get(&pk, record::API_KEY_SK).await? else {
                     return Err(INVALID);
                 };
-                let stored = store::api_key_from(&item)?;
+                let stored = record::api_key_from(&item)?;
                 let user = self.user_or_unauthenticated(&stored.user_id).await?;
                 let entry = key_cache::Entry { stored, user };
                 self.keys.put(pk.clone(), entry.clone(), ticket);
@@ -679,11 +640,11 @@ impl Accounts {
             .last_used_at
             .is_none_or(|t| now - t >= Duration::seconds(LAST_USED_GRANULARITY_SECS));
         if stale {
-            let update = store::key_used(now);
+            let update = record::key_used(now);
             match self
                 .ports
                 .table
-                .update(&pk, store::API_KEY_SK, update, Condition::Always)
+                .update(&pk, record::API_KEY_SK, update, Condition::Always)
                 .await
             {
                 // Revoked between the read and this write: the request that raced it may pass.

@@ -136,7 +136,7 @@ impl Books {
             return Ok(None);
         };
         // A closed account's links die with it, before its purge reaches the book.
-        let owner = crate::accounts::store::find_user(&self.ports, &book.user_id).await?;
+        let owner = crate::accounts::record::find_user(&self.ports, &book.user_id).await?;
         Ok(owner.map(|_| book))
     }
 

@@ -149,7 +149,7 @@ impl Community {
             },
             WriteOp::Put {
                 item: comment::pointer(
-                    crate::accounts::store::user_pk(&author.id),
+                    crate::items::user_pk(&author.id),
                     format!("COMMENT#{id}"),
                     &post.id,
                 ),
@@ -363,7 +363,7 @@ impl Community {
         let pointers = self
             .ports
             .table
-            .query(Query::partition(crate::accounts::store::user_pk(user_id)).prefix("COMMENT#"))
+            .query(Query::partition(crate::items::user_pk(user_id)).prefix("COMMENT#"))
             .await?;
         for pointer in &pointers {
             let id = pointer.sk.trim_start_matches("COMMENT#");
@@ -419,7 +419,7 @@ impl Community {
             if let Some(author_id) = comment::author_id(&item) {
                 table
                     .delete(
-                        &crate::accounts::store::user_pk(author_id),
+                        &crate::items::user_pk(author_id),
                         &format!("COMMENT#{}", comment::id(&item).unwrap_or_default()),
                         Condition::Always,
                     )

@@ -13,7 +13,7 @@ use chrono::Duration;
 use tracing::{info, instrument, warn};
 
 use super::Postman;
-use crate::accounts::{hash_password, store, validate_password, Accounts, AccountsError, User};
+use crate::accounts::{hash_password, record, validate_password, Accounts, AccountsError, User};
 use crate::fault::DataError;
 use crate::ids::{random_alphanumeric, sha256_hex};
 use crate::ports::{Condition, StoreError};
@@ -29,10 +29,11 @@ enum Purpose {
 }
 
 impl Purpose {
-    fn prefix(self) -> &'static str {
+    /// The link's key in the user's partition, by the hash of its secret.
+    fn sk(self, secret_hash: &str) -> String {
         match self {
-            Purpose::Reset => "RESET#",
-            Purpose::Verify => "VERIFY#",
+            Purpose::Reset => record::reset_link_sk(secret_hash),
+            Purpose::Verify => record::verify_link_sk(secret_hash),
         }
     }
 
@@ -155,7 +156,7 @@ impl Recovery {
         let link = self.open(token, Purpose::Verify).await?;
         let Claimed { user, .. } = self.claim(link).await?;
         self.accounts
-            .update_profile_item(&user.id, store::email_verified())
+            .update_profile_item(&user.id, record::email_verified())
             .await?;
         info!(user_id = %user.id, "email verified");
         Ok(User {
@@ -171,8 +172,8 @@ impl Recovery {
             Purpose::Reset => Some(self.accounts.password_generation(&user.id).await?),
             Purpose::Verify => None,
         };
-        let sk = format!("{}{}", purpose.prefix(), sha256_hex(&secret));
-        let item = store::account_link_item(&user.id, sk, expires_at, generation);
+        let sk = purpose.sk(&sha256_hex(&secret));
+        let item = record::account_link_item(&user.id, sk, expires_at, generation);
         self.accounts
             .ports()
             .table
@@ -193,10 +194,7 @@ impl Recovery {
         if !valid(user_id) || !valid(secret) {
             return Err(dead());
         }
-        let (pk, sk) = (
-            store::user_pk(user_id),
-            format!("{}{}", purpose.prefix(), sha256_hex(secret)),
-        );
+        let (pk, sk) = (record::user_pk(user_id), purpose.sk(&sha256_hex(secret)));
         let item = self
             .accounts
             .ports()
@@ -204,7 +202,7 @@ impl Recovery {
             .get(&pk, &sk)
             .await?
             .ok_or_else(dead)?;
-        let stored = store::account_link_from(&item)?;
+        let stored = record::account_link_from(&item)?;
         if stored.expires_at <= self.accounts.now() {
             // Spent as a used one is: the embedded store has no TTL to remove it.
             let table = &self.accounts.ports().table;

@@ -195,7 +195,7 @@ impl Digests {
             warn!(week, "digest job for an unreadable week dropped");
             return Ok(());
         };
-        let user_pk = crate::accounts::store::user_pk(user_id);
+        let user_pk = crate::items::user_pk(user_id);
         let marker = format!("DIGEST#{}", week.label);
         if self.ports.table.get(&user_pk, &marker).await?.is_some() {
             return Ok(());

@@ -108,7 +108,7 @@ impl Privacy {
         // The user's own partition (preferences, settings, notifications, webhooks, event
         // markers, usage, provider keys) and each webhook's delivery history.
         let own = table
-            .query(Query::partition(crate::accounts::store::user_pk(user_id)))
+            .query(Query::partition(crate::items::user_pk(user_id)))
             .await?;
         for item in &own {
             if let Some(webhook_id) = item.sk.strip_prefix("WEBHOOK#") {

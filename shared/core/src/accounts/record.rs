@@ -39,8 +39,16 @@ const BOOTSTRAP_SK: &str = "BOOTSTRAP";
 /// ends every other link.
 pub const PASSWORD_GENERATION: &str = "passwordGeneration";
 
-pub fn user_pk(user_id: &str) -> String {
-    format!("USER#{user_id}")
+pub use crate::items::user_pk;
+
+/// A password reset link in the user's partition, by the hash of its secret.
+pub fn reset_link_sk(secret_hash: &str) -> String {
+    format!("RESET#{secret_hash}")
+}
+
+/// An email verification link in the user's partition, by the hash of its secret.
+pub fn verify_link_sk(secret_hash: &str) -> String {
+    format!("VERIFY#{secret_hash}")
 }
 
 pub fn email_pk(email: &Email) -> String {
