@@ -47,7 +47,7 @@ pub(super) fn notification_sk(id: &str) -> String {
     format!("{NOTIFICATION_PREFIX}{id}")
 }
 
-pub(super) const WEBHOOK_PREFIX: &str = "WEBHOOK#";
+pub(crate) const WEBHOOK_PREFIX: &str = "WEBHOOK#";
 pub(super) const DELIVERY_PREFIX: &str = "DELIVERY#";
 
 /// A webhook in its owner's partition.
@@ -56,7 +56,7 @@ pub(super) fn webhook_sk(id: &str) -> String {
 }
 
 /// A webhook's deliveries' partition.
-pub(super) fn delivery_pk(webhook_id: &str) -> String {
+pub(crate) fn delivery_pk(webhook_id: &str) -> String {
     format!("{WEBHOOK_PREFIX}{webhook_id}")
 }
 
@@ -135,6 +135,19 @@ pub(crate) mod digest {
     use crate::items::time;
     use crate::ports::Item;
 
+    /// The partition of the weeks whose digests are queued.
+    pub const PK: &str = "DIGEST";
+
+    /// A week's marker in [`PK`]: its digests are queued.
+    pub fn week_sk(label: &str) -> String {
+        format!("WEEK#{label}")
+    }
+
+    /// A week's marker in the user's partition: their digest was sent.
+    pub fn sent_sk(label: &str) -> String {
+        format!("DIGEST#{label}")
+    }
+
     /// The user a digest subscriber's index entry names.
     pub fn subscriber(item: &Item) -> Option<&str> {
         item.str("gsi1sk")
@@ -142,7 +155,7 @@ pub(crate) mod digest {
 
     /// The week's jobs are queued, `queued` of them.
     pub fn week_queued(week_marker: String, queued: usize) -> Item {
-        Item::new("DIGEST", week_marker).with("queued", queued as i64)
+        Item::new(PK, week_marker).with("queued", queued as i64)
     }
 
     /// The user's digest of a week was sent.

@@ -158,8 +158,14 @@ impl Digests {
     /// how many were queued.
     pub async fn queue_due(&self) -> Result<usize, DataError> {
         let week = Week::due_at(self.ports.clock.now());
-        let marker = format!("WEEK#{}", week.label);
-        if self.ports.table.get("DIGEST", &marker).await?.is_some() {
+        let marker = digest_record::week_sk(&week.label);
+        if self
+            .ports
+            .table
+            .get(digest_record::PK, &marker)
+            .await?
+            .is_some()
+        {
             return Ok(0);
         }
         let subscribers = self
@@ -196,7 +202,7 @@ impl Digests {
             return Ok(());
         };
         let user_pk = crate::items::user_pk(user_id);
-        let marker = format!("DIGEST#{}", week.label);
+        let marker = digest_record::sent_sk(&week.label);
         if self.ports.table.get(&user_pk, &marker).await?.is_some() {
             return Ok(());
         }

@@ -1,6 +1,6 @@
 //! What one caller may spend: request rate limits here, plan quotas in [`crate::usage`].
 
 pub mod rate;
-mod record;
+pub(crate) mod record;
 
 pub use rate::{RateLimiter, Subject, Verdict, Window};

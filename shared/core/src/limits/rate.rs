@@ -14,7 +14,6 @@ use chrono::{DateTime, Utc};
 
 use super::record;
 use crate::fault::{DataError, Fault};
-use crate::ids::sha256_hex;
 use crate::ports::Ports;
 use crate::ports::{Condition, StoreError};
 use crate::types::{Plan, Role};
@@ -125,28 +124,6 @@ pub enum Subject {
         email: String,
         address: String,
     },
-}
-
-impl Subject {
-    fn pk(&self) -> String {
-        match self {
-            Subject::User(id) => user_rate_pk(id),
-            Subject::Address(a) => format!("RATE#IP#{a}"),
-            Subject::PasswordAddress(a) => format!("RATE#PWIP#{a}"),
-            Subject::SignInEmail(e) => format!("RATE#EMAIL#{}", sha256_hex(e)),
-            Subject::SignInEmailFromAddress { email, address } => {
-                format!(
-                    "RATE#EMAILIP#{}",
-                    sha256_hex(&format!("{email}\n{address}"))
-                )
-            }
-        }
-    }
-}
-
-/// The partition of a user's request counters (removed with the account).
-pub fn user_rate_pk(user_id: &str) -> String {
-    format!("RATE#USER#{user_id}")
 }
 
 /// The outcome of counting one request.

@@ -1,10 +1,35 @@
 //! A rate-limit counter's item (`<subject>` / `<window name>`): `window` (the start of the
 //! window it counts, in Unix seconds), `count`, and `ttl` (when the backend may drop it). The
-//! one module that names its attributes.
+//! one module that names its keys and attributes.
 
 use serde_json::Value;
 
+use super::rate::Subject;
+use crate::ids::sha256_hex;
 use crate::ports::{Condition, Item, Update};
+
+/// The partition a subject's counters are in.
+impl Subject {
+    pub(super) fn pk(&self) -> String {
+        match self {
+            Subject::User(id) => user_rate_pk(id),
+            Subject::Address(a) => format!("RATE#IP#{a}"),
+            Subject::PasswordAddress(a) => format!("RATE#PWIP#{a}"),
+            Subject::SignInEmail(e) => format!("RATE#EMAIL#{}", sha256_hex(e)),
+            Subject::SignInEmailFromAddress { email, address } => {
+                format!(
+                    "RATE#EMAILIP#{}",
+                    sha256_hex(&format!("{email}\n{address}"))
+                )
+            }
+        }
+    }
+}
+
+/// The partition of a user's request counters (removed with the account).
+pub fn user_rate_pk(user_id: &str) -> String {
+    format!("RATE#USER#{user_id}")
+}
 
 /// A counter at the start of a window, having counted one request.
 pub(super) fn first_count(pk: &str, sk: &str, start: i64, expires: i64) -> Item {

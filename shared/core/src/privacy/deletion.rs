@@ -111,9 +111,11 @@ impl Privacy {
             .query(Query::partition(crate::items::user_pk(user_id)))
             .await?;
         for item in &own {
-            if let Some(webhook_id) = item.sk.strip_prefix("WEBHOOK#") {
+            if let Some(webhook_id) = item.sk.strip_prefix(crate::events::record::WEBHOOK_PREFIX) {
                 let deliveries = table
-                    .query(Query::partition(format!("WEBHOOK#{webhook_id}")))
+                    .query(Query::partition(crate::events::record::delivery_pk(
+                        webhook_id,
+                    )))
                     .await?;
                 for d in deliveries {
                     table.delete(&d.pk, &d.sk, Condition::Always).await?;
@@ -123,7 +125,9 @@ impl Privacy {
             removed += 1;
         }
         let counters = table
-            .query(Query::partition(crate::limits::rate::user_rate_pk(user_id)))
+            .query(Query::partition(crate::limits::record::user_rate_pk(
+                user_id,
+            )))
             .await?;
         for item in counters {
             table.delete(&item.pk, &item.sk, Condition::Always).await?;
