@@ -8,7 +8,6 @@
 use std::collections::BTreeSet;
 
 use booktr_formats::manuscript::Block;
-use serde::{Deserialize, Serialize};
 use tracing::debug;
 
 use crate::pipeline::{glossary_counts, ChapterInput, ChapterOutput, PassUsage};
@@ -22,19 +21,7 @@ pub const LOW_CONFIDENCE: u8 = 50;
 /// none or a few in a hundred; a small local one more), stated so that a quote can be read.
 pub const QUOTED_SHARE: usize = 10;
 
-/// What the fallback model did for a chapter.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct Fallback {
-    /// The model asked (the run's `fallbackModel`).
-    pub model: String,
-    /// Blocks sent to it.
-    pub sent: u32,
-    /// Blocks whose text is now the fallback's.
-    pub taken: u32,
-    /// Tokens and requests of its passes, together.
-    pub usage: PassUsage,
-}
+pub use crate::pipeline::Fallback;
 
 /// The blocks of `output` that go to the fallback model, in order: those flagged and those
 /// whose confidence is under [`LOW_CONFIDENCE`].

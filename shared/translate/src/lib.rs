@@ -24,5 +24,6 @@ pub mod protocol;
 pub mod providers;
 pub mod reading;
 pub mod recorded;
+pub mod retry;
 pub mod split;
 pub mod terms;

@@ -162,11 +162,6 @@ const RATE_LIMIT_PATIENCE: Duration = Duration::from_secs(300);
 /// The wait after a 429 that names none.
 const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
 
-/// A random wait between nothing and `most`: requests refused together come back spread out.
-pub(crate) fn jitter(most: Duration) -> Duration {
-    most.mul_f64(rand::random::<f64>())
-}
-
 /// Why one request failed.
 enum Failure {
     RateLimited {
@@ -331,7 +326,7 @@ impl ChatModel for HttpModel {
                         });
                     }
                     let wait = retry_after.unwrap_or(DEFAULT_RETRY_AFTER);
-                    tokio::time::sleep(wait + jitter(wait / 4)).await;
+                    tokio::time::sleep(wait + crate::retry::jitter(wait / 4)).await;
                     permit.again().await;
                 }
                 Err(Failure::Other(ChatError::Retryable {
@@ -879,7 +874,7 @@ mod tests {
         let (url, stand_in) = stand_in(vec![(429, Some("1"), limited), (200, None, ok)]).await;
         let started = std::time::Instant::now();
         let response =
-            crate::pipeline::complete_with_retries(&model("gpt-4o-mini", &url), request(), 3)
+            crate::retry::complete_with_retries(&model("gpt-4o-mini", &url), request(), 3)
                 .await
                 .unwrap();
         assert_eq!(response.text, "[[1]] Hola");

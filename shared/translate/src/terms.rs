@@ -23,9 +23,10 @@ use tracing::{info, warn};
 use crate::checks::is_refusal_or_remark;
 use crate::glossary::{self, GlossaryEntry};
 use crate::model::{estimate_tokens, ChatError, ChatModel, ChatRequest};
-use crate::pipeline::{complete_with_retries, PassUsage, PipelineConfig};
+use crate::pipeline::{PassUsage, PipelineConfig};
 use crate::protocol::{language_name, quote};
 use crate::reading::{clean_characters, read_answer};
+use crate::retry::complete_with_retries;
 
 /// At most this many terms per book: a novel has a few dozen names that matter, and the list
 /// goes into the prompt of every chunk that mentions one.

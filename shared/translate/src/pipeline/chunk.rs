@@ -1,7 +1,44 @@
 //! One chunk of one pass: its requests down the repair ladder, each answer read and every
 //! block checked against its source and its neighbours.
 
-use super::*;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use booktr_formats::markup;
+use tracing::{debug, warn};
+
+use crate::adequacy::{self};
+use crate::checks::{is_refusal_or_remark, Problem};
+use crate::glossary::matching;
+use crate::ladder::{Repaired, Rung};
+use crate::model::ChatError;
+use crate::neighbours::{self, Neighbour, Side};
+use crate::protocol::{simple_request, Pass, Unit};
+use crate::reading::{clean_characters, read_answer, read_plain_answer, Removed};
+use crate::retry::complete_with_retries;
+
+use super::checkpoint::*;
+use super::quality::*;
+use super::segments::*;
+use super::work::*;
+
+/// The result of one chunk of one pass.
+#[derive(Default)]
+pub(super) struct ChunkDone {
+    pub(super) texts: HashMap<usize, String>,
+    /// Blocks that failed every rung, and why (the last rung's reason).
+    pub(super) failed: HashMap<usize, Problem>,
+    /// For the blocks that failed, the last answer given for them and what it failed.
+    pub(super) rejected: HashMap<usize, (String, Problem)>,
+    pub(super) usage: PassUsage,
+    pub(super) retries: u32,
+    pub(super) repaired: Repaired,
+    /// The rung each repaired block passed on.
+    pub(super) repaired_on: HashMap<usize, Rung>,
+    /// Blocks a later pass answered back as they were sent.
+    pub(super) echoed: u32,
+    pub(super) removed: Removed,
+    pub(super) terms: Vec<(String, String)>,
+}
 
 /// As much of the texts before a chunk (`newest_first`) as `budget` tokens hold, oldest first:
 /// whole texts, and the end of the newest alone when it is longer.
@@ -615,33 +652,20 @@ pub(super) fn clean_terms(terms: &mut [(String, String)]) {
     }
 }
 
-pub(crate) async fn complete_with_retries(
-    model: &dyn ChatModel,
-    request: crate::model::ChatRequest,
-    max_retries: u32,
-) -> Result<crate::model::ChatResponse, ChatError> {
-    let mut attempt = 0;
-    loop {
-        match model.complete(request.clone()).await {
-            Err(ChatError::Retryable {
-                message,
-                retry_after,
-            }) if attempt < max_retries => {
-                attempt += 1;
-                // Jittered: the requests a provider failed together (an outage, a restart) do
-                // not all come back at the same instant. Never sooner than the provider asked.
-                let wait = match retry_after {
-                    Some(asked) => asked + crate::providers::jitter(asked / 4),
-                    None => {
-                        let backoff = Duration::from_millis(500 * 2u64.pow(attempt));
-                        backoff / 2 + crate::providers::jitter(backoff / 2)
-                    }
-                }
-                .min(Duration::from_secs(60));
-                warn!(%message, attempt, wait_ms = wait.as_millis() as u64, "model busy; retrying");
-                tokio::time::sleep(wait).await;
-            }
-            other => return other,
+impl PassWork<'_> {
+    pub(super) fn chunk<'c>(
+        &'c self,
+        pass: Pass,
+        violations: &'c [(usize, String, String)],
+        earlier: Vec<String>,
+        current: Current<'c>,
+    ) -> Chunk<'c> {
+        Chunk {
+            work: self,
+            pass,
+            violations,
+            earlier,
+            current,
         }
     }
 }

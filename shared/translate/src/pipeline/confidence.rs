@@ -1,7 +1,17 @@
 //! How far each segment's text can be trusted, and which segments are unlike the rest of
 //! their chapter.
 
-use super::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+use booktr_formats::markup;
+
+use crate::adequacy::{self};
+use crate::checks::{Checks, Problem};
+use crate::ladder::Rung;
+
+use super::checkpoint::*;
+use super::input::*;
+use super::segments::*;
 
 /// How far each segment's text can be trusted, 0 to 100, from what the run already knows of
 /// it: nothing for one the first pass could not translate or that still reads as its source;
@@ -70,10 +80,7 @@ pub(super) fn confidence(
                 score -= (short * 80.0).min(50.0) as i32;
             }
             if agreement == Agreement::Counted {
-                score -= state
-                    .agreement
-                    .get(&id)
-                    .map_or(0, |a| second_opinion::penalty(*a));
+                score -= state.agreement.get(&id).map_or(0, |a| penalty(*a));
             }
             (id, score.clamp(0, 100) as u8)
         })
@@ -138,4 +145,19 @@ pub(super) fn suspects(
         }
     }
     suspects
+}
+
+/// Agreement at or above which two translations count as agreeing: on the bench, the two
+/// translations of the blocks that scored best against the human translation agreed at 70 to
+/// 82.
+const AGREED: f64 = 75.0;
+
+/// Confidence lost per point of agreement under [`AGREED`], and at most: two translations
+/// agreeing at 45 (the bench's worst blocks) leave a confidence of 55, under the review's 70.
+const PER_POINT: f64 = 1.5;
+const MOST: f64 = 60.0;
+
+/// The confidence a block loses for its two translations agreeing at `agreement` (0 to 100).
+pub(super) fn penalty(agreement: u8) -> i32 {
+    ((AGREED - f64::from(agreement)).max(0.0) * PER_POINT).min(MOST) as i32
 }

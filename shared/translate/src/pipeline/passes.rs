@@ -1,45 +1,24 @@
 //! The passes over a chapter's segments: the first pass (chunk after chunk, then the chapter
 //! judged whole) and the review or the polish (the blocks they change, each checked).
 
-use super::*;
+use std::collections::{BTreeMap, BTreeSet};
 
-/// What one pass works with: the model, the chapter, and what every answer is judged by.
-pub(super) struct PassWork<'w> {
-    pub(super) model: &'w dyn ChatModel,
-    pub(super) input: &'w ChapterInput<'w>,
-    pub(super) config: &'w PipelineConfig,
-    pub(super) checks: &'w Checks,
-    pub(super) segments: &'w [Segment],
-    /// The book's names (capitalised glossary and term list entries).
-    pub(super) names: Vec<Name<'w>>,
-}
+use futures::stream::{self, StreamExt};
+use tracing::{info, warn};
+
+use crate::checks::Problem;
+use crate::ladder::Rung;
+use crate::model::ChatError;
+use crate::protocol::{chunk, Pass, Unit};
+
+use super::checkpoint::*;
+use super::chunk::*;
+use super::confidence::*;
+use super::config::*;
+use super::segments::*;
+use super::work::*;
 
 impl PassWork<'_> {
-    /// Segment `id` as sent, with its current translation in the later passes.
-    pub(super) fn unit(&self, id: usize, draft: Option<String>) -> Unit {
-        Unit {
-            id,
-            source: self.segments[id].source.clone(),
-            draft,
-        }
-    }
-
-    pub(super) fn chunk<'c>(
-        &'c self,
-        pass: Pass,
-        violations: &'c [(usize, String, String)],
-        earlier: Vec<String>,
-        current: Current<'c>,
-    ) -> Chunk<'c> {
-        Chunk {
-            work: self,
-            pass,
-            violations,
-            earlier,
-            current,
-        }
-    }
-
     /// The first pass: every segment translated, chunk after chunk with the translation so far
     /// in view; then the chapter's blocks judged against each other, and those that fail asked
     /// for again one at a time.

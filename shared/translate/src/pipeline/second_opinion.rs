@@ -21,56 +21,35 @@ use std::collections::{BTreeSet, HashMap};
 
 use booktr_formats::markup;
 use futures::stream::{self, StreamExt};
-use serde::{Deserialize, Serialize};
 use tracing::info;
 
-use super::{plain_letters, Checkpoint, Current, PassUsage, PassWork, Segment};
 use crate::agreement::agreement;
 use crate::glossary::matching;
 use crate::ladder::Rung;
 use crate::model::ChatError;
 use crate::protocol::{simple_request, Pass, Unit};
 
-use super::ChapterInput;
+use super::checkpoint::*;
+use super::chunk::*;
+use super::confidence::*;
+use super::input::*;
+use super::quality::*;
+use super::segments::*;
+use super::work::*;
 
 /// Blocks of fewer letters (headings, dates, signatures) are not asked again: their two
 /// translations differ by a word or two and disagree by chance.
 const LETTERS: usize = 60;
-
-/// Agreement at or above which two translations count as agreeing: on the bench, the two
-/// translations of the blocks that scored best against the human translation agreed at 70 to
-/// 82.
-const AGREED: f64 = 75.0;
-
-/// Confidence lost per point of agreement under [`AGREED`], and at most: two translations
-/// agreeing at 45 (the bench's worst blocks) leave a confidence of 55, under the review's 70.
-const PER_POINT: f64 = 1.5;
-const MOST: f64 = 60.0;
-
-/// What the second opinion did in a chapter.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct SecondOpinion {
-    /// Blocks asked for a second translation.
-    pub asked: u32,
-    /// Blocks whose second translation was kept (it left out less).
-    pub taken: u32,
-}
 
 /// Whether segment `id` is asked for a second opinion (where the profile asks for one).
 pub(super) fn asked_for(segment: &Segment) -> bool {
     plain_letters(&segment.source) >= LETTERS
 }
 
-/// The confidence a block loses for its two translations agreeing at `agreement` (0 to 100).
-pub(super) fn penalty(agreement: u8) -> i32 {
-    ((AGREED - f64::from(agreement)).max(0.0) * PER_POINT).min(MOST) as i32
-}
-
 /// What the second opinion's requests will use, estimated as `ChapterTranslation::estimate`
 /// estimates the rest: one plain request per block it asks about, answered as long as the
 /// block.
-pub(super) fn estimate(input: &ChapterInput<'_>, segments: &[Segment]) -> PassUsage {
+pub(super) fn second_opinion_estimate(input: &ChapterInput<'_>, segments: &[Segment]) -> PassUsage {
     segments
         .iter()
         .enumerate()
@@ -176,7 +155,8 @@ mod tests {
     use crate::ladder::Ladder;
     use crate::model::{ChatError, ChatModel, ChatRequest, ChatResponse};
     use crate::offline::OfflineEngine;
-    use crate::pipeline::{translate_chapter, ChapterInput, PipelineConfig, LOW_CONFIDENCE};
+    use crate::pipeline::config::LOW_CONFIDENCE;
+    use crate::pipeline::{translate_chapter, ChapterInput, PipelineConfig};
     use crate::profile::{ByHand, Profile};
 
     /// The offline engine, except that asked with the block protocol about a paragraph of the

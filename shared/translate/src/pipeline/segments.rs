@@ -1,7 +1,18 @@
 //! What goes to the model: a chapter's segments (whole blocks, and parts of blocks larger than
 //! a chunk), the requests built of them, and the chapter's blocks put back together from them.
 
-use super::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+use booktr_formats::manuscript::{Block, BlockKind};
+use booktr_formats::markup;
+
+use crate::checks::Problem;
+use crate::glossary::{self, contains_term, matching, TermSet};
+use crate::protocol::{build_request, Pass, PromptContext, Unit, Window};
+use crate::split::join_parts;
+
+use super::config::*;
+use super::input::*;
 
 /// The glossary's uses in the sources of the blocks `translated` (block, final text) and how
 /// many of those the text carries with the glossary's target: (checked, satisfied).

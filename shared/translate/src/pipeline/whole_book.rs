@@ -3,7 +3,13 @@
 
 use std::collections::HashMap;
 
-use super::*;
+use booktr_formats::manuscript::Block;
+
+use crate::ladder::Ladder;
+
+use super::chapter::*;
+use super::config::*;
+use super::input::*;
 use crate::misbehaving::{Fault, Misbehaving};
 use crate::offline::OfflineEngine;
 

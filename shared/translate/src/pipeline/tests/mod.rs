@@ -1,12 +1,26 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use async_trait::async_trait;
-use booktr_formats::manuscript::BlockKind;
 
-use super::*;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use booktr_formats::manuscript::{Block, BlockKind};
+
+use crate::checks::Problem;
+use crate::glossary::GlossaryEntry;
+use crate::ladder::{Ladder, Rung};
+use crate::model::{ChatError, ChatModel};
+use crate::protocol::{Pass, Window};
+use crate::reading::{read_answer, Removed};
+
 use crate::misbehaving::{Fault, Misbehaving};
 use crate::model::{ChatRequest, ChatResponse};
 use crate::offline::OfflineEngine;
+use crate::pipeline::chapter::*;
+use crate::pipeline::checkpoint::*;
+use crate::pipeline::config::*;
+use crate::pipeline::input::*;
+use crate::pipeline::quality::*;
 
 mod neighbours;
 mod repair;
