@@ -6,6 +6,7 @@ use std::io::{Cursor, Read};
 
 use zip::ZipArchive;
 
+use crate::budget::Budget;
 use crate::error::FormatError;
 
 /// Limits for one archive. The total cap scales with the file so memory stays proportional to
@@ -19,7 +20,7 @@ pub struct Limits {
 
 impl Limits {
     /// 10,000 entries; per entry and in total what `budget` allows a file of `len` bytes.
-    pub fn for_file(len: usize, budget: crate::budget::Budget) -> Limits {
+    pub fn for_file(len: usize, budget: Budget) -> Limits {
         let (entry, total) = budget.archive_bytes(len);
         Limits {
             max_entries: 10_000,

@@ -10,6 +10,7 @@ use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
 
 use crate::archive::{Archive, Limits};
+use crate::budget::Budget;
 use crate::dom;
 use crate::error::FormatError;
 use crate::manuscript::media_type_of;
@@ -20,13 +21,10 @@ use crate::xhtml::resolve;
 const DOCUMENT: &str = "word/document.xml";
 
 pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
-    extract_within(bytes, crate::budget::Budget::default())
+    extract_within(bytes, Budget::default())
 }
 
-pub fn extract_within(
-    bytes: &[u8],
-    budget: crate::budget::Budget,
-) -> Result<Manuscript, FormatError> {
+pub fn extract_within(bytes: &[u8], budget: Budget) -> Result<Manuscript, FormatError> {
     if bytes.is_empty() {
         return Err(FormatError::Empty);
     }

@@ -8,6 +8,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::archive::{Archive, Limits};
+use crate::budget::Budget;
 use crate::dom::{self, Element};
 use crate::error::FormatError;
 use crate::manuscript::{Block, BlockKind, Chapter, Manuscript};
@@ -86,13 +87,10 @@ impl Package {
 }
 
 pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
-    extract_within(bytes, crate::budget::Budget::default())
+    extract_within(bytes, Budget::default())
 }
 
-pub fn extract_within(
-    bytes: &[u8],
-    budget: crate::budget::Budget,
-) -> Result<Manuscript, FormatError> {
+pub fn extract_within(bytes: &[u8], budget: Budget) -> Result<Manuscript, FormatError> {
     read_package(bytes, budget, false).map(|p| p.manuscript)
 }
 
@@ -100,7 +98,7 @@ pub fn extract_within(
 /// from.
 pub(crate) fn read_package(
     bytes: &[u8],
-    budget: crate::budget::Budget,
+    budget: Budget,
     locate: bool,
 ) -> Result<Package, FormatError> {
     if bytes.is_empty() {

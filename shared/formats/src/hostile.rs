@@ -49,6 +49,14 @@ const DEEP: usize = 100_000;
 
 /// The whole corpus. Building it takes a second or two (most of it deflating the bombs).
 pub fn corpus() -> Vec<HostileFile> {
+    let mut files = attacks_on_readers();
+    files.extend(attacks_on_limits());
+    files
+}
+
+/// Files that attack the readers themselves: decompression bombs, loops, deep nesting, entity
+/// expansion, images too large to decode.
+fn attacks_on_readers() -> Vec<HostileFile> {
     let huge = png(8_000, 8_000);
     let megapixel = png(1_000, 1_000);
     vec![
@@ -115,6 +123,13 @@ pub fn corpus() -> Vec<HostileFile> {
             bytes: docx(&[], true),
             answer: Answer::Refused(NESTING_LIMIT),
         },
+    ]
+}
+
+/// Files that pass the readers but build more than a book may hold: paragraphs, chapters, one
+/// paragraph's length, an archive's entries, a page's drawing instructions.
+fn attacks_on_limits() -> Vec<HostileFile> {
+    vec![
         HostileFile {
             file_name: "epub-paragraph-bomb.epub",
             bytes: epub_paragraph_bomb(),
@@ -698,7 +713,7 @@ mod tests {
                         author: None,
                         identifier: "urn:hostile".into(),
                         modified: "2026-11-25T00:00:00Z".into(),
-                        budget: crate::budget::Budget::default(),
+                        budget: crate::Budget::default(),
                     };
                     let rendition = crate::render::pdf::render(&manuscript, &options, &[])
                         .unwrap_or_else(|e| panic!("{name}: {e}"));

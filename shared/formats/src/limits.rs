@@ -1,6 +1,6 @@
 //! What extraction may build from one file, whatever its size in bytes.
 //!
-//! The [`crate::budget::Budget`] bounds the bytes a file inflates to; these bound what the readers
+//! The [`crate::Budget`] bounds the bytes a file inflates to; these bound what the readers
 //! build from them. A few megabytes of `<p>a b</p>` repeated are millions of blocks, each a
 //! few hundred bytes in memory and then a job of its own in every pass: bounded only by the
 //! bytes, a 52 MB upload of them takes the server past 2.8 GB. Each limit leaves room for the

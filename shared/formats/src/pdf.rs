@@ -13,9 +13,11 @@ use std::time::{Duration, Instant};
 
 use pdf_extract::{Dictionary, Document, Object, ObjectId};
 
-use crate::manuscript::{Block, BlockKind, Chapter, Manuscript};
+use crate::budget::Budget;
+use crate::error::FormatError;
+use crate::limits;
+use crate::manuscript::{count_words, Block, BlockKind, Chapter, Manuscript};
 use crate::markup::escape_text;
-use crate::{limits, FormatError};
 
 const MAX_PAGES: usize = 10_000;
 const MAX_OUTLINE_ITEMS: usize = 10_000;
@@ -26,98 +28,26 @@ const TIME_BUDGET: Duration = Duration::from_secs(120);
 const PAGES_PER_CHAPTER: usize = 10;
 
 pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
-    extract_within(bytes, crate::budget::Budget::default())
+    extract_within(bytes, Budget::default())
 }
 
 /// Every stream (a page's content, an object stream, a font) decompresses within `budget`'s
-/// [`crate::budget::Budget::pdf_stream_bytes`]. Real books stay far below it; an inflation bomb (a few
-/// hundred kilobytes of Flate that would become gigabytes) is stopped at it, inside the decoder,
-/// before the memory is taken.
-pub fn extract_within(
-    bytes: &[u8],
-    budget: crate::budget::Budget,
-) -> Result<Manuscript, FormatError> {
+/// [`Budget::pdf_stream_bytes`]. Real books stay far below it; an inflation bomb (a few hundred
+/// kilobytes of Flate that would become gigabytes) is stopped at it, inside the decoder, before
+/// the memory is taken.
+pub fn extract_within(bytes: &[u8], budget: Budget) -> Result<Manuscript, FormatError> {
     if bytes.is_empty() {
         return Err(FormatError::Empty);
     }
     let started = Instant::now();
     let budget = budget.pdf_stream_bytes(bytes.len());
-    let options = pdf_extract::LoadOptions {
-        max_decompressed_size: Some(budget),
-        ..Default::default()
-    };
-    let mut doc = catch_unwind(AssertUnwindSafe(|| {
-        Document::load_mem_with_options(bytes, options)
-    }))
-    .map_err(|_| FormatError::Malformed("the PDF structure could not be read".into()))?
-    .map_err(|e| {
-        if over_budget(&e) {
-            inflates_too_much(budget)
-        } else {
-            FormatError::Malformed(format!("not a readable PDF ({e})"))
-        }
-    })?;
-    if doc.is_encrypted() {
-        // Many PDFs are "encrypted" with an empty user password only to restrict printing.
-        doc.decrypt("").map_err(|_| FormatError::Encrypted)?;
-    }
-    // Before the reader lists the pages: it cuts a looping tree off only after repeating pages.
-    check_page_tree_kids(&doc)?;
-    let pages: Vec<(u32, ObjectId)> = doc.get_pages().into_iter().collect();
-    if pages.is_empty() {
-        return Err(FormatError::Malformed("the PDF has no pages".into()));
-    }
-    if pages.len() > MAX_PAGES {
-        return Err(FormatError::TooLarge(format!(
-            "{} pages (at most {MAX_PAGES})",
-            pages.len()
-        )));
-    }
-    check_page_tree(&doc, &pages)?;
+    let doc = load(bytes, budget)?;
+    let pages = pages(&doc)?;
     let outline = read_outline(&doc, &pages)?;
 
-    let mut texts = Vec::with_capacity(pages.len());
-    let mut text_bytes = 0usize;
-    let mut heavy_pages = Vec::new();
-    for (number, id) in &pages {
-        limits::check_text_bytes(text_bytes)?;
-        if started.elapsed() > TIME_BUDGET {
-            return Err(FormatError::TooLarge(
-                "the PDF takes too long to read".into(),
-            ));
-        }
-        // The reader holds a page's operators in memory at many times their size: a page of
-        // more than a few megabytes of them is a drawing (or an attack), and is left out.
-        // Spaces make no operators, so they are not counted.
-        let content = doc
-            .get_page_content_with_limit(*id, budget)
-            .map_or(0, |c| c.iter().filter(|b| !b.is_ascii_whitespace()).count());
-        if content > limits::MAX_PAGE_CONTENT_BYTES {
-            heavy_pages.push(*number);
-            texts.push(String::new());
-            continue;
-        }
-        let page = catch_unwind(AssertUnwindSafe(|| {
-            let mut text = String::new();
-            let mut output = pdf_extract::PlainTextOutput::new(&mut text);
-            pdf_extract::output_doc_page_within(&doc, &mut output, *number, budget).map(|()| text)
-        }));
-        // A page the reader cannot handle is left empty rather than failing the whole book;
-        // one that inflates past the budget fails it, saying so.
-        texts.push(match page {
-            Ok(Ok(text)) => {
-                text_bytes += text.len();
-                text
-            }
-            Ok(Err(pdf_extract::OutputError::PdfError(e))) if over_budget(&e) => {
-                return Err(inflates_too_much(budget))
-            }
-            _ => String::new(),
-        });
-    }
-    limits::check_text_bytes(text_bytes)?;
+    let (texts, heavy_pages) = read_pages(&doc, &pages, budget, started)?;
     let pages_text = remove_running_lines(texts);
-    if pages_text.iter().all(|p| crate::count_words(p) == 0) {
+    if pages_text.iter().all(|p| count_words(p) == 0) {
         return Err(FormatError::NoTextLayer);
     }
     // Counted before any block is built (page breaks only ever join paragraphs).
@@ -152,6 +82,101 @@ pub fn extract_within(
     manuscript.chapters.retain(|c| !c.blocks.is_empty());
     manuscript.detect_language_if_missing();
     Ok(manuscript)
+}
+
+/// The PDF's document, every stream within `budget` bytes, decrypted when its user password
+/// is empty.
+fn load(bytes: &[u8], budget: usize) -> Result<Document, FormatError> {
+    let options = pdf_extract::LoadOptions {
+        max_decompressed_size: Some(budget),
+        ..Default::default()
+    };
+    let mut doc = catch_unwind(AssertUnwindSafe(|| {
+        Document::load_mem_with_options(bytes, options)
+    }))
+    .map_err(|_| FormatError::Malformed("the PDF structure could not be read".into()))?
+    .map_err(|e| {
+        if over_budget(&e) {
+            inflates_too_much(budget)
+        } else {
+            FormatError::Malformed(format!("not a readable PDF ({e})"))
+        }
+    })?;
+    if doc.is_encrypted() {
+        // Many PDFs are "encrypted" with an empty user password only to restrict printing.
+        doc.decrypt("").map_err(|_| FormatError::Encrypted)?;
+    }
+    Ok(doc)
+}
+
+/// The pages, (number, object), after the page tree is checked; at least one, at most
+/// [`MAX_PAGES`].
+fn pages(doc: &Document) -> Result<Vec<(u32, ObjectId)>, FormatError> {
+    // Before the reader lists the pages: it cuts a looping tree off only after repeating pages.
+    check_page_tree_kids(doc)?;
+    let pages: Vec<(u32, ObjectId)> = doc.get_pages().into_iter().collect();
+    if pages.is_empty() {
+        return Err(FormatError::Malformed("the PDF has no pages".into()));
+    }
+    if pages.len() > MAX_PAGES {
+        return Err(FormatError::TooLarge(format!(
+            "{} pages (at most {MAX_PAGES})",
+            pages.len()
+        )));
+    }
+    check_page_tree(doc, &pages)?;
+    Ok(pages)
+}
+
+/// Every page's text (empty for a page the reader cannot handle or one left out), and the
+/// numbers of the pages left out for the size of their drawing instructions.
+fn read_pages(
+    doc: &Document,
+    pages: &[(u32, ObjectId)],
+    budget: usize,
+    started: Instant,
+) -> Result<(Vec<String>, Vec<u32>), FormatError> {
+    let mut texts = Vec::with_capacity(pages.len());
+    let mut text_bytes = 0usize;
+    let mut heavy_pages = Vec::new();
+    for (number, id) in pages {
+        limits::check_text_bytes(text_bytes)?;
+        if started.elapsed() > TIME_BUDGET {
+            return Err(FormatError::TooLarge(
+                "the PDF takes too long to read".into(),
+            ));
+        }
+        // The reader holds a page's operators in memory at many times their size: a page of
+        // more than a few megabytes of them is a drawing (or an attack), and is left out.
+        // Spaces make no operators, so they are not counted.
+        let content = doc
+            .get_page_content_with_limit(*id, budget)
+            .map_or(0, |c| c.iter().filter(|b| !b.is_ascii_whitespace()).count());
+        if content > limits::MAX_PAGE_CONTENT_BYTES {
+            heavy_pages.push(*number);
+            texts.push(String::new());
+            continue;
+        }
+        let page = catch_unwind(AssertUnwindSafe(|| {
+            let mut text = String::new();
+            let mut output = pdf_extract::PlainTextOutput::new(&mut text);
+            pdf_extract::output_doc_page_within(doc, &mut output, *number, budget).map(|()| text)
+        }));
+        // A page the reader cannot handle is left empty rather than failing the whole book;
+        // one that inflates past the budget fails it, saying so.
+        texts.push(match page {
+            Ok(Ok(text)) => {
+                text_bytes += text.len();
+                text
+            }
+            Ok(Err(pdf_extract::OutputError::PdfError(e))) if over_budget(&e) => {
+                return Err(inflates_too_much(budget))
+            }
+            _ => String::new(),
+        });
+    }
+    limits::check_text_bytes(text_bytes)?;
+    Ok((texts, heavy_pages))
 }
 
 fn over_budget(e: &pdf_extract::Error) -> bool {

@@ -33,7 +33,7 @@ pub struct StructureCounts {
 fn content_documents(bytes: &[u8]) -> Result<Vec<String>, FormatError> {
     let mut zip = Archive::open(
         bytes,
-        Limits::for_file(bytes.len(), crate::budget::Budget::default()),
+        Limits::for_file(bytes.len(), crate::Budget::default()),
     )?;
     let mut documents = Vec::new();
     for name in zip.names() {

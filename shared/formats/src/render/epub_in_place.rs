@@ -10,21 +10,20 @@
 
 use std::collections::HashMap;
 use std::io::{Cursor, Write};
-use std::ops::Range;
 
-use quick_xml::events::Event;
-use quick_xml::Reader;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
-use super::edit::{apply, attr_of, declare_utf8, rewrite_tag, scan, tag_attrs, Edit, Found};
+use self::block::to_xhtml;
+use self::opf::rewrite_opf;
+use super::edit::{apply, attr_of, declare_utf8, rewrite_tag, scan, tag_attrs, Edit};
 use super::{is_rtl, Layout, RenderOptions, Rendition};
 use crate::archive::{Archive, Limits};
 use crate::budget::Budget;
 use crate::epub::{read_package, Package, Position};
 use crate::error::FormatError;
 use crate::manuscript::{Block, BlockKind, Chapter};
-use crate::markup::{self, escape_attr, escape_text, Piece, Tag};
+use crate::markup::{self, escape_attr, escape_text};
 use crate::xhtml::{Located, Origin};
 
 /// The stylesheet a bilingual book adds, beside its package document.
@@ -83,7 +82,74 @@ pub fn render(
     };
     let mut warnings = Vec::new();
 
-    // Every document's edits.
+    let (edits, left_in_original) = block_edits(&package, translated, layout, &langs);
+    if left_in_original > 0 {
+        warnings.push(format!(
+            "{left_in_original} passages kept their original text: their markup in the source \
+             could not take a translation in place"
+        ));
+    }
+
+    let opf_dir = package
+        .opf_path
+        .rsplit_once('/')
+        .map(|(dir, _)| format!("{dir}/"))
+        .unwrap_or_default();
+    let css_path = format!("{opf_dir}{BILINGUAL_CSS_NAME}");
+    let mut changed = Changed::within(limits);
+    for (document, mut edits) in package.documents.iter().zip(edits) {
+        if edits.is_empty() {
+            continue;
+        }
+        document_edits(
+            &document.source,
+            &document.located,
+            &document.path,
+            &css_path,
+            layout,
+            target,
+            &mut edits,
+        );
+        let mut text = apply(&document.source, edits);
+        if !document.utf8 {
+            text = declare_utf8(&text);
+        }
+        changed.keep(&document.path, text)?;
+    }
+
+    let mut zip = Archive::open(original_epub, limits)?;
+    if let Some(nav) = &package.nav_path {
+        if let Some(source) = zip.read_text(nav)? {
+            if let Some(text) = translate_nav(&package, translated, nav, &source, target) {
+                changed.keep(nav, text)?;
+            }
+        }
+    }
+    if let Some(ncx) = &package.ncx_path {
+        if let Some(source) = zip.read_text(ncx)? {
+            if let Some(text) = translate_ncx(&package, translated, ncx, &source, options) {
+                changed.keep(ncx, text)?;
+            }
+        }
+    }
+    let opf = rewrite_opf(&package, options, layout, BILINGUAL_CSS_NAME);
+    changed.keep(&package.opf_path, opf)?;
+
+    let bytes = write_zip(&mut zip, &changed.files, layout, &css_path)?;
+    // The source's limits: its documents were read under them, and the changed ones kept within.
+    let (bytes, removed) = super::inert::epub(bytes, limits)?;
+    warnings.extend(removed.warning());
+    Ok(Rendition { bytes, warnings })
+}
+
+/// Every content document's edits that put the translated blocks in place, and how many
+/// blocks kept their original text because their markup could not take a translation.
+fn block_edits(
+    package: &Package,
+    translated: &[Option<Chapter>],
+    layout: Layout,
+    langs: &Languages<'_>,
+) -> (Vec<Vec<Edit>>, usize) {
     let mut edits: Vec<Vec<Edit>> = vec![Vec::new(); package.documents.len()];
     let mut left_in_original = 0usize;
     for (chapter_index, chapter) in translated.iter().enumerate() {
@@ -109,7 +175,7 @@ pub fn render(
                 origin,
                 block,
                 layout,
-                &langs,
+                langs,
                 &mut edits[doc],
             );
             if !placed {
@@ -117,75 +183,37 @@ pub fn render(
             }
         }
     }
-    if left_in_original > 0 {
-        warnings.push(format!(
-            "{left_in_original} passages kept their original text: their markup in the source \
-             could not take a translation in place"
-        ));
+    (edits, left_in_original)
+}
+
+/// The package's files written anew, by entry name, within the source's limits on one entry
+/// and on all of them.
+struct Changed {
+    files: HashMap<String, Vec<u8>>,
+    total: u64,
+    limits: Limits,
+}
+
+impl Changed {
+    fn within(limits: Limits) -> Changed {
+        Changed {
+            files: HashMap::new(),
+            total: 0,
+            limits,
+        }
     }
 
-    let opf_dir = package
-        .opf_path
-        .rsplit_once('/')
-        .map(|(dir, _)| format!("{dir}/"))
-        .unwrap_or_default();
-    let css_path = format!("{opf_dir}{BILINGUAL_CSS_NAME}");
-    let mut changed: HashMap<String, Vec<u8>> = HashMap::new();
-    let mut total = 0u64;
-    let mut keep = |path: &str, text: String| -> Result<(), FormatError> {
+    fn keep(&mut self, path: &str, text: String) -> Result<(), FormatError> {
         let len = text.len() as u64;
-        total += len;
-        if len > limits.max_entry_bytes || total > limits.max_total_bytes {
+        self.total += len;
+        if len > self.limits.max_entry_bytes || self.total > self.limits.max_total_bytes {
             return Err(FormatError::TooLarge(format!(
                 "the translated '{path}' would be larger than the limit"
             )));
         }
-        changed.insert(path.to_string(), text.into_bytes());
+        self.files.insert(path.to_string(), text.into_bytes());
         Ok(())
-    };
-    for (document, mut edits) in package.documents.iter().zip(edits) {
-        if edits.is_empty() {
-            continue;
-        }
-        document_edits(
-            &document.source,
-            &document.located,
-            &document.path,
-            &css_path,
-            layout,
-            target,
-            &mut edits,
-        );
-        let mut text = apply(&document.source, edits);
-        if !document.utf8 {
-            text = declare_utf8(&text);
-        }
-        keep(&document.path, text)?;
     }
-
-    let mut zip = Archive::open(original_epub, limits)?;
-    if let Some(nav) = &package.nav_path {
-        if let Some(source) = zip.read_text(nav)? {
-            if let Some(text) = translate_nav(&package, translated, nav, &source, target) {
-                keep(nav, text)?;
-            }
-        }
-    }
-    if let Some(ncx) = &package.ncx_path {
-        if let Some(source) = zip.read_text(ncx)? {
-            if let Some(text) = translate_ncx(&package, translated, ncx, &source, options) {
-                keep(ncx, text)?;
-            }
-        }
-    }
-    let opf = rewrite_opf(&package, options, layout, &langs);
-    keep(&package.opf_path, opf)?;
-
-    let bytes = write_zip(&mut zip, &changed, layout, &css_path)?;
-    // The source's limits: its documents were read under them, and the changed ones kept within.
-    let (bytes, removed) = super::inert::epub(bytes, limits)?;
-    warnings.extend(removed.warning());
-    Ok(Rendition { bytes, warnings })
 }
 
 struct Languages<'a> {
@@ -359,171 +387,6 @@ fn relative_href(from: &str, to: &str) -> String {
     let mut parts: Vec<&str> = vec![".."; from_dir.len() - common];
     parts.extend(&to_parts[common..]);
     parts.join("/")
-}
-
-/// The block's translated markup as XHTML, with the source's own inline elements (their
-/// classes, ids and link targets), note references and everything that was not text (page
-/// markers, math, anchors) put back. A `<num/>` mark is the source's whole element again (a
-/// line number as the source wrote it, whatever its text became). In a `copy` (the bilingual translation beside its
-/// original) ids are left out, and so is what was not text, which the original still shows.
-fn to_xhtml(markup: &str, origin: &Origin, source: &str, copy: bool) -> String {
-    let Ok(pieces) = markup::parse(markup) else {
-        return escape_text(&markup::plain_text(markup));
-    };
-    let translated_chars: usize = pieces
-        .iter()
-        .map(|p| match p {
-            Piece::Text(t) | Piece::Tag(Tag::Num { text: t, .. }) => t.chars().count(),
-            Piece::Tag(_) => 0,
-        })
-        .sum();
-    let mut kept: Vec<(usize, String)> = if copy {
-        Vec::new()
-    } else {
-        origin
-            .kept
-            .iter()
-            .filter_map(|k| {
-                let text = source.get(k.source.clone())?;
-                let text = match &k.close {
-                    Some(name) => format!("{text}</{name}>"),
-                    None => text.to_string(),
-                };
-                let at = (k.at_char * translated_chars)
-                    .checked_div(origin.chars)
-                    .unwrap_or(0);
-                Some((at, text))
-            })
-            .collect()
-    };
-    kept.sort_by_key(|(at, _)| *at);
-    let mut kept = kept.into_iter().peekable();
-    let mut used_inline = vec![false; origin.inlines.len()];
-    let mut used_note = vec![false; origin.notes.len()];
-    let mut out = String::with_capacity(markup.len() * 2);
-    // What each open markup tag was written as: Some(element) or None (left out).
-    let mut open: Vec<Option<String>> = Vec::new();
-    let mut written = 0usize;
-    let in_link = |open: &[Option<String>]| open.iter().flatten().any(|e| e == "a");
-    let tag_text = |range: &Range<usize>| {
-        let text = source.get(range.clone()).unwrap_or_default();
-        if copy {
-            strip_ids(text)
-        } else {
-            text.to_string()
-        }
-    };
-    for piece in pieces {
-        match piece {
-            Piece::Text(text) => {
-                let mut rest = text.as_str();
-                loop {
-                    let due = kept.peek().map(|(at, _)| *at).filter(|_| !in_link(&open));
-                    let Some(due) = due else { break };
-                    let len = rest.chars().count();
-                    if due > written + len {
-                        break;
-                    }
-                    // At the first space at or after the place, not inside a word.
-                    let offset = due.saturating_sub(written);
-                    let split = rest
-                        .char_indices()
-                        .skip(offset)
-                        .find(|(_, c)| c.is_whitespace())
-                        .map(|(i, _)| i)
-                        .unwrap_or(rest.len());
-                    out.push_str(&escape_text(&rest[..split]));
-                    written += rest[..split].chars().count();
-                    rest = &rest[split..];
-                    if let Some((_, text)) = kept.next() {
-                        out.push_str(&text);
-                    }
-                }
-                out.push_str(&escape_text(rest));
-                written += rest.chars().count();
-            }
-            Piece::Tag(Tag::Open { name, attr }) => {
-                let found = origin.inlines.iter().enumerate().position(|(i, t)| {
-                    !used_inline[i] && t.name == name && (name != "a" || t.href == attr)
-                });
-                match found {
-                    Some(i) => {
-                        used_inline[i] = true;
-                        out.push_str(&tag_text(&origin.inlines[i].tag));
-                        open.push(Some(origin.inlines[i].element.clone()));
-                    }
-                    // A link the source did not have is not made up; its text is kept. Nor is
-                    // an element for kept text that a block marked `translate="no"` holds, nor
-                    // one of the book's marks.
-                    None if name == "a" || name == "span" || markup::KEPT.contains(&name) => {
-                        open.push(None)
-                    }
-                    None => {
-                        out.push_str(&format!("<{name}>"));
-                        open.push(Some(name.to_string()));
-                    }
-                }
-            }
-            Piece::Tag(Tag::Close(_)) => {
-                if let Some(Some(element)) = open.pop() {
-                    out.push_str(&format!("</{element}>"));
-                }
-            }
-            Piece::Tag(Tag::Num { text, .. }) => {
-                let found = origin
-                    .inlines
-                    .iter()
-                    .enumerate()
-                    .position(|(i, t)| !used_inline[i] && t.name == "num");
-                match found.and_then(|i| Some((i, origin.inlines[i].whole.clone()?))) {
-                    Some((i, whole)) => {
-                        used_inline[i] = true;
-                        out.push_str(&tag_text(&whole));
-                    }
-                    None => out.push_str(&escape_text(&text)),
-                }
-                written += text.chars().count();
-            }
-            Piece::Tag(Tag::Empty { name: "br", .. }) => out.push_str("<br/>"),
-            Piece::Tag(Tag::Empty { attr: Some(id), .. }) => {
-                let found = origin
-                    .notes
-                    .iter()
-                    .enumerate()
-                    .position(|(i, (note, _))| !used_note[i] && *note == id);
-                if let Some(i) = found {
-                    used_note[i] = true;
-                    out.push_str(&tag_text(&origin.notes[i].1));
-                }
-            }
-            Piece::Tag(Tag::Empty { .. }) => {}
-        }
-    }
-    for (_, text) in kept {
-        out.push_str(&text);
-    }
-    out
-}
-
-/// A fragment of XHTML with every `id` left out (a copy must not repeat them).
-fn strip_ids(fragment: &str) -> String {
-    let mut reader = Reader::from_str(fragment);
-    let mut out = String::with_capacity(fragment.len());
-    loop {
-        let before = reader.buffer_position() as usize;
-        let event = match reader.read_event() {
-            Ok(Event::Eof) | Err(_) => break,
-            Ok(event) => event,
-        };
-        let raw = fragment
-            .get(before..reader.buffer_position() as usize)
-            .unwrap_or_default();
-        match event {
-            Event::Start(_) | Event::Empty(_) => out.push_str(&rewrite_tag(raw, &[], None, true)),
-            _ => out.push_str(raw),
-        }
-    }
-    out
 }
 
 /// The book's title in the target language: the translation of the first block that carries
@@ -702,178 +565,6 @@ fn translate_ncx(
     Some(apply(source, edits))
 }
 
-/// The package document: the target language, the translated title with the original kept as
-/// a second title, the modification date, and a bilingual book's stylesheet.
-fn rewrite_opf(
-    package: &Package,
-    options: &RenderOptions,
-    layout: Layout,
-    langs: &Languages<'_>,
-) -> String {
-    let source = package.opf_text.as_str();
-    let found = scan(source);
-    let epub3 = found
-        .iter()
-        .find(|f| f.name == "package")
-        .and_then(|p| attr_of(p, "version"))
-        .is_some_and(|v| v.trim_start().starts_with('3'));
-    let in_metadata = |f: &Found| f.ancestors.iter().any(|&a| found[a].name == "metadata");
-    let metadata = found.iter().find(|f| f.name == "metadata");
-    let mut edits = Vec::new();
-    let unique = |base: &str| {
-        let mut id = base.to_string();
-        let mut n = 1;
-        while source.contains(&format!("\"{id}\"")) {
-            n += 1;
-            id = format!("{base}-{n}");
-        }
-        id
-    };
-    let target = escape_text(langs.target);
-
-    // Language: the first is the book's; a bilingual book is in both.
-    match found
-        .iter()
-        .find(|f| f.name == "language" && in_metadata(f))
-    {
-        Some(language) => {
-            let mut text = target.clone();
-            if let (Layout::Bilingual, Some(src)) = (layout, langs.source) {
-                if src != langs.target {
-                    let end = language.content.end;
-                    let close = source
-                        .get(end..)
-                        .and_then(|r| r.find('>'))
-                        .map(|i| end + i + 1);
-                    if let Some(close) = close {
-                        edits.push(Edit {
-                            range: close..close,
-                            text: format!("\n    <dc:language>{}</dc:language>", escape_text(src)),
-                        });
-                    }
-                }
-            }
-            text.shrink_to_fit();
-            edits.push(Edit {
-                range: language.content.clone(),
-                text,
-            });
-        }
-        None => {
-            if let Some(m) = metadata {
-                edits.push(Edit {
-                    range: m.content.end..m.content.end,
-                    text: format!("  <dc:language>{target}</dc:language>\n  "),
-                });
-            }
-        }
-    }
-
-    // Title: the translation first (reading systems show the first), the original kept after.
-    if let Some(title) = options.title.as_deref().filter(|t| !t.trim().is_empty()) {
-        let id = unique("booktr-title");
-        let new_title = format!(
-            r#"<dc:title id="{id}" xml:lang="{target}">{}</dc:title>"#,
-            escape_text(title)
-        );
-        match found.iter().find(|f| f.name == "title" && in_metadata(f)) {
-            Some(original) => {
-                edits.push(Edit {
-                    range: original.tag.start..original.tag.start,
-                    text: format!("{new_title}\n    "),
-                });
-                let has_lang = original.attrs.iter().any(|(k, _)| k == "xml:lang");
-                if let (false, Some(src), Some(tag)) =
-                    (has_lang, langs.source, source.get(original.tag.clone()))
-                {
-                    edits.push(Edit {
-                        range: original.tag.clone(),
-                        text: rewrite_tag(tag, &[("xml:lang", Some(src))], None, false),
-                    });
-                }
-            }
-            None => {
-                if let Some(m) = metadata {
-                    edits.push(Edit {
-                        range: m.content.end..m.content.end,
-                        text: format!("  {new_title}\n  "),
-                    });
-                }
-            }
-        }
-        if epub3 {
-            if let Some(m) = metadata {
-                edits.push(Edit {
-                    range: m.content.end..m.content.end,
-                    text: format!(
-                        "  <meta refines=\"#{id}\" property=\"title-type\">main</meta>\n  "
-                    ),
-                });
-            }
-        }
-    }
-
-    // Modified.
-    if epub3 {
-        let modified = found.iter().find(|f| {
-            f.name == "meta" && attr_of(f, "property") == Some("dcterms:modified") && in_metadata(f)
-        });
-        match modified {
-            Some(m) if !m.content.is_empty() => edits.push(Edit {
-                range: m.content.clone(),
-                text: escape_text(&options.modified),
-            }),
-            _ => {
-                if let Some(m) = metadata {
-                    edits.push(Edit {
-                        range: m.content.end..m.content.end,
-                        text: format!(
-                            "  <meta property=\"dcterms:modified\">{}</meta>\n  ",
-                            escape_text(&options.modified)
-                        ),
-                    });
-                }
-            }
-        }
-    }
-
-    if layout == Layout::Bilingual {
-        if let Some(manifest) = found.iter().find(|f| f.name == "manifest") {
-            let id = unique("booktr-bilingual-css");
-            edits.push(Edit {
-                range: manifest.content.end..manifest.content.end,
-                text: format!(
-                    "  <item id=\"{id}\" href=\"{BILINGUAL_CSS_NAME}\" media-type=\"text/css\"/>\n  "
-                ),
-            });
-        }
-    }
-
-    // Page progression follows the target language's direction.
-    if let Some(spine) = found.iter().find(|f| f.name == "spine") {
-        let declared = attr_of(spine, "page-progression-direction").is_some();
-        let direction = if is_rtl(langs.target) {
-            Some("rtl")
-        } else if declared {
-            Some("ltr")
-        } else {
-            None
-        };
-        if let (Some(direction), Some(tag)) = (direction, source.get(spine.tag.clone())) {
-            edits.push(Edit {
-                range: spine.tag.clone(),
-                text: rewrite_tag(
-                    tag,
-                    &[("page-progression-direction", Some(direction))],
-                    None,
-                    false,
-                ),
-            });
-        }
-    }
-    apply(source, edits)
-}
-
 /// The package again: the mimetype first and stored, every unchanged entry copied as it was
 /// stored (byte-identical, never inflated), changed ones written anew under their own names.
 fn write_zip(
@@ -917,5 +608,7 @@ fn write_zip(
     Ok(out.finish().map_err(write_error)?.into_inner())
 }
 
+mod block;
+mod opf;
 #[cfg(test)]
 mod tests;

@@ -624,90 +624,111 @@ impl Cleaner<'_> {
                     base = end;
                     reader = xml_reader(&self.text[end..]);
                 }
-                Event::Start(e) => {
-                    if let Some((_, depth)) = &mut self.skipping {
-                        *depth += 1;
-                        continue;
-                    }
-                    match self.judge(&e, before..after) {
-                        Verdict::Drop(taken) => {
-                            self.count(taken);
-                            self.skipping = Some((before, 1));
-                        }
-                        Verdict::Unwrap => {
-                            self.removed.elements += 1;
-                            self.cut(before..after);
-                            self.open.push(Open::Unwrapped);
-                        }
-                        Verdict::Rewrite(tag) => {
-                            self.replace(before..after, tag);
-                            self.open.push(kept(&e, after));
-                        }
-                        Verdict::Keep => self.open.push(kept(&e, after)),
-                    }
-                }
-                Event::Empty(e) => {
-                    if self.skipping.is_some() {
-                        continue;
-                    }
-                    match self.judge(&e, before..after) {
-                        Verdict::Drop(taken) => {
-                            self.count(taken);
-                            self.cut(before..after);
-                        }
-                        Verdict::Unwrap => {
-                            self.removed.elements += 1;
-                            self.cut(before..after);
-                        }
-                        Verdict::Rewrite(tag) => self.replace(before..after, tag),
-                        Verdict::Keep => {}
-                    }
-                }
-                Event::End(_) => match &mut self.skipping {
-                    Some((start, depth)) => {
-                        *depth -= 1;
-                        if *depth == 0 {
-                            let start = *start;
-                            self.skipping = None;
-                            self.cut(start..after);
-                        }
-                    }
-                    None => match self.open.pop() {
-                        Some(Open::Unwrapped) => self.cut(before..after),
-                        Some(Open::Style(start)) => self.clean_style(start..before),
-                        _ => {}
-                    },
-                },
+                Event::Start(e) => self.start(&e, before..after),
+                Event::Empty(e) => self.empty(&e, before..after),
+                Event::End(_) => self.end(before..after),
                 _ if self.skipping.is_some() => {}
-                // An HTML parser ends a comment at `<!-->`, `<!--->` or `--!>` where XML reads
-                // on, and in a `style` reads none at all: markup in it could come alive there.
-                Event::Comment(c)
-                    if c.starts_with(b">")
-                        || c.starts_with(b"->")
-                        || c.windows(4).any(|w| w == b"--!>")
-                        || (matches!(self.open.last(), Some(Open::RawText | Open::Style(_)))
-                            && c.contains(&b'<')) =>
-                {
-                    self.cut(before..after)
-                }
-                Event::CData(c) if c.contains(&b'<') => {
-                    let content = String::from_utf8_lossy(&c).into_owned();
-                    self.replace(before..after, escape_text(&content));
-                }
-                // `<?xml-stylesheet?>` applies XSLT, which can write scripts; an HTML parser
-                // ends a processing instruction at the first `>`.
-                Event::PI(_) => self.cut(before..after),
-                // Entities declared in the document are expanded by XML readers, markup and all.
-                Event::DocType(d) if d.contains(&b'[') => {
-                    let declared = String::from_utf8_lossy(&d).into_owned();
-                    let name = declared.split('[').next().unwrap_or_default().trim();
-                    self.replace(before..after, format!("<!DOCTYPE {name}>"));
-                }
-                _ => {}
+                other => self.other(&other, before..after),
             }
         }
         if let Some((start, _)) = self.skipping {
             self.cut(start..self.text.len());
+        }
+    }
+
+    /// A start tag (at `tag`): judged, unless inside an element being taken out.
+    fn start(&mut self, e: &BytesStart<'_>, tag: Range<usize>) {
+        if let Some((_, depth)) = &mut self.skipping {
+            *depth += 1;
+            return;
+        }
+        let after = tag.end;
+        match self.judge(e, tag.clone()) {
+            Verdict::Drop(taken) => {
+                self.count(taken);
+                self.skipping = Some((tag.start, 1));
+            }
+            Verdict::Unwrap => {
+                self.removed.elements += 1;
+                self.cut(tag);
+                self.open.push(Open::Unwrapped);
+            }
+            Verdict::Rewrite(text) => {
+                self.replace(tag, text);
+                self.open.push(kept(e, after));
+            }
+            Verdict::Keep => self.open.push(kept(e, after)),
+        }
+    }
+
+    /// An empty element (at `tag`): judged, unless inside an element being taken out.
+    fn empty(&mut self, e: &BytesStart<'_>, tag: Range<usize>) {
+        if self.skipping.is_some() {
+            return;
+        }
+        match self.judge(e, tag.clone()) {
+            Verdict::Drop(taken) => {
+                self.count(taken);
+                self.cut(tag);
+            }
+            Verdict::Unwrap => {
+                self.removed.elements += 1;
+                self.cut(tag);
+            }
+            Verdict::Rewrite(text) => self.replace(tag, text),
+            Verdict::Keep => {}
+        }
+    }
+
+    /// An end tag (at `tag`): the end of an element being taken out, of an unwrapped one (its
+    /// tag goes) or of a style sheet (cleaned).
+    fn end(&mut self, tag: Range<usize>) {
+        match &mut self.skipping {
+            Some((start, depth)) => {
+                *depth -= 1;
+                if *depth == 0 {
+                    let start = *start;
+                    self.skipping = None;
+                    self.cut(start..tag.end);
+                }
+            }
+            None => match self.open.pop() {
+                Some(Open::Unwrapped) => self.cut(tag),
+                Some(Open::Style(start)) => self.clean_style(start..tag.start),
+                _ => {}
+            },
+        }
+    }
+
+    /// Comments, CDATA sections, processing instructions and document types (at `at`) that
+    /// could bring markup alive.
+    fn other(&mut self, event: &Event<'_>, at: Range<usize>) {
+        match event {
+            // An HTML parser ends a comment at `<!-->`, `<!--->` or `--!>` where XML reads
+            // on, and in a `style` reads none at all: markup in it could come alive there.
+            Event::Comment(c)
+                if c.starts_with(b">")
+                    || c.starts_with(b"->")
+                    || c.windows(4).any(|w| w == b"--!>")
+                    || (matches!(self.open.last(), Some(Open::RawText | Open::Style(_)))
+                        && c.contains(&b'<')) =>
+            {
+                self.cut(at)
+            }
+            Event::CData(c) if c.contains(&b'<') => {
+                let content = String::from_utf8_lossy(c).into_owned();
+                self.replace(at, escape_text(&content));
+            }
+            // `<?xml-stylesheet?>` applies XSLT, which can write scripts; an HTML parser
+            // ends a processing instruction at the first `>`.
+            Event::PI(_) => self.cut(at),
+            // Entities declared in the document are expanded by XML readers, markup and all.
+            Event::DocType(d) if d.contains(&b'[') => {
+                let declared = String::from_utf8_lossy(d).into_owned();
+                let name = declared.split('[').next().unwrap_or_default().trim();
+                self.replace(at, format!("<!DOCTYPE {name}>"));
+            }
+            _ => {}
         }
     }
 

@@ -11,6 +11,7 @@ mod translated;
 
 pub use translated::translated_epub;
 
+use crate::budget::Budget;
 use crate::manuscript::{BlockKind, Chapter};
 use crate::markup::{self, Piece, Tag};
 
@@ -35,7 +36,7 @@ pub struct RenderOptions {
     /// When the file was made, `YYYY-MM-DDThh:mm:ssZ` (EPUB's `dcterms:modified`).
     pub modified: String,
     /// How many pixels of images a PDF may decode.
-    pub budget: crate::budget::Budget,
+    pub budget: Budget,
 }
 
 /// How a translation is laid out.

@@ -18,6 +18,7 @@ use printpdf::{
 };
 
 use super::{chapter_title, is_rtl, RenderOptions, Rendition, Sources};
+use crate::budget::Budget;
 use crate::error::FormatError;
 use crate::gzipped::Gzipped;
 use crate::manuscript::{Block, BlockKind, Chapter, GroupKind, Manuscript};
@@ -395,7 +396,7 @@ struct LeftOut {
 
 impl LeftOut {
     /// One sentence per reason, naming the first few images.
-    fn warnings(&self, budget: crate::budget::Budget) -> Vec<String> {
+    fn warnings(&self, budget: Budget) -> Vec<String> {
         let name = |names: &[String]| {
             let shown = names.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
             match names.len() {
@@ -444,7 +445,7 @@ impl LeftOut {
 fn load_images(
     doc: &mut PdfDocument,
     manuscript: &Manuscript,
-    budget: crate::budget::Budget,
+    budget: Budget,
 ) -> (Images, LeftOut) {
     load_images_within(doc, manuscript, budget.image_pixels(), budget.book_pixels())
 }
@@ -1074,132 +1075,44 @@ impl Layout<'_> {
         width: f32,
     ) -> Vec<Item> {
         let text = printable(&block.text, notes);
-        let regular = Weight::Regular;
-        let indent = setting.indent;
         let mut items = Vec::new();
         if setting.gap_before > 0.0 {
             items.push(Item::Gap(setting.gap_before));
         }
         match &block.kind {
-            BlockKind::Heading { level } => {
-                let size = match level {
-                    0 | 1 => 16.0,
-                    2 => 14.5,
-                    3 => 13.0,
-                    4 => 12.0,
-                    5 => 11.5,
-                    _ => 11.0,
-                };
-                items.push(Item::Gap(size * 0.6));
-                items.push(Item::Keep(size * 3.0));
-                items.extend(self.text_items(
-                    &text,
-                    size,
-                    Weight::Bold,
-                    Align::Start,
-                    rtl,
-                    indent,
-                    width,
-                ));
-                items.push(Item::Gap(3.0));
-            }
-            BlockKind::Line => match super::line_number(&block.text) {
-                Some((verse, number)) => {
+            BlockKind::Line => {
+                if let Some((verse, number)) = super::line_number(&block.text) {
                     let verse = printable_pieces(verse, notes);
-                    items.extend(self.numbered_line(&verse, &number, rtl, indent + 8.0, width));
+                    let indent = setting.indent + 8.0;
+                    items.extend(self.numbered_line(&verse, &number, rtl, indent, width));
+                    return items;
                 }
-                None => items.extend(self.text_items(
-                    &text,
-                    BODY,
-                    regular,
-                    Align::Start,
-                    rtl,
-                    indent + 8.0,
-                    width,
-                )),
-            },
-            BlockKind::Quote => {
-                // Inside its quotation the indent is the quotation's.
-                let own = if setting.quoted { 0.0 } else { 18.0 };
-                items.extend(self.text_items(
-                    &text,
-                    BODY,
-                    regular,
-                    Align::Start,
-                    rtl,
-                    indent + own,
-                    width,
-                ));
-                items.push(Item::Gap(4.0));
             }
-            BlockKind::ListItem { depth, .. } => {
-                let indent = indent + 12.0 * f32::from(*depth);
-                let marker = setting.marker.as_deref().unwrap_or("•");
-                let text = format!("{marker} {text}");
-                items.extend(self.text_items(
-                    &text,
-                    BODY,
-                    regular,
-                    Align::Start,
-                    rtl,
-                    indent,
-                    width,
-                ));
+            BlockKind::Image { asset } => {
+                if let Some((id, w, h)) = images.and_then(|i| i.get(asset)) {
+                    items.extend(self.image_items(id, *w, *h, &text, width));
+                    return items;
+                }
             }
-            BlockKind::Footnote { id } => {
-                // The number leads the note's first paragraph only.
-                let number = notes
-                    .get(id)
-                    .filter(|_| setting.first_of_note)
-                    .map(|n| format!("{n}. "))
-                    .unwrap_or_default();
-                let text = format!("{number}{text}");
-                items.extend(self.text_items(
-                    &text,
-                    NOTE,
-                    regular,
-                    Align::Start,
-                    rtl,
-                    indent,
-                    width,
-                ));
-                items.push(Item::Gap(2.0));
-            }
-            BlockKind::Image { asset } => match images.and_then(|i| i.get(asset)) {
-                Some((id, w, h)) => items.extend(self.image_items(id, *w, *h, &text, width)),
-                None => items.extend(self.text_items(
-                    &text,
-                    NOTE,
-                    regular,
-                    Align::Center,
-                    rtl,
-                    0.0,
-                    width,
-                )),
-            },
-            BlockKind::TableCell { header, .. } => {
-                let weight = if *header { Weight::Bold } else { regular };
-                items.extend(self.text_items(
-                    &text,
-                    BODY,
-                    weight,
-                    Align::Start,
-                    rtl,
-                    indent,
-                    width,
-                ));
-                items.push(Item::Gap(4.0));
-            }
-            BlockKind::Preformatted | BlockKind::Paragraph => {
-                // A figure's caption is centred under it, as an image's description is.
-                let (size, align) = match (setting.caption, setting.aside) {
-                    (true, _) => (NOTE, Align::Center),
-                    (false, true) => (NOTE + 1.0, Align::Start),
-                    (false, false) => (BODY, Align::Start),
-                };
-                items.extend(self.text_items(&text, size, regular, align, rtl, indent, width));
-                items.push(Item::Gap(4.0));
-            }
+            _ => {}
+        }
+        let style = TextStyle::of(block, setting, notes);
+        if let BlockKind::Heading { .. } = block.kind {
+            items.push(Item::Gap(style.size * 0.6));
+            items.push(Item::Keep(style.size * 3.0));
+        }
+        let text = format!("{}{text}", style.lead);
+        items.extend(self.text_items(
+            &text,
+            style.size,
+            style.weight,
+            style.align,
+            rtl,
+            style.indent,
+            width,
+        ));
+        if style.gap_after > 0.0 {
+            items.push(Item::Gap(style.gap_after));
         }
         items
     }
@@ -1451,6 +1364,103 @@ struct Plan {
     notes_from: Option<usize>,
 }
 
+/// How a block's text is set: what leads it (a list item's marker, a note's number), its size,
+/// weight, alignment and indent, and the space after it.
+struct TextStyle {
+    lead: String,
+    size: f32,
+    weight: Weight,
+    align: Align,
+    indent: f32,
+    gap_after: f32,
+}
+
+impl TextStyle {
+    /// A block's style by its kind and its setting (a verse line's number and an image that is
+    /// drawn are laid out on their own).
+    fn of(block: &Block, setting: &Setting, notes: &HashMap<String, usize>) -> TextStyle {
+        let plain = TextStyle {
+            lead: String::new(),
+            size: BODY,
+            weight: Weight::Regular,
+            align: Align::Start,
+            indent: setting.indent,
+            gap_after: 0.0,
+        };
+        match &block.kind {
+            BlockKind::Heading { level } => TextStyle {
+                size: match level {
+                    0 | 1 => 16.0,
+                    2 => 14.5,
+                    3 => 13.0,
+                    4 => 12.0,
+                    5 => 11.5,
+                    _ => 11.0,
+                },
+                weight: Weight::Bold,
+                gap_after: 3.0,
+                ..plain
+            },
+            BlockKind::Line => TextStyle {
+                indent: setting.indent + 8.0,
+                ..plain
+            },
+            BlockKind::Quote => TextStyle {
+                // Inside its quotation the indent is the quotation's.
+                indent: setting.indent + if setting.quoted { 0.0 } else { 18.0 },
+                gap_after: 4.0,
+                ..plain
+            },
+            BlockKind::ListItem { depth, .. } => TextStyle {
+                lead: format!("{} ", setting.marker.as_deref().unwrap_or("•")),
+                indent: setting.indent + 12.0 * f32::from(*depth),
+                ..plain
+            },
+            BlockKind::Footnote { id } => TextStyle {
+                // The number leads the note's first paragraph only.
+                lead: notes
+                    .get(id)
+                    .filter(|_| setting.first_of_note)
+                    .map(|n| format!("{n}. "))
+                    .unwrap_or_default(),
+                size: NOTE,
+                gap_after: 2.0,
+                ..plain
+            },
+            // An image not drawn: its description, centred.
+            BlockKind::Image { .. } => TextStyle {
+                size: NOTE,
+                align: Align::Center,
+                indent: 0.0,
+                ..plain
+            },
+            BlockKind::TableCell { header, .. } => TextStyle {
+                weight: if *header {
+                    Weight::Bold
+                } else {
+                    Weight::Regular
+                },
+                gap_after: 4.0,
+                ..plain
+            },
+            BlockKind::Preformatted | BlockKind::Paragraph => {
+                // A figure's caption is centred under it, as an image's description is.
+                let (size, align) = match (setting.caption, setting.aside) {
+                    (true, _) => (NOTE, Align::Center),
+                    (false, true) => (NOTE + 1.0, Align::Start),
+                    (false, false) => (BODY, Align::Start),
+                };
+                TextStyle {
+                    size,
+                    align,
+                    gap_after: 4.0,
+                    ..plain
+                }
+            }
+        }
+    }
+}
+
 /// What a block's neighbours and groups say about setting it.
 #[derive(Default)]
 struct Setting {
@@ -1641,7 +1651,7 @@ mod image_budget_tests {
         assert!(!images.contains_key("big3"), "past the book's budget");
         assert_eq!(left_out.too_large, ["huge.png"]);
         assert_eq!(left_out.past_book_budget, ["big3.png"]);
-        let warnings = left_out.warnings(crate::budget::Budget::default());
+        let warnings = left_out.warnings(Budget::default());
         assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert!(
             warnings[0].starts_with("1 image left out, each past"),

@@ -15,7 +15,7 @@ pub(crate) fn options(language: &str) -> RenderOptions {
         author: None,
         identifier: "urn:booktr:test".into(),
         modified: "2026-01-01T00:00:00Z".into(),
-        budget: crate::budget::Budget::default(),
+        budget: crate::Budget::default(),
     }
 }
 
