@@ -1,5 +1,6 @@
 //! What one caller may spend: request rate limits here, plan quotas in [`crate::usage`].
 
+mod model;
 pub mod rate;
 pub(crate) mod record;
 

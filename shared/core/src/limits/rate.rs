@@ -12,6 +12,7 @@
 
 use chrono::{DateTime, Utc};
 
+pub use super::model::Subject;
 use super::record;
 use crate::fault::{DataError, Fault};
 use crate::ports::Ports;
@@ -108,23 +109,6 @@ pub const SIGN_IN_WINDOWS_PER_EMAIL_AND_ADDRESS: [Window; 2] =
 /// from many addresses. Well above what one address may make (50 an hour), so locking someone
 /// out of their account takes a distributed attack rather than a script on one machine.
 pub const SIGN_IN_WINDOWS_PER_EMAIL: [Window; 2] = [Window::per_minute(30), Window::per_hour(100)];
-
-/// Who is counted.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Subject {
-    User(String),
-    /// A client address (its text form).
-    Address(String),
-    /// Password attempts from one address.
-    PasswordAddress(String),
-    /// Sign-in attempts for one email; stored hashed, so counters hold no address book.
-    SignInEmail(String),
-    /// Sign-in attempts at an email (normalised) from an address.
-    SignInEmailFromAddress {
-        email: String,
-        address: String,
-    },
-}
 
 /// The outcome of counting one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::rate::Subject;
+use super::model::Subject;
 use crate::ids::sha256_hex;
 use crate::ports::{Condition, Item, Update};
 
