@@ -45,7 +45,7 @@ pub struct Block {
     /// The source elements that hold this block with its neighbours (a block quote, a poem, a
     /// sidebar, a figure), outermost first. Consecutive blocks that share a group sat in the
     /// same element, so a renderer can set them in one; two quotations one after the other stay
-    /// two. Empty for a manuscript stored before groups were recorded.
+    /// two. Empty when no such element holds it, and in a manuscript stored without groups.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<Group>,
 }

@@ -164,7 +164,8 @@ const DRAWING: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 </svg>
 "#;
 
-/// A chapter typed and named as the audit's were, with the same script, handler and link.
+/// A chapter whose media type carries parameters, odd case or spaces, with the same script,
+/// handler and link as the others.
 fn chapter_typed_oddly(title: &str, alert: u32) -> String {
     format!(
         r#"<?xml version="1.0" encoding="UTF-8"?>

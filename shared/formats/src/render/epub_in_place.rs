@@ -5,7 +5,7 @@
 //!
 //! Which element a block came from is found by walking the source again with the extractor's
 //! own traversal ([`crate::epub::read_package`]), so nothing beyond the manuscript needs to be
-//! kept. When that walk no longer gives the blocks the translation was made from, the answer is
+//! kept. When that walk does not give the blocks the translation was made from, the answer is
 //! [`FormatError::Mismatch`] and the caller renders the manuscript afresh.
 
 use std::collections::HashMap;
@@ -221,7 +221,7 @@ struct Languages<'a> {
     source: Option<&'a str>,
 }
 
-/// The translation must have the chapters and blocks the book gives today.
+/// The translation must have the chapters and blocks the book's walk gives.
 fn check_match(package: &Package, translated: &[Option<Chapter>]) -> Result<(), FormatError> {
     super::check_alignment(
         translated.iter().map(Option::as_ref),

@@ -7,8 +7,8 @@ use crate::manuscript::{Chapter, Manuscript};
 
 /// The translated book as EPUB: the source package translated in place when the source was an
 /// EPUB (`original`), in `layout`, else the manuscript rebuilt with this crate's own
-/// stylesheet. A source whose walk no longer gives the blocks it was translated from (read by
-/// an older extractor) is rebuilt too, as is one the in-place writer refuses (past a limit),
+/// stylesheet. A source whose walk does not give the blocks it was translated from (a book read
+/// by another version of the extractor) is rebuilt too, as is one the in-place writer refuses (past a limit),
 /// saying so in the warnings. `manuscript` holds the book's metadata and images;
 /// `translated[i]` is chapter i's translation, or None to leave it out of a rebuilt book (a
 /// partial download) and keep its source text in a book translated in place.
@@ -16,10 +16,10 @@ use crate::manuscript::{Chapter, Manuscript};
 /// `sources` is the source text a rebuilt bilingual book sets beside the translation:
 /// `sources.chapters[i]` is what `translated[i]` was translated from (one source chapter for
 /// each entry of `translated`, a left-out one's included), else
-/// [`FormatError::Mismatch`](FormatError::Mismatch).
+/// [`FormatError::Mismatch`].
 ///
 /// In [`Layout::Bilingual`], an EPUB source is translated in place when it can be; when it
-/// cannot (its walk no longer matches, a limit) or there is no EPUB source, the book is
+/// cannot (its walk does not match, a limit) or there is no EPUB source, the book is
 /// rebuilt bilingual ([`epub::render_bilingual`]) from `sources`, the warnings saying why when
 /// the EPUB was refused. Without sources, a bilingual book that cannot be translated in place
 /// is refused (a `Mismatch` that says the source text is missing) rather than rebuilt
