@@ -120,11 +120,36 @@ pub fn build_request(
     units: &[Unit],
     max_output_tokens: u32,
 ) -> ChatRequest {
+    let mut system = system_prompt(pass, ctx);
+    let mut user = String::new();
+    let _ = writeln!(
+        user,
+        "TASK: {}\nFROM: {}\nTO: {}",
+        pass.task(),
+        ctx.source_lang,
+        ctx.target_lang
+    );
+    if let Some(instruction) = ctx.instruction {
+        // Quoted: one line whatever it holds, so it can never pass for a block or a section.
+        system.push_str(INSTRUCTION_RULE);
+        let _ = writeln!(user, "INSTRUCTION:\n{}", quote(instruction));
+    }
+    write_context(&mut user, ctx);
+    write_blocks(&mut user, pass, ctx, units);
+    ChatRequest {
+        system: with_kept_rule(system, &user),
+        user,
+        max_output_tokens,
+    }
+}
+
+/// The system prompt of `pass`: the task, and what the EARLIER lines are when there are some.
+fn system_prompt(pass: Pass, ctx: &PromptContext<'_>) -> String {
     let (from, to) = (
         language_name(ctx.source_lang),
         language_name(ctx.target_lang),
     );
-    let system = match pass {
+    match pass {
         Pass::Translate => {
             let mut system = format!(
                 "You are a literary translator. Translate every block from {from} to {to}, faithfully and naturally. \
@@ -161,21 +186,12 @@ pub fn build_request(
              polished text on one line, then a line WHY: and a few words. Leave out every block that already \
              reads well; if all do, answer NO CHANGES."
         ),
-    };
-    let mut system = system;
-    let mut user = String::new();
-    let _ = writeln!(
-        user,
-        "TASK: {}\nFROM: {}\nTO: {}",
-        pass.task(),
-        ctx.source_lang,
-        ctx.target_lang
-    );
-    if let Some(instruction) = ctx.instruction {
-        // Quoted: one line whatever it holds, so it can never pass for a block or a section.
-        system.push_str(INSTRUCTION_RULE);
-        let _ = writeln!(user, "INSTRUCTION:\n{}", quote(instruction));
     }
+}
+
+/// The sections every pass may carry before its blocks: the glossary, the book's terms, the
+/// glossary problems to fix and the EARLIER lines.
+fn write_context(user: &mut String, ctx: &PromptContext<'_>) {
     if !ctx.glossary.is_empty() {
         user.push_str("GLOSSARY:\n");
         for entry in &ctx.glossary {
@@ -214,6 +230,11 @@ pub fn build_request(
             let _ = writeln!(user, "{}", one_line(text));
         }
     }
+}
+
+/// The blocks: the first pass's to translate; the review's sources and drafts, the polish's
+/// drafts (and the sources of those with a glossary problem).
+fn write_blocks(user: &mut String, pass: Pass, ctx: &PromptContext<'_>, units: &[Unit]) {
     match pass {
         Pass::Translate => {
             user.push_str("BLOCKS:\n");
@@ -243,11 +264,6 @@ pub fn build_request(
                 let _ = writeln!(user, "[[{}]] {}", unit.id, one_line(draft));
             }
         }
-    }
-    ChatRequest {
-        system: with_kept_rule(system, &user),
-        user,
-        max_output_tokens,
     }
 }
 

@@ -10,7 +10,7 @@ use crate::adequacy::{self};
 use crate::checks::{is_refusal_or_remark, Problem};
 use crate::glossary::matching;
 use crate::ladder::{Repaired, Rung};
-use crate::model::ChatError;
+use crate::model::{ChatError, ChatRequest};
 use crate::neighbours::{self, Neighbour, Side};
 use crate::protocol::{simple_request, Pass, Unit};
 use crate::reading::{clean_characters, read_answer, read_plain_answer, Removed};
@@ -270,7 +270,7 @@ impl Chunk<'_> {
         };
         let (mut blocks, reasons) = (answer.blocks, answer.reasons);
         clean_terms(&mut done.terms);
-        if blocks.is_empty() && is_refusal_or_remark(&text, &response.text) {
+        if blocks.is_empty() && is_refusal_or_remark(&sources(&units), &response.text) {
             for unit in &units {
                 done.failed.insert(unit.id, Problem::Refusal);
             }
@@ -353,38 +353,7 @@ impl Chunk<'_> {
         known: &HashMap<usize, String>,
     ) -> Result<Asked, ChatError> {
         let work = self.work;
-        let text: String = units
-            .iter()
-            .map(|u| u.source.as_str())
-            .collect::<Vec<_>>()
-            .join("\n");
-        let ids: BTreeSet<usize> = units.iter().map(|u| u.id).collect();
-        let request = if rung == Rung::Simple {
-            let [unit] = units.as_slice() else {
-                return Err(ChatError::Fatal("the simple prompt takes one block".into()));
-            };
-            let glossary = matching(
-                work.input.glossary,
-                &booktr_formats::markup::plain_text(&text),
-            );
-            simple_request(
-                work.input.source_lang,
-                work.input.target_lang,
-                &glossary,
-                work.input.instruction,
-                unit,
-            )
-        } else {
-            chunk_request(
-                work.input,
-                self.pass,
-                &units,
-                &text,
-                self.violations,
-                &ids,
-                (work.config.window, &self.earlier),
-            )
-        };
+        let request = self.request(rung, &units)?;
         let response =
             complete_with_retries(work.model, request, work.config.max_model_retries).await?;
         let mut asked = Asked {
@@ -408,7 +377,7 @@ impl Chunk<'_> {
             answer.blocks
         };
         // A refusal in place of the whole answer is one, not blocks gone missing.
-        if blocks.is_empty() && is_refusal_or_remark(&text, &response.text) {
+        if blocks.is_empty() && is_refusal_or_remark(&sources(&units), &response.text) {
             for unit in &units {
                 asked.failed.insert(unit.id, Problem::Refusal);
             }
@@ -433,8 +402,64 @@ impl Chunk<'_> {
             }
             asked.failed.insert(id, Problem::Truncated);
         }
+        self.check_blocks(&units, &mut blocks, known, &mut asked.failed);
         for unit in &units {
-            if asked.failed.contains_key(&unit.id) {
+            if let Some(text) = blocks.remove(&unit.id) {
+                if asked.failed.contains_key(&unit.id) {
+                    asked.rejected.insert(unit.id, text);
+                } else {
+                    asked.passed.insert(unit.id, text);
+                }
+            }
+        }
+        Ok(asked)
+    }
+
+    /// The request for `units` on `rung`: the simplest prompt for one block, the block
+    /// protocol for the others.
+    fn request(&self, rung: Rung, units: &[Unit]) -> Result<ChatRequest, ChatError> {
+        let work = self.work;
+        let text = sources(units);
+        let ids: BTreeSet<usize> = units.iter().map(|u| u.id).collect();
+        if rung == Rung::Simple {
+            let [unit] = units else {
+                return Err(ChatError::Fatal("the simple prompt takes one block".into()));
+            };
+            let glossary = matching(
+                work.input.glossary,
+                &booktr_formats::markup::plain_text(&text),
+            );
+            Ok(simple_request(
+                work.input.source_lang,
+                work.input.target_lang,
+                &glossary,
+                work.input.instruction,
+                unit,
+            ))
+        } else {
+            Ok(chunk_request(
+                work.input,
+                self.pass,
+                units,
+                &text,
+                self.violations,
+                &ids,
+                (work.config.window, &self.earlier),
+            ))
+        }
+    }
+
+    /// Every block of an answer checked on its own, then against the others of the request
+    /// and the chapter around it; the blocks that fail go into `failed` with why.
+    fn check_blocks(
+        &self,
+        units: &[Unit],
+        blocks: &mut BTreeMap<usize, String>,
+        known: &HashMap<usize, String>,
+        failed: &mut HashMap<usize, Problem>,
+    ) {
+        for unit in units {
+            if failed.contains_key(&unit.id) {
                 continue;
             }
             // Code and `translate="no"` text go into the book as the source has them, whatever
@@ -448,32 +473,22 @@ impl Chunk<'_> {
                 None => Err(Problem::Missing),
             };
             if let Err(problem) = verdict {
-                asked.failed.insert(unit.id, problem);
+                failed.insert(unit.id, problem);
             }
         }
-        self.find_merged(&units, &blocks, &mut asked.failed);
+        self.find_merged(units, blocks, failed);
         for (at, unit) in units.iter().enumerate() {
-            if asked.failed.contains_key(&unit.id) {
+            if failed.contains_key(&unit.id) {
                 continue;
             }
             if let Some(answer) = blocks.get(&unit.id) {
-                if self.carries_neighbour(&units, at, answer, &blocks, known) {
-                    asked.failed.insert(unit.id, Problem::Merged);
+                if self.carries_neighbour(units, at, answer, blocks, known) {
+                    failed.insert(unit.id, Problem::Merged);
                 }
             }
         }
-        self.find_echoes(&units, &blocks, &mut asked.failed);
-        self.find_same(&units, &blocks, &mut asked.failed);
-        for unit in &units {
-            if let Some(text) = blocks.remove(&unit.id) {
-                if asked.failed.contains_key(&unit.id) {
-                    asked.rejected.insert(unit.id, text);
-                } else {
-                    asked.passed.insert(unit.id, text);
-                }
-            }
-        }
-        Ok(asked)
+        self.find_echoes(units, blocks, failed);
+        self.find_same(units, blocks, failed);
     }
 
     /// Whether the answer for `units[at]` carries the text of a block beside it (see
@@ -668,4 +683,13 @@ impl PassWork<'_> {
             current,
         }
     }
+}
+
+/// The sources of a request's blocks, one a line.
+fn sources(units: &[Unit]) -> String {
+    units
+        .iter()
+        .map(|u| u.source.as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
