@@ -53,32 +53,7 @@ pub struct TranslateArgs {
 const MAX_PARALLEL: usize = 64;
 
 pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
-    let to = LanguageCode::parse(&args.to).map_err(|e| anyhow!("--to: {e}"))?;
-    let from = args
-        .from
-        .as_deref()
-        .map(LanguageCode::parse)
-        .transpose()
-        .map_err(|e| anyhow!("--from: {e}"))?;
-    if !(1..=MAX_PARALLEL).contains(&args.parallel) {
-        bail!("--parallel: between 1 and {MAX_PARALLEL} chapters at a time");
-    }
-    if let Some(max_cost) = args.max_cost {
-        if !(max_cost.is_finite() && max_cost > 0.0) {
-            bail!("--max-cost: a number of US dollars above 0");
-        }
-    }
-    let format = match args.format.as_str() {
-        "epub" => OutputFormat::Epub,
-        "pdf" => OutputFormat::Pdf,
-        other => bail!("--format: '{other}' is not epub or pdf"),
-    };
-    let layout = match args.layout.as_str() {
-        "translated" => Layout::Translated,
-        "bilingual" => Layout::Bilingual,
-        other => bail!("--layout: '{other}' is not translated or bilingual"),
-    };
-    let edition = Edition::new(format, layout);
+    let (to, from, edition) = options(&args)?;
     let bytes =
         std::fs::read(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
     let name = args
@@ -90,27 +65,7 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         Some(path) => read_glossary(path)?,
         None => Vec::new(),
     };
-    let models: Arc<dyn Models> = Arc::new(EnvModels::from_env());
-    let offline = models
-        .model(&args.model, None)
-        .map_err(|e| anyhow!("{e}"))?
-        .name()
-        == booktr_translate::offline::NAME;
-    if offline {
-        eprintln!(
-            "No {} key is configured: using the offline engine, which writes a visibly fake \
-             pseudo-translation (accented vowels) so the whole pipeline can be tried without a key.",
-            args.model
-        );
-    }
-    let models: Arc<dyn Models> = match &args.record_answers {
-        Some(path) => {
-            let log =
-                AnswerLog::open(path).with_context(|| format!("opening {}", path.display()))?;
-            Arc::new(RecordingModels::new(models, log))
-        }
-        None => models,
-    };
+    let (models, offline) = models(&args)?;
     if let Some(dir) = &args.pass_texts {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
@@ -165,6 +120,104 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         );
     }
     let done = results(&finished.services, book, sources).await?;
+    write_results(
+        &args,
+        &to,
+        edition,
+        Outcome {
+            finished: &finished,
+            done: &done,
+            took,
+            offline,
+            glossary: &glossary,
+        },
+    )
+    .await
+}
+
+/// The options that need checking before anything is read: the languages, `--parallel`,
+/// `--max-cost`, the format and the layout.
+fn options(args: &TranslateArgs) -> anyhow::Result<(LanguageCode, Option<LanguageCode>, Edition)> {
+    let to = LanguageCode::parse(&args.to).map_err(|e| anyhow!("--to: {e}"))?;
+    let from = args
+        .from
+        .as_deref()
+        .map(LanguageCode::parse)
+        .transpose()
+        .map_err(|e| anyhow!("--from: {e}"))?;
+    if !(1..=MAX_PARALLEL).contains(&args.parallel) {
+        bail!("--parallel: between 1 and {MAX_PARALLEL} chapters at a time");
+    }
+    if let Some(max_cost) = args.max_cost {
+        if !(max_cost.is_finite() && max_cost > 0.0) {
+            bail!("--max-cost: a number of US dollars above 0");
+        }
+    }
+    let format = match args.format.as_str() {
+        "epub" => OutputFormat::Epub,
+        "pdf" => OutputFormat::Pdf,
+        other => bail!("--format: '{other}' is not epub or pdf"),
+    };
+    let layout = match args.layout.as_str() {
+        "translated" => Layout::Translated,
+        "bilingual" => Layout::Bilingual,
+        other => bail!("--layout: '{other}' is not translated or bilingual"),
+    };
+    Ok((to, from, Edition::new(format, layout)))
+}
+
+/// The models from the environment (recorded with `--record-answers`), and whether the run's
+/// model is the offline engine, said on standard error.
+fn models(args: &TranslateArgs) -> anyhow::Result<(Arc<dyn Models>, bool)> {
+    let models: Arc<dyn Models> = Arc::new(EnvModels::from_env());
+    let offline = models
+        .model(&args.model, None)
+        .map_err(|e| anyhow!("{e}"))?
+        .name()
+        == booktr_translate::offline::NAME;
+    if offline {
+        eprintln!(
+            "No {} key is configured: using the offline engine, which writes a visibly fake \
+             pseudo-translation (accented vowels) so the whole pipeline can be tried without a key.",
+            args.model
+        );
+    }
+    let models: Arc<dyn Models> = match &args.record_answers {
+        Some(path) => {
+            let log =
+                AnswerLog::open(path).with_context(|| format!("opening {}", path.display()))?;
+            Arc::new(RecordingModels::new(models, log))
+        }
+        None => models,
+    };
+    Ok((models, offline))
+}
+
+/// What a run ended with, for [`write_results`].
+struct Outcome<'a> {
+    finished: &'a Finished,
+    done: &'a Translated,
+    took: std::time::Duration,
+    offline: bool,
+    glossary: &'a [GlossaryEntry],
+}
+
+/// The book written where `--out` says, the summary and the report, and an error when the run
+/// stopped at its cost cap.
+async fn write_results(
+    args: &TranslateArgs,
+    to: &LanguageCode,
+    edition: Edition,
+    outcome: Outcome<'_>,
+) -> anyhow::Result<()> {
+    let Outcome {
+        finished,
+        done,
+        took,
+        offline,
+        glossary,
+    } = outcome;
+    let book = &finished.book;
     let stopped_at_cap = book.status == BookStatus::Paused;
 
     let out = args
