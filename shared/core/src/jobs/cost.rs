@@ -9,7 +9,7 @@ use booktr_translate::estimate::RESERVE_MARGIN;
 use booktr_translate::pipeline::PassUsage;
 use tracing::info;
 
-use super::JobHandler;
+use super::context::JobHandler;
 use crate::books::lifecycle::BookEvent;
 use crate::books::record::{self, BookChange, RunRecord};
 use crate::books::{store, Book};

@@ -15,7 +15,7 @@
 use chrono::{DateTime, Datelike, Duration, NaiveDate, TimeZone, Utc};
 use tracing::{info, warn};
 
-use super::JobError;
+use super::error::JobError;
 use crate::accounts::Accounts;
 use crate::books::Books;
 use crate::email::Postman;

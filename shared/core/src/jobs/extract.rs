@@ -3,7 +3,8 @@
 use booktr_formats::FormatError;
 use tracing::{info, warn};
 
-use super::{JobError, JobHandler};
+use super::context::JobHandler;
+use super::error::JobError;
 use crate::books::lifecycle::BookEvent;
 use crate::books::record::{self, BookChange, Extracted};
 use crate::books::{store, Chapter};

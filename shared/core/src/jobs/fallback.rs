@@ -12,8 +12,10 @@ use booktr_translate::model::ChatError;
 use booktr_translate::pipeline::{ChapterInput, ChapterOutput, ChapterTranslation, PassUsage};
 use tracing::{info, warn};
 
-use super::chapter::failed_attempt;
-use super::{cost, JobError, JobHandler};
+use super::context::JobHandler;
+use super::cost;
+use super::error::JobError;
+use super::run::failed_attempt;
 use crate::books::Book;
 
 /// Sends the blocks of `output` (the first model's translation of `input`) that need it to the

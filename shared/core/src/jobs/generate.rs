@@ -3,7 +3,8 @@
 
 use tracing::info;
 
-use super::{JobError, JobHandler};
+use super::context::JobHandler;
+use super::error::JobError;
 use crate::books::lifecycle::BookEvent;
 use crate::books::record::BookChange;
 use crate::books::store;

@@ -3,6 +3,7 @@
 //! worker loop (`runner`) and in the SQS-triggered Lambdas.
 
 mod chapter;
+mod context;
 mod cost;
 pub mod digest;
 mod error;
@@ -12,10 +13,12 @@ mod generate;
 mod handler;
 mod observer;
 mod retranslate;
+mod run;
 pub mod runner;
 mod terms;
 mod title;
 
+pub use context::{JobHandler, JobParts};
 pub use error::JobError;
-pub use handler::{JobHandler, JobParts, Outcome};
+pub use handler::Outcome;
 pub use observer::RunObserver;

@@ -11,8 +11,9 @@ use booktr_translate::model::ChatError;
 use booktr_translate::pipeline::{ChapterTranslation, PassUsage};
 use tracing::info;
 
+use super::context::JobHandler;
 use super::cost::{micros, reserve, settle, Reservation};
-use super::{JobError, JobHandler};
+use super::error::JobError;
 
 pub(super) async fn run(
     handler: &JobHandler,

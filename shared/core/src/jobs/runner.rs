@@ -10,7 +10,8 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tracing::{error, warn};
 
-use super::{JobHandler, Outcome};
+use super::context::JobHandler;
+use super::handler::Outcome;
 use crate::events::DeliveryOutcome;
 use crate::fault::DataError;
 use crate::job::Job;

@@ -17,8 +17,10 @@ use booktr_translate::terms::{candidates, estimate_terms, translate_terms, TermL
 use serde_json::Value;
 use tracing::{info, warn};
 
-use super::chapter::{book_share, model_for, run_key};
-use super::{cost, JobError, JobHandler};
+use super::context::JobHandler;
+use super::cost;
+use super::error::JobError;
+use super::run::{book_share, model_for, run_key};
 use crate::books::lifecycle::BookEvent;
 use crate::books::record::{self, BookChange};
 use crate::books::{store, Book};
