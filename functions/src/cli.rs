@@ -199,37 +199,49 @@ pub async fn main() -> anyhow::Result<()> {
                     data,
                     aws,
                 },
-        } => {
-            let config = Config {
-                data_dir: data.unwrap_or(config.data_dir),
-                ..config
-            };
-            let new = NewUser {
-                email: Email::parse(&email).map_err(|e| anyhow::anyhow!("--email: {e}"))?,
-                name,
-                password: None,
-                role: role
-                    .parse::<Role>()
-                    .map_err(|e| anyhow::anyhow!("--role: {e}"))?,
-                plan: plan
-                    .parse::<Plan>()
-                    .map_err(|e| anyhow::anyhow!("--plan: {e}"))?,
-            };
-            let app = if aws {
-                managed(config).await?
-            } else {
-                Application::builder(config).embedded()?
-            };
-            let accounts = &app.services.accounts;
-            let user = accounts.create_user(new).await?;
-            let key = accounts.create_key(&user, "cli", None, None).await?;
-            println!(
-                "{}",
-                serde_json::json!({ "user": booktr_api::wire::accounts::User::from(user), "apiKey": key.secret })
-            );
-            Ok(())
-        }
+        } => create_user(config, email, name, role, plan, data, aws).await,
     }
+}
+
+/// `booktr user create`: the user, and an API key for it, printed as JSON.
+#[cfg(feature = "serve")]
+async fn create_user(
+    config: Config,
+    email: String,
+    name: Option<String>,
+    role: String,
+    plan: String,
+    data: Option<PathBuf>,
+    aws: bool,
+) -> anyhow::Result<()> {
+    let config = Config {
+        data_dir: data.unwrap_or(config.data_dir),
+        ..config
+    };
+    let new = NewUser {
+        email: Email::parse(&email).map_err(|e| anyhow::anyhow!("--email: {e}"))?,
+        name,
+        password: None,
+        role: role
+            .parse::<Role>()
+            .map_err(|e| anyhow::anyhow!("--role: {e}"))?,
+        plan: plan
+            .parse::<Plan>()
+            .map_err(|e| anyhow::anyhow!("--plan: {e}"))?,
+    };
+    let app = if aws {
+        managed(config).await?
+    } else {
+        Application::builder(config).embedded()?
+    };
+    let accounts = &app.services.accounts;
+    let user = accounts.create_user(new).await?;
+    let key = accounts.create_key(&user, "cli", None, None).await?;
+    println!(
+        "{}",
+        serde_json::json!({ "user": booktr_api::wire::accounts::User::from(user), "apiKey": key.secret })
+    );
+    Ok(())
 }
 
 /// The app of the AWS deployment, for `user create --aws`.

@@ -266,37 +266,7 @@ impl Report {
         for (place, quality) in &done.qualities {
             let (original, translated) = (&done.sources[*place], &done.chapters[*place]);
             let flagged = quality.flagged_blocks();
-            report.flagged_blocks += flagged.len();
-            for (kind, n) in quality.flag_counts() {
-                *report.flagged.entry(kind).or_default() += n;
-            }
-            report.repaired += quality.repaired;
-            report.removed += quality.removed;
-            report.kept_previous += quality.kept_previous.len();
-            report.changed += quality.changed;
-            report.sent += quality.sent;
-            report.second_opinion.asked += quality.second_opinion.asked;
-            report.second_opinion.taken += quality.second_opinion.taken;
-            for pass in &quality.echo_stopped {
-                *report.echo_stopped.entry(pass.task()).or_default() += 1;
-            }
-            if let Some(profile) = &quality.profile {
-                if !report.profiles.contains(profile) {
-                    report.profiles.push(profile.clone());
-                }
-            }
-            for confidence in quality.confidence.values() {
-                report.confidence[match confidence {
-                    0..50 => 0,
-                    50..80 => 1,
-                    _ => 2,
-                }] += 1;
-            }
-            for pass in Pass::ALL {
-                *report.usage.entry(pass.task()).or_default() += quality.usage(pass);
-            }
-            report.requests +=
-                quality.translate.requests + quality.review.requests + quality.polish.requests;
+            report.add(quality);
             for (i, (block, source_block)) in
                 translated.blocks.iter().zip(&original.blocks).enumerate()
             {
@@ -332,6 +302,41 @@ impl Report {
             report.silently_in_source = Some(silently_in_source);
         }
         report
+    }
+
+    /// One chapter's quality record counted in.
+    fn add(&mut self, quality: &Quality) {
+        self.flagged_blocks += quality.flagged_blocks().len();
+        for (kind, n) in quality.flag_counts() {
+            *self.flagged.entry(kind).or_default() += n;
+        }
+        self.repaired += quality.repaired;
+        self.removed += quality.removed;
+        self.kept_previous += quality.kept_previous.len();
+        self.changed += quality.changed;
+        self.sent += quality.sent;
+        self.second_opinion.asked += quality.second_opinion.asked;
+        self.second_opinion.taken += quality.second_opinion.taken;
+        for pass in &quality.echo_stopped {
+            *self.echo_stopped.entry(pass.task()).or_default() += 1;
+        }
+        if let Some(profile) = &quality.profile {
+            if !self.profiles.contains(profile) {
+                self.profiles.push(profile.clone());
+            }
+        }
+        for confidence in quality.confidence.values() {
+            self.confidence[match confidence {
+                0..50 => 0,
+                50..80 => 1,
+                _ => 2,
+            }] += 1;
+        }
+        for pass in Pass::ALL {
+            *self.usage.entry(pass.task()).or_default() += quality.usage(pass);
+        }
+        self.requests +=
+            quality.translate.requests + quality.review.requests + quality.polish.requests;
     }
 
     pub fn print(&self, target: &str) {
