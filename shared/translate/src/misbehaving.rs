@@ -132,24 +132,16 @@ pub fn spoil(fault: Fault, request: &ChatRequest, text: &str) -> Option<String> 
     let block_lines: Vec<usize> = (0..lines.len())
         .filter(|&i| lines[i].starts_with("[[") || !request.user.starts_with("TASK: "))
         .collect();
-    let first = *block_lines.first()?;
-    let body = |line: &str| -> String {
-        match line.split_once("]] ") {
-            Some((_, rest)) if line.starts_with("[[") => rest.to_string(),
-            _ => line.to_string(),
-        }
-    };
-    let marker_of = |line: &str| -> String {
-        match line.split_once("]] ") {
-            Some((marker, _)) if line.starts_with("[[") => format!("{marker}]] "),
-            _ => String::new(),
-        }
-    };
-    let replace_line = |at: usize, new: String| -> String {
-        let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
-        out[at] = new;
-        out.join("\n")
-    };
+    block_lines.first()?;
+    match around_the_answer(fault, text) {
+        Some(spoiled) => spoiled,
+        None => in_the_blocks(fault, request, text, &lines, &block_lines),
+    }
+}
+
+/// The faults that work on the answer as a whole: Some(the spoiled answer, or None when there
+/// is nothing to spoil); None for the faults that work on its blocks.
+fn around_the_answer(fault: Fault, text: &str) -> Option<Option<String>> {
     let spoiled = match fault {
         Fault::Reasoning => format!(
             "<think>\nThe user wants a translation. I should keep the markers.\n</think>\n{text}"
@@ -159,6 +151,41 @@ pub fn spoil(fault: Fault, request: &ChatRequest, text: &str) -> Option<String> 
             format!("{text}\n\nI hope this helps! Let me know if you need anything else.")
         }
         Fault::Fenced => format!("```text\n{text}\n```"),
+        Fault::Refusal => "I'm sorry, but I can't help with translating this text.".to_string(),
+        Fault::Truncated => {
+            let cut = text.len() * 6 / 10;
+            let cut = (0..=cut)
+                .rev()
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap_or(0);
+            text[..cut].to_string()
+        }
+        Fault::StripsMarks => {
+            if !text.contains("<i>") {
+                return Some(None);
+            }
+            text.replace("<i>", "").replace("</i>", "")
+        }
+        _ => return None,
+    };
+    Some(Some(spoiled))
+}
+
+/// The faults that work on the answer's blocks (`block_lines` of its `lines`).
+fn in_the_blocks(
+    fault: Fault,
+    request: &ChatRequest,
+    text: &str,
+    lines: &[&str],
+    block_lines: &[usize],
+) -> Option<String> {
+    let first = *block_lines.first()?;
+    let replace_line = |at: usize, new: String| -> String {
+        let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        out[at] = new;
+        out.join("\n")
+    };
+    let spoiled = match fault {
         Fault::Echo => {
             let sent = read_answer(section(&request.user, "BLOCKS:\n")?, None);
             if sent.blocks.is_empty() {
@@ -214,7 +241,6 @@ pub fn spoil(fault: Fault, request: &ChatRequest, text: &str) -> Option<String> 
             let at = block_lines[long];
             replace_line(at, format!("{}{other}", marker_of(lines[at])))
         }
-        Fault::Refusal => "I'm sorry, but I can't help with translating this text.".to_string(),
         Fault::Remark => replace_line(
             first,
             format!(
@@ -222,21 +248,10 @@ pub fn spoil(fault: Fault, request: &ChatRequest, text: &str) -> Option<String> 
                 lines[first]
             ),
         ),
-        Fault::Truncated => {
-            let cut = text.len() * 6 / 10;
-            let cut = (0..=cut).rev().find(|&i| text.is_char_boundary(i))?;
-            text[..cut].to_string()
-        }
         Fault::DropsBlock => {
-            let mut out: Vec<&str> = lines.clone();
+            let mut out: Vec<&str> = lines.to_vec();
             out.remove(first);
             out.join("\n")
-        }
-        Fault::StripsMarks => {
-            if !text.contains("<i>") {
-                return None;
-            }
-            text.replace("<i>", "").replace("</i>", "")
         }
         Fault::OneForSeveral => {
             if block_lines.len() < 2 {
@@ -250,8 +265,25 @@ pub fn spoil(fault: Fault, request: &ChatRequest, text: &str) -> Option<String> 
             out.join("\n")
         }
         Fault::AddsYear => replace_line(first, format!("{} 2023.", lines[first].trim_end())),
+        _ => text.to_string(),
     };
     Some(spoiled)
+}
+
+/// A block line's text without its marker.
+fn body(line: &str) -> String {
+    match line.split_once("]] ") {
+        Some((_, rest)) if line.starts_with("[[") => rest.to_string(),
+        _ => line.to_string(),
+    }
+}
+
+/// A block line's marker with the space after it; nothing for a line without one.
+fn marker_of(line: &str) -> String {
+    match line.split_once("]] ") {
+        Some((marker, _)) if line.starts_with("[[") => format!("{marker}]] "),
+        _ => String::new(),
+    }
 }
 
 fn section<'a>(user: &'a str, header: &str) -> Option<&'a str> {
