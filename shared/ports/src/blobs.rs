@@ -5,7 +5,7 @@ use std::fmt;
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use super::StoreError;
+use crate::error::StoreError;
 
 /// A blob key: `/`-separated segments of `[A-Za-z0-9._-]`, none empty, `.` or `..`, at most 512
 /// bytes. Valid as an S3 key and as a relative path, so no adapter can be steered outside its root.

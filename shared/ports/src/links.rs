@@ -8,7 +8,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::{BlobKey, StoreError};
+use crate::blobs::BlobKey;
+use crate::error::StoreError;
 
 #[async_trait]
 pub trait Links: Send + Sync {

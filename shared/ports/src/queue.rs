@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::StoreError;
+use crate::error::StoreError;
 
 /// A message is delivered at most this many times (the first try and 3 retries); the next
 /// receive moves it to the dead-letter queue. SQS: `maxReceiveCount: 4` in the redrive policy.

@@ -4,7 +4,7 @@
 
 use async_trait::async_trait;
 
-use super::StoreError;
+use crate::error::StoreError;
 
 #[async_trait]
 pub trait Secrets: Send + Sync {

@@ -9,7 +9,7 @@
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 
-use super::StoreError;
+use crate::error::StoreError;
 
 pub type Attrs = Map<String, Value>;
 
