@@ -99,105 +99,14 @@ impl Config {
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
         let get =
             |name: &'static str, default: &str| lookup(name).unwrap_or_else(|| default.to_string());
-        let parse_err = |name: &'static str, value: &str, reason: String| ConfigError {
-            name,
-            value: value.to_string(),
-            reason,
-        };
 
-        let addr_raw = get("BOOKTR_ADDR", "127.0.0.1:8080");
-        let addr: SocketAddr = addr_raw
-            .parse()
-            .map_err(|e| parse_err("BOOKTR_ADDR", &addr_raw, format!("{e}")))?;
-        let metrics_addr = match lookup("BOOKTR_METRICS_ADDR").filter(|v| !v.is_empty()) {
-            None => None,
-            Some(raw) => Some(
-                raw.parse::<SocketAddr>()
-                    .map_err(|e| parse_err("BOOKTR_METRICS_ADDR", &raw, format!("{e}")))?,
-            ),
-        };
-        let public_url = lookup("BOOKTR_PUBLIC_URL").unwrap_or_else(|| format!("http://{addr}"));
-        if !(public_url.starts_with("http://") || public_url.starts_with("https://")) {
-            return Err(parse_err(
-                "BOOKTR_PUBLIC_URL",
-                &public_url,
-                "must start with http:// or https://".into(),
-            ));
-        }
-        let log_format = match get("BOOKTR_LOG_FORMAT", "pretty").as_str() {
-            "pretty" => LogFormat::Pretty,
-            "json" => LogFormat::Json,
-            other => {
-                return Err(parse_err(
-                    "BOOKTR_LOG_FORMAT",
-                    other,
-                    "expected pretty or json".into(),
-                ))
-            }
-        };
-        let workers_raw = get("BOOKTR_WORKERS", "2");
-        let workers = match workers_raw.parse::<usize>() {
-            Ok(n) if (1..=64).contains(&n) => n,
-            _ => {
-                return Err(parse_err(
-                    "BOOKTR_WORKERS",
-                    &workers_raw,
-                    "expected a number from 1 to 64".into(),
-                ))
-            }
-        };
-        let window_raw = get(
-            "BOOKTR_CHAPTER_WINDOW",
-            &crate::translation::DEFAULT_WINDOW.to_string(),
-        );
-        let chapter_window = match window_raw.parse::<usize>() {
-            Ok(n) if (1..=crate::translation::MAX_WINDOW).contains(&n) => n,
-            _ => {
-                return Err(parse_err(
-                    "BOOKTR_CHAPTER_WINDOW",
-                    &window_raw,
-                    format!(
-                        "expected a number from 1 to {}",
-                        crate::translation::MAX_WINDOW
-                    ),
-                ))
-            }
-        };
-        let budget_raw = get(
-            "BOOKTR_FILE_MEMORY_MIB",
-            &booktr_formats::Budget::DEFAULT_MIB.to_string(),
-        );
-        let file_budget = budget_raw
-            .trim()
-            .parse::<usize>()
-            .ok()
-            .and_then(booktr_formats::Budget::of_mib)
-            .ok_or_else(|| {
-                parse_err(
-                    "BOOKTR_FILE_MEMORY_MIB",
-                    &budget_raw,
-                    format!(
-                        "expected a number of MiB from {} to {}",
-                        booktr_formats::Budget::MIN_MIB,
-                        booktr_formats::Budget::MAX_MIB
-                    ),
-                )
-            })?;
+        let (addr, metrics_addr, public_url) = addresses(&lookup, &get)?;
+        let log_format = log_format(&get)?;
+        let workers = workers(&get)?;
+        let chapter_window = chapter_window(&get)?;
+        let file_budget = file_budget(&get)?;
         let pipeline = pipeline_config(&get)?;
-        // Read where the model clients are made (`booktr_translate::providers::choose_model`);
-        // checked here so that a bad value stops the start like any other.
-        let timeout_raw = get("BOOKTR_MODEL_TIMEOUT_SECS", "180");
-        if !timeout_raw
-            .trim()
-            .parse::<u64>()
-            .is_ok_and(|s| (1..=3600).contains(&s))
-        {
-            return Err(parse_err(
-                "BOOKTR_MODEL_TIMEOUT_SECS",
-                &timeout_raw,
-                "expected a number of seconds from 1 to 3600".to_string(),
-            ));
-        }
+        check_model_timeout(&get)?;
         let admin_raw = get("BOOKTR_ADMIN_EMAIL", "admin@localhost");
         let admin_email = Email::parse(&admin_raw)
             .map_err(|e| parse_err("BOOKTR_ADMIN_EMAIL", &admin_raw, e.0))?;
@@ -208,56 +117,8 @@ impl Config {
         };
         let webhook_allow_private = flag("BOOKTR_WEBHOOK_ALLOW_PRIVATE")?;
         let trust_forwarded_for = flag("BOOKTR_TRUST_FORWARDED_FOR")?;
-        let mut quotas = Quotas::default();
-        for plan in Plan::ALL {
-            let quota = quotas.plan_mut(*plan);
-            for (what, slot) in [("BOOKS", &mut quota.books), ("WORDS", &mut quota.words)] {
-                let name: &'static str = match (plan, what) {
-                    (Plan::Free, "BOOKS") => "BOOKTR_QUOTA_FREE_BOOKS",
-                    (Plan::Free, _) => "BOOKTR_QUOTA_FREE_WORDS",
-                    (Plan::Pro, "BOOKS") => "BOOKTR_QUOTA_PRO_BOOKS",
-                    (Plan::Pro, _) => "BOOKTR_QUOTA_PRO_WORDS",
-                    (Plan::Business, "BOOKS") => "BOOKTR_QUOTA_BUSINESS_BOOKS",
-                    (Plan::Business, _) => "BOOKTR_QUOTA_BUSINESS_WORDS",
-                };
-                if let Some(raw) = lookup(name) {
-                    *slot = match raw.trim() {
-                        "unlimited" => None,
-                        n => Some(n.parse::<u64>().map_err(|_| {
-                            parse_err(name, &raw, "expected a whole number or 'unlimited'".into())
-                        })?),
-                    };
-                }
-            }
-        }
-        let smtp = match (lookup("BOOKTR_SMTP_URL"), lookup("BOOKTR_MAIL_FROM")) {
-            (None, None) => None,
-            (Some(url), Some(from)) => {
-                if !(url.starts_with("smtp://") || url.starts_with("smtps://")) {
-                    // Not echoing the value: it may hold the relay's password.
-                    return Err(parse_err(
-                        "BOOKTR_SMTP_URL",
-                        "<redacted>",
-                        "must start with smtp:// or smtps://".into(),
-                    ));
-                }
-                Some(SmtpConfig { url, from })
-            }
-            (Some(_), None) => {
-                return Err(parse_err(
-                    "BOOKTR_MAIL_FROM",
-                    "",
-                    "required when BOOKTR_SMTP_URL is set".into(),
-                ))
-            }
-            (None, Some(from)) => {
-                return Err(parse_err(
-                    "BOOKTR_SMTP_URL",
-                    &from,
-                    "required when BOOKTR_MAIL_FROM is set".into(),
-                ))
-            }
-        };
+        let quotas = quotas(&lookup)?;
+        let smtp = smtp(&lookup)?;
         Ok(Config {
             addr,
             metrics_addr,
@@ -281,6 +142,202 @@ impl Config {
     pub fn is_https(&self) -> bool {
         self.public_url.starts_with("https://")
     }
+}
+
+/// A variable whose value does not do.
+fn parse_err(name: &'static str, value: &str, reason: String) -> ConfigError {
+    ConfigError {
+        name,
+        value: value.to_string(),
+        reason,
+    }
+}
+
+/// `BOOKTR_ADDR`, `BOOKTR_METRICS_ADDR` and `BOOKTR_PUBLIC_URL` (untrimmed).
+fn addresses(
+    lookup: &impl Fn(&str) -> Option<String>,
+    get: &impl Fn(&'static str, &str) -> String,
+) -> Result<(SocketAddr, Option<SocketAddr>, String), ConfigError> {
+    let addr_raw = get("BOOKTR_ADDR", "127.0.0.1:8080");
+    let addr: SocketAddr = addr_raw
+        .parse()
+        .map_err(|e| parse_err("BOOKTR_ADDR", &addr_raw, format!("{e}")))?;
+    let metrics_addr = match lookup("BOOKTR_METRICS_ADDR").filter(|v| !v.is_empty()) {
+        None => None,
+        Some(raw) => Some(
+            raw.parse::<SocketAddr>()
+                .map_err(|e| parse_err("BOOKTR_METRICS_ADDR", &raw, format!("{e}")))?,
+        ),
+    };
+    let public_url = lookup("BOOKTR_PUBLIC_URL").unwrap_or_else(|| format!("http://{addr}"));
+    if !(public_url.starts_with("http://") || public_url.starts_with("https://")) {
+        return Err(parse_err(
+            "BOOKTR_PUBLIC_URL",
+            &public_url,
+            "must start with http:// or https://".into(),
+        ));
+    }
+    Ok((addr, metrics_addr, public_url))
+}
+
+/// `BOOKTR_LOG_FORMAT`.
+fn log_format(get: &impl Fn(&'static str, &str) -> String) -> Result<LogFormat, ConfigError> {
+    let log_format = match get("BOOKTR_LOG_FORMAT", "pretty").as_str() {
+        "pretty" => LogFormat::Pretty,
+        "json" => LogFormat::Json,
+        other => {
+            return Err(parse_err(
+                "BOOKTR_LOG_FORMAT",
+                other,
+                "expected pretty or json".into(),
+            ))
+        }
+    };
+    Ok(log_format)
+}
+
+/// `BOOKTR_WORKERS`.
+fn workers(get: &impl Fn(&'static str, &str) -> String) -> Result<usize, ConfigError> {
+    let workers_raw = get("BOOKTR_WORKERS", "2");
+    let workers = match workers_raw.parse::<usize>() {
+        Ok(n) if (1..=64).contains(&n) => n,
+        _ => {
+            return Err(parse_err(
+                "BOOKTR_WORKERS",
+                &workers_raw,
+                "expected a number from 1 to 64".into(),
+            ))
+        }
+    };
+    Ok(workers)
+}
+
+/// `BOOKTR_CHAPTER_WINDOW`.
+fn chapter_window(get: &impl Fn(&'static str, &str) -> String) -> Result<usize, ConfigError> {
+    let window_raw = get(
+        "BOOKTR_CHAPTER_WINDOW",
+        &crate::translation::DEFAULT_WINDOW.to_string(),
+    );
+    let chapter_window = match window_raw.parse::<usize>() {
+        Ok(n) if (1..=crate::translation::MAX_WINDOW).contains(&n) => n,
+        _ => {
+            return Err(parse_err(
+                "BOOKTR_CHAPTER_WINDOW",
+                &window_raw,
+                format!(
+                    "expected a number from 1 to {}",
+                    crate::translation::MAX_WINDOW
+                ),
+            ))
+        }
+    };
+    Ok(chapter_window)
+}
+
+/// `BOOKTR_FILE_MEMORY_MIB`.
+fn file_budget(
+    get: &impl Fn(&'static str, &str) -> String,
+) -> Result<booktr_formats::Budget, ConfigError> {
+    let budget_raw = get(
+        "BOOKTR_FILE_MEMORY_MIB",
+        &booktr_formats::Budget::DEFAULT_MIB.to_string(),
+    );
+    let file_budget = budget_raw
+        .trim()
+        .parse::<usize>()
+        .ok()
+        .and_then(booktr_formats::Budget::of_mib)
+        .ok_or_else(|| {
+            parse_err(
+                "BOOKTR_FILE_MEMORY_MIB",
+                &budget_raw,
+                format!(
+                    "expected a number of MiB from {} to {}",
+                    booktr_formats::Budget::MIN_MIB,
+                    booktr_formats::Budget::MAX_MIB
+                ),
+            )
+        })?;
+    Ok(file_budget)
+}
+
+/// `BOOKTR_MODEL_TIMEOUT_SECS`.
+fn check_model_timeout(get: &impl Fn(&'static str, &str) -> String) -> Result<(), ConfigError> {
+    // Read where the model clients are made (`booktr_translate::providers::choose_model`);
+    // checked here so that a bad value stops the start like any other.
+    let timeout_raw = get("BOOKTR_MODEL_TIMEOUT_SECS", "180");
+    if !timeout_raw
+        .trim()
+        .parse::<u64>()
+        .is_ok_and(|s| (1..=3600).contains(&s))
+    {
+        return Err(parse_err(
+            "BOOKTR_MODEL_TIMEOUT_SECS",
+            &timeout_raw,
+            "expected a number of seconds from 1 to 3600".to_string(),
+        ));
+    }
+    Ok(())
+}
+
+/// `BOOKTR_QUOTA_<FREE|PRO|BUSINESS>_<BOOKS|WORDS>` over the default quotas.
+fn quotas(lookup: &impl Fn(&str) -> Option<String>) -> Result<Quotas, ConfigError> {
+    let mut quotas = Quotas::default();
+    for plan in Plan::ALL {
+        let quota = quotas.plan_mut(*plan);
+        for (what, slot) in [("BOOKS", &mut quota.books), ("WORDS", &mut quota.words)] {
+            let name: &'static str = match (plan, what) {
+                (Plan::Free, "BOOKS") => "BOOKTR_QUOTA_FREE_BOOKS",
+                (Plan::Free, _) => "BOOKTR_QUOTA_FREE_WORDS",
+                (Plan::Pro, "BOOKS") => "BOOKTR_QUOTA_PRO_BOOKS",
+                (Plan::Pro, _) => "BOOKTR_QUOTA_PRO_WORDS",
+                (Plan::Business, "BOOKS") => "BOOKTR_QUOTA_BUSINESS_BOOKS",
+                (Plan::Business, _) => "BOOKTR_QUOTA_BUSINESS_WORDS",
+            };
+            if let Some(raw) = lookup(name) {
+                *slot = match raw.trim() {
+                    "unlimited" => None,
+                    n => Some(n.parse::<u64>().map_err(|_| {
+                        parse_err(name, &raw, "expected a whole number or 'unlimited'".into())
+                    })?),
+                };
+            }
+        }
+    }
+    Ok(quotas)
+}
+
+/// `BOOKTR_SMTP_URL` and `BOOKTR_MAIL_FROM`: both or neither.
+fn smtp(lookup: &impl Fn(&str) -> Option<String>) -> Result<Option<SmtpConfig>, ConfigError> {
+    let smtp = match (lookup("BOOKTR_SMTP_URL"), lookup("BOOKTR_MAIL_FROM")) {
+        (None, None) => None,
+        (Some(url), Some(from)) => {
+            if !(url.starts_with("smtp://") || url.starts_with("smtps://")) {
+                // Not echoing the value: it may hold the relay's password.
+                return Err(parse_err(
+                    "BOOKTR_SMTP_URL",
+                    "<redacted>",
+                    "must start with smtp:// or smtps://".into(),
+                ));
+            }
+            Some(SmtpConfig { url, from })
+        }
+        (Some(_), None) => {
+            return Err(parse_err(
+                "BOOKTR_MAIL_FROM",
+                "",
+                "required when BOOKTR_SMTP_URL is set".into(),
+            ))
+        }
+        (None, Some(from)) => {
+            return Err(parse_err(
+                "BOOKTR_SMTP_URL",
+                &from,
+                "required when BOOKTR_MAIL_FROM is set".into(),
+            ))
+        }
+    };
+    Ok(smtp)
 }
 
 /// The pipeline's settings from the environment. Each model runs with the profile its server

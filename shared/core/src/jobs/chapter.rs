@@ -11,6 +11,7 @@ use booktr_translate::glossary::GlossaryEntry;
 use booktr_translate::ladder::Ladder;
 use booktr_translate::model::{ChatError, ChatModel};
 use booktr_translate::pipeline::{ChapterInput, ChapterOutput, ChapterTranslation, Checkpoint};
+use booktr_translate::protocol::Pass;
 use booktr_translate::terms::TermList;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -24,8 +25,8 @@ use super::run::{book_share, fail_chapter, failed_attempt, model_for, run_key};
 use crate::books::record::{self, BookChange, ChapterChange};
 use crate::books::{store, Book};
 use crate::fault::DataError;
-use crate::ports::{Condition, StoreError, WriteOp};
-use crate::translation::StoredChapter;
+use crate::ports::{BlobKey, Condition, StoreError, WriteOp};
+use crate::translation::{StoredChapter, Translations};
 use crate::types::{BookStatus, ChapterStatus};
 
 /// A chapters job: chapters of one run still to translate.
@@ -298,11 +299,7 @@ async fn translate_passes(
     };
     // The passes an earlier try finished under this key are not paid for again.
     let checkpoint_key = store::checkpoint_key(&book.id, number)?;
-    let checkpoint = translations
-        .read_json::<StoredCheckpoint>(&checkpoint_key)
-        .await?
-        .filter(|stored| &stored.key == key)
-        .map(|stored| stored.checkpoint);
+    let checkpoint = stored_checkpoint(translations, &checkpoint_key, key).await?;
     let (profile, settings) = handler.pipeline.for_model(model.as_ref());
     info!(
         profile = profile.name(),
@@ -353,26 +350,15 @@ async fn translate_passes(
                 return Ok(None);
             }
         }
-        let done = translation.checkpoint().passes_done;
-        let last = translation.next_pass().is_none();
-        // Before the fallback model's passes the last pass is kept too: a try cut short in them
-        // does not pay for the first model's again.
-        if !last || book.fallback_model.is_some() {
-            let stored = StoredCheckpoint {
-                key: key.clone(),
-                checkpoint: translation.checkpoint().clone(),
-            };
-            translations.put_json(&checkpoint_key, &stored).await?;
-        }
-        record_passes(handler, &book.id, number, done).await;
-        if !last {
-            // Kept for a restart, and counted as the job's progress.
-            debug!(passes_done = done, "the pass is stored");
-        }
-        if handler.is_observed() {
-            let blocks = translation.blocks_so_far();
-            handler.observe(|o| o.pass_done(&book.id, number, pass, &blocks));
-        }
+        keep_pass(
+            handler,
+            chapter,
+            number,
+            pass,
+            &translation,
+            &checkpoint_key,
+        )
+        .await?;
     }
     crate::metrics::chapter_translated(started.elapsed());
     let mut output = translation.finish();
@@ -381,6 +367,55 @@ async fn translate_passes(
         return Ok(None);
     }
     Ok(Some(output))
+}
+
+/// The checkpoint an earlier try kept under the chapter's `checkpoint_key`, when it was made
+/// under the run's translation `key`.
+async fn stored_checkpoint(
+    translations: &Translations,
+    checkpoint_key: &BlobKey,
+    key: &str,
+) -> Result<Option<Checkpoint>, JobError> {
+    Ok(translations
+        .read_json::<StoredCheckpoint>(checkpoint_key)
+        .await?
+        .filter(|stored| stored.key == key)
+        .map(|stored| stored.checkpoint))
+}
+
+/// After a pass: the checkpoint kept (except after the last pass when no fallback model
+/// follows), the chapter's passes done recorded, and the observer told.
+async fn keep_pass(
+    handler: &JobHandler,
+    chapter: &Prepared,
+    number: u32,
+    pass: Pass,
+    translation: &ChapterTranslation<'_>,
+    checkpoint_key: &BlobKey,
+) -> Result<(), JobError> {
+    let Prepared { book, key, .. } = chapter;
+    let translations = &handler.translations;
+    let done = translation.checkpoint().passes_done;
+    let last = translation.next_pass().is_none();
+    // Before the fallback model's passes the last pass is kept too: a try cut short in them
+    // does not pay for the first model's again.
+    if !last || book.fallback_model.is_some() {
+        let stored = StoredCheckpoint {
+            key: key.clone(),
+            checkpoint: translation.checkpoint().clone(),
+        };
+        translations.put_json(checkpoint_key, &stored).await?;
+    }
+    record_passes(handler, &book.id, number, done).await;
+    if !last {
+        // Kept for a restart, and counted as the job's progress.
+        debug!(passes_done = done, "the pass is stored");
+    }
+    if handler.is_observed() {
+        let blocks = translation.blocks_so_far();
+        handler.observe(|o| o.pass_done(&book.id, number, pass, &blocks));
+    }
+    Ok(())
 }
 
 /// Stores the chapter's translation under the run's key (its title translated with it, its

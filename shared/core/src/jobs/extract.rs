@@ -1,5 +1,6 @@
 //! The extract job: UPLOADED -> EXTRACTING -> EXTRACTED (or ERROR with the reason).
 
+use booktr_formats::manuscript::Manuscript;
 use booktr_formats::FormatError;
 use tracing::{info, warn};
 
@@ -7,7 +8,7 @@ use super::context::JobHandler;
 use super::error::JobError;
 use crate::books::lifecycle::BookEvent;
 use crate::books::record::{self, BookChange, Extracted};
-use crate::books::{store, Chapter};
+use crate::books::{store, Book, Chapter};
 use crate::fault::Fault;
 use crate::ports::Condition;
 use crate::types::{ChapterStatus, LanguageCode};
@@ -32,6 +33,55 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), JobEr
     else {
         return Ok(fail(handler, book_id, Unreadable::Gone).await?);
     };
+    let mut manuscript = match read(handler, &book, bytes).await {
+        Ok(manuscript) => manuscript,
+        Err(reason) => return Ok(fail(handler, book_id, reason).await?),
+    };
+
+    // Everything is written under fixed keys before the book moves on, so a retry after a crash
+    // overwrites the same blobs and items rather than adding more.
+    if let Err(reason) = store_parts(handler, book_id, &manuscript).await? {
+        return Ok(fail(handler, book_id, reason).await?);
+    }
+    for warning in &manuscript.warnings {
+        warn!(%warning, "extraction skipped part of the book");
+    }
+    let word_count = manuscript.word_count();
+    let chapter_count = manuscript.chapters.len();
+    let chapters = std::mem::take(&mut manuscript.chapters);
+    handler
+        .ports
+        .blobs
+        .put(
+            &store::manuscript_key(book_id)?,
+            to_json(&manuscript, "the manuscript")?.into(),
+        )
+        .await?;
+    let update = extracted(&book, &manuscript, word_count, chapter_count);
+    match books
+        .transition(book_id, BookEvent::ExtractionSucceeded, update)
+        .await?
+    {
+        Some(_) => info!(
+            chapters = chapters.len(),
+            words = word_count,
+            "book extracted"
+        ),
+        None => {
+            // Deleted while we worked: take back what we wrote so nothing is left behind.
+            warn!("book deleted during extraction; removing its chapters");
+            books.remove_everything(book_id).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads the uploaded file into a manuscript, within the file budget and the time limit.
+async fn read(
+    handler: &JobHandler,
+    book: &Book,
+    bytes: bytes::Bytes,
+) -> Result<Manuscript, Unreadable> {
     let format = book.format;
     let budget = handler.translations.file_budget();
     // Parsing is CPU work: off the async threads. A panic in a parser is a bug, reported as an
@@ -41,18 +91,20 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), JobEr
     let reading = tokio::task::spawn_blocking(move || {
         booktr_formats::extract_within(format.reader(), &bytes, budget)
     });
-    let read = match tokio::time::timeout(PARSE_TIME_LIMIT, reading).await {
+    match tokio::time::timeout(PARSE_TIME_LIMIT, reading).await {
         Ok(Ok(read)) => read.map_err(Unreadable::Format),
         Ok(Err(_)) => Err(Unreadable::ReaderFailed),
         Err(_) => Err(Unreadable::TooSlow),
-    };
-    let mut manuscript = match read {
-        Ok(manuscript) => manuscript,
-        Err(reason) => return Ok(fail(handler, book_id, reason).await?),
-    };
+    }
+}
 
-    // Everything is written under fixed keys before the book moves on, so a retry after a crash
-    // overwrites the same blobs and items rather than adding more.
+/// Writes the book's assets, its chapters' texts and their items; the reason the book fails
+/// when its chapters cannot be numbered.
+async fn store_parts(
+    handler: &JobHandler,
+    book_id: &str,
+    manuscript: &Manuscript,
+) -> Result<Result<(), Unreadable>, JobError> {
     for asset in &manuscript.assets {
         let key = store::asset_key(book_id, &asset.file_name)?;
         handler
@@ -63,7 +115,7 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), JobEr
     }
     for (index, chapter) in manuscript.chapters.iter().enumerate() {
         let Ok(number) = u32::try_from(index + 1) else {
-            return Ok(fail(handler, book_id, Unreadable::TooManyChapters).await?);
+            return Ok(Err(Unreadable::TooManyChapters));
         };
         handler
             .ports
@@ -90,21 +142,17 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), JobEr
             .put(record::chapter_item(book_id, &item), Condition::Always)
             .await?;
     }
-    for warning in &manuscript.warnings {
-        warn!(%warning, "extraction skipped part of the book");
-    }
-    let word_count = manuscript.word_count();
-    let chapter_count = manuscript.chapters.len();
-    let chapters = std::mem::take(&mut manuscript.chapters);
-    handler
-        .ports
-        .blobs
-        .put(
-            &store::manuscript_key(book_id)?,
-            to_json(&manuscript, "the manuscript")?.into(),
-        )
-        .await?;
+    Ok(Ok(()))
+}
 
+/// The book's change on extraction: its counts, its language, and the title and author the
+/// file gives where the owner gave none.
+fn extracted(
+    book: &Book,
+    manuscript: &Manuscript,
+    word_count: u64,
+    chapter_count: usize,
+) -> BookChange {
     let language = manuscript
         .language
         .as_deref()
@@ -118,30 +166,14 @@ pub(super) async fn run(handler: &JobHandler, book_id: &str) -> Result<(), JobEr
         (None, Some(author)) => Some(author.chars().take(500).collect()),
         _ => None,
     };
-    let update = BookChange::extracted(&Extracted {
+    BookChange::extracted(&Extracted {
         word_count,
         chapter_count,
         original_lang: &language,
         warnings: &manuscript.warnings,
         title,
         author,
-    });
-    match books
-        .transition(book_id, BookEvent::ExtractionSucceeded, update)
-        .await?
-    {
-        Some(_) => info!(
-            chapters = chapters.len(),
-            words = word_count,
-            "book extracted"
-        ),
-        None => {
-            // Deleted while we worked: take back what we wrote so nothing is left behind.
-            warn!("book deleted during extraction; removing its chapters");
-            books.remove_everything(book_id).await?;
-        }
-    }
-    Ok(())
+    })
 }
 
 /// Why the uploaded file gives no book; the message is what the book shows.

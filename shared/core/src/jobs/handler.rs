@@ -1,7 +1,7 @@
 //! Processes one job at a time; what to do with the message afterwards is the caller's business
 //! (acknowledge, or leave it for the queue to redeliver).
 
-use tracing::{error, info, info_span, warn, Instrument};
+use tracing::{error, info, info_span, warn, Instrument, Span};
 
 use super::context::JobHandler;
 use super::error::JobError;
@@ -36,24 +36,63 @@ impl JobHandler {
             book_id = job.book_id().unwrap_or_default()
         );
         // The book's owner, when the book exists (jobs of a gone book find nothing to do).
-        let mut owner = None;
-        if let Some(book_id) = job.book_id() {
-            match self.owner(book_id).await {
-                Ok(None) => {}
-                Ok(Some((_, false))) => {
-                    span.in_scope(|| info!("dropped: the book's owner closed their account"));
-                    // The purge removes it too, unless it listed the books before this one
-                    // showed in the index (eventually consistent on DynamoDB).
-                    return match self.books.remove_everything(book_id).await {
-                        Ok(()) => Outcome::Done,
-                        Err(e) => after(e),
-                    };
-                }
-                Ok(Some((user_id, true))) => owner = Some(user_id),
-                Err(e) => return after(e),
+        let owner = match self.open_owner(job, &span).await {
+            Ok(owner) => owner,
+            Err(outcome) => return outcome,
+        };
+        let result = self.dispatch(job, receive_count, &span).await;
+        // The owner may have closed their account while this ran, and the purge gone by
+        // before what the job wrote: remove the book again and purge again (both idempotent)
+        // so nothing stays behind.
+        if let (Some(book_id), Some(owner)) = (job.book_id(), owner) {
+            if let Some(outcome) = self.purge_if_closed(book_id, &owner, &span).await {
+                return outcome;
             }
         }
-        let result = match job {
+        match result {
+            Ok(()) => Outcome::Done,
+            Err(e) if e.is_final() => {
+                span.in_scope(
+                    || warn!(error = %e, "job failed; another try would fail the same way"),
+                );
+                // Kept for the dead-letter handler, should giving up itself fail until then.
+                self.note_last_error(job, &e).await;
+                self.give_up_now(job, &e).await
+            }
+            Err(e) => {
+                span.in_scope(|| warn!(error = %e, "job failed; the queue will retry it"));
+                self.note_last_error(job, &e).await;
+                Outcome::Retry(e.to_string())
+            }
+        }
+    }
+
+    /// The owner of the job's book while their account is open (None for a job of no book or
+    /// of a gone one); the job's outcome instead when the owner closed their account (the book
+    /// is removed) or reading failed.
+    async fn open_owner(&self, job: &Job, span: &Span) -> Result<Option<String>, Outcome> {
+        let Some(book_id) = job.book_id() else {
+            return Ok(None);
+        };
+        match self.owner(book_id).await {
+            Ok(None) => Ok(None),
+            Ok(Some((_, false))) => {
+                span.in_scope(|| info!("dropped: the book's owner closed their account"));
+                // The purge removes it too, unless it listed the books before this one
+                // showed in the index (eventually consistent on DynamoDB).
+                Err(match self.books.remove_everything(book_id).await {
+                    Ok(()) => Outcome::Done,
+                    Err(e) => after(e),
+                })
+            }
+            Ok(Some((user_id, true))) => Ok(Some(user_id)),
+            Err(e) => Err(after(e)),
+        }
+    }
+
+    /// Runs the job itself, in `span`.
+    async fn dispatch(&self, job: &Job, receive_count: u32, span: &Span) -> Result<(), JobError> {
+        match job {
             Job::Extract { book_id } => extract::run(self, book_id).instrument(span.clone()).await,
             Job::Terms {
                 book_id,
@@ -110,42 +149,26 @@ impl JobHandler {
                     .instrument(span.clone())
                     .await
             }
-        };
-        // The owner may have closed their account while this ran, and the purge gone by
-        // before what the job wrote: remove the book again and purge again (both idempotent)
-        // so nothing stays behind.
-        if let (Some(book_id), Some(owner)) = (job.book_id(), owner) {
-            match self.privacy.account_is_open(&owner).await {
-                Ok(true) => {}
-                Ok(false) => {
-                    span.in_scope(|| info!("the owner closed their account meanwhile; purging"));
-                    let purged = async {
-                        self.books.remove_everything(book_id).await?;
-                        self.privacy.purge(&owner).await.map_err(JobError::from)
-                    };
-                    return match purged.await {
-                        Ok(()) => Outcome::Done,
-                        Err(e) => after(e),
-                    };
-                }
-                Err(e) => return after(e),
-            }
         }
-        match result {
-            Ok(()) => Outcome::Done,
-            Err(e) if e.is_final() => {
-                span.in_scope(
-                    || warn!(error = %e, "job failed; another try would fail the same way"),
-                );
-                // Kept for the dead-letter handler, should giving up itself fail until then.
-                self.note_last_error(job, &e).await;
-                self.give_up_now(job, &e).await
+    }
+
+    /// When `owner` closed their account while the job ran: the book removed and the account
+    /// purged again, and the job's outcome; None while the account is open.
+    async fn purge_if_closed(&self, book_id: &str, owner: &str, span: &Span) -> Option<Outcome> {
+        match self.privacy.account_is_open(owner).await {
+            Ok(true) => None,
+            Ok(false) => {
+                span.in_scope(|| info!("the owner closed their account meanwhile; purging"));
+                let purged = async {
+                    self.books.remove_everything(book_id).await?;
+                    self.privacy.purge(owner).await.map_err(JobError::from)
+                };
+                Some(match purged.await {
+                    Ok(()) => Outcome::Done,
+                    Err(e) => after(e),
+                })
             }
-            Err(e) => {
-                span.in_scope(|| warn!(error = %e, "job failed; the queue will retry it"));
-                self.note_last_error(job, &e).await;
-                Outcome::Retry(e.to_string())
-            }
+            Err(e) => Some(after(e)),
         }
     }
 
