@@ -9,7 +9,7 @@ use booktr_core::accounts::{Credential, Principal, SESSION_COOKIE};
 use booktr_core::types::Scope;
 
 use crate::error::ApiError;
-use crate::AppState;
+use crate::state::AppState;
 
 /// The authenticated caller of an `Auth` endpoint.
 pub struct Caller(pub Principal);

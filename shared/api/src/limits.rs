@@ -37,7 +37,7 @@ use tracing::error;
 
 use crate::auth::{self, Authenticated};
 use crate::error::ApiError;
-use crate::AppState;
+use crate::state::AppState;
 
 /// The client's address as the transport saw it, put on the request by the binary that serves
 /// it (API Gateway's `sourceIp` on Lambda). `booktr serve` uses the socket's peer instead.
@@ -160,11 +160,11 @@ enum Kind {
 
 impl Kind {
     fn of(path: &str) -> Kind {
-        if crate::web::app::is_asset(path) {
+        if crate::web::app::paths::is_asset(path) {
             Kind::Asset
         } else if path.starts_with("/api/") || path == "/api" {
             Kind::Api
-        } else if crate::web::app::is_live_update(path) {
+        } else if crate::web::app::paths::is_live_update(path) {
             Kind::Live
         } else {
             Kind::Page

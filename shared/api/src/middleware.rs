@@ -16,7 +16,7 @@ use futures::FutureExt;
 use tracing::{error, info, info_span, Instrument};
 
 use crate::error::ApiError;
-use crate::AppState;
+use crate::state::AppState;
 
 /// What an HTML page of ours may load: its own scripts, styles, images and web app manifest only
 /// (no inline script, no other origin), `data:` images (Swagger UI's icons), inline styles (the pages' layout and

@@ -4,9 +4,9 @@
 //! list a route that is not served or miss one that is. Served at `GET /api/openapi.json`, with
 //! an interactive page at `/api/docs` whose assets are compiled into the binary (no CDN).
 //!
-//! What is served is `shared/api/openapi.json`, the document [`document`] makes, written out and
-//! compiled in: a function that serves it (the health Lambda) then links no handler of the other
-//! groups, where building the document would link them all. A test fails the moment the file and
+//! What is served is `shared/api/openapi.json`, the document `crate::router::document` makes,
+//! written out and compiled in: a function that serves it (the health Lambda) then links no
+//! handler of the other groups, where building the document would link them all. A test fails the moment the file and
 //! the code differ, and rewrites it when asked (`BOOKTR_WRITE_OPENAPI=1`).
 
 use axum::http::header::{ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, VARY};
@@ -22,7 +22,11 @@ use utoipa::{Modify, OpenApi as _, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::{ApiError, AppState};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// The whole description (made where every group's routes are merged).
+pub use crate::router::document;
 
 /// A group's routes with their documentation; `finish` turns them into a served router.
 pub type Routes = OpenApiRouter<AppState>;
@@ -178,17 +182,19 @@ fn add_error(operation: &mut Operation, status: &str, description: &str) {
         });
 }
 
-/// The whole description: every group's routes on the base document.
-pub fn document() -> OpenApi {
+/// The description of `routes` on the base document (with every group's routes:
+/// `crate::router::document`).
+pub fn describe(routes: Routes) -> OpenApi {
     let (_, mut doc) = OpenApiRouter::<AppState>::with_openapi(ApiDoc::openapi())
-        .merge(crate::all_routes())
+        .merge(routes)
         .split_for_parts();
     unique_operation_ids(&mut doc);
     add_shared_responses(&mut doc);
     doc
 }
 
-/// The document as served: [`document`], pretty-printed, as of the last time the test wrote it.
+/// The document as served: `crate::router::document`, pretty-printed, as of the last time the
+/// test wrote it.
 const DOCUMENT_JSON: &str = include_str!("../openapi.json");
 
 /// `/api/openapi.json` and `/api/docs`: public, cheap (one static string each) and cached.

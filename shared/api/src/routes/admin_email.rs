@@ -17,7 +17,9 @@ use crate::extract::Query;
 use crate::wire::email::{EmailConfig, EmailSettingsPatch};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::{AppState, Caller, Routes};
+use crate::auth::Caller;
+use crate::openapi::Routes;
+use crate::state::AppState;
 
 /// When the verification removal was deprecated (RFC 9745: `@` and seconds since the epoch,
 /// here 2026-11-23T00:00:00Z).

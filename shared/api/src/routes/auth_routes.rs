@@ -17,8 +17,9 @@ use crate::limits::ClientAddress;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::openapi::ErrorBody;
+use crate::openapi::Routes;
+use crate::state::AppState;
 use crate::wire::accounts::User;
-use crate::{AppState, Routes};
 
 pub(crate) const SESSION_MAX_AGE_SECS: i64 = booktr_core::accounts::SESSION_TTL_DAYS * 24 * 3600;
 

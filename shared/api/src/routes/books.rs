@@ -15,9 +15,11 @@ use crate::extract::{Json, Path, Query};
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
 use utoipa_axum::routes;
 
+use crate::auth::Caller;
 use crate::openapi::ErrorBody;
+use crate::openapi::Routes;
+use crate::state::AppState;
 use crate::wire::books::{Book, BookDetail};
-use crate::{AppState, Caller, Routes};
 
 /// Room for the multipart framing and the small text fields around a maximal file.
 pub(crate) const MULTIPART_OVERHEAD: u64 = 64 * 1024;

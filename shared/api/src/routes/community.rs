@@ -14,12 +14,14 @@ use crate::error::ApiError;
 use crate::extract::{Json, Path, Query};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::auth::{Caller, OptionalCaller};
 use crate::openapi::ErrorBody;
+use crate::openapi::Routes;
+use crate::state::AppState;
 use crate::wire::community::{
     Category, Comment, NewComment, NewPost, NewTerm, Post, PostPage, Tag,
 };
 use crate::wire::Mirror;
-use crate::{AppState, Caller, OptionalCaller, Routes};
 
 pub fn router() -> Routes {
     OpenApiRouter::new()

@@ -9,7 +9,9 @@ use crate::extract::Json;
 use crate::wire::developer::{DeveloperPatch, DeveloperSettings};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::{AppState, Caller, Routes};
+use crate::auth::Caller;
+use crate::openapi::Routes;
+use crate::state::AppState;
 
 pub fn router() -> Routes {
     OpenApiRouter::new().routes(routes!(read, update))

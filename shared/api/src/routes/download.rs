@@ -14,8 +14,10 @@ use crate::error::ApiError;
 use crate::extract::{Json, Path, Query};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::auth::Caller;
 use crate::openapi::ErrorBody;
-use crate::{AppState, Caller, Routes};
+use crate::openapi::Routes;
+use crate::state::AppState;
 
 pub fn router() -> Routes {
     let mut routes = OpenApiRouter::new()

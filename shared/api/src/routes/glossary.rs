@@ -10,10 +10,12 @@ use crate::error::ApiError;
 use crate::extract::{Json, Path};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::auth::Caller;
 use crate::openapi::ErrorBody;
+use crate::openapi::Routes;
+use crate::state::AppState;
 use crate::wire::glossaries::{EntryInput, Glossary};
 use crate::wire::{present, Mirror};
-use crate::{AppState, Caller, Routes};
 
 pub fn router() -> Routes {
     OpenApiRouter::new()

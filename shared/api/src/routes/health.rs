@@ -9,7 +9,8 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::{AppState, Routes};
+use crate::openapi::Routes;
+use crate::state::AppState;
 
 pub fn router() -> Routes {
     OpenApiRouter::new().routes(routes!(health))

@@ -12,7 +12,9 @@ use crate::wire::events::{Notification, NotificationSettings, NotificationSettin
 use crate::wire::Mirror;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::{AppState, Caller, Routes};
+use crate::auth::Caller;
+use crate::openapi::Routes;
+use crate::state::AppState;
 
 /// The spec's default page size.
 const DEFAULT_LIMIT: usize = 20;

@@ -10,10 +10,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::passages::PassageFailure;
+use crate::auth::Caller;
 use crate::extract::{Json, Path};
 use crate::openapi::ErrorBody;
+use crate::openapi::Routes;
+use crate::state::AppState;
 use crate::wire::passage_terms::{NamedPassage, TermApplied, TermPreview};
-use crate::{AppState, Caller, Routes};
 
 pub fn router() -> Routes {
     OpenApiRouter::new()

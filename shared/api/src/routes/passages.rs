@@ -11,12 +11,14 @@ use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::extract::{Json, Path, Query};
 use crate::openapi::ErrorBody;
+use crate::openapi::Routes;
+use crate::state::AppState;
 use crate::wire::passage_terms::EditedPassage;
 use crate::wire::passages::{FlaggedPage, Passage, PassagePage};
-use crate::{AppState, Caller, Routes};
 
 pub fn router() -> Routes {
     OpenApiRouter::new()

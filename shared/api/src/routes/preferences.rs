@@ -10,7 +10,9 @@ use crate::wire::preferences::Preferences;
 use crate::wire::present;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::{AppState, Caller, Routes};
+use crate::auth::Caller;
+use crate::openapi::Routes;
+use crate::state::AppState;
 
 pub fn router() -> Routes {
     OpenApiRouter::new().routes(routes!(read, update))

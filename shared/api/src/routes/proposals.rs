@@ -14,11 +14,13 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::passages::PassageFailure;
+use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::extract::{Json, Path};
 use crate::openapi::ErrorBody;
+use crate::openapi::Routes;
+use crate::state::AppState;
 use crate::wire::proposals::{Proposal, ProposalList, RetranslationQuote};
-use crate::{AppState, Caller, Routes};
 
 pub fn router() -> Routes {
     OpenApiRouter::new()

@@ -20,8 +20,10 @@ use crate::web::app::Visitor;
 use crate::web::reader::{Reader, View};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::auth::Caller;
 use crate::openapi::ErrorBody;
-use crate::{AppState, Caller, Routes};
+use crate::openapi::Routes;
+use crate::state::AppState;
 
 pub fn router() -> Routes {
     OpenApiRouter::new()

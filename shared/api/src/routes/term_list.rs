@@ -6,11 +6,13 @@ use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::extract::{Json, Query};
 use crate::openapi::ErrorBody;
+use crate::openapi::Routes;
+use crate::state::AppState;
 use crate::wire::term_list::{BookTermList, TermListChange};
-use crate::{AppState, Caller, Routes};
 
 pub fn router() -> Routes {
     OpenApiRouter::new().routes(routes!(show, change))

@@ -12,9 +12,11 @@ use crate::error::ApiError;
 use crate::extract::{Json, Query};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::auth::Caller;
 use crate::openapi::ErrorBody;
+use crate::openapi::Routes;
+use crate::state::AppState;
 use crate::wire::translation::{Quote, TranslationStatus};
-use crate::{AppState, Caller, Routes};
 
 pub fn router() -> Routes {
     OpenApiRouter::new()

@@ -11,11 +11,13 @@ use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
 use utoipa_axum::routes;
 
 use super::books::{multipart_error, read_limited, text_field, Uploaded, MULTIPART_OVERHEAD};
+use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::extract::{Json, Path};
 use crate::openapi::ErrorBody;
+use crate::openapi::Routes;
+use crate::state::AppState;
 use crate::wire::books::DirectUpload;
-use crate::{AppState, Caller, Routes};
 
 pub fn router() -> Routes {
     OpenApiRouter::new()

@@ -7,7 +7,9 @@ use crate::error::ApiError;
 use crate::wire::usage::UsageAnswer;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::{AppState, Caller, Routes};
+use crate::auth::Caller;
+use crate::openapi::Routes;
+use crate::state::AppState;
 
 pub fn router() -> Routes {
     OpenApiRouter::new().routes(routes!(usage))

@@ -13,7 +13,9 @@ use crate::wire::accounts::User;
 use crate::wire::privacy::{AccountExport, Deleted};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::{AppState, Caller, Routes};
+use crate::auth::Caller;
+use crate::openapi::Routes;
+use crate::state::AppState;
 
 pub fn router() -> Routes {
     OpenApiRouter::new()

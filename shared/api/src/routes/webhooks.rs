@@ -11,10 +11,12 @@ use crate::error::ApiError;
 use crate::extract::{Json, Path};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::auth::Caller;
 use crate::openapi::ErrorBody;
+use crate::openapi::Routes;
+use crate::state::AppState;
 use crate::wire::events::{Delivery, TestResult, Webhook};
 use crate::wire::Mirror;
-use crate::{AppState, Caller, Routes};
 
 pub fn router() -> Routes {
     OpenApiRouter::new()

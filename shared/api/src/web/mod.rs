@@ -11,18 +11,17 @@
 //! search engines and feed readers (`seo`).
 
 pub mod app;
+mod layout;
 pub mod markdown;
 pub mod reader;
 mod seo;
+mod templates;
 pub mod words;
 
-use std::sync::OnceLock;
-
 use axum::extract::State;
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, VARY};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use booktr_core::community::{Comment, Post, PostFilter};
-use minijinja::{context, Environment, Value};
+use minijinja::context;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
@@ -30,11 +29,12 @@ use crate::extract::{Path, Query};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::openapi::ErrorBody;
+use crate::openapi::Routes;
+use crate::state::AppState;
 use crate::wire::Mirror;
-use crate::{AppState, Routes};
 
-use app::i18n::Lang;
 use app::Visitor;
+use layout::{head, render};
 
 /// Posts on one page of the list.
 const PER_PAGE: u32 = 10;
@@ -47,232 +47,6 @@ pub fn router() -> Routes {
         .routes(routes!(post))
         .routes(routes!(category))
         .routes(routes!(tag))
-}
-
-fn templates() -> &'static Environment<'static> {
-    static ENV: OnceLock<Environment<'static>> = OnceLock::new();
-    ENV.get_or_init(|| {
-        let mut env = Environment::new();
-        // The markup's own escaping (`& < > "`; every attribute here is double-quoted), since
-        // minijinja's default also escapes `/`, turning each URL into `https:&#x2f;&#x2f;...`.
-        env.set_formatter(|out, state, value| {
-            if state.auto_escape() == minijinja::AutoEscape::Html && !value.is_safe() {
-                let text = if value.is_none() || value.is_undefined() {
-                    String::new()
-                } else {
-                    value.to_string()
-                };
-                out.write_str(&booktr_formats::markup::escape_attr(&text))?;
-                Ok(())
-            } else {
-                minijinja::escape_formatter(out, state, value)
-            }
-        });
-        words::register(&mut env);
-        for (name, source) in [
-            ("layout.html", include_str!("../../templates/layout.html")),
-            ("home.html", include_str!("../../templates/home.html")),
-            ("posts.html", include_str!("../../templates/posts.html")),
-            ("post.html", include_str!("../../templates/post.html")),
-            ("reader.html", include_str!("../../templates/reader.html")),
-            (
-                "reader_body.html",
-                include_str!("../../templates/reader_body.html"),
-            ),
-            (
-                "app/reader.html",
-                include_str!("../../templates/app/reader.html"),
-            ),
-            (
-                "app/proposal.html",
-                include_str!("../../templates/app/proposal.html"),
-            ),
-            (
-                "app/passage_editor.html",
-                include_str!("../../templates/app/passage_editor.html"),
-            ),
-            (
-                "app/layout.html",
-                include_str!("../../templates/app/layout.html"),
-            ),
-            (
-                "app/error.html",
-                include_str!("../../templates/app/error.html"),
-            ),
-            (
-                "app/signin.html",
-                include_str!("../../templates/app/signin.html"),
-            ),
-            (
-                "app/signup.html",
-                include_str!("../../templates/app/signup.html"),
-            ),
-            (
-                "app/library.html",
-                include_str!("../../templates/app/library.html"),
-            ),
-            (
-                "app/book.html",
-                include_str!("../../templates/app/book.html"),
-            ),
-            (
-                "app/settings.html",
-                include_str!("../../templates/app/settings.html"),
-            ),
-            (
-                "app/languages.html",
-                include_str!("../../templates/app/languages.html"),
-            ),
-            (
-                "app/deliveries.html",
-                include_str!("../../templates/app/deliveries.html"),
-            ),
-            (
-                "app/notifications.html",
-                include_str!("../../templates/app/notifications.html"),
-            ),
-            (
-                "app/glossaries.html",
-                include_str!("../../templates/app/glossaries.html"),
-            ),
-            (
-                "app/glossary.html",
-                include_str!("../../templates/app/glossary.html"),
-            ),
-            (
-                "app/review.html",
-                include_str!("../../templates/app/review.html"),
-            ),
-            (
-                "app/terms.html",
-                include_str!("../../templates/app/terms.html"),
-            ),
-            (
-                "app/term_rename.html",
-                include_str!("../../templates/app/term_rename.html"),
-            ),
-            (
-                "app/forgot.html",
-                include_str!("../../templates/app/forgot.html"),
-            ),
-            (
-                "app/reset.html",
-                include_str!("../../templates/app/reset.html"),
-            ),
-            (
-                "app/verified.html",
-                include_str!("../../templates/app/verified.html"),
-            ),
-            (
-                "app/posts.html",
-                include_str!("../../templates/app/posts.html"),
-            ),
-            (
-                "app/post_edit.html",
-                include_str!("../../templates/app/post_edit.html"),
-            ),
-            (
-                "app/discussion.html",
-                include_str!("../../templates/app/discussion.html"),
-            ),
-            (
-                "app/moderation.html",
-                include_str!("../../templates/app/moderation.html"),
-            ),
-            (
-                "app/email.html",
-                include_str!("../../templates/app/email.html"),
-            ),
-        ] {
-            // The sources are part of the binary and tested (below): a broken one is a build
-            // defect, logged here and a 500 on its pages.
-            if let Err(e) = env.add_template(name, source) {
-                tracing::error!(template = name, error = %e, "a page template does not parse");
-            }
-        }
-        env
-    })
-}
-
-/// What every page's head says about it, and what its header shows the visitor.
-#[derive(Serialize)]
-struct Head {
-    lang: String,
-    t: std::collections::BTreeMap<&'static str, &'static str>,
-    signed_in: bool,
-    site: String,
-    title: String,
-    description: String,
-    canonical: String,
-    og_type: &'static str,
-    og_image: Option<String>,
-    noindex: bool,
-}
-
-/// A page's head, as a visitor who is not signed in sees it in English; [`Head::seen_by`] makes
-/// it the request's visitor's.
-fn head(state: &AppState, path: &str, title: String, description: String) -> Head {
-    let site = state.settings.public_url.clone();
-    Head {
-        lang: Lang::En.code().into(),
-        t: Lang::En.messages(),
-        signed_in: false,
-        canonical: format!("{site}{path}"),
-        site,
-        title,
-        description,
-        og_type: "website",
-        og_image: None,
-        noindex: false,
-    }
-}
-
-impl Head {
-    fn seen_by(mut self, visitor: &Visitor) -> Head {
-        self.lang = visitor.lang.code().into();
-        self.t = visitor.lang.messages();
-        self.signed_in = visitor.signed_in;
-        self
-    }
-}
-
-/// A page that anyone not signed in may keep for a minute (the community's pages); its
-/// header differs by session and language, so caches key it by both, and a signed-in
-/// visitor's copy is kept by no one.
-fn render(name: &str, head: Head, page: Value) -> Result<Response, ApiError> {
-    let cache = if head.signed_in {
-        "private, no-store"
-    } else {
-        "public, max-age=60"
-    };
-    let mut response = render_with(name, head, page, cache)?;
-    response.headers_mut().insert(
-        VARY,
-        axum::http::HeaderValue::from_static("Cookie, Accept-Language"),
-    );
-    Ok(response)
-}
-
-fn render_with(
-    name: &str,
-    head: Head,
-    page: Value,
-    cache_control: &'static str,
-) -> Result<Response, ApiError> {
-    let template = templates()
-        .get_template(name)
-        .map_err(|e| ApiError::internal(&e))?;
-    let html = template
-        .render(context! { ..Value::from_serialize(&head), ..page })
-        .map_err(|e| ApiError::internal(&e))?;
-    Ok((
-        [
-            (CONTENT_TYPE, "text/html; charset=utf-8"),
-            (CACHE_CONTROL, cache_control),
-        ],
-        html,
-    )
-        .into_response())
 }
 
 /// A post as the templates show it: as the API does, with its date.
@@ -528,64 +302,4 @@ async fn post(
             comments => flat,
         },
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_template_parses_and_the_layout_escapes_what_it_is_given() {
-        let head = Head {
-            lang: "en".into(),
-            t: Lang::En.messages(),
-            signed_in: false,
-            site: "https://booktr.example".into(),
-            title: "<script>x</script>".into(),
-            description: "d".into(),
-            canonical: "https://booktr.example/".into(),
-            og_type: "website",
-            og_image: None,
-            noindex: false,
-        };
-        let html = templates()
-            .get_template("home.html")
-            .unwrap()
-            .render(context! { ..Value::from_serialize(&head), ..context! { posts => Vec::<u8>::new() } })
-            .unwrap();
-        assert!(
-            html.contains("<title>&lt;script&gt;x&lt;/script&gt;</title>"),
-            "{html}"
-        );
-        for name in ["posts.html", "post.html", "reader.html"] {
-            templates().get_template(name).unwrap();
-        }
-    }
-
-    #[test]
-    fn every_file_of_the_templates_folder_is_a_template_that_parses() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
-        let mut dirs = vec![root.clone()];
-        let mut found = 0;
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    dirs.push(path);
-                    continue;
-                }
-                let name = path
-                    .strip_prefix(&root)
-                    .unwrap()
-                    .to_string_lossy()
-                    .into_owned();
-                assert!(
-                    templates().get_template(&name).is_ok(),
-                    "{name} is not registered or does not parse"
-                );
-                found += 1;
-            }
-        }
-        assert!(found >= 14, "{found}");
-    }
 }

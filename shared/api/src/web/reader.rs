@@ -26,9 +26,9 @@ use minijinja::{context, Value};
 use serde::Serialize;
 
 use super::app::i18n::Lang;
-use super::{head, render_with};
+use super::layout::{head, render_with};
 use crate::error::ApiError;
-use crate::AppState;
+use crate::state::AppState;
 
 /// Most rows (a block and its translation) on one page.
 pub const PAGE_BLOCKS: usize = 200;

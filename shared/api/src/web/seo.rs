@@ -16,7 +16,8 @@ use quick_xml::Writer;
 use crate::error::ApiError;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::{AppState, Routes};
+use crate::openapi::Routes;
+use crate::state::AppState;
 
 /// The feed's size (the spec's).
 const FEED_ITEMS: u32 = 50;

@@ -5,7 +5,7 @@ use booktr_core::translation::WARNING_PREFIX;
 use booktr_core::types::{BookStatus, ChapterStatus};
 use chrono::{DateTime, Utc};
 
-use super::translation::with_flagged_hint;
+use super::flagged::with_flagged_hint;
 use super::{wire, wire_enum, Mirror};
 
 wire! {

@@ -3,7 +3,7 @@
 use booktr_core::events as domain;
 use chrono::{DateTime, Utc};
 
-use super::translation::with_flagged_hint;
+use super::flagged::with_flagged_hint;
 use super::{wire, wire_enum, Mirror};
 
 wire! {

@@ -14,6 +14,7 @@ pub mod community;
 pub mod developer;
 pub mod email;
 pub mod events;
+pub mod flagged;
 pub mod glossaries;
 pub mod passage_terms;
 pub mod passages;

@@ -10,19 +10,6 @@ use serde_json::Value;
 use super::books::Chapter;
 use super::wire;
 
-/// Where the API shows the domain's sentence of flagged blocks (a book's warning, the
-/// notification of its completion), it says where they are listed.
-const FLAGGED_HINT: &str = "GET /api/translate/status lists them by chapter.";
-
-/// `text` with [`FLAGGED_HINT`] after the sentence of flagged blocks it ends with, if it does.
-pub fn with_flagged_hint(text: String) -> String {
-    if domain::QualitySummary::ends_with_sentence(&text) {
-        format!("{text} {FLAGGED_HINT}")
-    } else {
-        text
-    }
-}
-
 wire! {
     #[serde(rename_all = "camelCase")]
     pub struct TranslationStatus from domain::TranslationStatus, hiding paused_at_terms {

@@ -13,15 +13,18 @@ use booktr_core::types::{Email, Plan, Role};
 use minijinja::context;
 use serde::Deserialize;
 
+use super::failure::page_error;
 use super::i18n::{Lang, LANG_COOKIE};
+use super::page::page;
 use super::return_to::return_to;
-use super::{page, page_error, SignedIn, TokenForm};
+use super::session::{SignedIn, TokenForm};
 use crate::auth::{require_same_origin, session_token};
 use crate::error::ApiError;
 use crate::extract::Query;
 use crate::limits::ClientAddress;
+use crate::openapi::Routes;
 use crate::routes::auth_routes::{with_cookie, SESSION_MAX_AGE_SECS};
-use crate::{AppState, Routes};
+use crate::state::AppState;
 
 pub fn router() -> Routes {
     Routes::new()
@@ -134,7 +137,7 @@ async fn render_form(
     // as the error pages say it.
     let message = error.map(|e| match e.status {
         StatusCode::UNAUTHORIZED => lang.get("wrong_credentials").to_string(),
-        _ => super::errors::for_people(lang, &e),
+        _ => super::failure::for_people(lang, &e),
     });
     let data = context! { next, error => message, email, notice };
     match page(state, None, lang, template, lang.get(title_key), data).await {

@@ -7,15 +7,13 @@ use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::response::IntoResponse;
 use axum::routing::get;
 
-use crate::Routes;
+use super::paths::AT_THE_ROOT;
+use crate::openapi::Routes;
 
 const SCRIPT: &str = include_str!("../../../assets/app/app.js");
 const STYLE: &str = include_str!("../../../assets/app/app.css");
 const ICON: &str = include_str!("../../../assets/app/icon.svg");
 const MANIFEST: &str = include_str!("../../../assets/app/manifest.webmanifest");
-
-/// The assets served outside `/assets/`, where browsers and installers look for them.
-pub(super) const AT_THE_ROOT: [&str; 2] = ["/favicon.ico", "/manifest.webmanifest"];
 
 pub fn router() -> Routes {
     Routes::new()

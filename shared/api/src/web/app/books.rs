@@ -22,15 +22,20 @@ use booktr_core::types::{BookStatus, ChapterStatus};
 use minijinja::context;
 use serde::{Deserialize, Serialize};
 
+use super::failure::page_error;
 use super::i18n::Lang;
-use super::{page, page_error, reading, SignedIn};
+use super::page::page;
+use super::paths::LIBRARY_LIVE;
+use super::reading;
+use super::session::SignedIn;
 use crate::error::ApiError;
 use crate::extract::{Path, Query};
+use crate::openapi::Routes;
 use crate::routes::books::{
     multipart_error, over_the_body_limit, read_limited, text_field, MULTIPART_OVERHEAD,
 };
+use crate::state::AppState;
 use crate::web::words::plural;
-use crate::{AppState, Routes};
 
 pub fn router() -> Routes {
     Routes::new()
@@ -46,9 +51,6 @@ pub fn router() -> Routes {
         .route(LIBRARY_LIVE, get(library_live))
         .route("/dashboard/books/{id}/live", get(book_live))
 }
-
-/// The library's live update: every book's status and progress.
-pub(super) const LIBRARY_LIVE: &str = "/dashboard/live";
 
 /// A book's download links: they render a partial file on request, so on AWS they live with
 /// the API's downloads, in the function that carries the renderers.
@@ -187,8 +189,8 @@ async fn receive(
     }
     let (file_name, bytes) = file
         .filter(|(name, _)| !name.trim().is_empty())
-        .ok_or_else(|| super::errors::refused(me.lang.get("file_missing")))?;
-    let target_lang = super::language_field(me.lang, target_lang.as_deref())?;
+        .ok_or_else(|| super::failure::refused(me.lang.get("file_missing")))?;
+    let target_lang = super::session::language_field(me.lang, target_lang.as_deref())?;
     let book = state
         .services
         .books
@@ -313,7 +315,7 @@ async fn book_page(
         let usage = services.usage.report(&me.user).await?;
         // The language typed by its name or its code; one that names no language is said
         // where the quote would be, and the form keeps what was typed.
-        let quoted = match super::language_field(me.lang, q.target_lang.as_deref()) {
+        let quoted = match super::session::language_field(me.lang, q.target_lang.as_deref()) {
             Ok(target_lang) => {
                 let request = QuoteRequest {
                     book_id: book.id.clone(),
@@ -341,7 +343,7 @@ async fn book_page(
                 glossaries,
                 usage.allowed_models,
                 None,
-                Some(super::errors::for_people(me.lang, &e)),
+                Some(super::failure::for_people(me.lang, &e)),
                 None,
             ),
         }
@@ -387,7 +389,7 @@ async fn book_page(
         .translations
         .review_counts(&me.user.id, id)
         .await
-        .map_err(super::editor::passage_error)?;
+        .map_err(super::passage::passage_error)?;
     let warnings: Vec<_> = book
         .warnings
         .iter()
@@ -408,7 +410,7 @@ async fn book_page(
         not_kept => status.quality.changes_not_kept,
         low_confidence => review.low_confidence,
         profile => status.quality.profile,
-        review => super::review::review_path(id),
+        review => super::paths::review_path(id),
     };
     // The run's term list, once its term pass has made it: its page is offered, and leads
     // when the run paused there for the owner to check it.
@@ -542,7 +544,7 @@ async fn perform(
         .map(|c| {
             c.trim()
                 .parse::<f64>()
-                .map_err(|_| super::errors::refused(me.lang.get("err_max_cost")))
+                .map_err(|_| super::failure::refused(me.lang.get("err_max_cost")))
         })
         .transpose()?;
     match action {
@@ -551,7 +553,7 @@ async fn perform(
                 book_id: id.to_string(),
                 model: non_empty(form.model),
                 glossary_id: non_empty(form.glossary_id),
-                target_lang: super::language_field(me.lang, form.target_lang.as_deref())?,
+                target_lang: super::session::language_field(me.lang, form.target_lang.as_deref())?,
                 max_cost,
                 pause_at_terms: form.pause_at_terms.is_some(),
                 fallback_model: None,
@@ -581,7 +583,7 @@ async fn perform(
                 .map(|d| {
                     d.trim()
                         .parse::<i64>()
-                        .map_err(|_| super::errors::refused(me.lang.get("err_share_days")))
+                        .map_err(|_| super::failure::refused(me.lang.get("err_share_days")))
                 })
                 .transpose()?;
             services
@@ -592,7 +594,7 @@ async fn perform(
         "unshare" => services.books.unshare(&user.id, id).await?,
         "delete" => {
             if form.confirm.as_deref() != Some("yes") {
-                return Err(super::errors::refused(me.lang.get("delete_confirm")));
+                return Err(super::failure::refused(me.lang.get("delete_confirm")));
             }
             services.books.delete(&user.id, id).await?;
             return Ok("/dashboard".into());

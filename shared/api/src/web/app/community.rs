@@ -12,13 +12,16 @@ use booktr_core::community::{NewComment, NewPost, PostEdit};
 use booktr_core::types::{Email, Role};
 use minijinja::{context, Value};
 
-use super::{field, page, page_error, SignedIn};
+use super::failure::page_error;
+use super::page::page;
+use super::session::{field, SignedIn};
 use crate::error::ApiError;
 use crate::extract::Path;
+use crate::openapi::Routes;
+use crate::state::AppState;
 use crate::web::markdown;
 use crate::wire::community as wire;
 use crate::wire::Mirror;
-use crate::{AppState, Routes};
 
 pub fn router() -> Routes {
     Routes::new()

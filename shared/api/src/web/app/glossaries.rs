@@ -10,13 +10,16 @@ use axum::Form;
 use booktr_core::glossaries::{csv, EntryInput};
 use minijinja::context;
 
-use super::{field, page, page_error, SignedIn, TokenForm};
+use super::failure::page_error;
+use super::page::page;
+use super::session::{field, SignedIn, TokenForm};
 use crate::error::ApiError;
 use crate::extract::Path;
+use crate::openapi::Routes;
 use crate::routes::books::{multipart_error, read_limited, text_field};
+use crate::state::AppState;
 use crate::wire::glossaries::Glossary;
 use crate::wire::Mirror;
-use crate::{AppState, Routes};
 
 /// The largest CSV file taken (2,000 entries of long terms fit well within).
 const MAX_CSV_BYTES: usize = 2 * 1024 * 1024;

@@ -25,14 +25,17 @@ use booktr_core::translation::passages::PassageAt;
 use minijinja::context;
 use serde::Deserialize;
 
-use super::editor::preview_value;
-use super::term_rename::passage_href;
-use super::{page, page_error, SignedIn};
+use super::failure::page_error;
+use super::page::page;
+use super::passage::{passage_error, preview_value};
+use super::paths::passage_href;
+use super::session::SignedIn;
 use crate::error::ApiError;
 use crate::extract::{Path, Query};
+use crate::openapi::Routes;
+use crate::state::AppState;
 use crate::web::reader::chapter_label;
 use crate::web::words::first_words;
-use crate::{AppState, Routes};
 
 pub fn router() -> Routes {
     Routes::new()
@@ -299,7 +302,7 @@ async fn named_passages(
                 (last - first) as usize + 1,
             )
             .await
-            .map_err(super::editor::passage_error)?;
+            .map_err(passage_error)?;
         words = page
             .passages
             .iter()
@@ -322,7 +325,7 @@ fn accepted_of(proposal: &Proposal) -> Vec<u32> {
 
 fn proposal_error(e: ProposalError) -> ApiError {
     match e {
-        ProposalError::Passage(e) => super::editor::passage_error(e),
+        ProposalError::Passage(e) => passage_error(e),
         ProposalError::Translation(e) => e.into(),
         e @ ProposalError::NotReady(_) => ApiError::new(
             axum::http::StatusCode::CONFLICT,

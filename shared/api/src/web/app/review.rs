@@ -31,23 +31,21 @@ use booktr_core::translation::passages::{Origin, PassageAt, PassageError};
 use minijinja::{context, Value};
 use serde::Deserialize;
 
-use super::editor::{holds_source, passage_error, preview_value};
+use super::failure::page_error;
 use super::i18n::Lang;
-use super::term_rename::passage_href;
-use super::{field, page, page_error, SignedIn};
+use super::page::page;
+use super::passage::{holds_source, passage_error, preview_value};
+use super::paths::{passage_href, review_path};
+use super::session::{field, SignedIn};
 use crate::error::ApiError;
 use crate::extract::{Path, Query};
+use crate::openapi::Routes;
+use crate::state::AppState;
 use crate::web::reader::chapter_label;
 use crate::web::words::first_words;
-use crate::{AppState, Routes};
 
 pub fn router() -> Routes {
     Routes::new().route("/dashboard/books/{id}/review", get(show).post(act))
-}
-
-/// The review's address for book `id`.
-pub(super) fn review_path(id: &str) -> String {
-    format!("/dashboard/books/{id}/review")
 }
 
 /// The filters and the page, as the address carries them (a select's empty value is "every").

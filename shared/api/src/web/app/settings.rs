@@ -15,17 +15,20 @@ use booktr_core::types::Scope;
 use minijinja::{context, Value};
 use serde::Deserialize;
 
-use super::{field, page, page_error, SignedIn, TokenForm};
+use super::failure::page_error;
+use super::page::page;
+use super::session::{field, SignedIn, TokenForm};
 use crate::error::ApiError;
 use crate::extract::{Path, Query};
 use crate::limits::ClientAddress;
+use crate::openapi::Routes;
 use crate::routes::auth_routes::with_cookie;
+use crate::state::AppState;
 use crate::wire::accounts::ApiKey;
 use crate::wire::developer::DeveloperSettings;
 use crate::wire::events::{Delivery, Webhook};
 use crate::wire::usage::UsageReport;
 use crate::wire::Mirror;
-use crate::{AppState, Routes};
 
 /// The sections, in the menu's order: their path segment and the message that names them.
 const SECTIONS: &[(&str, &str)] = &[
@@ -230,7 +233,7 @@ async fn create_key(
                     .parse()
                     .ok()
                     .filter(|d| (1..=3650).contains(d))
-                    .ok_or_else(|| super::errors::refused(me.lang.get("err_key_days")))?;
+                    .ok_or_else(|| super::failure::refused(me.lang.get("err_key_days")))?;
                 Some(chrono::Utc::now() + chrono::Duration::days(days))
             }
         };
@@ -483,7 +486,10 @@ async fn save_profile(
             .update_profile(
                 &me.user.id,
                 value(&fields, "name"),
-                super::language_field(me.lang, value(&fields, "preferredLanguage").as_deref())?,
+                super::session::language_field(
+                    me.lang,
+                    value(&fields, "preferredLanguage").as_deref(),
+                )?,
             )
             .await?;
         Ok::<_, ApiError>(())
@@ -501,7 +507,7 @@ async fn save_preferences(
         me.check_fields(&fields)?;
         let preferences = booktr_core::preferences::Preferences {
             default_model: value(&fields, "defaultModel").unwrap_or_default(),
-            default_target_language: super::language_field(
+            default_target_language: super::session::language_field(
                 me.lang,
                 value(&fields, "defaultTargetLanguage").as_deref(),
             )?
@@ -643,7 +649,7 @@ async fn change_password(
             (me.lang.get("wrong_password").to_string(), "pw-current")
         }
         Err(e @ AccountsError::Invalid(_)) => (
-            super::errors::for_people(me.lang, &ApiError::from(e)),
+            super::failure::for_people(me.lang, &ApiError::from(e)),
             "pw-new",
         ),
         Err(e) => return page_error(me.lang, e.into()),

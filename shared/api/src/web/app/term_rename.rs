@@ -24,12 +24,16 @@ use booktr_core::translation::passages::{
 };
 use minijinja::{context, Value};
 
-use super::editor::{passage_error, preview_value};
-use super::{field, page, page_error, SignedIn};
+use super::failure::page_error;
+use super::page::page;
+use super::passage::{passage_error, preview_value};
+use super::paths::passage_href;
+use super::session::{field, SignedIn};
 use crate::error::ApiError;
 use crate::extract::Path;
+use crate::openapi::Routes;
+use crate::state::AppState;
 use crate::web::reader::chapter_label;
-use crate::{AppState, Routes};
 
 /// Passages a preview page lists at most (the model's and the owner's together): one apply
 /// takes them all.
@@ -39,11 +43,6 @@ pub fn router() -> Routes {
     Routes::new()
         .route("/dashboard/books/{id}/terms/rename", post(preview))
         .route("/dashboard/books/{id}/terms/rename/apply", post(apply))
-}
-
-/// The path the editor's offer posts to.
-pub(super) fn rename_path(book_id: &str) -> String {
-    format!("/dashboard/books/{book_id}/terms/rename")
 }
 
 /// What a form of these pages carries: the term change, the passage edited, where the page
@@ -269,11 +268,6 @@ fn languages(book: &Book) -> Value {
         target => known(&book.target_lang),
         dir,
     }
-}
-
-/// Passage `index` of chapter `chapter` in the owner's reader.
-pub(super) fn passage_href(id: &str, chapter: u32, index: u32) -> String {
-    format!("/dashboard/books/{id}/read?chapter={chapter}&near={index}#p-{index}")
 }
 
 /// What an apply did, as the page says it; `place` names a passage and links to it.

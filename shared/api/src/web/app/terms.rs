@@ -21,10 +21,13 @@ use booktr_translate::terms::TermOrigin;
 use minijinja::context;
 use serde::Deserialize;
 
-use super::{page, page_error, SignedIn};
+use super::failure::page_error;
+use super::page::page;
+use super::session::SignedIn;
 use crate::error::ApiError;
 use crate::extract::{Path, Query};
-use crate::{AppState, Routes};
+use crate::openapi::Routes;
+use crate::state::AppState;
 
 pub fn router() -> Routes {
     Routes::new().route("/dashboard/books/{id}/terms", get(show).post(save))
