@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 
 use tracing::info;
 
-use super::posts::may_publish;
+use super::posts::{may_publish, PostRef};
 use super::record::{comment, post};
 use super::taxonomy::require_admin;
 use super::{Author, Community, CommunityError};
@@ -82,43 +82,36 @@ fn of_post(post_id: &str) -> String {
     format!("POST#{post_id}#COMMENTS")
 }
 
+/// The comment's text, trimmed, once its length and mood do.
+fn checked_content(new: &NewComment) -> Result<String, CommunityError> {
+    let content = new.content.trim().to_string();
+    if content.is_empty() || new.content.chars().count() > MAX_CONTENT {
+        return Err(CommunityError::Invalid(format!(
+            "content: 1 to {MAX_CONTENT} characters"
+        )));
+    }
+    if let Some(mood) = &new.mood {
+        if !MOODS.contains(&mood.as_str()) {
+            return Err(CommunityError::Invalid(format!(
+                "mood: one of {}",
+                MOODS.join(", ")
+            )));
+        }
+    }
+    Ok(content)
+}
+
 impl Community {
     pub async fn add_comment(
         &self,
         author: &User,
         new: NewComment,
     ) -> Result<Comment, CommunityError> {
-        let content = new.content.trim().to_string();
-        if content.is_empty() || new.content.chars().count() > MAX_CONTENT {
-            return Err(CommunityError::Invalid(format!(
-                "content: 1 to {MAX_CONTENT} characters"
-            )));
-        }
-        if let Some(mood) = &new.mood {
-            if !MOODS.contains(&mood.as_str()) {
-                return Err(CommunityError::Invalid(format!(
-                    "mood: one of {}",
-                    MOODS.join(", ")
-                )));
-            }
-        }
+        let content = checked_content(&new)?;
         let post = self
             .public_post(new.post_id.as_deref(), new.post_slug.as_deref())
             .await?;
-        let parent = match &new.parent_id {
-            Some(parent_id) => {
-                let parent = self.ports.table.get(&pk(parent_id), SK).await?;
-                match parent {
-                    Some(p) if comment::post_id(&p) == Some(post.id.as_str()) => Some(p),
-                    _ => {
-                        return Err(CommunityError::Invalid(format!(
-                            "parentId: there is no comment '{parent_id}' on this post"
-                        )))
-                    }
-                }
-            }
-            None => None,
-        };
+        let parent = self.parent_on(new.parent_id.as_deref(), &post.id).await?;
         let status = if may_publish(author) {
             "APPROVED"
         } else {
@@ -172,17 +165,8 @@ impl Community {
         self.ports.table.transact(ops).await?;
         info!(comment_id = %id, post_id = %post.id, status, "comment added");
         if let Some(parent) = parent {
-            let parent_author = comment::author_id(&parent).unwrap_or_default();
-            if !parent_author.is_empty() && parent_author != author.id && status == "APPROVED" {
-                let link = format!("/comunidad/{}", post.slug);
-                if let Err(e) = self
-                    .events()
-                    .notify_comment_reply(parent_author, &post.title, link)
-                    .await
-                {
-                    tracing::warn!(error = %e, "the reply notification was not recorded");
-                }
-            }
+            self.tell_parent_author(&parent, author, &post, status)
+                .await;
         }
         Ok(Comment {
             id,
@@ -193,6 +177,44 @@ impl Community {
             author: Some(self.author(&author.id).await?),
             replies: Vec::new(),
         })
+    }
+
+    /// The comment replied to, which must be on the post.
+    async fn parent_on(
+        &self,
+        parent_id: Option<&str>,
+        post_id: &str,
+    ) -> Result<Option<Item>, CommunityError> {
+        Ok(match parent_id {
+            Some(parent_id) => {
+                let parent = self.ports.table.get(&pk(parent_id), SK).await?;
+                match parent {
+                    Some(p) if comment::post_id(&p) == Some(post_id) => Some(p),
+                    _ => {
+                        return Err(CommunityError::Invalid(format!(
+                            "parentId: there is no comment '{parent_id}' on this post"
+                        )))
+                    }
+                }
+            }
+            None => None,
+        })
+    }
+
+    /// Tells the author of the comment replied to of an approved reply (not their own); a
+    /// notification that is not recorded is logged.
+    async fn tell_parent_author(&self, parent: &Item, author: &User, post: &PostRef, status: &str) {
+        let parent_author = comment::author_id(parent).unwrap_or_default();
+        if !parent_author.is_empty() && parent_author != author.id && status == "APPROVED" {
+            let link = format!("/comunidad/{}", post.slug);
+            if let Err(e) = self
+                .events()
+                .notify_comment_reply(parent_author, &post.title, link)
+                .await
+            {
+                tracing::warn!(error = %e, "the reply notification was not recorded");
+            }
+        }
     }
 
     /// The comments of a published post as a tree of replies, oldest first, as `viewer` may

@@ -8,7 +8,7 @@ use booktr_translate::pipeline::PassUsage;
 use super::start::{Models, RunChoice};
 use super::{TranslationError, Translations};
 use crate::accounts::User;
-use crate::books::store;
+use crate::books::{store, Book};
 use crate::types::BookStatus;
 
 /// The choices a quote is for; each defaults as a start's does.
@@ -106,25 +106,7 @@ impl Translations {
             .await?;
         let engine = self.engine_for(&user.id, &model).await?;
         let (profile, settings) = self.pipeline_for(&user.id, &model).await?;
-        let chapters = self.books.chapters(&book.id).await?;
-        let mut sources = Vec::with_capacity(chapters.len());
-        let mut pending = Vec::new();
-        let mut words = 0;
-        for chapter in &chapters {
-            let source: SourceChapter = self
-                .read_json(&store::chapter_key(&book.id, chapter.number)?)
-                .await?
-                .ok_or(TranslationError::MissingText(chapter.number))?;
-            let reusable = self
-                .stored_chapter(&book.id, chapter.number)
-                .await?
-                .is_some_and(|stored| stored.key == key);
-            if !reusable {
-                pending.push(sources.len());
-                words += chapter.word_count.unwrap_or(0);
-            }
-            sources.push(source);
-        }
+        let (sources, pending, words) = self.quote_sources(&book, &key).await?;
         let texts: Vec<String> = sources
             .iter()
             .flat_map(|c| c.blocks.iter().map(|b| b.plain_text()))
@@ -177,6 +159,37 @@ impl Translations {
             currency: "USD",
             estimated_seconds: estimate.seconds,
         })
+    }
+}
+
+impl Translations {
+    /// The source of every chapter, the places of those a start would translate (not already
+    /// translated under the run's `key`), and their words.
+    async fn quote_sources(
+        &self,
+        book: &Book,
+        key: &str,
+    ) -> Result<(Vec<SourceChapter>, Vec<usize>, u64), TranslationError> {
+        let chapters = self.books.chapters(&book.id).await?;
+        let mut sources = Vec::with_capacity(chapters.len());
+        let mut pending = Vec::new();
+        let mut words = 0;
+        for chapter in &chapters {
+            let source: SourceChapter = self
+                .read_json(&store::chapter_key(&book.id, chapter.number)?)
+                .await?
+                .ok_or(TranslationError::MissingText(chapter.number))?;
+            let reusable = self
+                .stored_chapter(&book.id, chapter.number)
+                .await?
+                .is_some_and(|stored| stored.key == key);
+            if !reusable {
+                pending.push(sources.len());
+                words += chapter.word_count.unwrap_or(0);
+            }
+            sources.push(source);
+        }
+        Ok((sources, pending, words))
     }
 }
 

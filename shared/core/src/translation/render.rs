@@ -7,7 +7,7 @@ use booktr_formats::render::{self, Layout, RenderOptions, Rendition, Sources};
 use tracing::instrument;
 
 use super::{TranslationError, Translations};
-use crate::books::{store, Book, BookFormat};
+use crate::books::{store, Book, BookFormat, Chapter};
 use crate::fault::{DataError, Fault};
 use crate::job::{Edition, Job, OutputFormat};
 use crate::ports::StoreError;
@@ -60,50 +60,13 @@ impl Translations {
                 .await?
                 .ok_or_else(|| RenderError::Missing("the manuscript is missing".into()))?;
         let chapters = self.books.chapters(&book.id).await?;
-        let mut translated = Vec::with_capacity(chapters.len());
-        for chapter in &chapters {
-            // The owner's edits are the book's text.
-            match self.current_chapter(book, chapter.number).await? {
-                Some(stored) => translated.push(Some(SourceChapter {
-                    title: stored.title,
-                    blocks: stored.blocks,
-                })),
-                _ if completeness == Completeness::FinishedSoFar => translated.push(None),
-                _ => {
-                    return Err(RenderError::Missing(format!(
-                        "chapter {} has no translation to render",
-                        chapter.number
-                    )))
-                }
-            }
-        }
+        let translated = self.texts_to_render(book, &chapters, completeness).await?;
         if translated.iter().all(Option::is_none) {
             return Ok(None);
         }
-        // A bilingual edition sets each translated block with its original.
-        let mut sources = Vec::new();
-        if edition.layout == crate::job::Layout::Bilingual {
-            for chapter in &chapters {
-                let source: SourceChapter = self
-                    .read_json(&store::chapter_key(&book.id, chapter.number)?)
-                    .await?
-                    .ok_or_else(|| {
-                        RenderError::Missing(format!("chapter {} text is missing", chapter.number))
-                    })?;
-                sources.push(source);
-            }
-        }
+        let sources = self.bilingual_sources(book, &chapters, edition).await?;
         let source_language = book.original_lang.clone();
-        for asset in &mut manuscript.assets {
-            if let Some(bytes) = self
-                .ports
-                .blobs
-                .get(&store::asset_key(&book.id, &asset.file_name)?)
-                .await?
-            {
-                asset.bytes = bytes.to_vec();
-            }
-        }
+        self.load_assets(book, &mut manuscript).await?;
         // An EPUB comes back as the same book, translated in place.
         let original = match (book.format, edition.format) {
             (BookFormat::Epub, OutputFormat::Epub) => {
@@ -115,19 +78,7 @@ impl Translations {
             _ => None,
         };
         manuscript.language = Some(book.target_lang.clone());
-        let options = RenderOptions {
-            language: book.target_lang.clone(),
-            title: Some(book.title.clone()),
-            author: book.author.clone(),
-            identifier: format!("urn:booktr:{}", book.id),
-            modified: self
-                .ports
-                .clock
-                .now()
-                .format("%Y-%m-%dT%H:%M:%SZ")
-                .to_string(),
-            budget: self.file_budget,
-        };
+        let options = self.options(book);
         let layout = match edition.layout {
             crate::job::Layout::Translated => Layout::Translated,
             crate::job::Layout::Bilingual => Layout::Bilingual,
@@ -174,6 +125,93 @@ impl Translations {
             cause: e.to_string(),
         })?;
         Ok(Some(rendered))
+    }
+
+    /// Each chapter's text to render, the owner's edits in it; None for a chapter not
+    /// translated yet when `FinishedSoFar` allows it.
+    async fn texts_to_render(
+        &self,
+        book: &Book,
+        chapters: &[Chapter],
+        completeness: Completeness,
+    ) -> Result<Vec<Option<SourceChapter>>, RenderError> {
+        let mut translated = Vec::with_capacity(chapters.len());
+        for chapter in chapters {
+            // The owner's edits are the book's text.
+            match self.current_chapter(book, chapter.number).await? {
+                Some(stored) => translated.push(Some(SourceChapter {
+                    title: stored.title,
+                    blocks: stored.blocks,
+                })),
+                _ if completeness == Completeness::FinishedSoFar => translated.push(None),
+                _ => {
+                    return Err(RenderError::Missing(format!(
+                        "chapter {} has no translation to render",
+                        chapter.number
+                    )))
+                }
+            }
+        }
+        Ok(translated)
+    }
+
+    /// A bilingual edition sets each translated block with its original: the chapters' sources
+    /// (none for a translated edition).
+    async fn bilingual_sources(
+        &self,
+        book: &Book,
+        chapters: &[Chapter],
+        edition: Edition,
+    ) -> Result<Vec<SourceChapter>, RenderError> {
+        let mut sources = Vec::new();
+        if edition.layout == crate::job::Layout::Bilingual {
+            for chapter in chapters {
+                let source: SourceChapter = self
+                    .read_json(&store::chapter_key(&book.id, chapter.number)?)
+                    .await?
+                    .ok_or_else(|| {
+                        RenderError::Missing(format!("chapter {} text is missing", chapter.number))
+                    })?;
+                sources.push(source);
+            }
+        }
+        Ok(sources)
+    }
+
+    /// The manuscript's images and other files, read from where extraction stored them.
+    async fn load_assets(
+        &self,
+        book: &Book,
+        manuscript: &mut Manuscript,
+    ) -> Result<(), RenderError> {
+        for asset in &mut manuscript.assets {
+            if let Some(bytes) = self
+                .ports
+                .blobs
+                .get(&store::asset_key(&book.id, &asset.file_name)?)
+                .await?
+            {
+                asset.bytes = bytes.to_vec();
+            }
+        }
+        Ok(())
+    }
+
+    /// The rendition's metadata: the book's, in its target language, modified now.
+    fn options(&self, book: &Book) -> RenderOptions {
+        RenderOptions {
+            language: book.target_lang.clone(),
+            title: Some(book.title.clone()),
+            author: book.author.clone(),
+            identifier: format!("urn:booktr:{}", book.id),
+            modified: self
+                .ports
+                .clock
+                .now()
+                .format("%Y-%m-%dT%H:%M:%SZ")
+                .to_string(),
+            budget: self.file_budget,
+        }
     }
 
     pub(crate) async fn read_json<T: serde::de::DeserializeOwned>(

@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use super::{progress_of, QualitySummary, TranslationError, Translations};
 use crate::books::record::{BookRecord, ChapterRecord, RunRecord};
-use crate::books::{store, Chapter};
+use crate::books::{store, Book, Chapter};
 
 use crate::fault::Fault;
 use crate::ports::Query;
@@ -96,6 +96,62 @@ impl Translations {
         user_id: &str,
         book_id: &str,
     ) -> Result<TranslationStatus, TranslationError> {
+        let (book, run, chapters) = self.read_run(user_id, book_id).await?;
+        let plain: Vec<Chapter> = chapters.iter().map(|c| c.chapter.clone()).collect();
+        let completed = plain
+            .iter()
+            .filter(|c| c.status == ChapterStatus::Completed)
+            .count() as u32;
+        let passes = pass_counts(&plain);
+        let errors = chapter_errors(&plain);
+        let estimated_time_remaining = if book.status == BookStatus::Translating {
+            self.remaining_seconds(&run, &plain)
+        } else {
+            None
+        };
+        // Before any run the stored progress is 0; during and after one it is measured here.
+        let progress = if book.run == 0 {
+            0
+        } else {
+            progress_of(&plain)
+        };
+        let terms = term_stage(&book, &run);
+        let quality = QualitySummary::of(chapters.iter().filter_map(|c| c.quality.as_ref()));
+        let previous_files = self.previous_files(&book).await?;
+        Ok(TranslationStatus {
+            previous_files,
+            quality,
+            status: book.status,
+            progress,
+            chapters_total: plain.len() as u32,
+            chapters_completed: completed,
+            current_chapter: run.current_chapter,
+            estimated_time_remaining,
+            errors,
+            model: book.translation_model,
+            engine: book.engine,
+            passes,
+            terms,
+            chapters,
+            cost: RunCost {
+                spent: run.cost_micros as f64 / 1e6,
+                max_cost: book.max_cost_micros.map(|m| m as f64 / 1e6),
+                currency: "USD",
+            },
+            paused_at_terms: book.status == BookStatus::Paused && run.paused_at_terms,
+            pause_reason: (book.status == BookStatus::Paused)
+                .then_some(run.pause_reason)
+                .flatten(),
+        })
+    }
+
+    /// The book (the caller's), its run's fields and its chapters with their quality records,
+    /// from one read of the book's partition.
+    async fn read_run(
+        &self,
+        user_id: &str,
+        book_id: &str,
+    ) -> Result<(Book, RunRecord, Vec<ChapterProgress>), TranslationError> {
         // One read of the book's partition: the book item (with the run fields the Book type
         // does not carry) sorts first ("BOOK" before "CHAPTER#"), its chapters after it, all from
         // one consistent snapshot.
@@ -124,59 +180,12 @@ impl Translations {
                 quality: record.quality,
             });
         }
-        let plain: Vec<Chapter> = chapters.iter().map(|c| c.chapter.clone()).collect();
-        let completed = plain
-            .iter()
-            .filter(|c| c.status == ChapterStatus::Completed)
-            .count() as u32;
-        let mut passes = PassCounts::default();
-        for chapter in &plain {
-            let done = if chapter.status == ChapterStatus::Completed {
-                3
-            } else {
-                chapter.passes_done
-            };
-            passes.translate += u32::from(done >= 1);
-            passes.review += u32::from(done >= 2);
-            passes.polish += u32::from(done >= 3);
-        }
-        let errors = plain
-            .iter()
-            .filter(|c| c.status == ChapterStatus::Error)
-            .map(|c| ChapterErrorReport {
-                chapter_id: c.id.clone(),
-                error: c
-                    .error
-                    .clone()
-                    .unwrap_or_else(|| "translation failed".into()),
-            })
-            .collect();
-        let estimated_time_remaining = if book.status == BookStatus::Translating {
-            self.remaining_seconds(&run, &plain)
-        } else {
-            None
-        };
-        // Before any run the stored progress is 0; during and after one it is measured here.
-        let progress = if book.run == 0 {
-            0
-        } else {
-            progress_of(&plain)
-        };
-        // The list of this run's key, not a list an earlier run left.
-        let listed = run
-            .terms
-            .as_ref()
-            .filter(|t| Some(t.key.as_str()) == book.translation_key.as_deref());
-        let terms = (book.run > 0).then(|| TermStage {
-            status: if listed.is_some() {
-                "COMPLETED"
-            } else {
-                "PENDING"
-            },
-            found: listed.and_then(|t| t.found),
-            usage: listed.and_then(|t| t.usage.clone()),
-        });
-        let quality = QualitySummary::of(chapters.iter().filter_map(|c| c.quality.as_ref()));
+        Ok((book, run, chapters))
+    }
+
+    /// While a book translated before is translated again, the earlier translation's files
+    /// downloads still serve.
+    async fn previous_files(&self, book: &Book) -> Result<Vec<String>, TranslationError> {
         let mut previous_files = Vec::new();
         if book.status != BookStatus::Completed {
             let kept = self
@@ -190,31 +199,7 @@ impl Translations {
                 }
             }
         }
-        Ok(TranslationStatus {
-            previous_files,
-            quality,
-            status: book.status,
-            progress,
-            chapters_total: plain.len() as u32,
-            chapters_completed: completed,
-            current_chapter: run.current_chapter,
-            estimated_time_remaining,
-            errors,
-            model: book.translation_model,
-            engine: book.engine,
-            passes,
-            terms,
-            chapters,
-            cost: RunCost {
-                spent: run.cost_micros as f64 / 1e6,
-                max_cost: book.max_cost_micros.map(|m| m as f64 / 1e6),
-                currency: "USD",
-            },
-            paused_at_terms: book.status == BookStatus::Paused && run.paused_at_terms,
-            pause_reason: (book.status == BookStatus::Paused)
-                .then_some(run.pause_reason)
-                .flatten(),
-        })
+        Ok(previous_files)
     }
 
     /// Words still to translate over the words per second achieved since the run started.
@@ -233,4 +218,53 @@ impl Translations {
         let seconds = remaining_words as f64 * elapsed as f64 / done_words as f64 / 1000.0;
         Some(seconds.ceil() as u64)
     }
+}
+
+/// Chapters that have finished each pass (a completed one has finished all three).
+fn pass_counts(chapters: &[Chapter]) -> PassCounts {
+    let mut passes = PassCounts::default();
+    for chapter in chapters {
+        let done = if chapter.status == ChapterStatus::Completed {
+            3
+        } else {
+            chapter.passes_done
+        };
+        passes.translate += u32::from(done >= 1);
+        passes.review += u32::from(done >= 2);
+        passes.polish += u32::from(done >= 3);
+    }
+    passes
+}
+
+/// The chapters in ERROR, with why.
+fn chapter_errors(chapters: &[Chapter]) -> Vec<ChapterErrorReport> {
+    chapters
+        .iter()
+        .filter(|c| c.status == ChapterStatus::Error)
+        .map(|c| ChapterErrorReport {
+            chapter_id: c.id.clone(),
+            error: c
+                .error
+                .clone()
+                .unwrap_or_else(|| "translation failed".into()),
+        })
+        .collect()
+}
+
+/// The run's term pass; None before any run.
+fn term_stage(book: &Book, run: &RunRecord) -> Option<TermStage> {
+    // The list of this run's key, not a list an earlier run left.
+    let listed = run
+        .terms
+        .as_ref()
+        .filter(|t| Some(t.key.as_str()) == book.translation_key.as_deref());
+    (book.run > 0).then(|| TermStage {
+        status: if listed.is_some() {
+            "COMPLETED"
+        } else {
+            "PENDING"
+        },
+        found: listed.and_then(|t| t.found),
+        usage: listed.and_then(|t| t.usage.clone()),
+    })
 }

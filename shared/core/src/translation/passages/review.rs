@@ -314,18 +314,7 @@ impl Translations {
             .collect();
         // The chapters whose records do not say enough: read their stored translations.
         let mut stored: HashMap<u32, Option<StoredChapter>> = HashMap::new();
-        let to_read: Vec<u32> = looked_at
-            .iter()
-            .filter_map(|r| {
-                let quality = quality_of(r)?;
-                let number = r.chapter.number;
-                let changed = quality.changed.review + quality.changed.polish > 0;
-                let owners = records
-                    .get(&number)
-                    .is_some_and(|c| c.values().any(|p| p.edit().is_some()));
-                (changed || owners).then_some(number)
-            })
-            .collect();
+        let to_read = chapters_to_read(&looked_at, &records);
         let read: Vec<(u32, Option<StoredChapter>)> = stream::iter(to_read)
             .map(|number| {
                 let book = &book;
@@ -335,70 +324,49 @@ impl Translations {
             .try_collect()
             .await?;
         stored.extend(read);
-        let facts: Vec<ChapterFacts> = looked_at
-            .iter()
-            .filter_map(|r| {
-                let number = r.chapter.number;
-                let quality = match stored.get(&number) {
-                    Some(Some(s)) => s.quality.clone(),
-                    // Not translated under the book's current translation.
-                    Some(None) => return None,
-                    None => quality_of(r)?,
-                };
-                let owners = records
-                    .get(&number)
-                    .map(|c| {
-                        c.values()
-                            .filter(|p| p.edit().is_some())
-                            .map(|p| p.block as usize)
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                Some(ChapterFacts {
-                    number,
-                    quality,
-                    owners,
-                    proposals: proposals
-                        .iter()
-                        .filter(|((c, _), _)| *c == number)
-                        .map(|((_, i), p)| (*i as usize, p.id.clone()))
-                        .collect(),
-                })
-            })
-            .collect();
+        let facts = chapter_facts(&looked_at, &stored, &records, &proposals);
         let all = candidates(&facts);
         let listed: Vec<&Candidate> = all
             .iter()
             .filter(|c| c.matches(filter.look, None, Some(filter.status)))
             .collect();
-        let counts = Look::ALL
-            .into_iter()
-            .map(|look| {
-                let n = all
-                    .iter()
-                    .filter(|c| c.matches(Some(look), None, Some(filter.status)))
-                    .count();
-                (look, n as u32)
-            })
-            .collect();
-        let open = all
-            .iter()
-            .filter(|c| c.matches(filter.look, None, Some(ReviewStatus::Open)))
-            .count() as u32;
-        let done = all
-            .iter()
-            .filter(|c| c.matches(filter.look, None, Some(ReviewStatus::Done)))
-            .count() as u32;
+        let (counts, open, done) = tallies(&all, filter);
+        let page = listed.iter().skip(offset).take(limit).copied();
+        let rows = self
+            .review_rows(&book, page, &records, &proposals, &mut stored)
+            .await?;
+        Ok(ReviewPage {
+            total: listed.len() as u32,
+            offset: offset as u32,
+            limit: limit as u32,
+            counts,
+            open,
+            done,
+            chapters,
+            rows,
+        })
+    }
+
+    /// The rows of the page's `candidates`, each passage read whole (the sources and stored
+    /// translations of their chapters read once, `stored` holding those read already).
+    async fn review_rows<'a>(
+        &self,
+        book: &Book,
+        page: impl Iterator<Item = &'a Candidate>,
+        records: &BTreeMap<u32, Records>,
+        proposals: &BTreeMap<(u32, u32), OpenProposal>,
+        stored: &mut HashMap<u32, Option<StoredChapter>>,
+    ) -> Result<Vec<ReviewRow>, PassageError> {
         let mut rows = Vec::new();
         let mut sources: HashMap<u32, SourceChapter> = HashMap::new();
         let empty = Records::new();
-        for candidate in listed.iter().skip(offset).take(limit) {
+        for candidate in page {
             let number = candidate.chapter;
             if let Entry::Vacant(vacant) = sources.entry(number) {
                 vacant.insert(self.source_of(&book.id, number).await?);
             }
             if let Entry::Vacant(vacant) = stored.entry(number) {
-                vacant.insert(self.model_text(&book, number).await?);
+                vacant.insert(self.model_text(book, number).await?);
             }
             let (Some(source), Some(model)) = (sources.get(&number), stored.get(&number)) else {
                 continue;
@@ -425,16 +393,7 @@ impl Translations {
                 proposal: proposals.get(&(number, candidate.index as u32)).cloned(),
             });
         }
-        Ok(ReviewPage {
-            total: listed.len() as u32,
-            offset: offset as u32,
-            limit: limit as u32,
-            counts,
-            open,
-            done,
-            chapters,
-            rows,
-        })
+        Ok(rows)
     }
 
     /// The book's open passages flagged and of low confidence, from its chapters' records and
@@ -570,6 +529,88 @@ impl Translations {
         }
         Ok(open)
     }
+}
+
+/// The chapters whose records do not say enough, whose stored translations are read: those a
+/// later pass changed, and those with owner's passages.
+fn chapters_to_read(looked_at: &[&ChapterRecord], records: &BTreeMap<u32, Records>) -> Vec<u32> {
+    looked_at
+        .iter()
+        .filter_map(|r| {
+            let quality = quality_of(r)?;
+            let number = r.chapter.number;
+            let changed = quality.changed.review + quality.changed.polish > 0;
+            let owners = records
+                .get(&number)
+                .is_some_and(|c| c.values().any(|p| p.edit().is_some()));
+            (changed || owners).then_some(number)
+        })
+        .collect()
+}
+
+/// What the review knows of each chapter looked at: its quality (from its stored translation
+/// where read), its owner's passages and its open proposals.
+fn chapter_facts(
+    looked_at: &[&ChapterRecord],
+    stored: &HashMap<u32, Option<StoredChapter>>,
+    records: &BTreeMap<u32, Records>,
+    proposals: &BTreeMap<(u32, u32), OpenProposal>,
+) -> Vec<ChapterFacts> {
+    looked_at
+        .iter()
+        .filter_map(|r| {
+            let number = r.chapter.number;
+            let quality = match stored.get(&number) {
+                Some(Some(s)) => s.quality.clone(),
+                // Not translated under the book's current translation.
+                Some(None) => return None,
+                None => quality_of(r)?,
+            };
+            let owners = records
+                .get(&number)
+                .map(|c| {
+                    c.values()
+                        .filter(|p| p.edit().is_some())
+                        .map(|p| p.block as usize)
+                        .collect()
+                })
+                .unwrap_or_default();
+            Some(ChapterFacts {
+                number,
+                quality,
+                owners,
+                proposals: proposals
+                    .iter()
+                    .filter(|((c, _), _)| *c == number)
+                    .map(|((_, i), p)| (*i as usize, p.id.clone()))
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+/// The counts of the candidates under `filter`'s status for each reason, and those open and
+/// done under its reason.
+fn tallies(all: &[Candidate], filter: &ReviewFilter) -> (BTreeMap<Look, u32>, u32, u32) {
+    let counts = Look::ALL
+        .into_iter()
+        .map(|look| {
+            let n = all
+                .iter()
+                .filter(|c| c.matches(Some(look), None, Some(filter.status)))
+                .count();
+            (look, n as u32)
+        })
+        .collect();
+    let open = all
+        .iter()
+        .filter(|c| c.matches(filter.look, None, Some(ReviewStatus::Open)))
+        .count() as u32;
+    let done = all
+        .iter()
+        .filter(|c| c.matches(filter.look, None, Some(ReviewStatus::Done)))
+        .count() as u32;
+    (counts, open, done)
 }
 
 /// A chapter record's quality record, read.

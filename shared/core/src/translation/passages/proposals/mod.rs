@@ -19,7 +19,7 @@ mod record;
 
 use std::collections::{BTreeSet, HashMap};
 
-use booktr_formats::manuscript::Block;
+use booktr_formats::manuscript::{Block, Chapter as SourceChapter};
 use booktr_translate::checks::Problem;
 use booktr_translate::estimate::cost;
 use booktr_translate::glossary::GlossaryEntry;
@@ -35,13 +35,13 @@ pub use record::ProposalStatus;
 use record::{Finish, ProposalRecord, ProposalTexts, ProposedPassage};
 
 use super::record::Provenance;
-use super::{answer_failed, reason, Flag, OwnersText, Passage, PassageAt, PassageError};
+use super::{answer_failed, reason, Flag, OwnersText, Passage, PassageAt, PassageError, Records};
 use crate::accounts::User;
 use crate::books::{store, Book};
 use crate::fault::{DataError, Fault};
 use crate::job::Job;
 use crate::ports::{Query, StoreError};
-use crate::translation::{TranslationError, Translations};
+use crate::translation::{StoredChapter, TranslationError, Translations};
 use crate::usage::Spend;
 
 #[derive(Debug, thiserror::Error)]
@@ -441,48 +441,43 @@ impl Translations {
             .await
             .map_err(PassageError::from)?;
         let record = self.proposal_record(&book.id, proposal_id).await?;
-        if record.status != ProposalStatus::Ready {
-            return Err(ProposalError::NotReady(format!(
-                "the proposal is {}: only a ready one can be accepted",
-                record.status.as_str()
-            )));
-        }
-        if record.lang != book.target_lang {
-            return Err(ProposalError::NotReady(format!(
-                "the proposal is a translation into {}, and the book is now translated into {}",
-                record.lang, book.target_lang
-            )));
-        }
+        acceptable(&record, &book)?;
         let texts = self.proposal_texts(&book.id, &record).await?;
-        let chosen: Vec<&ProposedPassage> = match &only {
-            Some(indexes) => {
-                let mut chosen = Vec::new();
-                for index in indexes.iter().collect::<BTreeSet<_>>() {
-                    let passage = texts
-                        .passages
-                        .iter()
-                        .find(|p| p.index == *index)
-                        .ok_or_else(|| {
-                            PassageError::Invalid(format!(
-                                "passages: passage {index} is not in the proposal"
-                            ))
-                        })?;
-                    chosen.push(passage);
-                }
-                chosen
-            }
-            None => texts
-                .passages
-                .iter()
-                .filter(|p| p.problems.is_empty() && !record.accepted.contains(&p.index))
-                .collect(),
-        };
+        let chosen = chosen_passages(&texts, &record, only.as_deref())?;
         let source = self.source_of(&book.id, record.chapter).await?;
         let stored = self.model_text(&book, record.chapter).await?;
         let records = self.passage_records(&book, record.chapter).await?;
+        let read = Read {
+            book: &book,
+            record: &record,
+            source: &source,
+            stored: stored.as_ref(),
+            records: &records,
+        };
         // Every passage checked before any is written: a stale one leaves the others as they
         // were, bar a change that comes between this and the writes.
-        for proposed in &chosen {
+        self.none_stale(&read, &chosen).await?;
+        let (accepted, outcome) = self.take_proposed(&read, &chosen, user_id).await;
+        self.note_accepted(&book, &record, &accepted).await?;
+        outcome?;
+        self.proposal(user_id, book_id, proposal_id).await
+    }
+
+    /// Fails with `Stale` on the first of the `chosen` passages changed since the proposal
+    /// was asked for.
+    async fn none_stale(
+        &self,
+        read: &Read<'_>,
+        chosen: &[&ProposedPassage],
+    ) -> Result<(), ProposalError> {
+        let Read {
+            book,
+            record,
+            source,
+            stored,
+            records,
+        } = *read;
+        for proposed in chosen {
             let at = PassageAt {
                 chapter: record.chapter,
                 index: proposed.index,
@@ -493,7 +488,7 @@ impl Translations {
                     at.chapter,
                     at.index as usize,
                     &source.blocks,
-                    stored.as_ref(),
+                    stored,
                     records.get(&at.index),
                 )
                 .await?;
@@ -505,9 +500,27 @@ impl Translations {
                 .into());
             }
         }
+        Ok(())
+    }
+
+    /// Writes each of the `chosen` passages' proposed text as the owner's; the passages of the
+    /// proposal accepted by then, and the first failure (which stops the writes).
+    async fn take_proposed(
+        &self,
+        read: &Read<'_>,
+        chosen: &[&ProposedPassage],
+        user_id: &str,
+    ) -> (Vec<u32>, Result<(), PassageError>) {
+        let Read {
+            book,
+            record,
+            source,
+            records,
+            ..
+        } = *read;
         let mut accepted = record.accepted.clone();
         let mut outcome = Ok(());
-        for proposed in &chosen {
+        for proposed in chosen {
             let at = PassageAt {
                 chapter: record.chapter,
                 index: proposed.index,
@@ -536,7 +549,7 @@ impl Translations {
                 }),
             };
             match self
-                .put_owners_text(&book, at, &source, &passage_record, owners)
+                .put_owners_text(book, at, source, &passage_record, owners)
                 .await
             {
                 Ok(()) => {
@@ -550,8 +563,19 @@ impl Translations {
                 }
             }
         }
+        (accepted, outcome)
+    }
+
+    /// Keeps on the proposal which of its passages are accepted, when that changed, and
+    /// follows up the chapter's change.
+    async fn note_accepted(
+        &self,
+        book: &Book,
+        record: &ProposalRecord,
+        accepted: &[u32],
+    ) -> Result<(), ProposalError> {
         if accepted.len() != record.accepted.len() {
-            let (update, condition) = ProposalRecord::accepted(&accepted);
+            let (update, condition) = ProposalRecord::accepted(accepted);
             let sk = store::proposal_sk(&record.id);
             match self
                 .ports
@@ -563,15 +587,14 @@ impl Translations {
                 Ok(_) | Err(StoreError::Conflict) => {}
                 Err(e) => return Err(e.into()),
             }
-            self.passage_changed(&book, record.chapter).await?;
+            self.passage_changed(book, record.chapter).await?;
             info!(
                 proposal = %record.id,
                 accepted = accepted.len() - record.accepted.len(),
                 "proposal accepted"
             );
         }
-        outcome?;
-        self.proposal(user_id, book_id, proposal_id).await
+        Ok(())
     }
 
     /// What the job of proposal `proposal_id` works from; None when there is nothing to do
@@ -1089,6 +1112,65 @@ fn instruction(raw: Option<String>) -> Result<Option<String>, PassageError> {
         )));
     }
     Ok(Some(trimmed.to_string()))
+}
+
+/// What accepting a proposal reads once: the book, the proposal, and its chapter's source,
+/// model text and passage items.
+struct Read<'a> {
+    book: &'a Book,
+    record: &'a ProposalRecord,
+    source: &'a SourceChapter,
+    stored: Option<&'a StoredChapter>,
+    records: &'a Records,
+}
+
+/// Fails unless the proposal is ready and into the book's language now.
+fn acceptable(record: &ProposalRecord, book: &Book) -> Result<(), ProposalError> {
+    if record.status != ProposalStatus::Ready {
+        return Err(ProposalError::NotReady(format!(
+            "the proposal is {}: only a ready one can be accepted",
+            record.status.as_str()
+        )));
+    }
+    if record.lang != book.target_lang {
+        return Err(ProposalError::NotReady(format!(
+            "the proposal is a translation into {}, and the book is now translated into {}",
+            record.lang, book.target_lang
+        )));
+    }
+    Ok(())
+}
+
+/// The passages numbered in `only`, or every passage not accepted yet whose proposed text
+/// nothing was found wrong with.
+fn chosen_passages<'a>(
+    texts: &'a ProposalTexts,
+    record: &ProposalRecord,
+    only: Option<&[u32]>,
+) -> Result<Vec<&'a ProposedPassage>, ProposalError> {
+    Ok(match only {
+        Some(indexes) => {
+            let mut chosen = Vec::new();
+            for index in indexes.iter().collect::<BTreeSet<_>>() {
+                let passage = texts
+                    .passages
+                    .iter()
+                    .find(|p| p.index == *index)
+                    .ok_or_else(|| {
+                        PassageError::Invalid(format!(
+                            "passages: passage {index} is not in the proposal"
+                        ))
+                    })?;
+                chosen.push(passage);
+            }
+            chosen
+        }
+        None => texts
+            .passages
+            .iter()
+            .filter(|p| p.problems.is_empty() && !record.accepted.contains(&p.index))
+            .collect(),
+    })
 }
 
 #[cfg(test)]
