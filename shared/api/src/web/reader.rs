@@ -355,72 +355,27 @@ pub fn prepare(reader: Reader<'_>) -> Result<Prepared, ApiError> {
         return Err(ApiError::not_found("page"));
     }
     if review {
-        let flagged = current
-            .translation
-            .as_ref()
-            .map(|t| t.quality.flagged_blocks())
-            .unwrap_or_default();
-        // Relative to the reader's own address: a page may hold 200 rows.
-        let here = format!("?chapter={number}&page={page}");
-        for row in rows.iter_mut().filter(|r| r.translation.is_some()) {
-            row.flagged = flagged.contains(&row.index);
-            row.edit = Some(format!("{here}&edit={i}#p-{i}", i = row.index));
-        }
+        mark_for_review(&mut rows, current, number, page);
     }
     let first_index = rows.first().map(|r| r.index);
-    let label = |c: &Chapter| label_of(lang, c);
     let contents: Vec<Entry> = chapters
         .iter()
         .map(|c| Entry {
             number: c.number,
-            label: label(c),
+            label: label_of(lang, c),
             current: c.number == number,
         })
         .collect();
-    let chapter_label = chapters
-        .iter()
-        .find(|c| c.number == number)
-        .map_or_else(|| format!("{} {number}", lang.get("chapter")), label);
-    let next_chapter = chapters
-        .iter()
-        .map(|c| c.number)
-        .filter(|&n| n > number)
-        .min();
-    let previous_chapter = chapters
-        .iter()
-        .map(|c| c.number)
-        .filter(|&n| n < number)
-        .max();
+    let chapter_label = self::chapter_label(lang, chapters, number);
     let path = link(base, number, page);
-    let by = book
-        .author
-        .as_deref()
-        .map(|a| format!(" by {a}"))
-        .unwrap_or_default();
-    let description = format!(
-        "\"{}\"{by}, translated from {} to {}: read it side by side with the original.",
-        book.title,
-        super::words::language(Lang::En, &book.original_lang),
-        super::words::language(Lang::En, &book.target_lang),
-    );
     let downloads: Vec<_> = editions
         .iter()
         .map(|e| context! { query => e.query(), label => e.label() })
         .collect();
-    let known = |code: &str| (code != super::words::UNKNOWN_LANGUAGE).then(|| code.to_string());
     let data = context! {
         ui => lang.code(),
         t => lang.messages(),
-        book => context! {
-            title => book.title,
-            author => book.author,
-            from => book.original_lang,
-            to => book.target_lang,
-            from_tag => known(&book.original_lang),
-            to_tag => known(&book.target_lang),
-            from_dir => dir(&book.original_lang),
-            to_dir => dir(&book.target_lang),
-        },
+        book => book_view(book),
         base,
         back,
         continue_at => continue_at
@@ -438,24 +393,92 @@ pub fn prepare(reader: Reader<'_>) -> Result<Prepared, ApiError> {
         chapter_label,
         rows,
         review,
-        paging => context! {
-            page,
-            pages,
-            here => &path,
-            previous_page => (page > 1).then(|| link(base, number, page - 1)),
-            next_page => (page < pages).then(|| link(base, number, page + 1)),
-            previous_chapter => previous_chapter.map(|n| link(base, n, 1)),
-            next_chapter => next_chapter.map(|n| link(base, n, 1)),
-        },
+        paging => paging_view(base, chapters, number, page, pages, &path),
     };
     Ok(Prepared {
         data,
         title: format!("{} · {chapter_label}", book.title),
-        description,
+        description: description_of(book),
         path,
         page,
         first_index,
     })
+}
+
+/// The owner's review: each translated row is marked when the checks flagged it and links to
+/// its editor, relative to the reader's own address (a page may hold 200 rows).
+fn mark_for_review(rows: &mut [Row], current: &SideBySide, number: u32, page: u32) {
+    let flagged = current
+        .translation
+        .as_ref()
+        .map(|t| t.quality.flagged_blocks())
+        .unwrap_or_default();
+    let here = format!("?chapter={number}&page={page}");
+    for row in rows.iter_mut().filter(|r| r.translation.is_some()) {
+        row.flagged = flagged.contains(&row.index);
+        row.edit = Some(format!("{here}&edit={i}#p-{i}", i = row.index));
+    }
+}
+
+/// The book as the reader's page shows it: title, author, and both languages with their tags
+/// (none for an unknown language) and directions.
+fn book_view(book: &Book) -> Value {
+    let known = |code: &str| (code != super::words::UNKNOWN_LANGUAGE).then(|| code.to_string());
+    context! {
+        title => book.title,
+        author => book.author,
+        from => book.original_lang,
+        to => book.target_lang,
+        from_tag => known(&book.original_lang),
+        to_tag => known(&book.target_lang),
+        from_dir => dir(&book.original_lang),
+        to_dir => dir(&book.target_lang),
+    }
+}
+
+/// The page's description for search engines and link previews, in English.
+fn description_of(book: &Book) -> String {
+    let by = book
+        .author
+        .as_deref()
+        .map(|a| format!(" by {a}"))
+        .unwrap_or_default();
+    format!(
+        "\"{}\"{by}, translated from {} to {}: read it side by side with the original.",
+        book.title,
+        super::words::language(Lang::En, &book.original_lang),
+        super::words::language(Lang::En, &book.target_lang),
+    )
+}
+
+/// The links to the pages and chapters around page `page` of chapter `number`.
+fn paging_view(
+    base: &str,
+    chapters: &[Chapter],
+    number: u32,
+    page: u32,
+    pages: u32,
+    here: &str,
+) -> Value {
+    let next_chapter = chapters
+        .iter()
+        .map(|c| c.number)
+        .filter(|&n| n > number)
+        .min();
+    let previous_chapter = chapters
+        .iter()
+        .map(|c| c.number)
+        .filter(|&n| n < number)
+        .max();
+    context! {
+        page,
+        pages,
+        here,
+        previous_page => (page > 1).then(|| link(base, number, page - 1)),
+        next_page => (page < pages).then(|| link(base, number, page + 1)),
+        previous_chapter => previous_chapter.map(|n| link(base, n, 1)),
+        next_chapter => next_chapter.map(|n| link(base, n, 1)),
+    }
 }
 
 /// The shared reader's page, on the site's layout with the header of the visitor's session.

@@ -310,59 +310,135 @@ async fn book_page(
         book.status,
         BookStatus::Extracted | BookStatus::Completed | BookStatus::Error
     );
-    let (glossaries, models, quote, quote_error, cover) = if startable {
-        let glossaries = services.glossaries.list(&me.user.id).await?;
-        let usage = services.usage.report(&me.user).await?;
-        // The language typed by its name or its code; one that names no language is said
-        // where the quote would be, and the form keeps what was typed.
-        let quoted = match super::session::language_field(me.lang, q.target_lang.as_deref()) {
-            Ok(target_lang) => {
-                let request = QuoteRequest {
-                    book_id: book.id.clone(),
-                    model: non_empty(q.model.clone()),
-                    glossary_id: non_empty(q.glossary_id.clone()),
-                    target_lang,
-                    fallback_model: None,
-                };
-                services
-                    .translations
-                    .quote(&me.user, request)
-                    .await
-                    .map_err(ApiError::from)
-            }
-            Err(e) => Err(e),
-        };
-        match quoted {
-            Ok(quote) => {
-                let cover = services.usage.cover(&me.user, &usage, quote.words);
-                (glossaries, usage.allowed_models, Some(quote), None, cover)
-            }
-            // A quote for choices the user just made may be refused (a model of another
-            // plan): the page says why, and the form stays.
-            Err(e) => (
-                glossaries,
-                usage.allowed_models,
-                None,
-                Some(super::failure::for_people(me.lang, &e)),
-                None,
-            ),
-        }
+    let offer = if startable {
+        start_offer(state, me, book, &q).await?
     } else {
-        (Vec::new(), Vec::new(), None, None, None)
+        context! {
+            can_start => false,
+            cover => None::<u8>,
+            glossaries => Vec::<u8>::new(),
+            models => Vec::<u8>::new(),
+            quote_minutes => None::<u64>,
+            quote => None::<u8>,
+            quote_error => None::<String>,
+        }
     };
-    // Start is offered only when it can start: something to translate, within the quota.
-    let can_start = quote.as_ref().is_some_and(|q| q.chapters > 0) && cover.is_none();
-    let glossaries: Vec<_> = glossaries
-        .iter()
-        .map(|g| context! { id => g.id.clone(), name => g.name.clone() })
-        .collect();
     let has_translation = detail
         .chapters
         .iter()
         .any(|c| c.status == booktr_core::types::ChapterStatus::Completed);
     // What the answer checks found: the book's summary, and each chapter's flagged blocks.
     let status = services.translations.status(&me.user.id, id).await?;
-    let chapters: Vec<_> = status
+    // What needs a look, and the way to it: the review's open passages, flagged and of low
+    // confidence; the run's warning of flagged blocks leads there too.
+    let review = services
+        .translations
+        .review_counts(&me.user.id, id)
+        .await
+        .map_err(super::passage::passage_error)?;
+    let data = context! {
+        status_words => crate::web::words::status_words(me.lang),
+        book => crate::wire::books::Book::from(book.clone()),
+        warnings => warning_views(me.lang, book, &status.quality),
+        chapters => chapter_views(&status),
+        quality => quality_view(id, &status.quality, review.low_confidence),
+        translated_any => has_translation,
+        startable,
+        paused_at_terms => status.paused_at_terms,
+        terms => term_list_view(&status),
+        pausing => pausing(book.status, &detail.chapters),
+        confirm_stop => q.stop.as_deref() == Some("confirm") && matches!(book.status, BookStatus::Translating | BookStatus::Paused),
+        stopped => q.stop.as_deref() == Some("done"),
+        kept_chapters => status.chapters_completed,
+        run_cost => (book.run > 0).then_some(status.cost.spent),
+        has_translation,
+        chosen => context! { model => q.model, glossary_id => q.glossary_id, target_lang => q.target_lang },
+        share_url => book.share_token.as_ref().map(|t| format!("{}/shared/{t}", state.settings.public_url)),
+        continue_at => continue_at.map(|at| continue_view(me.lang, id, &detail.chapters, at)),
+        ..context! { ..run_state(book.status), ..offer },
+    };
+    page(state, Some(me), me.lang, "app/book.html", &book.title, data)
+        .await
+        .or_else(Ok)
+}
+
+/// What the form to start a run shows: the user's glossaries, the plan's models, and the quote
+/// for the choices in the address (or why there is none) with what the quota does not cover.
+async fn start_offer(
+    state: &AppState,
+    me: &SignedIn,
+    book: &booktr_core::books::Book,
+    q: &QuoteQuery,
+) -> Result<minijinja::Value, ApiError> {
+    let services = &state.services;
+    let glossaries = services.glossaries.list(&me.user.id).await?;
+    let usage = services.usage.report(&me.user).await?;
+    let (quote, quote_error, cover) = match quote(state, me, book, q).await {
+        Ok(quote) => {
+            let cover = services.usage.cover(&me.user, &usage, quote.words);
+            (Some(quote), None, cover)
+        }
+        // A quote for choices the user just made may be refused (a model of another
+        // plan): the page says why, and the form stays.
+        Err(e) => (None, Some(super::failure::for_people(me.lang, &e)), None),
+    };
+    let glossaries: Vec<_> = glossaries
+        .iter()
+        .map(|g| context! { id => g.id.clone(), name => g.name.clone() })
+        .collect();
+    Ok(context! {
+        // Start is offered only when it can start: something to translate, within the quota.
+        can_start => quote.as_ref().is_some_and(|q| q.chapters > 0) && cover.is_none(),
+        cover,
+        glossaries,
+        models => usage.allowed_models,
+        quote_minutes => quote.as_ref().map(|q| q.estimated_seconds.div_ceil(60)),
+        quote => quote.map(crate::wire::translation::Quote::from),
+        quote_error,
+    })
+}
+
+/// The quote for the choices in the address. The language is typed by its name or its code;
+/// one that names no language is said where the quote would be, and the form keeps what was
+/// typed.
+async fn quote(
+    state: &AppState,
+    me: &SignedIn,
+    book: &booktr_core::books::Book,
+    q: &QuoteQuery,
+) -> Result<booktr_core::translation::Quote, ApiError> {
+    let target_lang = super::session::language_field(me.lang, q.target_lang.as_deref())?;
+    let request = QuoteRequest {
+        book_id: book.id.clone(),
+        model: non_empty(q.model.clone()),
+        glossary_id: non_empty(q.glossary_id.clone()),
+        target_lang,
+        fallback_model: None,
+    };
+    state
+        .services
+        .translations
+        .quote(&me.user, request)
+        .await
+        .map_err(ApiError::from)
+}
+
+/// Where a run stands, as the page's buttons and notes need it.
+fn run_state(status: BookStatus) -> minijinja::Value {
+    context! {
+        translating => matches!(status, BookStatus::Translating | BookStatus::Extracting | BookStatus::Uploaded | BookStatus::Generating),
+        paused => status == BookStatus::Paused,
+        stoppable => matches!(status, BookStatus::Translating | BookStatus::Paused),
+        // While a run goes on (or waits, paused), what it has spent so far, never "free".
+        run_going => matches!(status, BookStatus::Translating | BookStatus::Paused),
+        shareable => matches!(status, BookStatus::Translated | BookStatus::Generating | BookStatus::Completed),
+        finished => status == BookStatus::Completed,
+    }
+}
+
+/// Each chapter with its flagged blocks.
+fn chapter_views(status: &booktr_core::translation::TranslationStatus) -> Vec<minijinja::Value> {
+    status
         .chapters
         .iter()
         .map(|c| {
@@ -373,95 +449,76 @@ async fn book_page(
             let chapter = crate::wire::books::Chapter::from(c.chapter.clone());
             context! { chapter, flagged }
         })
-        .collect();
-    // Flagged passages by their main flag (each once: the counts add up), each kind named in
-    // the interface's words (`flag_<kind>`, in the singular for one).
+        .collect()
+}
+
+/// The book's warnings; the run's warning of flagged blocks is said in the web's words from
+/// the book's counts (passages, as everywhere in the app; none left, no warning), and leads to
+/// the review.
+fn warning_views(
+    lang: Lang,
+    book: &booktr_core::books::Book,
+    quality: &QualitySummary,
+) -> Vec<minijinja::Value> {
+    book.warnings
+        .iter()
+        .filter_map(|w| match flagged_warning(w) {
+            true => flagged_sentence(lang, quality).map(|text| context! { text, review => true }),
+            false => Some(context! { text => w, review => false }),
+        })
+        .collect()
+}
+
+/// What the answer checks found, with the way to the review. Flagged passages are counted by
+/// their main flag (each once: the counts add up), each kind named in the interface's words
+/// (`flag_<kind>`, in the singular for one).
+fn quality_view(id: &str, quality: &QualitySummary, low_confidence: u32) -> minijinja::Value {
     let flags: Vec<_> = booktr_core::translation::MAIN_ORDER
         .iter()
         .filter_map(|kind| {
-            let count = status.quality.main_flags.get(kind.name())?;
+            let count = quality.main_flags.get(kind.name())?;
             Some(context! { key => format!("flag_{}", kind.name()), count })
         })
         .collect();
-    // What needs a look, and the way to it: the review's open passages, flagged and of low
-    // confidence; the run's warning of flagged blocks leads there too.
-    let review = services
-        .translations
-        .review_counts(&me.user.id, id)
-        .await
-        .map_err(super::passage::passage_error)?;
-    let warnings: Vec<_> = book
-        .warnings
-        .iter()
-        .filter_map(|w| match flagged_warning(w) {
-            // The run's warning of flagged blocks, said in the web's words from the book's
-            // counts (passages, as everywhere in the app; none left, no warning).
-            true => flagged_sentence(me.lang, &status.quality)
-                .map(|text| context! { text, review => true }),
-            false => Some(context! { text => w, review => false }),
-        })
-        .collect();
-    let quality = context! {
+    context! {
         flags,
-        repaired => status.quality.repaired_blocks,
-        removed => status.quality.removed_lines,
-        flagged => status.quality.flagged_blocks,
-        changed => status.quality.changed,
-        not_kept => status.quality.changes_not_kept,
-        low_confidence => review.low_confidence,
-        profile => status.quality.profile,
+        repaired => quality.repaired_blocks,
+        removed => quality.removed_lines,
+        flagged => quality.flagged_blocks,
+        changed => quality.changed,
+        not_kept => quality.changes_not_kept,
+        low_confidence,
+        profile => quality.profile,
         review => super::paths::review_path(id),
-    };
-    // The run's term list, once its term pass has made it: its page is offered, and leads
-    // when the run paused there for the owner to check it.
-    let terms = status
+    }
+}
+
+/// The run's term list, once its term pass has made it: its page is offered, and leads when
+/// the run paused there for the owner to check it.
+fn term_list_view(
+    status: &booktr_core::translation::TranslationStatus,
+) -> Option<minijinja::Value> {
+    status
         .terms
         .as_ref()
         .filter(|t| t.status == "COMPLETED")
-        .map(|t| context! { found => t.found });
-    let data = context! {
-        status_words => crate::web::words::status_words(me.lang),
-        book => crate::wire::books::Book::from(book.clone()),
-        warnings,
-        chapters,
-        quality,
-        translated_any => has_translation,
-        startable,
-        translating => matches!(book.status, BookStatus::Translating | BookStatus::Extracting | BookStatus::Uploaded | BookStatus::Generating),
-        paused => book.status == BookStatus::Paused,
-        paused_at_terms => status.paused_at_terms,
-        terms,
-        pausing => pausing(book.status, &detail.chapters),
-        stoppable => matches!(book.status, BookStatus::Translating | BookStatus::Paused),
-        confirm_stop => q.stop.as_deref() == Some("confirm") && matches!(book.status, BookStatus::Translating | BookStatus::Paused),
-        stopped => q.stop.as_deref() == Some("done"),
-        kept_chapters => status.chapters_completed,
-        run_cost => (book.run > 0).then_some(status.cost.spent),
-        // While a run goes on (or waits, paused), what it has spent so far, never "free".
-        run_going => matches!(book.status, BookStatus::Translating | BookStatus::Paused),
-        can_start,
-        cover,
-        has_translation,
-        glossaries,
-        models,
-        chosen => context! { model => q.model, glossary_id => q.glossary_id, target_lang => q.target_lang },
-        share_url => book.share_token.as_ref().map(|t| format!("{}/shared/{t}", state.settings.public_url)),
-        shareable => matches!(book.status, BookStatus::Translated | BookStatus::Generating | BookStatus::Completed),
-        quote_minutes => quote.as_ref().map(|q| q.estimated_seconds.div_ceil(60)),
-        finished => book.status == BookStatus::Completed,
-        continue_at => continue_at.map(|at| context! {
-            chapter => at.chapter,
-            // The chapter as the reader names it: its title, else its number.
-            label => crate::web::reader::chapter_label(me.lang, &detail.chapters, at.chapter),
-            page => at.page,
-            href => format!("/dashboard/books/{id}/read?chapter={}&page={}", at.chapter, at.page),
-        }),
-        quote => quote.map(crate::wire::translation::Quote::from),
-        quote_error,
-    };
-    page(state, Some(me), me.lang, "app/book.html", &book.title, data)
-        .await
-        .or_else(Ok)
+        .map(|t| context! { found => t.found })
+}
+
+/// Where the owner left off reading: the chapter as the reader names it (its title, else its
+/// number), the page, and the link back there.
+fn continue_view(
+    lang: Lang,
+    id: &str,
+    chapters: &[booktr_core::books::Chapter],
+    at: reading::Position,
+) -> minijinja::Value {
+    context! {
+        chapter => at.chapter,
+        label => crate::web::reader::chapter_label(lang, chapters, at.chapter),
+        page => at.page,
+        href => format!("/dashboard/books/{id}/read?chapter={}&page={}", at.chapter, at.page),
+    }
 }
 
 /// Whether `warning` is the run's warning of flagged blocks (`QualitySummary::warnings`).

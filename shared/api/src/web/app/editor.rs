@@ -345,18 +345,10 @@ async fn editor(
     let preview = open.said.is_none() && open.typed.is_some();
     let passage = match open.passage {
         Some(passage) => passage,
-        None => {
-            let found = state
-                .services
-                .translations
-                .passages(&me.user.id, &book.id, chapter, open.index as usize, 1)
-                .await
-                .map_err(passage_error)?;
-            match found.passages.into_iter().next() {
-                Some(passage) => passage,
-                None => return Ok(None),
-            }
-        }
+        None => match find_passage(state, me, book, chapter, open.index).await? {
+            Some(passage) => passage,
+            None => return Ok(None),
+        },
     };
     let Some(text) = passage.text.clone() else {
         return Ok(None);
@@ -378,75 +370,12 @@ async fn editor(
     };
     let invalid = status == StatusCode::BAD_REQUEST || (preview && said.is_some());
     let index = passage.index;
-    // The renames offered: each as a preview's form would send it (one it would refuse is
-    // not offered).
-    let renames: Vec<Value> = open
-        .renames
-        .iter()
-        .filter(|r| TermRequest::new(&r.source, &r.from, &r.to).is_ok())
-        .map(
-            |r| context! { source => r.source.clone(), from => r.from.clone(), to => r.to.clone() },
-        )
-        .collect();
-    let said = said.map(|said| {
-        let (key, detail, alert) = match said {
-            Said::Done(done) => (format!("done_{done}"), None, false),
-            Said::Stale => ("stale".to_string(), None, true),
-            Said::NothingToUndo => ("nothing_to_undo".to_string(), None, true),
-            Said::Marks(problem) => ("marks_refused".to_string(), Some(problem), true),
-            Said::Invalid(_) if field.trim().is_empty() => ("empty_text".to_string(), None, true),
-            Said::Invalid(problem) => ("not_saved".to_string(), Some(problem), true),
-        };
-        let stale = key == "stale";
-        context! {
-            key,
-            detail,
-            alert,
-            current => stale.then(|| preview_value(passage.text.as_deref().unwrap_or_default())),
-        }
-    });
+    let said = said.map(|said| said_view(said, &field, &passage));
     let flags: Vec<Value> = passage
         .flags
         .iter()
         .map(|f| context! { kind => f.kind, reason => f.reason.clone() })
         .collect();
-    // A flagged passage that holds its source: no answer of the model passed the checks, and
-    // the text is the original, not the model's.
-    let source_kept = !passage.flags.is_empty() && holds_source(&passage);
-    let origin = match &passage.origin {
-        Some(Origin::Model { .. }) if source_kept => context! { kind => "source_kept" },
-        Some(Origin::Model { pass }) => {
-            context! { kind => "model", pass => pass.map(|p| p.task()) }
-        }
-        Some(Origin::Edited { at, by }) => context! {
-            kind => "edited",
-            at => at.to_rfc3339(),
-            mine => *by == me.user.id,
-        },
-        Some(Origin::Kept { at, by }) => context! {
-            kind => "kept",
-            at => at.to_rfc3339(),
-            mine => *by == me.user.id,
-            // What was kept is the original, not the model's text.
-            source => holds_source(&passage),
-        },
-        Some(Origin::Retranslated {
-            at,
-            model,
-            pass,
-            instruction,
-            accepted_with,
-            ..
-        }) => context! {
-            kind => "retranslated",
-            at => at.to_rfc3339(),
-            model,
-            pass => pass.task(),
-            instruction,
-            accepted_with => accepted_with.iter().map(|f| f.kind).collect::<Vec<_>>(),
-        },
-        None => context! {},
-    };
     let low = passage.confidence.is_some_and(|c| c < LOW_CONFIDENCE);
     let marks: Vec<String> = markup::tags(&passage.source)
         .map(|tags| tags.iter().map(markup::tag_text).collect())
@@ -468,7 +397,7 @@ async fn editor(
         text => field,
         marks,
         flags,
-        origin,
+        origin => origin_view(&passage, me),
         undoable => passage.undoable > 0,
         // The owner's text (an edit, a re-translation accepted, the model's kept): a reset
         // gives the model's back.
@@ -479,7 +408,7 @@ async fn editor(
         confidence => passage.confidence,
         low,
         said,
-        renames,
+        renames => rename_offers(&open.renames),
         rename => super::paths::rename_path(&book.id),
         invalid,
         lang_tag,
@@ -490,6 +419,97 @@ async fn editor(
         close => format!("/dashboard/books/{id}/read?chapter={chapter}&near={index}#p-{index}"),
     };
     Ok(Some((editor, status)))
+}
+
+/// Passage `index` of chapter `chapter` as it is now; None when there is no such passage.
+async fn find_passage(
+    state: &AppState,
+    me: &SignedIn,
+    book: &Book,
+    chapter: u32,
+    index: u32,
+) -> Result<Option<Passage>, ApiError> {
+    let found = state
+        .services
+        .translations
+        .passages(&me.user.id, &book.id, chapter, index as usize, 1)
+        .await
+        .map_err(passage_error)?;
+    Ok(found.passages.into_iter().next())
+}
+
+/// The renames offered: each as a preview's form would send it (one it would refuse is not
+/// offered).
+fn rename_offers(renames: &[TermChange]) -> Vec<Value> {
+    renames
+        .iter()
+        .filter(|r| TermRequest::new(&r.source, &r.from, &r.to).is_ok())
+        .map(
+            |r| context! { source => r.source.clone(), from => r.from.clone(), to => r.to.clone() },
+        )
+        .collect()
+}
+
+/// What the editor says about the last change: its message's key, the detail, whether it is an
+/// alert, and for a stale version the passage's text now.
+fn said_view(said: Said, field: &str, passage: &Passage) -> Value {
+    let (key, detail, alert) = match said {
+        Said::Done(done) => (format!("done_{done}"), None, false),
+        Said::Stale => ("stale".to_string(), None, true),
+        Said::NothingToUndo => ("nothing_to_undo".to_string(), None, true),
+        Said::Marks(problem) => ("marks_refused".to_string(), Some(problem), true),
+        Said::Invalid(_) if field.trim().is_empty() => ("empty_text".to_string(), None, true),
+        Said::Invalid(problem) => ("not_saved".to_string(), Some(problem), true),
+    };
+    let stale = key == "stale";
+    context! {
+        key,
+        detail,
+        alert,
+        current => stale.then(|| preview_value(passage.text.as_deref().unwrap_or_default())),
+    }
+}
+
+/// Where the passage's text comes from: the model (or the source the model could not replace),
+/// the owner's edit or keep, or a re-translation accepted.
+fn origin_view(passage: &Passage, me: &SignedIn) -> Value {
+    // A flagged passage that holds its source: no answer of the model passed the checks, and
+    // the text is the original, not the model's.
+    let source_kept = !passage.flags.is_empty() && holds_source(passage);
+    match &passage.origin {
+        Some(Origin::Model { .. }) if source_kept => context! { kind => "source_kept" },
+        Some(Origin::Model { pass }) => {
+            context! { kind => "model", pass => pass.map(|p| p.task()) }
+        }
+        Some(Origin::Edited { at, by }) => context! {
+            kind => "edited",
+            at => at.to_rfc3339(),
+            mine => *by == me.user.id,
+        },
+        Some(Origin::Kept { at, by }) => context! {
+            kind => "kept",
+            at => at.to_rfc3339(),
+            mine => *by == me.user.id,
+            // What was kept is the original, not the model's text.
+            source => holds_source(passage),
+        },
+        Some(Origin::Retranslated {
+            at,
+            model,
+            pass,
+            instruction,
+            accepted_with,
+            ..
+        }) => context! {
+            kind => "retranslated",
+            at => at.to_rfc3339(),
+            model,
+            pass => pass.task(),
+            instruction,
+            accepted_with => accepted_with.iter().map(|f| f.kind).collect::<Vec<_>>(),
+        },
+        None => context! {},
+    }
 }
 
 #[derive(Deserialize)]
@@ -521,46 +541,26 @@ async fn change(
     // Browsers send a field's line breaks as CRLF.
     let typed = form.text.unwrap_or_default().replace("\r\n", "\n");
     let at = PassageAt { chapter, index };
-    let translations = &state.services.translations;
-    let user = &me.user.id;
     let action = form.action.as_deref().unwrap_or("save");
-    // A change is the API's passage write, and counts as one against the plan (a preview
-    // changes nothing).
-    if action != "preview" {
-        if let Err(refused) = crate::limits::count_as_api_call(&state, &me.user).await {
-            return page_error(me.lang, refused);
-        }
+    if action == "preview" {
+        // A preview changes nothing.
+        let open = Open {
+            typed: Some(typed),
+            version: Some(read),
+            ..Open::at(index, None)
+        };
+        return answer_with(&state, &me, &id, chapter, open, fragment, &headers).await;
     }
-    let mut renames = Vec::new();
-    let answer = match action {
-        "save" => match translations
-            .edit_passage_suggesting(user, &id, at, read, &typed)
-            .await
-        {
-            Ok((passage, changes)) => {
-                renames = changes;
-                Ok(passage)
-            }
-            Err(e) => Err(e),
-        },
-        "undo" => translations.undo_passage(user, &id, at, read).await,
-        "reset" => translations.reset_passage(user, &id, at, read).await,
-        "keep" => translations.keep_passage(user, &id, at, read).await,
-        "preview" => {
-            let open = Open {
-                typed: Some(typed),
-                version: Some(read),
-                ..Open::at(index, None)
-            };
-            return answer_with(&state, &me, &id, chapter, open, fragment, &headers).await;
-        }
-        _ => {
-            let refused = ApiError::bad_request("action: save, preview, keep, undo or reset");
-            return page_error(me.lang, refused);
-        }
+    // A change is the API's passage write, and counts as one against the plan.
+    if let Err(refused) = crate::limits::count_as_api_call(&state, &me.user).await {
+        return page_error(me.lang, refused);
+    }
+    let Some(answer) = write(&state, &me, &id, at, read, &typed, action).await else {
+        let refused = ApiError::bad_request("action: save, preview, keep, undo or reset");
+        return page_error(me.lang, refused);
     };
     let open = match answer {
-        Ok(passage) => {
+        Ok((passage, renames)) => {
             let done = match action {
                 "undo" => "undone",
                 "reset" => "reset",
@@ -580,34 +580,84 @@ async fn change(
                 ..Open::at(index, Said::done(done))
             }
         }
-        // What the owner typed stays in the field; the form names the passage's version now.
-        Err(PassageError::Stale { current, .. }) => Open {
+        Err(e) => match refused_open(e, typed, read, index) {
+            Ok(open) => open,
+            Err(e) => return page_error(me.lang, passage_error(e)),
+        },
+    };
+    answer_with(&state, &me, &id, chapter, open, fragment, &headers).await
+}
+
+/// The change the form's action names: a save (with the renames of the book's terms it
+/// suggests), an undo, a reset or a keep. None for another action.
+async fn write(
+    state: &AppState,
+    me: &SignedIn,
+    id: &str,
+    at: PassageAt,
+    read: u64,
+    typed: &str,
+    action: &str,
+) -> Option<Result<(Passage, Vec<TermChange>), PassageError>> {
+    let translations = &state.services.translations;
+    let user = &me.user.id;
+    let alone = |passage| (passage, Vec::new());
+    Some(match action {
+        "save" => {
+            translations
+                .edit_passage_suggesting(user, id, at, read, typed)
+                .await
+        }
+        "undo" => translations
+            .undo_passage(user, id, at, read)
+            .await
+            .map(alone),
+        "reset" => translations
+            .reset_passage(user, id, at, read)
+            .await
+            .map(alone),
+        "keep" => translations
+            .keep_passage(user, id, at, read)
+            .await
+            .map(alone),
+        _ => return None,
+    })
+}
+
+/// The editor again after a change was refused: what the owner typed stays in the field, and
+/// the form names the passage's version now (or the one read, when the text was refused). A
+/// failure the editor does not show comes back as it is.
+fn refused_open(
+    e: PassageError,
+    typed: String,
+    read: u64,
+    index: u32,
+) -> Result<Open, PassageError> {
+    Ok(match e {
+        PassageError::Stale { current, .. } => Open {
             passage: Some(*current),
             typed: Some(typed),
             ..Open::at(index, Some(Said::Stale))
         },
-        Err(PassageError::NothingToUndo(current)) => Open {
+        PassageError::NothingToUndo(current) => Open {
             passage: Some(*current),
             typed: Some(typed),
             ..Open::at(index, Some(Said::NothingToUndo))
         },
-        Err(PassageError::Marks(problem)) => Open {
+        PassageError::Marks(problem) => Open {
             typed: Some(typed),
             version: Some(read),
             ..Open::at(index, Some(Said::Marks(problem)))
         },
-        Err(
-            PassageError::Invalid(problem)
-            | PassageError::TooLong(problem)
-            | PassageError::Characters(problem),
-        ) => Open {
+        PassageError::Invalid(problem)
+        | PassageError::TooLong(problem)
+        | PassageError::Characters(problem) => Open {
             typed: Some(typed),
             version: Some(read),
             ..Open::at(index, Some(Said::Invalid(problem)))
         },
-        Err(e) => return page_error(me.lang, passage_error(e)),
-    };
-    answer_with(&state, &me, &id, chapter, open, fragment, &headers).await
+        e => return Err(e),
+    })
 }
 
 /// The answer to the editor's form that does not go back to the passage: the editor alone (for

@@ -25,7 +25,7 @@ use axum::Form;
 use booktr_core::books::Chapter;
 use booktr_core::translation::passages::proposals::ProposalError;
 use booktr_core::translation::passages::review::{
-    Look, ReviewFilter, ReviewRow, ReviewStatus, LOW_CONFIDENCE, REVIEW_PAGE,
+    Look, ReviewFilter, ReviewPage, ReviewRow, ReviewStatus, LOW_CONFIDENCE, REVIEW_PAGE,
 };
 use booktr_core::translation::passages::{Origin, PassageAt, PassageError};
 use minijinja::{context, Value};
@@ -194,23 +194,6 @@ async fn review_page(
         .iter()
         .map(|r| row(id, r, me.lang, &chapter_list))
         .collect();
-    let looks: Vec<Value> = Look::ALL
-        .into_iter()
-        .map(|look| {
-            context! {
-                value => look.name(),
-                count => review.counts.get(&look).copied().unwrap_or(0),
-                chosen => filter.look == Some(look),
-            }
-        })
-        .collect();
-    let chapters: Vec<Value> = review
-        .chapters
-        .iter()
-        .map(|(number, title)| {
-            context! { number, title, chosen => filter.chapter == Some(*number) }
-        })
-        .collect();
     let here = query_of(&filter, number);
     let paging = context! {
         page => number,
@@ -218,19 +201,11 @@ async fn review_page(
         previous => (number > 1).then(|| address(id, &query_of(&filter, number - 1))),
         next => (number < pages).then(|| address(id, &query_of(&filter, number + 1))),
     };
-    let said = q.said.as_deref().and_then(Said::parse).map(|said| {
-        context! {
-            key => said.key(),
-            alert => said.alert(),
-            n => q.n.unwrap_or(0),
-            left => q.left.unwrap_or(0),
-        }
-    });
     let data = context! {
         book => context! { id => book.id.clone(), title => book.title.clone() },
         rows,
-        looks,
-        chapters,
+        looks => look_options(&review, &filter),
+        chapters => chapter_options(&review, &filter),
         filter => context! {
             look => filter.look.map(Look::name),
             chapter => filter.chapter,
@@ -243,7 +218,7 @@ async fn review_page(
         paging,
         back => here,
         action => review_path(id),
-        said,
+        said => said_view(q),
         lang_tag,
         source_tag,
         dir => dir(&book.target_lang),
@@ -251,6 +226,43 @@ async fn review_page(
     };
     let title = format!("{} · {}", me.lang.get("review_title"), book.title);
     page(state, Some(me), me.lang, "app/review.html", &title, data).await
+}
+
+/// The kinds of passages to look at, each with how many there are, for the filter's choice.
+fn look_options(review: &ReviewPage, filter: &ReviewFilter) -> Vec<Value> {
+    Look::ALL
+        .into_iter()
+        .map(|look| {
+            context! {
+                value => look.name(),
+                count => review.counts.get(&look).copied().unwrap_or(0),
+                chosen => filter.look == Some(look),
+            }
+        })
+        .collect()
+}
+
+/// The chapters with passages to review, for the filter's choice.
+fn chapter_options(review: &ReviewPage, filter: &ReviewFilter) -> Vec<Value> {
+    review
+        .chapters
+        .iter()
+        .map(|(number, title)| {
+            context! { number, title, chosen => filter.chapter == Some(*number) }
+        })
+        .collect()
+}
+
+/// What the page's form did, as the address says it.
+fn said_view(q: &Shown) -> Option<Value> {
+    q.said.as_deref().and_then(Said::parse).map(|said| {
+        context! {
+            key => said.key(),
+            alert => said.alert(),
+            n => q.n.unwrap_or(0),
+            left => q.left.unwrap_or(0),
+        }
+    })
 }
 
 /// One passage of the review, as the template shows it: named as the reader names it (its
