@@ -1,12 +1,11 @@
-//! The hostile-file corpus (`booktr_formats::hostile`) uploaded to the real `booktr serve`:
-//! every file is refused naming the limit it hit, or read and rendered as a PDF with the images
-//! past the budget left out and named on the book, while the server's resident memory stays
-//! under 300 MiB and its health check answers; a refused file costs no book of the month's
-//! quota; and the next ordinary book still translates.
+//! The hostile-file corpus (`shared/formats/tests/hostile/corpus.rs`, which the formats crate's
+//! tests read too) uploaded to the real `booktr serve`: every file is refused naming the limit it
+//! hit, or read and rendered as a PDF with the images past the budget left out and named on the
+//! book, while the server's resident memory stays under 300 MiB and its health check answers; a
+//! refused file costs no book of the month's quota; and the next ordinary book still translates.
 
 use std::time::Duration;
 
-use booktr_formats::hostile::{corpus, Answer};
 use reqwest::multipart::{Form, Part};
 use serde_json::{json, Value};
 
@@ -15,6 +14,10 @@ use crate::sign_in_attack::PeakMemory;
 use crate::stand_ins::openai_stand_in;
 
 use crate::helpers::eventually;
+
+#[path = "../../shared/formats/tests/hostile/corpus.rs"]
+mod corpus;
+use corpus::{corpus, Answer};
 
 /// The most `booktr serve` may reach while it reads and renders the whole corpus one file after
 /// another: a high-water mark over all of it, above the 300 MiB each file keeps a fresh server

@@ -12,8 +12,6 @@ mod dom;
 pub mod epub;
 mod error;
 pub mod gzipped;
-#[cfg(any(test, feature = "hostile-corpus"))]
-pub mod hostile;
 pub mod html;
 pub mod language;
 pub mod limits;
@@ -22,13 +20,15 @@ pub mod markup;
 mod media;
 pub mod pdf;
 pub mod render;
-#[cfg(any(test, feature = "hostile-corpus"))]
+#[cfg(any(test, feature = "test-support"))]
 pub mod structure;
 pub mod txt;
 pub mod xhtml;
 
 #[cfg(test)]
 mod corpus_tests;
+#[cfg(test)]
+mod test_images;
 
 pub use budget::Budget;
 pub use error::FormatError;

@@ -727,7 +727,7 @@ mod tests {
         bytes
     }
 
-    // Inflation bombs, single and chained, are in the hostile corpus (`crate::hostile`).
+    // Inflation bombs, single and chained, are in the hostile corpus (`tests/hostile/corpus.rs`).
 
     #[test]
     fn a_pdf_whose_outline_loops_is_read_without_following_the_loop() {

@@ -1,7 +1,7 @@
 //! Counting a book's structure (quotes, notes, verse line breaks, lists, tables, images,
 //! headings) and its inline elements in its content documents, so tests can check a rendition
-//! kept what the source had. A test helper: built for the crate's tests and with the `hostile-corpus` feature (the
-//! black-box suite's helpers).
+//! kept what the source had. A test helper: built for the crate's tests and with the
+//! `test-support` feature (for the black-box suite).
 
 use std::collections::BTreeMap;
 

@@ -6,7 +6,7 @@
 //! [`findings`], which looks for any of it in a file without sharing the cleaner's code, so
 //! that the two cannot be wrong the same way.
 //!
-//! Behind the `hostile-corpus` feature (and in this crate's tests): the renderers' tests and
+//! Behind the `test-support` feature (and in this crate's tests): the renderers' tests and
 //! the black-box suite use it; no production code does. It only writes to memory, so its
 //! `expect`s cannot fail short of running out of it.
 #![allow(clippy::expect_used)]

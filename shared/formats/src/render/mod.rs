@@ -1,6 +1,6 @@
 //! Renderers: a (translated) manuscript to a file readers accept.
 
-#[cfg(any(test, feature = "hostile-corpus"))]
+#[cfg(any(test, feature = "test-support"))]
 pub mod active;
 mod edit;
 pub mod epub;

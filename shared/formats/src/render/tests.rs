@@ -218,7 +218,7 @@ fn a_smaller_ceiling_leaves_out_an_image_the_default_renders() {
             media_type: "image/png".into(),
             file_name: "picture.png".into(),
             // 9 megapixels: within the default's 16, past the 4 of a 16 MiB ceiling.
-            bytes: crate::hostile::png(3_000, 3_000),
+            bytes: crate::test_images::png(3_000, 3_000),
         }],
         ..Manuscript::default()
     };

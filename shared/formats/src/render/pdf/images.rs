@@ -141,7 +141,7 @@ mod image_budget_tests {
     use super::*;
     use crate::manuscript::Asset;
 
-    use crate::hostile::png;
+    use crate::test_images::png;
 
     fn asset(id: &str, bytes: Vec<u8>) -> Asset {
         Asset {

@@ -1,11 +1,12 @@
 //! A corpus of hostile files, made on demand (nothing large is committed): inflation bombs in
 //! PDF streams and zip entries, oversized and countless images, markup nested past any reason,
-//! and structures that loop, in each format that can carry them. The unit tests feed them to
-//! the readers and the renderer, and the black-box suite uploads them to `booktr serve` and
-//! measures its memory; each says how the service must answer it.
+//! and structures that loop, in each format that can carry them. Each says how the service must
+//! answer it.
 //!
-//! Behind the `hostile-corpus` feature (and in this crate's tests): no production code uses it.
-//! It only writes to memory, so its `expect`s cannot fail short of running out of it.
+//! Test code with two users, each including this file as a module: the formats crate's
+//! `tests/hostile.rs` feeds every file to the readers and the PDF renderer, and the black-box
+//! suite's `tests/api/hostile.rs` uploads them to `booktr serve` and measures its memory. It
+//! only writes to memory, so its `expect`s cannot fail short of running out of it.
 #![allow(clippy::expect_used)]
 
 use std::io::Write;
@@ -37,7 +38,7 @@ pub const PDF_STREAM_LIMIT: &str = "decompresses to more than";
 pub const ARCHIVE_LIMIT: &str = "inflates past the limit";
 pub const NESTING_LIMIT: &str = "nested deeper than";
 pub const LOOP_REFUSAL: &str = "loops back on itself";
-/// The words of the refusals of what extraction builds ([`crate::limits`]) and of an archive
+/// The words of the refusals of what extraction builds (`booktr_formats::limits`) and of an archive
 /// of too many entries.
 pub const PARAGRAPHS_LIMIT: &str = "paragraphs, the limit for one book";
 pub const CHAPTERS_LIMIT: &str = "chapters, the limit for one book";
@@ -663,69 +664,4 @@ fn docx_with_body(body: &str, images: &[&Vec<u8>]) -> Vec<u8> {
         put(&format!("word/media/i{n}.png"), image);
     }
     zip.finish().expect("writing to memory").into_inner()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::render::RenderOptions;
-    use crate::Format;
-
-    fn format_of(file_name: &str) -> Format {
-        match file_name.rsplit('.').next() {
-            Some("pdf") => Format::Pdf,
-            Some("epub") => Format::Epub,
-            Some("docx") => Format::Docx,
-            Some("html") => Format::Html,
-            Some("txt") => Format::Txt,
-            other => panic!("no format for {other:?}"),
-        }
-    }
-
-    /// The images a rendition's warnings count as left out: "2 images left out, ...".
-    pub(crate) fn images_left_out(warnings: &[String]) -> usize {
-        warnings
-            .iter()
-            .filter_map(|w| w.split_whitespace().next()?.parse::<usize>().ok())
-            .sum()
-    }
-
-    #[test]
-    fn every_hostile_file_is_refused_naming_its_limit_or_read_and_rendered_within_budget() {
-        for file in corpus() {
-            let name = file.file_name;
-            let read = crate::extract(format_of(name), &file.bytes);
-            match (file.answer, read) {
-                (Answer::Refused(words), Err(e)) => {
-                    assert!(e.to_string().contains(words), "{name}: {e}")
-                }
-                (Answer::Read { images_left_out: n }, Ok(manuscript)) => {
-                    assert!(
-                        manuscript
-                            .chapters
-                            .iter()
-                            .any(|c| c.plain_text().contains("Ishmael")),
-                        "{name}: the prose is lost"
-                    );
-                    let options = RenderOptions {
-                        language: "en".into(),
-                        title: None,
-                        author: None,
-                        identifier: "urn:hostile".into(),
-                        modified: "2026-11-25T00:00:00Z".into(),
-                        budget: crate::Budget::default(),
-                    };
-                    let rendition = crate::render::pdf::render(&manuscript, &options, &[])
-                        .unwrap_or_else(|e| panic!("{name}: {e}"));
-                    assert_eq!(
-                        images_left_out(&rendition.warnings),
-                        n,
-                        "{name}: {:?}",
-                        rendition.warnings
-                    );
-                }
-                (answer, read) => panic!("{name}: expected {answer:?}, got {read:?}"),
-            }
-        }
-    }
 }
