@@ -247,9 +247,10 @@ async fn a_real_small_models_recorded_three_passes_one_block_a_request_replay_in
 
 /// The same model and letter with nothing set by hand, as the quality bench runs it against the
 /// model's own local server (`LETTER=1 RECORD=1 SEEDS=1 bash scripts/quality-bench.sh`): the
-/// small profile, one block a request with the translation so far as its window, the review
-/// and the polish only for the blocks that need a look. Three of its first answers ran round
-/// and round to the token limit, and the review and the polish gave every block back as it was.
+/// small profile, one block a request with the translation so far as its window, a second
+/// translation of every block of 60 letters or more with the plain prompt, the review and the
+/// polish only for the blocks that need a look. Two of its first answers ran round and round to
+/// the token limit.
 const RECORDED_SMALL_PROFILE: &str =
     include_str!("../fixtures/real-model/qwen2.5-coder-1.5b.fr.small-profile.jsonl");
 const SCORED_SMALL_PROFILE: &str =
@@ -319,16 +320,27 @@ async fn a_real_small_model_on_a_local_server_runs_the_small_profile_and_replays
     // The answers that ran on were cut at their limit and asked for again, down the ladder.
     assert_eq!(
         out.quality.repaired.total(),
-        2,
+        1,
         "{:?}",
         out.quality.repaired
     );
-    // The later passes were sent only the blocks that needed a look, and changed none.
+    // The ten paragraphs were translated twice; four kept their second, more complete
+    // translation, and the two translations' agreement is in every paragraph's confidence.
+    let second = out.quality.second_opinion;
+    assert_eq!((second.asked, second.taken), (10, 4));
+    let trusted_less = out
+        .quality
+        .confidence
+        .values()
+        .filter(|c| **c < 100)
+        .count();
+    assert_eq!(trusted_less, 8, "{:?}", out.quality.confidence);
+    // The later passes were sent only the blocks that needed a look.
     let sent = out.quality.sent;
-    assert_eq!((sent.review, sent.polish), (5, 5));
+    assert_eq!((sent.review, sent.polish), (5, 4));
     assert_eq!(
         (out.quality.changed.review, out.quality.changed.polish),
-        (0, 0)
+        (1, 1)
     );
     // Every block has a confidence; the blocks repaired on the way are trusted least.
     assert_eq!(out.quality.confidence.len(), book.chapters[0].blocks.len());
