@@ -224,15 +224,15 @@ async fn write_results(
         .out
         .clone()
         .unwrap_or_else(|| default_output(&args.file, to.as_str(), edition));
-    let (file, warnings) = file_of(&finished, edition).await?;
+    let (file, warnings) = file_of(finished, edition).await?;
     std::fs::write(&out, file).with_context(|| format!("writing {}", out.display()))?;
     for warning in &warnings {
         eprintln!("warning: {warning}");
     }
 
-    let report = Report::of(&done, &book.original_lang, to.as_str(), took, offline);
-    print_summary(&args.model, offline, &glossary, &done, &out);
-    print_fallback(&done);
+    let report = Report::of(done, &book.original_lang, to.as_str(), took, offline);
+    print_summary(&args.model, offline, glossary, done, &out);
+    print_fallback(done);
     report.print(to.as_str());
     if let Some(path) = &args.report {
         std::fs::write(path, serde_json::to_vec_pretty(&report)?)
