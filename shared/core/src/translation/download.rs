@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use tracing::info;
 
-use super::{Completeness, TranslationError, Translations};
+use super::error::TranslationError;
+use super::render::Completeness;
+use super::Translations;
 use crate::books::{store, Book};
 use crate::fault::{DataError, Fault};
 use crate::job::Edition;

@@ -12,6 +12,7 @@
 
 mod control;
 mod download;
+mod error;
 pub mod passages;
 mod progress;
 mod quality;
@@ -31,9 +32,10 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 pub use download::{Download, SideBySide, LINK_LIFETIME};
+pub use error::{RenderError, TranslationError};
 pub use quality::{FallbackSummary, QualitySummary, MAIN_ORDER, WARNING_PREFIX};
 pub use quote::{Quote, QuoteFallback, QuotePasses, QuoteRequest};
-pub use render::{Completeness, RenderError};
+pub use render::Completeness;
 pub use start::StartRequest;
 pub use status::{
     ChapterErrorReport, ChapterProgress, PassCounts, RunCost, TermStage, TranslationStatus,
@@ -41,54 +43,14 @@ pub use status::{
 pub use term_list::{BookTermList, TermListChanges, MAX_CHANGES, MAX_TERMS, MAX_TERM_CHARS};
 
 use crate::accounts::User;
-use crate::books::{store, Book, Books, BooksError, Chapter};
-use crate::developer::{Developer, DeveloperError};
+use crate::books::{store, Book, Books, Chapter};
+use crate::developer::Developer;
 use crate::fault::{DataError, Fault};
 use crate::glossaries::Glossaries;
-use crate::ports::{Ports, StoreError};
+use crate::ports::Ports;
 use crate::preferences::Preferences;
-use crate::types::{BookStatus, ChapterStatus, LanguageCode};
-use crate::usage::{Usage, UsageError};
-
-#[derive(Debug, thiserror::Error)]
-pub enum TranslationError {
-    /// The request cannot be done in the book's state, or names a model, glossary or language
-    /// that is not allowed: 400.
-    #[error("{0}")]
-    Invalid(String),
-    #[error("book not found")]
-    NotFound,
-    /// A translation cannot start on the book in its state (not EXTRACTED or COMPLETED).
-    #[error("the book is {status}")]
-    CannotStart { book_id: String, status: BookStatus },
-    /// A download of a book none of whose chapters is translated yet (the book's status).
-    #[error("no chapter of the book is translated yet (it is {0})")]
-    NothingTranslated(BookStatus),
-    /// The plan's monthly word quota cannot cover the chapters to translate.
-    #[error("{0}")]
-    QuotaExceeded(String),
-    /// The book's file could not be made for a download.
-    #[error(transparent)]
-    Render(#[from] RenderError),
-    /// A chapter's source text is not stored although the book lists the chapter: the book's
-    /// data is incomplete, and asking again finds it so again.
-    #[error("the text of chapter {0} is missing")]
-    MissingText(u32),
-    /// The owner's developer settings answered with their own error.
-    #[error(transparent)]
-    Developer(#[from] DeveloperError),
-    /// The books domain refused what the request asked of it (see the `From` below).
-    #[error(transparent)]
-    Books(BooksError),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// What the domain found wrong with its data or its process: logged, answered 500, not
-    /// retried.
-    #[error(transparent)]
-    Fault(#[from] crate::fault::Fault),
-}
-
-crate::fault::from_data_error!(TranslationError);
+use crate::types::{ChapterStatus, LanguageCode};
+use crate::usage::Usage;
 
 /// What a run needs of the accounts domain when the book's owner is not the caller (a resumed
 /// window, a finished chapter starting the next): the owner as they are now. Translation owns
@@ -98,31 +60,6 @@ crate::fault::from_data_error!(TranslationError);
 pub trait Owners: Send + Sync {
     /// The account, None once it is closed.
     async fn owner(&self, user_id: &str) -> Result<Option<User>, DataError>;
-}
-
-/// What translation shares with the books domain keeps its own variant; the rest passes on as
-/// the books domain said it, so the caller gets its code (`unsupported_file`, `file_too_large`,
-/// `form_used`, ...).
-impl From<BooksError> for TranslationError {
-    fn from(e: BooksError) -> Self {
-        match e {
-            BooksError::NotFound => TranslationError::NotFound,
-            BooksError::Store(s) => TranslationError::Store(s),
-            BooksError::Fault(f) => TranslationError::Fault(f),
-            BooksError::QuotaExceeded(m) => TranslationError::QuotaExceeded(m),
-            other => TranslationError::Books(other),
-        }
-    }
-}
-
-impl From<UsageError> for TranslationError {
-    fn from(e: UsageError) -> Self {
-        match e {
-            UsageError::Exceeded(m) => TranslationError::QuotaExceeded(m),
-            UsageError::Store(s) => TranslationError::Store(s),
-            UsageError::Fault(f) => TranslationError::Fault(f),
-        }
-    }
 }
 
 /// One chapter's finished translation, as stored.
@@ -391,32 +328,6 @@ pub fn progress_of(chapters: &[Chapter]) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_books_error_keeps_its_kind_through_translation() {
-        let unsupported = crate::books::sniff("book.mobi", b"hello").unwrap_err();
-        assert!(matches!(
-            TranslationError::from(BooksError::UnsupportedFile(unsupported)),
-            TranslationError::Books(BooksError::UnsupportedFile(_))
-        ));
-        assert!(matches!(
-            TranslationError::from(BooksError::TooLarge),
-            TranslationError::Books(BooksError::TooLarge)
-        ));
-        assert!(matches!(
-            TranslationError::from(BooksError::NotFound),
-            TranslationError::NotFound
-        ));
-        let corrupt = Fault::Internal("a closed semaphore".into());
-        assert!(matches!(
-            TranslationError::from(BooksError::Fault(corrupt)),
-            TranslationError::Fault(Fault::Internal(_))
-        ));
-        assert!(matches!(
-            TranslationError::from(DataError::Store(StoreError::Unavailable("down".into()))),
-            TranslationError::Store(StoreError::Unavailable(_))
-        ));
-    }
 
     fn chapter(number: u32, words: u64, status: ChapterStatus, passes: u8) -> Chapter {
         Chapter {

@@ -5,8 +5,9 @@ use booktr_formats::manuscript::Chapter as SourceChapter;
 use booktr_translate::estimate::{estimate_book, estimate_fallback, Pace, RunShape};
 use booktr_translate::pipeline::PassUsage;
 
+use super::error::TranslationError;
 use super::start::{Models, RunChoice};
-use super::{TranslationError, Translations};
+use super::Translations;
 use crate::accounts::User;
 use crate::books::{store, Book};
 use crate::types::BookStatus;

@@ -6,36 +6,13 @@ use booktr_formats::render::{self, Layout, RenderOptions, Rendition, Sources};
 
 use tracing::instrument;
 
-use super::{TranslationError, Translations};
+use super::error::{RenderError, TranslationError};
+use super::Translations;
 use crate::books::{store, Book, BookFormat, Chapter};
 use crate::fault::{DataError, Fault};
 use crate::job::{Edition, Job, OutputFormat};
-use crate::ports::StoreError;
+
 use crate::types::BookStatus;
-
-/// Why a book could not be rendered.
-#[derive(Debug, thiserror::Error)]
-pub enum RenderError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// What the domain found wrong with its data or its process: logged, answered 500, not
-    /// retried.
-    #[error(transparent)]
-    Fault(#[from] crate::fault::Fault),
-    /// What the file is made of is not (or no longer) there: the manuscript, or a chapter's
-    /// translation under the book's key (a new run started meanwhile).
-    #[error("{0}")]
-    Missing(String),
-    /// The renderer refused the book (a limit of the file budget, a malformed image): the same
-    /// book fails the same way every time.
-    #[error("rendering the {edition} failed: {cause}")]
-    Refused { edition: String, cause: String },
-    /// The rendering task ended without an answer (it panicked or was cancelled).
-    #[error("the renderer stopped: {0}")]
-    Stopped(String),
-}
-
-crate::fault::from_data_error!(RenderError);
 
 /// Which chapters a rendition holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,7 +8,8 @@ use booktr_translate::pipeline::PipelineConfig;
 use booktr_translate::profile::Profile;
 use tracing::{info, instrument};
 
-use super::{progress_of, translation_key, unfinished_words, TranslationError, Translations};
+use super::error::TranslationError;
+use super::{progress_of, translation_key, unfinished_words, Translations};
 use crate::accounts::User;
 use crate::books::lifecycle::BookEvent;
 use crate::books::record::{BookChange, ChapterChange, RunStart};

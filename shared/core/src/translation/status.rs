@@ -2,7 +2,9 @@
 
 use serde_json::Value;
 
-use super::{progress_of, QualitySummary, TranslationError, Translations};
+use super::error::TranslationError;
+use super::quality::QualitySummary;
+use super::{progress_of, Translations};
 use crate::books::record::{BookRecord, ChapterRecord, RunRecord};
 use crate::books::{store, Book, Chapter};
 

@@ -11,8 +11,9 @@ use booktr_translate::glossary::GlossaryEntry;
 use booktr_translate::terms::{TermEntry, MAX_CANDIDATES};
 use tracing::{info, instrument};
 
+use super::error::TranslationError;
 use super::passages::{check_characters, PassageError};
-use super::{BookTerms, TranslationError, Translations};
+use super::{BookTerms, Translations};
 use crate::books::{store, Book};
 
 /// The most changes in one request.

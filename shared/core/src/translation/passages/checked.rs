@@ -16,7 +16,7 @@
 //! passage keeps `record::MAX_VERSIONS` changes, so what an owner can store for a book is
 //! bounded by the book's own size.
 
-use super::PassageError;
+use super::error::PassageError;
 
 /// How many times its source's characters an edit may be.
 pub const EDIT_GROWTH: usize = 4;

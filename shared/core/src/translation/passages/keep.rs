@@ -8,9 +8,11 @@ use tracing::instrument;
 
 use booktr_translate::protocol::Pass;
 
+use super::error::PassageError;
+use super::model::{Origin, Passage, PassageAt};
 use super::record::Provenance;
 use super::review::LOW_CONFIDENCE;
-use super::{Origin, OwnersText, Passage, PassageAt, PassageError};
+use super::OwnersText;
 use crate::translation::Translations;
 
 impl Translations {

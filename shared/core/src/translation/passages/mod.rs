@@ -17,7 +17,9 @@
 //! the passage as it is now, never a lost update.
 
 mod checked;
+mod error;
 mod keep;
+mod model;
 pub mod proposals;
 mod record;
 pub mod review;
@@ -30,12 +32,15 @@ use booktr_formats::manuscript::{Block, Chapter as SourceChapter};
 use booktr_translate::checks::Problem;
 use booktr_translate::pipeline::Quality;
 use booktr_translate::protocol::Pass;
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 use tracing::{info, instrument, warn};
 
 use checked::check_edit;
 pub use checked::{check_characters, max_edit_chars, EDIT_FLOOR, EDIT_GROWTH};
+pub use error::PassageError;
+pub use model::{
+    Flag, FlaggedPage, Origin, Passage, PassageAt, PassagePage, DEFAULT_PAGE, MAX_PAGE,
+};
 pub use record::MAX_VERSIONS;
 use record::{counted, PassageRecord, Provenance, Version};
 pub use term_text::{occurrences, TermChange, MAX_RENDERING};
@@ -46,142 +51,10 @@ pub use terms::{
 
 use super::{StoredChapter, Translations};
 use crate::books::record::{BookChange, ChapterChange, ChapterRecord};
-use crate::books::{record as book_record, store, Book, BooksError};
+use crate::books::{record as book_record, store, Book};
 use crate::fault::{DataError, Fault};
 use crate::ports::{Condition, Query, StoreError};
 use crate::types::BookStatus;
-
-/// Passages on one page unless the caller asks for fewer or more.
-pub const DEFAULT_PAGE: usize = 50;
-/// The most passages on one page.
-pub const MAX_PAGE: usize = 200;
-
-#[derive(Debug, thiserror::Error)]
-pub enum PassageError {
-    /// The book (not the caller's, or none), the chapter or the passage: 404.
-    #[error("{0} not found")]
-    NotFound(String),
-    /// A request the passage cannot take (an empty text, a page out of range): 400.
-    #[error("{0}")]
-    Invalid(String),
-    /// A text longer than its passage may hold (`checked::max_edit_chars`): 400
-    /// `text_too_long`, naming the bound.
-    #[error("{0}")]
-    TooLong(String),
-    /// A text with a character the book cannot hold (one XML 1.0 forbids, a bidirectional
-    /// control its source has not): 400 `invalid_character`, naming its place and code point.
-    #[error("{0}")]
-    Characters(String),
-    /// The text's inline marks are not the source's: 400, naming the mark.
-    #[error("the text's marks must be the source's: {0}")]
-    Marks(String),
-    /// The passage changed since the version the client read: 409, with the passage now.
-    #[error("the passage changed since version {read}; it is at version {}", current.version)]
-    Stale { read: u64, current: Box<Passage> },
-    /// Undo on a passage with no change left to undo: 409, with the passage now.
-    #[error("the passage has no change to undo")]
-    NothingToUndo(Box<Passage>),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(transparent)]
-    Fault(#[from] Fault),
-}
-
-crate::fault::from_data_error!(PassageError);
-
-impl From<BooksError> for PassageError {
-    fn from(e: BooksError) -> Self {
-        match e {
-            BooksError::Store(s) => PassageError::Store(s),
-            BooksError::Fault(f) => PassageError::Fault(f),
-            _ => PassageError::NotFound("book".into()),
-        }
-    }
-}
-
-/// One passage of a chapter.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Passage {
-    pub chapter: u32,
-    /// The block's place in its chapter, from 0.
-    pub index: u32,
-    /// The source text, in the inline markup every passage is written in.
-    pub source: String,
-    /// The text the book holds now; None while the chapter is not translated.
-    pub text: Option<String>,
-    /// Why the model's text is not to be trusted; none for the owner's text.
-    pub flags: Vec<Flag>,
-    /// Where `text` came from; None while there is none.
-    pub origin: Option<Origin>,
-    /// How far the model's text can be trusted, 0 to 100 (the quality record's); None for the
-    /// owner's text, and for a translation made before confidence was recorded.
-    pub confidence: Option<u8>,
-    /// The version a change of the passage must name: 0 until its first change.
-    pub version: u64,
-    /// Changes an undo can go back through.
-    pub undoable: u32,
-}
-
-/// A check the model's text failed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Flag {
-    /// The check's name (`untranslated`, `wrongLanguage`, `brokenMarks` ...).
-    pub kind: &'static str,
-    /// For people.
-    pub reason: String,
-}
-
-/// Where a passage's text came from.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Origin {
-    /// The model's, as the pass that last changed it left it (None on a translation made
-    /// before passes were recorded per passage).
-    Model { pass: Option<Pass> },
-    /// The owner's edit.
-    Edited { at: DateTime<Utc>, by: String },
-    /// A re-translation the owner accepted: `model`'s text as `pass` left it, asked for with
-    /// `instruction`, from proposal `proposal`. The owner's text from then on, like an edit.
-    Retranslated {
-        at: DateTime<Utc>,
-        by: String,
-        model: String,
-        pass: Pass,
-        instruction: Option<String>,
-        proposal: String,
-        /// The checks the text had failed when the owner accepted it knowingly; empty for a
-        /// text the checks passed.
-        accepted_with: Vec<Flag>,
-    },
-    /// The model's text, kept as it is by the owner (its flags cleared). The owner's text from
-    /// then on, like an edit.
-    Kept { at: DateTime<Utc>, by: String },
-}
-
-/// A page of a chapter's passages.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PassagePage {
-    pub chapter: u32,
-    /// Passages in the chapter.
-    pub total: u32,
-    pub offset: u32,
-    pub passages: Vec<Passage>,
-}
-
-/// A page of the book's flagged passages, in reading order.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FlaggedPage {
-    /// Flagged passages in the book.
-    pub total: u32,
-    pub offset: u32,
-    pub passages: Vec<Passage>,
-}
-
-/// Which passage: its chapter's number and its place in the chapter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PassageAt {
-    pub chapter: u32,
-    pub index: u32,
-}
 
 /// The page's bounds from the caller's `offset` and `limit`.
 pub fn page(offset: Option<u32>, limit: Option<u32>) -> Result<(usize, usize), PassageError> {

@@ -22,9 +22,11 @@ use booktr_translate::protocol::Pass;
 use futures::{stream, StreamExt, TryStreamExt};
 use tracing::instrument;
 
+use super::error::PassageError;
+use super::model::{Flag, Passage};
 use super::proposals::ProposalStatus;
 use super::record::PassageRecord;
-use super::{Flag, Passage, PassageError, Records};
+use super::Records;
 use crate::books::record::ChapterRecord;
 use crate::books::{store, Book};
 use crate::fault::{DataError, Fault};

@@ -17,10 +17,12 @@ use booktr_formats::markup;
 use booktr_translate::glossary::{contains_term, GlossaryEntry};
 use tracing::{info, instrument};
 
+use super::checked::{check_characters, check_edit};
+use super::error::PassageError;
+use super::model::{Passage, PassageAt, MAX_PAGE};
 use super::term_text::{self, TermChange, MAX_RENDERING};
-use super::{check_characters, check_edit};
 use super::{record::PassageRecord, StoredChapter, Translations};
-use super::{OwnersText, Passage, PassageAt, PassageError, Records, MAX_PAGE};
+use super::{OwnersText, Records};
 use crate::books::record::BookChange;
 use crate::books::{store, Book};
 use crate::glossaries::{EntryInput, Glossary, GlossaryError};

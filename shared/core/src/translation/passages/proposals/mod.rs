@@ -34,14 +34,17 @@ use tracing::{info, instrument, warn};
 pub use record::ProposalStatus;
 use record::{Finish, ProposalRecord, ProposalTexts, ProposedPassage};
 
+use super::error::PassageError;
+use super::model::{Flag, Passage, PassageAt};
 use super::record::Provenance;
-use super::{answer_failed, reason, Flag, OwnersText, Passage, PassageAt, PassageError, Records};
+use super::{answer_failed, reason, OwnersText, Records};
 use crate::accounts::User;
 use crate::books::{store, Book};
 use crate::fault::{DataError, Fault};
 use crate::job::Job;
 use crate::ports::{Query, StoreError};
-use crate::translation::{StoredChapter, TranslationError, Translations};
+use crate::translation::error::TranslationError;
+use crate::translation::{StoredChapter, Translations};
 use crate::usage::Spend;
 
 #[derive(Debug, thiserror::Error)]
