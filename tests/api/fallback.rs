@@ -252,3 +252,70 @@ async fn a_cost_cap_stops_the_fallback_like_any_pass() {
     assert_ne!(carpet_bag["status"], "COMPLETED", "{carpet_bag}");
     assert_eq!(carpet_bag["passesDone"], 3, "{carpet_bag}");
 }
+
+/// The book page offers the fallback model (among the plan's): its quote shows the fallback's
+/// share, and the start form carries it into the run, which sends it the block the first model refused.
+#[tokio::test]
+async fn the_book_pages_quote_and_start_name_a_fallback_model() {
+    use crate::web_app::{location, Browser};
+    let models = models();
+    let fallback = models.fallback_calls.clone();
+    let app = app_with(models).await;
+    let mut owner = Browser::new(&app);
+    owner.sign_up().await;
+    let token = owner.token("/dashboard").await;
+    let uploaded = owner
+        .upload(
+            &token,
+            "voyage.txt",
+            crate::helpers::sample_txt(),
+            "The Voyage",
+        )
+        .await;
+    let page = location(&uploaded);
+    let page = page.split('?').next().unwrap().to_string();
+    drain(&app).await;
+    let html = owner.html(&page).await;
+    assert!(
+        html.contains("<label for=\"fallbackModel\">Fallback model</label>"),
+        "{html}"
+    );
+    let quoted = owner
+        .html(&format!(
+            "{page}?model=gpt-4o-mini&fallbackModel=claude-3-haiku"
+        ))
+        .await;
+    assert!(
+        quoted.contains("<dt>Fallback model</dt><dd>claude-3-haiku: "),
+        "{quoted}"
+    );
+    assert!(
+        quoted.contains("<input type=\"hidden\" name=\"fallbackModel\" value=\"claude-3-haiku\">"),
+        "{quoted}"
+    );
+    // The model itself as its own fallback is refused where the quote would be, in words.
+    let same = owner
+        .html(&format!(
+            "{page}?model=gpt-4o-mini&fallbackModel=gpt-4o-mini"
+        ))
+        .await;
+    assert!(same.contains("class=\"alert\" role=\"alert\""), "{same}");
+    assert!(!same.contains("name=\"fallbackModel\" value="), "{same}");
+
+    let started = owner
+        .post_form(
+            &format!("{page}/start"),
+            &[
+                ("csrf", &token),
+                ("model", "gpt-4o-mini"),
+                ("fallbackModel", "claude-3-haiku"),
+            ],
+        )
+        .await;
+    assert_eq!(started.status(), 303);
+    drain(&app).await;
+    assert!(
+        fallback.calls.translate_calls_with("carpet-bag") >= 1,
+        "the fallback was asked for the refused block"
+    );
+}

@@ -273,6 +273,9 @@ struct QuoteQuery {
     glossary_id: Option<String>,
     #[serde(rename = "targetLang")]
     target_lang: Option<String>,
+    /// A second model for what the first leaves flagged or of low confidence (empty: none).
+    #[serde(rename = "fallbackModel")]
+    fallback_model: Option<String>,
     /// `confirm`: the page asks whether to stop the translation; `done`: it says what the stop
     /// kept.
     stop: Option<String>,
@@ -352,7 +355,7 @@ async fn book_page(
         kept_chapters => status.chapters_completed,
         run_cost => (book.run > 0).then_some(status.cost.spent),
         has_translation,
-        chosen => context! { model => q.model, glossary_id => q.glossary_id, target_lang => q.target_lang },
+        chosen => context! { model => q.model, glossary_id => q.glossary_id, target_lang => q.target_lang, fallback_model => q.fallback_model },
         share_url => book.share_token.as_ref().map(|t| format!("{}/shared/{t}", state.settings.public_url)),
         continue_at => continue_at.map(|at| continue_view(me.lang, id, &detail.chapters, at)),
         ..context! { ..run_state(book.status), ..offer },
@@ -413,7 +416,7 @@ async fn quote(
         model: non_empty(q.model.clone()),
         glossary_id: non_empty(q.glossary_id.clone()),
         target_lang,
-        fallback_model: None,
+        fallback_model: non_empty(q.fallback_model.clone()),
     };
     state
         .services
@@ -564,6 +567,8 @@ struct ActionForm {
     /// The start form's checkbox: present (`yes`) when ticked.
     #[serde(rename = "pauseAtTerms")]
     pause_at_terms: Option<String>,
+    #[serde(rename = "fallbackModel")]
+    fallback_model: Option<String>,
     title: Option<String>,
     confirm: Option<String>,
     /// Share links: days until the link expires (empty: never), and `yes` to list it publicly.
@@ -613,7 +618,7 @@ async fn perform(
                 target_lang: super::session::language_field(me.lang, form.target_lang.as_deref())?,
                 max_cost,
                 pause_at_terms: form.pause_at_terms.is_some(),
-                fallback_model: None,
+                fallback_model: non_empty(form.fallback_model),
             };
             services.translations.start(user, request).await?;
         }
