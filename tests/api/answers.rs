@@ -15,6 +15,7 @@ use booktr_translate::offline::OfflineEngine;
 use booktr_translate::pipeline::PipelineConfig;
 use booktr_translate::pipeline::{translate_chapter, ChapterInput, ChapterTranslation};
 use booktr_translate::profile::{Profile, Settings};
+use booktr_translate::protocol::Pass;
 use booktr_translate::providers::Family;
 use booktr_translate::recorded::Replay;
 use booktr_translate::terms::{candidates, translate_terms};
@@ -346,4 +347,53 @@ async fn a_real_small_model_on_a_local_server_runs_the_small_profile_and_replays
     assert_eq!(out.quality.confidence.len(), book.chapters[0].blocks.len());
     let made: Vec<String> = out.blocks.iter().map(|b| b.plain_text()).collect();
     assert_eq!(made.join("\n\n") + "\n", SCORED_SMALL_PROFILE);
+}
+
+/// The same recorded letter as chapter after chapter of one run: the small model answers the
+/// review mostly with the blocks as it was sent them, and once twelve blocks of the pass came
+/// back so, three in four or more, the run's ladder says the pass is not to be asked again (the
+/// next chapter then skips it and records why: `pipeline`'s unit tests).
+#[tokio::test]
+async fn a_real_small_models_echoed_later_passes_stop_being_asked_within_a_run() {
+    let format = booktr_core::books::sniff("letter.txt", LETTER).unwrap();
+    let book = booktr_formats::extract(format.reader(), LETTER).unwrap();
+    let recorded = OnLocalServer(Replay::from_lines(RECORDED_SMALL_PROFILE).unwrap());
+    let (_, config) = Settings::default().for_model(&recorded);
+    let texts: Vec<String> = book.chapters[0]
+        .blocks
+        .iter()
+        .map(|b| b.plain_text())
+        .collect();
+    let terms = translate_terms(
+        &recorded,
+        &candidates(&texts, &[]),
+        "en",
+        "fr",
+        &[],
+        &config,
+    )
+    .await
+    .expect("the term pass was recorded");
+    let glossary = terms.with_glossary(&[]);
+    let (ladder, ledger) = (Ladder::default(), HashMap::new());
+    let input = ChapterInput {
+        blocks: &book.chapters[0].blocks,
+        source_lang: "en",
+        target_lang: "fr",
+        glossary: &glossary,
+        ledger: &ledger,
+        ladder: &ladder,
+        instruction: None,
+    };
+    let mut review_stopped = Vec::new();
+    for chapter in 1..=3 {
+        let model = OnLocalServer(Replay::from_lines(RECORDED_SMALL_PROFILE).unwrap());
+        let out = translate_chapter(&model, &input, &config)
+            .await
+            .unwrap_or_else(|e| panic!("chapter {chapter}: {e}"));
+        assert!(out.quality.echo_stopped.is_empty());
+        review_stopped.push(ladder.echoes(Pass::Review));
+    }
+    // Five blocks a chapter were sent to the review and four came back as sent.
+    assert_eq!(review_stopped, [false, false, true]);
 }
