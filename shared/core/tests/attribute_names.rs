@@ -12,8 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// The modules that map items onto the table, where attribute names belong (paths under `src/`).
 /// `items.rs` holds the readers every record uses, and the ownership condition (`userId`) of
-/// the purge's sweep over every indexed item a user owns; `preferences.rs` is the preferences
-/// item and its mapping, nothing else.
+/// the purge's sweep over every indexed item a user owns.
 const RECORD_MODULES: &[&str] = &[
     "accounts/record.rs",
     "books/record.rs",
@@ -24,7 +23,7 @@ const RECORD_MODULES: &[&str] = &[
     "glossaries/record.rs",
     "items.rs",
     "limits/record.rs",
-    "preferences.rs",
+    "preferences/record.rs",
     "privacy/record.rs",
     "translation/passages/proposals/record.rs",
     "translation/passages/record.rs",

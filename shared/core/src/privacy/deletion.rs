@@ -10,25 +10,16 @@
 //! preferences, provider keys, usage and rate-limit counters. The job is idempotent; a marker
 //! item (`PURGE#<userId>`) records the unfinished purge and is its last deletion.
 
-use chrono::{DateTime, Utc};
-
 use tracing::{info, instrument};
 
-use super::{record, Privacy, PrivacyError};
+use super::error::PrivacyError;
+use super::model::{Deleted, DELETE_CONFIRMATION};
+use super::record;
+use super::service::Privacy;
 use crate::accounts::User;
 use crate::fault::DataError;
 use crate::job::Job;
 use crate::ports::{blobs, Condition, Query, StoreError, WriteOp};
-
-/// What the caller must type, exactly (the spec's).
-pub const DELETE_CONFIRMATION: &str = "DELETE MY ACCOUNT";
-
-#[derive(Debug, Clone)]
-pub struct Deleted {
-    pub success: bool,
-    pub message: String,
-    pub deleted_at: DateTime<Utc>,
-}
 
 impl Privacy {
     #[instrument(skip(self, user, confirmation, reason), fields(user_id = %user.id))]

@@ -1,11 +1,7 @@
-//! The job vocabulary: the units of background work any domain may queue, and the files a book
-//! can be rendered as. How each job is processed lives at the top, in `crate::jobs`.
+//! The units of background work any domain may queue, and the files a book can be rendered as.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-
-use crate::fault::{DataError, Fault};
-use crate::ports::{Outgoing, Queue, QueueName};
 
 /// A unit of background work. Serialized as the queue message body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -246,19 +242,5 @@ impl Job {
             Job::PurgeAccount { user_id } => format!("purge-{user_id}"),
             Job::WeeklyDigest { user_id, week } => format!("digest-{user_id}-{week}"),
         }
-    }
-
-    /// Sends the job to the jobs queue, in its book's message group so a book's jobs run in order.
-    pub async fn enqueue(&self, queue: &dyn Queue) -> Result<String, DataError> {
-        let body = serde_json::to_string(self).map_err(Fault::encoding("a job"))?;
-        let message = Outgoing {
-            group: self.group(),
-            dedup_id: self.dedup_id(),
-            body,
-        };
-        queue
-            .send(QueueName::Jobs, message)
-            .await
-            .map_err(DataError::from)
     }
 }
