@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How the workspace's own crates stand: import cycles, imports up a floor, long functions.
 
-  python3 scripts/structure.py [--edges]
+  python3 scripts/structure.py [--edges] [--check]
 
 Reads the production code of shared/*, functions and lambdas: every module reached from a
 crate's roots (src/lib.rs, src/main.rs, src/bin/*.rs) through its `mod` declarations, without
@@ -19,6 +19,9 @@ first, so words in them count for nothing. Prints:
      imports are compared with them.
   3. Production functions over 100 lines (from `fn` to its closing brace): the ten longest with
      file:line and length, and how many there are in each crate and in all.
+
+With --check it exits with status 1 when any of the three is not none (the black-box suite's
+`structure::` test runs it so).
 
 Python 3 standard library only; it takes about a second.
 """
@@ -549,7 +552,10 @@ def main():
         print(f"{length:5}  {where}  {fn}")
     print("by crate: " + ", ".join(f"{c} {n}" for c, n in counts.items() if n))
     print(f"{len(long)} of {total_fns} functions over {LONG} lines, {sum(l for l, _, _ in long)} lines in all")
+    return cycles + len(upward) + len(unplaced) + len(long)
 
 
 if __name__ == "__main__":
-    main()
+    found = main()
+    if "--check" in sys.argv and found:
+        sys.exit(1)

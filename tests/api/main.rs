@@ -39,6 +39,7 @@ mod smtp_sink;
 mod stand_ins;
 mod standalone;
 mod store_calls;
+mod structure;
 mod term_list;
 mod terms_from_edits;
 mod translation;
