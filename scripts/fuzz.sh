@@ -3,7 +3,8 @@
 # Needs cargo-fuzz (`cargo install cargo-fuzz`); RUSTC_BOOTSTRAP lets the stable toolchain take
 # the sanitizer flags libFuzzer builds use.
 set -euo pipefail
-cd "$(dirname "$0")/../shared/formats"
+cd "$(dirname "$0")/.."
+cd shared/formats
 seconds=${1:-60}
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 export RUSTC_BOOTSTRAP=1

@@ -1,4 +1,4 @@
-//! The hostile-file corpus (`shared/formats/tests/hostile/corpus.rs`, which the formats crate's
+//! The hostile-file corpus (`tests/hostile/corpus.rs`, which the formats crate's
 //! tests read too) uploaded to the real `booktr serve`: every file is refused naming the limit it
 //! hit, or read and rendered as a PDF with the images past the budget left out and named on the
 //! book, while the server's resident memory stays under 300 MiB and its health check answers; a
@@ -15,7 +15,7 @@ use crate::stand_ins::openai_stand_in;
 
 use crate::helpers::eventually;
 
-#[path = "../../shared/formats/tests/hostile/corpus.rs"]
+#[path = "../hostile/corpus.rs"]
 mod corpus;
 use corpus::{corpus, Answer};
 

@@ -156,7 +156,9 @@ fn every_route_the_routers_register_is_in_the_description() {
     // exception is the wildcard `/files/{*key}`, which OpenAPI cannot template and which
     // `download::file_doc` documents as `/files/{key}`. The web app's pages (`web/app/`) are
     // not API: HTML forms for browsers, described in docs/web.md, so they stay out of it.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/api/src");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("shared/api/src");
     let app_pages = root.join("web/app");
     let mut plain = Vec::new();
     let mut stack = vec![root];

@@ -118,7 +118,7 @@ pub async fn trace_requests(request: Request, next: Next) -> Response {
 
 /// The request path as logged: a share token is a credential (whoever has it reads the book),
 /// so the segment after `shared` (`/shared/{token}`, and a share's files under
-/// `/files/.../shared/{token}/`) is replaced by `{token}`.
+/// `/files/{key}/shared/{token}/`) is replaced by `{token}`.
 fn logged_path(path: &str) -> std::borrow::Cow<'_, str> {
     // Most paths hold no share: logged as they are, without building a copy per request.
     if !path.contains("/shared/") {

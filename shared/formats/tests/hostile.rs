@@ -1,9 +1,10 @@
-//! Every file of the hostile corpus (`hostile/corpus.rs`, shared with the black-box suite) read
-//! through the crate's public API: refused naming the limit it hit, or read with its prose and
-//! rendered as a PDF with the images past the budget left out and named in its warnings.
+//! Every file of the hostile corpus (`tests/hostile/corpus.rs` at the repository's root, shared
+//! with the black-box suite) read through the crate's public API: refused naming the limit it
+//! hit, or read with its prose and rendered as a PDF with the images past the budget left out
+//! and named in its warnings.
 #![allow(clippy::panic)]
 
-#[path = "hostile/corpus.rs"]
+#[path = "../../../tests/hostile/corpus.rs"]
 mod corpus;
 
 use booktr_formats::render::{pdf, RenderOptions};
