@@ -22,11 +22,14 @@ use chrono::{DateTime, Utc};
 
 use tracing::{info, instrument, warn};
 
+use super::error::BooksError;
+use super::error::FormUse;
 use super::format::format_by_name;
-use super::record::UploadOffer;
+use super::model::{Book, MAX_UPLOAD_BYTES};
+use super::record::{upload_sk, UploadOffer, UPLOAD_PREFIX};
+use super::service::Payment;
 use super::service::{file_name_of, validate_title};
-use super::service::{FormUse, Payment};
-use super::{Book, Books, BooksError, Upload, MAX_UPLOAD_BYTES};
+use super::service::{Books, Upload};
 use crate::accounts::User;
 use crate::fault::{DataError, Fault};
 use crate::ids::new_id;
@@ -41,7 +44,6 @@ pub const DIRECT_UPLOAD_TTL: Duration = Duration::from_secs(15 * 60);
 /// How long after its form expires an offer can still be confirmed: a file begun at the last
 /// minute has time to arrive on a slow line. Then the offer is over.
 pub const CONFIRM_WITHIN: chrono::Duration = chrono::Duration::hours(1);
-const UPLOAD_PREFIX: &str = "UPLOAD#";
 
 /// What a client asks for before it sends a file.
 #[derive(Debug, Clone)]
@@ -80,10 +82,6 @@ pub struct DirectUpload {
 pub struct FormField {
     pub name: String,
     pub value: String,
-}
-
-fn upload_sk(upload_id: &str) -> String {
-    format!("{UPLOAD_PREFIX}{upload_id}")
 }
 
 /// The upload area of one user, under which each upload has its own key.

@@ -38,11 +38,63 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::store::{book_pk, chapter_sk, share_pk, user_books, BOOK_SK, SHARE_SK};
-use super::{Book, BookFormat, Chapter};
+use super::format::BookFormat;
+use super::model::{Book, Chapter};
 use crate::items::{opt_time, time, time_text, CorruptItem, Fields};
 use crate::ports::{Condition, Item, Update};
 use crate::types::{BookStatus, ChapterStatus, LanguageCode};
+
+// The keys: a book's partition and its items, the owner's list of books, the share link, and
+// the direct-upload offer in the owner's partition (`USER#<id>` / `UPLOAD#<upload id>`).
+
+pub const BOOK_SK: &str = "BOOK";
+pub const CHAPTER_PREFIX: &str = "CHAPTER#";
+pub const PASSAGE_PREFIX: &str = "PASSAGE#";
+pub const PROPOSAL_PREFIX: &str = "PROPOSAL#";
+
+pub fn book_pk(book_id: &str) -> String {
+    format!("BOOK#{book_id}")
+}
+
+pub fn user_books(user_id: &str) -> String {
+    format!("USER#{user_id}#BOOKS")
+}
+
+pub fn chapter_sk(number: u32) -> String {
+    format!("{CHAPTER_PREFIX}{number:05}")
+}
+
+/// The item of a passage the owner changed in the book's translation into `lang`
+/// (`crate::translation::passages`): an edit belongs to the language it is written in.
+pub fn passage_sk(lang: &str, chapter: u32, block: u32) -> String {
+    format!("{}{block:05}", chapter_passages_prefix(lang, chapter))
+}
+
+/// The sort-key prefix of a chapter's passage items in the translation into `lang`.
+pub fn chapter_passages_prefix(lang: &str, chapter: u32) -> String {
+    format!("{PASSAGE_PREFIX}{lang}#{chapter:05}#")
+}
+
+/// The item of a re-translation's proposal (`crate::translation::passages::proposals`).
+pub fn proposal_sk(proposal_id: &str) -> String {
+    format!("{PROPOSAL_PREFIX}{proposal_id}")
+}
+
+/// The public share link: `SHARE#<token>` / `SHARE`, read by token without credentials. Kept
+/// outside the book's partition so a revoked token is gone at once (an index may lag).
+pub fn share_pk(token: &str) -> String {
+    format!("SHARE#{token}")
+}
+
+pub const SHARE_SK: &str = "SHARE";
+
+/// The sort-key prefix of the owner's direct-upload offers.
+pub(super) const UPLOAD_PREFIX: &str = "UPLOAD#";
+
+/// The item of a direct-upload offer, in the owner's partition.
+pub(super) fn upload_sk(upload_id: &str) -> String {
+    format!("{UPLOAD_PREFIX}{upload_id}")
+}
 
 /// Everything a book item holds: the book as the API shows it, and its run's bookkeeping.
 #[derive(Debug, Clone, PartialEq)]
@@ -795,7 +847,6 @@ impl UploadOffer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::books::store::book_pk;
 
     fn book() -> Book {
         let at = DateTime::parse_from_rfc3339("2026-01-02T03:04:05.678Z")

@@ -3,10 +3,12 @@
 use bytes::Bytes;
 use tracing::{info, instrument, warn};
 
+use super::error::BooksError;
+use super::format::{sniff, BookFormat};
 use super::lifecycle::BookEvent;
+use super::model::{Book, BookDetail, Chapter, MAX_UPLOAD_BYTES};
 use super::record::{self, BookChange};
 use super::store;
-use super::{sniff, Book, BookDetail, BookFormat, Chapter, UnsupportedFile};
 use crate::accounts::User;
 use crate::fault::{DataError, Fault};
 use crate::ids::new_id;
@@ -14,75 +16,12 @@ use crate::job::Job;
 use crate::ports::Ports;
 use crate::ports::{blobs, Condition, Index, Query, StoreError};
 use crate::types::{BookStatus, LanguageCode};
-use crate::usage::{Spend, Usage, UsageError};
+use crate::usage::{Spend, Usage};
 
-/// The largest file accepted by upload (the spec's 50 MB, read as MiB).
-pub const MAX_UPLOAD_BYTES: u64 = 50 * 1024 * 1024;
 /// The most books one list call returns (a gap in the spec; documented in docs/api.md).
 pub const MAX_LIST_LIMIT: usize = 100;
 const DEFAULT_LIST_LIMIT: usize = 50;
 const MAX_TITLE_CHARS: usize = 500;
-
-#[derive(Debug, thiserror::Error)]
-pub enum BooksError {
-    #[error("{0}")]
-    Invalid(String),
-    #[error(transparent)]
-    UnsupportedFile(#[from] UnsupportedFile),
-    #[error("the file is larger than the {} MB limit", MAX_UPLOAD_BYTES / (1024 * 1024))]
-    TooLarge,
-    #[error("book not found")]
-    NotFound,
-    /// A direct upload that is not the caller's, already confirmed, or long expired.
-    #[error("upload not found")]
-    UploadNotFound,
-    /// A direct upload whose form expired without a file, or that was not confirmed in time:
-    /// its offer is over.
-    #[error("{0}")]
-    UploadOver(&'static str),
-    /// A direct upload's form posted again: it stores one file, for an open offer.
-    #[error("{0}")]
-    FormUsed(FormUse),
-    /// The plan's monthly quota cannot cover it.
-    #[error("{0}")]
-    QuotaExceeded(String),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// What the domain found wrong with its data or its process: logged, answered 500, not
-    /// retried.
-    #[error(transparent)]
-    Fault(#[from] crate::fault::Fault),
-}
-
-crate::fault::from_data_error!(BooksError);
-
-/// Why a direct upload's form cannot be posted again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FormUse {
-    /// It stored its file already.
-    PostedAlready,
-    /// Its upload was confirmed, or its offer ended.
-    Over,
-}
-
-impl std::fmt::Display for FormUse {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            FormUse::PostedAlready => "this form has been posted already; a form stores one file",
-            FormUse::Over => "this form's upload was confirmed or is over",
-        })
-    }
-}
-
-impl From<UsageError> for BooksError {
-    fn from(e: UsageError) -> Self {
-        match e {
-            UsageError::Exceeded(m) => BooksError::QuotaExceeded(m),
-            UsageError::Store(s) => BooksError::Store(s),
-            UsageError::Fault(f) => BooksError::Fault(f),
-        }
-    }
-}
 
 /// A file as received by upload.
 #[derive(Debug, Clone)]

@@ -5,8 +5,11 @@
 use chrono::{DateTime, Duration, Utc};
 use tracing::info;
 
+use super::error::BooksError;
+use super::model::Book;
 use super::record::{BookChange, ShareRecord, PUBLIC_SHARES};
-use super::{store, Book, Books, BooksError};
+use super::service::Books;
+use super::store;
 use crate::fault::DataError;
 use crate::ids::random_alphanumeric;
 use crate::ports::{blobs, Condition};

@@ -1,4 +1,5 @@
-//! Where books live in the table and the blobs (what their items hold is `super::record`):
+//! Where books live in the table and the blobs. The table's keys are spelled in `super::record`
+//! with what the items hold, and re-exported here for the callers that name them `store::...`:
 //!
 //! | item | pk | sk | gsi1pk / gsi1sk |
 //! |---|---|---|---|
@@ -18,33 +19,10 @@ use crate::books::BookFormat;
 use crate::job::{Edition, Layout, OutputFormat};
 use crate::ports::{BlobKey, StoreError};
 
-pub const BOOK_SK: &str = "BOOK";
-pub const CHAPTER_PREFIX: &str = "CHAPTER#";
-pub const PASSAGE_PREFIX: &str = "PASSAGE#";
-pub const PROPOSAL_PREFIX: &str = "PROPOSAL#";
-
-pub fn book_pk(book_id: &str) -> String {
-    format!("BOOK#{book_id}")
-}
-
-pub fn user_books(user_id: &str) -> String {
-    format!("USER#{user_id}#BOOKS")
-}
-
-pub fn chapter_sk(number: u32) -> String {
-    format!("{CHAPTER_PREFIX}{number:05}")
-}
-
-/// The item of a passage the owner changed in the book's translation into `lang`
-/// (`crate::translation::passages`): an edit belongs to the language it is written in.
-pub fn passage_sk(lang: &str, chapter: u32, block: u32) -> String {
-    format!("{}{block:05}", chapter_passages_prefix(lang, chapter))
-}
-
-/// The sort-key prefix of a chapter's passage items in the translation into `lang`.
-pub fn chapter_passages_prefix(lang: &str, chapter: u32) -> String {
-    format!("{PASSAGE_PREFIX}{lang}#{chapter:05}#")
-}
+pub use super::record::{
+    book_pk, chapter_passages_prefix, chapter_sk, passage_sk, proposal_sk, share_pk, user_books,
+    BOOK_SK, CHAPTER_PREFIX, PASSAGE_PREFIX, PROPOSAL_PREFIX, SHARE_SK,
+};
 
 /// The text of one version of a passage the owner edited; `name` is unique to the version, so
 /// that a concurrent edit that loses the race never overwrites the winner's text.
@@ -58,11 +36,6 @@ pub fn passage_text_key(
     BlobKey::parse(&format!(
         "books/{book_id}/passages/{lang}/{chapter:05}/{block:05}/{name}.txt"
     ))
-}
-
-/// The item of a re-translation's proposal (`crate::translation::passages::proposals`).
-pub fn proposal_sk(proposal_id: &str) -> String {
-    format!("{PROPOSAL_PREFIX}{proposal_id}")
 }
 
 /// A proposal's passages: each one's text when it was asked for and the text proposed.
@@ -196,11 +169,3 @@ pub fn share_file_key(book_id: &str, token: &str, edition: Edition) -> Result<Bl
         edition.suffix()
     ))
 }
-
-/// The public share link: `SHARE#<token>` / `SHARE`, read by token without credentials. Kept
-/// outside the book's partition so a revoked token is gone at once (an index may lag).
-pub fn share_pk(token: &str) -> String {
-    format!("SHARE#{token}")
-}
-
-pub const SHARE_SK: &str = "SHARE";
