@@ -30,15 +30,10 @@ const RECORD_MODULES: &[&str] = &[
     "usage/record.rs",
 ];
 
-/// Files that still spell key prefixes outside a record module: the community's (posts,
-/// comments, slug claims) are still to move into its record module. A file leaves this list
-/// when its keys move; the list may only shrink
+/// Files that still spell key prefixes outside a record module; none is left. A file that
+/// spelled them would be listed here until its keys moved, and the list may only shrink
 /// (`every_file_still_to_move_spells_a_key_prefix`).
-const KEYS_STILL_TO_MOVE: &[&str] = &[
-    "community/comments.rs",
-    "community/posts.rs",
-    "community/slug.rs",
-];
+const KEYS_STILL_TO_MOVE: &[&str] = &[];
 
 /// Methods whose first argument is an attribute name: `Item::{with, str, i64, bool}`,
 /// `Update::{set, remove, add}`, the readers of `items::Fields`, and the attribute map's own.

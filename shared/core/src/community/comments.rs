@@ -19,6 +19,7 @@ use chrono::{DateTime, Utc};
 use tracing::info;
 
 use super::posts::{may_publish, PostRef};
+use super::record::comment::{of_post, pk, PENDING, SK};
 use super::record::{comment, post};
 use super::taxonomy::require_admin;
 use super::{Author, Community, CommunityError};
@@ -31,8 +32,6 @@ use crate::ports::{Condition, Index, Item, Query, StoreError, WriteOp};
 pub const MAX_CONTENT: usize = 5_000;
 /// Comments a post shows at most (oldest first): a bound on one public request.
 const MAX_LISTED: usize = 1_000;
-const PENDING: &str = "COMMENTS#PENDING";
-const SK: &str = "COMMENT";
 const DELETED_TEXT: &str = "[deleted comment]";
 
 /// The spec's BlogComment.
@@ -73,14 +72,6 @@ pub struct PendingComment {
 
 const MOODS: [&str; 5] = ["EXCITED", "LOVED", "HAPPY", "SAD", "THUMBSY"];
 const STATUSES: [&str; 4] = ["PENDING", "APPROVED", "SPAM", "DELETED"];
-
-fn pk(id: &str) -> String {
-    format!("COMMENT#{id}")
-}
-
-fn of_post(post_id: &str) -> String {
-    format!("POST#{post_id}#COMMENTS")
-}
 
 /// The comment's text, trimmed, once its length and mood do.
 fn checked_content(new: &NewComment) -> Result<String, CommunityError> {
@@ -143,7 +134,7 @@ impl Community {
             WriteOp::Put {
                 item: comment::pointer(
                     crate::items::user_pk(&author.id),
-                    format!("COMMENT#{id}"),
+                    comment::pointer_sk(&id),
                     &post.id,
                 ),
                 condition: Condition::Always,
@@ -156,8 +147,8 @@ impl Community {
             });
         } else {
             ops.push(WriteOp::Update {
-                pk: format!("POST#{}", post.id),
-                sk: "POST".into(),
+                pk: post::pk(&post.id),
+                sk: post::SK.into(),
                 update: post::comments_counted(1),
                 condition: Condition::Exists,
             });
@@ -343,7 +334,7 @@ impl Community {
         if before == status {
             return Ok(());
         }
-        let post_pk = format!("POST#{}", comment::required_post_id(&item)?);
+        let post_pk = post::pk(comment::required_post_id(&item)?);
         let order = comment::order(&item).to_string();
         let mut ops = vec![WriteOp::Update {
             pk: item.pk.clone(),
@@ -355,7 +346,7 @@ impl Community {
         if delta != 0 {
             ops.push(WriteOp::Update {
                 pk: post_pk,
-                sk: "POST".into(),
+                sk: post::SK.into(),
                 update: post::comments_counted(delta),
                 condition: Condition::Exists,
             });
@@ -385,10 +376,10 @@ impl Community {
         let pointers = self
             .ports
             .table
-            .query(Query::partition(crate::items::user_pk(user_id)).prefix("COMMENT#"))
+            .query(Query::partition(crate::items::user_pk(user_id)).prefix(comment::POINTER_PREFIX))
             .await?;
         for pointer in &pointers {
-            let id = pointer.sk.trim_start_matches("COMMENT#");
+            let id = pointer.sk.trim_start_matches(comment::POINTER_PREFIX);
             let Some(item) = self.ports.table.get(&pk(id), SK).await? else {
                 continue;
             };
@@ -402,8 +393,8 @@ impl Community {
             if before == "APPROVED" {
                 if let Some(post_id) = comment::post_id(&item) {
                     ops.push(WriteOp::Update {
-                        pk: format!("POST#{post_id}"),
-                        sk: "POST".into(),
+                        pk: post::pk(post_id),
+                        sk: post::SK.into(),
                         update: post::comments_counted(-1),
                         condition: Condition::Exists,
                     });
@@ -442,7 +433,7 @@ impl Community {
                 table
                     .delete(
                         &crate::items::user_pk(author_id),
-                        &format!("COMMENT#{}", comment::id(&item).unwrap_or_default()),
+                        &comment::pointer_sk(comment::id(&item).unwrap_or_default()),
                         Condition::Always,
                     )
                     .await?;

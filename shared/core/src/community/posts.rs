@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use tracing::info;
 
-use super::record::post::{self, NewPostItem};
+use super::record::post::{self, drafts_of, pk, NewPostItem, PUBLISHED, SK};
 use super::slug::{self, slugify};
 use super::taxonomy::require_admin;
 use super::{Author, Category, Community, CommunityError, Counts, Post, PostStatus, Tag};
@@ -24,7 +24,6 @@ const DERIVED_EXCERPT: usize = 200;
 const MAX_TAGS: usize = 10;
 const MAX_URL: usize = 2_000;
 pub const MAX_PAGE_SIZE: u32 = 50;
-const PUBLISHED: &str = "POSTS#PUBLISHED";
 /// The newest published posts a listing filters and pages over: a bound on what one public
 /// request reads (paging through the index per filter would lift it).
 const LISTED: usize = 2_000;
@@ -75,16 +74,6 @@ pub struct Pagination {
     pub limit: u32,
     pub total: u64,
     pub total_pages: u64,
-}
-
-fn pk(id: &str) -> String {
-    format!("POST#{id}")
-}
-
-const SK: &str = "POST";
-
-fn drafts_of(user_id: &str) -> String {
-    format!("USER#{user_id}#DRAFTS")
 }
 
 /// Whether `user` publishes directly: a verified email, a paid plan (an accountable account,

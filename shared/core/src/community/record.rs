@@ -1,5 +1,6 @@
-//! The community's items, and the one module that names their attributes (their keys and
-//! indexes are described in `super`).
+//! The community's items and their keys: the one module that spells their attribute names
+//! and key prefixes (post, comment, the moderation queue, an author's pointers and drafts, slug
+//! claims, categories and tags; their layout is described in `super`).
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -14,6 +15,21 @@ use crate::ports::{Condition, Item, Update};
 pub(super) mod post {
     use super::*;
     use crate::community::PostStatus;
+
+    /// The post's partition.
+    pub fn pk(id: &str) -> String {
+        format!("POST#{id}")
+    }
+
+    pub const SK: &str = "POST";
+
+    /// Where `gsi1` lists the published posts, newest first.
+    pub const PUBLISHED: &str = "POSTS#PUBLISHED";
+
+    /// Where `gsi1` lists an author's drafts.
+    pub fn drafts_of(user_id: &str) -> String {
+        format!("USER#{user_id}#DRAFTS")
+    }
 
     /// A post as its item holds it: its author, category and tags by id.
     pub struct PostRecord {
@@ -197,6 +213,29 @@ pub(super) mod post {
 pub(super) mod comment {
     use super::*;
 
+    /// The comment's partition.
+    pub fn pk(id: &str) -> String {
+        format!("COMMENT#{id}")
+    }
+
+    pub const SK: &str = "COMMENT";
+
+    /// The moderation queue's partition.
+    pub const PENDING: &str = "COMMENTS#PENDING";
+
+    /// Where `gsi1` lists a post's comments.
+    pub fn of_post(post_id: &str) -> String {
+        format!("POST#{post_id}#COMMENTS")
+    }
+
+    /// The sort-key prefix of the pointers to an author's comments, in their partition.
+    pub const POINTER_PREFIX: &str = "COMMENT#";
+
+    /// The pointer to comment `id` in its author's partition.
+    pub fn pointer_sk(id: &str) -> String {
+        format!("{POINTER_PREFIX}{id}")
+    }
+
     pub struct NewCommentItem<'a> {
         pub id: &'a str,
         pub post_id: &'a str,
@@ -316,6 +355,13 @@ pub(super) mod comment {
 }
 
 /// A slug's claim (`SLUG#<kind>#<slug>` / `SLUG`): `id`, its owner's.
+/// The claim of `slug` among the slugs of a `kind` (`POST`, `CATEGORY`).
+pub(super) fn slug_claim_pk(kind: &str, slug: &str) -> String {
+    format!("SLUG#{kind}#{slug}")
+}
+
+pub(super) const SLUG_CLAIM_SK: &str = "SLUG";
+
 pub(super) fn slug_claim(pk: String, sk: &str, owner_id: &str) -> Item {
     Item::new(pk, sk).with("id", owner_id)
 }

@@ -39,11 +39,7 @@ pub fn slugify(text: &str, fallback: &str) -> String {
     }
 }
 
-pub(super) fn claim_pk(kind: &str, slug: &str) -> String {
-    format!("SLUG#{kind}#{slug}")
-}
-
-pub(super) const CLAIM_SK: &str = "SLUG";
+pub(super) use super::record::{slug_claim_pk as claim_pk, SLUG_CLAIM_SK as CLAIM_SK};
 
 /// The claim of `slug` (of a `kind`) for `owner_id`.
 pub(super) fn claim_item(kind: &str, slug: &str, owner_id: &str) -> Item {
