@@ -18,11 +18,13 @@ use chrono::{DateTime, Utc};
 
 use tracing::info;
 
+use super::error::CommunityError;
+use super::model::Author;
 use super::posts::{may_publish, PostRef};
 use super::record::comment::{of_post, pk, PENDING, SK};
 use super::record::{comment, post};
+use super::service::Community;
 use super::taxonomy::require_admin;
-use super::{Author, Community, CommunityError};
 use crate::accounts::User;
 use crate::fault::DataError;
 use crate::ids::new_id;

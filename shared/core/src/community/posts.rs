@@ -4,10 +4,12 @@ use std::collections::HashMap;
 
 use tracing::info;
 
+use super::error::CommunityError;
+use super::model::{Author, Category, Counts, Post, PostStatus, Tag};
 use super::record::post::{self, drafts_of, pk, NewPostItem, PUBLISHED, SK};
+use super::service::Community;
 use super::slug::{self, slugify};
 use super::taxonomy::require_admin;
-use super::{Author, Category, Community, CommunityError, Counts, Post, PostStatus, Tag};
 use crate::accounts::User;
 use crate::fault::DataError;
 use crate::ids::new_id;

@@ -14,7 +14,7 @@ use crate::ports::{Condition, Item, Update};
 /// `publishedAt`, `createdAt`, `authorId`, `categoryId`, `tagIds`, and `gsi1pk` / `gsi1sk`.
 pub(super) mod post {
     use super::*;
-    use crate::community::PostStatus;
+    use crate::community::model::PostStatus;
 
     /// The post's partition.
     pub fn pk(id: &str) -> String {
@@ -378,7 +378,7 @@ pub(super) fn slug_owner(item: &Item) -> Option<String> {
 /// `name`, a category's `description` and `color`, and `gsi1pk` / `gsi1sk` (its list, by slug).
 pub(super) mod term {
     use super::*;
-    use crate::community::{Category, Tag};
+    use crate::community::model::{Category, Tag};
 
     fn term_item(pk: String, sk: &str, list: &str, id: &str, slug: &str) -> Item {
         Item::new(pk, sk)

@@ -4,9 +4,11 @@
 
 use tracing::info;
 
+use super::error::CommunityError;
+use super::model::{Category, Tag};
 use super::record::term::{self, category_from, tag_from};
+use super::service::Community;
 use super::slug::{self, slugify};
-use super::{Category, Community, CommunityError, Tag};
 use crate::fault::DataError;
 use crate::ids::new_id;
 use crate::ports::{Condition, Index, Item, Query, StoreError};
