@@ -15,7 +15,7 @@ first, so words in them count for nothing. Prints:
      the module's own code does not use counts as no import of its own. With --edges, each
      component's imports follow it, each with the first place it is made.
   2. In shared/core, imports that run up a floor: the floors are read from
-     shared/core/src/floors.rs (the table the unit tests check), and each top-level module's
+     shared/core/tests/floors.rs (the table that test checks), and each top-level module's
      imports are compared with them.
   3. Production functions over 100 lines (from `fn` to its closing brace): the ten longest with
      file:line and length, and how many there are in each crate and in all.
@@ -431,7 +431,7 @@ def components(nodes, edges):
 
 
 def floors():
-    text = (ROOT / "shared/core/src/floors.rs").read_text(encoding="utf-8")
+    text = (ROOT / "shared/core/tests/floors.rs").read_text(encoding="utf-8")
     table = text[text.index("const FLOORS"):]
     table = table[: table.index("];") + 2]
     found = {}
@@ -501,7 +501,7 @@ def main():
     print(f"{cycles} cycle(s)")
 
     print()
-    print("== shared/core: imports up a floor (floors from shared/core/src/floors.rs)")
+    print("== shared/core: imports up a floor (floors from shared/core/tests/floors.rs)")
     floor = floors()
     edges, key = core_edges
     upward = []

@@ -63,9 +63,6 @@ macro_rules! from_data_error {
 pub(crate) use from_data_error;
 
 #[cfg(test)]
-mod guard;
-
-#[cfg(test)]
 mod tests {
     use super::*;
 

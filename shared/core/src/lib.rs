@@ -23,9 +23,6 @@ pub mod translation;
 pub mod types;
 pub mod usage;
 
-#[cfg(test)]
-mod floors;
-
 pub use booktr_ports as ports;
 pub use booktr_ports::{ids, Ports};
 pub use services::Services;
