@@ -4,8 +4,9 @@
 use tracing::{info, instrument};
 
 use super::error::TranslationError;
+use super::model::unfinished_words;
+use super::service::Translations;
 use super::start::max_cost_micros;
-use super::{unfinished_words, Translations};
 use crate::books::lifecycle::BookEvent;
 use crate::books::record::BookChange;
 use crate::types::ChapterStatus;

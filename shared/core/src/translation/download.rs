@@ -8,7 +8,7 @@ use tracing::info;
 
 use super::error::TranslationError;
 use super::render::Completeness;
-use super::Translations;
+use super::service::Translations;
 use crate::books::{store, Book};
 use crate::fault::{DataError, Fault};
 use crate::job::Edition;
@@ -255,7 +255,7 @@ fn file_name(title: &str, lang: &str, edition: Edition, complete: bool) -> Strin
 /// One chapter of a shared book: the original blocks, and the translation when there is one.
 pub struct SideBySide {
     pub source: booktr_formats::manuscript::Chapter,
-    pub translation: Option<super::StoredChapter>,
+    pub translation: Option<super::model::StoredChapter>,
 }
 
 impl Translations {

@@ -4,7 +4,7 @@
 
 use tracing::info;
 
-use super::Translations;
+use super::service::Translations;
 use crate::accounts::User;
 use crate::books::lifecycle::BookEvent;
 use crate::books::record::{self, BookChange, ChapterChange};

@@ -9,7 +9,7 @@ use booktr_translate::pipeline::{Changed, Quality};
 
 use serde_json::Value;
 
-use super::Translations;
+use super::service::Translations;
 use crate::books::store;
 use crate::fault::DataError;
 use crate::ports::Query;

@@ -6,8 +6,8 @@ use booktr_translate::estimate::{estimate_book, estimate_fallback, Pace, RunShap
 use booktr_translate::pipeline::PassUsage;
 
 use super::error::TranslationError;
+use super::service::Translations;
 use super::start::{Models, RunChoice};
-use super::Translations;
 use crate::accounts::User;
 use crate::books::{store, Book};
 use crate::types::BookStatus;

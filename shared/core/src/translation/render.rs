@@ -7,7 +7,7 @@ use booktr_formats::render::{self, Layout, RenderOptions, Rendition, Sources};
 use tracing::instrument;
 
 use super::error::{RenderError, TranslationError};
-use super::Translations;
+use super::service::Translations;
 use crate::books::{store, Book, BookFormat, Chapter};
 use crate::fault::{DataError, Fault};
 use crate::job::{Edition, Job, OutputFormat};

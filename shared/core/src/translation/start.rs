@@ -9,7 +9,8 @@ use booktr_translate::profile::Profile;
 use tracing::{info, instrument};
 
 use super::error::TranslationError;
-use super::{progress_of, translation_key, unfinished_words, Translations};
+use super::model::{progress_of, translation_key, unfinished_words};
+use super::service::Translations;
 use crate::accounts::User;
 use crate::books::lifecycle::BookEvent;
 use crate::books::record::{BookChange, ChapterChange, RunStart};

@@ -3,8 +3,9 @@
 use serde_json::Value;
 
 use super::error::TranslationError;
+use super::model::progress_of;
 use super::quality::QualitySummary;
-use super::{progress_of, Translations};
+use super::service::Translations;
 use crate::books::record::{BookRecord, ChapterRecord, RunRecord};
 use crate::books::{store, Book, Chapter};
 

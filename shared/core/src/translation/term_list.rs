@@ -12,8 +12,9 @@ use booktr_translate::terms::{TermEntry, MAX_CANDIDATES};
 use tracing::{info, instrument};
 
 use super::error::TranslationError;
+use super::model::BookTerms;
 use super::passages::{check_characters, PassageError};
-use super::{BookTerms, Translations};
+use super::service::Translations;
 use crate::books::{store, Book};
 
 /// The most changes in one request.
