@@ -12,7 +12,7 @@ use super::error::PassageError;
 use super::model::{Origin, Passage, PassageAt};
 use super::record::Provenance;
 use super::review::LOW_CONFIDENCE;
-use super::OwnersText;
+use super::service::OwnersText;
 use crate::translation::Translations;
 
 impl Translations {

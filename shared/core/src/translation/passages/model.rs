@@ -1,8 +1,13 @@
 //! The passages as the owner reviews them: each with its source, its text now, its flags and
 //! where the text came from; pages of them, and where a passage is.
 
+use std::collections::BTreeSet;
+
+use booktr_translate::checks::Problem;
+use booktr_translate::pipeline::Quality;
 use booktr_translate::protocol::Pass;
 use chrono::{DateTime, Utc};
+use serde_json::Value;
 
 /// Passages on one page unless the caller asks for fewer or more.
 pub const DEFAULT_PAGE: usize = 50;
@@ -91,4 +96,85 @@ pub struct FlaggedPage {
 pub struct PassageAt {
     pub chapter: u32,
     pub index: u32,
+}
+
+/// `quality` with the flags of the `edited` blocks dropped: the owner's text is theirs, whatever
+/// the model's text was found to be.
+pub fn without_edited(quality: &Quality, edited: &BTreeSet<usize>) -> Quality {
+    let mut quality = quality.clone();
+    quality.flagged = std::mem::take(&mut quality.flagged)
+        .into_iter()
+        .map(|(problem, blocks)| {
+            let kept: Vec<usize> = blocks.into_iter().filter(|b| !edited.contains(b)).collect();
+            (problem, kept)
+        })
+        .filter(|(_, blocks)| !blocks.is_empty())
+        .collect();
+    quality
+}
+
+/// The quality record a chapter item holds: `quality` without the flags of the `edited` blocks,
+/// and without the pass of each block (the stored translation keeps those: a long chapter's
+/// would outgrow the item).
+pub fn chapter_record(quality: &Quality, edited: &BTreeSet<usize>) -> Value {
+    let mut quality = without_edited(quality, edited);
+    quality.last_pass = None;
+    serde_json::to_value(&quality).unwrap_or(Value::Null)
+}
+
+/// What the model's text of block `index` was found to be.
+pub(super) fn flags_of(quality: &Quality, index: usize) -> Vec<Flag> {
+    quality
+        .flagged
+        .iter()
+        .filter(|(_, blocks)| blocks.contains(&index))
+        .map(|(problem, _)| Flag {
+            kind: problem.name(),
+            reason: reason(*problem),
+        })
+        .collect()
+}
+
+/// For people: what a model's answer that failed `problem` was ("the answer was cut off").
+pub fn answer_failed(problem: Problem) -> &'static str {
+    match problem {
+        Problem::Missing => "the answer left the passage out",
+        Problem::BrokenMarks => "the answer broke the formatting marks",
+        Problem::Untranslated => "the answer was not translated",
+        Problem::WrongLanguage => "the answer was in another language",
+        Problem::Length => "the answer was far longer or shorter than a translation can be",
+        Problem::Refusal => "the model refused, or commented instead of translating",
+        Problem::Merged => "the answer ran into the next passage",
+        Problem::Repeated => "the answer said the same thing more than once",
+        Problem::Truncated => "the answer was cut off",
+        Problem::Duplicate => "the answer was the same as another passage's",
+        Problem::Numbers => "the answer's numbers are not the original's",
+        Problem::Names => "the answer's names are not the original's",
+    }
+}
+
+pub(super) fn reason(problem: Problem) -> String {
+    format!(
+        "the model's text was {}; the passage keeps the best text the checks passed, or its source",
+        problem.describe()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_edited_passage_leaves_the_quality_record_and_an_emptied_kind_goes() {
+        let mut quality = Quality::default();
+        quality.flagged.insert(Problem::Untranslated, vec![1, 4]);
+        quality.flagged.insert(Problem::Refusal, vec![4]);
+        let edited = BTreeSet::from([4]);
+        let now = without_edited(&quality, &edited);
+        assert_eq!(now.flagged.len(), 1);
+        assert_eq!(now.flagged[&Problem::Untranslated], vec![1]);
+        assert_eq!(flags_of(&quality, 4).len(), 2);
+        assert_eq!(flags_of(&now, 4), Vec::new());
+        assert_eq!(flags_of(&now, 1)[0].kind, "untranslated");
+    }
 }

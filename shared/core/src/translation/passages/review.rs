@@ -26,7 +26,7 @@ use super::error::PassageError;
 use super::model::{Flag, Passage};
 use super::proposals::ProposalStatus;
 use super::record::PassageRecord;
-use super::Records;
+use super::service::Records;
 use crate::books::record::ChapterRecord;
 use crate::books::{store, Book};
 use crate::fault::{DataError, Fault};

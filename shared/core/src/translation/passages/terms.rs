@@ -20,13 +20,14 @@ use tracing::{info, instrument};
 use super::checked::{check_characters, check_edit};
 use super::error::PassageError;
 use super::model::{Passage, PassageAt, MAX_PAGE};
+use super::record::PassageRecord;
+use super::service::{OwnersText, Records};
 use super::term_text::{self, TermChange, MAX_RENDERING};
-use super::{record::PassageRecord, StoredChapter, Translations};
-use super::{OwnersText, Records};
 use crate::books::record::BookChange;
 use crate::books::{store, Book};
 use crate::glossaries::{EntryInput, Glossary, GlossaryError};
 use crate::ports::Condition;
+use crate::translation::{StoredChapter, Translations};
 
 /// Chapters one preview reads at most: each is its source, its model's text and its passage
 /// items, so a book of hundreds of chapters is previewed over several requests.

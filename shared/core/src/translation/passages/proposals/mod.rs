@@ -35,9 +35,10 @@ pub use record::ProposalStatus;
 use record::{Finish, ProposalRecord, ProposalTexts, ProposedPassage};
 
 use super::error::PassageError;
+use super::model::{answer_failed, reason};
 use super::model::{Flag, Passage, PassageAt};
 use super::record::Provenance;
-use super::{answer_failed, reason, OwnersText, Records};
+use super::service::{OwnersText, Records};
 use crate::accounts::User;
 use crate::books::{store, Book};
 use crate::fault::{DataError, Fault};
@@ -855,7 +856,7 @@ impl Translations {
         let source = self.source_of(&book.id, chapter).await?;
         if let Some(index) = index {
             if source.blocks.get(index as usize).is_none() {
-                return Err(super::not_found(PassageAt { chapter, index }).into());
+                return Err(super::service::not_found(PassageAt { chapter, index }).into());
             }
         }
         let Some(stored) = self.model_text(&book, chapter).await? else {
@@ -1074,7 +1075,8 @@ impl Proposed {
     ) -> Proposed {
         match rejected {
             Some(answer)
-                if !flagged.is_empty() && super::check_edit(source, &answer.text).is_ok() =>
+                if !flagged.is_empty()
+                    && super::checked::check_edit(source, &answer.text).is_ok() =>
             {
                 Proposed {
                     text: Some(answer.text.clone()),
@@ -1232,7 +1234,7 @@ mod tests {
             }),
             bytes: Some(5),
         };
-        match super::super::owners_origin(&version) {
+        match super::super::service::owners_origin(&version) {
             Origin::Retranslated { accepted_with, .. } => {
                 assert_eq!(accepted_with.len(), 1);
                 assert_eq!(accepted_with[0].kind, "truncated");
