@@ -32,7 +32,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use booktr_core::accounts::{Credential, User};
-use booktr_core::limits::rate::{self, Subject, Verdict, Window};
+use booktr_core::limits::service::{self as rate, Subject, Verdict, Window};
 use tracing::error;
 
 use crate::auth::{self, Authenticated};

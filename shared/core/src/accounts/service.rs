@@ -12,7 +12,7 @@ use super::{ApiKey, Credential, Principal, User, API_KEY_PREFIX};
 use crate::fault::{DataError, Fault};
 use crate::ids::{new_id, random_alphanumeric, sha256_hex};
 use crate::items;
-use crate::limits::rate::{self, RateLimiter, Subject};
+use crate::limits::service::{self as rate, RateLimiter, Subject};
 use crate::ports::Ports;
 use crate::ports::{Condition, Item, Query, StoreError, Update, WriteOp};
 use crate::types::{Email, LanguageCode, Plan, Role, Scope};
