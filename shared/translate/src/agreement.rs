@@ -2,10 +2,11 @@
 //! whitespace left out, precision and recall weighed alike), 0 to 100.
 //!
 //! Two independent translations of a passage by the same small model agree less the harder the
-//! passage was for it: on the quality bench's letters, the agreement of a block's two
-//! translations ranked the blocks by their chrF against the published human translation at a
-//! Spearman of 0.5 to 0.7, where the run's other signals ranked them at about 0
-//! (docs/benchmarks.md). The second opinion (`pipeline::second_opinion`) measures it.
+//! passage was for it: replayed over the quality bench's draws of Frankenstein's letters 1 and
+//! 3, the agreement of the plain prompt's and booktr's translations of a paragraph ranked the
+//! paragraphs by their chrF against the published human translation at a Spearman of 0.5 to
+//! 0.7. The second opinion (`pipeline::second_opinion`) measures it, and the block's confidence
+//! counts it.
 
 use std::collections::HashMap;
 
