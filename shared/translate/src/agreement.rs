@@ -8,8 +8,6 @@
 //! 0.7. The second opinion (`pipeline::second_opinion`) measures it, and the block's confidence
 //! counts it.
 
-use std::collections::HashMap;
-
 /// The longest character n-gram counted.
 const ORDER: usize = 6;
 
@@ -24,20 +22,16 @@ pub fn agreement(a: &str, b: &str) -> f64 {
     let mut orders = 0;
     for n in 1..=ORDER {
         let (left, right) = (grams(&a, n), grams(&b, n));
-        let (left_count, right_count) = (count(&left), count(&right));
-        if left_count == 0 || right_count == 0 {
+        if left.is_empty() || right.is_empty() {
             // A text shorter than n has no n-grams: the orders both have decide.
-            if left_count + right_count > 0 {
+            if !(left.is_empty() && right.is_empty()) {
                 orders += 1;
             }
             continue;
         }
-        let matched: usize = left
-            .iter()
-            .map(|(gram, k)| (*k).min(right.get(gram).copied().unwrap_or(0)))
-            .sum();
-        let precision = matched as f64 / left_count as f64;
-        let recall = matched as f64 / right_count as f64;
+        let matched = shared(&left, &right);
+        let precision = matched as f64 / left.len() as f64;
+        let recall = matched as f64 / right.len() as f64;
         if precision + recall > 0.0 {
             total += 2.0 * precision * recall / (precision + recall);
         }
@@ -49,16 +43,28 @@ pub fn agreement(a: &str, b: &str) -> f64 {
     100.0 * total / orders as f64
 }
 
-fn grams(text: &[char], n: usize) -> HashMap<&[char], usize> {
-    let mut out = HashMap::new();
-    for gram in text.windows(n) {
-        *out.entry(gram).or_insert(0) += 1;
-    }
+/// The n-grams of `text`, sorted.
+fn grams(text: &[char], n: usize) -> Vec<String> {
+    let mut out: Vec<String> = text.windows(n).map(|gram| gram.iter().collect()).collect();
+    out.sort();
     out
 }
 
-fn count(grams: &HashMap<&[char], usize>) -> usize {
-    grams.values().sum()
+/// How many n-grams two sorted lists share, each counted as often as both have it.
+fn shared(left: &[String], right: &[String]) -> usize {
+    let (mut i, mut j, mut matched) = (0, 0, 0);
+    while i < left.len() && j < right.len() {
+        match left[i].cmp(&right[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                matched += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    matched
 }
 
 #[cfg(test)]

@@ -234,7 +234,7 @@ impl<'a> ChapterTranslation<'a> {
                 .sum::<PassUsage>()
         });
         if self.config.second_opinion {
-            usage[0] += second_opinion_estimate(self.input, &self.segments);
+            usage[0] += second_opinion_estimate(&self.segments);
         }
         usage
     }

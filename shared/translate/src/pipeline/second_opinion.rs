@@ -20,19 +20,15 @@
 use std::collections::{BTreeSet, HashMap};
 
 use booktr_formats::markup;
-use futures::stream::{self, StreamExt};
-use tracing::info;
 
 use crate::agreement::agreement;
-use crate::glossary::matching;
 use crate::ladder::Rung;
 use crate::model::ChatError;
-use crate::protocol::{simple_request, Pass, Unit};
+use crate::protocol::{Pass, Unit};
 
 use super::checkpoint::*;
 use super::chunk::*;
 use super::confidence::*;
-use super::input::*;
 use super::quality::*;
 use super::segments::*;
 use super::work::*;
@@ -46,29 +42,24 @@ pub(super) fn asked_for(segment: &Segment) -> bool {
     plain_letters(&segment.source) >= LETTERS
 }
 
+/// The plain prompt's own words around a block (its instructions and the request's frame),
+/// in estimated tokens: `protocol::simple_request` without a glossary or an instruction.
+const PLAIN_PROMPT_TOKENS: u64 = 64;
+
 /// What the second opinion's requests will use, estimated as `ChapterTranslation::estimate`
 /// estimates the rest: one plain request per block it asks about, answered as long as the
-/// block.
-pub(super) fn second_opinion_estimate(input: &ChapterInput<'_>, segments: &[Segment]) -> PassUsage {
+/// block (the glossary lines a request carries are not foreseen).
+pub(super) fn second_opinion_estimate(segments: &[Segment]) -> PassUsage {
     segments
         .iter()
-        .enumerate()
-        .filter(|(_, segment)| asked_for(segment))
-        .map(|(id, segment)| {
-            let unit = Unit {
-                id,
-                source: segment.source.clone(),
-                draft: None,
-            };
-            let glossary = matching(input.glossary, &markup::plain_text(&segment.source));
-            let request = simple_request(
-                input.source_lang,
-                input.target_lang,
-                &glossary,
-                input.instruction,
-                &unit,
-            );
-            PassUsage::estimated(&request, &segment.source)
+        .filter(|segment| asked_for(segment))
+        .map(|segment| {
+            let tokens = crate::model::estimate_tokens(&segment.source);
+            PassUsage {
+                input_tokens: tokens + PLAIN_PROMPT_TOKENS,
+                output_tokens: tokens,
+                requests: 1,
+            }
         })
         .sum()
 }
@@ -99,11 +90,15 @@ impl PassWork<'_> {
             };
             let chunk = self.chunk(Pass::Translate, &[], Vec::new(), current);
             let known = HashMap::new();
-            stream::iter(units)
-                .map(|unit| chunk.ask(Rung::Simple, vec![unit], &known))
-                .buffer_unordered(self.config.concurrency.max(1))
-                .collect::<Vec<_>>()
-                .await
+            // A few at a time, as many as a pass has in flight.
+            let mut results = Vec::with_capacity(units.len());
+            for group in units.chunks(self.config.concurrency.max(1)) {
+                let asks = group
+                    .iter()
+                    .map(|unit| chunk.ask(Rung::Simple, vec![unit.clone()], &known));
+                results.extend(futures::future::join_all(asks).await);
+            }
+            results
         };
         let mut answers = Vec::new();
         for result in results {
@@ -136,10 +131,6 @@ impl PassWork<'_> {
         let taken = taken.len() as u32;
         state.quality.second_opinion.asked += asked;
         state.quality.second_opinion.taken += taken;
-        info!(
-            asked,
-            taken, "second translations asked; the more complete of each block's two kept"
-        );
         Ok(())
     }
 }
