@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use futures::stream::{self, StreamExt};
-use tracing::{info, warn};
+use tracing::warn;
 
 use crate::checks::Problem;
 use crate::ladder::Rung;
@@ -93,7 +93,6 @@ impl PassWork<'_> {
         }
         warn!(
             blocks = suspects.len(),
-            problems = ?suspects.values().collect::<BTreeSet<_>>(),
             "translations unlike the rest of the chapter; asking again for those blocks"
         );
         let units: Vec<Unit> = suspects
@@ -132,10 +131,8 @@ impl PassWork<'_> {
     pub(super) async fn edit(&self, pass: Pass, state: &mut Checkpoint) -> Result<(), ChatError> {
         let ladder = self.input.ladder;
         if ladder.echoes(pass) {
-            info!(
-                pass = pass.task(),
-                "the model answers this pass with echoes: not asked in this chapter"
-            );
+            // The model answers this pass with echoes: not asked in this chapter (the quality
+            // record and the report say so).
             state.quality.echo_stopped.push(pass);
             return Ok(());
         }
