@@ -118,24 +118,38 @@ async fn a_clean_model_leaves_a_clean_book_with_no_translation_warning() {
 const RECORDED: &str = include_str!("../fixtures/real-model/qwen2.5-coder-1.5b.fr.jsonl");
 const LETTER: &[u8] = include_bytes!("../fixtures/real-model/frankenstein-letter-1.txt");
 
-#[tokio::test]
-async fn a_real_small_models_recorded_first_pass_replays_into_a_french_letter_with_no_paragraph_twice(
-) {
+/// The recorded letter, extracted as an upload of it is.
+fn letter() -> booktr_formats::manuscript::Manuscript {
     let format = booktr_core::books::sniff("letter.txt", LETTER).unwrap();
-    let book = booktr_formats::extract(format.reader(), LETTER).unwrap();
-    let model = Replay::from_lines(RECORDED).unwrap();
-    let config = PipelineConfig::default();
-    // The run's term list, then the chapter's first pass, as `booktr translate` makes them.
+    booktr_formats::extract(format.reader(), LETTER).unwrap()
+}
+
+/// The letter's term list as `booktr translate` makes it (the recorded term pass), as the
+/// glossary every pass then enforces.
+async fn letter_terms(
+    model: &dyn ChatModel,
+    book: &booktr_formats::manuscript::Manuscript,
+    config: &PipelineConfig,
+) -> Vec<booktr_translate::glossary::GlossaryEntry> {
     let texts: Vec<String> = book.chapters[0]
         .blocks
         .iter()
         .map(|b| b.plain_text())
         .collect();
-    let found = candidates(&texts, &[]);
-    let terms = translate_terms(&model, &found, "en", "fr", &[], &config)
+    translate_terms(model, &candidates(&texts, &[]), "en", "fr", &[], config)
         .await
-        .expect("the term pass was recorded");
-    let glossary = terms.with_glossary(&[]);
+        .expect("the term pass was recorded")
+        .with_glossary(&[])
+}
+
+#[tokio::test]
+async fn a_real_small_models_recorded_first_pass_replays_into_a_french_letter_with_no_paragraph_twice(
+) {
+    let book = letter();
+    let model = Replay::from_lines(RECORDED).unwrap();
+    let config = PipelineConfig::default();
+    // The run's term list, then the chapter's first pass, as `booktr translate` makes them.
+    let glossary = letter_terms(&model, &book, &config).await;
     let ladder = Ladder::default();
     let ledger = HashMap::new();
     let input = ChapterInput {
@@ -202,24 +216,14 @@ const SCORED_ONE_BLOCK: &str =
 #[tokio::test]
 async fn a_real_small_models_recorded_three_passes_one_block_a_request_replay_into_the_book_the_bench_scored(
 ) {
-    let format = booktr_core::books::sniff("letter.txt", LETTER).unwrap();
-    let book = booktr_formats::extract(format.reader(), LETTER).unwrap();
+    let book = letter();
     let model = Replay::from_lines(RECORDED_ONE_BLOCK).unwrap();
     let config = PipelineConfig {
         chunk_tokens: 400,
         chunk_blocks: 1,
         ..PipelineConfig::default()
     };
-    let texts: Vec<String> = book.chapters[0]
-        .blocks
-        .iter()
-        .map(|b| b.plain_text())
-        .collect();
-    let found = candidates(&texts, &[]);
-    let terms = translate_terms(&model, &found, "en", "fr", &[], &config)
-        .await
-        .expect("the term pass was recorded");
-    let glossary = terms.with_glossary(&[]);
+    let glossary = letter_terms(&model, &book, &config).await;
     let (ladder, ledger) = (Ladder::default(), HashMap::new());
     let input = ChapterInput {
         blocks: &book.chapters[0].blocks,
@@ -281,24 +285,14 @@ impl ChatModel for OnLocalServer {
 #[tokio::test]
 async fn a_real_small_model_on_a_local_server_runs_the_small_profile_and_replays_into_the_book_the_bench_scored(
 ) {
-    let format = booktr_core::books::sniff("letter.txt", LETTER).unwrap();
-    let book = booktr_formats::extract(format.reader(), LETTER).unwrap();
+    let book = letter();
     let model = OnLocalServer(Replay::from_lines(RECORDED_SMALL_PROFILE).unwrap());
     // Nothing set by hand: the profile comes from where the model runs.
     let (profile, config) = Settings::default().for_model(&model);
     assert_eq!(profile, Profile::Small);
-    let texts: Vec<String> = book.chapters[0]
-        .blocks
-        .iter()
-        .map(|b| b.plain_text())
-        .collect();
     // The term list holds the letter's one name, as the 1821 translation renders it: no
     // function word or contraction from a sentence's start, no common noun bound to itself.
-    let found = candidates(&texts, &[]);
-    let terms = translate_terms(&model, &found, "en", "fr", &[], &config)
-        .await
-        .expect("the term pass was recorded");
-    let glossary = terms.with_glossary(&[]);
+    let glossary = letter_terms(&model, &book, &config).await;
     let listed: Vec<(&str, &str)> = glossary
         .iter()
         .map(|e| (e.source.as_str(), e.target.as_str()))
@@ -355,26 +349,10 @@ async fn a_real_small_model_on_a_local_server_runs_the_small_profile_and_replays
 /// next chapter then skips it and records why: `pipeline`'s unit tests).
 #[tokio::test]
 async fn a_real_small_models_echoed_later_passes_stop_being_asked_within_a_run() {
-    let format = booktr_core::books::sniff("letter.txt", LETTER).unwrap();
-    let book = booktr_formats::extract(format.reader(), LETTER).unwrap();
+    let book = letter();
     let recorded = OnLocalServer(Replay::from_lines(RECORDED_SMALL_PROFILE).unwrap());
     let (_, config) = Settings::default().for_model(&recorded);
-    let texts: Vec<String> = book.chapters[0]
-        .blocks
-        .iter()
-        .map(|b| b.plain_text())
-        .collect();
-    let terms = translate_terms(
-        &recorded,
-        &candidates(&texts, &[]),
-        "en",
-        "fr",
-        &[],
-        &config,
-    )
-    .await
-    .expect("the term pass was recorded");
-    let glossary = terms.with_glossary(&[]);
+    let glossary = letter_terms(&recorded, &book, &config).await;
     let (ladder, ledger) = (Ladder::default(), HashMap::new());
     let input = ChapterInput {
         blocks: &book.chapters[0].blocks,

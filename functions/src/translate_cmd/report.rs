@@ -315,8 +315,7 @@ impl Report {
         self.kept_previous += quality.kept_previous.len();
         self.changed += quality.changed;
         self.sent += quality.sent;
-        self.second_opinion.asked += quality.second_opinion.asked;
-        self.second_opinion.taken += quality.second_opinion.taken;
+        self.second_opinion += quality.second_opinion;
         for pass in &quality.echo_stopped {
             *self.echo_stopped.entry(pass.task()).or_default() += 1;
         }

@@ -168,6 +168,13 @@ pub struct SecondOpinion {
     pub taken: u32,
 }
 
+impl std::ops::AddAssign for SecondOpinion {
+    fn add_assign(&mut self, o: SecondOpinion) {
+        self.asked += o.asked;
+        self.taken += o.taken;
+    }
+}
+
 /// What the fallback model did for a chapter.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]

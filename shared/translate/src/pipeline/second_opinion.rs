@@ -234,6 +234,24 @@ mod tests {
     }
 
     #[test]
+    fn the_estimates_plain_prompt_is_as_long_as_the_plain_prompt_sent() {
+        use crate::model::estimate_tokens;
+        let source = "The morning was calm and the harbour lay still under a pale sky.";
+        let unit = crate::protocol::Unit {
+            id: 1,
+            source: source.into(),
+            draft: None,
+        };
+        let sent = crate::protocol::simple_request("en", "fr", &[], None, &unit);
+        let frame =
+            estimate_tokens(&sent.system) + estimate_tokens(&sent.user) - estimate_tokens(source);
+        assert!(
+            frame.abs_diff(super::PLAIN_PROMPT_TOKENS) <= 8,
+            "the plain prompt's frame is {frame} estimated tokens"
+        );
+    }
+
+    #[test]
     fn translations_that_agree_cost_nothing_and_the_least_agreeing_fall_under_the_review_line() {
         assert_eq!(penalty(100), 0);
         assert_eq!(penalty(75), 0);
