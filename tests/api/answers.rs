@@ -204,52 +204,6 @@ async fn a_real_small_models_recorded_first_pass_replays_into_a_french_letter_wi
     assert!(quality.retries > 0);
 }
 
-/// The same model and letter as the quality bench runs them now, one block a request at up to
-/// 400 tokens (`BASELINE=keep RECORD=1 bash scripts/quality-bench.sh`), all three passes: two of
-/// its first answers ran on to the token limit, and the review and the polish wrote back most
-/// blocks unchanged. The bench scored this book 61.27 chrF against the baseline's 61.09.
-const RECORDED_ONE_BLOCK: &str =
-    include_str!("../fixtures/real-model/qwen2.5-coder-1.5b.fr.one-block.jsonl");
-const SCORED_ONE_BLOCK: &str =
-    include_str!("../fixtures/real-model/frankenstein-letter-1.fr.one-block.txt");
-
-#[tokio::test]
-async fn a_real_small_models_recorded_three_passes_one_block_a_request_replay_into_the_book_the_bench_scored(
-) {
-    let book = letter();
-    let model = Replay::from_lines(RECORDED_ONE_BLOCK).unwrap();
-    let config = PipelineConfig {
-        chunk_tokens: 400,
-        chunk_blocks: 1,
-        ..PipelineConfig::default()
-    };
-    let glossary = letter_terms(&model, &book, &config).await;
-    let (ladder, ledger) = (Ladder::default(), HashMap::new());
-    let input = ChapterInput {
-        blocks: &book.chapters[0].blocks,
-        source_lang: "en",
-        target_lang: "fr",
-        glossary: &glossary,
-        ledger: &ledger,
-        ladder: &ladder,
-        instruction: None,
-    };
-    let out = translate_chapter(&model, &input, &config)
-        .await
-        .expect("every request of the three passes was recorded");
-    assert!(out.quality.flagged.is_empty(), "{:?}", out.quality.flagged);
-    // The two answers that ran on were cut at their limit and asked for again.
-    assert_eq!(
-        out.quality.repaired.total(),
-        3,
-        "{:?}",
-        out.quality.repaired
-    );
-    // As `booktr translate --pass-texts` wrote the polished text the bench scored.
-    let made: Vec<String> = out.blocks.iter().map(|b| b.plain_text()).collect();
-    assert_eq!(made.join("\n\n") + "\n", SCORED_ONE_BLOCK);
-}
-
 /// The same model and letter with nothing set by hand, as the quality bench runs it against the
 /// model's own local server (`LETTER=1 RECORD=1 SEEDS=1 bash scripts/quality-bench.sh`): the
 /// small profile, one block a request with the translation so far as its window, a second

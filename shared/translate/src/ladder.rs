@@ -45,13 +45,17 @@ impl Rung {
     }
 
     /// The rung for the blocks still failing after this one (None after the last): halves
-    /// only of two blocks or more. Not the run's record: a request's way down is the same
-    /// however the other chunks fared, so that a recorded run replays request for request.
-    pub fn next(self, blocks: usize) -> Option<Rung> {
+    /// only of two blocks or more, and one block at a time in the block protocol only for
+    /// blocks that were asked with others (`asked_alone` false): asked alone, that request
+    /// would be the one that just failed, and a small model that ran on to its token limit
+    /// ran on again when asked it twice. Not the run's record: a request's way down is the
+    /// same however the other chunks fared, so that a recorded run replays request for request.
+    pub fn next(self, blocks: usize, asked_alone: bool) -> Option<Rung> {
         Rung::ALL
             .into_iter()
             .filter(|r| *r > self && *r != Rung::Chunk)
-            .find(|r| !(*r == Rung::Halves && blocks < 2))
+            .filter(|r| !(*r == Rung::Halves && blocks < 2))
+            .find(|r| !(*r == Rung::Singles && asked_alone))
     }
 
     pub fn name(self) -> &'static str {
@@ -261,12 +265,16 @@ mod tests {
     }
 
     #[test]
-    fn failed_blocks_go_down_in_order_and_one_block_is_not_halved() {
-        assert_eq!(Rung::Chunk.next(5), Some(Rung::Halves));
-        assert_eq!(Rung::Chunk.next(1), Some(Rung::Singles));
-        assert_eq!(Rung::Halves.next(2), Some(Rung::Singles));
-        assert_eq!(Rung::Singles.next(1), Some(Rung::Simple));
-        assert_eq!(Rung::Simple.next(1), None);
+    fn failed_blocks_go_down_in_order_and_no_request_is_asked_twice_on_the_way() {
+        assert_eq!(Rung::Chunk.next(5, false), Some(Rung::Halves));
+        // One block left of a chunk of several is asked alone; a chunk of one block, already
+        // asked alone, goes to the simplest prompt instead of the same request again.
+        assert_eq!(Rung::Chunk.next(1, false), Some(Rung::Singles));
+        assert_eq!(Rung::Chunk.next(1, true), Some(Rung::Simple));
+        assert_eq!(Rung::Halves.next(2, false), Some(Rung::Singles));
+        assert_eq!(Rung::Halves.next(1, true), Some(Rung::Simple));
+        assert_eq!(Rung::Singles.next(1, true), Some(Rung::Simple));
+        assert_eq!(Rung::Simple.next(1, true), None);
         let healthy = Ladder::default();
         healthy.record(Rung::Chunk, 100, 80);
         assert_eq!(healthy.first(), Rung::Chunk);

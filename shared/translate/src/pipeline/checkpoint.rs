@@ -12,7 +12,7 @@ use super::quality::*;
 
 /// Where a chapter's translation stands after some of its passes: enough to go on with the
 /// next pass without paying again for the ones done. Stored by the chapter job after each pass.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Checkpoint {
     /// Passes finished, in order: 0 to 3.

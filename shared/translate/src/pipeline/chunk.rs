@@ -170,6 +170,11 @@ impl Chunk<'_> {
                 }
                 Rung::Singles | Rung::Simple => pending.iter().map(|u| vec![u.clone()]).collect(),
             };
+            let alone: BTreeSet<usize> = groups
+                .iter()
+                .filter(|group| group.len() == 1)
+                .map(|group| group[0].id)
+                .collect();
             let known = &done.texts;
             let results = futures::future::join_all(
                 groups
@@ -215,8 +220,9 @@ impl Chunk<'_> {
             // The last rung is tried twice: a model that samples (as real ones do) often gets
             // right on a second try a block it got wrong once.
             simple_tries += usize::from(current == Rung::Simple);
+            let asked_alone = still.iter().all(|unit| alone.contains(&unit.id));
             rung = current
-                .next(still.len())
+                .next(still.len(), asked_alone)
                 .or((current == Rung::Simple && simple_tries < SIMPLE_TRIES)
                     .then_some(Rung::Simple));
             if !still.is_empty() && rung.is_some() {
