@@ -389,3 +389,197 @@ async fn a_corpus_book_goes_to_a_translators_tool_and_back_with_ten_changes_a_br
     );
     assert!(mine["notes"].as_str().unwrap().contains("The owner's edit"));
 }
+
+/// The ids of the units of an export, in order.
+fn unit_ids(xliff: &str) -> Vec<String> {
+    xliff
+        .split("<trans-unit id=\"")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap().to_string())
+        .collect()
+}
+
+fn file_of(book_id: &str, units: &str) -> Vec<u8> {
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<xliff version=\"1.2\" \
+         xmlns=\"urn:oasis:names:tc:xliff:document:1.2\"><file original=\"booktr/{book_id}/chapter-2\" \
+         source-language=\"en\" target-language=\"es\" datatype=\"plaintext\"><body>{units}\
+         </body></file></xliff>"
+    )
+    .into_bytes()
+}
+
+#[tokio::test]
+async fn units_that_name_no_passage_or_hold_codes_not_the_sources_are_reported_each() {
+    let app = TestApp::new().start().await;
+    let user = app.user().await;
+    let id = translated(&app, &user, "voyage.txt", crate::passages::book()).await;
+    let exported = export(&app, &user, &format!("/api/books/{id}/xliff?chapter=2")).await;
+    let ids = unit_ids(&exported);
+    assert_eq!(ids.len(), 3, "{exported}");
+    let unit = |uid: &str, target: &str| {
+        format!("<trans-unit id=\"{uid}\"><source>s</source><target>{target}</target></trans-unit>")
+    };
+    let beyond = ids[0].replacen("-p0-", "-p999-", 1);
+    let nowhere = ids[0].replacen("c2-", "c99-", 1);
+    let units = [
+        unit("hello", "Hola"),
+        unit(&beyond, "Hola"),
+        unit(&nowhere, "Hola"),
+        unit(&ids[0], "Hola <x id=\"1\"/>"),
+        unit(&ids[1], "Hola <ph id=\"1\">&lt;b&gt;</ph>"),
+        unit(&ids[2], "   "),
+    ]
+    .concat();
+    let report = outcomes(import(&app, &user, &id, file_of(&id, &units)).await).await;
+    let outcome = |k: usize| {
+        let unit = &report["units"][k];
+        (
+            unit["outcome"].as_str().unwrap().to_string(),
+            unit["error"].as_str().unwrap_or_default().to_string(),
+            unit["message"].as_str().unwrap_or_default().to_string(),
+        )
+    };
+    assert_eq!(outcome(0).0, "unknown");
+    assert!(outcome(0).2.contains("not one booktr gave"), "{report}");
+    assert!(outcome(1).2.contains("no passage 999"), "{report}");
+    assert!(outcome(2).2.contains("no chapter 99"), "{report}");
+    assert_eq!(report["units"][1]["chapter"], 2);
+    assert_eq!(report["units"][1]["index"], 999);
+    assert_eq!(
+        (outcome(3).0.as_str(), outcome(3).1.as_str()),
+        ("refused", "invalid_codes")
+    );
+    assert!(
+        outcome(3).2.contains("not one of the source's marks"),
+        "{report}"
+    );
+    assert_eq!(
+        (outcome(4).0.as_str(), outcome(4).1.as_str()),
+        ("refused", "invalid_codes")
+    );
+    assert!(outcome(4).2.contains("<ph>"), "{report}");
+    assert_eq!(
+        (outcome(5).0.as_str(), outcome(5).1.as_str()),
+        ("refused", "bad_request")
+    );
+    assert_eq!(report["changed"], 0);
+
+    // A file of another book's: each of its units is unknown, whatever its id.
+    let elsewhere = file_of("another-book", &unit(&ids[0], "Hola"));
+    let report = outcomes(import(&app, &user, &id, elsewhere).await).await;
+    assert_eq!(report["unknown"], 1, "{report}");
+    assert!(report["units"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("another book"));
+}
+
+#[tokio::test]
+async fn another_users_book_is_not_found_and_a_file_the_import_cannot_read_is_refused_whole() {
+    let app = TestApp::new().start().await;
+    let user = app.user().await;
+    let stranger = app.user().await;
+    let id = translated(&app, &user, "voyage.txt", crate::passages::book()).await;
+    let path = format!("/api/books/{id}/xliff");
+    let exported = export(&app, &user, &path).await;
+    assert_error(app.get(&path, &stranger.key).await, 404, "not_found").await;
+    let theirs = import(&app, &stranger, &id, exported.clone().into_bytes()).await;
+    assert_error(theirs, 404, "not_found").await;
+    assert_eq!(
+        unit_ids(&export(&app, &user, &path).await),
+        unit_ids(&exported)
+    );
+
+    let chapter = |q: &str| format!("{path}?chapter={q}");
+    assert_error(app.get(&chapter("99"), &user.key).await, 404, "not_found").await;
+    assert_error(app.get(&chapter("x"), &user.key).await, 400, "bad_request").await;
+    let untranslated = app
+        .upload_ok(&user.key, "voyage.txt", crate::passages::book())
+        .await;
+    drain(&app).await;
+    let nothing = app
+        .get(&format!("/api/books/{untranslated}/xliff"), &user.key)
+        .await;
+    assert_error(nothing, 400, "bad_request").await;
+
+    let plain = app
+        .request(Method::POST, &path, &user.key)
+        .header("content-type", "text/plain")
+        .body(exported.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_error(plain, 400, "bad_request").await;
+    let laughs = "<?xml version=\"1.0\"?><!DOCTYPE x [<!ENTITY a \"aaaaaaaaaa\"><!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;\">]>\
+                  <xliff version=\"1.2\"><file><body><trans-unit id=\"u\"><target>&b;</target></trans-unit></body></file></xliff>";
+    for (bad, says) in [
+        (laughs.to_string(), "DTD"),
+        ("not xml at all".to_string(), "not well-formed"),
+        ("<html/>".to_string(), "not XLIFF 1.2"),
+        ("<xliff version=\"2.0\"/>".to_string(), "XLIFF 2.0"),
+        (
+            exported[..exported.len() / 2].to_string(),
+            "not well-formed",
+        ),
+        (
+            format!(
+                "<xliff version=\"1.2\">{}{}</xliff>",
+                "<group>".repeat(100),
+                "</group>".repeat(100)
+            ),
+            "nest",
+        ),
+    ] {
+        let body = assert_error(
+            import(&app, &user, &id, bad.into_bytes()).await,
+            400,
+            "invalid_xliff",
+        )
+        .await;
+        assert!(body["message"].as_str().unwrap().contains(says), "{body}");
+    }
+    let huge = vec![b' '; booktr_core::translation::passages::xliff::MAX_XLIFF_BYTES + 1];
+    assert_error(import(&app, &user, &id, huge).await, 400, "file_too_large").await;
+}
+
+#[tokio::test]
+async fn book_text_never_becomes_xliff_markup() {
+    if !have(Tool::TranslateToolkit) {
+        return;
+    }
+    let app = TestApp::new().start().await;
+    let user = app.user().await;
+    let id = translated(&app, &user, "voyage.txt", crate::passages::book()).await;
+    let hostile =
+        "</target></trans-unit><trans-unit id=\"evil\"><target>x]]><!DOCTYPE a> &amp;lol; \"'";
+    let edit = app
+        .send_json(
+            Method::PUT,
+            &format!("/api/books/{id}/chapters/2/passages/0"),
+            &user.key,
+            json!({"text": markup::escape_text(hostile), "version": 0}),
+        )
+        .await;
+    assert_eq!(edit.status(), 200, "{}", edit.text().await.unwrap());
+    let exported = export(&app, &user, &format!("/api/books/{id}/xliff")).await;
+    let dir = tempfile::TempDir::new().unwrap();
+    let file = dir.path().join("voyage.xlf");
+    std::fs::write(&file, &exported).unwrap();
+    let listed: Value =
+        serde_json::from_str(&toolkit(LIST, &[file.to_str().unwrap()], &json!({}))).unwrap();
+    assert_eq!(units(&listed).len(), unit_ids(&exported).len());
+    assert!(units(&listed).iter().all(|u| u["id"] != "evil"));
+    let edited = units(&listed)
+        .iter()
+        .find(|u| u["id"].as_str().unwrap().starts_with("c2-p0-"))
+        .unwrap();
+    assert_eq!(edited["target"], hostile);
+    // Handed back as it was, it is the passage's text: nothing changes.
+    let report = outcomes(import(&app, &user, &id, std::fs::read(&file).unwrap()).await).await;
+    assert_eq!(report["changed"], 0, "{report}");
+    assert_eq!(
+        report["unchanged"],
+        report["units"].as_array().unwrap().len()
+    );
+}
