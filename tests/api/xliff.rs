@@ -583,3 +583,122 @@ async fn book_text_never_becomes_xliff_markup() {
         report["units"].as_array().unwrap().len()
     );
 }
+
+/// The first unit's target in `xliff` replaced by `text` (XML already).
+fn with_first_target(xliff: &str, text: &str) -> String {
+    let start = xliff.find("<target state=\"").unwrap();
+    let open_end = start + xliff[start..].find('>').unwrap() + 1;
+    let close = open_end + xliff[open_end..].find("</target>").unwrap();
+    format!("{}{text}{}", &xliff[..open_end], &xliff[close..])
+}
+
+#[tokio::test]
+async fn the_book_page_offers_the_xliff_and_an_uploads_report_shows_each_unit_inert() {
+    use crate::web_app::{location, Browser};
+    use reqwest::multipart::{Form, Part};
+
+    let app = TestApp::new().with_workers().start().await;
+    let mut owner = Browser::new(&app);
+    owner.sign_up().await;
+    let token = owner.token("/dashboard").await;
+    let uploaded = owner
+        .upload(&token, "voyage.txt", crate::passages::book(), "The Voyage")
+        .await;
+    let page = location(&uploaded).split('?').next().unwrap().to_string();
+    let id = page.rsplit('/').next().unwrap().to_string();
+    owner.wait_for(&id, "EXTRACTED").await;
+    let started = owner
+        .post_form(&format!("{page}/start"), &[("csrf", &token)])
+        .await;
+    assert_eq!(started.status(), 303);
+    owner.wait_for(&id, "COMPLETED").await;
+
+    let html = owner.html(&page).await;
+    let action = format!("action=\"/dashboard/books/{id}/xliff\"");
+    assert!(
+        html.contains(&format!("href=\"/dashboard/books/{id}/xliff\"")),
+        "{html}"
+    );
+    assert!(html.contains(&action) && html.contains("enctype=\"multipart/form-data\""));
+    assert!(html.contains("<option value=\"2\">"), "{html}");
+    let file = owner
+        .get(&format!("/dashboard/books/{id}/xliff?chapter=2"))
+        .await;
+    assert_eq!(file.status(), 200);
+    assert!(file.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with(XLIFF));
+    let exported = file.text().await.unwrap();
+    assert_eq!(unit_ids(&exported).len(), 3);
+
+    let hostile = "<trans-unit id=\"&lt;script&gt;alert(1)&lt;/script&gt;\"><source>s</source>\
+                   <target>x</target></trans-unit>";
+    let changed = with_first_target(&exported, "Llamadme Ismael &amp; <x id=\"7\"/>").replacen(
+        "</body>",
+        &format!("{hostile}</body>"),
+        1,
+    );
+    let send = |bytes: String, token: Option<&str>| {
+        let mut form = Form::new();
+        if let Some(token) = token {
+            form = form.text("csrf", token.to_string());
+        }
+        form.part(
+            "file",
+            Part::bytes(bytes.into_bytes()).file_name("voyage.xlf"),
+        )
+    };
+    let path = format!("/dashboard/books/{id}/xliff");
+    let forged = owner
+        .post_multipart(&path, send(changed.clone(), None))
+        .await;
+    assert_eq!(forged.status(), 403);
+    let report = owner
+        .post_multipart(&path, send(changed, Some(&token)))
+        .await;
+    assert_eq!(report.status(), 200);
+    let html = report.text().await.unwrap();
+    assert!(html.contains("No passage changed."), "{html}");
+    assert!(html.contains("data-outcome=\"refused\""), "{html}");
+    assert!(html.contains("data-outcome=\"unknown\""), "{html}");
+    assert!(
+        html.contains("<code>&lt;script&gt;alert(1)&lt;/script&gt;</code>"),
+        "{html}"
+    );
+    assert!(!html.contains("<script>alert"), "{html}");
+    assert!(html.contains(&format!(
+        "href=\"/dashboard/books/{id}/read?chapter=2&amp;edit=0\""
+    )));
+
+    let fixed = with_first_target(&exported, "Llamadme Ismael &amp; compañía.");
+    let report = owner.post_multipart(&path, send(fixed, Some(&token))).await;
+    let html = report.text().await.unwrap();
+    assert!(html.contains("Passages changed: 1."), "{html}");
+    let passages: Value = owner
+        .get(&format!("/api/books/{id}/chapters/2/passages?limit=1"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        passages["passages"][0]["text"],
+        "Llamadme Ismael &amp; compañía."
+    );
+
+    let empty = owner
+        .post_multipart(&path, Form::new().text("csrf", token.clone()))
+        .await;
+    assert_eq!(empty.status(), 400);
+    assert!(empty
+        .text()
+        .await
+        .unwrap()
+        .contains("Choose an XLIFF file to upload."));
+    let stranger = {
+        let mut stranger = Browser::new(&app);
+        stranger.sign_up().await;
+        stranger
+    };
+    assert_eq!(stranger.get(&path).await.status(), 404);
+}

@@ -117,9 +117,12 @@ pub fn from_inline(source: &str, target: &[Inline]) -> Result<String, CodeError>
             .and_then(|n| n.checked_sub(1))
             .and_then(|k| codes.get(k).copied())
             .ok_or_else(|| {
+                let ids = match codes.len() {
+                    0 => "the source has none".to_string(),
+                    n => format!("its ids are 1 to {n}"),
+                };
                 CodeError(format!(
-                    "inline code {id:?} is not one of the source's marks (ids 1 to {})",
-                    codes.len()
+                    "inline code {id:?} is not one of the source's marks ({ids})"
                 ))
             })
     };
