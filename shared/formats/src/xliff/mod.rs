@@ -22,10 +22,4 @@ mod write;
 
 pub use codes::{canonical, from_inline, to_inline, CodeError, Inline};
 pub use read::{read, ReadError, ReadLimits, ReadUnit, Target};
-pub use write::{write, Document, File, State, Unit};
-
-/// The XLIFF 1.2 namespace.
-pub const NAMESPACE: &str = "urn:oasis:names:tc:xliff:document:1.2";
-
-/// The media type an XLIFF 1.2 file is served as (1.2 registered none; tools use this one).
-pub const MEDIA_TYPE: &str = "application/x-xliff+xml";
+pub use write::{write, Document, File, State, Unit, MEDIA_TYPE, NAMESPACE};

@@ -5,7 +5,12 @@
 
 use super::codes::to_inline;
 use super::escape;
-use super::NAMESPACE;
+
+/// The XLIFF 1.2 namespace.
+pub const NAMESPACE: &str = "urn:oasis:names:tc:xliff:document:1.2";
+
+/// The media type an XLIFF 1.2 file is served as (1.2 registered none; tools use this one).
+pub const MEDIA_TYPE: &str = "application/x-xliff+xml";
 
 /// What is written: the languages and the files.
 #[derive(Debug, Clone, PartialEq)]
