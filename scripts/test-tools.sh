@@ -2,8 +2,9 @@
 # What the test command needs besides cargo, installed when missing: the tools the tests check
 # output with (epubcheck for EPUB files, poppler's pdftotext for PDF files, fonts for PDF
 # rendering, Chromium and its WebDriver for the pages, npm for axe-core; Debian packages, with
-# sudo when not root), the Python checkers, axe-core, the AWS emulator and schemathesis (in
-# virtualenvs under target/). `scripts/test.sh` runs it first; CI runs it while it compiles.
+# sudo when not root), the Python checkers, translate-toolkit, axe-core, the AWS emulator and
+# schemathesis (in virtualenvs under target/). `scripts/test.sh` runs it first; CI runs it
+# while it compiles.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,6 +31,15 @@ if ! "$checks/bin/python" -c 'import feedparser, xmlschema, openapi_spec_validat
   python3 -m venv "$checks"
   "$checks/bin/pip" install -q 'feedparser>=6,<7' 'xmlschema>=3,<5' 'openapi-spec-validator==0.7.2' \
     'prometheus-client>=0.20,<1'
+fi
+
+# translate-toolkit (pinned), the translation tools' own XLIFF library: the XLIFF tests read
+# what booktr exports with it and change targets with it, as a translator's tool would.
+translate=target/venv-translate
+if ! "$translate/bin/python" -c 'import translate.storage.xliff' 2>/dev/null; then
+  echo "== installing translate-toolkit into $translate"
+  python3 -m venv "$translate"
+  "$translate/bin/pip" install -q 'translate-toolkit==3.20.4'
 fi
 
 # axe-core (pinned), which the browser tests inject into the web app's pages.

@@ -2026,3 +2026,79 @@ async fn an_owner_fixes_a_flagged_poem_by_every_way_of_the_review_and_downloads_
         );
     }
 }
+
+/// An owner hands the book to a translator's tool and takes its file back (issue 50, item 1):
+/// the book's page offers the XLIFF, the file downloaded through its link has a target changed
+/// as a tool would, and the upload form, filled and sent in the browser, answers the import's
+/// report. The book's page and the report are checked by axe-core at desktop and phone widths.
+#[tokio::test]
+async fn an_owner_takes_a_translators_xliff_back_from_the_book_page_in_a_real_browser() {
+    if !have(Tool::ChromeDriver) || !have(Tool::Axe) {
+        return;
+    }
+    let app = TestApp::new().with_workers().start().await;
+    let browser = Browser::start().await;
+    let site = &app.url;
+
+    browser.go(&format!("{site}/signup")).await;
+    browser.fill("#email", "owner@example.com").await;
+    browser.fill("#password", "a long password").await;
+    browser.click("form button[type=submit]").await;
+    browser.wait_for_url(&format!("{site}/dashboard")).await;
+    let dir = tempfile::TempDir::new().unwrap();
+    let book = dir.path().join("voyage.txt");
+    std::fs::write(&book, crate::passages::book()).unwrap();
+    browser.fill("#file", book.to_str().unwrap()).await;
+    browser.fill("#targetLang", "es").await;
+    browser.click("form[data-upload] button[type=submit]").await;
+    browser.wait_for_text("Expected cost").await;
+    browser
+        .click("form[action$='/start'] button[type=submit]")
+        .await;
+    browser.wait_for_book_status("COMPLETED").await;
+    browser.wait_for_text("Translation tools (XLIFF)").await;
+    browser.check_page("book-with-xliff").await;
+
+    let href = browser
+        .script("return document.querySelector('a[href$=\"/xliff\"]').href;")
+        .await;
+    let cookie = browser.session_cookie().await;
+    let file = reqwest::Client::new()
+        .get(href.as_str().unwrap())
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(file.status(), 200);
+    let exported = file.text().await.unwrap();
+    let start = exported.find("<target state=\"").unwrap();
+    let open_end = start + exported[start..].find('>').unwrap() + 1;
+    let close = open_end + exported[open_end..].find("</target>").unwrap();
+    let changed = format!(
+        "{}Un prefacio de siete palabras &amp; más.{}",
+        &exported[..open_end],
+        &exported[close..]
+    );
+    let xliff = dir.path().join("voyage.xlf");
+    std::fs::write(&xliff, changed).unwrap();
+    browser.fill("#xliff-file", xliff.to_str().unwrap()).await;
+    browser
+        .click("form[action$='/xliff'][method=post] button[type=submit]")
+        .await;
+    browser.wait_for_text("Passages changed: 1.").await;
+    browser.check_page("xliff-report").await;
+    let id = href
+        .as_str()
+        .unwrap()
+        .rsplit('/')
+        .nth(1)
+        .unwrap()
+        .to_string();
+    let passages = every_passage(site, &cookie, &id).await;
+    assert!(
+        passages
+            .iter()
+            .any(|p| p["text"] == "Un prefacio de siete palabras &amp; más."),
+        "{passages:?}"
+    );
+}

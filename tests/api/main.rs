@@ -52,3 +52,4 @@ mod web_terms;
 mod web_traps;
 mod web_words;
 mod webhooks;
+mod xliff;

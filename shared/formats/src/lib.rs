@@ -3,7 +3,8 @@
 //!
 //! Extractors: EPUB, PDF, DOCX, HTML and TXT into a [`manuscript::Manuscript`]; renderers
 //! ([`render`]): EPUB and PDF. The root declares the modules, re-exports the types they share
-//! ([`FormatError`], [`Budget`]) and chooses the extractor for a [`Format`].
+//! ([`FormatError`], [`Budget`]) and chooses the extractor for a [`Format`]. Beside them, a
+//! book's passages as XLIFF 1.2 for translation tools, and back ([`xliff`]).
 
 mod archive;
 mod budget;
@@ -24,6 +25,7 @@ pub mod render;
 pub mod structure;
 pub mod txt;
 pub mod xhtml;
+pub mod xliff;
 
 #[cfg(test)]
 mod corpus_tests;

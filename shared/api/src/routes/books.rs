@@ -38,6 +38,7 @@ pub fn router() -> Routes {
         .merge(super::passages::router())
         .merge(super::proposals::router())
         .merge(super::passage_terms::router())
+        .merge(super::xliff::router())
 }
 
 #[derive(Deserialize)]

@@ -21,6 +21,7 @@ pub mod uploads;
 pub mod usage;
 pub mod user;
 pub mod webhooks;
+pub mod xliff;
 
 use serde::Serialize;
 

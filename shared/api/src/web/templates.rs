@@ -123,6 +123,10 @@ const SOURCES: &[(&str, &str)] = &[
         "app/email.html",
         include_str!("../../templates/app/email.html"),
     ),
+    (
+        "app/xliff_report.html",
+        include_str!("../../templates/app/xliff_report.html"),
+    ),
 ];
 
 /// The engine, made once per process.

@@ -25,6 +25,7 @@ pub mod term_list;
 pub mod translation;
 pub mod types;
 pub mod usage;
+pub mod xliff;
 
 use std::collections::BTreeMap;
 

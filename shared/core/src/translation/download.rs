@@ -236,20 +236,29 @@ impl Translations {
 /// `Moby-Dick.es.epub`, `Moby-Dick.es.partial.epub` or `Moby-Dick.es.bilingual.pdf`: the
 /// title's letters, digits and dashes.
 fn file_name(title: &str, lang: &str, edition: Edition, complete: bool) -> String {
-    let mut stem: String = title
+    let partial = if complete { "" } else { ".partial" };
+    format!("{}.{lang}{partial}.{}", file_stem(title), edition.suffix())
+}
+
+/// The start of a file's name made from the book's `title`: its letters and digits, words
+/// joined by dashes, at most 80 characters (`book` when none is left).
+pub(crate) fn file_stem(title: &str) -> String {
+    let stem: String = title
         .chars()
         .map(|c| if c.is_alphanumeric() { c } else { '-' })
         .collect::<String>()
         .split('-')
         .filter(|s| !s.is_empty())
         .collect::<Vec<_>>()
-        .join("-");
-    stem = stem.chars().take(80).collect();
+        .join("-")
+        .chars()
+        .take(80)
+        .collect();
     if stem.is_empty() {
-        stem = "book".into();
+        "book".into()
+    } else {
+        stem
     }
-    let partial = if complete { "" } else { ".partial" };
-    format!("{stem}.{lang}{partial}.{}", edition.suffix())
 }
 
 /// One chapter of a shared book: the original blocks, and the translation when there is one.

@@ -30,6 +30,7 @@ mod session;
 mod settings;
 mod term_rename;
 mod terms;
+mod xliff;
 
 pub use self::errors::pages_for_browsers;
 pub use self::failure::page_error;
@@ -58,6 +59,7 @@ pub fn pages_router() -> Routes {
         .merge(glossaries::router())
         .merge(terms::router())
         .merge(term_rename::router())
+        .merge(xliff::router())
         .merge(assets::router())
 }
 

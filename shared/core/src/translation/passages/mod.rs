@@ -2,7 +2,7 @@
 //! source, its text now, its flags and where the text came from; and the owner's changes of
 //! them: an edit, an undo, a reset to the model's text; the model's text kept as it is (`keep`);
 //! a passage or a chapter translated again as a proposal the owner accepts or discards
-//! (`proposals`).
+//! (`proposals`); the passages out to a translator's tool and back as XLIFF (`xliff`).
 //!
 //! The model's text stays what the chapter job stored (`StoredChapter`, one per translation
 //! key); the owner's changes are kept beside it, one item per passage changed (`record`), and
@@ -26,6 +26,7 @@ pub mod review;
 mod service;
 mod term_text;
 mod terms;
+pub mod xliff;
 
 pub use checked::{check_characters, max_edit_chars, EDIT_FLOOR, EDIT_GROWTH};
 pub use error::PassageError;

@@ -453,6 +453,14 @@ impl Translations {
     /// it), the book's warnings, and the book's files (every edition, the share links' copies,
     /// an earlier translation's) removed, so that the next download makes them again.
     pub(super) async fn passage_changed(&self, book: &Book, number: u32) -> Result<(), DataError> {
+        self.chapter_changed(book, number).await?;
+        self.book_changed(book).await
+    }
+
+    /// The chapter's part of [`Translations::passage_changed`]: its quality record and change
+    /// count, for a caller that changes passages of several chapters and follows up on the
+    /// book once ([`Translations::book_changed`]).
+    pub(super) async fn chapter_changed(&self, book: &Book, number: u32) -> Result<(), DataError> {
         let table = &self.ports.table;
         let (pk, sk) = (store::book_pk(&book.id), store::chapter_sk(number));
         let key = book.translation_key.clone().unwrap_or_default();
@@ -465,14 +473,22 @@ impl Translations {
             .update(&pk, &sk, with_quality, book_record::stored_under(&key))
             .await
         {
-            Ok(_) => {}
+            Ok(_) => Ok(()),
             // Not translated under the book's key (yet): its quality record is not this one.
             Err(StoreError::Conflict) => {
                 let counted = ChapterChange::passage_changed(None).into_update();
                 table.update(&pk, &sk, counted, Condition::Exists).await?;
+                Ok(())
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => Err(e.into()),
         }
+    }
+
+    /// The book's part of [`Translations::passage_changed`]: its warnings, and its files
+    /// removed so that the next download makes them again.
+    pub(super) async fn book_changed(&self, book: &Book) -> Result<(), DataError> {
+        let table = &self.ports.table;
+        let pk = store::book_pk(&book.id);
         if book.status == BookStatus::Completed {
             let summary = self.quality_summary(&book.id).await?;
             let change = BookChange::flag_warnings(summary.warnings(&book.warnings));
