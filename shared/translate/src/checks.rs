@@ -323,6 +323,11 @@ fn main_script(text: &str) -> Option<Script> {
     counts.into_iter().max_by_key(|(_, n)| *n).map(|(s, _)| s)
 }
 
+/// Whether `lang` is written in the Latin script alone (as listed; an unlisted language is not).
+pub fn latin_only(lang: &str) -> bool {
+    scripts_of(lang) == Some(&[Script::Latin])
+}
+
 /// The scripts a language is written in; None for languages not listed (not judged).
 fn scripts_of(lang: &str) -> Option<&'static [Script]> {
     use Script::*;

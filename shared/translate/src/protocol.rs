@@ -390,6 +390,58 @@ pub fn glossary_violations<'a>(
         .collect()
 }
 
+/// `translation` with the capitalised terms it left as they are in the source (a name the
+/// model copied instead of writing the glossary's or the book's rendering) replaced by their
+/// target; None when there is none. Only exact, capitalised occurrences in the text (never in
+/// a tag) are replaced: a lower-case source word may be a word of the target language too
+/// ("son" in French), and a name copied as written is what a small model does with a term it
+/// is told of (on the quality bench, three paragraphs of letter 1 kept "Margaret" and a review
+/// and a polish told to write "Marguerite" changed one).
+pub fn put_in_copied_names(
+    entries: &[GlossaryEntry],
+    source: &str,
+    translation: &str,
+) -> Option<String> {
+    let names: Vec<&GlossaryEntry> = glossary_violations(entries, source, translation)
+        .into_iter()
+        .filter(|e| e.source.chars().next().is_some_and(char::is_uppercase) && e.source != e.target)
+        .collect();
+    if names.is_empty() {
+        return None;
+    }
+    let mut pieces = markup::parse(translation).ok()?;
+    let mut changed = false;
+    for piece in &mut pieces {
+        let markup::Piece::Text(text) = piece else {
+            continue;
+        };
+        for entry in &names {
+            let escaped = (
+                markup::escape_text(&entry.source),
+                markup::escape_text(&entry.target),
+            );
+            while let Some((start, end)) = find_exact(text, &escaped.0) {
+                text.replace_range(start..end, &escaped.1);
+                changed = true;
+            }
+        }
+    }
+    changed.then(|| markup::serialize(&pieces))
+}
+
+/// The first whole-word occurrence of `term` in `text` written exactly as `term` is.
+fn find_exact(text: &str, term: &str) -> Option<(usize, usize)> {
+    let mut from = 0;
+    while let Some((start, end)) = glossary::find_term(&text[from..], term) {
+        let (start, end) = (from + start, from + end);
+        if &text[start..end] == term {
+            return Some((start, end));
+        }
+        from = end;
+    }
+    None
+}
+
 /// Splits units into chunks of about `budget` estimated tokens and at most `max_blocks` blocks,
 /// never splitting a block.
 pub fn chunk(units: Vec<Unit>, budget: u64, max_blocks: usize) -> Vec<Vec<Unit>> {
@@ -440,6 +492,45 @@ mod tests {
             .system
             .contains("Translate \"whale\" as \"ballena\"."));
         assert!(request.system.contains("You always answer in Spanish"));
+    }
+
+    #[test]
+    fn a_name_copied_as_written_is_put_in_as_the_glossary_renders_it_and_a_word_is_left() {
+        let entries = vec![
+            GlossaryEntry {
+                source: "Margaret".into(),
+                target: "Marguerite".into(),
+                context: None,
+            },
+            GlossaryEntry {
+                source: "son".into(),
+                target: "fils".into(),
+                context: None,
+            },
+        ];
+        let source = "Farewell, my dear <i>Margaret</i>, and my son.";
+        let made = put_in_copied_names(
+            &entries,
+            source,
+            "Adieu, ma chère <i>Margaret</i>, et son fi. <a href=\"#Margaret\">Margarets</a>",
+        );
+        // The name in the text is put in; the link's address, another word that starts the
+        // same and the lower-case word are left.
+        assert_eq!(
+            made.as_deref(),
+            Some(
+                "Adieu, ma chère <i>Marguerite</i>, et son fi. <a href=\"#Margaret\">Margarets</a>"
+            )
+        );
+        // Nothing to put in: the rendering is there, or the name is not copied.
+        assert_eq!(
+            put_in_copied_names(&entries, source, "Adieu, Marguerite."),
+            None
+        );
+        assert_eq!(
+            put_in_copied_names(&entries, source, "Adieu, ma sœur."),
+            None
+        );
     }
 
     #[test]

@@ -74,6 +74,9 @@ pub struct Answer {
     /// `WHY:` lines: the reason given for a block's change, by the block before the line.
     pub reasons: BTreeMap<usize, String>,
     pub removed: Removed,
+    /// The marker of the last block in the answer, asked for or not: where an answer stopped
+    /// at its token limit was cut.
+    pub ends_in: Option<usize>,
 }
 
 /// Reads an answer to a request for the blocks `asked` (None: any marker is taken, for
@@ -137,6 +140,7 @@ pub fn read_answer(text: &str, asked: Option<&[usize]>) -> Answer {
             }
         }
     }
+    answer.ends_in = last;
     if seen_marker {
         answer.removed.after += loose;
     } else {
@@ -355,6 +359,11 @@ mod tests {
         assert_eq!(answer.blocks[&1], "Hola.");
         assert_eq!(answer.blocks[&2], "Adiós.");
         assert_eq!((answer.removed.duplicates, answer.removed.extra), (1, 1));
+        assert_eq!(answer.ends_in, Some(2));
+        assert_eq!(
+            read_answer("[[1]] Hola.\n[[2]] Adi", Some(&[1])).ends_in,
+            Some(2)
+        );
         assert_eq!(
             answer.terms,
             [

@@ -8,7 +8,7 @@ use tracing::debug;
 use crate::adequacy::{self};
 use crate::checks::{Checks, Problem};
 use crate::model::{ChatError, ChatModel};
-use crate::protocol::{chunk, glossary_violations, Pass, Unit};
+use crate::protocol::{chunk, glossary_violations, put_in_copied_names, Pass, Unit};
 use crate::split::split_block;
 
 use super::checkpoint::*;
@@ -141,6 +141,7 @@ impl<'a> ChapterTranslation<'a> {
         } else {
             work.edit(pass, &mut state).await?;
         }
+        self.put_in_copied_names(&mut state);
         state.violations = self
             .segments
             .iter()
@@ -162,6 +163,28 @@ impl<'a> ChapterTranslation<'a> {
         );
         self.state = state;
         Ok(pass)
+    }
+
+    /// Puts in, after each pass, the names its answers copied as written instead of as the
+    /// glossary renders them (`protocol::put_in_copied_names`), so that no later pass is
+    /// asked to, and the quality record's missing terms are the ones still missing.
+    fn put_in_copied_names(&self, state: &mut Checkpoint) {
+        // A block the first pass could not translate holds its source: nothing to put in.
+        let untranslated: BTreeSet<usize> = state.failures.iter().map(|f| f.0).collect();
+        for (id, segment) in self.segments.iter().enumerate() {
+            if untranslated.contains(&id) {
+                continue;
+            }
+            if let Some(text) =
+                put_in_copied_names(self.input.glossary, &segment.source, &state.texts[id])
+            {
+                debug!(
+                    segment = id,
+                    "a name copied as written put in as the glossary renders it"
+                );
+                state.texts[id] = text;
+            }
+        }
     }
 
     /// What each pass will use, estimated before any request: the requests the passes build

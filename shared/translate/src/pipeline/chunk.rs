@@ -370,6 +370,9 @@ impl Chunk<'_> {
             },
             ..Asked::default()
         };
+        // Whether the answer ends in a block not asked for (the model went on with blocks of
+        // its own): then what its token limit cut was none of the request's.
+        let mut ends_in_extra = false;
         let mut blocks: BTreeMap<usize, String> = if rung == Rung::Simple {
             let (text, removed) = read_plain_answer(&response.text);
             asked.removed = removed;
@@ -377,6 +380,7 @@ impl Chunk<'_> {
         } else {
             let order: Vec<usize> = units.iter().map(|u| u.id).collect();
             let answer = read_answer(&response.text, Some(&order));
+            ends_in_extra = answer.ends_in.is_some_and(|id| !order.contains(&id));
             asked.removed = answer.removed;
             asked.terms = answer.terms;
             clean_terms(&mut asked.terms);
@@ -389,7 +393,7 @@ impl Chunk<'_> {
             }
         }
         // An answer stopped at its token limit ends in a cut block: the last one it has.
-        let cut = if response.truncated {
+        let cut = if response.truncated && !ends_in_extra {
             units
                 .iter()
                 .rev()

@@ -288,8 +288,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_block_translated_twice_is_reviewed_for_a_missing_term_and_polished_after_a_review_change(
-    ) {
+    fn a_block_translated_twice_is_reviewed_for_a_missing_term_and_polished_after_a_review_change()
+    {
         let mut state = Checkpoint::default();
         // Blocks 2 to 5 were translated twice; 3 misses a term, 4 was changed by the review,
         // 5 was repaired on the way and is trusted little. Block 6 was translated once.

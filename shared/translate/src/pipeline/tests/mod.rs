@@ -529,3 +529,53 @@ fn paragraphs(n: usize) -> Vec<Block> {
         .map(|s| Block::new(BlockKind::Paragraph, (*s).to_string()))
         .collect()
 }
+
+/// The offline engine, except that it goes on after the blocks asked for with one of its own
+/// and is cut there by its token limit, as a small model does.
+struct GoesOn;
+
+#[async_trait]
+impl ChatModel for GoesOn {
+    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ChatError> {
+        let mut response = OfflineEngine.complete(request.clone()).await?;
+        if request.user.starts_with("TASK: translate") {
+            response
+                .text
+                .push_str("\n[[99]] And the same again and again and");
+            response.truncated = true;
+        }
+        Ok(response)
+    }
+
+    fn name(&self) -> &str {
+        "goes-on"
+    }
+}
+
+#[tokio::test]
+async fn an_answer_cut_in_a_block_of_the_models_own_keeps_the_blocks_asked_for() {
+    let blocks = chapter();
+    let ledger = HashMap::new();
+    let input = ChapterInput {
+        blocks: &blocks,
+        source_lang: "en",
+        target_lang: "es",
+        glossary: &[],
+        ledger: &ledger,
+        ladder: &Ladder::default(),
+        instruction: None,
+    };
+    let config = PipelineConfig {
+        chunk_blocks: 1,
+        ..PipelineConfig::default()
+    };
+    let out = translate_chapter(&GoesOn, &input, &config).await.unwrap();
+    assert!(out.quality.flagged.is_empty(), "{:?}", out.quality.flagged);
+    assert_eq!(
+        out.quality.repaired.total(),
+        0,
+        "{:?}",
+        out.quality.repaired
+    );
+    assert_eq!(out.quality.retries, 0);
+}
