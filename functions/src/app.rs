@@ -271,8 +271,8 @@ impl Application {
                 QueueName::JobsDeadLetter,
                 QueueName::Webhooks,
             ]
-                .into_iter()
-                .filter(|_| tasks.job_workers > 0),
+            .into_iter()
+            .filter(|_| tasks.job_workers > 0),
         );
         for queue in queues {
             handles.push(tokio::spawn(runner::run(

@@ -1292,7 +1292,11 @@ async fn a_generate_job_goes_to_the_render_queue_and_one_found_on_the_jobs_queue
     )
     .await;
     assert_eq!(generated.status(), 200);
-    assert_eq!(run_one_of(&app, QueueName::Jobs).await, 0, "nothing on jobs");
+    assert_eq!(
+        run_one_of(&app, QueueName::Jobs).await,
+        0,
+        "nothing on jobs"
+    );
     assert_eq!(run_one_of(&app, QueueName::Render).await, 1);
     assert!(has_output(&app, &id, "pdf").await);
 
@@ -1307,7 +1311,11 @@ async fn a_generate_job_goes_to_the_render_queue_and_one_found_on_the_jobs_queue
         dedup_id: old.dedup_id(),
         body: serde_json::to_string(&old).unwrap(),
     };
-    app.ports.queue.send(QueueName::Jobs, message).await.unwrap();
+    app.ports
+        .queue
+        .send(QueueName::Jobs, message)
+        .await
+        .unwrap();
     assert_eq!(run_one_of(&app, QueueName::Jobs).await, 1);
     assert!(
         !has_output(&app, &id, "bilingual.epub").await,
