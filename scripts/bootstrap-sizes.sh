@@ -4,8 +4,9 @@
 # `lambdas/Cargo.toml`'s size settings. Prints each stripped size and fails when one is 15 MB
 # (15,000,000 bytes) or more, the goal of the README's "Builds".
 #
-# By default the three largest (docs/benchmarks.md, "Lambda bootstraps", has their figures):
-# each is linked with fat LTO, about 3 minutes apiece on one core. Name others as arguments. Builds into
+# By default the two largest, the download function and the render worker, and the jobs worker,
+# where the next features go (docs/benchmarks.md, "Lambda bootstraps", has their figures): each
+# is linked with fat LTO, about 3 minutes apiece on one core. Name others as arguments. Builds into
 # CARGO_TARGET_DIR when it is set (CI builds them beside the tests' build, in a directory of their
 # own), else into target/.
 set -euo pipefail
