@@ -41,6 +41,7 @@ FUNCTIONS = {
     "http-community": "http-books-unauthorized.json",
     "http-admin": "http-books-unauthorized.json",
     "worker-jobs": "sqs-jobs.json",
+    "worker-render": "sqs-jobs.json",
     "worker-dead-letter": "sqs-jobs.json",
     "worker-webhooks": "sqs-jobs.json",
     "schedule-digest": "schedule-digest.json",
@@ -48,7 +49,7 @@ FUNCTIONS = {
 
 
 def resources():
-    """A table, a bucket and the three queues on the emulator, as template.yaml declares them."""
+    """A table, a bucket and the four queues on the emulator, as template.yaml declares them."""
     name = f"coldstart-{uuid.uuid4().hex[:8]}"
     dynamo = boto3.client("dynamodb")
     dynamo.create_table(
@@ -66,6 +67,7 @@ def resources():
     sqs = boto3.client("sqs")
     dlq = sqs.create_queue(QueueName=f"{name}-jobs-dlq.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
     jobs = sqs.create_queue(QueueName=f"{name}-jobs.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+    render = sqs.create_queue(QueueName=f"{name}-render.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
     hooks = sqs.create_queue(QueueName=f"{name}-webhooks")["QueueUrl"]
     secrets_key = boto3.client("kms").create_key(Description=name)["KeyMetadata"]["KeyId"]
     return {
@@ -73,6 +75,7 @@ def resources():
         "BOOKTR_BUCKET": name,
         "BOOKTR_JOBS_QUEUE_URL": jobs,
         "BOOKTR_JOBS_DLQ_URL": dlq,
+        "BOOKTR_RENDER_QUEUE_URL": render,
         "BOOKTR_WEBHOOKS_QUEUE_URL": hooks,
         "BOOKTR_KMS_KEY_ID": secrets_key,
         "BOOKTR_PUBLIC_URL": "https://example.execute-api.us-east-1.amazonaws.com",

@@ -4,7 +4,8 @@
 # `lambdas/Cargo.toml`'s size settings. Prints each stripped size and fails when one is 15 MB
 # (15,000,000 bytes) or more, the goal of the README's "Builds".
 #
-# By default the two largest (docs/benchmarks.md, "Lambda bootstraps", has their figures): each
+# By default the two largest, the download function and the render worker, and the jobs worker,
+# where the next features go (docs/benchmarks.md, "Lambda bootstraps", has their figures): each
 # is linked with fat LTO, about 3 minutes apiece on one core. Name others as arguments. Builds into
 # CARGO_TARGET_DIR when it is set (CI builds them beside the tests' build, in a directory of their
 # own), else into target/.
@@ -21,7 +22,7 @@ if ! "$venv/bin/cargo-lambda" lambda --version 2>/dev/null | grep -q "$version";
 fi
 
 bins=("$@")
-[ ${#bins[@]} -gt 0 ] || bins=(worker-jobs http-download)
+[ ${#bins[@]} -gt 0 ] || bins=(worker-jobs worker-render http-download)
 # One build for all of them: cargo then links them side by side, and each link (the fat LTO pass)
 # runs on one core. The package is named: cargo-lambda applies `lambdas/Cargo.toml`'s
 # `[package.metadata.lambda.build]` when it knows the package, from `-p` or a single `--bin`

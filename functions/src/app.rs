@@ -264,10 +264,15 @@ impl Application {
         }
         let queues = std::iter::repeat_n(QueueName::Jobs, tasks.job_workers).chain(
             // With workers at all, one each on these: a delivery is one short request, and
-            // retries wait minutes anyway.
-            [QueueName::JobsDeadLetter, QueueName::Webhooks]
-                .into_iter()
-                .filter(|_| tasks.job_workers > 0),
+            // retries wait minutes anyway; a render is bound by the CPU and by its memory
+            // budget, so two at once would only halve each other's speed on a small machine.
+            [
+                QueueName::Render,
+                QueueName::JobsDeadLetter,
+                QueueName::Webhooks,
+            ]
+            .into_iter()
+            .filter(|_| tasks.job_workers > 0),
         );
         for queue in queues {
             handles.push(tokio::spawn(runner::run(
@@ -285,8 +290,8 @@ impl Application {
 /// Which background tasks [`Application::start`] runs.
 #[derive(Debug, Clone, Copy)]
 pub struct Tasks {
-    /// Workers on the jobs queue; with any, one more each on the dead-letter and webhook
-    /// queues. With none, whoever holds the app drives the queues (`runner::drain`).
+    /// Workers on the jobs queue; with any, one more each on the render, dead-letter and
+    /// webhook queues. With none, whoever holds the app drives the queues (`runner::drain`).
     pub job_workers: usize,
     pub runner: RunnerConfig,
 }

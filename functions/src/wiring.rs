@@ -123,7 +123,8 @@ pub struct AwsResources {
     pub table: String,
     /// `BOOKTR_BUCKET`
     pub bucket: String,
-    /// `BOOKTR_JOBS_QUEUE_URL`, `BOOKTR_JOBS_DLQ_URL`, `BOOKTR_WEBHOOKS_QUEUE_URL`
+    /// `BOOKTR_JOBS_QUEUE_URL`, `BOOKTR_JOBS_DLQ_URL`, `BOOKTR_RENDER_QUEUE_URL`,
+    /// `BOOKTR_WEBHOOKS_QUEUE_URL`
     pub queues: booktr_aws::QueueUrls,
     /// `BOOKTR_KMS_KEY_ID`: the KMS key users' provider keys are sealed under.
     pub kms_key_id: String,
@@ -144,6 +145,7 @@ impl AwsResources {
             queues: booktr_aws::QueueUrls {
                 jobs: var("BOOKTR_JOBS_QUEUE_URL")?,
                 jobs_dead_letter: var("BOOKTR_JOBS_DLQ_URL")?,
+                render: var("BOOKTR_RENDER_QUEUE_URL")?,
                 webhooks: var("BOOKTR_WEBHOOKS_QUEUE_URL")?,
             },
             kms_key_id: var("BOOKTR_KMS_KEY_ID")?,

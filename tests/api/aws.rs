@@ -1,6 +1,6 @@
 //! Managed-queue mode on the local AWS emulator (moto, started by `scripts/test.sh`): the HTTP
-//! API over DynamoDB, SQS and S3, with the worker driven the way Lambda drives it: messages
-//! received from the emulator's FIFO queue are handed to the SQS handler as SQS events; and the
+//! API over DynamoDB, SQS and S3, with the workers driven the way Lambda drives them: messages
+//! received from the emulator's FIFO queues are handed to the SQS handler as SQS events; and the
 //! `infra/events/` fixtures fed through the real handlers in-process.
 
 use std::sync::Arc;
@@ -128,8 +128,8 @@ impl AwsApp {
         (failed, count)
     }
 
-    /// Runs the jobs queue (and its dead-letter queue) through the Lambda handler until the
-    /// book reaches `status`.
+    /// Runs the jobs and render queues (and their dead-letter queue) through the Lambda
+    /// handlers until the book reaches `status`.
     async fn drive_until(&self, book_id: &str, status: &str) -> Value {
         self.drive_reporting(book_id, status).await.0
     }
@@ -140,8 +140,10 @@ impl AwsApp {
     async fn drive_reporting(&self, book_id: &str, status: &str) -> (Value, Vec<String>) {
         let reported = std::cell::RefCell::new(Vec::new());
         let book = eventually(Duration::from_secs(600), || async {
-            let failed = self.lambda_batch(QueueName::Jobs).await.0;
-            reported.borrow_mut().extend(failed);
+            for queue in [QueueName::Jobs, QueueName::Render] {
+                let failed = self.lambda_batch(queue).await.0;
+                reported.borrow_mut().extend(failed);
+            }
             self.lambda_batch(QueueName::JobsDeadLetter).await;
             let book = self.get(&format!("/api/books/{book_id}")).await;
             match book["status"] == status {
@@ -410,6 +412,7 @@ async fn user_create_with_aws_makes_a_user_in_the_managed_deployment() {
         .env("BOOKTR_BUCKET", &resources.bucket)
         .env("BOOKTR_JOBS_QUEUE_URL", &queues.jobs)
         .env("BOOKTR_JOBS_DLQ_URL", &queues.jobs_dead_letter)
+        .env("BOOKTR_RENDER_QUEUE_URL", &queues.render)
         .env("BOOKTR_WEBHOOKS_QUEUE_URL", &queues.webhooks)
         .env("BOOKTR_KMS_KEY_ID", &resources.kms_key_id)
         .output()

@@ -1,6 +1,8 @@
+use std::time::Duration;
+
 use serde_json::Value;
 
-use crate::helpers::{sample_txt, TestApp};
+use crate::helpers::{eventually, sample_txt, TestApp};
 
 #[tokio::test]
 async fn health_reports_worker_queue_mode_with_counts_from_the_real_queue() {
@@ -33,6 +35,36 @@ async fn health_reports_worker_queue_mode_with_counts_from_the_real_queue() {
             counts["active"].as_u64(),
             counts["waiting"].as_u64(),
             counts["failed"].as_u64()
+        ),
+        (Some(0), Some(0), Some(0))
+    );
+
+    // The book's file is made from the render queue, listed beside the jobs queue.
+    let started = app
+        .send_json(
+            reqwest::Method::POST,
+            "/api/translate",
+            &user.key,
+            serde_json::json!({"bookId": book}),
+        )
+        .await;
+    assert_eq!(started.status(), 200);
+    app.wait_for_status(&user.key, &book, "COMPLETED").await;
+    // The message is acknowledged just after the job that completed the book returns.
+    let render = eventually(Duration::from_secs(10), || async {
+        let body: Value = app.get_anonymous("/api/health").await.json().await.unwrap();
+        let render = body["queues"]["render"].clone();
+        match render["completed"] == 1 {
+            true => Ok(render),
+            false => Err(format!("the generate job not counted yet: {body}")),
+        }
+    })
+    .await;
+    assert_eq!(
+        (
+            render["active"].as_u64(),
+            render["waiting"].as_u64(),
+            render["failed"].as_u64()
         ),
         (Some(0), Some(0), Some(0))
     );

@@ -3,7 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use booktr_core::job::{Job, Layout, OutputFormat};
 use booktr_core::jobs::runner;
+use booktr_core::ports::{Outgoing, QueueName};
 use booktr_core::types::{Plan, Role};
 use booktr_outbound::EnvModels;
 use reqwest::Method;
@@ -1249,4 +1251,77 @@ async fn a_finished_book_is_translated_again_and_serves_its_earlier_file_until_t
     let done = status(&app, &user.key, &id).await;
     assert_eq!(done["status"], "COMPLETED");
     assert_eq!(done["previousFiles"], json!([]));
+}
+
+/// Runs one message of `queue`; how many messages it took.
+async fn run_one_of(app: &TestApp, queue: QueueName) -> usize {
+    runner::run_once(
+        app.ports.queue.as_ref(),
+        &app.services.jobs,
+        queue,
+        &runner::RunnerConfig::default(),
+    )
+    .await
+    .unwrap()
+}
+
+/// Whether the book's file `suffix` (`pdf`, `bilingual.epub`) is stored.
+async fn has_output(app: &TestApp, id: &str, suffix: &str) -> bool {
+    let key = format!("books/{id}/output/book.{suffix}");
+    !app.ports.blobs.list(&key).await.unwrap().is_empty()
+}
+
+/// Rendering runs from a queue of its own (on AWS a Lambda of its own, so the jobs worker
+/// carries no renderer): a requested file's job waits there, not on the jobs queue; and a
+/// generate job still on the jobs queue (queued there before a deploy) is sent on to the render
+/// queue unrendered, and rendered from there.
+#[tokio::test]
+async fn a_generate_job_goes_to_the_render_queue_and_one_found_on_the_jobs_queue_is_forwarded() {
+    let app = TestApp::new().start().await;
+    let (key, id) = extracted_book(&app).await;
+    let started = post(&app, "/api/translate", &key, json!({"bookId": id})).await;
+    assert_eq!(started.status(), 200);
+    drain(&app).await;
+    assert_eq!(status(&app, &key, &id).await["status"], "COMPLETED");
+
+    let generated = post(
+        &app,
+        "/api/generate",
+        &key,
+        json!({"bookId": id, "format": "pdf"}),
+    )
+    .await;
+    assert_eq!(generated.status(), 200);
+    assert_eq!(
+        run_one_of(&app, QueueName::Jobs).await,
+        0,
+        "nothing on jobs"
+    );
+    assert_eq!(run_one_of(&app, QueueName::Render).await, 1);
+    assert!(has_output(&app, &id, "pdf").await);
+
+    let old = Job::Generate {
+        book_id: id.clone(),
+        format: OutputFormat::Epub,
+        layout: Layout::Bilingual,
+        requested: 1,
+    };
+    let message = Outgoing {
+        group: old.group(),
+        dedup_id: old.dedup_id(),
+        body: serde_json::to_string(&old).unwrap(),
+    };
+    app.ports
+        .queue
+        .send(QueueName::Jobs, message)
+        .await
+        .unwrap();
+    assert_eq!(run_one_of(&app, QueueName::Jobs).await, 1);
+    assert!(
+        !has_output(&app, &id, "bilingual.epub").await,
+        "the jobs queue's worker does not render"
+    );
+    assert_eq!(run_one_of(&app, QueueName::Render).await, 1, "forwarded");
+    assert!(has_output(&app, &id, "bilingual.epub").await);
+    assert_eq!(status(&app, &key, &id).await["status"], "COMPLETED");
 }

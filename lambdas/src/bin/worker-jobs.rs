@@ -1,4 +1,4 @@
-//! Lambda: the book worker on the jobs FIFO queue (extract, chapter and generate jobs), batches in order with partial batch failures.
+//! Lambda: the book worker on the jobs FIFO queue (extract, terms, chapter, re-translation, purge and digest jobs), batches in order with partial batch failures.
 
 use booktr_core::jobs::runner::Worker;
 

@@ -1,5 +1,6 @@
-//! The queue port on SQS: the jobs queue is FIFO (message group = book, explicit deduplication
-//! ids) with a redrive policy of 4 receives to its FIFO dead-letter queue; webhook deliveries go to
+//! The queue port on SQS: the jobs and render queues are FIFO (message group = book, explicit
+//! deduplication ids), each with a redrive policy of 4 receives to the one FIFO dead-letter queue
+//! they share; webhook deliveries go to
 //! a standard queue whose retries are visibility changes (SQS delays stop at 15 minutes, the
 //! retry schedule goes to 30).
 
@@ -19,6 +20,7 @@ use crate::dynamo::aws_error_text;
 pub struct QueueUrls {
     pub jobs: String,
     pub jobs_dead_letter: String,
+    pub render: String,
     pub webhooks: String,
 }
 
@@ -27,6 +29,7 @@ impl QueueUrls {
         match queue {
             QueueName::Jobs => &self.jobs,
             QueueName::JobsDeadLetter => &self.jobs_dead_letter,
+            QueueName::Render => &self.render,
             QueueName::Webhooks => &self.webhooks,
         }
     }
@@ -44,7 +47,7 @@ impl SqsQueue {
         SqsQueue { client, urls, wait }
     }
 
-    /// Creates the three queues under `prefix` as `template.yaml` declares them (for the emulator
+    /// Creates the four queues under `prefix` as `template.yaml` declares them (for the emulator
     /// and development; production queues come from the SAM stack).
     pub async fn create(client: &Client, prefix: &str) -> Result<QueueUrls, StoreError> {
         let create = |name: String, fifo: bool, redrive: Option<String>| {
@@ -78,11 +81,13 @@ impl SqsQueue {
             "{{\"deadLetterTargetArn\":\"{arn}\",\"maxReceiveCount\":\"{}\"}}",
             booktr_ports::queue::MAX_RECEIVES
         );
-        let jobs = create(format!("{prefix}-jobs.fifo"), true, Some(redrive)).await?;
+        let jobs = create(format!("{prefix}-jobs.fifo"), true, Some(redrive.clone())).await?;
+        let render = create(format!("{prefix}-render.fifo"), true, Some(redrive)).await?;
         let webhooks = create(format!("{prefix}-webhooks"), false, None).await?;
         Ok(QueueUrls {
             jobs,
             jobs_dead_letter: dead_letter,
+            render,
             webhooks,
         })
     }

@@ -58,7 +58,11 @@ pub struct QueueCounts {
 
 #[derive(Debug, Clone)]
 pub struct Queues {
+    /// The jobs queue (the spec's `translate`).
     pub translate: QueueCounts,
+    /// Beyond the spec: the render queue (generate jobs). It shares the jobs queue's
+    /// dead-letter queue, so its `failed` is the same count.
+    pub render: QueueCounts,
 }
 
 /// The spec's Health body.
@@ -95,16 +99,17 @@ impl Health {
     /// Asks every backend. Unhealthy when the database, broker or storage is down (nothing can
     /// be done); degraded when only the queue statistics fail or a check is slow.
     pub async fn check(&self) -> HealthReport {
-        let both_stats = async {
+        let all_stats = async {
             let jobs = self.ports.queue.stats(QueueName::Jobs).await?;
+            let render = self.ports.queue.stats(QueueName::Render).await?;
             let dead_letters = self.ports.queue.stats(QueueName::JobsDeadLetter).await?;
-            Ok((jobs, dead_letters))
+            Ok((jobs, render, dead_letters))
         };
         let (database, broker, storage, (queue, stats)) = tokio::join!(
             timed(self.ports.table.ping()),
             timed(self.ports.queue.ping()),
             timed(self.ports.blobs.ping()),
-            timed_value(both_stats),
+            timed_value(all_stats),
         );
         let checks = Checks {
             database,
@@ -130,8 +135,9 @@ impl Health {
             Status::Healthy
         };
         let queues = match (self.mode, stats) {
-            (QueueMode::WorkerQueue, Some((jobs, dead_letters))) => Some(Queues {
+            (QueueMode::WorkerQueue, Some((jobs, render, dead_letters))) => Some(Queues {
                 translate: counts(jobs, dead_letters),
+                render: counts(render, dead_letters),
             }),
             _ => None,
         };
@@ -150,11 +156,7 @@ impl Health {
 /// The queues' depth and the age of their oldest due job, for the metrics: sampled by the
 /// worker-queue server every few seconds (on AWS the SQS metrics say the same).
 pub async fn sample_queues(queue: &dyn crate::ports::Queue) {
-    for name in [
-        QueueName::Jobs,
-        QueueName::JobsDeadLetter,
-        QueueName::Webhooks,
-    ] {
+    for name in QueueName::ALL {
         match queue.stats(name).await {
             Ok(stats) => {
                 crate::metrics::queue_sampled(name.as_str(), stats.waiting, stats.oldest_due)
@@ -167,7 +169,8 @@ pub async fn sample_queues(queue: &dyn crate::ports::Queue) {
 }
 
 /// `failed` counts every job that ran out of retries: those waiting in the dead-letter queue and
-/// those its handler has already dealt with.
+/// those its handler has already dealt with (of the jobs and the render queue both, which share
+/// it).
 fn counts(jobs: QueueStats, dead_letters: QueueStats) -> QueueCounts {
     QueueCounts {
         active: jobs.in_flight,

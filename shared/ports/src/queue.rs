@@ -18,10 +18,14 @@ pub const DEDUP_WINDOW: Duration = Duration::from_secs(5 * 60);
 /// The queues the service uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum QueueName {
-    /// Book jobs (extract, chapter, generate): FIFO, one message group per book.
+    /// Book jobs (extract, terms, chapters, re-translations) and account jobs: FIFO, one message
+    /// group per book.
     Jobs,
-    /// Where `Jobs` messages go after [`MAX_RECEIVES`] receives.
+    /// Where `Jobs` and `Render` messages go after [`MAX_RECEIVES`] receives.
     JobsDeadLetter,
+    /// Rendering a book's file (generate jobs): FIFO, one message group per book. A queue of its
+    /// own so that its worker alone carries the renderers (on AWS, a Lambda of its own).
+    Render,
     /// Webhook deliveries: standard-queue semantics (every message its own group, so none waits
     /// for another) and no dead-letter queue: a delivery keeps its own attempt count and retry
     /// schedule (1, 5, 30 minutes) and ends FAILED on its own.
@@ -29,9 +33,10 @@ pub enum QueueName {
 }
 
 impl QueueName {
-    pub const ALL: [QueueName; 3] = [
+    pub const ALL: [QueueName; 4] = [
         QueueName::Jobs,
         QueueName::JobsDeadLetter,
+        QueueName::Render,
         QueueName::Webhooks,
     ];
 
@@ -39,14 +44,16 @@ impl QueueName {
         match self {
             QueueName::Jobs => "jobs",
             QueueName::JobsDeadLetter => "jobs-dlq",
+            QueueName::Render => "render",
             QueueName::Webhooks => "webhooks",
         }
     }
 
-    /// The queue that receives this one's messages after too many receives, if any.
+    /// The queue that receives this one's messages after too many receives, if any. The jobs
+    /// and render queues share one, whose worker gives up any book job.
     pub fn dead_letter(self) -> Option<QueueName> {
         match self {
-            QueueName::Jobs => Some(QueueName::JobsDeadLetter),
+            QueueName::Jobs | QueueName::Render => Some(QueueName::JobsDeadLetter),
             QueueName::JobsDeadLetter | QueueName::Webhooks => None,
         }
     }

@@ -82,6 +82,9 @@ struct QueueCounts {
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 struct Queues {
     translate: QueueCounts,
+    /// Beyond the spec: the render queue (generate jobs). It shares the dead-letter queue of
+    /// `translate`, so its `failed` is the same count.
+    render: QueueCounts,
 }
 
 /// The spec's Health body.
@@ -120,13 +123,20 @@ impl From<domain::HealthReport> for HealthReport {
                 storage: report.checks.storage.into(),
             },
             queues: report.queues.map(|queues| Queues {
-                translate: QueueCounts {
-                    active: queues.translate.active,
-                    waiting: queues.translate.waiting,
-                    completed: queues.translate.completed,
-                    failed: queues.translate.failed,
-                },
+                translate: queues.translate.into(),
+                render: queues.render.into(),
             }),
+        }
+    }
+}
+
+impl From<domain::QueueCounts> for QueueCounts {
+    fn from(counts: domain::QueueCounts) -> Self {
+        QueueCounts {
+            active: counts.active,
+            waiting: counts.waiting,
+            completed: counts.completed,
+            failed: counts.failed,
         }
     }
 }

@@ -1,6 +1,8 @@
 //! Processes one job at a time; what to do with the message afterwards is the caller's business
 //! (acknowledge, or leave it for the queue to redeliver).
 
+use std::future::Future;
+
 use tracing::{error, info, info_span, warn, Instrument, Span};
 
 use super::context::JobHandler;
@@ -30,22 +32,40 @@ impl JobHandler {
     /// Runs a job from the jobs queue, received for the `receive_count`th time. Idempotent: a
     /// redelivered job finds its work done or redoes it with the same result.
     pub async fn process(&self, job: &Job, receive_count: u32) -> Outcome {
-        let span = info_span!(
-            "job",
-            kind = job.kind(),
-            book_id = job.book_id().unwrap_or_default()
-        );
+        let span = job_span(job);
+        let work = self.dispatch(job, receive_count, &span);
+        self.run(job, &span, work).await
+    }
+
+    /// Runs a job from the render queue: renders the book's file. Idempotent as
+    /// [`JobHandler::process`] is. A worker links only the entry point of its own queue, so
+    /// the jobs worker carries no renderer.
+    pub async fn process_render(&self, job: &Job) -> Outcome {
+        let span = job_span(job);
+        let work = self.dispatch_render(job, &span);
+        self.run(job, &span, work).await
+    }
+
+    /// Runs `work`, the job itself, between the checks every job gets: dropped when its
+    /// book's owner closed their account, given up at once when another try would fail the
+    /// same way.
+    async fn run(
+        &self,
+        job: &Job,
+        span: &Span,
+        work: impl Future<Output = Result<(), JobError>>,
+    ) -> Outcome {
         // The book's owner, when the book exists (jobs of a gone book find nothing to do).
-        let owner = match self.open_owner(job, &span).await {
+        let owner = match self.open_owner(job, span).await {
             Ok(owner) => owner,
             Err(outcome) => return outcome,
         };
-        let result = self.dispatch(job, receive_count, &span).await;
+        let result = work.await;
         // The owner may have closed their account while this ran, and the purge gone by
         // before what the job wrote: remove the book again and purge again (both idempotent)
         // so nothing stays behind.
         if let (Some(book_id), Some(owner)) = (job.book_id(), owner) {
-            if let Some(outcome) = self.purge_if_closed(book_id, &owner, &span).await {
+            if let Some(outcome) = self.purge_if_closed(book_id, &owner, span).await {
                 return outcome;
             }
         }
@@ -90,7 +110,7 @@ impl JobHandler {
         }
     }
 
-    /// Runs the job itself, in `span`.
+    /// Runs a job of the jobs queue itself, in `span`.
     async fn dispatch(&self, job: &Job, receive_count: u32, span: &Span) -> Result<(), JobError> {
         match job {
             Job::Extract { book_id } => extract::run(self, book_id).instrument(span.clone()).await,
@@ -119,16 +139,8 @@ impl JobHandler {
                     .instrument(span.clone())
                     .await
             }
-            Job::Generate {
-                book_id,
-                format,
-                layout,
-                requested,
-            } => {
-                generate::run(self, book_id, Edition::new(*format, *layout), *requested)
-                    .instrument(span.clone())
-                    .await
-            }
+            // Queued here before rendering had a queue of its own (a deploy in between).
+            Job::Generate { .. } => self.forward(job).instrument(span.clone()).await,
             Job::Retranslate {
                 book_id,
                 proposal_id,
@@ -150,6 +162,30 @@ impl JobHandler {
                     .await
             }
         }
+    }
+
+    /// Runs a job of the render queue itself, in `span`: only a generate job belongs there.
+    async fn dispatch_render(&self, job: &Job, span: &Span) -> Result<(), JobError> {
+        match job {
+            Job::Generate {
+                book_id,
+                format,
+                layout,
+                requested,
+            } => {
+                generate::run(self, book_id, Edition::new(*format, *layout), *requested)
+                    .instrument(span.clone())
+                    .await
+            }
+            _ => self.forward(job).instrument(span.clone()).await,
+        }
+    }
+
+    /// Sends a job that arrived on a queue not its own on to [its queue](Job::queue).
+    async fn forward(&self, job: &Job) -> Result<(), JobError> {
+        job.enqueue(self.ports.queue.as_ref()).await?;
+        info!(to = job.queue().as_str(), "job forwarded to its own queue");
+        Ok(())
     }
 
     /// When `owner` closed their account while the job ran: the book removed and the account
@@ -320,6 +356,15 @@ impl JobHandler {
             warn!(error = %err, "could not record the job's failure on the book");
         }
     }
+}
+
+/// The span a job runs in: its kind and its book.
+fn job_span(job: &Job) -> Span {
+    info_span!(
+        "job",
+        kind = job.kind(),
+        book_id = job.book_id().unwrap_or_default()
+    )
 }
 
 /// What becomes of a message whose handling failed on `e` outside the job itself (reading the

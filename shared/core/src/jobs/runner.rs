@@ -120,8 +120,8 @@ fn retry_in(outcome: &Outcome, message: &Received) -> Option<Duration> {
 
 /// One queue's worker: the queue it takes messages from and what it does with each. A Lambda
 /// binary names its own constant and never matches on the queue, so its bootstrap links that
-/// work alone: the webhook and dead-letter workers carry no book extraction, model client or PDF
-/// renderer.
+/// work alone: the jobs worker carries no renderer, the render worker no book extraction or
+/// model client, the webhook and dead-letter workers none of them.
 #[derive(Clone, Copy)]
 pub struct Worker {
     pub queue: QueueName,
@@ -132,10 +132,16 @@ type Handle =
     for<'a> fn(&'a JobHandler, &'a Received) -> Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>;
 
 impl Worker {
-    /// The book jobs: extraction, terms, chapters, rendering, account purges, digests.
+    /// The book jobs: extraction, terms, chapters, re-translations, account purges, digests. A
+    /// generate job found here goes on to the render queue.
     pub const JOBS: Worker = Worker {
         queue: QueueName::Jobs,
         handle: |handler, message| Box::pin(process_job(handler, message)),
+    };
+    /// Rendering a book's file (generate jobs).
+    pub const RENDER: Worker = Worker {
+        queue: QueueName::Render,
+        handle: |handler, message| Box::pin(process_render(handler, message)),
     };
     /// Jobs that failed every receive: their chapter and book are marked failed.
     pub const DEAD_LETTER: Worker = Worker {
@@ -153,6 +159,7 @@ impl Worker {
         match queue {
             QueueName::Jobs => Worker::JOBS,
             QueueName::JobsDeadLetter => Worker::DEAD_LETTER,
+            QueueName::Render => Worker::RENDER,
             QueueName::Webhooks => Worker::WEBHOOKS,
         }
     }
@@ -165,6 +172,13 @@ impl Worker {
 async fn process_job(handler: &JobHandler, message: &Received) -> Outcome {
     match read_job(message) {
         Ok(job) => handler.process(&job, message.receive_count).await,
+        Err(outcome) => outcome,
+    }
+}
+
+async fn process_render(handler: &JobHandler, message: &Received) -> Outcome {
+    match read_job(message) {
+        Ok(job) => handler.process_render(&job).await,
         Err(outcome) => outcome,
     }
 }
@@ -198,11 +212,7 @@ pub async fn drain(queue: &dyn Queue, handler: &JobHandler) -> Result<usize, Dat
     let mut total = 0;
     loop {
         let mut seen = 0;
-        for name in [
-            QueueName::Jobs,
-            QueueName::JobsDeadLetter,
-            QueueName::Webhooks,
-        ] {
+        for name in QueueName::ALL {
             seen += run_once(queue, handler, name, &config).await?;
         }
         if seen == 0 {

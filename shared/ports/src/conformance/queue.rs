@@ -36,6 +36,7 @@ macro_rules! queue_conformance {
                 groups_do_not_wait_for_each_other,
                 an_unacknowledged_message_returns_after_its_visibility_timeout,
                 a_message_moves_to_the_dead_letter_queue_after_four_receives,
+                the_render_queue_keeps_its_groups_order_and_shares_the_jobs_dead_letter_queue,
                 acknowledged_messages_are_gone_and_acks_are_idempotent,
                 a_released_message_is_delivered_again_with_its_count_kept,
                 a_repeated_deduplication_id_is_enqueued_once,
@@ -151,6 +152,45 @@ pub async fn a_message_moves_to_the_dead_letter_queue_after_four_receives<H: Que
     assert_eq!(bodies(&dead), ["poison"]);
     // SQS carries the count over into the dead-letter queue; the port allows either.
     assert!(dead[0].receive_count >= 1);
+}
+
+pub async fn the_render_queue_keeps_its_groups_order_and_shares_the_jobs_dead_letter_queue<
+    H: QueueHarness,
+>(
+    h: &mut H,
+) {
+    let q = h.queue();
+    for body in ["poison", "next"] {
+        let message = Outgoing {
+            group: "book".into(),
+            dedup_id: unique("dedup"),
+            body: body.into(),
+        };
+        q.send(QueueName::Render, message).await.unwrap();
+    }
+    for attempt in 1..=MAX_RECEIVES {
+        let got = q.receive(QueueName::Render, 1, VISIBILITY).await.unwrap();
+        assert_eq!(bodies(&got), ["poison"], "attempt {attempt}");
+        assert!(
+            q.receive(QueueName::Render, 10, VISIBILITY)
+                .await
+                .unwrap()
+                .is_empty(),
+            "next waits while poison is in flight"
+        );
+        h.pass(VISIBILITY + Duration::from_secs(1)).await;
+    }
+    let after = q.receive(QueueName::Render, 1, VISIBILITY).await.unwrap();
+    assert_eq!(bodies(&after), ["next"]);
+    let dead = q
+        .receive(QueueName::JobsDeadLetter, 10, VISIBILITY)
+        .await
+        .unwrap();
+    assert_eq!(bodies(&dead), ["poison"]);
+    assert!(
+        receive(q.as_ref(), 10).await.is_empty(),
+        "nothing reaches the jobs queue"
+    );
 }
 
 pub async fn acknowledged_messages_are_gone_and_acks_are_idempotent<H: QueueHarness>(h: &mut H) {
