@@ -337,6 +337,7 @@ impl Walker {
                     self.col += 1;
                 }
             }
+            Role::Title if self.in_notes() => self.notes_title(),
             Role::Title => self.flush_as(&open)?,
             Role::Row => self.row += 1,
             Role::Section | Role::Group(_) | Role::Table | Role::Body { .. } => self.flush()?,
@@ -428,6 +429,15 @@ impl Walker {
         Ok(())
     }
 
+    /// A title in the notes: the notes' own is the chapter's title; a note's is its number,
+    /// which renderers make.
+    fn notes_title(&mut self) {
+        let title = crate::markup::plain_text(&self.text.take());
+        if self.depth() == 0 {
+            self.notes_title = Some(fold(&title)).filter(|t| !t.is_empty());
+        }
+    }
+
     /// Ends the block being read, if it has text, as a paragraph in its context.
     fn flush(&mut self) -> Result<(), FormatError> {
         if self.text.is_blank() {
@@ -515,23 +525,9 @@ impl Walker {
                 .rev()
                 .find(|o| o.role == Role::Section)
                 .and_then(|o| o.id.clone());
-            let in_note_title = self.stack.iter().any(|o| o.role == Role::Title);
-            match note {
-                // A note's title is its number, which renderers make.
-                Some(_) if in_note_title => {
-                    self.anchors.clear();
-                    return Ok(None);
-                }
-                Some(id) if !matches!(block.kind, BlockKind::Image { .. }) => {
-                    block.kind = BlockKind::Footnote { id };
-                    block.groups.clear();
-                }
-                None if in_note_title => {
-                    self.notes_title = Some(block.plain_text());
-                    self.anchors.clear();
-                    return Ok(None);
-                }
-                _ => {}
+            if let (Some(id), false) = (note, matches!(block.kind, BlockKind::Image { .. })) {
+                block.kind = BlockKind::Footnote { id };
+                block.groups.clear();
             }
             self.anchors.clear();
             self.notes.push(block);
@@ -629,11 +625,10 @@ impl Walker {
         let mut warnings = Vec::new();
         let mut assets: HashMap<String, Option<String>> = HashMap::new();
         let cover = self.meta.cover.clone();
-        let wanted = self
-            .images
-            .iter()
-            .map(|(_, id)| id.clone())
-            .chain(cover.clone());
+        let wanted = cover
+            .clone()
+            .into_iter()
+            .chain(self.images.iter().map(|(_, id)| id.clone()));
         for id in wanted.collect::<Vec<_>>() {
             if assets.contains_key(&id) {
                 continue;
