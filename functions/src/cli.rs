@@ -57,7 +57,7 @@ enum Command {
         /// Glossary CSV: source,target[,context]
         #[arg(long)]
         glossary: Option<PathBuf>,
-        /// epub or pdf
+        /// epub, pdf, or markdown (for a Markdown book)
         #[arg(long, default_value = "epub")]
         format: String,
         /// translated, or bilingual: each original block followed by its translation (EPUB)

@@ -116,7 +116,7 @@ const MESSAGES: &[(&str, &str, &str)] = &[
     ("upload_button", "Upload", "Subir"),
     ("file", "Book file", "Archivo del libro"),
     ("file_missing", "Choose a book file to upload.", "Elige un archivo de libro para subir."),
-    ("file_hint", "EPUB, PDF, DOCX, HTML or TXT, up to 50 MB. You can also drop it here.", "EPUB, PDF, DOCX, HTML o TXT, hasta 50 MB. También puedes soltarlo aquí."),
+    ("file_hint", "EPUB, PDF, DOCX, HTML, TXT, Markdown or FictionBook (FB2), up to 50 MB. You can also drop it here.", "EPUB, PDF, DOCX, HTML, TXT, Markdown o FictionBook (FB2), hasta 50 MB. También puedes soltarlo aquí."),
     ("title_hint", "Optional: the file's own title is used otherwise.", "Opcional: si no, se usa el título del archivo."),
     ("words", "Words", "Palabras"),
     ("chapters", "Chapters", "Capítulos"),
