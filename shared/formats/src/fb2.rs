@@ -7,7 +7,8 @@
 //!   two sections or more (a book of parts of chapters splits at its parts, one of chapters at
 //!   its chapters; a lone top section holding the chapters is looked through). A section at a
 //!   shallower depth starts a chapter too, and what comes before the first (the body's title,
-//!   an epigraph) is a chapter of its own. Deeper sections are headings inside their chapter.
+//!   an epigraph) is a chapter of its own. Deeper sections are headings inside their chapter. A
+//!   chapter of headings alone (a title page, a part's title) opens the chapter after it.
 //! - Blocks: titles are headings (a title's paragraphs one heading, a line each), `subtitle` a
 //!   heading, `p` a paragraph, `<v>` a line of verse each (in the groups of its `poem` and
 //!   `stanza`), `epigraph`, `cite` and `annotation` quotations (their `text-author` too), table
@@ -30,7 +31,7 @@ use crate::archive::{Archive, Limits};
 use crate::budget::Budget;
 use crate::error::FormatError;
 use crate::limits;
-use crate::manuscript::{Block, BlockKind, Chapter, Group, GroupKind, Manuscript};
+use crate::manuscript::{join_title_pages, Block, BlockKind, Chapter, Group, GroupKind, Manuscript};
 use crate::markup::MarkupBuilder;
 use crate::xhtml::unescape_lenient;
 
@@ -593,7 +594,7 @@ impl Walker {
         };
         let (kept, warnings) = self.images(&mut manuscript);
         manuscript.warnings = warnings;
-        let mut chapters = into_chapters(self.items, &kept);
+        let mut chapters = join_title_pages(into_chapters(self.items, &kept));
         let notes: Vec<Block> = self
             .notes
             .into_iter()

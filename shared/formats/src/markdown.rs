@@ -6,6 +6,7 @@
 //! the level that splits it into chapters (a book with one `#` title and `##` chapters splits
 //! at `##`; one with several `#` chapters at `#`). A heading of a higher level starts a chapter
 //! too (the lone title, with what follows it). A book with no level used twice is one chapter.
+//! A chapter of headings alone (a title page) opens the chapter after it.
 //!
 //! Blocks: paragraphs, headings, list items, block quotes (their paragraphs in a quote group),
 //! table cells, footnotes. Code blocks are preformatted blocks of `<code>` and inline code is
@@ -22,7 +23,7 @@ use pulldown_cmark::{Event, HeadingLevel, MetadataBlockKind, Options, Parser, Ta
 
 use crate::error::FormatError;
 use crate::limits;
-use crate::manuscript::{Block, BlockKind, Chapter, Group, GroupKind, Manuscript};
+use crate::manuscript::{join_title_pages, Block, BlockKind, Chapter, Group, GroupKind, Manuscript};
 use crate::markup::{escape_text, MarkupBuilder};
 use crate::xhtml;
 
@@ -45,7 +46,7 @@ pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
         title: front.title,
         author: front.author,
         language: front.language,
-        chapters: into_chapters(walker.blocks),
+        chapters: join_title_pages(into_chapters(walker.blocks)),
         ..Manuscript::default()
     };
     if manuscript.word_count() == 0 {

@@ -77,17 +77,24 @@ fn sections_at_the_shallowest_depth_used_twice_are_chapters_and_notes_come_last(
         titles,
         [
             Some("The Voyage\nA Novel"),
-            Some("Part One"),
             Some("Loomings"),
             Some("The Carpet-Bag"),
             Some("Notes")
+        ]
+    );
+    // A part's title alone opens the chapter after it.
+    assert_eq!(
+        texts(&m.chapters[1])[..2],
+        [
+            (&BlockKind::Heading { level: 2 }, "Part One"),
+            (&BlockKind::Heading { level: 3 }, "Loomings")
         ]
     );
     let front = texts(&m.chapters[0]);
     assert_eq!(front[0], (&BlockKind::Heading { level: 1 }, "The Voyage<br/>A Novel"));
     assert_eq!(front[1], (&BlockKind::Quote, "Call it what you will."));
     assert_eq!(front[2], (&BlockKind::Quote, "Someone"));
-    let carpet = texts(&m.chapters[3]);
+    let carpet = texts(&m.chapters[2]);
     assert_eq!(carpet[0].0, &BlockKind::Heading { level: 3 });
     assert_eq!(carpet[1], (&BlockKind::Heading { level: 4 }, "* * *"));
     assert!(carpet.contains(&(&BlockKind::Heading { level: 4 }, "Deeper")));
@@ -97,9 +104,9 @@ fn sections_at_the_shallowest_depth_used_twice_are_chapters_and_notes_come_last(
 #[test]
 fn paragraphs_marks_note_references_and_links_are_the_markup_of_the_other_formats() {
     let m = book();
-    let loomings = texts(&m.chapters[2]);
+    let loomings = texts(&m.chapters[1]);
     assert_eq!(
-        loomings[1],
+        loomings[2],
         (
             &BlockKind::Paragraph,
             r#"Call me <b>Ishmael</b>.<ref id="n1"/> Some <i>years</i> ago &amp;lol2;."#
@@ -107,8 +114,8 @@ fn paragraphs_marks_note_references_and_links_are_the_markup_of_the_other_format
     );
     let last = loomings.last().unwrap();
     assert_eq!(last.1, r##"See <a href="#ch2">the next</a> and this."##);
-    assert_eq!(m.chapters[3].blocks[0].anchors, ["ch2"]);
-    let notes = texts(&m.chapters[4]);
+    assert_eq!(m.chapters[2].blocks[0].anchors, ["ch2"]);
+    let notes = texts(&m.chapters[3]);
     assert_eq!(
         notes,
         [
@@ -124,7 +131,7 @@ fn paragraphs_marks_note_references_and_links_are_the_markup_of_the_other_format
 #[test]
 fn each_verse_line_is_a_line_of_its_own_in_its_poem_and_stanza() {
     let m = book();
-    let blocks = &m.chapters[2].blocks;
+    let blocks = &m.chapters[1].blocks;
     let lines: Vec<&Block> = blocks.iter().filter(|b| b.kind == BlockKind::Line).collect();
     let text: Vec<&str> = lines.iter().map(|b| b.text.as_str()).collect();
     assert_eq!(text, ["Line one", "Line two, <i>10</i>", "Line three"]);
@@ -170,7 +177,7 @@ fn a_zipped_book_windows_1251_text_and_deep_nesting() {
         std::io::Write::write_all(&mut zip, book_with("").as_bytes()).unwrap();
         zip.finish().unwrap();
     }
-    assert_eq!(extract(&zipped).unwrap().chapters.len(), 5);
+    assert_eq!(extract(&zipped).unwrap().chapters.len(), 4);
 
     let (cyrillic, _, _) = encoding_rs::WINDOWS_1251.encode("Зовите меня Измаил.");
     let mut russian =
