@@ -111,6 +111,8 @@ fn read(source: &str) -> Result<Manuscript, FormatError> {
             Event::Start(e) => walker.start(&e, false)?,
             Event::Empty(e) => walker.start(&e, true)?,
             Event::End(_) => walker.end()?,
+            // A binary's base64 has no entities: taken as it is, not copied.
+            Event::Text(e) if walker.in_binary() => walker.text(&String::from_utf8_lossy(&e))?,
             Event::Text(e) => walker.text(&unescape_lenient(&String::from_utf8_lossy(&e)))?,
             Event::CData(e) => walker.text(&String::from_utf8_lossy(&e))?,
             Event::Eof => break,
@@ -571,6 +573,12 @@ impl Walker {
 
     fn in_main_body(&self) -> bool {
         self.in_body() && !self.in_notes()
+    }
+
+    fn in_binary(&self) -> bool {
+        self.stack
+            .last()
+            .is_some_and(|o| matches!(o.role, Role::Binary(_)))
     }
 
     fn skipping(&self) -> bool {

@@ -27,7 +27,8 @@ use crate::manuscript::{join_title_pages, Block, BlockKind, Chapter, Group, Grou
 use crate::markup::{escape_text, MarkupBuilder};
 use crate::xhtml;
 
-/// Deeper nesting of quotes and lists than this is hostile, not a book.
+/// Deeper nesting of quotes and lists, or of emphasis and links, than this is hostile, not a
+/// book (and inline marks nested thousands deep would cost the PDF writer minutes).
 pub const MAX_DEPTH: usize = 64;
 
 /// Reads a Markdown book.
@@ -104,6 +105,10 @@ struct Walker {
     notes: HashMap<String, String>,
     /// Inline `span`s open: whether each became a mark.
     spans: Vec<bool>,
+    /// Emphasis, strong emphasis, strikethrough, links and images open.
+    inline_depth: usize,
+    /// Marks of inline HTML open (closed or not: inline HTML need not balance).
+    html_depth: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,6 +152,15 @@ impl Walker {
     }
 
     fn start(&mut self, tag: Tag<'_>) -> Result<(), FormatError> {
+        if matches!(
+            tag,
+            Tag::Emphasis | Tag::Strong | Tag::Strikethrough | Tag::Link { .. } | Tag::Image { .. }
+        ) {
+            self.inline_depth += 1;
+            if self.inline_depth > MAX_DEPTH {
+                return Err(too_deep());
+            }
+        }
         match tag {
             Tag::Paragraph => self.flush()?,
             Tag::Heading { level, id, .. } => {
@@ -206,6 +220,16 @@ impl Walker {
     }
 
     fn end(&mut self, tag: TagEnd) -> Result<(), FormatError> {
+        if matches!(
+            tag,
+            TagEnd::Emphasis
+                | TagEnd::Strong
+                | TagEnd::Strikethrough
+                | TagEnd::Link
+                | TagEnd::Image
+        ) {
+            self.inline_depth = self.inline_depth.saturating_sub(1);
+        }
         match tag {
             TagEnd::Paragraph | TagEnd::Heading(_) => self.flush()?,
             TagEnd::BlockQuote(_) | TagEnd::List(_) | TagEnd::Item | TagEnd::FootnoteDefinition => {
@@ -244,9 +268,7 @@ impl Walker {
 
     fn push(&mut self, container: Container) -> Result<(), FormatError> {
         if self.stack.len() >= MAX_DEPTH {
-            return Err(FormatError::Malformed(format!(
-                "the Markdown is nested deeper than {MAX_DEPTH} levels (quotes and lists)"
-            )));
+            return Err(too_deep());
         }
         self.stack.push(container);
         Ok(())
@@ -333,6 +355,7 @@ impl Walker {
             _ => Vec::new(),
         };
         self.spans.clear();
+        self.html_depth = 0;
         if self.text.is_blank() {
             self.text.take();
             return Ok(());
@@ -413,6 +436,16 @@ impl Walker {
         let Some(tag) = HtmlTag::parse(raw) else {
             return;
         };
+        // Past the limit an opening tag is dropped (its text kept) rather than the book refused:
+        // inline HTML need not balance.
+        if tag.closing {
+            self.html_depth = self.html_depth.saturating_sub(1);
+        } else if tag.name != "br" {
+            if self.html_depth >= MAX_DEPTH {
+                return;
+            }
+            self.html_depth += 1;
+        }
         let mark = match tag.name.as_str() {
             "em" | "i" | "cite" => "i",
             "strong" | "b" => "b",
@@ -450,6 +483,12 @@ impl Walker {
             (false, _) => self.text.open(mark, None),
         }
     }
+}
+
+fn too_deep() -> FormatError {
+    FormatError::Malformed(format!(
+        "the Markdown is nested deeper than {MAX_DEPTH} levels (quotes, lists, emphasis or links)"
+    ))
 }
 
 fn heading_level(level: HeadingLevel) -> u8 {

@@ -196,3 +196,22 @@ fn a_zipped_book_windows_1251_text_and_deep_nesting() {
     assert_eq!(extract(b""), Err(FormatError::Empty));
     assert!(extract(b"<FictionBook><body></body></FictionBook>").is_err());
 }
+
+#[test]
+fn no_more_than_the_limit_of_images_is_kept() {
+    let png = base64(&png(1, 1));
+    let count = MAX_IMAGES + 20;
+    let images: String = (0..count)
+        .map(|i| format!(r##"<image l:href="#i{i}"/>"##))
+        .collect();
+    let binaries: String = (0..count)
+        .map(|i| format!(r#"<binary id="i{i}" content-type="image/png">{png}</binary>"#))
+        .collect();
+    let book = format!(
+        r#"<FictionBook xmlns:l="http://www.w3.org/1999/xlink"><body><section><p>Words here.</p>{images}</section></body>{binaries}</FictionBook>"#
+    );
+    let m = extract(book.as_bytes()).unwrap();
+    assert_eq!(m.assets.len(), MAX_IMAGES);
+    let left_out = m.warnings.iter().filter(|w| w.contains("past the limit")).count();
+    assert_eq!(left_out, 20);
+}

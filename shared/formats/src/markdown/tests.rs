@@ -186,6 +186,14 @@ fn nesting_past_the_limit_is_refused_and_empty_books_are_errors() {
         .collect::<Vec<_>>()
         .join("\n");
     assert!(extract(lists.as_bytes()).is_err());
+    let emphasis = format!("{}deep{}", "*a ".repeat(MAX_DEPTH + 1), " b*".repeat(MAX_DEPTH + 1));
+    let refused = extract(emphasis.as_bytes()).unwrap_err();
+    assert!(refused.to_string().contains("nested deeper than"), "{refused}");
+    // Inline HTML past the limit loses its marks, not its text.
+    let html = format!("{}deep", "<em>".repeat(MAX_DEPTH * 10));
+    let m = extract(html.as_bytes()).unwrap();
+    assert_eq!(m.chapters[0].blocks[0].plain_text(), "deep");
+    assert_eq!(markup::tags(&m.chapters[0].blocks[0].text).unwrap().len(), 2 * MAX_DEPTH);
     assert_eq!(extract(b""), Err(FormatError::Empty));
     assert_eq!(extract(b"---\ntitle: x\n---\n\n"), Err(FormatError::NoText));
 }
