@@ -707,6 +707,8 @@ pub enum Tool {
     Pdftotext,
     /// The Python checkers (feed, sitemap, OpenAPI, Prometheus) under `target/venv-checks`.
     Checkers,
+    /// pandoc, which reads the Markdown the service writes.
+    Pandoc,
 }
 
 impl Tool {
@@ -722,6 +724,7 @@ impl Tool {
             Tool::Epubcheck => on_path("java") && std::path::Path::new(EPUBCHECK_JAR).is_file(),
             Tool::Pdftotext => on_path("pdftotext"),
             Tool::Checkers => repo.join("target/venv-checks/bin/python").is_file(),
+            Tool::Pandoc => on_path("pandoc"),
         }
     }
 }
