@@ -72,7 +72,12 @@ async fn a_markdown_book_is_translated_into_epub_pdf_and_markdown_that_pandoc_re
     assert_eq!(book["author"], "Ann Writer");
     assert_eq!(
         titles(&book),
-        ["The Voyage", "Loomings", "The Carpet-Bag", "The Spouter-Inn"],
+        [
+            "The Voyage",
+            "Loomings",
+            "The Carpet-Bag",
+            "The Spouter-Inn"
+        ],
         "chapters at the level used more than once; the lone title opens its own"
     );
     let book = app.translate_to_end(&user.key, &id, json!({})).await;
@@ -91,7 +96,10 @@ async fn a_markdown_book_is_translated_into_epub_pdf_and_markdown_that_pandoc_re
     if have(Tool::Pdftotext) {
         generate(&app, &user, &id, "pdf", "translated").await;
         let pdf = download(&app, &user, &id, "format=pdf").await;
-        let words = pdftotext(&pdf).split_whitespace().collect::<Vec<_>>().join(" ");
+        let words = pdftotext(&pdf)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
         assert!(words.contains(&pseudo("Call me")), "{words}");
     }
 
@@ -112,9 +120,18 @@ async fn a_markdown_book_is_translated_into_epub_pdf_and_markdown_that_pandoc_re
     }
     let markdown = file.bytes().await.unwrap().to_vec();
     let written = String::from_utf8(markdown.clone()).unwrap();
-    assert!(written.starts_with("---\ntitle: \"The Voyage\"\n"), "{written}");
-    assert!(written.contains(&format!("**{}**", pseudo("Ishmael"))), "{written}");
-    assert!(written.contains("```\ndef sail(ship):\n    return ship.heading  # never translated\n```"), "{written}");
+    assert!(
+        written.starts_with("---\ntitle: \"The Voyage\"\n"),
+        "{written}"
+    );
+    assert!(
+        written.contains(&format!("**{}**", pseudo("Ishmael"))),
+        "{written}"
+    );
+    assert!(
+        written.contains("```\ndef sail(ship):\n    return ship.heading  # never translated\n```"),
+        "{written}"
+    );
     assert!(written.contains("`ls -l`"), "{written}");
     assert!(written.contains("[^1]"), "{written}");
     // Read again, the file has the source's chapters and blocks, kind for kind.
@@ -143,7 +160,10 @@ async fn a_markdown_book_is_translated_into_epub_pdf_and_markdown_that_pandoc_re
             r#""t":"LineBreak""#,
             r#""t":"Link""#,
         ] {
-            assert!(document.contains(element), "pandoc finds no {element}: {document}");
+            assert!(
+                document.contains(element),
+                "pandoc finds no {element}: {document}"
+            );
         }
         let plain = pandoc(&markdown, "plain");
         let plain = plain.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -169,7 +189,10 @@ async fn a_markdown_file_is_refused_for_a_book_that_was_not_markdown() {
     // And a format no book has is named as unknown.
     let body = refused(&app, &user, &id, "mobi", "translated").await;
     assert!(
-        body["message"].as_str().unwrap().contains("epub, pdf or markdown"),
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("epub, pdf or markdown"),
         "{body}"
     );
 }
@@ -225,7 +248,8 @@ async fn a_fictionbook_made_by_pandoc_keeps_its_chapters_poem_lines_and_notes_in
         let pdf = download(&app, &user, &id, "format=pdf").await;
         let text = pdftotext(&pdf);
         assert!(
-            text.lines().any(|l| l.trim() == pseudo("the gulls cry over the bay,")),
+            text.lines()
+                .any(|l| l.trim() == pseudo("the gulls cry over the bay,")),
             "{text}"
         );
     }

@@ -90,8 +90,11 @@ fn attacks_on_markdown_and_fictionbook() -> Vec<HostileFile> {
         },
         HostileFile {
             file_name: "md-deep-inline-html.md",
-            bytes: format!("{PROSE}\n\n{}deep", "<em><span class=\"x\">".repeat(DEEP / 10))
-                .into_bytes(),
+            bytes: format!(
+                "{PROSE}\n\n{}deep",
+                "<em><span class=\"x\">".repeat(DEEP / 10)
+            )
+            .into_bytes(),
             answer: Answer::Read { images_left_out: 0 },
         },
         HostileFile {
@@ -101,7 +104,11 @@ fn attacks_on_markdown_and_fictionbook() -> Vec<HostileFile> {
         },
         HostileFile {
             file_name: "fb2-entity-expansion.fb2",
-            bytes: fictionbook(&entity_expansion_doctype("FictionBook"), "<p>&lol9;</p>", ""),
+            bytes: fictionbook(
+                &entity_expansion_doctype("FictionBook"),
+                "<p>&lol9;</p>",
+                "",
+            ),
             answer: Answer::Read { images_left_out: 0 },
         },
         HostileFile {
@@ -114,7 +121,10 @@ fn attacks_on_markdown_and_fictionbook() -> Vec<HostileFile> {
             bytes: fictionbook(
                 "",
                 "<image l:href=\"#big\"/>",
-                &format!("<binary id=\"big\" content-type=\"image/png\">{}</binary>", "A".repeat(20 << 20)),
+                &format!(
+                    "<binary id=\"big\" content-type=\"image/png\">{}</binary>",
+                    "A".repeat(20 << 20)
+                ),
             ),
             answer: Answer::Read { images_left_out: 0 },
         },
@@ -144,7 +154,8 @@ fn zipped_fictionbook_bomb() -> Vec<u8> {
     let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     zip.start_file("book.fb2", SimpleFileOptions::default())
         .expect("writing to memory");
-    zip.write_all(&fictionbook("", "", "")).expect("writing to memory");
+    zip.write_all(&fictionbook("", "", ""))
+        .expect("writing to memory");
     spaces(64)(&mut zip);
     zip.finish().expect("writing to memory").into_inner()
 }

@@ -55,7 +55,11 @@ fn extract(name: &str) -> Manuscript {
 #[test]
 fn pandocs_markdown_of_the_waste_land_has_its_parts_as_chapters() {
     let book = extract("wasteland.md");
-    let titles: Vec<_> = book.chapters.iter().filter_map(|c| c.title.as_deref()).collect();
+    let titles: Vec<_> = book
+        .chapters
+        .iter()
+        .filter_map(|c| c.title.as_deref())
+        .collect();
     assert!(titles.contains(&"IV. DEATH BY WATER"), "{titles:?}");
 }
 

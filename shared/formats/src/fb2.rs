@@ -31,7 +31,9 @@ use crate::archive::{Archive, Limits};
 use crate::budget::Budget;
 use crate::error::FormatError;
 use crate::limits;
-use crate::manuscript::{join_title_pages, Block, BlockKind, Chapter, Group, GroupKind, Manuscript};
+use crate::manuscript::{
+    join_title_pages, Block, BlockKind, Chapter, Group, GroupKind, Manuscript,
+};
 use crate::markup::MarkupBuilder;
 use crate::xhtml::unescape_lenient;
 
@@ -58,9 +60,7 @@ pub fn extract_within(bytes: &[u8], budget: Budget) -> Result<Manuscript, Format
             .names()
             .into_iter()
             .find(|n| n.to_ascii_lowercase().ends_with(".fb2"))
-            .ok_or_else(|| {
-                FormatError::Malformed("the zip archive holds no .fb2 file".into())
-            })?;
+            .ok_or_else(|| FormatError::Malformed("the zip archive holds no .fb2 file".into()))?;
         let inner = archive.read(&name)?.unwrap_or_default();
         return read(&decode(&inner));
     }
@@ -85,10 +85,9 @@ fn decode(bytes: &[u8]) -> String {
         })
         .and_then(|label| encoding_rs::Encoding::for_label(label.trim().as_bytes()));
     match declared {
-        Some(encoding) if encoding != encoding_rs::UTF_8 => encoding
-            .decode_without_bom_handling(bytes)
-            .0
-            .into_owned(),
+        Some(encoding) if encoding != encoding_rs::UTF_8 => {
+            encoding.decode_without_bom_handling(bytes).0.into_owned()
+        }
         _ => crate::txt::decode(bytes),
     }
 }
@@ -129,7 +128,9 @@ fn read(source: &str) -> Result<Manuscript, FormatError> {
 enum Role {
     Description,
     /// A `<body>`; true for the notes.
-    Body { notes: bool },
+    Body {
+        notes: bool,
+    },
     Section,
     /// A title: its paragraphs are one heading.
     Title,
@@ -381,7 +382,11 @@ impl Walker {
         if !self.open("title-info") {
             return;
         }
-        let inner = self.stack.last().map(|o| o.name.as_str()).unwrap_or_default();
+        let inner = self
+            .stack
+            .last()
+            .map(|o| o.name.as_str())
+            .unwrap_or_default();
         match inner {
             "book-title" => self.meta.title.push_str(text),
             "lang" => self.meta.language.push_str(text),
@@ -415,7 +420,9 @@ impl Walker {
         else {
             return Ok(());
         };
-        let alt = attr(e, "alt").or_else(|| attr(e, "title")).unwrap_or_default();
+        let alt = attr(e, "alt")
+            .or_else(|| attr(e, "title"))
+            .unwrap_or_default();
         let mut builder = MarkupBuilder::default();
         builder.text(&alt);
         let block = Block::new(
@@ -587,7 +594,10 @@ impl Walker {
 
     /// How many sections are open.
     fn depth(&self) -> usize {
-        self.stack.iter().filter(|o| o.role == Role::Section).count()
+        self.stack
+            .iter()
+            .filter(|o| o.role == Role::Section)
+            .count()
     }
 
     /// The book: chapters from the main body's sections, the notes last, images from their
@@ -644,11 +654,15 @@ impl Walker {
             }
             let asset = match self.binaries.remove(&id) {
                 Some(Some(base64)) => match image(&base64) {
-                    Some((extension, bytes)) => {
-                        Some(manuscript.add_asset(&format!("{id}.{extension}"), media(extension), bytes))
-                    }
+                    Some((extension, bytes)) => Some(manuscript.add_asset(
+                        &format!("{id}.{extension}"),
+                        media(extension),
+                        bytes,
+                    )),
                     None => {
-                        warnings.push(format!("image '{id}' left out: not a PNG, JPEG or GIF image"));
+                        warnings.push(format!(
+                            "image '{id}' left out: not a PNG, JPEG or GIF image"
+                        ));
                         None
                     }
                 },
@@ -696,7 +710,9 @@ fn image(base64: &str) -> Option<(&'static str, Vec<u8>)> {
         .bytes()
         .filter(|b| !b.is_ascii_whitespace())
         .collect();
-    let bytes = base64::engine::general_purpose::STANDARD.decode(compact).ok()?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(compact)
+        .ok()?;
     if bytes.len() > MAX_IMAGE_BYTES {
         return None;
     }
@@ -741,7 +757,8 @@ fn into_chapters(items: Vec<Item>, kept: &HashSet<ImageAt>) -> Vec<Chapter> {
             }
             Item::Section(_) => {}
             Item::Block(block) => {
-                if matches!(block.kind, BlockKind::Image { .. }) && !kept.contains(&ImageAt::Item(i))
+                if matches!(block.kind, BlockKind::Image { .. })
+                    && !kept.contains(&ImageAt::Item(i))
                 {
                     continue;
                 }

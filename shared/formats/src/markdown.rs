@@ -23,7 +23,9 @@ use pulldown_cmark::{Event, HeadingLevel, MetadataBlockKind, Options, Parser, Ta
 
 use crate::error::FormatError;
 use crate::limits;
-use crate::manuscript::{join_title_pages, Block, BlockKind, Chapter, Group, GroupKind, Manuscript};
+use crate::manuscript::{
+    join_title_pages, Block, BlockKind, Chapter, Group, GroupKind, Manuscript,
+};
 use crate::markup::{escape_text, MarkupBuilder};
 use crate::xhtml;
 

@@ -191,9 +191,13 @@ impl OutputFormat {
 
     /// The format whose file's name ends in `extension`, if any.
     pub fn of_extension(extension: &str) -> Option<OutputFormat> {
-        [OutputFormat::Epub, OutputFormat::Pdf, OutputFormat::Markdown]
-            .into_iter()
-            .find(|f| f.extension() == extension)
+        [
+            OutputFormat::Epub,
+            OutputFormat::Pdf,
+            OutputFormat::Markdown,
+        ]
+        .into_iter()
+        .find(|f| f.extension() == extension)
     }
 }
 

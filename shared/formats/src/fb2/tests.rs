@@ -91,7 +91,10 @@ fn sections_at_the_shallowest_depth_used_twice_are_chapters_and_notes_come_last(
         ]
     );
     let front = texts(&m.chapters[0]);
-    assert_eq!(front[0], (&BlockKind::Heading { level: 1 }, "The Voyage<br/>A Novel"));
+    assert_eq!(
+        front[0],
+        (&BlockKind::Heading { level: 1 }, "The Voyage<br/>A Novel")
+    );
     assert_eq!(front[1], (&BlockKind::Quote, "Call it what you will."));
     assert_eq!(front[2], (&BlockKind::Quote, "Someone"));
     let carpet = texts(&m.chapters[2]);
@@ -132,7 +135,10 @@ fn paragraphs_marks_note_references_and_links_are_the_markup_of_the_other_format
 fn each_verse_line_is_a_line_of_its_own_in_its_poem_and_stanza() {
     let m = book();
     let blocks = &m.chapters[1].blocks;
-    let lines: Vec<&Block> = blocks.iter().filter(|b| b.kind == BlockKind::Line).collect();
+    let lines: Vec<&Block> = blocks
+        .iter()
+        .filter(|b| b.kind == BlockKind::Line)
+        .collect();
     let text: Vec<&str> = lines.iter().map(|b| b.text.as_str()).collect();
     assert_eq!(text, ["Line one", "Line two, <i>10</i>", "Line three"]);
     let verse = |b: &Block| b.groups.iter().all(|g| g.kind == GroupKind::Verse);
@@ -142,7 +148,9 @@ fn each_verse_line_is_a_line_of_its_own_in_its_poem_and_stanza() {
     assert_eq!(lines[1].groups[0], lines[2].groups[0], "one poem");
     let title = blocks.iter().find(|b| b.text == "A Song").unwrap();
     assert_eq!(title.kind, BlockKind::Heading { level: 4 });
-    let image = blocks.iter().find(|b| matches!(b.kind, BlockKind::Image { .. }));
+    let image = blocks
+        .iter()
+        .find(|b| matches!(b.kind, BlockKind::Image { .. }));
     assert_eq!(
         image.map(|b| &b.kind),
         Some(&BlockKind::Image {
@@ -161,9 +169,16 @@ fn images_past_the_limit_not_images_or_missing_are_left_out_and_said() {
         .iter()
         .flat_map(|c| &c.blocks)
         .all(|b| !matches!(b.kind, BlockKind::Image { .. })));
-    assert!(m.warnings.iter().any(|w| w.contains("past the limit")), "{:?}", m.warnings);
+    assert!(
+        m.warnings.iter().any(|w| w.contains("past the limit")),
+        "{:?}",
+        m.warnings
+    );
     let m = extract(book_with(&base64(b"not an image")).as_bytes()).unwrap();
-    assert!(m.warnings.iter().any(|w| w.contains("not a PNG, JPEG or GIF")));
+    assert!(m
+        .warnings
+        .iter()
+        .any(|w| w.contains("not a PNG, JPEG or GIF")));
     assert_eq!(m.cover, None);
 }
 
@@ -192,7 +207,10 @@ fn a_zipped_book_windows_1251_text_and_deep_nesting() {
         "<section>".repeat(MAX_DEPTH + 5)
     );
     let refused = extract(deep.as_bytes()).unwrap_err();
-    assert!(refused.to_string().contains("nested deeper than"), "{refused}");
+    assert!(
+        refused.to_string().contains("nested deeper than"),
+        "{refused}"
+    );
     assert_eq!(extract(b""), Err(FormatError::Empty));
     assert!(extract(b"<FictionBook><body></body></FictionBook>").is_err());
 }
@@ -212,6 +230,10 @@ fn no_more_than_the_limit_of_images_is_kept() {
     );
     let m = extract(book.as_bytes()).unwrap();
     assert_eq!(m.assets.len(), MAX_IMAGES);
-    let left_out = m.warnings.iter().filter(|w| w.contains("past the limit")).count();
+    let left_out = m
+        .warnings
+        .iter()
+        .filter(|w| w.contains("past the limit"))
+        .count();
     assert_eq!(left_out, 20);
 }

@@ -76,12 +76,19 @@ fn marks_become_the_markup_the_other_formats_use() {
     let m = book();
     let loomings = &m.chapters[1].blocks;
     assert_eq!(loomings[0].kind, BlockKind::Heading { level: 2 });
-    assert_eq!(m.chapters[2].blocks[0].anchors, ["carpet"], "a link's target");
+    assert_eq!(
+        m.chapters[2].blocks[0].anchors,
+        ["carpet"],
+        "a link's target"
+    );
     assert_eq!(
         loomings[1].text,
         r##"Call me <b>Ishmael</b>.<ref id="fn1"/> Type <code>ls -l</code> and see <a href="https://example.org/sea">the sea</a> or <a href="#carpet">the next chapter</a>."##
     );
-    assert_eq!(m.chapters[0].blocks[1].text, "A preface of <i>seven</i> words stands here.");
+    assert_eq!(
+        m.chapters[0].blocks[1].text,
+        "A preface of <i>seven</i> words stands here."
+    );
 }
 
 #[test]
@@ -165,13 +172,18 @@ fn footnotes_are_notes_and_inline_html_gives_its_marks() {
 fn html_blocks_are_read_as_html_without_their_scripts() {
     let md = "# A\n\ntext\n\n<div class=\"x\">\n<p>Inside <em>html</em></p>\n<script>alert(1)</script>\n</div>\n\n# B\n\nmore\n";
     let m = extract(md.as_bytes()).unwrap();
-    let texts: Vec<_> = m.chapters[0].blocks.iter().map(|b| b.text.as_str()).collect();
+    let texts: Vec<_> = m.chapters[0]
+        .blocks
+        .iter()
+        .map(|b| b.text.as_str())
+        .collect();
     assert_eq!(texts, ["A", "text", "Inside <i>html</i>"]);
 }
 
 #[test]
 fn unsafe_links_keep_their_text_only() {
-    let md = "[click](javascript:alert(1)) and <a href=\"data:x\">this</a> and ![alt text](pic.png)";
+    let md =
+        "[click](javascript:alert(1)) and <a href=\"data:x\">this</a> and ![alt text](pic.png)";
     let m = extract(md.as_bytes()).unwrap();
     assert_eq!(m.chapters[0].blocks[0].text, "click and this and alt text");
 }
@@ -180,20 +192,33 @@ fn unsafe_links_keep_their_text_only() {
 fn nesting_past_the_limit_is_refused_and_empty_books_are_errors() {
     let deep = format!("{}deep", "> ".repeat(MAX_DEPTH + 1));
     let refused = extract(deep.as_bytes()).unwrap_err();
-    assert!(refused.to_string().contains("nested deeper than"), "{refused}");
+    assert!(
+        refused.to_string().contains("nested deeper than"),
+        "{refused}"
+    );
     let lists = (0..MAX_DEPTH + 1)
         .map(|i| format!("{}- x", "  ".repeat(i)))
         .collect::<Vec<_>>()
         .join("\n");
     assert!(extract(lists.as_bytes()).is_err());
-    let emphasis = format!("{}deep{}", "*a ".repeat(MAX_DEPTH + 1), " b*".repeat(MAX_DEPTH + 1));
+    let emphasis = format!(
+        "{}deep{}",
+        "*a ".repeat(MAX_DEPTH + 1),
+        " b*".repeat(MAX_DEPTH + 1)
+    );
     let refused = extract(emphasis.as_bytes()).unwrap_err();
-    assert!(refused.to_string().contains("nested deeper than"), "{refused}");
+    assert!(
+        refused.to_string().contains("nested deeper than"),
+        "{refused}"
+    );
     // Inline HTML past the limit loses its marks, not its text.
     let html = format!("{}deep", "<em>".repeat(MAX_DEPTH * 10));
     let m = extract(html.as_bytes()).unwrap();
     assert_eq!(m.chapters[0].blocks[0].plain_text(), "deep");
-    assert_eq!(markup::tags(&m.chapters[0].blocks[0].text).unwrap().len(), 2 * MAX_DEPTH);
+    assert_eq!(
+        markup::tags(&m.chapters[0].blocks[0].text).unwrap().len(),
+        2 * MAX_DEPTH
+    );
     assert_eq!(extract(b""), Err(FormatError::Empty));
     assert_eq!(extract(b"---\ntitle: x\n---\n\n"), Err(FormatError::NoText));
 }

@@ -96,7 +96,9 @@ Line two<span class="lnum">10</span>
         .filter_map(|b| b.groups.first())
         .collect();
     assert_ne!(quotes.first(), quotes.last(), "{markdown}");
-    assert!(markdown.starts_with("---\ntitle: \"Le \\\"Voyage\\\"\"\nauthor: \"Ann Writer\"\nlang: \"fr\"\n---\n"));
+    assert!(markdown.starts_with(
+        "---\ntitle: \"Le \\\"Voyage\\\"\"\nauthor: \"Ann Writer\"\nlang: \"fr\"\n---\n"
+    ));
 }
 
 #[test]
@@ -161,7 +163,11 @@ fn a_list_item_deeper_than_the_one_before_it_is_still_an_item() {
         Block::new(item(5), "Deeper".into()),
     ]));
     let kinds: Vec<_> = reread(&markdown).into_iter().map(|(k, _)| k).collect();
-    assert_eq!(kinds, [BlockKind::Paragraph, item(1), item(2)], "{markdown}");
+    assert_eq!(
+        kinds,
+        [BlockKind::Paragraph, item(1), item(2)],
+        "{markdown}"
+    );
 }
 
 #[test]
@@ -200,7 +206,10 @@ fn verse_lines_are_one_to_a_line_and_code_comes_back_as_the_source_has_it() {
         markdown.contains("April is the cruellest month,\\\nbreeding 10\n"),
         "{markdown}"
     );
-    assert!(markdown.contains("````\n  a ``` b\n    c\n````\n"), "{markdown}");
+    assert!(
+        markdown.contains("````\n  a ``` b\n    c\n````\n"),
+        "{markdown}"
+    );
     assert!(
         markdown.contains("Run `` `x` `` and `a  b`<sup>2</sup>"),
         "{markdown}"
