@@ -10,6 +10,7 @@ use crate::editions::{download, generate, pseudo, text_of};
 use crate::helpers::{
     assert_error, epubcheck, fixture, have, on_aws, pdftotext, TestApp, TestUser, Tool,
 };
+use crate::reader::signed_in;
 
 /// The titles of the book's chapters, in order.
 fn titles(book: &Value) -> Vec<String> {
@@ -39,6 +40,18 @@ fn pandoc(markdown: &[u8], to: &str) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// The owner's page of the book, as the web app shows it to the signed-in `cookie`.
+async fn book_page(app: &TestApp, client: &reqwest::Client, cookie: &str, id: &str) -> String {
+    let page = client
+        .get(format!("{}/dashboard/books/{id}", app.url))
+        .header("cookie", cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    page.text().await.unwrap()
+}
+
 /// Asks for the `format` file of `id` in `layout`, by generate and by download: 400 both ways.
 async fn refused(app: &TestApp, user: &TestUser, id: &str, format: &str, layout: &str) -> Value {
     let generated = app
@@ -62,7 +75,7 @@ async fn refused(app: &TestApp, user: &TestUser, id: &str, format: &str, layout:
 #[tokio::test]
 async fn a_markdown_book_is_translated_into_epub_pdf_and_markdown_that_pandoc_reads() {
     let app = TestApp::new().with_workers().start().await;
-    let user = app.user().await;
+    let (client, cookie, user) = signed_in(&app).await;
     let id = app
         .upload_ok(&user.key, "voyage.md", fixture("voyage.md"))
         .await;
@@ -173,13 +186,31 @@ async fn a_markdown_book_is_translated_into_epub_pdf_and_markdown_that_pandoc_re
 
     // The Markdown file is the translation alone.
     refused(&app, &user, &id, "markdown", "bilingual").await;
+    // The book's page offers it, and its link leads to the file.
+    let page = book_page(&app, &client, &cookie, &id).await;
+    assert!(page.contains(">Markdown</a>"), "{page}");
+    let link = client
+        .get(format!(
+            "{}/dashboard/books/{id}/download?format=markdown",
+            app.url
+        ))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(link.status(), 303);
 }
 
 #[tokio::test]
 async fn a_markdown_file_is_refused_for_a_book_that_was_not_markdown() {
     let app = TestApp::new().with_workers().start().await;
-    let user = app.user().await;
+    let (client, cookie, user) = signed_in(&app).await;
     let id = app.translated_sample(&user.key).await;
+    let page = book_page(&app, &client, &cookie, &id).await;
+    assert!(
+        page.contains(">EPUB</a>") && !page.contains("format=markdown"),
+        "{page}"
+    );
     let body = refused(&app, &user, &id, "markdown", "translated").await;
     let message = body["message"].as_str().unwrap();
     assert!(
