@@ -219,7 +219,7 @@ impl Walker {
             return Ok(());
         }
         let id = attr(e, "id");
-        let role = self.role(&name, e)?;
+        let role = self.role(&name, e);
         if let Some(id) = id.clone().filter(|_| !matches!(role, Role::Binary(_))) {
             self.anchors.push(id);
         }
@@ -255,7 +255,7 @@ impl Walker {
     }
 
     /// What the element `name` is, at this place; opens its mark.
-    fn role(&mut self, name: &str, e: &BytesStart<'_>) -> Result<Role, FormatError> {
+    fn role(&mut self, name: &str, e: &BytesStart<'_>) -> Role {
         if self.in_description() {
             if name == "image" && self.open("coverpage") {
                 self.meta.cover = attr(e, "href").map(|h| h.trim_start_matches('#').to_string());
@@ -263,9 +263,9 @@ impl Walker {
             if name == "author" && self.open("title-info") {
                 self.meta.authors += 1;
             }
-            return Ok(Role::Plain);
+            return Role::Plain;
         }
-        let role = match name {
+        match name {
             "description" => Role::Description,
             "body" => Role::Body {
                 notes: matches!(attr(e, "name").as_deref(), Some("notes" | "comments")),
@@ -294,8 +294,7 @@ impl Walker {
             "binary" => Role::Binary(attr(e, "id").unwrap_or_default()),
             "stylesheet" => Role::Skip,
             _ => Role::Plain,
-        };
-        Ok(role)
+        }
     }
 
     fn group(&mut self, kind: GroupKind) -> Role {
