@@ -44,6 +44,8 @@ pub const PARAGRAPHS_LIMIT: &str = "paragraphs, the limit for one book";
 pub const CHAPTERS_LIMIT: &str = "chapters, the limit for one book";
 pub const PARAGRAPH_LENGTH_LIMIT: &str = "characters, the limit for one paragraph";
 pub const ENTRIES_LIMIT: &str = "entries, more than the limit";
+/// The words of the refusal of a Markdown file of more lines and marks than its parser may hold.
+pub const MARKS_LIMIT: &str = "lines and marks";
 
 /// Deep enough for any recursive reader to blow its stack; a few hundred kilobytes of markup.
 const DEEP: usize = 100_000;
@@ -100,6 +102,16 @@ fn attacks_on_markdown_and_fictionbook() -> Vec<HostileFile> {
         HostileFile {
             file_name: "md-paragraph-bomb.md",
             bytes: "a b\n\n".repeat(1_000_000).into_bytes(),
+            answer: Answer::Refused(MARKS_LIMIT),
+        },
+        HostileFile {
+            file_name: "md-delimiter-bomb.md",
+            bytes: format!("{PROSE}\n\n{}", "*a".repeat(4 << 20)).into_bytes(),
+            answer: Answer::Refused(MARKS_LIMIT),
+        },
+        HostileFile {
+            file_name: "md-paragraphs-within-the-marks.md",
+            bytes: "a b\n\n".repeat(240_000).into_bytes(),
             answer: Answer::Refused(PARAGRAPHS_LIMIT),
         },
         HostileFile {

@@ -33,12 +33,45 @@ use crate::xhtml;
 /// book (and inline marks nested thousands deep would cost the PDF writer minutes).
 pub const MAX_DEPTH: usize = 64;
 
+/// Lines and marks (the characters that open or close inline constructs) in one book. The
+/// parser builds its whole tree before the first event, about a hundred bytes for each line and
+/// each mark: a few megabytes of `*a` or of empty lines would take gigabytes. A 3,000,000-word
+/// book has some 300,000 lines and far fewer marks.
+pub const MAX_MARKS: usize = 1_000_000;
+
 /// Reads a Markdown book.
 pub fn extract(bytes: &[u8]) -> Result<Manuscript, FormatError> {
     if bytes.is_empty() {
         return Err(FormatError::Empty);
     }
     let source = crate::txt::decode(bytes);
+    let marks = source
+        .bytes()
+        .filter(|b| {
+            matches!(
+                b,
+                b'\n'
+                    | b'*'
+                    | b'_'
+                    | b'['
+                    | b']'
+                    | b'`'
+                    | b'<'
+                    | b'>'
+                    | b'!'
+                    | b'~'
+                    | b'|'
+                    | b'&'
+                    | b'\\'
+            )
+        })
+        .count();
+    if marks > MAX_MARKS {
+        return Err(FormatError::TooLarge(format!(
+            "the Markdown has more than {MAX_MARKS} lines and marks (`*`, `_`, `[`, `<`, `|` ...), \
+             the limit for one book"
+        )));
+    }
     let mut walker = Walker::default();
     for event in Parser::new_ext(&source, options()) {
         walker.event(event)?;

@@ -222,3 +222,14 @@ fn nesting_past_the_limit_is_refused_and_empty_books_are_errors() {
     assert_eq!(extract(b""), Err(FormatError::Empty));
     assert_eq!(extract(b"---\ntitle: x\n---\n\n"), Err(FormatError::NoText));
 }
+
+#[test]
+fn a_file_of_more_lines_and_marks_than_the_limit_is_refused_before_it_is_parsed() {
+    let bomb = "*a".repeat(MAX_MARKS + 1);
+    let refused = extract(bomb.as_bytes()).unwrap_err();
+    assert!(refused.to_string().contains("lines and marks"), "{refused}");
+    let lines = "a\n".repeat(MAX_MARKS + 1);
+    assert!(extract(lines.as_bytes()).is_err());
+    // Within the limit: 150,000 paragraphs of 4 marks each.
+    assert!(extract("a *b* c\n\n".repeat(150_000).as_bytes()).is_ok());
+}
