@@ -8,12 +8,14 @@ cd shared/formats
 seconds=${1:-60}
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 export RUSTC_BOOTSTRAP=1
-targets=${FUZZ_TARGETS:-epub docx pdf html txt}
+targets=${FUZZ_TARGETS:-epub docx pdf html txt markdown fb2}
 for target in $targets; do
   seeds="fuzz/corpus/$target"
   mkdir -p "$seeds"
   case $target in
     epub) cp ../../corpus/wasteland.epub "$seeds/" ;;
+    markdown) cp ../../tests/fixtures/wasteland.md ../../tests/fixtures/voyage.md "$seeds/" ;;
+    fb2) cp ../../tests/fixtures/poems.fb2 "$seeds/" ;;
     *) cp "../../tests/fixtures/wasteland.$target" "$seeds/" ;;
   esac
   echo "== fuzzing $target for ${seconds}s"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # What the test command needs besides cargo, installed when missing: the tools the tests check
-# output with (epubcheck for EPUB files, poppler's pdftotext for PDF files, fonts for PDF
-# rendering, Chromium and its WebDriver for the pages, npm for axe-core; Debian packages, with
-# sudo when not root), the Python checkers, translate-toolkit, axe-core, the AWS emulator and
-# schemathesis (in virtualenvs under target/). `scripts/test.sh` runs it first; CI runs it
-# while it compiles.
+# output with (epubcheck for EPUB files, poppler's pdftotext for PDF files, pandoc for Markdown
+# files, fonts for PDF rendering, Chromium and its WebDriver for the pages, npm for axe-core;
+# Debian packages, with sudo when not root), the Python checkers, translate-toolkit, axe-core,
+# the AWS emulator and schemathesis (in virtualenvs under target/). `scripts/test.sh` runs it
+# first; CI runs it while it compiles.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +15,7 @@ command -v pdftotext >/dev/null 2>&1 || need+=(poppler-utils)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
 command -v npm >/dev/null 2>&1 || need+=(npm)
+command -v pandoc >/dev/null 2>&1 || need+=(pandoc)
 if [ ${#need[@]} -gt 0 ]; then
   echo "== installing test tools: ${need[*]}"
   sudo=""

@@ -43,7 +43,7 @@ enum Command {
     /// Translate a book on this machine, no server needed (the offline engine unless a provider
     /// key such as OPENAI_API_KEY is set), and write it as EPUB or PDF.
     Translate {
-        /// The book: EPUB, PDF, DOCX, HTML or TXT
+        /// The book: EPUB, PDF, DOCX, HTML, TXT, Markdown or FictionBook 2
         file: PathBuf,
         /// Target language code, e.g. es, fr, pt-BR
         #[arg(long)]
@@ -57,7 +57,7 @@ enum Command {
         /// Glossary CSV: source,target[,context]
         #[arg(long)]
         glossary: Option<PathBuf>,
-        /// epub or pdf
+        /// epub, pdf, or markdown (for a Markdown book)
         #[arg(long, default_value = "epub")]
         format: String,
         /// translated, or bilingual: each original block followed by its translation (EPUB)

@@ -73,6 +73,8 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
     let progress = Arc::new(Progress::new(args.pass_texts.clone())?);
     let server = LocalServer::start(args.parallel, models, progress.clone()).await?;
     let mut book = server.upload(name, bytes, &to).await?;
+    booktr_core::books::store::edition_fits(book.format, edition)
+        .map_err(|why| anyhow!("--format: {why}"))?;
     if let Some(from) = &from {
         book = server
             .services
@@ -156,7 +158,8 @@ fn options(args: &TranslateArgs) -> anyhow::Result<(LanguageCode, Option<Languag
     let format = match args.format.as_str() {
         "epub" => OutputFormat::Epub,
         "pdf" => OutputFormat::Pdf,
-        other => bail!("--format: '{other}' is not epub or pdf"),
+        "markdown" | "md" => OutputFormat::Markdown,
+        other => bail!("--format: '{other}' is not epub, pdf or markdown"),
     };
     let layout = match args.layout.as_str() {
         "translated" => Layout::Translated,
@@ -360,10 +363,7 @@ fn default_output(input: &Path, lang: &str, edition: Edition) -> PathBuf {
         Layout::Translated => "",
         Layout::Bilingual => ".bilingual",
     };
-    let format = match edition.format {
-        OutputFormat::Epub => "epub",
-        OutputFormat::Pdf => "pdf",
-    };
+    let format = edition.format.extension();
     PathBuf::from(format!("{stem}.{lang}{layout}.{format}"))
 }
 

@@ -256,6 +256,53 @@ async fn translate_writes_an_epub_that_epubcheck_accepts_with_the_glossary_appli
         .any(|c| c.plain_text().contains("Abril")));
 }
 
+/// `booktr translate book.md --format markdown` writes the translated Markdown beside the book;
+/// the same format for an EPUB is refused, saying why.
+#[tokio::test]
+async fn translate_writes_a_markdown_book_as_markdown_and_refuses_markdown_for_an_epub() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let book = dir.path().join("voyage.md");
+    std::fs::write(&book, crate::helpers::fixture("voyage.md")).unwrap();
+    let output = Command::new(BOOKTR)
+        .current_dir(dir.path())
+        .args([
+            "translate",
+            "voyage.md",
+            "--to",
+            "es",
+            "--format",
+            "markdown",
+        ])
+        .env_remove("OPENAI_API_KEY")
+        .env("BOOKTR_LOG", "warn")
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let written = std::fs::read(dir.path().join("voyage.es.md")).unwrap();
+    let read = booktr_formats::markdown::extract(&written).unwrap();
+    assert_eq!(read.language.as_deref(), Some("es"));
+    assert_eq!(read.chapters.len(), 4);
+
+    let output = Command::new(BOOKTR)
+        .current_dir(dir.path())
+        .arg("translate")
+        .arg(crate::helpers::corpus_path("wasteland.epub"))
+        .args(["--to", "es", "--format", "markdown"])
+        .env_remove("OPENAI_API_KEY")
+        .env("BOOKTR_LOG", "warn")
+        .output()
+        .await
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("only from a Markdown book"), "{stderr}");
+}
+
 /// `booktr translate` against a provider (a local stand-in): the book-wide term pass, chapters
 /// in parallel, and `--max-cost` stopping before the cost would pass the cap.
 #[tokio::test]

@@ -13,7 +13,7 @@ use crate::helpers::{
 use crate::pages::chromium;
 
 /// Generates `format` in `layout` and waits for the book to be COMPLETED with that file.
-async fn generate(app: &TestApp, user: &TestUser, id: &str, format: &str, layout: &str) {
+pub(crate) async fn generate(app: &TestApp, user: &TestUser, id: &str, format: &str, layout: &str) {
     let queued = app
         .send_json(
             Method::POST,
@@ -23,9 +23,11 @@ async fn generate(app: &TestApp, user: &TestUser, id: &str, format: &str, layout
         )
         .await;
     assert_eq!(queued.status(), 200);
+    // A Markdown file is named `.md`.
+    let extension = if format == "markdown" { "md" } else { format };
     let suffix = match layout {
-        "bilingual" => format!("bilingual.{format}"),
-        _ => format.to_string(),
+        "bilingual" => format!("bilingual.{extension}"),
+        _ => extension.to_string(),
     };
     let key = format!("books/{id}/output/book.{suffix}");
     eventually(Duration::from_secs(30), || async {
@@ -42,7 +44,7 @@ async fn generate(app: &TestApp, user: &TestUser, id: &str, format: &str, layout
 }
 
 /// The file behind the book's download link for `query` (`format=epub&layout=bilingual`).
-async fn download(app: &TestApp, user: &TestUser, id: &str, query: &str) -> Vec<u8> {
+pub(crate) async fn download(app: &TestApp, user: &TestUser, id: &str, query: &str) -> Vec<u8> {
     let link: Value = app
         .get(&format!("/api/download/{id}?{query}"), &user.key)
         .await
@@ -56,12 +58,12 @@ async fn download(app: &TestApp, user: &TestUser, id: &str, query: &str) -> Vec<
 }
 
 /// The offline engine's translation of `text` (vowels accented).
-fn pseudo(text: &str) -> String {
+pub(crate) fn pseudo(text: &str) -> String {
     booktr_translate::offline::pseudo(text, &[])
 }
 
 /// The book's text, chapter after chapter.
-fn text_of(epub: &[u8]) -> String {
+pub(crate) fn text_of(epub: &[u8]) -> String {
     booktr_formats::epub::extract(epub)
         .unwrap()
         .chapters

@@ -709,6 +709,8 @@ pub enum Tool {
     Checkers,
     /// translate-toolkit, the translation tools' XLIFF library, under `target/venv-translate`.
     TranslateToolkit,
+    /// pandoc, which reads the Markdown the service writes.
+    Pandoc,
 }
 
 impl Tool {
@@ -725,6 +727,7 @@ impl Tool {
             Tool::Pdftotext => on_path("pdftotext"),
             Tool::Checkers => repo.join("target/venv-checks/bin/python").is_file(),
             Tool::TranslateToolkit => repo.join("target/venv-translate/bin/python").is_file(),
+            Tool::Pandoc => on_path("pandoc"),
         }
     }
 }

@@ -29,6 +29,7 @@ mod limits;
 mod metrics;
 mod notifications;
 mod openapi;
+mod other_formats;
 mod pages;
 mod passages;
 mod privacy;

@@ -25,7 +25,7 @@ fn long_book() -> Vec<u8> {
 }
 
 /// A client with the session cookie of a new account (signed in through the page).
-async fn signed_in(app: &TestApp) -> (Client, String, crate::helpers::TestUser) {
+pub(crate) async fn signed_in(app: &TestApp) -> (Client, String, crate::helpers::TestUser) {
     use booktr_core::accounts::NewUser;
     use booktr_core::types::{Email, Plan, Role};
     let email = format!("{}@example.com", booktr_core::ids::new_id());

@@ -44,6 +44,8 @@ pub const PARAGRAPHS_LIMIT: &str = "paragraphs, the limit for one book";
 pub const CHAPTERS_LIMIT: &str = "chapters, the limit for one book";
 pub const PARAGRAPH_LENGTH_LIMIT: &str = "characters, the limit for one paragraph";
 pub const ENTRIES_LIMIT: &str = "entries, more than the limit";
+/// The words of the refusal of a Markdown file of more lines and marks than its parser may hold.
+pub const MARKS_LIMIT: &str = "lines and marks";
 
 /// Deep enough for any recursive reader to blow its stack; a few hundred kilobytes of markup.
 const DEEP: usize = 100_000;
@@ -52,7 +54,122 @@ const DEEP: usize = 100_000;
 pub fn corpus() -> Vec<HostileFile> {
     let mut files = attacks_on_readers();
     files.extend(attacks_on_limits());
+    files.extend(attacks_on_markdown_and_fictionbook());
     files
+}
+
+/// Markdown nested past reason or cut into countless paragraphs, and FictionBooks that declare
+/// a billion laughs, nest past reason, carry an image of tens of megabytes in base64 or come
+/// zipped as a bomb.
+fn attacks_on_markdown_and_fictionbook() -> Vec<HostileFile> {
+    let deep_list: String = (0..300)
+        .map(|depth| format!("{}- {PROSE}\n", "  ".repeat(depth)))
+        .collect();
+    vec![
+        HostileFile {
+            file_name: "md-deep-quotes.md",
+            bytes: format!("{}{PROSE}", "> ".repeat(DEEP)).into_bytes(),
+            answer: Answer::Refused(NESTING_LIMIT),
+        },
+        HostileFile {
+            file_name: "md-deep-lists.md",
+            bytes: deep_list.into_bytes(),
+            answer: Answer::Refused(NESTING_LIMIT),
+        },
+        HostileFile {
+            file_name: "md-deep-emphasis.md",
+            // Delimiters a backtracking parser would pair in quadratic time (within one
+            // paragraph's length), then emphasis nested past the limit.
+            bytes: format!(
+                "{PROSE}\n\n{}\n\n{}\n\n{}deep{}",
+                "*_".repeat(DEEP / 5),
+                "[a]( ".repeat(DEEP / 5),
+                "*a ".repeat(DEEP / 5),
+                " b*".repeat(DEEP / 5)
+            )
+            .into_bytes(),
+            answer: Answer::Refused(NESTING_LIMIT),
+        },
+        HostileFile {
+            file_name: "md-deep-inline-html.md",
+            bytes: format!(
+                "{PROSE}\n\n{}deep",
+                "<em><span class=\"x\">".repeat(DEEP / 10)
+            )
+            .into_bytes(),
+            answer: Answer::Read { images_left_out: 0 },
+        },
+        HostileFile {
+            file_name: "md-paragraph-bomb.md",
+            bytes: "a b\n\n".repeat(1_000_000).into_bytes(),
+            answer: Answer::Refused(MARKS_LIMIT),
+        },
+        HostileFile {
+            file_name: "md-delimiter-bomb.md",
+            bytes: format!("{PROSE}\n\n{}", "*a".repeat(4 << 20)).into_bytes(),
+            answer: Answer::Refused(MARKS_LIMIT),
+        },
+        HostileFile {
+            file_name: "md-paragraphs-within-the-marks.md",
+            bytes: "a b\n\n".repeat(240_000).into_bytes(),
+            answer: Answer::Refused(PARAGRAPHS_LIMIT),
+        },
+        HostileFile {
+            file_name: "fb2-entity-expansion.fb2",
+            bytes: fictionbook(
+                &entity_expansion_doctype("FictionBook"),
+                "<p>&lol9;</p>",
+                "",
+            ),
+            answer: Answer::Read { images_left_out: 0 },
+        },
+        HostileFile {
+            file_name: "fb2-deep-nesting.fb2",
+            bytes: fictionbook("", &"<section>".repeat(DEEP), ""),
+            answer: Answer::Refused(NESTING_LIMIT),
+        },
+        HostileFile {
+            file_name: "fb2-giant-base64.fb2",
+            bytes: fictionbook(
+                "",
+                "<image l:href=\"#big\"/>",
+                &format!(
+                    "<binary id=\"big\" content-type=\"image/png\">{}</binary>",
+                    "A".repeat(20 << 20)
+                ),
+            ),
+            answer: Answer::Read { images_left_out: 0 },
+        },
+        HostileFile {
+            file_name: "fb2-zip-bomb.fb2",
+            bytes: zipped_fictionbook_bomb(),
+            answer: Answer::Refused(ARCHIVE_LIMIT),
+        },
+    ]
+}
+
+/// A FictionBook of prose with `doctype` before its root, `extra` in its one section after the
+/// prose, and `binaries` after its body.
+fn fictionbook(doctype: &str, extra: &str, binaries: &str) -> Vec<u8> {
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>{doctype}<FictionBook \
+         xmlns=\"http://www.gribuser.ru/xml/fictionbook/2.0\" \
+         xmlns:l=\"http://www.w3.org/1999/xlink\"><body><section><title><p>One</p></title>\
+         <p>{PROSE}</p>{extra}</section></body>{binaries}</FictionBook>"
+    )
+    .into_bytes()
+}
+
+/// A zip archive of one `book.fb2` padded to 64 MiB of spaces (about 64 KB deflated).
+fn zipped_fictionbook_bomb() -> Vec<u8> {
+    use zip::write::SimpleFileOptions;
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    zip.start_file("book.fb2", SimpleFileOptions::default())
+        .expect("writing to memory");
+    zip.write_all(&fictionbook("", "", ""))
+        .expect("writing to memory");
+    spaces(64)(&mut zip);
+    zip.finish().expect("writing to memory").into_inner()
 }
 
 /// Files that attack the readers themselves: decompression bombs, loops, deep nesting, entity
@@ -527,14 +644,21 @@ fn zip_bomb_chapter() -> String {
 /// A DOCTYPE that defines an entity of a billion `lol`s (the "billion laughs"): a reader that
 /// expanded internal entities would build gigabytes. The text uses the entity once.
 fn entity_expansion_chapter() -> String {
-    let mut doctype = String::from("<!DOCTYPE html [<!ENTITY lol0 \"lol\">");
+    let doctype = entity_expansion_doctype("html");
+    // The DOCTYPE is spliced in before <html> by the EPUB writer.
+    format!("{doctype}\u{0}<h1>One</h1><p>{PROSE}</p><p>&lol9;</p>")
+}
+
+/// The billion laughs' DOCTYPE for a document whose root is `root`: `&lol9;` is a billion
+/// `lol`s.
+fn entity_expansion_doctype(root: &str) -> String {
+    let mut doctype = format!("<!DOCTYPE {root} [<!ENTITY lol0 \"lol\">");
     for n in 1..10 {
         let previous = format!("&lol{};", n - 1).repeat(10);
         doctype.push_str(&format!("<!ENTITY lol{n} \"{previous}\">"));
     }
-    doctype.push(']');
-    // The DOCTYPE is spliced in before <html> by the EPUB writer.
-    format!("{doctype}>\u{0}<h1>One</h1><p>{PROSE}</p><p>&lol9;</p>")
+    doctype.push_str("]>");
+    doctype
 }
 
 /// An EPUB 3 of `chapters` (XHTML bodies; a leading DOCTYPE, ended by NUL, goes before

@@ -235,6 +235,7 @@ fn media_type(file_name: &str) -> &'static str {
     match file_name.rsplit('.').next() {
         Some("epub") => "application/epub+zip",
         Some("pdf") => "application/pdf",
+        Some("md") => "text/markdown; charset=utf-8",
         Some("json") => "application/json",
         _ => "application/octet-stream",
     }

@@ -1,10 +1,11 @@
-//! Every extractor on real books: the corpus EPUBs and the DOCX, HTML, TXT (pandoc 2.17) and
-//! PDF (LibreOffice 7.4, from the DOCX) files made from them, in `tests/fixtures/`.
+//! Every extractor on real books: the corpus EPUBs and the DOCX, HTML, TXT, Markdown, FB2
+//! (pandoc 2.17) and PDF (LibreOffice 7.4, from the DOCX) files made from them, in
+//! `tests/fixtures/`.
 
 use std::path::Path;
 
 use crate::manuscript::Manuscript;
-use crate::{docx, html, txt};
+use crate::{docx, fb2, html, markdown, txt};
 
 pub(crate) fn fixture(name: &str) -> Vec<u8> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -35,6 +36,7 @@ const PANDOC_WORDS: &[(&str, u64)] = &[
     ("wasteland.txt", 4_634),
     ("childrens-literature.txt", 54_745),
     ("regime-anticancer-arabic.txt", 4_751),
+    ("wasteland.md", 4_634),
 ];
 
 fn extract(name: &str) -> Manuscript {
@@ -43,9 +45,44 @@ fn extract(name: &str) -> Manuscript {
         Some("docx") => docx::extract(&bytes),
         Some("html") => html::extract(&bytes),
         Some("txt") => txt::extract(&bytes),
+        Some("md") => markdown::extract(&bytes),
+        Some("fb2") => fb2::extract(&bytes),
         other => panic!("no extractor for {other:?}"),
     };
     result.unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+#[test]
+fn pandocs_markdown_of_the_waste_land_has_its_parts_as_chapters() {
+    let book = extract("wasteland.md");
+    let titles: Vec<_> = book
+        .chapters
+        .iter()
+        .filter_map(|c| c.title.as_deref())
+        .collect();
+    assert!(titles.contains(&"IV. DEATH BY WATER"), "{titles:?}");
+}
+
+#[test]
+fn pandocs_fictionbook_keeps_its_sections_poem_lines_notes_and_image() {
+    let book = extract("poems.fb2");
+    let titles: Vec<_> = book.chapters.iter().map(|c| c.title.as_deref()).collect();
+    assert_eq!(
+        titles,
+        [Some("Harbour Songs"), Some("Open Water"), Some("Notes")],
+        "the title page opens the first chapter"
+    );
+    let lines: Vec<String> = book.chapters[0]
+        .blocks
+        .iter()
+        .filter(|b| b.kind == crate::manuscript::BlockKind::Line)
+        .map(|b| b.plain_text())
+        .collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[1], "the gulls cry over the bay,");
+    assert_eq!(book.assets.len(), 1);
+    assert_eq!(book.chapters[2].blocks.len(), 2, "two notes");
+    assert_eq!(book.title.as_deref(), Some("Songs of the Sea"));
 }
 
 #[test]

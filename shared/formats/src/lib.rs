@@ -1,8 +1,9 @@
 //! Book formats: pure functions from a file's bytes to its chapters and back. No I/O, no async,
 //! so every extractor can be fuzzed and tested on its own.
 //!
-//! Extractors: EPUB, PDF, DOCX, HTML and TXT into a [`manuscript::Manuscript`]; renderers
-//! ([`render`]): EPUB and PDF. The root declares the modules, re-exports the types they share
+//! Extractors: EPUB, PDF, DOCX, HTML, TXT, Markdown and FictionBook 2 into a
+//! [`manuscript::Manuscript`]; renderers ([`render`]): EPUB, PDF, and Markdown for a book that
+//! was Markdown. The root declares the modules, re-exports the types they share
 //! ([`FormatError`], [`Budget`]) and chooses the extractor for a [`Format`]. Beside them, a
 //! book's passages as XLIFF 1.2 for translation tools, and back ([`xliff`]).
 
@@ -12,11 +13,13 @@ pub mod docx;
 mod dom;
 pub mod epub;
 mod error;
+pub mod fb2;
 pub mod gzipped;
 pub mod html;
 pub mod language;
 pub mod limits;
 pub mod manuscript;
+pub mod markdown;
 pub mod markup;
 mod media;
 pub mod pdf;
@@ -45,6 +48,9 @@ pub enum Format {
     Docx,
     Html,
     Txt,
+    Markdown,
+    /// FictionBook 2: its XML, or a zip archive of it (`.fb2.zip`).
+    Fb2,
 }
 
 /// Reads a file of the given kind into a manuscript, within the default [`Budget`].
@@ -65,6 +71,8 @@ pub fn extract_within(
         Format::Docx => docx::extract_within(bytes, budget),
         Format::Html => html::extract(bytes),
         Format::Txt => txt::extract(bytes),
+        Format::Markdown => markdown::extract(bytes),
+        Format::Fb2 => fb2::extract_within(bytes, budget),
     }?;
     limits::check(&manuscript)?;
     Ok(manuscript)

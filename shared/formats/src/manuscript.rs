@@ -239,6 +239,36 @@ impl Manuscript {
     }
 }
 
+/// Joins each chapter of nothing but headings (a title page, a part's title) to the chapter
+/// after it, which it opens: a chapter is translated as a job, and one of a title alone is
+/// none worth having. The chapter keeps the next one's title.
+pub(crate) fn join_title_pages(chapters: Vec<Chapter>) -> Vec<Chapter> {
+    let mut joined: Vec<Chapter> = Vec::with_capacity(chapters.len());
+    let mut pending: Vec<Block> = Vec::new();
+    for mut chapter in chapters {
+        let headings_only = chapter
+            .blocks
+            .iter()
+            .all(|b| matches!(b.kind, BlockKind::Heading { .. }));
+        if headings_only {
+            pending.append(&mut chapter.blocks);
+            continue;
+        }
+        if !pending.is_empty() {
+            pending.append(&mut chapter.blocks);
+            chapter.blocks = std::mem::take(&mut pending);
+        }
+        joined.push(chapter);
+    }
+    if !pending.is_empty() {
+        joined.push(Chapter {
+            title: pending.first().map(Block::plain_text),
+            blocks: pending,
+        });
+    }
+    joined
+}
+
 /// The media type of an image file, from its extension.
 pub fn media_type_of(path: &str) -> String {
     let ext = path

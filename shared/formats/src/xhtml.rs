@@ -365,7 +365,7 @@ fn walk(
 }
 
 /// Unescapes XML and HTML named entities; an unknown entity is kept as written.
-fn unescape_lenient(raw: &str) -> String {
+pub(crate) fn unescape_lenient(raw: &str) -> String {
     match unescape_with(raw, resolve_html5_entity) {
         Ok(text) => text.into_owned(),
         Err(_) => raw

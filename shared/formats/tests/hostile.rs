@@ -18,6 +18,8 @@ fn format_of(file_name: &str) -> Format {
         Some("docx") => Format::Docx,
         Some("html") => Format::Html,
         Some("txt") => Format::Txt,
+        Some("md") => Format::Markdown,
+        Some("fb2") => Format::Fb2,
         other => panic!("no format for {other:?}"),
     }
 }
@@ -34,7 +36,9 @@ fn images_left_out(warnings: &[String]) -> usize {
 fn every_hostile_file_is_refused_naming_its_limit_or_read_and_rendered_within_budget() {
     for file in corpus() {
         let name = file.file_name;
+        let started = std::time::Instant::now();
         let read = extract(format_of(name), &file.bytes);
+        eprintln!("{name}: read in {:?}", started.elapsed());
         match (file.answer, read) {
             (Answer::Refused(words), Err(e)) => {
                 assert!(e.to_string().contains(words), "{name}: {e}")
@@ -57,6 +61,7 @@ fn every_hostile_file_is_refused_naming_its_limit_or_read_and_rendered_within_bu
                 };
                 let rendition = pdf::render(&manuscript, &options, &[])
                     .unwrap_or_else(|e| panic!("{name}: {e}"));
+                eprintln!("{name}: rendered at {:?}", started.elapsed());
                 assert_eq!(
                     images_left_out(&rendition.warnings),
                     n,

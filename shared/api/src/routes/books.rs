@@ -247,7 +247,8 @@ pub(crate) fn over_the_body_limit(limit: u64) -> ApiError {
 #[derive(utoipa::ToSchema)]
 #[allow(dead_code)]
 struct UploadForm {
-    /// The book: EPUB, PDF, TXT, DOCX or HTML, up to 50 MB.
+    /// The book: EPUB, PDF, TXT, DOCX, HTML, Markdown or FictionBook 2 (.fb2, .fb2.zip), up to
+    /// 50 MB.
     #[schema(value_type = String, format = Binary)]
     file: Vec<u8>,
     title: Option<String>,

@@ -34,12 +34,18 @@ pub fn router() -> Routes {
     routes
 }
 
-/// `epub` or `pdf` in `translated` (the default) or `bilingual` layout, else 400.
+/// `epub`, `pdf` or `markdown` in `translated` (the default) or `bilingual` layout, else 400
+/// (whether the book can be made in it is the service's to say).
 pub(crate) fn edition(format: Option<&str>, layout: Option<&str>) -> Result<Edition, ApiError> {
     let format = match format {
-        None | Some("") => return Err(ApiError::bad_request("format is required: epub or pdf")),
-        Some(raw) => OutputFormat::parse(raw)
-            .ok_or_else(|| ApiError::bad_request(format!("format '{raw}' is not epub or pdf")))?,
+        None | Some("") => {
+            return Err(ApiError::bad_request(
+                "format is required: epub, pdf or markdown",
+            ))
+        }
+        Some(raw) => OutputFormat::parse(raw).ok_or_else(|| {
+            ApiError::bad_request(format!("format '{raw}' is not epub, pdf or markdown"))
+        })?,
     };
     let layout = match layout {
         None => Layout::Translated,
@@ -54,6 +60,7 @@ pub(crate) fn edition(format: Option<&str>, layout: Option<&str>) -> Result<Edit
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct Generate {
     book_id: String,
+    /// `epub`, `pdf`, or `markdown` (a Markdown book only, in the translated layout).
     format: String,
     /// `translated` (default): the translation alone; `bilingual`: each translated block after
     /// its original (EPUB) or beside it (PDF).
@@ -66,9 +73,10 @@ struct Queued {
     message: String,
 }
 
-/// Renders the translated book as EPUB or PDF in the background.
+/// Renders the translated book in the background: EPUB, PDF, or Markdown for a Markdown book.
 #[utoipa::path(post, path = "/api/generate", tag = "files", security(("apiKey" = []), ("session" = [])), request_body = Generate,
     responses((status = 200, description = "Queued", body = Queued),
+        (status = 400, description = "An unknown format or layout, a book not translated yet, or `markdown` for a book that was not Markdown (or in the bilingual layout)", body = ErrorBody),
         (status = 404, description = "No such book", body = ErrorBody)))]
 async fn generate(
     State(state): State<AppState>,
@@ -106,9 +114,10 @@ struct Link {
 /// A signed link to the book's file, valid for an hour.
 #[utoipa::path(get, path = "/api/download/{id}", tag = "files", security(("apiKey" = []), ("session" = [])),
     params(("id" = String, Path, description = "The book's id"),
-        ("format" = String, Query, description = "`epub` or `pdf`"),
+        ("format" = String, Query, description = "`epub`, `pdf`, or `markdown` (a Markdown book's translation alone)"),
         ("layout" = Option<String>, Query, description = "`translated` (default) or `bilingual`")),
     responses((status = 200, description = "The link", body = Link),
+        (status = 400, description = "An unknown format or layout, or `markdown` for a book that was not Markdown (or in the bilingual layout)", body = ErrorBody),
         (status = 404, description = "No such book or no such file yet", body = ErrorBody),
         (status = 422, description = "The book's file could not be made: `render_failed`, naming the limit it met", body = ErrorBody)))]
 async fn download(
@@ -178,13 +187,10 @@ async fn file(
         .file(&blob)
         .await?
         .ok_or_else(|| ApiError::not_found("file"))?;
-    let media_type = if key.ends_with(".pdf") {
-        OutputFormat::Pdf.media_type()
-    } else if key.ends_with(".epub") {
-        OutputFormat::Epub.media_type()
-    } else {
-        "application/octet-stream"
-    };
+    let media_type = key
+        .rsplit_once('.')
+        .and_then(|(_, extension)| OutputFormat::of_extension(extension))
+        .map_or("application/octet-stream", OutputFormat::media_type);
     // The name was signed with the link, but is still quoted safely.
     let safe_name: String = name
         .chars()

@@ -6,7 +6,6 @@ use axum::http::header::LOCATION;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use booktr_core::books::Book;
-use booktr_core::job::{Edition, Layout, OutputFormat};
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -144,12 +143,9 @@ async fn reader(
         .await?
         .ok_or_else(|| ApiError::not_found("chapter"))?;
     let mut editions = Vec::new();
-    for format in [OutputFormat::Epub, OutputFormat::Pdf] {
-        for layout in [Layout::Translated, Layout::Bilingual] {
-            let edition = Edition::new(format, layout);
-            if translations.has_file(&book, edition).await? {
-                editions.push(edition);
-            }
+    for edition in booktr_core::books::store::editions_of(book.format) {
+        if translations.has_file(&book, edition).await? {
+            editions.push(edition);
         }
     }
     let (view, asked) = View::chosen(q.view.as_deref(), &headers);

@@ -32,7 +32,7 @@ pub fn router() -> Routes {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct OfferRequest {
     /// The file's name; its extension must be a book format's (.epub, .pdf, .txt, .docx,
-    /// .html).
+    /// .html, .md, .fb2, .fb2.zip).
     file_name: String,
     /// The file's size in bytes: 1 to 50 MB.
     size: u64,

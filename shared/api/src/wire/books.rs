@@ -104,7 +104,7 @@ wire! {
 
 wire_enum! {
     #[serde(rename_all = "lowercase")]
-    pub enum BookFormat from domain::BookFormat { Epub, Pdf, Txt, Docx, Html }
+    pub enum BookFormat from domain::BookFormat { Epub, Pdf, Txt, Docx, Html, Markdown, Fb2 }
 }
 
 wire! {

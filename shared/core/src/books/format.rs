@@ -8,6 +8,9 @@ pub enum BookFormat {
     Txt,
     Docx,
     Html,
+    Markdown,
+    /// FictionBook 2, its XML or a zip archive of it.
+    Fb2,
 }
 
 impl BookFormat {
@@ -18,6 +21,8 @@ impl BookFormat {
             BookFormat::Txt => "txt",
             BookFormat::Docx => "docx",
             BookFormat::Html => "html",
+            BookFormat::Markdown => "md",
+            BookFormat::Fb2 => "fb2",
         }
     }
 
@@ -29,6 +34,8 @@ impl BookFormat {
             BookFormat::Txt => booktr_formats::Format::Txt,
             BookFormat::Docx => booktr_formats::Format::Docx,
             BookFormat::Html => booktr_formats::Format::Html,
+            BookFormat::Markdown => booktr_formats::Format::Markdown,
+            BookFormat::Fb2 => booktr_formats::Format::Fb2,
         }
     }
 
@@ -39,24 +46,46 @@ impl BookFormat {
             "txt" => Some(BookFormat::Txt),
             "docx" => Some(BookFormat::Docx),
             "html" => Some(BookFormat::Html),
+            "md" => Some(BookFormat::Markdown),
+            "fb2" => Some(BookFormat::Fb2),
             _ => None,
         }
     }
 
+    /// For people: `EPUB`, `Markdown`, `FB2`.
+    pub fn label(self) -> &'static str {
+        match self {
+            BookFormat::Epub => "EPUB",
+            BookFormat::Pdf => "PDF",
+            BookFormat::Txt => "TXT",
+            BookFormat::Docx => "DOCX",
+            BookFormat::Html => "HTML",
+            BookFormat::Markdown => "Markdown",
+            BookFormat::Fb2 => "FB2",
+        }
+    }
+
     fn from_extension(file_name: &str) -> Option<Self> {
-        let ext = file_name.rsplit_once('.')?.1.to_ascii_lowercase();
-        match ext.as_str() {
+        let lower = file_name.to_ascii_lowercase();
+        if lower.ends_with(".fb2.zip") {
+            return Some(BookFormat::Fb2);
+        }
+        let ext = lower.rsplit_once('.')?.1;
+        match ext {
             "epub" => Some(BookFormat::Epub),
             "pdf" => Some(BookFormat::Pdf),
             "txt" | "text" => Some(BookFormat::Txt),
             "docx" => Some(BookFormat::Docx),
             "html" | "htm" | "xhtml" => Some(BookFormat::Html),
+            "md" | "markdown" => Some(BookFormat::Markdown),
+            "fb2" => Some(BookFormat::Fb2),
             _ => None,
         }
     }
 }
 
-const ACCEPTED: &str = "EPUB (.epub), PDF (.pdf), TXT (.txt), DOCX (.docx) or HTML (.html, .htm)";
+const ACCEPTED: &str = "EPUB (.epub), PDF (.pdf), TXT (.txt), DOCX (.docx), HTML (.html, .htm), \
+     Markdown (.md, .markdown) or FictionBook (.fb2, .fb2.zip)";
 
 /// Why a file is not a book the service reads; the text is shown to the user.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -81,25 +110,31 @@ pub(super) fn format_by_name(file_name: &str) -> Result<BookFormat, UnsupportedF
 }
 
 /// Decides the format from the first bytes of the file (`head`, at least 8 KiB when the file is
-/// that long) and its name. The two must agree.
+/// that long) and its name. The two must agree; Markdown is text, so text named as Markdown is
+/// Markdown (and Markdown named as text is read as text).
 pub fn sniff(file_name: &str, head: &[u8]) -> Result<BookFormat, UnsupportedFile> {
     let by_name = format_by_name(file_name)?;
     let by_content =
         content_format(head).ok_or_else(|| UnsupportedFile::Content(file_name.into()))?;
     // A DOCX or EPUB whose zip directory lies beyond the sniffed head looks like an unnamed zip;
     // the extension decides between the two zip-based formats then.
-    let zip_ok = by_content == ZipUnknown && matches!(by_name, BookFormat::Epub | BookFormat::Docx);
+    let zip_ok = by_content == ZipUnknown
+        && matches!(
+            by_name,
+            BookFormat::Epub | BookFormat::Docx | BookFormat::Fb2
+        );
     match by_content {
         Known(f) if f == by_name => Ok(f),
+        Known(BookFormat::Txt) if by_name == BookFormat::Markdown => Ok(by_name),
         _ if zip_ok => Ok(by_name),
         Known(f) => Err(UnsupportedFile::Mismatch {
             file: file_name.into(),
-            named: by_name.as_str().to_uppercase(),
-            content: f.as_str().to_uppercase(),
+            named: by_name.label().into(),
+            content: f.label().into(),
         }),
         ZipUnknown => Err(UnsupportedFile::Zip {
             file: file_name.into(),
-            named: by_name.as_str().to_uppercase(),
+            named: by_name.label().into(),
         }),
     }
 }
@@ -121,6 +156,10 @@ fn content_format(head: &[u8]) -> Option<Sniffed> {
         if contains(head, b"word/") {
             return Some(Known(BookFormat::Docx));
         }
+        // A zipped FictionBook: its one entry is named `….fb2`.
+        if contains(&head[..head.len().min(512)], b".fb2") {
+            return Some(Known(BookFormat::Fb2));
+        }
         return Some(ZipUnknown);
     }
     // PDF readers accept the header anywhere in the first kilobyte.
@@ -138,7 +177,11 @@ fn content_format(head: &[u8]) -> Option<Sniffed> {
         || lower.starts_with("<html")
         || (lower.starts_with("<?xml") && lower.contains("<html"))
         || (lower.starts_with("<!--") && lower.contains("<html"));
-    Some(Known(if looks_html {
+    let looks_fb2 = (lower.starts_with("<?xml") || lower.starts_with("<fictionbook"))
+        && lower.contains("<fictionbook");
+    Some(Known(if looks_fb2 {
+        BookFormat::Fb2
+    } else if looks_html {
         BookFormat::Html
     } else {
         BookFormat::Txt
@@ -224,6 +267,27 @@ mod tests {
         );
         assert!(sniff("b.epub", b"PK\x03\x04 just some zip").is_ok());
         assert!(sniff("b.pdf", b"PK\x03\x04 just some zip").is_err());
+    }
+
+    #[test]
+    fn markdown_is_text_named_as_markdown_and_fictionbook_is_told_by_its_root() {
+        let md = b"# Chapter 1\n\nCall me *Ishmael*.";
+        assert_eq!(sniff("a.md", md), Ok(BookFormat::Markdown));
+        assert_eq!(sniff("a.markdown", md), Ok(BookFormat::Markdown));
+        assert_eq!(sniff("a.txt", md), Ok(BookFormat::Txt));
+        assert!(sniff("a.md", b"%PDF-1.7\n").is_err());
+        assert!(sniff("a.md", b"<!DOCTYPE html><html>").is_err());
+        let fb2 = b"<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<FictionBook xmlns=\"http://www.gribuser.ru/xml/fictionbook/2.0\">";
+        assert_eq!(sniff("a.fb2", fb2), Ok(BookFormat::Fb2));
+        let err = sniff("a.txt", fb2).unwrap_err();
+        assert!(err.to_string().contains("content is FB2"), "{err}");
+        assert!(sniff("a.fb2", b"<?xml version=\"1.0\"?><html>").is_err());
+        assert!(sniff("a.fb2", b"just text").is_err());
+        let zipped = b"PK\x03\x04\x14\x00\x00\x00\x08\x00xxxxxxxxxxxxxxxxbook.fb2";
+        assert_eq!(sniff("a.fb2.zip", zipped), Ok(BookFormat::Fb2));
+        assert_eq!(sniff("a.FB2.ZIP", b"PK\x03\x04 a zip"), Ok(BookFormat::Fb2));
+        assert!(sniff("a.epub", zipped).is_err());
+        assert!(sniff("a.zip", zipped).is_err());
     }
 
     #[test]

@@ -495,7 +495,12 @@ pub(super) fn file_name_of(raw: &str) -> Result<String, BooksError> {
 
 fn title_from_file_name(file_name: &str) -> String {
     let base = file_name.rsplit(['/', '\\']).next().unwrap_or(file_name);
-    let stem = base.rsplit_once('.').map_or(base, |(stem, _)| stem);
+    // A zipped FictionBook's name ends in two extensions.
+    let stem = if base.to_ascii_lowercase().ends_with(".fb2.zip") {
+        &base[..base.len() - ".fb2.zip".len()]
+    } else {
+        base.rsplit_once('.').map_or(base, |(stem, _)| stem)
+    };
     let title: String = stem
         .replace(['_', '-'], " ")
         .trim()

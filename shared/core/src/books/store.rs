@@ -111,14 +111,41 @@ pub fn previous_output_key(book_id: &str, edition: Edition) -> Result<BlobKey, S
     ))
 }
 
-/// Every edition a book's file can be made in.
-pub fn editions() -> [Edition; 4] {
+/// Every edition a book's file can be made in, whatever the book.
+pub fn editions() -> [Edition; 5] {
     [
         Edition::new(OutputFormat::Epub, Layout::Translated),
         Edition::new(OutputFormat::Pdf, Layout::Translated),
         Edition::new(OutputFormat::Epub, Layout::Bilingual),
         Edition::new(OutputFormat::Pdf, Layout::Bilingual),
+        Edition::new(OutputFormat::Markdown, Layout::Translated),
     ]
+}
+
+/// The editions a book of `format` can be made in: EPUB and PDF, each alone or bilingual, and
+/// the translation alone as Markdown for a Markdown book.
+pub fn editions_of(format: BookFormat) -> Vec<Edition> {
+    editions()
+        .into_iter()
+        .filter(|e| edition_fits(format, *e).is_ok())
+        .collect()
+}
+
+/// Whether a book of `format` can be made in `edition`; if not, why, in words for the user.
+pub fn edition_fits(format: BookFormat, edition: Edition) -> Result<(), String> {
+    match (edition.format, edition.layout) {
+        (OutputFormat::Markdown, _) if format != BookFormat::Markdown => Err(format!(
+            "a Markdown file is made only from a Markdown book; this book is {}: ask for epub \
+             or pdf",
+            format.label()
+        )),
+        (OutputFormat::Markdown, Layout::Bilingual) => Err(
+            "a Markdown file holds the translation alone: ask for the translated layout, or a \
+             bilingual epub or pdf"
+                .into(),
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// Where the files rendered for downloads of an unfinished book live.

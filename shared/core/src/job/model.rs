@@ -35,7 +35,7 @@ pub enum Job {
         #[serde(default)]
         passes: u32,
     },
-    /// Render the translated book as `format` (`epub` or `pdf`) in `layout` (absent in
+    /// Render the translated book as `format` (`epub`, `pdf` or `markdown`) in `layout` (absent in
     /// messages queued before layouts existed: translated). `requested` (ms since the epoch)
     /// tells two requests for the same file apart for the queue's deduplication.
     #[serde(rename_all = "camelCase")]
@@ -68,6 +68,8 @@ pub enum Job {
 pub enum OutputFormat {
     Epub,
     Pdf,
+    /// Only for a book that was Markdown, and only the translation alone.
+    Markdown,
 }
 
 /// How a translation is laid out in its file.
@@ -114,20 +116,20 @@ impl Edition {
         Edition { format, layout }
     }
 
-    /// The end of the file's name: `epub`, or `bilingual.epub` (the translated edition's
-    /// name carries no layout, as the files stored under it are named).
+    /// The end of the file's name: `epub`, `md`, or `bilingual.epub` (the translated
+    /// edition's name carries no layout, as the files stored under it are named).
     pub fn suffix(self) -> String {
         match self.layout {
-            Layout::Translated => self.format.as_str().to_string(),
-            Layout::Bilingual => format!("bilingual.{}", self.format.as_str()),
+            Layout::Translated => self.format.extension().to_string(),
+            Layout::Bilingual => format!("bilingual.{}", self.format.extension()),
         }
     }
 
-    /// For people: `EPUB`, `bilingual PDF`.
+    /// For people: `EPUB`, `bilingual PDF`, `Markdown`.
     pub fn label(self) -> String {
-        let format = self.format.as_str().to_uppercase();
+        let format = self.format.label();
         match self.layout {
-            Layout::Translated => format,
+            Layout::Translated => format.to_string(),
             Layout::Bilingual => format!("bilingual {format}"),
         }
     }
@@ -147,14 +149,35 @@ impl OutputFormat {
         match raw {
             "epub" => Some(OutputFormat::Epub),
             "pdf" => Some(OutputFormat::Pdf),
+            "markdown" | "md" => Some(OutputFormat::Markdown),
             _ => None,
         }
     }
 
+    /// The name in requests and links: `epub`, `pdf`, `markdown`.
     pub fn as_str(self) -> &'static str {
         match self {
             OutputFormat::Epub => "epub",
             OutputFormat::Pdf => "pdf",
+            OutputFormat::Markdown => "markdown",
+        }
+    }
+
+    /// The file's extension.
+    pub fn extension(self) -> &'static str {
+        match self {
+            OutputFormat::Epub => "epub",
+            OutputFormat::Pdf => "pdf",
+            OutputFormat::Markdown => "md",
+        }
+    }
+
+    /// For people: `EPUB`, `PDF`, `Markdown`.
+    pub fn label(self) -> &'static str {
+        match self {
+            OutputFormat::Epub => "EPUB",
+            OutputFormat::Pdf => "PDF",
+            OutputFormat::Markdown => "Markdown",
         }
     }
 
@@ -162,7 +185,19 @@ impl OutputFormat {
         match self {
             OutputFormat::Epub => "application/epub+zip",
             OutputFormat::Pdf => "application/pdf",
+            OutputFormat::Markdown => "text/markdown; charset=utf-8",
         }
+    }
+
+    /// The format whose file's name ends in `extension`, if any.
+    pub fn of_extension(extension: &str) -> Option<OutputFormat> {
+        [
+            OutputFormat::Epub,
+            OutputFormat::Pdf,
+            OutputFormat::Markdown,
+        ]
+        .into_iter()
+        .find(|f| f.extension() == extension)
     }
 }
 

@@ -64,6 +64,7 @@ impl Translations {
         edition: Edition,
     ) -> Result<Download, TranslationError> {
         let book = self.books.get(user_id, book_id).await?;
+        store::edition_fits(book.format, edition).map_err(TranslationError::Invalid)?;
         self.download_of(&book, edition).await
     }
 

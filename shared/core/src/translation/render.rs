@@ -1,5 +1,5 @@
 //! A translated book as a file: the manuscript's metadata and images with the stored chapter
-//! translations, through the EPUB or PDF renderer.
+//! translations, through the EPUB, PDF or (for a Markdown book) Markdown renderer.
 
 use booktr_formats::manuscript::{Chapter as SourceChapter, Manuscript};
 use booktr_formats::render::{self, Layout, RenderOptions, Rendition, Sources};
@@ -75,6 +75,14 @@ impl Translations {
                     &options,
                     layout,
                 ),
+                // Translated alone: `generate` and `download` refuse a bilingual Markdown file.
+                (OutputFormat::Markdown, _) => {
+                    manuscript.chapters = translated.into_iter().flatten().collect();
+                    render::markdown::render(&manuscript, &options).map(|bytes| Rendition {
+                        bytes,
+                        warnings: Vec::new(),
+                    })
+                }
                 (OutputFormat::Pdf, None) => {
                     manuscript.chapters = translated.into_iter().flatten().collect();
                     render::pdf::render(&manuscript, &options, &[])
@@ -218,6 +226,7 @@ impl Translations {
         edition: Edition,
     ) -> Result<(), TranslationError> {
         let book = self.books.get(user_id, book_id).await?;
+        store::edition_fits(book.format, edition).map_err(TranslationError::Invalid)?;
         if !matches!(
             book.status,
             BookStatus::Translated | BookStatus::Completed | BookStatus::Generating

@@ -6,6 +6,7 @@ mod edit;
 pub mod epub;
 pub mod epub_in_place;
 mod inert;
+pub mod markdown;
 pub mod pdf;
 mod translated;
 

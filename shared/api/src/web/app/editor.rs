@@ -268,7 +268,7 @@ async fn reader_page(
         (None, Some(index)) => reader::page_of(&current.source.blocks, translated, index as usize),
         (None, None) => 1,
     };
-    let editions = booktr_core::books::store::editions();
+    let editions = booktr_core::books::store::editions_of(book.format);
     let prepared = reader::prepare(Reader {
         book: &book,
         base: &format!("/dashboard/books/{id}/read"),
