@@ -17,7 +17,7 @@ limit=15000000
 venv=target/venv-cargo-lambda
 if ! "$venv/bin/cargo-lambda" lambda --version 2>/dev/null | grep -q "$version"; then
   echo "== installing cargo-lambda $version into $venv"
-  python3 -m venv "$venv"
+  python3 -m venv --clear "$venv"
   "$venv/bin/pip" install -q "cargo-lambda==$version"
 fi
 

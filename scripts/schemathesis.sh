@@ -14,7 +14,7 @@ version=4.32.5
 venv=target/venv-schemathesis
 if ! "$venv/bin/schemathesis" --version 2>/dev/null | grep -q "$version"; then
   echo "== installing schemathesis $version into $venv"
-  python3 -m venv "$venv"
+  python3 -m venv --clear "$venv"
   "$venv/bin/pip" install -q "schemathesis==$version"
 fi
 [ "${1:-}" != --install-only ] || exit 0

@@ -27,9 +27,11 @@ fi
 # Outside checkers of what the service publishes: the sitemap against its schema, the feed
 # in a real feed reader's parser, the API description against the OpenAPI 3.1 schema.
 checks=target/venv-checks
+# Each virtualenv is made again from empty (`--clear`) when its import fails: a run stopped while
+# it was being made leaves one without pip.
 if ! "$checks/bin/python" -c 'import feedparser, xmlschema, openapi_spec_validator, prometheus_client' 2>/dev/null; then
   echo "== installing the feed, sitemap, OpenAPI and Prometheus checkers into $checks"
-  python3 -m venv "$checks"
+  python3 -m venv --clear "$checks"
   "$checks/bin/pip" install -q 'feedparser>=6,<7' 'xmlschema>=3,<5' 'openapi-spec-validator==0.7.2' \
     'prometheus-client>=0.20,<1'
 fi
@@ -39,7 +41,7 @@ fi
 translate=target/venv-translate
 if ! "$translate/bin/python" -c 'import translate.storage.xliff' 2>/dev/null; then
   echo "== installing translate-toolkit into $translate"
-  python3 -m venv "$translate"
+  python3 -m venv --clear "$translate"
   "$translate/bin/pip" install -q 'translate-toolkit==3.20.4'
 fi
 
