@@ -296,6 +296,7 @@ async fn translate_passes(
         ledger: &no_ledger,
         ladder: &ladder,
         instruction: None,
+        memory: &booktr_translate::memory::NOTHING,
     };
     // The passes an earlier try finished under this key are not paid for again.
     let checkpoint_key = store::checkpoint_key(&book.id, number)?;

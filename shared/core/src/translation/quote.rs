@@ -125,7 +125,11 @@ impl Translations {
         let estimate = if to_translate.is_empty() {
             Default::default()
         } else {
-            estimate_book(&to_translate, &texts, &shape, &Pace::default())
+            let chapters: Vec<_> = to_translate
+                .iter()
+                .map(|c| (*c, &booktr_translate::memory::NOTHING))
+                .collect();
+            estimate_book(&chapters, &texts, &shape, &Pace::default())
         };
         let fallback = match fallback {
             Some(model) => Some(
