@@ -23,13 +23,14 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 # Outside checkers of what the service publishes: the sitemap against its schema, the feed
-# in a real feed reader's parser, the API description against the OpenAPI 3.1 schema.
+# in a real feed reader's parser, the API description against the OpenAPI 3.1 schema, the
+# translation memory's TMX files in translate-toolkit.
 checks=target/venv-checks
-if ! "$checks/bin/python" -c 'import feedparser, xmlschema, openapi_spec_validator, prometheus_client' 2>/dev/null; then
-  echo "== installing the feed, sitemap, OpenAPI and Prometheus checkers into $checks"
+if ! "$checks/bin/python" -c 'import feedparser, xmlschema, openapi_spec_validator, prometheus_client, translate.storage.tmx' 2>/dev/null; then
+  echo "== installing the feed, sitemap, OpenAPI, Prometheus and TMX checkers into $checks"
   python3 -m venv "$checks"
   "$checks/bin/pip" install -q 'feedparser>=6,<7' 'xmlschema>=3,<5' 'openapi-spec-validator==0.7.2' \
-    'prometheus-client>=0.20,<1'
+    'prometheus-client>=0.20,<1' 'translate-toolkit==3.14.1'
 fi
 
 # axe-core (pinned), which the browser tests inject into the web app's pages.

@@ -146,9 +146,21 @@ pub fn read(text: &str, pair: &Pair) -> Result<Units, BadTmx> {
     let mut units = Units::default();
     let mut seen_tmx = false;
     let mut unit: Option<Unit> = None;
+    // Elements open (a segment's own are read with it).
+    let mut open = 0usize;
     loop {
         let event = reader.read_event().map_err(|e| bad(text, &reader, &e))?;
+        match &event {
+            Event::Start(e) if e.local_name().as_ref() != b"seg" => open += 1,
+            Event::End(_) => open = open.saturating_sub(1),
+            _ => {}
+        }
         match event {
+            Event::Eof if open > 0 => {
+                return Err(BadTmx(
+                    "the TMX file ends before its elements are closed".into(),
+                ))
+            }
             Event::Eof => break,
             Event::DocType(d) if d.contains(&b'[') => {
                 return Err(BadTmx(
@@ -396,6 +408,7 @@ mod tests {
         assert!(read(undeclared, &pair).is_err());
         let broken = "<tmx><body><tu>\n<tuv xml:lang=\"en\"><seg>x</tuv></tu></body></tmx>";
         assert!(read(broken, &pair).unwrap_err().0.contains("line 2"));
+        assert!(read("<tmx><body><tu>", &pair).is_err());
         assert!(read("<html/>", &pair).is_err());
     }
 }
