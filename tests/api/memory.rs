@@ -635,3 +635,80 @@ async fn the_memory_is_in_the_account_export() {
     assert_eq!(memory["entries"].as_array().unwrap().len() as u64, held);
     assert_eq!(memory["entries"][0]["bookId"], first.as_str());
 }
+
+#[tokio::test]
+async fn the_memory_pages_list_import_forget_export_and_delete_with_every_text_inert() {
+    use reqwest::multipart::{Form, Part};
+    let app = TestApp::new().start().await;
+    let mut browser = crate::web_app::Browser::new(&app);
+    browser.sign_up().await;
+    let token = browser.token("/dashboard/memory").await;
+    let empty = browser.html("/dashboard/memory").await;
+    assert!(empty.contains("Your translation memory is empty"));
+
+    let tmx = r#"<?xml version="1.0" encoding="UTF-8"?>
+<tmx version="1.4"><header srclang="en"/><body>
+<tu><tuv xml:lang="en"><seg>Beware &lt;script&gt;alert(1)&lt;/script&gt; of the whale.</seg></tuv><tuv xml:lang="es"><seg>Cuidado con la ballena.</seg></tuv></tu>
+<tu><tuv xml:lang="en"><seg>Call me Ishmael.</seg></tuv><tuv xml:lang="es"><seg>Llámame Ismael.</seg></tuv></tu>
+</body></tmx>"#;
+    let form = Form::new()
+        .text("csrf", token.clone())
+        .text("source", "en")
+        .text("target", "es")
+        .part(
+            "file",
+            Part::bytes(tmx.as_bytes().to_vec()).file_name("memory.tmx"),
+        );
+    let imported = browser
+        .post_multipart("/dashboard/memory/import", form)
+        .await;
+    assert_eq!(imported.status(), 303);
+    let to = imported.headers()["location"].to_str().unwrap().to_string();
+    assert!(
+        to.starts_with("/dashboard/memory/en/es?remembered=2"),
+        "{to}"
+    );
+    let pair = browser.html(&to).await;
+    assert!(pair.contains("Imported: 2 passages remembered"), "{pair}");
+    assert!(!pair.contains("<script>alert"), "a passage's text is inert");
+    assert!(pair.contains("Llámame Ismael."));
+    let list = browser.html("/dashboard/memory").await;
+    assert!(list.contains("href=\"/dashboard/memory/en/es\""), "{list}");
+
+    let exported = browser.get("/dashboard/memory/en/es/export").await;
+    assert_eq!(exported.status(), 200);
+    assert!(exported.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("application/x-tmx+xml"));
+    assert!(exported
+        .text()
+        .await
+        .unwrap()
+        .contains("<seg>Call me Ishmael.</seg>"));
+
+    // Forget one passage, by its form; a form without the token is refused.
+    let id = booktr_core::memory::passage_id("Call me Ishmael.");
+    let forget = format!("/dashboard/memory/en/es/{id}/delete");
+    assert_eq!(browser.post_form(&forget, &[]).await.status(), 403);
+    let forgotten = browser.post_form(&forget, &[("csrf", &token)]).await;
+    assert_eq!(forgotten.status(), 303);
+    assert!(!browser
+        .html("/dashboard/memory/en/es")
+        .await
+        .contains("Llámame Ismael."));
+
+    let deleted = browser
+        .post_form("/dashboard/memory/en/es/delete", &[("csrf", &token)])
+        .await;
+    assert_eq!(deleted.status(), 303);
+    assert!(browser
+        .html("/dashboard/memory")
+        .await
+        .contains("Your translation memory is empty"));
+    assert_eq!(browser.get("/dashboard/memory/en/es").await.status(), 404);
+    assert_eq!(
+        browser.get("/dashboard/memory/english/es").await.status(),
+        400
+    );
+}

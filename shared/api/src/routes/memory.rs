@@ -30,10 +30,10 @@ pub const TMX_TYPE: &str = "application/x-tmx+xml; charset=utf-8";
 
 pub fn router() -> Routes {
     OpenApiRouter::new()
-        .routes(routes!(pairs))
-        .routes(routes!(entries, delete_pair))
-        .routes(routes!(delete_entry))
-        .routes(routes!(export, import))
+        .routes(routes!(memory_pairs))
+        .routes(routes!(memory_entries, forget_pair))
+        .routes(routes!(forget_entry))
+        .routes(routes!(export_tmx, import_tmx))
 }
 
 impl From<MemoryError> for ApiError {
@@ -82,7 +82,7 @@ struct Deleted {
 /// The caller's language pairs, each with its passages counted.
 #[utoipa::path(get, path = "/api/memory", tag = "memory", security(("apiKey" = []), ("session" = [])),
     responses((status = 200, description = "The pairs", body = Pairs)))]
-async fn pairs(
+async fn memory_pairs(
     State(state): State<AppState>,
     caller: Caller,
 ) -> Result<axum::Json<Pairs>, ApiError> {
@@ -101,7 +101,7 @@ async fn pairs(
     responses((status = 200, description = "The page", body = EntryPage),
         (status = 400, description = "A missing or invalid language code, or limit", body = ErrorBody),
         (status = 404, description = "The caller's memory has no such pair", body = ErrorBody)))]
-async fn entries(
+async fn memory_entries(
     State(state): State<AppState>,
     caller: Caller,
     Query(q): Query<PairQuery>,
@@ -127,7 +127,7 @@ async fn entries(
         ("target" = String, Query, description = "The pair's target language code")),
     responses((status = 200, description = "Deleted", body = Deleted),
         (status = 404, description = "The caller's memory has no such pair", body = ErrorBody)))]
-async fn delete_pair(
+async fn forget_pair(
     State(state): State<AppState>,
     caller: Caller,
     Query(q): Query<PairQuery>,
@@ -150,7 +150,7 @@ async fn delete_pair(
         ("target" = String, Query, description = "The pair's target language code")),
     responses((status = 200, description = "Deleted", body = super::Success),
         (status = 404, description = "The caller's memory has no such entry", body = ErrorBody)))]
-async fn delete_entry(
+async fn forget_entry(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
@@ -172,7 +172,7 @@ async fn delete_entry(
         ("offset" = Option<usize>, Query, description = "Entries to skip (default 0)")),
     responses((status = 200, description = "The TMX file", content_type = "application/x-tmx+xml", body = String),
         (status = 404, description = "The caller's memory has no such pair", body = ErrorBody)))]
-async fn export(
+async fn export_tmx(
     State(state): State<AppState>,
     caller: Caller,
     Query(q): Query<PairQuery>,
@@ -218,7 +218,7 @@ pub fn tmx_file(pair: &Pair, tmx: String, next: Option<usize>) -> Response {
     responses((status = 200, description = "Imported", body = Imported),
         (status = 400, description = "Not a TMX file this takes", body = ErrorBody),
         (status = 413, description = "A file over 4 MB", body = ErrorBody)))]
-async fn import(
+async fn import_tmx(
     State(state): State<AppState>,
     caller: Caller,
     Query(q): Query<PairQuery>,
