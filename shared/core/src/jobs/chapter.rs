@@ -244,13 +244,6 @@ async fn prepare(
     let remembered = translations
         .remembered(&book, &source.blocks, &glossary, Lookup::WithClose)
         .await?;
-    if !remembered.is_empty() {
-        info!(
-            exact = remembered.exact.len(),
-            close = remembered.similar.len(),
-            "the translation memory holds some of the chapter's passages"
-        );
-    }
     let title = booktr_formats::render::chapter_title(&source, number as usize - 1);
     handler
         .ports

@@ -25,7 +25,7 @@ const IN_FLIGHT: usize = 16;
 /// What a lookup looks for besides exact matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lookup {
-    /// Exact matches only (what a quote or a start counts as free).
+    /// Exact matches only (what a quote counts as free, what the term pass leaves out).
     Exact,
     /// Close passages too, for the blocks without an exact match (what a chapter sends).
     WithClose,
@@ -309,7 +309,6 @@ impl Memory {
                 Err(e) => return Err(e.into()),
             }
         }
-        info!(%pair, remembered = done.remembered, refused = done.refused, "passages remembered");
         Ok(done)
     }
 

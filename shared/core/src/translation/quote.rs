@@ -130,44 +130,16 @@ impl Translations {
         let engine = self.engine_for(&user.id, &model).await?;
         let (profile, settings) = self.pipeline_for(&user.id, &model).await?;
         let (sources, pending, words) = self.quote_sources(&book, &key).await?;
-        let book = Book {
-            memory: request.memory.unwrap_or(book.memory),
-            ..book
-        };
+        let on = request.memory.unwrap_or(book.memory);
         let (memory, remembered) = self
-            .quote_memory(&book, &sources, &pending, &entries)
+            .quote_memory(&book, on, (&sources, &pending), &entries)
             .await?;
-        let texts: Vec<String> = sources
-            .iter()
-            .enumerate()
-            .flat_map(|(at, c)| {
-                let supplied = remembered.get(&at);
-                c.blocks
-                    .iter()
-                    .enumerate()
-                    .filter(move |(i, _)| supplied.is_none_or(|r| !r.exact.contains_key(i)))
-                    .map(|(_, b)| b.plain_text())
-            })
-            .collect();
         let nothing = Remembered::default();
         let to_translate: Vec<(&SourceChapter, &Remembered)> = pending
             .iter()
             .map(|&i| (&sources[i], remembered.get(&i).unwrap_or(&nothing)))
             .collect();
-        // What the fallback would be sent from: the blocks no memory supplies.
-        let for_fallback: Vec<SourceChapter> = to_translate
-            .iter()
-            .map(|(chapter, supplied)| SourceChapter {
-                title: chapter.title.clone(),
-                blocks: chapter
-                    .blocks
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| !supplied.exact.contains_key(i))
-                    .map(|(_, b)| b.clone())
-                    .collect(),
-            })
-            .collect();
+        let (texts, for_fallback) = left_to_models(&sources, &remembered, &to_translate);
         let shape = RunShape {
             // Priced by what would answer.
             model: engine.as_deref().unwrap_or(&model),
@@ -255,16 +227,21 @@ impl Translations {
 
 impl Translations {
     /// What the owner's memory holds exactly of the chapters a start would translate (the
-    /// places `pending` in `sources`), counted, and by place.
+    /// places `pending` in `sources`) when the run uses it (`on`), counted, and by place.
     async fn quote_memory(
         &self,
         book: &Book,
-        sources: &[SourceChapter],
-        pending: &[usize],
+        on: bool,
+        (sources, pending): (&[SourceChapter], &[usize]),
         glossary: &[GlossaryEntry],
     ) -> Result<(QuoteMemory, BTreeMap<usize, Remembered>), TranslationError> {
+        let book = Book {
+            memory: on,
+            ..book.clone()
+        };
+        let book = &book;
         let mut memory = QuoteMemory {
-            enabled: book.memory,
+            enabled: on,
             ..QuoteMemory::default()
         };
         let mut remembered = BTreeMap::new();
@@ -311,6 +288,42 @@ impl Translations {
             estimated_cost: rounded(cost),
         })
     }
+}
+
+/// What goes to a model besides what the memory supplies: every block of the book the term
+/// pass reads (`sources`, by place), and the chapters to translate as the fallback would be
+/// sent them.
+fn left_to_models(
+    sources: &[SourceChapter],
+    remembered: &BTreeMap<usize, Remembered>,
+    to_translate: &[(&SourceChapter, &Remembered)],
+) -> (Vec<String>, Vec<SourceChapter>) {
+    let texts = sources
+        .iter()
+        .enumerate()
+        .flat_map(|(at, c)| {
+            let supplied = remembered.get(&at);
+            c.blocks
+                .iter()
+                .enumerate()
+                .filter(move |(i, _)| supplied.is_none_or(|r| !r.exact.contains_key(i)))
+                .map(|(_, b)| b.plain_text())
+        })
+        .collect();
+    let chapters = to_translate
+        .iter()
+        .map(|(chapter, supplied)| SourceChapter {
+            title: chapter.title.clone(),
+            blocks: chapter
+                .blocks
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !supplied.exact.contains_key(i))
+                .map(|(_, b)| b.clone())
+                .collect(),
+        })
+        .collect();
+    (texts, chapters)
 }
 
 /// US dollars to four places, as a quote shows them.
