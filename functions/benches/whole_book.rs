@@ -356,7 +356,7 @@ async fn translate_as(
     );
     let uploaded: Value = client
         .post(format!("{url}/api/upload"))
-        .bearer_auth(&key)
+        .bearer_auth(key)
         .multipart(form)
         .send()
         .await?
@@ -394,7 +394,7 @@ async fn translate_as(
         .get(format!(
             "{url}/api/translate/quote?bookId={id}&model=gpt-4o-mini&targetLang=es"
         ))
-        .bearer_auth(&key)
+        .bearer_auth(key)
         .send()
         .await?
         .json()
@@ -416,7 +416,7 @@ async fn translate_as(
     });
     let answer = client
         .post(format!("{url}/api/translate"))
-        .bearer_auth(&key)
+        .bearer_auth(key)
         .json(&json!({"bookId": id, "model": "gpt-4o-mini", "targetLang": "es"}))
         .send()
         .await?;

@@ -299,11 +299,13 @@ mod tests {
     #[test]
     fn a_block_translated_twice_is_reviewed_for_a_missing_term_and_polished_after_a_review_change()
     {
-        let mut state = Checkpoint::default();
         // Blocks 2 to 5 were translated twice; 3 misses a term, 4 was changed by the review,
         // 5 was repaired on the way and is trusted little. Block 6 was translated once.
-        state.agreement = (2..=5).map(|id| (id, 60)).collect();
-        state.violations = vec![(3, "Margaret".into(), "Marguerite".into())];
+        let mut state = Checkpoint {
+            agreement: (2..=5).map(|id| (id, 60)).collect(),
+            violations: vec![(3, "Margaret".into(), "Marguerite".into())],
+            ..Checkpoint::default()
+        };
         state.changed_by.insert(4, Pass::Review);
         state.repaired_on.insert(5, Rung::Simple);
         state.repaired_on.insert(6, Rung::Simple);

@@ -182,15 +182,18 @@ pub(super) fn may_stay(input: &ChapterInput<'_>, segment: &Segment) -> bool {
     matches!(input.blocks[segment.block].kind, BlockKind::Preformatted)
 }
 
-/// The close passages the memory holds for the first pass's `units`: (unit, its source, its
-/// accepted text), for blocks sent whole (a block sent in parts is too long to carry another
-/// of its length beside it).
+/// A close passage the memory holds for a unit of a request: the unit's id, the passage's
+/// source and its accepted text.
+pub(super) type SimilarLine = (usize, String, String);
+
+/// The close passages the memory holds for the first pass's `units`, for blocks sent whole (a
+/// block sent in parts is too long to carry another of its length beside it).
 pub(super) fn similar_lines(
     input: &ChapterInput<'_>,
     segments: &[Segment],
     pass: Pass,
     units: &[Unit],
-) -> Vec<(usize, String, String)> {
+) -> Vec<SimilarLine> {
     if pass != Pass::Translate || input.memory.similar.is_empty() {
         return Vec::new();
     }
@@ -215,7 +218,7 @@ pub(super) fn chunk_request(
     text: &str,
     violations: &[(usize, String, String)],
     ids: &BTreeSet<usize>,
-    (window, earlier, similar): (Window, &[String], &[(usize, String, String)]),
+    (window, earlier, similar): (Window, &[String], &[SimilarLine]),
 ) -> crate::model::ChatRequest {
     let ctx = PromptContext {
         source_lang: input.source_lang,
