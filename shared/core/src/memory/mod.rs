@@ -6,8 +6,9 @@
 //! (`booktr_translate::memory`).
 //!
 //! Layout, all in the user's memory partition `MEMORY#<userId>` (the purge removes it whole):
-//! one item per pair, `PAIR#<source>#<target>` (its entry count, which the cap is checked
-//! against atomically, and the passages it refused once full), and one per entry,
+//! one item per pair, `PAIR#<source>#<target>` (its entry count, taken by a conditional update
+//! before each new entry is written, so the cap holds under concurrent writes; and the passages
+//! it refused once full), and one per entry,
 //! `ENTRY#<source>#<target>#<hash>`, listed newest first through `gsi1`
 //! (`MEMORY#<userId>#<source>#<target>` / `<updatedAt>#<hash>`).
 //!

@@ -17,7 +17,7 @@ use super::model::{
 use super::record::{self, entries_prefix, entry_sk, pair_index, pair_sk, pk, PAIR_PREFIX};
 use super::tmx;
 use crate::fault::{DataError, Fault};
-use crate::ports::{Condition, Index, Item, Ports, Query, StoreError, WriteOp};
+use crate::ports::{Condition, Index, Item, Ports, Query, StoreError};
 
 /// Reads or writes of single entries in flight at once for one chapter.
 const IN_FLIGHT: usize = 16;
@@ -102,27 +102,20 @@ impl Memory {
         if id.len() != 32 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(not_found);
         }
-        let writes = vec![
-            WriteOp::Delete {
-                pk: pk(user_id),
-                sk: entry_sk(pair, id),
-                condition: Condition::Exists,
-            },
-            WriteOp::Update {
-                pk: pk(user_id),
-                sk: pair_sk(pair),
-                update: record::one_fewer(),
-                condition: Condition::Exists,
-            },
-        ];
-        match self.ports.table.transact(writes).await {
-            Ok(()) => {
-                info!(%pair, "memory entry deleted");
-                Ok(())
-            }
-            Err(StoreError::Conflict | StoreError::NotFound) => Err(not_found),
-            Err(e) => Err(e.into()),
+        let sk = entry_sk(pair, id);
+        match self
+            .ports
+            .table
+            .delete(&pk(user_id), &sk, Condition::Exists)
+            .await
+        {
+            Ok(()) => {}
+            Err(StoreError::Conflict | StoreError::NotFound) => return Err(not_found),
+            Err(e) => return Err(e.into()),
         }
+        self.one_fewer(user_id, pair).await?;
+        info!(%pair, "memory entry deleted");
+        Ok(())
     }
 
     /// Forgets the pair and every entry of it; returns how many entries went. 404 when the
@@ -314,34 +307,58 @@ impl Memory {
 
     /// The entry written: a new one counted in the pair while it has room, else the entry of
     /// the same source replaced. False when neither (the pair full, or gone meanwhile).
+    ///
+    /// The room is taken first, by a conditional update of the pair's count alone, then the entry
+    /// put: no transaction, so that the chapters of a run recording at once into one pair never
+    /// cancel each other (DynamoDB cancels transactions that meet on an item). A process that
+    /// stops between the two leaves the count one over what the pair holds, never under.
     async fn remember(
         &self,
         user_id: &str,
         pair: &Pair,
         entry: &Entry,
     ) -> Result<bool, StoreError> {
+        let table = &self.ports.table;
         let item = record::entry_item(user_id, pair, entry);
-        let (update, room) = record::one_more();
-        let writes = vec![
-            WriteOp::Put {
-                item: item.clone(),
-                condition: Condition::NotExists,
-            },
-            WriteOp::Update {
-                pk: pk(user_id),
-                sk: pair_sk(pair),
-                update,
-                condition: room,
-            },
-        ];
-        match self.ports.table.transact(writes).await {
-            Ok(()) => return Ok(true),
-            Err(StoreError::Conflict) => {}
+        let (pk, sk) = (pk(user_id), pair_sk(pair));
+        let (one_more, room) = record::one_more();
+        match table.update(&pk, &sk, one_more, room).await {
+            Ok(_) => {}
+            // Full (or gone): only a passage it holds may still be replaced.
+            Err(StoreError::Conflict | StoreError::NotFound) => {
+                return match table.put(item, Condition::Exists).await {
+                    Ok(()) => Ok(true),
+                    Err(StoreError::Conflict) => Ok(false),
+                    Err(e) => Err(e),
+                }
+            }
             Err(e) => return Err(e),
         }
-        match self.ports.table.put(item, Condition::Exists).await {
+        match table.put(item.clone(), Condition::NotExists).await {
             Ok(()) => Ok(true),
-            Err(StoreError::Conflict) => Ok(false),
+            // Held already: the room taken goes back, and the entry is replaced.
+            Err(StoreError::Conflict) => {
+                self.one_fewer(user_id, pair).await?;
+                table.put(item, Condition::Always).await?;
+                Ok(true)
+            }
+            Err(e) => {
+                self.one_fewer(user_id, pair).await?;
+                Err(e)
+            }
+        }
+    }
+
+    /// One entry fewer in the pair's count (none when the pair is gone).
+    async fn one_fewer(&self, user_id: &str, pair: &Pair) -> Result<(), StoreError> {
+        let update = record::one_fewer();
+        match self
+            .ports
+            .table
+            .update(&pk(user_id), &pair_sk(pair), update, Condition::Exists)
+            .await
+        {
+            Ok(_) | Err(StoreError::NotFound | StoreError::Conflict) => Ok(()),
             Err(e) => Err(e),
         }
     }
