@@ -52,17 +52,18 @@ pub(super) fn pair_from(item: &Item) -> Result<PairSummary, CorruptItem> {
     })
 }
 
-/// One more entry in the pair, while it has room for it.
-pub(super) fn one_more() -> (Update, Condition) {
+/// `count` more entries in the pair, while it has room for them all.
+pub(super) fn more(count: usize) -> (Update, Condition) {
+    let count = count as i64;
     (
-        Update::default().add("entries", 1),
-        Condition::AtMost("entries".into(), MAX_ENTRIES as i64 - 1),
+        Update::default().add("entries", count),
+        Condition::AtMost("entries".into(), MAX_ENTRIES as i64 - count),
     )
 }
 
-/// One entry fewer in the pair.
-pub(super) fn one_fewer() -> Update {
-    Update::default().add("entries", -1)
+/// `count` entries fewer in the pair.
+pub(super) fn fewer(count: usize) -> Update {
+    Update::default().add("entries", -(count as i64))
 }
 
 /// `count` passages the full pair did not take.

@@ -17,7 +17,8 @@ use super::model::{
 use super::record::{self, entries_prefix, entry_sk, pair_index, pair_sk, pk, PAIR_PREFIX};
 use super::tmx;
 use crate::fault::{DataError, Fault};
-use crate::ports::{Condition, Index, Item, Ports, Query, StoreError};
+use crate::ports::table::MAX_TRANSACTION_OPS;
+use crate::ports::{Condition, Index, Item, Ports, Query, StoreError, WriteOp};
 
 /// Reads or writes of single entries in flight at once for one chapter.
 const IN_FLIGHT: usize = 16;
@@ -113,7 +114,7 @@ impl Memory {
             Err(StoreError::Conflict | StoreError::NotFound) => return Err(not_found),
             Err(e) => return Err(e.into()),
         }
-        self.one_fewer(user_id, pair).await?;
+        self.fewer(user_id, pair, 1).await?;
         info!(%pair, "memory entry deleted");
         Ok(())
     }
@@ -275,15 +276,12 @@ impl Memory {
             return Ok(done);
         }
         let entries: Vec<&Entry> = entries.values().collect();
-        let mut results = Vec::with_capacity(entries.len());
-        for some in entries.chunks(IN_FLIGHT) {
-            let writes = some.iter().map(|entry| self.remember(user_id, pair, entry));
-            for result in join_all(writes).await {
-                results.push(result?);
-            }
+        let mut full = 0;
+        for batch in entries.chunks(MAX_TRANSACTION_OPS) {
+            let taken = self.remember_all(user_id, pair, batch).await?;
+            done.remembered += taken;
+            full += batch.len() as u32 - taken;
         }
-        let full = results.iter().filter(|taken| !**taken).count() as u32;
-        done.remembered += results.len() as u32 - full;
         done.refused += full;
         if full > 0 {
             warn!(%pair, refused = full, "the memory's pair is full; passages not remembered");
@@ -305,13 +303,56 @@ impl Memory {
         Ok(done)
     }
 
+    /// The entries written (at most a transaction's worth): all new ones at once, in one write
+    /// of the pair's count (their room taken while the pair has it) and one transaction of their
+    /// items, which meets no other chapter's; else (room for some only, or some held already)
+    /// one at a time. Returns how many were remembered.
+    async fn remember_all(
+        &self,
+        user_id: &str,
+        pair: &Pair,
+        batch: &[&Entry],
+    ) -> Result<u32, StoreError> {
+        let table = &self.ports.table;
+        let (pk, sk) = (pk(user_id), pair_sk(pair));
+        let (more, room) = record::more(batch.len());
+        match table.update(&pk, &sk, more, room).await {
+            Ok(_) => {
+                let puts = batch
+                    .iter()
+                    .map(|entry| WriteOp::Put {
+                        item: record::entry_item(user_id, pair, entry),
+                        condition: Condition::NotExists,
+                    })
+                    .collect();
+                match table.transact(puts).await {
+                    Ok(()) => return Ok(batch.len() as u32),
+                    // Some held already, or the batch met another write: the room goes back,
+                    // and each is written alone.
+                    Err(_) => self.fewer(user_id, pair, batch.len()).await?,
+                }
+            }
+            Err(StoreError::Conflict | StoreError::NotFound) => {}
+            Err(e) => return Err(e),
+        }
+        let mut taken = 0;
+        for some in batch.chunks(IN_FLIGHT) {
+            let writes = some.iter().map(|entry| self.remember(user_id, pair, entry));
+            for result in join_all(writes).await {
+                taken += u32::from(result?);
+            }
+        }
+        Ok(taken)
+    }
+
     /// The entry written: a new one counted in the pair while it has room, else the entry of
     /// the same source replaced. False when neither (the pair full, or gone meanwhile).
     ///
     /// The room is taken first, by a conditional update of the pair's count alone, then the entry
-    /// put: no transaction, so that the chapters of a run recording at once into one pair never
-    /// cancel each other (DynamoDB cancels transactions that meet on an item). A process that
-    /// stops between the two leaves the count one over what the pair holds, never under.
+    /// put: the count is in no transaction, so that the chapters of a run recording at once into
+    /// one pair never cancel each other (DynamoDB cancels transactions that meet on an item). A
+    /// process that stops between the two leaves the count over what the pair holds, never
+    /// under.
     async fn remember(
         &self,
         user_id: &str,
@@ -321,7 +362,7 @@ impl Memory {
         let table = &self.ports.table;
         let item = record::entry_item(user_id, pair, entry);
         let (pk, sk) = (pk(user_id), pair_sk(pair));
-        let (one_more, room) = record::one_more();
+        let (one_more, room) = record::more(1);
         match table.update(&pk, &sk, one_more, room).await {
             Ok(_) => {}
             // Full (or gone): only a passage it holds may still be replaced.
@@ -338,20 +379,20 @@ impl Memory {
             Ok(()) => Ok(true),
             // Held already: the room taken goes back, and the entry is replaced.
             Err(StoreError::Conflict) => {
-                self.one_fewer(user_id, pair).await?;
+                self.fewer(user_id, pair, 1).await?;
                 table.put(item, Condition::Always).await?;
                 Ok(true)
             }
             Err(e) => {
-                self.one_fewer(user_id, pair).await?;
+                self.fewer(user_id, pair, 1).await?;
                 Err(e)
             }
         }
     }
 
-    /// One entry fewer in the pair's count (none when the pair is gone).
-    async fn one_fewer(&self, user_id: &str, pair: &Pair) -> Result<(), StoreError> {
-        let update = record::one_fewer();
+    /// `count` entries fewer in the pair's count (none when the pair is gone).
+    async fn fewer(&self, user_id: &str, pair: &Pair, count: usize) -> Result<(), StoreError> {
+        let update = record::fewer(count);
         match self
             .ports
             .table
