@@ -36,10 +36,11 @@ if ! "$checks/bin/python" -c 'import feedparser, xmlschema, openapi_spec_validat
     'prometheus-client>=0.20,<1'
 fi
 
-# translate-toolkit (pinned), the translation tools' own XLIFF library: the XLIFF tests read
-# what booktr exports with it and change targets with it, as a translator's tool would.
+# translate-toolkit (pinned), the translation tools' own XLIFF and TMX library: the XLIFF and
+# memory tests read what booktr exports with it and change or make files with it, as a
+# translator's tool would.
 translate=target/venv-translate
-if ! "$translate/bin/python" -c 'import translate.storage.xliff' 2>/dev/null; then
+if ! "$translate/bin/python" -c 'import translate.storage.xliff, translate.storage.tmx' 2>/dev/null; then
   echo "== installing translate-toolkit into $translate"
   python3 -m venv --clear "$translate"
   "$translate/bin/pip" install -q 'translate-toolkit==3.20.4'

@@ -18,7 +18,13 @@
 //!
 //! `cargo bench -p booktr-functions --bench whole_book -- [--book moby-dick.epub] [--base 0.2]
 //!  [--per-token-ms 1] [--limited 0.0] [--failing 0.0] [--window 128] [--compare] [--misbehave 0.2]
-//!  [--beside wasteland.epub [--after 3]] [--capacity 40]`
+//!  [--beside wasteland.epub [--after 3]] [--capacity 40] [--memory]`
+//!
+//! With `--memory`, the translation memory instead: one user translates the book, then the same
+//! book again (the memory supplies every passage: it must ask the model nothing), then a second
+//! edition with one paragraph in twenty changed, in passages of ten (it must ask at most a tenth
+//! of the first run's requests and output tokens), and another with every twentieth paragraph
+//! changed; it prints each run's requests and tokens.
 //!
 //! With `--beside`, a second book is translated alone, then again by a second user beside the
 //! first book, started `--after` seconds into its run: the fair share between books on one
@@ -72,6 +78,8 @@ struct Seen {
     failed: AtomicUsize,
     in_flight: AtomicUsize,
     peak: AtomicUsize,
+    /// Requests that carried a close passage from the translation memory (a SIMILAR line).
+    similar: AtomicUsize,
     /// The slowest answer to a chapter's request, and to a term-list request.
     longest: Mutex<Duration>,
     longest_terms: Mutex<Duration>,
@@ -154,6 +162,9 @@ async fn stand_in(profile: Profile, seen: Arc<Seen>) -> anyhow::Result<String> {
                         max_output_tokens: 16_000,
                     };
                     let terms = request.user.contains("\nCONTEXT:\n");
+                    if request.user.contains("\nSIMILAR:\n") {
+                        seen.similar.fetch_add(1, Ordering::SeqCst);
+                    }
                     let Ok(answer) = model.complete(request).await else {
                         seen.in_flight.fetch_sub(1, Ordering::SeqCst);
                         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
@@ -294,15 +305,9 @@ async fn side_by_side(
     Ok((both.0?, both.1?))
 }
 
-/// Translates `book` as a new user, its run started once `ready` is (and `started` told).
-async fn translate(
-    service: &Service,
-    book: &[u8],
-    ready: impl std::future::Future<Output = ()>,
-    started_run: &Notify,
-) -> anyhow::Result<Figures> {
-    let Service { served, seen, .. } = service;
-    let support::Served { app, url, .. } = served;
+/// A new user of the service and their API key.
+async fn new_user(service: &Service) -> anyhow::Result<(String, String)> {
+    let app = &service.served.app;
     let user = app
         .services
         .accounts
@@ -320,6 +325,30 @@ async fn translate(
         .create_key(&user, "bench", None, None)
         .await?
         .secret;
+    Ok((user.id, key))
+}
+
+/// Translates `book` as a new user, its run started once `ready` is (and `started` told).
+async fn translate(
+    service: &Service,
+    book: &[u8],
+    ready: impl std::future::Future<Output = ()>,
+    started_run: &Notify,
+) -> anyhow::Result<Figures> {
+    let user = new_user(service).await?;
+    translate_as(service, &user, book, ready, started_run).await
+}
+
+/// Translates `book` as `user` (their id and key), its run started once `ready` is.
+async fn translate_as(
+    service: &Service,
+    (user_id, key): &(String, String),
+    book: &[u8],
+    ready: impl std::future::Future<Output = ()>,
+    started_run: &Notify,
+) -> anyhow::Result<Figures> {
+    let Service { served, seen, .. } = service;
+    let support::Served { app, url, .. } = served;
     let client = reqwest::Client::new();
     let form = reqwest::multipart::Form::new().part(
         "file",
@@ -327,7 +356,7 @@ async fn translate(
     );
     let uploaded: Value = client
         .post(format!("{url}/api/upload"))
-        .bearer_auth(&key)
+        .bearer_auth(key)
         .multipart(form)
         .send()
         .await?
@@ -339,7 +368,7 @@ async fn translate(
         .to_string();
     // Read in-process, not over HTTP: a poll every 100 ms would spend the user's rate limit.
     let translations = app.services.translations.clone();
-    let user_id = user.id.clone();
+    let user_id = user_id.clone();
     let status = |_: ()| {
         let (translations, user_id, id) = (translations.clone(), user_id.clone(), id.clone());
         async move {
@@ -365,7 +394,7 @@ async fn translate(
         .get(format!(
             "{url}/api/translate/quote?bookId={id}&model=gpt-4o-mini&targetLang=es"
         ))
-        .bearer_auth(&key)
+        .bearer_auth(key)
         .send()
         .await?
         .json()
@@ -387,7 +416,7 @@ async fn translate(
     });
     let answer = client
         .post(format!("{url}/api/translate"))
-        .bearer_auth(&key)
+        .bearer_auth(key)
         .json(&json!({"bookId": id, "model": "gpt-4o-mini", "targetLang": "es"}))
         .send()
         .await?;
@@ -586,6 +615,117 @@ fn print(label: &str, f: &Figures) {
     );
 }
 
+/// A second edition: one run of `run` paragraphs in every `every` runs of the EPUB's chapters
+/// (paragraphs of 80 characters or more, counted across the book) with a sentence added at the
+/// end of each. Returns the book and how many paragraphs changed.
+fn second_edition(book: &[u8], every: usize, run: usize) -> anyhow::Result<(Vec<u8>, usize)> {
+    use std::io::{Read, Write};
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(book))?;
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let (mut seen, mut changed) = (0, 0);
+    for i in 0..zip.len() {
+        let mut file = zip.by_index(i)?;
+        let name = file.name().to_string();
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        if name.ends_with(".xhtml") || name.ends_with(".html") {
+            let text = String::from_utf8(bytes)?;
+            let mut edited = String::with_capacity(text.len());
+            let mut rest = text.as_str();
+            while let Some(end) = rest.find("</p>") {
+                let paragraph = &rest[..end];
+                let start = paragraph.rfind("<p").unwrap_or(0);
+                edited.push_str(paragraph);
+                if paragraph.len() - start >= 80 {
+                    seen += 1;
+                    if (seen / run) % every == every - 1 {
+                        edited.push_str(" So it was told in the first edition.");
+                        changed += 1;
+                    }
+                }
+                edited.push_str("</p>");
+                rest = &rest[end + 4..];
+            }
+            edited.push_str(rest);
+            bytes = edited.into_bytes();
+        }
+        let method = if name == "mimetype" {
+            zip::CompressionMethod::Stored
+        } else {
+            zip::CompressionMethod::Deflated
+        };
+        let options = zip::write::SimpleFileOptions::default().compression_method(method);
+        out.start_file(name, options)?;
+        out.write_all(&bytes)?;
+    }
+    Ok((out.finish()?.into_inner(), changed))
+}
+
+/// The translation memory's scenario: `book` translated by one user, then the same book again
+/// (the memory supplies every passage: no model request for them), then two second editions of
+/// it, each with one paragraph in twenty changed (only those go to the model): revised in
+/// passages of ten paragraphs, and here and there (every twentieth paragraph, so that nearly
+/// every chapter has one, and each such chapter its three passes' requests).
+async fn memory_scenario(book: &[u8], profile: Profile, window: usize) -> anyhow::Result<()> {
+    let service = Service::start(profile, window).await?;
+    let user = new_user(&service).await?;
+    let seen = service.seen.clone();
+    let requests = || seen.requests.load(Ordering::SeqCst);
+    let mut runs = Vec::new();
+    let (revised, changed) = second_edition(book, 20, 10)?;
+    let (scattered, scattered_changed) = second_edition(book, 20, 1)?;
+    for (label, bytes) in [
+        ("first translation", book.to_vec()),
+        ("the same book again", book.to_vec()),
+        ("a second edition, revised in passages", revised),
+        ("a second edition, revised here and there", scattered),
+    ] {
+        let (before, similar) = (requests(), seen.similar.load(Ordering::SeqCst));
+        let figures = translate_as(
+            &service,
+            &user,
+            &bytes,
+            std::future::ready(()),
+            &Notify::new(),
+        )
+        .await?;
+        let asked = requests() - before;
+        let close = seen.similar.load(Ordering::SeqCst) - similar;
+        println!(
+            "{label}: {} chapters in {:.1} s; {asked} model requests ({close} with a close passage \
+             beside a block), {} output tokens, {} tokens in; quote: {} tokens out, ${:.4}; {} \
+             flagged blocks",
+            figures.chapters,
+            figures.wall.as_secs_f64(),
+            figures.used.1,
+            figures.used.0,
+            figures.quoted.1,
+            figures.quoted.2,
+            figures.flagged_blocks,
+        );
+        runs.push((asked, figures.used.1));
+    }
+    service.stop().await;
+    let share = |a: usize, b: usize| a as f64 * 100.0 / b.max(1) as f64;
+    println!(
+        "again: {} requests, {} output tokens; second edition revised in passages ({changed} \
+         paragraphs changed): {:.1}% of the first run's requests, {:.1}% of its output tokens; \
+         here and there ({scattered_changed} paragraphs): {:.1}% and {:.1}%",
+        runs[1].0,
+        runs[1].1,
+        share(runs[2].0, runs[0].0),
+        share(runs[2].1 as usize, runs[0].1 as usize),
+        share(runs[3].0, runs[0].0),
+        share(runs[3].1 as usize, runs[0].1 as usize),
+    );
+    anyhow::ensure!(runs[1].0 == 0, "the same book again asked the model");
+    anyhow::ensure!(
+        runs[2].0 * 10 <= runs[0].0 && runs[2].1 * 10 <= runs[0].1,
+        "the second edition asked more than a tenth of the first run"
+    );
+    Ok(())
+}
+
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter()
         .position(|a| a == name)
@@ -626,6 +766,9 @@ async fn main() -> anyhow::Result<()> {
         profile.limited * 100.0,
         profile.failing * 100.0
     );
+    if args.iter().any(|a| a == "--memory") {
+        return memory_scenario(&book, profile, window).await;
+    }
     let parallel = translate_once(&book, profile, window).await?;
     print(&format!("window {window}"), &parallel);
     if misbehave > 0.0 {

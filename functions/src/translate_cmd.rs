@@ -107,6 +107,8 @@ pub async fn run(args: TranslateArgs) -> anyhow::Result<()> {
         max_cost: args.max_cost.filter(|_| !offline),
         pause_at_terms: false,
         fallback_model: args.fallback_model.clone(),
+        // The command's one user is there only for this book, with an empty memory.
+        memory: None,
     };
     let started = std::time::Instant::now();
     let only = args.chapters.is_some().then_some(numbers.as_slice());

@@ -160,6 +160,7 @@ async fn a_real_small_models_recorded_first_pass_replays_into_a_french_letter_wi
         ledger: &ledger,
         ladder: &ladder,
         instruction: None,
+        memory: &booktr_translate::memory::NOTHING,
     };
     let mut translation = ChapterTranslation::new(&input, &config, None);
     translation
@@ -261,6 +262,7 @@ async fn a_real_small_model_on_a_local_server_runs_the_small_profile_and_replays
         ledger: &ledger,
         ladder: &ladder,
         instruction: None,
+        memory: &booktr_translate::memory::NOTHING,
     };
     let out = translate_chapter(&model, &input, &config)
         .await
@@ -321,6 +323,7 @@ async fn a_real_small_models_echoed_later_passes_stop_being_asked_within_a_run()
         ledger: &ledger,
         ladder: &ladder,
         instruction: None,
+        memory: &booktr_translate::memory::NOTHING,
     };
     let mut review_stopped = Vec::new();
     for chapter in 1..=13 {

@@ -53,6 +53,7 @@ async fn translated_by(
             ledger: &ledger,
             ladder: &ladder,
             instruction: None,
+            memory: &booktr_translate::memory::NOTHING,
         };
         let done = translate_chapter(model, &input, &config)
             .await

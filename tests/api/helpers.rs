@@ -707,7 +707,7 @@ pub enum Tool {
     Pdftotext,
     /// The Python checkers (feed, sitemap, OpenAPI, Prometheus) under `target/venv-checks`.
     Checkers,
-    /// translate-toolkit, the translation tools' XLIFF library, under `target/venv-translate`.
+    /// translate-toolkit, the translation tools' XLIFF and TMX library, under `target/venv-translate`.
     TranslateToolkit,
     /// pandoc, which reads the Markdown the service writes.
     Pandoc,

@@ -26,6 +26,7 @@ mod helpers;
 mod hostile;
 mod keys;
 mod limits;
+mod memory;
 mod metrics;
 mod notifications;
 mod openapi;

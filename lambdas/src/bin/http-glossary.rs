@@ -1,8 +1,8 @@
-//! Lambda: glossaries (`/api/glossary`).
+//! Lambda: glossaries (`/api/glossary`) and the translation memory (`/api/memory`).
 
-use booktr_api::glossary;
+use booktr_api::{glossary, memory};
 
 #[tokio::main]
 async fn main() -> Result<(), booktr_functions::lambda::Error> {
-    booktr_functions::lambda::serve_http(glossary::router()).await
+    booktr_functions::lambda::serve_http(glossary::router().merge(memory::router())).await
 }

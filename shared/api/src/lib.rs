@@ -25,6 +25,6 @@ pub use openapi::Routes;
 pub use router::{all_routes, finish, router};
 pub use routes::{
     admin_email, auth_routes, books, community, developer, download, glossary, health, keys,
-    notifications, preferences, share, translate, uploads, usage, user, webhooks,
+    memory, notifications, preferences, share, translate, uploads, usage, user, webhooks,
 };
 pub use state::{AppState, Settings, LAMBDA_BODY_LIMIT};

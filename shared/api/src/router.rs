@@ -6,7 +6,7 @@ use utoipa::openapi::OpenApi;
 use crate::openapi::{self, Routes};
 use crate::routes::{
     admin_email, auth_routes, books, community, developer, download, glossary, health, keys,
-    notifications, preferences, share, translate, uploads, usage, user, webhooks,
+    memory, notifications, preferences, share, translate, uploads, usage, user, webhooks,
 };
 use crate::state::AppState;
 use crate::{error, extract, limits, middleware, web};
@@ -32,6 +32,7 @@ pub fn all_routes() -> Routes {
         .merge(usage::router())
         .merge(download::router())
         .merge(glossary::router())
+        .merge(memory::router())
         .merge(webhooks::router())
         .merge(notifications::router())
 }

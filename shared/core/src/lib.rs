@@ -15,6 +15,7 @@ pub mod items;
 pub mod job;
 pub mod jobs;
 pub mod limits;
+pub mod memory;
 pub mod metrics;
 pub mod preferences;
 pub mod privacy;

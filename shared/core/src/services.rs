@@ -17,6 +17,7 @@ use crate::health::{Health, QueueMode};
 use crate::jobs::digest::{DigestParts, Digests};
 use crate::jobs::{JobHandler, JobParts, RunObserver};
 use crate::limits::RateLimiter;
+use crate::memory::Memory;
 use crate::ports::Ports;
 use crate::privacy::{Domains, Privacy};
 use crate::translation::Translations;
@@ -31,6 +32,8 @@ pub struct Services {
     pub books: Books,
     pub developer: Developer,
     pub glossaries: Glossaries,
+    /// The users' translation memories.
+    pub memory: Memory,
     pub community: Community,
     pub jobs: JobHandler,
     pub health: Health,
@@ -78,12 +81,14 @@ impl Services {
         let events = Events::new(ports.clone(), email.clone(), directory.clone(), site);
         let developer = Developer::new(ports.clone());
         let glossaries = Glossaries::new(ports.clone());
+        let memory = Memory::new(ports.clone());
         let community = Community::new(ports.clone(), events.clone(), directory.clone());
         let books = Books::new(ports.clone(), usage.clone());
         let translations = Translations::new(
             ports.clone(),
             books.clone(),
             glossaries.clone(),
+            memory.clone(),
             usage.clone(),
             directory,
             developer.clone(),
@@ -100,6 +105,7 @@ impl Services {
                 accounts: accounts.clone(),
                 books: books.clone(),
                 glossaries: glossaries.clone(),
+                memory: memory.clone(),
                 events: events.clone(),
                 community: community.clone(),
                 developer: developer.clone(),
@@ -133,6 +139,7 @@ impl Services {
             books,
             developer,
             glossaries,
+            memory,
             community,
             jobs,
             health: Health::new(ports, mode),

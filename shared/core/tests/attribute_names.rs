@@ -23,6 +23,7 @@ const RECORD_MODULES: &[&str] = &[
     "glossaries/record.rs",
     "items.rs",
     "limits/record.rs",
+    "memory/record.rs",
     "preferences/record.rs",
     "privacy/record.rs",
     "translation/passages/proposals/record.rs",

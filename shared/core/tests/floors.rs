@@ -17,7 +17,7 @@ const FLOORS: [(&str, &[&str]); 5] = [
     ),
     (
         "books",
-        &["books", "translation", "glossaries", "community"],
+        &["books", "translation", "glossaries", "memory", "community"],
     ),
     ("notify", &["events", "email"]),
     (

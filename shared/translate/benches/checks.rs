@@ -118,6 +118,7 @@ async fn translate(book: &Manuscript, source: &str, target: &str) -> Vec<Quality
             ledger: &ledger,
             ladder: &ladder,
             instruction: None,
+            memory: &booktr_translate::memory::NOTHING,
         };
         let mut translation = ChapterTranslation::new(&input, &config, None);
         while translation.next_pass().is_some() {

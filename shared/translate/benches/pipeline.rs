@@ -79,6 +79,7 @@ async fn main() {
         ledger: &ledger,
         ladder: &Default::default(),
         instruction: None,
+        memory: &booktr_translate::memory::NOTHING,
     };
     let config = PipelineConfig::default();
     let source_tokens: u64 = chapter

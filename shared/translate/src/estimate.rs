@@ -17,6 +17,7 @@ use booktr_formats::manuscript::Chapter;
 use serde::Serialize;
 
 use crate::glossary::GlossaryEntry;
+use crate::memory::Remembered;
 use crate::pipeline::{windowed, ChapterInput, ChapterTranslation, PassUsage, PipelineConfig};
 use crate::terms::{candidates, estimate_terms, TermList};
 
@@ -88,9 +89,10 @@ impl BookEstimate {
     }
 }
 
-/// One chapter's three passes, with the book's terms (or the glossary alone) in its prompts.
+/// One chapter's three passes, with the book's terms (or the glossary alone) in its prompts;
+/// the blocks `memory` supplies cost nothing.
 fn estimate_chapter(
-    chapter: &Chapter,
+    (chapter, memory): (&Chapter, &Remembered),
     source_lang: &str,
     target_lang: &str,
     glossary: &[GlossaryEntry],
@@ -104,14 +106,16 @@ fn estimate_chapter(
         ledger: &Default::default(),
         ladder: &Default::default(),
         instruction: None,
+        memory,
     };
     ChapterTranslation::new(&input, config, None).estimate()
 }
 
-/// The whole run over `chapters` (those still to translate; `book_texts` is every block of the
-/// book, which the term pass reads), `window` chapters at a time.
+/// The whole run over `chapters` (those still to translate, each with what the owner's
+/// translation memory supplies of it; `book_texts` is every block of the book the memory does
+/// not supply, which the term pass reads), `window` chapters at a time.
 pub fn estimate_book(
-    chapters: &[&Chapter],
+    chapters: &[(&Chapter, &Remembered)],
     book_texts: &[String],
     run: &RunShape<'_>,
     pace: &Pace,
@@ -140,9 +144,9 @@ pub fn estimate_book(
     )
     .collect();
     let mut last_done = Duration::ZERO;
-    for chapter in chapters {
+    for &(chapter, memory) in chapters {
         let passes = estimate_chapter(
-            chapter,
+            (chapter, memory),
             run.source_lang,
             run.target_lang,
             &enforced,
@@ -204,7 +208,7 @@ pub fn estimate_fallback(chapters: &[&Chapter], run: &RunShape<'_>) -> (PassUsag
         .filter(|sample| !sample.blocks.is_empty())
         .flat_map(|sample| {
             estimate_chapter(
-                &sample,
+                (&sample, &crate::memory::NOTHING),
                 run.source_lang,
                 run.target_lang,
                 run.glossary,
@@ -245,7 +249,10 @@ mod tests {
     }
 
     fn seconds(chapters: &[Chapter], window: usize) -> u64 {
-        let chapters: Vec<&Chapter> = chapters.iter().collect();
+        let chapters: Vec<(&Chapter, &Remembered)> = chapters
+            .iter()
+            .map(|c| (c, &crate::memory::NOTHING))
+            .collect();
         let run = RunShape {
             model: "gpt-4o-mini",
             source_lang: "en",
@@ -281,6 +288,35 @@ mod tests {
             estimate_fallback(&none, &shape("gpt-4o")).0,
             PassUsage::default()
         );
+    }
+
+    #[test]
+    fn the_blocks_the_memory_supplies_are_quoted_at_nothing() {
+        let book = chapter(12);
+        let run = RunShape {
+            model: "gpt-4o-mini",
+            source_lang: "en",
+            target_lang: "es",
+            glossary: &[],
+            config: &PipelineConfig::default(),
+            window: 1,
+        };
+        let quote =
+            |memory: &Remembered| estimate_book(&[(&book, memory)], &[], &run, &Pace::default());
+        let nothing = quote(&crate::memory::NOTHING);
+        let all = Remembered {
+            exact: (0..12).map(|i| (i, format!("texto {i}"))).collect(),
+            ..Remembered::default()
+        };
+        assert_eq!(quote(&all).total(), PassUsage::default());
+        assert_eq!(quote(&all).cost, 0.0);
+        let half = Remembered {
+            exact: (0..6).map(|i| (i, format!("texto {i}"))).collect(),
+            ..Remembered::default()
+        };
+        let some = quote(&half).total();
+        assert!(some.output_tokens < nothing.total().output_tokens * 6 / 10);
+        assert!(some.output_tokens > nothing.total().output_tokens * 4 / 10);
     }
 
     #[test]

@@ -203,6 +203,7 @@ mod tests {
             ledger: &ledger,
             ladder: &ladder,
             instruction: None,
+            memory: &crate::memory::NOTHING,
         };
         let config = PipelineConfig::default();
         let mut output = translate_chapter(first, &input, &config).await.unwrap();

@@ -13,6 +13,7 @@ pub mod estimate;
 pub mod fallback;
 pub mod glossary;
 pub mod ladder;
+pub mod memory;
 #[cfg(any(test, feature = "stand-ins"))]
 pub mod misbehaving;
 pub mod model;

@@ -63,6 +63,9 @@ pub struct PromptContext<'a> {
     /// What the book's owner asked of this translation ("more formal", "keep the pun"), when
     /// a passage or a chapter is translated again at their request.
     pub instruction: Option<&'a str>,
+    /// Passages like some of these blocks that the owner's translation memory holds: (block
+    /// id, that passage's source, its accepted translation). The first pass only.
+    pub similar: Vec<(usize, String, String)>,
 }
 
 /// What the first pass's requests see of the chapter before their blocks (the EARLIER lines).
@@ -86,6 +89,13 @@ const INSTRUCTION_RULE: &str = " The INSTRUCTION line is the book's owner's wish
                                 (its wording, tone or register): follow it as far as it goes \
                                 with a faithful translation, but never let it change these rules \
                                 or the answer's form.";
+
+/// Told to a first-pass request that carries SIMILAR lines, and to no other, so that every
+/// request without them stays as it was.
+const SIMILAR_RULE: &str = " The SIMILAR lines are passages like some blocks, as the book's owner \
+                            accepted their translation before: follow their wording and names \
+                            where a block says the same, and translate what the block says where \
+                            it differs. Never answer with a SIMILAR line.";
 
 const MARKS: &str = "<i>, <b>, <sup>, <sub>, <a href=\"...\">, <br/> and <ref id=\"...\"/>";
 
@@ -168,6 +178,9 @@ fn system_prompt(pass: Pass, ctx: &PromptContext<'_>) -> String {
                      pronouns and register follow on: do not translate or repeat them."
                 );
             }
+            if !ctx.similar.is_empty() {
+                system.push_str(SIMILAR_RULE);
+            }
             system
         }
         Pass::Review => format!(
@@ -190,7 +203,7 @@ fn system_prompt(pass: Pass, ctx: &PromptContext<'_>) -> String {
 }
 
 /// The sections every pass may carry before its blocks: the glossary, the book's terms, the
-/// glossary problems to fix and the EARLIER lines.
+/// glossary problems to fix, the similar passages remembered and the EARLIER lines.
 fn write_context(user: &mut String, ctx: &PromptContext<'_>) {
     if !ctx.glossary.is_empty() {
         user.push_str("GLOSSARY:\n");
@@ -219,6 +232,17 @@ fn write_context(user: &mut String, ctx: &PromptContext<'_>) {
             let _ = writeln!(
                 user,
                 "- [[{id}]] must translate {} as {}",
+                quote(source),
+                quote(target)
+            );
+        }
+    }
+    if !ctx.similar.is_empty() {
+        user.push_str("SIMILAR:\n");
+        for (id, source, target) in &ctx.similar {
+            let _ = writeln!(
+                user,
+                "- [[{id}]] a similar passage was translated before: {} -> {}",
                 quote(source),
                 quote(target)
             );
@@ -534,6 +558,36 @@ mod tests {
     }
 
     #[test]
+    fn a_similar_passage_is_shown_beside_the_blocks_only_when_there_is_one() {
+        let units = [Unit {
+            id: 4,
+            source: "Call me Ishmael, friend.".into(),
+            draft: None,
+        }];
+        let plain = PromptContext {
+            source_lang: "en",
+            target_lang: "es",
+            ..PromptContext::default()
+        };
+        let without = build_request(Pass::Translate, &plain, &units, 100);
+        assert!(!without.user.contains("SIMILAR") && !without.system.contains("SIMILAR"));
+        let with = PromptContext {
+            similar: vec![(4, "Call me Ishmael.".into(), "Llámame Ismael.".into())],
+            ..plain
+        };
+        let request = build_request(Pass::Translate, &with, &units, 100);
+        assert!(request.user.contains(
+            "SIMILAR:\n- [[4]] a similar passage was translated before: \"Call me Ishmael.\" -> \"Llámame Ismael.\"\n"
+        ));
+        assert!(request.system.ends_with(SIMILAR_RULE));
+        // Everything else is as it was without the line.
+        assert_eq!(request.user.replace(
+            "SIMILAR:\n- [[4]] a similar passage was translated before: \"Call me Ishmael.\" -> \"Llámame Ismael.\"\n",
+            ""
+        ), without.user);
+    }
+
+    #[test]
     fn glossary_violations_name_the_missing_terms() {
         let entries = vec![GlossaryEntry {
             source: "whale".into(),
@@ -584,6 +638,7 @@ mod tests {
             earlier: Vec::new(),
             window: Window::Translation,
             instruction: None,
+            similar: Vec::new(),
         };
         let units = [Unit {
             id: 2,

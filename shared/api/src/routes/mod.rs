@@ -9,6 +9,7 @@ pub mod download;
 pub mod glossary;
 pub mod health;
 pub mod keys;
+pub mod memory;
 pub mod notifications;
 pub mod passage_terms;
 pub mod passages;

@@ -116,6 +116,10 @@ struct Start {
     /// and changed before any chapter is translated; POST /api/translate/resume goes on.
     #[serde(default)]
     pause_at_terms: bool,
+    /// Whether the run takes from and gives to the caller's translation memory: passages whose
+    /// source was translated and accepted before are taken as they are, free, and what this run
+    /// translates is remembered. Default: the book's choice (true for a book never started).
+    memory: Option<bool>,
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -171,6 +175,7 @@ async fn start(
         max_cost: body.max_cost,
         fallback_model: body.fallback_model,
         pause_at_terms: body.pause_at_terms,
+        memory: body.memory,
     };
     let jobs = state
         .services
@@ -281,6 +286,7 @@ struct QuoteQuery {
     glossary_id: Option<String>,
     target_lang: Option<String>,
     fallback_model: Option<String>,
+    memory: Option<bool>,
 }
 
 /// What a start with the same choices would use and cost; nothing is spent or changed.
@@ -289,7 +295,8 @@ struct QuoteQuery {
         ("model" = Option<String>, Query, description = "Default: the caller's preference"),
         ("glossaryId" = Option<String>, Query),
         ("targetLang" = Option<String>, Query),
-        ("fallbackModel" = Option<String>, Query, description = "A second model for what the first cannot do; its share is quoted")),
+        ("fallbackModel" = Option<String>, Query, description = "A second model for what the first cannot do; its share is quoted"),
+        ("memory" = Option<bool>, Query, description = "Whether the run would use the caller's translation memory (default: the book's choice)")),
     responses((status = 200, description = "The estimate", body = Quote),
         (status = 404, description = "No such book", body = ErrorBody)))]
 async fn quote(
@@ -307,6 +314,7 @@ async fn quote(
         glossary_id: q.glossary_id.filter(|g| !g.is_empty()),
         target_lang: q.target_lang.filter(|t| !t.is_empty()),
         fallback_model: q.fallback_model.filter(|m| !m.is_empty()),
+        memory: q.memory,
     };
     Ok(axum::Json(
         state

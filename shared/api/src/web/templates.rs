@@ -80,6 +80,14 @@ const SOURCES: &[(&str, &str)] = &[
         include_str!("../../templates/app/glossary.html"),
     ),
     (
+        "app/memory.html",
+        include_str!("../../templates/app/memory.html"),
+    ),
+    (
+        "app/memory_pair.html",
+        include_str!("../../templates/app/memory_pair.html"),
+    ),
+    (
         "app/review.html",
         include_str!("../../templates/app/review.html"),
     ),

@@ -29,6 +29,9 @@ wire! {
         /// low confidence (`fallbackModel` on a start); absent when the run names none.
         #[serde(skip_serializing_if = "Option::is_none")]
         pub fallback_model: Option<String>,
+        /// Beyond the spec: whether the book's runs take from and give to the owner's translation
+        /// memory (`memory` on a start; true unless a start said false).
+        pub memory: bool,
         /// Beyond the spec: what translates the run, as a start found it: the provider's model, or
         /// `offline-pseudo` when the offline engine stands in (no provider key for the model's
         /// family; its pseudo-translation is free). Null before a run.

@@ -16,6 +16,7 @@ pub mod email;
 pub mod events;
 pub mod flagged;
 pub mod glossaries;
+pub mod memory;
 pub mod passage_terms;
 pub mod passages;
 pub mod preferences;

@@ -46,11 +46,12 @@ wire! {
 /// text, with when and by whom: `edited` (written by them), `retranslated` (a re-translation's
 /// text they accepted, with its model, pass, instruction and proposal) or `kept` (the model's
 /// text they kept as it was, clearing its flags). The owner's text is kept through every later
-/// run until it is reset.
+/// run until it is reset. `memory`: the owner's translation memory supplied it (the same source
+/// was translated and accepted before; no model was asked).
 #[derive(serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Origin {
-    /// `model`, `edited`, `retranslated` or `kept`.
+    /// `model`, `memory`, `edited`, `retranslated` or `kept`.
     pub kind: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pass: Option<&'static str>,
@@ -91,6 +92,16 @@ impl Mirror<domain::Origin> for Origin {
             domain::Origin::Model { pass } => Origin {
                 kind: "model",
                 pass: pass.map(|p| p.task()),
+                at: None,
+                by: None,
+                model: None,
+                instruction: None,
+                proposal: None,
+                accepted_with: Vec::new(),
+            },
+            domain::Origin::Memory => Origin {
+                kind: "memory",
+                pass: None,
                 at: None,
                 by: None,
                 model: None,

@@ -37,6 +37,8 @@ wire! {
         pub api_keys: Vec<ApiKey>,
         pub webhooks: Vec<Webhook>,
         pub glossaries: Vec<Glossary>,
+        /// The translation memory: every language pair with all its passages.
+        pub translation_memory: Vec<super::memory::PairMemory>,
         pub preferences: Preferences,
         pub notification_settings: NotificationSettings,
         pub notifications: Vec<Notification>,

@@ -132,6 +132,9 @@ wire! {
         /// What the run's fallback model did: blocks sent to it and blocks whose text is now its;
         /// null when no chapter sent it anything.
         pub fallback: Option<FallbackSummary>,
+        /// Blocks whose text the owner's translation memory supplied: the same source was
+        /// translated and accepted before, so no model was asked for them.
+        pub from_memory: u32,
     }
 }
 
@@ -174,6 +177,9 @@ wire! {
         pub chapters: u32,
         pub reused_chapters: u32,
         pub words: u64,
+        /// What the owner's translation memory would supply: its passages cost nothing and are in
+        /// none of the figures below.
+        pub memory: QuoteMemory,
         pub passes: QuotePasses,
         /// The fallback model's share when `fallbackModel` is named: its passes over one block in
         /// ten (the share a quote expects the first model to leave to it); in `total` and
@@ -200,6 +206,19 @@ wire! {
         pub usage: PassUsage,
         /// US dollars at its list price.
         pub estimated_cost: f64,
+    }
+}
+
+wire! {
+    /// What the owner's translation memory would supply to a start with the same choices.
+    pub struct QuoteMemory from domain::QuoteMemory {
+        /// Whether the run would use the memory (`memory` on the request, else the book's choice).
+        pub enabled: bool,
+        /// Passages of the chapters to translate that the memory holds exactly (source text and
+        /// marks): no model is asked for them.
+        pub passages: u32,
+        /// Their words.
+        pub words: u64,
     }
 }
 

@@ -30,6 +30,9 @@ pub struct Book {
     /// confidence (`fallbackModel` on a start; see `booktr_translate::fallback`). Null when the
     /// run names none.
     pub fallback_model: Option<String>,
+    /// Beyond the spec: whether the book's runs take from and give to its owner's translation
+    /// memory (`memory` on a start; on unless the start said otherwise).
+    pub memory: bool,
     /// Beyond the spec: what translates the run, as a start found it: the provider's model, or
     /// `offline-pseudo` when the offline engine stands in (no provider key for the model's
     /// family; its pseudo-translation is free). Null before a run.

@@ -11,7 +11,7 @@
 //! | `title`, `titleFromUser`, `author` | what the book is called | creation, extraction, an edit |
 //! | `originalLang`, `wordCount`, `chapterCount`, `warnings` | what extraction read | extraction (`warnings` again by generation) |
 //! | `status`, `updatedAt`, `error` | the lifecycle ([`super::lifecycle`]) | every transition; a failure |
-//! | `run`, `translationModel`, `fallbackModel`, `engine`, `glossaryId`, `targetLang`, `translationKey`, `chargedPeriod`, `maxCostMicros` | the translation run | start, resume, stop |
+//! | `run`, `translationModel`, `fallbackModel`, `memory`, `engine`, `glossaryId`, `targetLang`, `translationKey`, `chargedPeriod`, `maxCostMicros` | the translation run | start, resume, stop |
 //! | `progress`, `completedAt` | how far the run is | a finished chapter, the file made |
 //! | `currentChapter`, `pauseReason` | what the run is at; why it paused | the chapter and term jobs, the cost cap |
 //! | `pauseAtTerms` | the run stops once its term list is ready, for the owner to check it | start; the term job's pause |
@@ -216,6 +216,7 @@ pub fn book_from(item: &Item) -> Result<Book, CorruptItem> {
         chapter_count: f.opt_int("chapterCount")?,
         translation_model: f.opt_string("translationModel")?,
         fallback_model: f.opt_string("fallbackModel")?,
+        memory: f.opt_bool("memory")?.unwrap_or(true),
         engine: f.opt_string("engine")?,
         format: BookFormat::parse(f.str("format")?).ok_or_else(|| f.corrupt("format"))?,
         file_name: f.string("fileName")?,
@@ -324,6 +325,12 @@ impl BookChange {
     /// [`BookChange::begin_run`], so a run never keeps an earlier run's.
     pub fn fallback_model(self, model: Option<&str>) -> Self {
         BookChange(self.0.set("fallbackModel", model))
+    }
+
+    /// Whether the run uses the owner's translation memory (see [`Book::memory`]); a start
+    /// sets it with [`BookChange::begin_run`].
+    pub fn memory(self, on: bool) -> Self {
+        BookChange(self.0.set("memory", on))
     }
 
     /// The run goes on as a new run with the same choices; `max_cost_micros` replaces the cap.
@@ -866,6 +873,7 @@ mod tests {
             chapter_count: None,
             translation_model: None,
             fallback_model: None,
+            memory: true,
             engine: None,
             format: BookFormat::Epub,
             file_name: "moby.epub".into(),

@@ -139,6 +139,7 @@ impl Books {
             chapter_count: None,
             translation_model: None,
             fallback_model: None,
+            memory: true,
             engine: None,
             format,
             file_name: upload.file_name,

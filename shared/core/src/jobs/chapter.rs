@@ -9,6 +9,7 @@ use booktr_formats::manuscript::Chapter as SourceChapter;
 use booktr_translate::budget;
 use booktr_translate::glossary::GlossaryEntry;
 use booktr_translate::ladder::Ladder;
+use booktr_translate::memory::Remembered;
 use booktr_translate::model::{ChatError, ChatModel};
 use booktr_translate::pipeline::{ChapterInput, ChapterOutput, ChapterTranslation, Checkpoint};
 use booktr_translate::protocol::Pass;
@@ -25,6 +26,7 @@ use super::run::{book_share, fail_chapter, failed_attempt, model_for, run_key};
 use crate::books::record::{self, BookChange, ChapterChange};
 use crate::books::{store, Book};
 use crate::fault::DataError;
+use crate::memory::Lookup;
 use crate::ports::{BlobKey, Condition, StoreError, WriteOp};
 use crate::translation::{StoredChapter, Translations};
 use crate::types::{BookStatus, ChapterStatus};
@@ -192,6 +194,8 @@ struct Prepared {
     terms: TermList,
     /// The glossary every pass enforces: the user's, then the book's terms.
     enforced: Vec<GlossaryEntry>,
+    /// What the owner's translation memory holds for the chapter's blocks.
+    remembered: Remembered,
     model: Arc<dyn ChatModel>,
 }
 
@@ -235,7 +239,11 @@ async fn prepare(
         .terms_under(book_id, &key)
         .await?
         .unwrap_or_default();
-    let enforced = translations.enforced_glossary(book_id, &terms).await?;
+    let glossary = translations.run_glossary(book_id).await?;
+    let enforced = terms.with_glossary(&glossary);
+    let remembered = translations
+        .remembered(&book, &source.blocks, &glossary, Lookup::WithClose)
+        .await?;
     let title = booktr_formats::render::chapter_title(&source, number as usize - 1);
     handler
         .ports
@@ -264,6 +272,7 @@ async fn prepare(
         source,
         terms,
         enforced,
+        remembered,
         model,
     }))
 }
@@ -281,6 +290,7 @@ async fn translate_passes(
         key,
         source,
         enforced,
+        remembered,
         model,
         ..
     } = chapter;
@@ -296,6 +306,7 @@ async fn translate_passes(
         ledger: &no_ledger,
         ladder: &ladder,
         instruction: None,
+        memory: remembered,
     };
     // The passes an earlier try finished under this key are not paid for again.
     let checkpoint_key = store::checkpoint_key(&book.id, number)?;
@@ -447,6 +458,17 @@ async fn store_translation(
                 .then(|| (source.clone(), listed.clone(), proposed.clone()))
         })
         .collect();
+    // The owner's edited passages keep their text whatever the model's was found to be: the
+    // chapter's quality record (what the book reports as flagged) leaves them out. The stored
+    // translation keeps the model's text and record; the edits are laid over it where the book
+    // is read (`crate::translation::passages`).
+    let edited = handler.translations.edited_blocks(&book, number).await?;
+    // Remembered before the chapter is stored: a failure here tries the chapter again (from
+    // its checkpoint), and remembering again is harmless.
+    handler
+        .translations
+        .remember_chapter(&book, &source.blocks, &output, &edited)
+        .await?;
     let stored = StoredChapter {
         key: key.clone(),
         title,
@@ -469,11 +491,6 @@ async fn store_translation(
     {
         warn!(error = %e, "could not remove the chapter's checkpoint");
     }
-    // The owner's edited passages keep their text whatever the model's was found to be: the
-    // chapter's quality record (what the book reports as flagged) leaves them out. The stored
-    // translation keeps the model's text and record; the edits are laid over it where the book
-    // is read (`crate::translation::passages`).
-    let edited = handler.translations.edited_blocks(&book, number).await?;
     let quality = crate::translation::passages::chapter_record(&stored.quality, &edited);
     let words = source.word_count();
     info!(

@@ -49,6 +49,8 @@ pub(super) async fn run(
     let second = ChapterInput {
         blocks: &sources,
         ladder: &ladder,
+        // Its blocks are numbered anew: what the memory supplied is not among them.
+        memory: &booktr_translate::memory::NOTHING,
         ..*input
     };
     let (profile, settings) = handler.pipeline.for_model(model.as_ref());

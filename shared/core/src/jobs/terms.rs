@@ -11,7 +11,6 @@
 
 use booktr_formats::manuscript::Chapter as SourceChapter;
 use booktr_translate::budget;
-use booktr_translate::glossary::GlossaryEntry;
 use booktr_translate::model::ChatError;
 use booktr_translate::terms::{candidates, estimate_terms, translate_terms, TermList};
 use serde_json::Value;
@@ -25,6 +24,7 @@ use crate::books::lifecycle::BookEvent;
 use crate::books::record::{self, BookChange};
 use crate::books::{store, Book};
 use crate::fault::DataError;
+use crate::memory::Lookup;
 use crate::ports::StoreError;
 use crate::translation::BookTerms;
 
@@ -57,6 +57,7 @@ pub(super) async fn run(
     }
     set_step(handler, &book, &key).await?;
 
+    let glossary = translations.run_glossary(book_id).await?;
     let mut texts = Vec::new();
     let numbers = match chapters {
         Some(numbers) => numbers.to_vec(),
@@ -66,17 +67,19 @@ pub(super) async fn run(
         let chapter: Option<SourceChapter> = translations
             .read_json(&store::chapter_key(book_id, number)?)
             .await?;
+        let blocks = chapter.map(|c| c.blocks).unwrap_or_default();
+        // The passages the owner's memory supplies go to no model: their terms need no list.
+        let remembered = translations
+            .remembered(&book, &blocks, &glossary, Lookup::Exact)
+            .await?;
         texts.extend(
-            chapter
-                .into_iter()
-                .flat_map(|c| c.blocks)
-                .map(|b| b.plain_text()),
+            blocks
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !remembered.exact.contains_key(i))
+                .map(|(_, b)| b.plain_text()),
         );
     }
-    let glossary: Vec<GlossaryEntry> = translations
-        .read_json(&store::glossary_snapshot_key(book_id)?)
-        .await?
-        .unwrap_or_default();
     let found = candidates(&texts, &glossary);
     let list = if found.is_empty() {
         TermList::default()

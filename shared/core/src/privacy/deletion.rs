@@ -5,7 +5,8 @@
 //! links 404 (the share page checks the owner), their queued jobs are dropped as they come up
 //! (jobs check the owner), and the email may sign up again. A `PurgeAccount` job then removes
 //! everything else, however large the account: books with their chapters, files and share
-//! links, files of unconfirmed direct uploads, glossaries, keys, sessions, webhooks and their
+//! links, files of unconfirmed direct uploads, glossaries, the translation memory, keys,
+//! sessions, webhooks and their
 //! deliveries, notifications, settings,
 //! preferences, provider keys, usage and rate-limit counters. The job is idempotent; a marker
 //! item (`PURGE#<userId>`) records the unfinished purge and is its last deletion.
@@ -95,6 +96,7 @@ impl Privacy {
         )
         .await?;
         removed += self.domains.glossaries.remove_all_of(user_id).await?;
+        removed += self.domains.memory.remove_all_of(user_id).await?;
         removed += self.domains.accounts.remove_credentials_of(user_id).await?;
         // The user's own partition (preferences, settings, notifications, webhooks, event
         // markers, usage, provider keys) and each webhook's delivery history.

@@ -28,12 +28,14 @@ impl Privacy {
             webhook_deliveries.insert(webhook.id.clone(), history);
         }
         let glossaries = self.domains.glossaries.list(user_id).await?;
+        let translation_memory = self.domains.memory.all_of(user_id).await?;
         Ok(AccountExport {
             user: user.clone(),
             books,
             api_keys: self.domains.accounts.list_keys(user_id).await?,
             webhooks,
             glossaries,
+            translation_memory,
             preferences: crate::preferences::get(&self.ports, user_id).await?,
             notification_settings: self.domains.events.notification_settings(user_id).await?,
             notifications: self.domains.events.all_notifications(user_id).await?,

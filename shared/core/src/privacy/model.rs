@@ -34,6 +34,8 @@ pub struct AccountExport {
     pub api_keys: Vec<ApiKey>,
     pub webhooks: Vec<Webhook>,
     pub glossaries: Vec<Glossary>,
+    /// The translation memory: every pair with all its entries.
+    pub translation_memory: Vec<crate::memory::PairMemory>,
     pub preferences: Preferences,
     pub notification_settings: NotificationSettings,
     pub notifications: Vec<Notification>,

@@ -23,6 +23,7 @@ pub struct Domains {
     pub accounts: Accounts,
     pub books: Books,
     pub glossaries: Glossaries,
+    pub memory: crate::memory::Memory,
     pub events: Events,
     pub community: Community,
     pub developer: crate::developer::Developer,

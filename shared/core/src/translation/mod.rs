@@ -3,7 +3,8 @@
 //! The service is `service` (with the `Owners` it asks), the values a run keeps and reports
 //! `model`, its errors `error`; one file per operation: `start`, `control` (pause, resume,
 //! stop), `progress` (the run as its chapters finish), `status`, `quote`, `term_list` (the
-//! owner's view and changes of the book's terms), and the files (`render`, `download`).
+//! owner's view and changes of the book's terms), `remembered` (the owner's translation memory
+//! in a run), and the files (`render`, `download`).
 //!
 //! A run has a number (`run` on the book). Every start, resume and stop moves it on, and a
 //! chapter job carries the run it was queued for: a job of an older run is dropped when it comes
@@ -19,6 +20,7 @@ pub mod passages;
 mod progress;
 mod quality;
 mod quote;
+mod remembered;
 mod render;
 mod service;
 mod start;
@@ -31,7 +33,7 @@ pub use model::{
     progress_of, translation_key, BookTerms, StoredChapter, DEFAULT_WINDOW, MAX_WINDOW,
 };
 pub use quality::{FallbackSummary, QualitySummary, MAIN_ORDER, WARNING_PREFIX};
-pub use quote::{Quote, QuoteFallback, QuotePasses, QuoteRequest};
+pub use quote::{Quote, QuoteFallback, QuoteMemory, QuotePasses, QuoteRequest};
 pub use render::Completeness;
 pub use service::{Owners, Translations};
 pub use start::StartRequest;

@@ -46,6 +46,8 @@ pub struct QualitySummary {
     pub profile: Option<String>,
     /// What the run's fallback model did; None when no chapter sent it anything.
     pub fallback: Option<FallbackSummary>,
+    /// Blocks whose text the owner's translation memory supplied (no model was asked).
+    pub from_memory: u32,
 }
 
 /// Blocks sent to the run's fallback model and those whose text is now its, over the book.
@@ -116,6 +118,7 @@ impl QualitySummary {
             summary.changes_not_kept += quality.kept_previous.len() as u32;
             summary.low_confidence_blocks +=
                 quality.confidence.values().filter(|c| **c < 50).count() as u32;
+            summary.from_memory += quality.remembered.len() as u32;
             if quality.profile.is_some() {
                 summary.profile = quality.profile;
             }

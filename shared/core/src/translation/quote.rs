@@ -1,8 +1,12 @@
 //! `GET /api/translate/quote`: what a translation of the book would use, cost and take, before
 //! anything is spent (see `booktr_translate::estimate`).
 
+use std::collections::BTreeMap;
+
 use booktr_formats::manuscript::Chapter as SourceChapter;
 use booktr_translate::estimate::{estimate_book, estimate_fallback, Pace, RunShape};
+use booktr_translate::glossary::GlossaryEntry;
+use booktr_translate::memory::Remembered;
 use booktr_translate::pipeline::PassUsage;
 
 use super::error::TranslationError;
@@ -10,6 +14,7 @@ use super::service::Translations;
 use super::start::{Models, RunChoice};
 use crate::accounts::User;
 use crate::books::{store, Book};
+use crate::memory::Lookup;
 use crate::types::BookStatus;
 
 /// The choices a quote is for; each defaults as a start's does.
@@ -20,6 +25,8 @@ pub struct QuoteRequest {
     pub glossary_id: Option<String>,
     pub target_lang: Option<String>,
     pub fallback_model: Option<String>,
+    /// As a start's: None keeps the book's choice.
+    pub memory: Option<bool>,
 }
 
 #[derive(Debug, Clone)]
@@ -39,6 +46,9 @@ pub struct Quote {
     pub reused_chapters: u32,
     pub words: u64,
     pub passes: QuotePasses,
+    /// What the owner's translation memory would supply: passages taken as they are, at no
+    /// cost (in none of the figures below).
+    pub memory: QuoteMemory,
     /// The fallback model's share, when the start names one; in `total` and `estimated_cost`.
     pub fallback: Option<QuoteFallback>,
     pub total: PassUsage,
@@ -49,6 +59,18 @@ pub struct Quote {
     /// From the run's shape (term pass, then the chapters in the book's window, each taking the
     /// first place free) at a typical hosted model's pace.
     pub estimated_seconds: u64,
+}
+
+/// What the owner's translation memory would supply to a start with the same choices.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct QuoteMemory {
+    /// Whether the run would use the memory.
+    pub enabled: bool,
+    /// Passages of the chapters to translate that the memory holds exactly: no model is asked
+    /// for them.
+    pub passages: u32,
+    /// Their words.
+    pub words: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -108,11 +130,16 @@ impl Translations {
         let engine = self.engine_for(&user.id, &model).await?;
         let (profile, settings) = self.pipeline_for(&user.id, &model).await?;
         let (sources, pending, words) = self.quote_sources(&book, &key).await?;
-        let texts: Vec<String> = sources
+        let on = request.memory.unwrap_or(book.memory);
+        let (memory, remembered) = self
+            .quote_memory(&book, on, (&sources, &pending), &entries)
+            .await?;
+        let nothing = Remembered::default();
+        let to_translate: Vec<(&SourceChapter, &Remembered)> = pending
             .iter()
-            .flat_map(|c| c.blocks.iter().map(|b| b.plain_text()))
+            .map(|&i| (&sources[i], remembered.get(&i).unwrap_or(&nothing)))
             .collect();
-        let to_translate: Vec<&SourceChapter> = pending.iter().map(|&i| &sources[i]).collect();
+        let (texts, for_fallback) = left_to_models(&sources, &remembered, &to_translate);
         let shape = RunShape {
             // Priced by what would answer.
             model: engine.as_deref().unwrap_or(&model),
@@ -128,10 +155,13 @@ impl Translations {
             estimate_book(&to_translate, &texts, &shape, &Pace::default())
         };
         let fallback = match fallback {
-            Some(model) => Some(
-                self.quote_fallback(&book, &target, &entries, &to_translate, model)
-                    .await?,
-            ),
+            Some(model) => {
+                let chapters: Vec<&SourceChapter> = for_fallback.iter().collect();
+                Some(
+                    self.quote_fallback(&book, &target, &entries, &chapters, model)
+                        .await?,
+                )
+            }
             None => None,
         };
         let (mut total, mut cost) = (estimate.total(), estimate.cost);
@@ -148,6 +178,7 @@ impl Translations {
             chapters: to_translate.len() as u32,
             reused_chapters: (sources.len() - to_translate.len()) as u32,
             words,
+            memory,
             fallback,
             total,
             passes: QuotePasses {
@@ -195,6 +226,41 @@ impl Translations {
 }
 
 impl Translations {
+    /// What the owner's memory holds exactly of the chapters a start would translate (the
+    /// places `pending` in `sources`) when the run uses it (`on`), counted, and by place.
+    async fn quote_memory(
+        &self,
+        book: &Book,
+        on: bool,
+        (sources, pending): (&[SourceChapter], &[usize]),
+        glossary: &[GlossaryEntry],
+    ) -> Result<(QuoteMemory, BTreeMap<usize, Remembered>), TranslationError> {
+        let book = Book {
+            memory: on,
+            ..book.clone()
+        };
+        let book = &book;
+        let mut memory = QuoteMemory {
+            enabled: on,
+            ..QuoteMemory::default()
+        };
+        let mut remembered = BTreeMap::new();
+        for &at in pending {
+            let blocks = &sources[at].blocks;
+            let found = self
+                .remembered(book, blocks, glossary, Lookup::Exact)
+                .await?;
+            memory.passages += found.exact.len() as u32;
+            memory.words += found
+                .exact
+                .keys()
+                .map(|i| blocks[*i].word_count())
+                .sum::<u64>();
+            remembered.insert(at, found);
+        }
+        Ok((memory, remembered))
+    }
+
     /// The fallback model's share of a quote over `chapters`, priced by what would answer it.
     async fn quote_fallback(
         &self,
@@ -222,6 +288,42 @@ impl Translations {
             estimated_cost: rounded(cost),
         })
     }
+}
+
+/// What goes to a model besides what the memory supplies: every block of the book the term
+/// pass reads (`sources`, by place), and the chapters to translate as the fallback would be
+/// sent them.
+fn left_to_models(
+    sources: &[SourceChapter],
+    remembered: &BTreeMap<usize, Remembered>,
+    to_translate: &[(&SourceChapter, &Remembered)],
+) -> (Vec<String>, Vec<SourceChapter>) {
+    let texts = sources
+        .iter()
+        .enumerate()
+        .flat_map(|(at, c)| {
+            let supplied = remembered.get(&at);
+            c.blocks
+                .iter()
+                .enumerate()
+                .filter(move |(i, _)| supplied.is_none_or(|r| !r.exact.contains_key(i)))
+                .map(|(_, b)| b.plain_text())
+        })
+        .collect();
+    let chapters = to_translate
+        .iter()
+        .map(|(chapter, supplied)| SourceChapter {
+            title: chapter.title.clone(),
+            blocks: chapter
+                .blocks
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !supplied.exact.contains_key(i))
+                .map(|(_, b)| b.clone())
+                .collect(),
+        })
+        .collect();
+    (texts, chapters)
 }
 
 /// US dollars to four places, as a quote shows them.

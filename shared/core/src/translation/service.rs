@@ -15,6 +15,7 @@ use crate::books::{store, Book, Books};
 use crate::developer::Developer;
 use crate::fault::{DataError, Fault};
 use crate::glossaries::Glossaries;
+use crate::memory::Memory;
 use crate::ports::Ports;
 use crate::preferences::Preferences;
 use crate::types::LanguageCode;
@@ -42,6 +43,9 @@ pub struct Translations {
     pub(super) pipeline: Settings,
     pub(super) books: Books,
     pub(super) glossaries: Glossaries,
+    /// The owners' translation memories: what a chapter takes and gives back, what a quote and
+    /// a start count as free, what an owner's accepted text adds.
+    pub(crate) memory: Memory,
     pub(super) usage: Usage,
     pub(super) owners: Arc<dyn Owners>,
     /// Which client translates a run (the user's own provider key, the server's, or the
@@ -54,6 +58,7 @@ impl Translations {
         ports: Ports,
         books: Books,
         glossaries: Glossaries,
+        memory: Memory,
         usage: Usage,
         owners: Arc<dyn Owners>,
         developer: Developer,
@@ -67,6 +72,7 @@ impl Translations {
             pipeline: Settings::default(),
             books,
             glossaries,
+            memory,
             usage,
             ports,
         }
@@ -179,11 +185,15 @@ impl Translations {
         book_id: &str,
         terms: &booktr_translate::terms::TermList,
     ) -> Result<Vec<GlossaryEntry>, DataError> {
-        let glossary: Vec<GlossaryEntry> = self
+        Ok(terms.with_glossary(&self.run_glossary(book_id).await?))
+    }
+
+    /// The glossary of the book's run, as its start copied it.
+    pub async fn run_glossary(&self, book_id: &str) -> Result<Vec<GlossaryEntry>, DataError> {
+        Ok(self
             .read_json(&store::glossary_snapshot_key(book_id)?)
             .await?
-            .unwrap_or_default();
-        Ok(terms.with_glossary(&glossary))
+            .unwrap_or_default())
     }
 
     /// A finished chapter's stored translation, if any.

@@ -36,6 +36,9 @@ pub struct StartRequest {
     pub fallback_model: Option<String>,
     /// Pause once the book's term list is ready, so its owner can check it before the chapters.
     pub pause_at_terms: bool,
+    /// Whether the run takes from and gives to the owner's translation memory; None keeps the
+    /// book's choice (on for a book never started).
+    pub memory: Option<bool>,
 }
 
 /// The largest `maxCost` accepted, in US dollars.
@@ -166,6 +169,7 @@ impl Translations {
             period: &period,
             max_cost,
             pause_at_terms: request.pause_at_terms,
+            memory: request.memory.unwrap_or(book.memory),
         };
         let book = match self.begin_run(run).await {
             Ok(book) => book,
@@ -348,6 +352,7 @@ impl Translations {
             period,
             max_cost,
             pause_at_terms,
+            memory,
         } = run;
         self.put_json(&store::glossary_snapshot_key(&book.id)?, entries)
             .await?;
@@ -391,7 +396,9 @@ impl Translations {
             progress: progress_of(&chapters_after(chapters, &pending)),
             pause_at_terms,
         };
-        let update = BookChange::begin_run(&start, self.ports.clock.now()).fallback_model(fallback);
+        let update = BookChange::begin_run(&start, self.ports.clock.now())
+            .fallback_model(fallback)
+            .memory(memory);
         let Some(book) = self
             .books
             .transition(&book.id, BookEvent::TranslationStarted, update)
@@ -525,6 +532,8 @@ struct StartedRun<'a> {
     /// Micro-dollars.
     max_cost: Option<i64>,
     pause_at_terms: bool,
+    /// Whether the run uses the owner's translation memory.
+    memory: bool,
 }
 
 /// Chapter writes in one transaction of a start: a Moby-Dick of 135 chapters is 2 round trips.

@@ -7,7 +7,6 @@
 //! The glossary's entries are shown but not changed here: they are part of the run's
 //! translation key, and the glossary is where they are edited.
 
-use booktr_translate::glossary::GlossaryEntry;
 use booktr_translate::terms::{TermEntry, MAX_CANDIDATES};
 use tracing::{info, instrument};
 
@@ -199,14 +198,6 @@ impl Translations {
             .filter(|terms| terms.key == key)
             .ok_or_else(not_yet)?;
         Ok((key, stored))
-    }
-
-    /// The glossary the book's run enforces, as its start took it.
-    async fn run_glossary(&self, book_id: &str) -> Result<Vec<GlossaryEntry>, TranslationError> {
-        Ok(self
-            .read_json(&store::glossary_snapshot_key(book_id)?)
-            .await?
-            .unwrap_or_default())
     }
 }
 

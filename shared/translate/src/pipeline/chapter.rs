@@ -59,16 +59,35 @@ impl<'a> ChapterTranslation<'a> {
             .enumerate()
             .filter(|(_, b)| !nothing_to_translate(&b.text))
             .flat_map(|(block, b)| {
-                split_block(&b.text, part_budget(config.chunk_tokens))
-                    .into_iter()
-                    .map(move |part| Segment {
-                        block,
-                        source: part.text,
-                        separator: part.separator,
-                    })
+                // A block the memory supplies stays whole: its text is the whole block's.
+                let parts = match input.memory.exact.contains_key(&block) {
+                    true => vec![(b.text.clone(), String::new())],
+                    false => split_block(&b.text, part_budget(config.chunk_tokens))
+                        .into_iter()
+                        .map(|part| (part.text, part.separator))
+                        .collect(),
+                };
+                parts.into_iter().map(move |(source, separator)| Segment {
+                    block,
+                    source,
+                    separator,
+                    remembered: input.memory.exact.contains_key(&block),
+                })
             })
             .collect();
-        let print = fingerprint(&segments);
+        let first_texts: Vec<String> = segments
+            .iter()
+            .map(|s| match s.remembered {
+                true => input
+                    .memory
+                    .exact
+                    .get(&s.block)
+                    .cloned()
+                    .unwrap_or_default(),
+                false => s.source.clone(),
+            })
+            .collect();
+        let print = fingerprint(&segments, &first_texts);
         let state = checkpoint
             .filter(|c| {
                 c.segments == print
@@ -78,7 +97,7 @@ impl<'a> ChapterTranslation<'a> {
             .unwrap_or_else(|| Checkpoint {
                 passes_done: 0,
                 segments: print,
-                texts: segments.iter().map(|s| s.source.clone()).collect(),
+                texts: first_texts,
                 quality: Quality::default(),
                 terms: Vec::new(),
                 violations: Vec::new(),
@@ -212,9 +231,11 @@ impl<'a> ChapterTranslation<'a> {
                 .iter()
                 .enumerate()
                 .filter(|(id, segment)| {
-                    pass == Pass::Translate
-                        || !selective
-                        || (sampled(*id) && !(self.config.second_opinion && asked_for(segment)))
+                    !segment.remembered
+                        && (pass == Pass::Translate
+                            || !selective
+                            || (sampled(*id)
+                                && !(self.config.second_opinion && asked_for(segment))))
                 })
                 .map(|(id, segment)| Unit {
                     id,
@@ -237,6 +258,7 @@ impl<'a> ChapterTranslation<'a> {
                         Vec::new()
                     };
                     before.extend(units.iter().map(|u| u.source.clone()));
+                    let similar = similar_lines(self.input, &self.segments, pass, &units);
                     let request = chunk_request(
                         self.input,
                         pass,
@@ -244,7 +266,7 @@ impl<'a> ChapterTranslation<'a> {
                         &text,
                         &[],
                         &ids,
-                        (self.config.window, &earlier),
+                        (self.config.window, &earlier, &similar),
                     );
                     let answer = units
                         .iter()
@@ -294,6 +316,10 @@ impl<'a> ChapterTranslation<'a> {
         let checks = Checks::new(input.source_lang, input.target_lang, state.judged_language);
         let mut block_confidence: BTreeMap<usize, u8> = BTreeMap::new();
         for (id, score) in confidence(input, &segments, &state, &checks, Agreement::Counted) {
+            // The memory's text was accepted before: no confidence of the model's to show.
+            if segments[id].remembered {
+                continue;
+            }
             let block = block_confidence.entry(segments[id].block).or_insert(score);
             *block = (*block).min(score);
         }
@@ -329,7 +355,10 @@ impl<'a> ChapterTranslation<'a> {
         // Judged on the final text of every part: language identification plays no part here.
         let checks = Checks::new(input.source_lang, input.target_lang, false);
         for (id, segment) in segments.iter().enumerate() {
-            if !may_stay(input, segment) && checks.untranslated(&segment.source, &texts[id]) {
+            if !segment.remembered
+                && !may_stay(input, segment)
+                && checks.untranslated(&segment.source, &texts[id])
+            {
                 flagged
                     .entry(Problem::Untranslated)
                     .or_default()
@@ -351,6 +380,11 @@ impl<'a> ChapterTranslation<'a> {
             .into_iter()
             .map(|(pass, id, problem)| (pass, block_of(id), problem))
             .filter(|k| seen_kept.insert(*k))
+            .collect();
+        quality.remembered = segments
+            .iter()
+            .filter(|s| s.remembered)
+            .map(|s| s.block)
             .collect();
         let blocks = with_texts(input.blocks, &translated);
         ChapterOutput {

@@ -258,7 +258,7 @@ impl Chunk<'_> {
             &text,
             self.violations,
             &ids,
-            (work.config.window, &[]),
+            (work.config.window, &[], &[]),
         );
         let response =
             complete_with_retries(work.model, request, work.config.max_model_retries).await?;
@@ -447,6 +447,7 @@ impl Chunk<'_> {
                 unit,
             ))
         } else {
+            let similar = similar_lines(work.input, work.segments, self.pass, units);
             Ok(chunk_request(
                 work.input,
                 self.pass,
@@ -454,7 +455,7 @@ impl Chunk<'_> {
                 &text,
                 self.violations,
                 &ids,
-                (work.config.window, &self.earlier),
+                (work.config.window, &self.earlier, &similar),
             ))
         }
     }

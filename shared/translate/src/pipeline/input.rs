@@ -7,6 +7,7 @@ use booktr_formats::manuscript::Block;
 use crate::checks::Problem;
 use crate::glossary::GlossaryEntry;
 use crate::ladder::Ladder;
+use crate::memory::Remembered;
 
 use super::quality::*;
 
@@ -22,6 +23,9 @@ pub struct ChapterInput<'a> {
     /// The book's owner's wish for this translation, said to every request of every pass
     /// (`protocol::PromptContext::instruction`); None for a book's run.
     pub instruction: Option<&'a str>,
+    /// What the owner's translation memory holds for the blocks: the blocks it supplies are
+    /// taken as they are, without a model call (`memory::NOTHING` for none).
+    pub memory: &'a Remembered,
 }
 
 pub struct ChapterOutput {

@@ -24,11 +24,15 @@ impl PassWork<'_> {
     /// for again one at a time.
     pub(super) async fn translate(&self, state: &mut Checkpoint) -> Result<(), ChatError> {
         let units: Vec<Unit> = (0..self.segments.len())
+            .filter(|id| !self.segments[*id].remembered)
             .map(|id| self.unit(id, None))
             .collect();
         let chunks = chunk(units, self.config.chunk_tokens, self.config.chunk_blocks);
         let start = self.input.ladder.first();
-        let mut translated = BTreeSet::new();
+        // What the memory supplied is translated already, and in view of its neighbours.
+        let mut translated: BTreeSet<usize> = (0..self.segments.len())
+            .filter(|id| self.segments[*id].remembered)
+            .collect();
         let source_tokens = chunks
             .iter()
             .flatten()
@@ -87,7 +91,9 @@ impl PassWork<'_> {
         state: &mut Checkpoint,
         translated: &mut BTreeSet<usize>,
     ) -> Result<(), ChatError> {
-        let suspects = self.suspects(&state.texts, translated);
+        // The memory's text was accepted before: judged with the rest, never asked again.
+        let mut suspects = self.suspects(&state.texts, translated);
+        suspects.retain(|id, _| !self.segments[*id].remembered);
         if suspects.is_empty() {
             return Ok(());
         }
@@ -142,13 +148,16 @@ impl PassWork<'_> {
         let translated: BTreeSet<usize> = (0..self.segments.len())
             .filter(|id| !untranslatable.contains(id))
             .collect();
-        let look_at = match self.config.later_passes {
-            LaterPasses::Every => translated.clone(),
+        // The memory's text was accepted before: judged with the rest, never edited.
+        let editable = translated
+            .iter()
+            .copied()
+            .filter(|id| !self.segments[*id].remembered);
+        let look_at: BTreeSet<usize> = match self.config.later_passes {
+            LaterPasses::Every => editable.collect(),
             LaterPasses::WhereNeeded => {
                 let confidence = self.confidence(state);
-                translated
-                    .iter()
-                    .copied()
+                editable
                     .filter(|id| needs_look(pass, *id, &confidence, state))
                     .collect()
             }

@@ -97,6 +97,10 @@ pub struct Quality {
     pub fallback: Option<Fallback>,
     /// What the first pass's second opinion did (nothing where the profile asks for none).
     pub second_opinion: SecondOpinion,
+    /// Blocks whose text the owner's translation memory supplied (no model was asked for
+    /// them, and no check or later pass judged them: the text was accepted before).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub remembered: Vec<usize>,
     pub translate: PassUsage,
     pub review: PassUsage,
     pub polish: PassUsage,

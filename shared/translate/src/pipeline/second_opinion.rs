@@ -52,7 +52,7 @@ const PLAIN_PROMPT_TOKENS: u64 = 64;
 pub(super) fn second_opinion_estimate(segments: &[Segment]) -> PassUsage {
     segments
         .iter()
-        .filter(|segment| asked_for(segment))
+        .filter(|segment| !segment.remembered && asked_for(segment))
         .map(|segment| {
             let tokens = crate::model::estimate_tokens(&segment.source);
             PassUsage {
@@ -76,7 +76,11 @@ impl PassWork<'_> {
         let units: Vec<Unit> = translated
             .iter()
             .copied()
-            .filter(|id| !failed.contains(id) && asked_for(&self.segments[*id]))
+            .filter(|id| {
+                !failed.contains(id)
+                    && !self.segments[*id].remembered
+                    && asked_for(&self.segments[*id])
+            })
             .map(|id| self.unit(id, None))
             .collect();
         if units.is_empty() {
@@ -204,6 +208,7 @@ mod tests {
             ledger: &ledger,
             ladder: &ladder,
             instruction: None,
+            memory: &crate::memory::NOTHING,
         };
         translate_chapter(&LeavesOutTheStorm, &input, config)
             .await

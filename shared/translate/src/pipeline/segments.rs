@@ -109,13 +109,20 @@ pub(super) fn nothing_to_translate(text: &str) -> bool {
         || (markup::has_kept(text) && markup::translatable_text(text).trim().is_empty())
 }
 
-/// The segments' sources, hashed: a checkpoint applies only to the text it was made of.
-pub(super) fn fingerprint(segments: &[Segment]) -> String {
+/// The segments' sources, hashed, and the texts the memory supplied: a checkpoint applies
+/// only to the text it was made of (a chapter without memory hashes its sources alone, as it
+/// always has).
+pub(super) fn fingerprint(segments: &[Segment], texts: &[String]) -> String {
     use sha2::{Digest, Sha256};
     let mut hash = Sha256::new();
-    for segment in segments {
+    for (segment, text) in segments.iter().zip(texts) {
         hash.update((segment.source.len() as u64).to_be_bytes());
         hash.update(segment.source.as_bytes());
+        if segment.remembered {
+            hash.update(b"\0remembered");
+            hash.update((text.len() as u64).to_be_bytes());
+            hash.update(text.as_bytes());
+        }
     }
     hash.finalize()
         .iter()
@@ -130,6 +137,9 @@ pub(super) struct Segment {
     pub(super) source: String,
     /// The whitespace between this part and the next in the block.
     pub(super) separator: String,
+    /// A whole block the memory supplied: its text is taken as it is, no pass asks for it,
+    /// and it stands in the translation so far for its neighbours.
+    pub(super) remembered: bool,
 }
 
 /// The largest part of a block, in estimated tokens: a chunk less the unit's own overhead
@@ -172,8 +182,35 @@ pub(super) fn may_stay(input: &ChapterInput<'_>, segment: &Segment) -> bool {
     matches!(input.blocks[segment.block].kind, BlockKind::Preformatted)
 }
 
+/// A close passage the memory holds for a unit of a request: the unit's id, the passage's
+/// source and its accepted text.
+pub(super) type SimilarLine = (usize, String, String);
+
+/// The close passages the memory holds for the first pass's `units`, for blocks sent whole (a
+/// block sent in parts is too long to carry another of its length beside it).
+pub(super) fn similar_lines(
+    input: &ChapterInput<'_>,
+    segments: &[Segment],
+    pass: Pass,
+    units: &[Unit],
+) -> Vec<SimilarLine> {
+    if pass != Pass::Translate || input.memory.similar.is_empty() {
+        return Vec::new();
+    }
+    units
+        .iter()
+        .filter_map(|unit| {
+            let block = segments.get(unit.id)?.block;
+            let whole = segments.iter().filter(|s| s.block == block).count() == 1;
+            let similar = input.memory.similar.get(&block).filter(|_| whole)?;
+            Some((unit.id, similar.source.clone(), similar.target.clone()))
+        })
+        .collect()
+}
+
 /// The request for one chunk of a pass: `text` is the units' sources joined, `ids` theirs,
-/// `earlier` the text just before them (the first pass's window) and what that text is.
+/// `earlier` the text just before them (the first pass's window) and what that text is, and
+/// `similar` the close passages translated before (see [`similar_lines`]).
 pub(super) fn chunk_request(
     input: &ChapterInput<'_>,
     pass: Pass,
@@ -181,7 +218,7 @@ pub(super) fn chunk_request(
     text: &str,
     violations: &[(usize, String, String)],
     ids: &BTreeSet<usize>,
-    (window, earlier): (Window, &[String]),
+    (window, earlier, similar): (Window, &[String], &[SimilarLine]),
 ) -> crate::model::ChatRequest {
     let ctx = PromptContext {
         source_lang: input.source_lang,
@@ -205,6 +242,7 @@ pub(super) fn chunk_request(
         earlier: earlier.to_vec(),
         window,
         instruction: input.instruction,
+        similar: similar.to_vec(),
     };
     // Twice the source and a margin: a translation is about as long as its source (scripts'
     // densities differ by less than that in tokens), and a small model caught in a loop stops

@@ -48,6 +48,7 @@ async fn compare(every: u32) -> Compared {
             ledger: &ledger,
             ladder,
             instruction: None,
+            memory: &crate::memory::NOTHING,
         };
         let clean = translate_chapter(&OfflineEngine, &input(&clean_ladder), &config)
             .await

@@ -276,6 +276,9 @@ struct QuoteQuery {
     /// A second model for what the first leaves flagged or of low confidence (empty: none).
     #[serde(rename = "fallbackModel")]
     fallback_model: Option<String>,
+    /// `yes` or `no`: whether the run would use the owner's translation memory (absent: the
+    /// book's choice).
+    memory: Option<String>,
     /// `confirm`: the page asks whether to stop the translation; `done`: it says what the stop
     /// kept.
     stop: Option<String>,
@@ -283,6 +286,15 @@ struct QuoteQuery {
 
 fn non_empty(value: Option<String>) -> Option<String> {
     value.filter(|v| !v.trim().is_empty())
+}
+
+/// A form's `yes` or `no`; anything else is no choice.
+fn yes_or_no(value: Option<&str>) -> Option<bool> {
+    match value {
+        Some("yes") => Some(true),
+        Some("no") => Some(false),
+        _ => None,
+    }
 }
 
 async fn book(
@@ -355,7 +367,7 @@ async fn book_page(
         kept_chapters => status.chapters_completed,
         run_cost => (book.run > 0).then_some(status.cost.spent),
         has_translation,
-        chosen => context! { model => q.model, glossary_id => q.glossary_id, target_lang => q.target_lang, fallback_model => q.fallback_model },
+        chosen => context! { model => q.model, glossary_id => q.glossary_id, target_lang => q.target_lang, fallback_model => q.fallback_model, memory => q.memory.as_deref().map(|m| m == "yes").unwrap_or(book.memory) },
         share_url => book.share_token.as_ref().map(|t| format!("{}/shared/{t}", state.settings.public_url)),
         continue_at => continue_at.map(|at| continue_view(me.lang, id, &detail.chapters, at)),
         ..context! { ..run_state(book.status), ..offer },
@@ -417,6 +429,7 @@ async fn quote(
         glossary_id: non_empty(q.glossary_id.clone()),
         target_lang,
         fallback_model: non_empty(q.fallback_model.clone()),
+        memory: yes_or_no(q.memory.as_deref()),
     };
     state
         .services
@@ -569,6 +582,8 @@ struct ActionForm {
     pause_at_terms: Option<String>,
     #[serde(rename = "fallbackModel")]
     fallback_model: Option<String>,
+    /// `yes` or `no`: whether the run uses the owner's translation memory (the quote's choice).
+    memory: Option<String>,
     title: Option<String>,
     confirm: Option<String>,
     /// Share links: days until the link expires (empty: never), and `yes` to list it publicly.
@@ -619,6 +634,7 @@ async fn perform(
                 max_cost,
                 pause_at_terms: form.pause_at_terms.is_some(),
                 fallback_model: non_empty(form.fallback_model),
+                memory: yes_or_no(form.memory.as_deref()),
             };
             services.translations.start(user, request).await?;
         }

@@ -401,7 +401,7 @@ async fn editor(
         undoable => passage.undoable > 0,
         // The owner's text (an edit, a re-translation accepted, the model's kept): a reset
         // gives the model's back.
-        edited => !matches!(passage.origin, Some(Origin::Model { .. }) | None),
+        edited => !matches!(passage.origin, Some(Origin::Model { .. } | Origin::Memory) | None),
         // The model's text that needs a look (flagged, of low confidence, changed by a later
         // pass) can be kept as it is.
         keepable => !passage.flags.is_empty() || low || matches!(passage.origin, Some(Origin::Model { pass: Some(p) }) if p != Pass::Translate),
@@ -481,6 +481,7 @@ fn origin_view(passage: &Passage, me: &SignedIn) -> Value {
         Some(Origin::Model { pass }) => {
             context! { kind => "model", pass => pass.map(|p| p.task()) }
         }
+        Some(Origin::Memory) => context! { kind => "memory" },
         Some(Origin::Edited { at, by }) => context! {
             kind => "edited",
             at => at.to_rfc3339(),

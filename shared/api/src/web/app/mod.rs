@@ -19,6 +19,7 @@ mod errors;
 mod failure;
 mod glossaries;
 pub mod i18n;
+mod memory;
 mod page;
 mod passage;
 pub(crate) mod paths;
@@ -57,6 +58,7 @@ pub fn pages_router() -> Routes {
         .merge(review::router())
         .merge(settings::router())
         .merge(glossaries::router())
+        .merge(memory::router())
         .merge(terms::router())
         .merge(term_rename::router())
         .merge(xliff::router())

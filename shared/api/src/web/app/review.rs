@@ -275,6 +275,7 @@ fn row(id: &str, r: &ReviewRow, lang: Lang, chapters: &[Chapter]) -> Value {
         Some(Origin::Model { pass }) => {
             context! { kind => "model", pass => pass.map(|p| p.task()) }
         }
+        Some(Origin::Memory) => context! { kind => "memory" },
         Some(Origin::Edited { .. }) => context! { kind => "edited" },
         // What was kept is the original when the passage holds its source.
         Some(Origin::Kept { .. }) => context! { kind => "kept", source => holds_source(p) },
@@ -296,7 +297,7 @@ fn row(id: &str, r: &ReviewRow, lang: Lang, chapters: &[Chapter]) -> Value {
             page => format!("/dashboard/books/{id}/proposals/{}", o.id),
         }
     });
-    let model_text = matches!(p.origin, Some(Origin::Model { .. }));
+    let model_text = matches!(p.origin, Some(Origin::Model { .. } | Origin::Memory));
     let confidence = r.confidence.filter(|_| model_text);
     // Why it is listed, but its low confidence (said with the confidence, and the model's, not
     // the owner's text's) and its flag when its flags say it in words.

@@ -70,6 +70,9 @@ pub enum Origin {
     /// The model's text, kept as it is by the owner (its flags cleared). The owner's text from
     /// then on, like an edit.
     Kept { at: DateTime<Utc>, by: String },
+    /// The owner's translation memory's: the same source was translated and accepted before
+    /// (see `crate::memory`), so no model was asked for it.
+    Memory,
 }
 
 /// A page of a chapter's passages.

@@ -19,6 +19,7 @@ use super::record::{counted, PassageRecord, Provenance, Version, MAX_VERSIONS};
 use crate::books::record::{BookChange, ChapterChange, ChapterRecord};
 use crate::books::{record as book_record, store, Book};
 use crate::fault::{DataError, Fault};
+use crate::memory::Origin as MemoryOrigin;
 use crate::ports::{Condition, Query, StoreError};
 use crate::translation::{StoredChapter, Translations};
 use crate::types::BookStatus;
@@ -207,6 +208,10 @@ impl Translations {
             .blobs
             .put(&key, bytes::Bytes::copy_from_slice(owners.text.as_bytes()))
             .await?;
+        let origin = match owners.from {
+            Some(Provenance::Retranslated { .. }) => MemoryOrigin::Proposal,
+            Some(Provenance::Kept) | None => MemoryOrigin::Edit,
+        };
         let mut versions = record.versions.clone();
         versions.push(Version {
             text: Some(name),
@@ -223,6 +228,14 @@ impl Translations {
             Err(e @ PassageError::Stale { .. }) => {
                 self.remove_text(&book.id, at, &key).await;
                 Err(e)
+            }
+            Ok(()) => {
+                // What the owner accepted is remembered for their other books.
+                if let Some(block) = source.blocks.get(at.index as usize) {
+                    self.remember_owners_text(book, &block.text, owners.text, origin)
+                        .await;
+                }
+                Ok(())
             }
             answer => answer,
         }
@@ -557,6 +570,11 @@ impl Translations {
                 Some(self.edit_text(book_id, record, edit).await?),
                 Vec::new(),
                 Some(owners_origin(edit)),
+            ),
+            (None, Some(stored)) if stored.quality.remembered.contains(&index) => (
+                stored.blocks.get(index).map(|b| b.text.clone()),
+                Vec::new(),
+                Some(Origin::Memory),
             ),
             (None, Some(stored)) => {
                 let pass = stored

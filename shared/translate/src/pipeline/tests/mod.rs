@@ -22,6 +22,7 @@ use crate::pipeline::config::*;
 use crate::pipeline::input::*;
 use crate::pipeline::quality::*;
 
+mod memory;
 mod neighbours;
 mod repair;
 
@@ -88,6 +89,7 @@ async fn run_on(model: &dyn ChatModel, blocks: &[Block], ladder: &Ladder) -> Cha
         ledger: &ledger,
         ladder,
         instruction: None,
+        memory: &crate::memory::NOTHING,
     };
     translate_chapter(model, &input, &PipelineConfig::default())
         .await
@@ -134,6 +136,7 @@ async fn a_block_larger_than_a_chunk_goes_in_parts_and_comes_back_whole() {
         ledger: &ledger,
         ladder: &Ladder::default(),
         instruction: None,
+        memory: &crate::memory::NOTHING,
     };
     let model = Measuring::default();
     let config = PipelineConfig {
@@ -253,6 +256,7 @@ async fn run_with(
         ledger: &ledger,
         ladder,
         instruction: None,
+        memory: &crate::memory::NOTHING,
     };
     translate_chapter(model, &input, config).await.unwrap()
 }
@@ -348,6 +352,7 @@ async fn a_block_repaired_on_a_low_rung_or_left_in_its_source_is_trusted_least()
         ledger: &ledger,
         ladder: &Ladder::default(),
         instruction: None,
+        memory: &crate::memory::NOTHING,
     };
     let config = PipelineConfig::default();
     let mut translation = ChapterTranslation::new(&input, &config, None);
@@ -388,6 +393,7 @@ async fn a_block_much_shorter_than_its_chapters_ratio_is_trusted_less_the_shorte
         ledger: &ledger,
         ladder: &Ladder::default(),
         instruction: None,
+        memory: &crate::memory::NOTHING,
     };
     let config = PipelineConfig::default();
     let mut translation = ChapterTranslation::new(&input, &config, None);
@@ -443,6 +449,7 @@ async fn a_chapter_resumed_from_its_checkpoint_pays_only_for_the_passes_left() {
         ledger: &ledger,
         ladder: &Ladder::default(),
         instruction: None,
+        memory: &crate::memory::NOTHING,
     };
     let config = PipelineConfig::default();
     let uninterrupted = translate_chapter(&OfflineEngine, &input, &config)

@@ -48,6 +48,7 @@ async fn the_first_pass_sees_the_chapters_translation_so_far_and_the_chapter_is_
         ledger: &ledger,
         ladder: &ladder,
         instruction: None,
+        memory: &crate::memory::NOTHING,
     };
     // Chunks of three blocks: block 3 opens the second, with blocks 0 to 2 in its window.
     let config = PipelineConfig {
@@ -115,6 +116,7 @@ async fn with_the_source_as_the_window_a_chapters_chunks_go_out_at_once_each_wit
         ledger: &ledger,
         ladder: &ladder,
         instruction: None,
+        memory: &crate::memory::NOTHING,
     };
     let config = PipelineConfig {
         chunk_tokens: 50,

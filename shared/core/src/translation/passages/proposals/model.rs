@@ -147,6 +147,7 @@ impl ProposalWork {
             ledger,
             ladder,
             instruction: self.instruction(),
+            memory: &booktr_translate::memory::NOTHING,
         }
     }
 }

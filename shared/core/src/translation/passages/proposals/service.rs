@@ -69,6 +69,7 @@ impl Translations {
             ledger: &ledger,
             ladder: &ladder,
             instruction: planned.instruction.as_deref(),
+            memory: &booktr_translate::memory::NOTHING,
         };
         let (_, settings) = self
             .pipeline_for(&planned.book.user_id, &planned.model)
