@@ -459,8 +459,8 @@ async fn an_owners_edit_is_remembered_and_a_book_without_memory_neither_takes_no
 /// The Python of translate-toolkit's virtualenv, when it is there (`scripts/test-tools.sh`
 /// makes it).
 fn translate_toolkit() -> Option<std::path::PathBuf> {
-    let python =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/venv-translate/bin/python");
+    let python = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../target/venv-translate/bin/python");
     let found = std::process::Command::new(&python)
         .args(["-c", "import translate.storage.tmx"])
         .status()

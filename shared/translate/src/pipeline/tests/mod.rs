@@ -571,6 +571,7 @@ async fn an_answer_cut_in_a_block_of_the_models_own_keeps_the_blocks_asked_for()
         ledger: &ledger,
         ladder: &Ladder::default(),
         instruction: None,
+        memory: &crate::memory::NOTHING,
     };
     let config = PipelineConfig {
         chunk_blocks: 1,
