@@ -141,7 +141,9 @@ fn unit(passage: &Passage, lang: &str) -> Option<Unit> {
         {
             State::NeedsReviewTranslation
         }
-        Some(Origin::Model { .. }) | None => State::Translated,
+        // The translation memory's text is the one a book before this took: translated, not
+        // signed off for this book.
+        Some(Origin::Model { .. } | Origin::Memory) | None => State::Translated,
         Some(_) => State::SignedOff,
     };
     let mut notes = vec![origin_note(passage.origin.as_ref())];
@@ -179,6 +181,9 @@ fn origin_note(origin: Option<&Origin>) -> String {
         Some(Origin::Kept { at, .. }) => {
             format!("The model's translation, kept by the owner on {}.", day(at))
         }
+        Some(Origin::Memory) => "From the owner's translation memory: the same source, \
+            translated before."
+            .into(),
     }
 }
 
