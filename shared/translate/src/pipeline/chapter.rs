@@ -188,10 +188,11 @@ impl<'a> ChapterTranslation<'a> {
     /// glossary renders them (`protocol::put_in_copied_names`), so that no later pass is
     /// asked to, and the quality record's missing terms are the ones still missing.
     fn put_in_copied_names(&self, state: &mut Checkpoint) {
-        // A block the first pass could not translate holds its source: nothing to put in.
+        // A block the first pass could not translate holds its source, and the memory's text
+        // was accepted as it is: nothing to put in.
         let untranslated: BTreeSet<usize> = state.failures.iter().map(|f| f.0).collect();
         for (id, segment) in self.segments.iter().enumerate() {
-            if untranslated.contains(&id) {
+            if untranslated.contains(&id) || segment.remembered {
                 continue;
             }
             if let Some(text) =
