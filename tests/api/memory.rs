@@ -456,6 +456,91 @@ async fn an_owners_edit_is_remembered_and_a_book_without_memory_neither_takes_no
     assert_eq!(without["memory"]["passages"], 0);
 }
 
+/// The en -> es pair's count of entries, and the books its entries came from.
+async fn held(app: &TestApp, key: &str) -> (u64, Vec<String>) {
+    let pairs: Value = app.get("/api/memory", key).await.json().await.unwrap();
+    let count = pairs["pairs"][0]["entries"].as_u64().unwrap_or(0);
+    let page: Value = app
+        .get("/api/memory/entries?source=en&target=es&limit=200", key)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let mut books: Vec<String> = page["entries"]
+        .as_array()
+        .map(|entries| {
+            entries
+                .iter()
+                .map(|e| e["bookId"].as_str().unwrap_or("none").to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    books.sort();
+    (count, books)
+}
+
+/// The stored memory entries and book items that name `book` (its account's notifications
+/// and events may still name it).
+async fn memory_or_book_items(app: &TestApp, book: &str) -> Vec<String> {
+    let mut left = app.stored_mentions(&[book]).await;
+    left.retain(|item| item.starts_with("MEMORY#") || item.starts_with("BOOK#"));
+    left
+}
+
+#[tokio::test]
+async fn a_deleted_book_takes_what_it_gave_the_memory_and_leaves_what_another_book_gave() {
+    let (app, _model) = app_with_stand_in().await;
+    let user = app.user().await;
+    let first = extracted(&app, &user.key, edition(&[])).await;
+    translated(&app, &user.key, &first, json!({})).await;
+    let blocks = texts(&app, &user.key, &first).await.len() as u64;
+    assert_eq!(held(&app, &user.key).await.0, blocks);
+
+    // A second edition gives its rewritten paragraph, and its owner's edit of a passage the
+    // memory supplied replaces the first book's entry for that source.
+    let rewritten = "Whatever the weather, the ferry left at noon and nobody on the quay cared where it was going.";
+    let second = extracted(&app, &user.key, edition(&[(6, rewritten)])).await;
+    translated(&app, &user.key, &second, json!({})).await;
+    let passages = format!("/api/books/{second}/chapters/2/passages");
+    let page: Value = app.get(&passages, &user.key).await.json().await.unwrap();
+    let last = page["passages"].as_array().unwrap().len() - 1;
+    let edit = json!({"version": 0, "text": "Mi propia traducción del último párrafo."});
+    let edited = app
+        .send_json(Method::PUT, &format!("{passages}/{last}"), &user.key, edit)
+        .await;
+    assert_eq!(edited.status(), 200);
+    assert_eq!(held(&app, &user.key).await.0, blocks + 1);
+
+    let deleted = app
+        .request(Method::DELETE, &format!("/api/books/{first}"), &user.key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 200);
+    assert_eq!(
+        held(&app, &user.key).await,
+        (2, vec![second.clone(), second.clone()])
+    );
+    assert_eq!(
+        memory_or_book_items(&app, &first).await,
+        Vec::<String>::new()
+    );
+    let entry = entry_where(&app, &user.key, "origin", "edit").await;
+    assert_eq!(entry["target"], "Mi propia traducción del último párrafo.");
+
+    let deleted = app
+        .request(Method::DELETE, &format!("/api/books/{second}"), &user.key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 200);
+    assert_eq!(held(&app, &user.key).await, (0, vec![]));
+    assert_eq!(
+        memory_or_book_items(&app, &second).await,
+        Vec::<String>::new()
+    );
+}
+
 /// The Python of translate-toolkit's virtualenv, when it is there (`scripts/test-tools.sh`
 /// makes it).
 fn translate_toolkit() -> Option<std::path::PathBuf> {

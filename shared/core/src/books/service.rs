@@ -13,6 +13,7 @@ use crate::accounts::User;
 use crate::fault::{DataError, Fault};
 use crate::ids::new_id;
 use crate::job::Job;
+use crate::memory::Memory;
 use crate::ports::Ports;
 use crate::ports::{blobs, Condition, Index, Query, StoreError};
 use crate::types::{BookStatus, LanguageCode};
@@ -44,11 +45,18 @@ pub(super) enum Payment<'a> {
 pub struct Books {
     pub(super) ports: Ports,
     pub(super) usage: Usage,
+    /// For what a deleted book taught the owner's memory.
+    memory: Memory,
 }
 
 impl Books {
     pub fn new(ports: Ports, usage: Usage) -> Self {
-        Books { ports, usage }
+        let memory = Memory::new(ports.clone());
+        Books {
+            ports,
+            usage,
+            memory,
+        }
     }
 
     /// Stores the original, creates the book as UPLOADED and queues its extraction.
@@ -350,35 +358,46 @@ impl Books {
         Ok(())
     }
 
-    /// Deletes the share link, the chapters, every blob under the book's prefix, and the book
-    /// item last (so a crash midway leaves a book that can be deleted again).
+    /// Deletes the share link, the chapters, what the book taught the owner's memory, every
+    /// blob under the book's prefix, and the book item last (so a crash midway leaves a book
+    /// that can be deleted again).
     ///
-    /// The order also settles a race with a translation start, which writes its glossary
-    /// snapshot before it updates the chapters and the book: a snapshot written before the
-    /// book item goes is removed by the second sweep; one written after is followed by a
-    /// failed update of the missing book, and the start removes what it wrote.
+    /// The order also settles a race with a translation start or a chapter, which write (a
+    /// glossary snapshot, a translation, memory entries with their markers) before they update
+    /// the book: what was written before the book item goes is removed by the second sweep;
+    /// what is written after is followed by a failed update of the missing book, and the writer
+    /// removes what it wrote.
     pub(crate) async fn remove_everything(&self, book_id: &str) -> Result<(), DataError> {
         if let Some(book) = self.find(book_id).await? {
             self.revoke_share(&book).await?;
         }
         let pk = store::book_pk(book_id);
-        let items = self.ports.table.query(Query::partition(pk.clone())).await?;
-        for item in items.iter().filter(|i| i.sk != store::BOOK_SK) {
-            self.ports
-                .table
-                .delete(&item.pk, &item.sk, Condition::Always)
-                .await?;
-        }
+        self.sweep_items(&pk).await?;
         let prefix = store::blob_prefix(book_id);
         blobs::delete_prefix(self.ports.blobs.as_ref(), &prefix).await?;
         self.ports
             .table
             .delete(&pk, store::BOOK_SK, Condition::Always)
             .await?;
-        // Once more after the book item: a translation start that read the book before the
-        // deletion may have written its glossary snapshot after the first sweep. A start that
-        // writes after this sweep fails on the missing book and cleans up after itself.
+        // Once more after the book item: a start or a chapter that read the book before the
+        // deletion may have written after the first sweep. One that writes after this sweep
+        // fails on the missing book and cleans up after itself.
+        self.sweep_items(&pk).await?;
         blobs::delete_prefix(self.ports.blobs.as_ref(), &prefix).await?;
+        Ok(())
+    }
+
+    /// Deletes the items of the book's partition but the book item, the memory entries its
+    /// markers point to first (so a crash midway leaves the markers to find them again).
+    async fn sweep_items(&self, pk: &str) -> Result<(), DataError> {
+        let items = self.ports.table.query(Query::partition(pk)).await?;
+        self.memory.forget_given(&items).await?;
+        for item in items.iter().filter(|i| i.sk != store::BOOK_SK) {
+            self.ports
+                .table
+                .delete(&item.pk, &item.sk, Condition::Always)
+                .await?;
+        }
         Ok(())
     }
 

@@ -277,7 +277,8 @@ impl Memory {
         }
         let entries: Vec<&Entry> = entries.values().collect();
         let mut full = 0;
-        for batch in entries.chunks(MAX_TRANSACTION_OPS) {
+        // An entry and its book's marker are written together.
+        for batch in entries.chunks(MAX_TRANSACTION_OPS / 2) {
             let taken = self.remember_all(user_id, pair, batch).await?;
             done.remembered += taken;
             full += batch.len() as u32 - taken;
@@ -320,9 +321,17 @@ impl Memory {
             Ok(_) => {
                 let puts = batch
                     .iter()
-                    .map(|entry| WriteOp::Put {
-                        item: record::entry_item(user_id, pair, entry),
-                        condition: Condition::NotExists,
+                    .flat_map(|entry| {
+                        let marker =
+                            record::marker_item(user_id, pair, entry).map(|item| WriteOp::Put {
+                                item,
+                                condition: Condition::Always,
+                            });
+                        let put = WriteOp::Put {
+                            item: record::entry_item(user_id, pair, entry),
+                            condition: Condition::NotExists,
+                        };
+                        marker.into_iter().chain([put])
                     })
                     .collect();
                 match table.transact(puts).await {
@@ -346,7 +355,8 @@ impl Memory {
     }
 
     /// The entry written: a new one counted in the pair while it has room, else the entry of
-    /// the same source replaced. False when neither (the pair full, or gone meanwhile).
+    /// the same source replaced. False when neither (the pair full, or gone meanwhile). The
+    /// marker in the entry's book goes first, so that no entry a book gave is without one.
     ///
     /// The room is taken first, by a conditional update of the pair's count alone, then the entry
     /// put: the count is in no transaction, so that the chapters of a run recording at once into
@@ -360,6 +370,9 @@ impl Memory {
         entry: &Entry,
     ) -> Result<bool, StoreError> {
         let table = &self.ports.table;
+        if let Some(marker) = record::marker_item(user_id, pair, entry) {
+            table.put(marker, Condition::Always).await?;
+        }
         let item = record::entry_item(user_id, pair, entry);
         let (pk, sk) = (pk(user_id), pair_sk(pair));
         let (one_more, room) = record::more(1);
@@ -388,6 +401,46 @@ impl Memory {
                 Err(e)
             }
         }
+    }
+
+    /// Forgets the entries that the markers among a book's `items` point to, each while it is
+    /// still as that book gave it (another book's text for the same source stays); returns how
+    /// many went. The markers themselves go with the book's other items. A book's deletion calls
+    /// this before it deletes the items, and again on what it finds after the book item is gone
+    /// (see `Books::remove_everything`).
+    pub(crate) async fn forget_given(&self, items: &[Item]) -> Result<usize, DataError> {
+        let markers = items
+            .iter()
+            .map(record::marker_from)
+            .filter_map(Result::transpose)
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut forgotten = 0;
+        for some in markers.chunks(IN_FLIGHT) {
+            let forgets = some.iter().map(|marker| async move {
+                let sk = entry_sk(&marker.pair, &marker.id);
+                let given = record::given_by(&marker.book_id);
+                match self
+                    .ports
+                    .table
+                    .delete(&pk(&marker.user_id), &sk, given)
+                    .await
+                {
+                    Ok(()) => {
+                        self.fewer(&marker.user_id, &marker.pair, 1).await?;
+                        Ok(1)
+                    }
+                    Err(StoreError::Conflict | StoreError::NotFound) => Ok(0),
+                    Err(e) => Err(e),
+                }
+            });
+            for result in join_all(forgets).await {
+                forgotten += result?;
+            }
+        }
+        if forgotten > 0 {
+            info!(forgotten, "memory entries a deleted book gave forgotten");
+        }
+        Ok(forgotten)
     }
 
     /// `count` entries fewer in the pair's count (none when the pair is gone).

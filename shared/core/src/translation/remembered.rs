@@ -80,7 +80,8 @@ impl Translations {
 
     /// Gives the owner's memory a passage's text the owner accepted (their edit, a
     /// re-translation, the model's kept). The passage is theirs whatever the memory does: a
-    /// failure is logged, not answered.
+    /// failure is logged, not answered. A book deleted meanwhile takes the entry with it (the
+    /// deletion's last sweep may have run before it was written).
     pub(super) async fn remember_owners_text(
         &self,
         book: &Book,
@@ -97,12 +98,20 @@ impl Translations {
             origin,
             book_id: Some(book.id.clone()),
         };
-        if let Err(e) = self
+        let recorded = self
             .memory
             .record(&book.user_id, &pair_of(book), vec![passage])
-            .await
-        {
+            .await;
+        let deleted_meanwhile = async {
+            if self.books.find(&book.id).await?.is_none() {
+                self.books.remove_everything(&book.id).await?;
+            }
+            Ok::<_, DataError>(())
+        };
+        if let Err(e) = recorded {
             warn!(book_id = %book.id, error = %e, "the owner's text was not remembered");
+        } else if let Err(e) = deleted_meanwhile.await {
+            warn!(book_id = %book.id, error = %e, "a deleted book's memory entry was not forgotten");
         }
     }
 }

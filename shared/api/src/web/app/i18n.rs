@@ -139,7 +139,7 @@ const MESSAGES: &[(&str, &str, &str)] = &[
     ("rename", "Rename", "Renombrar"),
     ("save", "Save", "Guardar"),
     ("delete", "Delete this book", "Eliminar este libro"),
-    ("delete_confirm", "Yes, delete the book and its translation for good", "Sí, eliminar el libro y su traducción para siempre"),
+    ("delete_confirm", "Yes, delete the book, its translation and what my translation memory learnt from it, for good", "Sí, eliminar el libro, su traducción y lo que mi memoria de traducción aprendió de él, para siempre"),
     ("danger", "Delete", "Eliminar"),
     ("error", "Error", "Error"),
     ("warnings", "Warnings", "Avisos"),
