@@ -483,7 +483,7 @@ async fn held(app: &TestApp, key: &str) -> (u64, Vec<String>) {
 /// and events may still name it).
 async fn memory_or_book_items(app: &TestApp, book: &str) -> Vec<String> {
     let mut left = app.stored_mentions(&[book]).await;
-    left.retain(|item| item.starts_with("MEMORY#") || item.starts_with("BOOK#"));
+    left.retain(|item| item.starts_with("MEMORY") || item.starts_with("BOOK#"));
     left
 }
 

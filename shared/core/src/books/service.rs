@@ -363,16 +363,22 @@ impl Books {
     /// that can be deleted again).
     ///
     /// The order also settles a race with a translation start or a chapter, which write (a
-    /// glossary snapshot, a translation, memory entries with their markers) before they update
-    /// the book: what was written before the book item goes is removed by the second sweep;
-    /// what is written after is followed by a failed update of the missing book, and the writer
-    /// removes what it wrote.
+    /// glossary snapshot, a translation, memory entries) before they update the book: what was
+    /// written before the book item goes is removed by the second sweep; what is written after
+    /// is followed by a failed update of the missing book, and the writer removes what it wrote.
     pub(crate) async fn remove_everything(&self, book_id: &str) -> Result<(), DataError> {
         if let Some(book) = self.find(book_id).await? {
             self.revoke_share(&book).await?;
         }
         let pk = store::book_pk(book_id);
-        self.sweep_items(&pk).await?;
+        let items = self.ports.table.query(Query::partition(pk.clone())).await?;
+        for item in items.iter().filter(|i| i.sk != store::BOOK_SK) {
+            self.ports
+                .table
+                .delete(&item.pk, &item.sk, Condition::Always)
+                .await?;
+        }
+        self.memory.forget_book(book_id).await?;
         let prefix = store::blob_prefix(book_id);
         blobs::delete_prefix(self.ports.blobs.as_ref(), &prefix).await?;
         self.ports
@@ -382,22 +388,8 @@ impl Books {
         // Once more after the book item: a start or a chapter that read the book before the
         // deletion may have written after the first sweep. One that writes after this sweep
         // fails on the missing book and cleans up after itself.
-        self.sweep_items(&pk).await?;
+        self.memory.forget_book(book_id).await?;
         blobs::delete_prefix(self.ports.blobs.as_ref(), &prefix).await?;
-        Ok(())
-    }
-
-    /// Deletes the items of the book's partition but the book item, the memory entries its
-    /// markers point to first (so a crash midway leaves the markers to find them again).
-    async fn sweep_items(&self, pk: &str) -> Result<(), DataError> {
-        let items = self.ports.table.query(Query::partition(pk)).await?;
-        self.memory.forget_given(&items).await?;
-        for item in items.iter().filter(|i| i.sk != store::BOOK_SK) {
-            self.ports
-                .table
-                .delete(&item.pk, &item.sk, Condition::Always)
-                .await?;
-        }
         Ok(())
     }
 

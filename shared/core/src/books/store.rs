@@ -7,7 +7,6 @@
 //! | chapter | `BOOK#<id>` | `CHAPTER#<number, 5 digits>` | |
 //! | an owner's passage | `BOOK#<id>` | `PASSAGE#<target language>#<chapter, 5 digits>#<block, 5 digits>` | |
 //! | a re-translation's proposal | `BOOK#<id>` | `PROPOSAL#<proposal id>` | |
-//! | the marker of a memory entry the book gave | `BOOK#<id>` | `MEMORY#<source>#<target>#<hash>` (spelled in `crate::memory`) | |
 //!
 //! Blobs: `books/<id>/original.<ext>`; the extracted manuscript as `books/<id>/manuscript.json`
 //! (metadata and the list of images), `books/<id>/chapters/<number>.json` (one chapter's blocks)

@@ -3,9 +3,9 @@
 //! an entry (`ENTRY#<source>#<target>#<hash>`: `id`, `source`, `target`, `origin`, `bookId`,
 //! `updatedAt`, and `gsi1pk` / `gsi1sk`, `MEMORY#<userId>#<source>#<target>` /
 //! `<updatedAt>#<hash>`, for the pair's entries newest first). An entry a book gave has a marker
-//! in the book's partition (`BOOK#<bookId>`, `MEMORY#<source>#<target>#<hash>`: `userId`,
-//! `sourceLang`, `targetLang`, `id`, `bookId`): how the book's deletion finds what it taught the
-//! memory. The one module that names their keys and attributes.
+//! in the book's own memory partition (`MEMORYBOOK#<bookId>`, `<source>#<target>#<hash>`:
+//! `userId`, `sourceLang`, `targetLang`, `id`, `bookId`): how the book's deletion finds what it
+//! taught the memory. The one module that names their keys and attributes.
 
 use super::model::{Entry, Pair, PairSummary, MAX_ENTRIES};
 use crate::items::{time, time_text, CorruptItem, Fields};
@@ -88,18 +88,17 @@ pub(super) fn entry_item(user_id: &str, pair: &Pair, entry: &Entry) -> Item {
         )
 }
 
-/// The sort keys of a book's markers start so.
-const MARKER_PREFIX: &str = "MEMORY#";
+/// The partition of the markers of the entries book `book_id` gave.
+pub(super) fn given_pk(book_id: &str) -> String {
+    format!("MEMORYBOOK#{book_id}")
+}
 
-/// The marker, in `entry`'s book, of an entry that book gave; None for an entry no book gave.
+/// The marker of an entry its book gave; None for an entry no book gave.
 pub(super) fn marker_item(user_id: &str, pair: &Pair, entry: &Entry) -> Option<Item> {
     let book_id = entry.book_id.as_deref()?;
-    let sk = format!(
-        "{MARKER_PREFIX}{}#{}#{}",
-        pair.source, pair.target, entry.id
-    );
+    let sk = format!("{}#{}#{}", pair.source, pair.target, entry.id);
     Some(
-        Item::new(crate::books::store::book_pk(book_id), sk)
+        Item::new(given_pk(book_id), sk)
             .with("userId", user_id)
             .with("sourceLang", pair.source.clone())
             .with("targetLang", pair.target.clone())
@@ -116,18 +115,14 @@ pub(super) struct Marker {
     pub book_id: String,
 }
 
-/// The marker the item is, None for another of the book's items.
-pub(super) fn marker_from(item: &Item) -> Result<Option<Marker>, CorruptItem> {
-    if !item.sk.starts_with(MARKER_PREFIX) {
-        return Ok(None);
-    }
+pub(super) fn marker_from(item: &Item) -> Result<Marker, CorruptItem> {
     let f = Fields::of(item);
-    Ok(Some(Marker {
+    Ok(Marker {
         user_id: f.string("userId")?,
         pair: Pair::of(f.str("sourceLang")?, f.str("targetLang")?),
         id: f.string("id")?,
         book_id: f.string("bookId")?,
-    }))
+    })
 }
 
 /// The entry still as its marker's book gave it (another book, or the owner's edit in another
@@ -175,8 +170,8 @@ mod tests {
         let summary = pair_from(&new_pair("u1", &pair)).unwrap();
         assert_eq!((summary.pair, summary.entries), (pair.clone(), 0));
         let marker = marker_item("u1", &pair, &entry).unwrap();
-        assert_eq!(marker.pk, "BOOK#b1");
-        let read = marker_from(&marker).unwrap().unwrap();
+        assert_eq!(marker.pk, given_pk("b1"));
+        let read = marker_from(&marker).unwrap();
         assert_eq!(
             (
                 read.user_id.as_str(),
@@ -191,7 +186,5 @@ mod tests {
             ..entry
         };
         assert!(marker_item("u1", &pair, &imported).is_none());
-        let chapter = Item::new("BOOK#b1", "CHAPTER#00001");
-        assert!(marker_from(&chapter).unwrap().is_none());
     }
 }

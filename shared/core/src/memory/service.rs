@@ -403,35 +403,32 @@ impl Memory {
         }
     }
 
-    /// Forgets the entries that the markers among a book's `items` point to, each while it is
-    /// still as that book gave it (another book's text for the same source stays); returns how
-    /// many went. The markers themselves go with the book's other items. A book's deletion calls
-    /// this before it deletes the items, and again on what it finds after the book item is gone
-    /// (see `Books::remove_everything`).
-    pub(crate) async fn forget_given(&self, items: &[Item]) -> Result<usize, DataError> {
-        let markers = items
-            .iter()
-            .map(record::marker_from)
-            .filter_map(Result::transpose)
-            .collect::<Result<Vec<_>, _>>()?;
+    /// Forgets the entries book `book_id` gave, each while it is still as that book gave it
+    /// (another book's text for the same source stays), and their markers; returns how many
+    /// entries went. A book's deletion calls this before and after it deletes the book item (see
+    /// `Books::remove_everything`).
+    pub(crate) async fn forget_book(&self, book_id: &str) -> Result<usize, DataError> {
+        let table = &self.ports.table;
+        let items = table
+            .query(Query::partition(record::given_pk(book_id)))
+            .await?;
         let mut forgotten = 0;
-        for some in markers.chunks(IN_FLIGHT) {
-            let forgets = some.iter().map(|marker| async move {
+        for some in items.chunks(IN_FLIGHT) {
+            let forgets = some.iter().map(|item| async move {
+                let marker = record::marker_from(item)?;
                 let sk = entry_sk(&marker.pair, &marker.id);
                 let given = record::given_by(&marker.book_id);
-                match self
-                    .ports
-                    .table
-                    .delete(&pk(&marker.user_id), &sk, given)
-                    .await
-                {
+                // The entry before its marker: a crash between leaves the marker to find it.
+                let gone = match table.delete(&pk(&marker.user_id), &sk, given).await {
                     Ok(()) => {
                         self.fewer(&marker.user_id, &marker.pair, 1).await?;
-                        Ok(1)
+                        1
                     }
-                    Err(StoreError::Conflict | StoreError::NotFound) => Ok(0),
-                    Err(e) => Err(e),
-                }
+                    Err(StoreError::Conflict | StoreError::NotFound) => 0,
+                    Err(e) => return Err(DataError::from(e)),
+                };
+                table.delete(&item.pk, &item.sk, Condition::Always).await?;
+                Ok(gone)
             });
             for result in join_all(forgets).await {
                 forgotten += result?;
