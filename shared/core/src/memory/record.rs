@@ -2,12 +2,13 @@
 //! (`PAIR#<source>#<target>`: `sourceLang`, `targetLang`, `entries` and `refused`, counters) and
 //! an entry (`ENTRY#<source>#<target>#<hash>`: `id`, `source`, `target`, `origin`, `bookId`,
 //! `updatedAt`, and `gsi1pk` / `gsi1sk`, `MEMORY#<userId>#<source>#<target>` /
-//! `<updatedAt>#<hash>`, for the pair's entries newest first). An entry a book gave has a marker
-//! in the book's own memory partition (`MEMORYBOOK#<bookId>`, `<source>#<target>#<hash>`:
-//! `userId`, `sourceLang`, `targetLang`, `id`, `bookId`): how the book's deletion finds what it
-//! taught the memory. The one module that names their keys and attributes.
+//! `<updatedAt>#<hash>`, for the pair's entries newest first). The entries a book gave are
+//! named by markers in the book's own memory partition, one per batch written
+//! (`MEMORYBOOK#<bookId>`, `<source>#<target>#<hash of the ids>`: `userId`, `sourceLang`,
+//! `targetLang`, `bookId`, `ids`): how the book's deletion finds what it taught the memory. The
+//! one module that names their keys and attributes.
 
-use super::model::{Entry, Pair, PairSummary, MAX_ENTRIES};
+use super::model::{passage_id, Entry, Pair, PairSummary, MAX_ENTRIES};
 use crate::items::{time, time_text, CorruptItem, Fields};
 use crate::ports::{Condition, Item, Update};
 
@@ -93,26 +94,28 @@ pub(super) fn given_pk(book_id: &str) -> String {
     format!("MEMORYBOOK#{book_id}")
 }
 
-/// The marker of an entry its book gave; None for an entry no book gave.
-pub(super) fn marker_item(user_id: &str, pair: &Pair, entry: &Entry) -> Option<Item> {
-    let book_id = entry.book_id.as_deref()?;
-    let sk = format!("{}#{}#{}", pair.source, pair.target, entry.id);
-    Some(
-        Item::new(given_pk(book_id), sk)
-            .with("userId", user_id)
-            .with("sourceLang", pair.source.clone())
-            .with("targetLang", pair.target.clone())
-            .with("id", entry.id.clone())
-            .with("bookId", book_id),
-    )
+/// The marker of the entries `ids` of the pair that book `book_id` gave.
+pub(super) fn marker_item(user_id: &str, pair: &Pair, book_id: &str, ids: Vec<String>) -> Item {
+    let sk = format!(
+        "{}#{}#{}",
+        pair.source,
+        pair.target,
+        passage_id(&ids.join(","))
+    );
+    Item::new(given_pk(book_id), sk)
+        .with("userId", user_id)
+        .with("sourceLang", pair.source.clone())
+        .with("targetLang", pair.target.clone())
+        .with("bookId", book_id)
+        .with("ids", ids)
 }
 
-/// Where a marker points: the entry a book gave.
+/// Where a marker points: entries a book gave.
 pub(super) struct Marker {
     pub user_id: String,
     pub pair: Pair,
-    pub id: String,
     pub book_id: String,
+    pub ids: Vec<String>,
 }
 
 pub(super) fn marker_from(item: &Item) -> Result<Marker, CorruptItem> {
@@ -120,8 +123,8 @@ pub(super) fn marker_from(item: &Item) -> Result<Marker, CorruptItem> {
     Ok(Marker {
         user_id: f.string("userId")?,
         pair: Pair::of(f.str("sourceLang")?, f.str("targetLang")?),
-        id: f.string("id")?,
         book_id: f.string("bookId")?,
+        ids: f.strings("ids")?,
     })
 }
 
@@ -169,22 +172,22 @@ mod tests {
         assert_eq!(entry_from(&item).unwrap(), entry);
         let summary = pair_from(&new_pair("u1", &pair)).unwrap();
         assert_eq!((summary.pair, summary.entries), (pair.clone(), 0));
-        let marker = marker_item("u1", &pair, &entry).unwrap();
+        let marker = marker_item("u1", &pair, "b1", vec![entry.id.clone(), "e2".into()]);
         assert_eq!(marker.pk, given_pk("b1"));
         let read = marker_from(&marker).unwrap();
         assert_eq!(
             (
                 read.user_id.as_str(),
                 read.pair,
-                read.id,
-                read.book_id.as_str()
+                read.book_id.as_str(),
+                read.ids
             ),
-            ("u1", pair.clone(), entry.id.clone(), "b1")
+            (
+                "u1",
+                pair.clone(),
+                "b1",
+                vec![entry.id.clone(), "e2".into()]
+            )
         );
-        let imported = Entry {
-            book_id: None,
-            ..entry
-        };
-        assert!(marker_item("u1", &pair, &imported).is_none());
     }
 }

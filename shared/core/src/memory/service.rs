@@ -275,13 +275,21 @@ impl Memory {
             done.refused += entries.len() as u32;
             return Ok(done);
         }
-        let entries: Vec<&Entry> = entries.values().collect();
+        // Each batch the entries of one book (or of none), with room for its marker.
+        let mut by_book: BTreeMap<Option<&str>, Vec<&Entry>> = BTreeMap::new();
+        for entry in entries.values() {
+            by_book
+                .entry(entry.book_id.as_deref())
+                .or_default()
+                .push(entry);
+        }
         let mut full = 0;
-        // An entry and its book's marker are written together.
-        for batch in entries.chunks(MAX_TRANSACTION_OPS / 2) {
-            let taken = self.remember_all(user_id, pair, batch).await?;
-            done.remembered += taken;
-            full += batch.len() as u32 - taken;
+        for (book_id, entries) in by_book {
+            for batch in entries.chunks(MAX_TRANSACTION_OPS - 1) {
+                let taken = self.remember_all(user_id, pair, book_id, batch).await?;
+                done.remembered += taken;
+                full += batch.len() as u32 - taken;
+            }
         }
         done.refused += full;
         if full > 0 {
@@ -304,35 +312,37 @@ impl Memory {
         Ok(done)
     }
 
-    /// The entries written (at most a transaction's worth): all new ones at once, in one write
-    /// of the pair's count (their room taken while the pair has it) and one transaction of their
-    /// items, which meets no other chapter's; else (room for some only, or some held already)
-    /// one at a time. Returns how many were remembered.
+    /// The entries written (at most a transaction's worth, all given by `book_id`): all new ones
+    /// at once, in one write of the pair's count (their room taken while the pair has it) and
+    /// one transaction of their items and their book's marker, which meets no other chapter's;
+    /// else (room for some only, or some held already) the marker, then one entry at a time.
+    /// Returns how many were remembered.
     async fn remember_all(
         &self,
         user_id: &str,
         pair: &Pair,
+        book_id: Option<&str>,
         batch: &[&Entry],
     ) -> Result<u32, StoreError> {
         let table = &self.ports.table;
         let (pk, sk) = (pk(user_id), pair_sk(pair));
+        let marker = book_id.map(|book_id| {
+            let ids = batch.iter().map(|entry| entry.id.clone()).collect();
+            record::marker_item(user_id, pair, book_id, ids)
+        });
         let (more, room) = record::more(batch.len());
         match table.update(&pk, &sk, more, room).await {
             Ok(_) => {
-                let puts = batch
+                let puts = marker
                     .iter()
-                    .flat_map(|entry| {
-                        let marker =
-                            record::marker_item(user_id, pair, entry).map(|item| WriteOp::Put {
-                                item,
-                                condition: Condition::Always,
-                            });
-                        let put = WriteOp::Put {
-                            item: record::entry_item(user_id, pair, entry),
-                            condition: Condition::NotExists,
-                        };
-                        marker.into_iter().chain([put])
+                    .map(|item| WriteOp::Put {
+                        item: item.clone(),
+                        condition: Condition::Always,
                     })
+                    .chain(batch.iter().map(|entry| WriteOp::Put {
+                        item: record::entry_item(user_id, pair, entry),
+                        condition: Condition::NotExists,
+                    }))
                     .collect();
                 match table.transact(puts).await {
                     Ok(()) => return Ok(batch.len() as u32),
@@ -343,6 +353,10 @@ impl Memory {
             }
             Err(StoreError::Conflict | StoreError::NotFound) => {}
             Err(e) => return Err(e),
+        }
+        // The marker before the entries, so that no entry a book gave is without one.
+        if let Some(marker) = marker {
+            table.put(marker, Condition::Always).await?;
         }
         let mut taken = 0;
         for some in batch.chunks(IN_FLIGHT) {
@@ -355,8 +369,7 @@ impl Memory {
     }
 
     /// The entry written: a new one counted in the pair while it has room, else the entry of
-    /// the same source replaced. False when neither (the pair full, or gone meanwhile). The
-    /// marker in the entry's book goes first, so that no entry a book gave is without one.
+    /// the same source replaced. False when neither (the pair full, or gone meanwhile).
     ///
     /// The room is taken first, by a conditional update of the pair's count alone, then the entry
     /// put: the count is in no transaction, so that the chapters of a run recording at once into
@@ -370,9 +383,6 @@ impl Memory {
         entry: &Entry,
     ) -> Result<bool, StoreError> {
         let table = &self.ports.table;
-        if let Some(marker) = record::marker_item(user_id, pair, entry) {
-            table.put(marker, Condition::Always).await?;
-        }
         let item = record::entry_item(user_id, pair, entry);
         let (pk, sk) = (pk(user_id), pair_sk(pair));
         let (one_more, room) = record::more(1);
@@ -409,30 +419,34 @@ impl Memory {
     /// `Books::remove_everything`).
     pub(crate) async fn forget_book(&self, book_id: &str) -> Result<usize, DataError> {
         let table = &self.ports.table;
-        let items = table
+        let markers = table
             .query(Query::partition(record::given_pk(book_id)))
             .await?;
         let mut forgotten = 0;
-        for some in items.chunks(IN_FLIGHT) {
-            let forgets = some.iter().map(|item| async move {
-                let marker = record::marker_from(item)?;
-                let sk = entry_sk(&marker.pair, &marker.id);
-                let given = record::given_by(&marker.book_id);
-                // The entry before its marker: a crash between leaves the marker to find it.
-                let gone = match table.delete(&pk(&marker.user_id), &sk, given).await {
-                    Ok(()) => {
-                        self.fewer(&marker.user_id, &marker.pair, 1).await?;
-                        1
+        for item in &markers {
+            let marker = record::marker_from(item)?;
+            let (pk, given) = (pk(&marker.user_id), record::given_by(&marker.book_id));
+            for some in marker.ids.chunks(IN_FLIGHT) {
+                let deletes = some.iter().map(|id| {
+                    let sk = entry_sk(&marker.pair, id);
+                    let (pk, given) = (pk.clone(), given.clone());
+                    async move { table.delete(&pk, &sk, given).await }
+                });
+                let mut gone = 0;
+                for result in join_all(deletes).await {
+                    match result {
+                        Ok(()) => gone += 1,
+                        Err(StoreError::Conflict | StoreError::NotFound) => {}
+                        Err(e) => return Err(e.into()),
                     }
-                    Err(StoreError::Conflict | StoreError::NotFound) => 0,
-                    Err(e) => return Err(DataError::from(e)),
-                };
-                table.delete(&item.pk, &item.sk, Condition::Always).await?;
-                Ok(gone)
-            });
-            for result in join_all(forgets).await {
-                forgotten += result?;
+                }
+                if gone > 0 {
+                    self.fewer(&marker.user_id, &marker.pair, gone).await?;
+                }
+                forgotten += gone;
             }
+            // The entries before their marker: a crash between leaves the marker to find them.
+            table.delete(&item.pk, &item.sk, Condition::Always).await?;
         }
         if forgotten > 0 {
             info!(forgotten, "memory entries a deleted book gave forgotten");
