@@ -23,8 +23,9 @@ use corpus::{corpus, Answer};
 /// another: a high-water mark over all of it, above the 300 MiB each file keeps a fresh server
 /// under (the test below), since the paragraph bomb (a 40 MB file, its 62 MiB chapter inflated
 /// whole, 200,000 blocks built before the limit stops the reader) comes on top of what the
-/// files before it left allocated: 295 to 338 MiB measured.
-const MEMORY_CEILING_MIB: u64 = 400;
+/// files before it left allocated: 348 to 360 MiB measured alone, 410 with the rest of the
+/// suite on the same two cores (the EPUB paragraph bomb adds about 150 MiB to what is there).
+const MEMORY_CEILING_MIB: u64 = 450;
 
 struct Server {
     client: reqwest::Client,
