@@ -43,6 +43,11 @@ fn edition(changed: &[(usize, &str)]) -> Vec<u8> {
     text.into_bytes()
 }
 
+/// The JSON body of the caller's GET of `path`.
+async fn get_json(app: &TestApp, path: &str, key: &str) -> Value {
+    app.get(path, key).await.json().await.unwrap()
+}
+
 /// An app whose every model is a stand-in that records its requests, with the workers on.
 async fn app_with_stand_in() -> (TestApp, StandIn) {
     let model = StandIn::default();
@@ -69,11 +74,7 @@ async fn translated(app: &TestApp, key: &str, id: &str, extra: Value) -> Value {
     }
     let book = app.translate_to_end(key, id, body).await;
     assert_eq!(book["status"], "COMPLETED", "{book}");
-    app.get(&format!("/api/translate/status?bookId={id}"), key)
-        .await
-        .json()
-        .await
-        .unwrap()
+    get_json(app, &format!("/api/translate/status?bookId={id}"), key).await
 }
 
 async fn quote(app: &TestApp, key: &str, id: &str, extra: &str) -> Value {
@@ -111,12 +112,12 @@ async fn texts(app: &TestApp, key: &str, id: &str) -> Vec<String> {
     let mut all = Vec::new();
     let chapters = app.book(key, id).await["chapterCount"].as_u64().unwrap();
     for chapter in 1..=chapters {
-        let page: Value = app
-            .get(&format!("/api/books/{id}/chapters/{chapter}/passages"), key)
-            .await
-            .json()
-            .await
-            .unwrap();
+        let page: Value = get_json(
+            app,
+            &format!("/api/books/{id}/chapters/{chapter}/passages"),
+            key,
+        )
+        .await;
         for passage in page["passages"].as_array().unwrap() {
             all.push(passage["text"].as_str().unwrap_or_default().to_string());
         }
@@ -126,12 +127,12 @@ async fn texts(app: &TestApp, key: &str, id: &str) -> Vec<String> {
 
 /// The en -> es entry whose `field` is `value` (the entries of one moment come in no order).
 async fn entry_where(app: &TestApp, key: &str, field: &str, value: &str) -> Value {
-    let page: Value = app
-        .get("/api/memory/entries?source=en&target=es&limit=200", key)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let page: Value = get_json(
+        app,
+        "/api/memory/entries?source=en&target=es&limit=200",
+        key,
+    )
+    .await;
     let found = page["entries"]
         .as_array()
         .unwrap()
@@ -256,12 +257,7 @@ async fn the_owner_lists_and_deletes_the_memory_and_another_user_neither_sees_no
     let first = extracted(&app, &owner.key, edition(&[])).await;
     translated(&app, &owner.key, &first, json!({})).await;
 
-    let pairs: Value = app
-        .get("/api/memory", &owner.key)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let pairs: Value = get_json(&app, "/api/memory", &owner.key).await;
     let pair = &pairs["pairs"][0];
     assert_eq!(
         (&pair["source"], &pair["target"]),
@@ -275,12 +271,7 @@ async fn the_owner_lists_and_deletes_the_memory_and_another_user_neither_sees_no
     );
     assert_eq!(pair["limit"], 10_000);
     let entries = "/api/memory/entries?source=en&target=es";
-    let page: Value = app
-        .get(&format!("{entries}&limit=3&offset=1"), &owner.key)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let page: Value = get_json(&app, &format!("{entries}&limit=3&offset=1"), &owner.key).await;
     assert_eq!(page["entries"].as_array().unwrap().len(), 3);
     assert_eq!(page["offset"], 1);
     let entry = page["entries"][0].clone();
@@ -304,12 +295,7 @@ async fn the_owner_lists_and_deletes_the_memory_and_another_user_neither_sees_no
     .await;
 
     // Another user: none of it, and none of it used.
-    let theirs: Value = app
-        .get("/api/memory", &other.key)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let theirs: Value = get_json(&app, "/api/memory", &other.key).await;
     assert_eq!(theirs["pairs"], json!([]));
     assert_error(app.get(entries, &other.key).await, 404, "not_found").await;
     for path in [one.as_str(), entries] {
@@ -352,12 +338,7 @@ async fn the_owner_lists_and_deletes_the_memory_and_another_user_neither_sees_no
         .await
         .unwrap();
     assert_error(again, 404, "not_found").await;
-    let pairs: Value = app
-        .get("/api/memory", &owner.key)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let pairs: Value = get_json(&app, "/api/memory", &owner.key).await;
     assert_eq!(pairs["pairs"][0]["entries"].as_u64().unwrap(), held - 1);
     let all = app
         .request(Method::DELETE, entries, &owner.key)
@@ -384,17 +365,12 @@ async fn an_owners_edit_is_remembered_and_a_book_without_memory_neither_takes_no
     translated(&app, &user.key, &first, json!({"memory": false})).await;
     let book = app.book(&user.key, &first).await;
     assert_eq!(book["memory"], false, "{book}");
-    let pairs: Value = app
-        .get("/api/memory", &user.key)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let pairs: Value = get_json(&app, "/api/memory", &user.key).await;
     assert_eq!(pairs["pairs"], json!([]));
 
     // Nor is the owner's edit in it: the switch says the book gives nothing.
     let passages = format!("/api/books/{first}/chapters/2/passages");
-    let page: Value = app.get(&passages, &user.key).await.json().await.unwrap();
+    let page: Value = get_json(&app, &passages, &user.key).await;
     let last = page["passages"].as_array().unwrap().len() - 1;
     let edit =
         json!({"version": 0, "text": "Mi propia traducción del primer capítulo, párrafo final."});
@@ -407,12 +383,7 @@ async fn an_owners_edit_is_remembered_and_a_book_without_memory_neither_takes_no
         )
         .await;
     assert_eq!(edited.status(), 200);
-    let pairs: Value = app
-        .get("/api/memory", &user.key)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let pairs: Value = get_json(&app, "/api/memory", &user.key).await;
     assert_eq!(
         pairs["pairs"],
         json!([]),
@@ -458,14 +429,14 @@ async fn an_owners_edit_is_remembered_and_a_book_without_memory_neither_takes_no
 
 /// The en -> es pair's count of entries, and the books its entries came from.
 async fn held(app: &TestApp, key: &str) -> (u64, Vec<String>) {
-    let pairs: Value = app.get("/api/memory", key).await.json().await.unwrap();
+    let pairs: Value = get_json(app, "/api/memory", key).await;
     let count = pairs["pairs"][0]["entries"].as_u64().unwrap_or(0);
-    let page: Value = app
-        .get("/api/memory/entries?source=en&target=es&limit=200", key)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let page: Value = get_json(
+        app,
+        "/api/memory/entries?source=en&target=es&limit=200",
+        key,
+    )
+    .await;
     let mut books: Vec<String> = page["entries"]
         .as_array()
         .map(|entries| {
@@ -502,7 +473,7 @@ async fn a_deleted_book_takes_what_it_gave_the_memory_and_leaves_what_another_bo
     let second = extracted(&app, &user.key, edition(&[(6, rewritten)])).await;
     translated(&app, &user.key, &second, json!({})).await;
     let passages = format!("/api/books/{second}/chapters/2/passages");
-    let page: Value = app.get(&passages, &user.key).await.json().await.unwrap();
+    let page: Value = get_json(&app, &passages, &user.key).await;
     let last = page["passages"].as_array().unwrap().len() - 1;
     let edit = json!({"version": 0, "text": "Mi propia traducción del último párrafo."});
     let edited = app
@@ -708,12 +679,7 @@ async fn the_memory_is_in_the_account_export() {
     let user = app.user().await;
     let first = extracted(&app, &user.key, edition(&[])).await;
     translated(&app, &user.key, &first, json!({})).await;
-    let export: Value = app
-        .get("/api/user/export", &user.key)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let export: Value = get_json(&app, "/api/user/export", &user.key).await;
     let memory = &export["translationMemory"][0];
     assert_eq!(memory["pair"]["source"], "en");
     let held = memory["pair"]["entries"].as_u64().unwrap();
